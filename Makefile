@@ -1,0 +1,35 @@
+# bytegraph: `make demo` and `make test` work on a fresh machine (each installs first when needed).
+PY ?= python3
+VENV := .venv
+VPY := $(VENV)/bin/python
+STAMP := $(VENV)/.install-stamp
+
+.PHONY: install test demo bench lint conformance clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml setup.py compiler/_eval_frame.c
+	test -x $(VPY) || $(PY) -m venv $(VENV)
+	$(VPY) -m pip install --upgrade pip setuptools wheel
+	# exactly this version: a looser spec pulls several GB of CUDA packages
+	$(VPY) -m pip install torch==2.13.0
+	$(VPY) -m pip install -e '.[test]'
+	touch $(STAMP)
+
+test: install
+	$(VPY) -m pytest -q tests
+
+conformance: install
+	$(VPY) ../shared/conformance/run.py --impl bytegraph --backend counter --require-capture
+
+demo: install
+	$(VPY) examples/quickstart.py
+
+bench: install
+	$(VPY) benchmarks/run.py
+
+lint: install
+	$(VPY) -m ruff check compiler frontend guards backends tests examples benchmarks
+
+clean:
+	rm -rf build *.egg-info compiler/*.so $(VENV)

@@ -1,0 +1,7 @@
+"""The `eager` backend: run the captured fx graph as is."""
+from .registry import register_backend
+
+
+@register_backend("eager")
+def eager(gm, example_inputs):
+    return gm.forward

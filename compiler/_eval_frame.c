@@ -1,0 +1,310 @@
+/*
+ * bytegraph._C: the PEP 523 frame hook (hot path: runs on every Python frame
+ * while a callback is set).
+ *
+ * Per code object, co_extra holds either nothing (not seen yet), Py_None (skip:
+ * always run as is) or a list of cache entries. An entry is a tuple
+ * (guard, transformed_code, ...): guard(func, *args) -> bool is called with the
+ * frame's function and its arguments; the first entry that accepts runs its
+ * transformed code as a new function with the same globals and closure,
+ * called with the original arguments (all positional). On a miss the
+ * per-thread Python callback decides:
+ *     callback(code, func, args_tuple, n_entries) -> None | False | entry
+ * None runs the frame as is, False also marks the code to be skipped for good,
+ * an entry (already stored by the callback) runs its transformed code.
+ * The callback's and the guards' own frames are never intercepted.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define Py_BUILD_CORE
+#include <internal/pycore_frame.h>
+#undef Py_BUILD_CORE
+
+static Py_ssize_t extra_index = -1;
+static _PyFrameEvalFunction previous_eval = NULL;
+static int hook_installed = 0;
+
+/* Per thread: NULL = off, Py_False = run only (cache, never compile), else a callable. */
+static __thread PyObject *tl_callback = NULL;
+/* Per thread: non-zero while bytegraph's own Python code runs (callback, guards). */
+static __thread int tl_busy = 0;
+
+#define MAX_STACK_ARGS 32
+
+static void free_extra(void *p) { Py_XDECREF((PyObject *)p); }
+
+static PyObject *get_extra(PyCodeObject *code) {
+    void *extra = NULL;
+    _PyCode_GetExtra((PyObject *)code, extra_index, &extra);
+    return (PyObject *)extra;
+}
+
+static int set_extra(PyCodeObject *code, PyObject *value) {
+    Py_XINCREF(value);
+    /* the old value is released through free_extra */
+    return _PyCode_SetExtra((PyObject *)code, extra_index, value);
+}
+
+static PyObject *run_previous(PyThreadState *ts, _PyInterpreterFrame *f, int throwflag) {
+    if (previous_eval != NULL) {
+        return previous_eval(ts, f, throwflag);
+    }
+    return _PyEval_EvalFrameDefault(ts, f, throwflag);
+}
+
+static Py_ssize_t frame_nargs(PyCodeObject *code) {
+    return code->co_argcount + code->co_kwonlyargcount +
+           ((code->co_flags & CO_VARARGS) ? 1 : 0) +
+           ((code->co_flags & CO_VARKEYWORDS) ? 1 : 0);
+}
+
+/* Run transformed code as a fresh function with the frame's globals and closure. */
+static PyObject *run_transformed(_PyInterpreterFrame *frame, PyObject *entry, Py_ssize_t nargs) {
+    PyObject *code = PyTuple_GET_ITEM(entry, 1);
+    PyFunctionObject *orig = frame->f_func;
+    PyObject *fn = PyFunction_NewWithQualName(code, orig->func_globals, orig->func_qualname);
+    if (fn == NULL) {
+        return NULL;
+    }
+    if (orig->func_closure != NULL && PyFunction_SetClosure(fn, orig->func_closure) < 0) {
+        Py_DECREF(fn);
+        return NULL;
+    }
+    PyObject *result = PyObject_Vectorcall(fn, frame->localsplus, nargs, NULL);
+    Py_DECREF(fn);
+    return result;
+}
+
+/* Returns 1 if the guard accepts, 0 if not, -1 on error. */
+static int call_guard(PyObject *guard, _PyInterpreterFrame *frame, Py_ssize_t nargs) {
+    PyObject *stack_args[MAX_STACK_ARGS + 1];
+    PyObject **argv = stack_args;
+    if (nargs + 1 > MAX_STACK_ARGS) {
+        argv = PyMem_Malloc(sizeof(PyObject *) * (nargs + 1));
+        if (argv == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
+    argv[0] = (PyObject *)frame->f_func;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        argv[i + 1] = frame->localsplus[i];
+    }
+    tl_busy = 1;
+    PyObject *r = PyObject_Vectorcall(guard, argv, nargs + 1, NULL);
+    tl_busy = 0;
+    if (argv != stack_args) {
+        PyMem_Free(argv);
+    }
+    if (r == NULL) {
+        return -1;
+    }
+    int ok = (r == Py_True) ? 1 : PyObject_IsTrue(r);
+    Py_DECREF(r);
+    return ok;
+}
+
+static PyObject *bytegraph_eval_frame(PyThreadState *ts, _PyInterpreterFrame *frame, int throwflag) {
+    PyObject *callback = tl_callback;
+    PyCodeObject *code = frame->f_code;
+    if (callback == NULL || tl_busy || throwflag || frame->owner != FRAME_OWNED_BY_THREAD ||
+        frame->f_func == NULL || !(code->co_flags & CO_OPTIMIZED) ||
+        (code->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE)) ||
+        frame->prev_instr != _PyCode_CODE(code) - 1) {
+        return run_previous(ts, frame, throwflag);
+    }
+    PyObject *extra = get_extra(code);
+    if (extra == Py_None) {
+        return run_previous(ts, frame, throwflag);
+    }
+    Py_ssize_t nargs = frame_nargs(code);
+    Py_ssize_t n_entries = 0;
+    if (extra != NULL) {
+        Py_INCREF(extra);  /* a guard may reset the cache under us */
+        n_entries = PyList_GET_SIZE(extra);
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(extra); i++) {
+            PyObject *entry = PyList_GET_ITEM(extra, i);
+            Py_INCREF(entry);
+            int ok = call_guard(PyTuple_GET_ITEM(entry, 0), frame, nargs);
+            if (ok < 0) {
+                Py_DECREF(entry);
+                Py_DECREF(extra);
+                return NULL;
+            }
+            if (ok) {
+                PyObject *result = run_transformed(frame, entry, nargs);
+                Py_DECREF(entry);
+                Py_DECREF(extra);
+                return result;
+            }
+            Py_DECREF(entry);
+        }
+        Py_DECREF(extra);
+    }
+    if (callback == Py_False) {
+        return run_previous(ts, frame, throwflag);
+    }
+    PyObject *args = PyTuple_New(nargs);
+    if (args == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        PyObject *v = frame->localsplus[i];
+        if (v == NULL) {
+            v = Py_None;  /* cannot happen at frame start; be defensive */
+        }
+        Py_INCREF(v);
+        PyTuple_SET_ITEM(args, i, v);
+    }
+    Py_INCREF(callback);
+    tl_busy = 1;
+    PyObject *decision = PyObject_CallFunction(callback, "OOOn", (PyObject *)code,
+                                               (PyObject *)frame->f_func, args, n_entries);
+    tl_busy = 0;
+    Py_DECREF(callback);
+    Py_DECREF(args);
+    if (decision == NULL) {
+        return NULL;
+    }
+    if (decision == Py_None) {
+        Py_DECREF(decision);
+        return run_previous(ts, frame, throwflag);
+    }
+    if (decision == Py_False) {
+        Py_DECREF(decision);
+        if (set_extra(code, Py_None) < 0) {
+            return NULL;
+        }
+        return run_previous(ts, frame, throwflag);
+    }
+    if (!PyTuple_Check(decision) || PyTuple_GET_SIZE(decision) < 2) {
+        Py_DECREF(decision);
+        PyErr_SetString(PyExc_TypeError, "bytegraph callback must return None, False or a cache entry tuple");
+        return NULL;
+    }
+    PyObject *result = run_transformed(frame, decision, nargs);
+    Py_DECREF(decision);
+    return result;
+}
+
+static void install_hook(void) {
+    if (hook_installed) {
+        return;
+    }
+    PyInterpreterState *interp = PyThreadState_GET()->interp;
+    _PyFrameEvalFunction current = _PyInterpreterState_GetEvalFrameFunc(interp);
+    previous_eval = (current == _PyEval_EvalFrameDefault) ? NULL : current;
+    _PyInterpreterState_SetEvalFrameFunc(interp, bytegraph_eval_frame);
+    hook_installed = 1;
+}
+
+/* ---- Python API -------------------------------------------------------- */
+
+static PyObject *py_set_callback(PyObject *self, PyObject *cb) {
+    PyObject *old = tl_callback;
+    if (cb == Py_None) {
+        tl_callback = NULL;
+    } else {
+        if (cb != Py_False && !PyCallable_Check(cb)) {
+            PyErr_SetString(PyExc_TypeError, "callback must be callable, False or None");
+            return NULL;
+        }
+        install_hook();
+        Py_INCREF(cb);
+        tl_callback = cb;
+    }
+    if (old == NULL) {
+        Py_RETURN_NONE;
+    }
+    return old; /* the reference held by tl_callback moves to the caller */
+}
+
+static PyObject *py_get_callback(PyObject *self, PyObject *unused) {
+    PyObject *cb = tl_callback ? tl_callback : Py_None;
+    Py_INCREF(cb);
+    return cb;
+}
+
+static int check_code(PyObject *code) {
+    if (!PyCode_Check(code)) {
+        PyErr_SetString(PyExc_TypeError, "expected a code object");
+        return -1;
+    }
+    return 0;
+}
+
+/* The cache list of a code object, created if absent; None if the code is skipped. */
+static PyObject *py_get_cache(PyObject *self, PyObject *code) {
+    if (check_code(code) < 0) {
+        return NULL;
+    }
+    PyObject *extra = get_extra((PyCodeObject *)code);
+    if (extra == NULL) {
+        PyObject *lst = PyList_New(0);
+        if (lst == NULL || set_extra((PyCodeObject *)code, lst) < 0) {
+            Py_XDECREF(lst);
+            return NULL;
+        }
+        Py_DECREF(lst);
+        extra = lst;
+    }
+    Py_INCREF(extra);
+    return extra;
+}
+
+static PyObject *py_peek_cache(PyObject *self, PyObject *code) {
+    if (check_code(code) < 0) {
+        return NULL;
+    }
+    PyObject *extra = get_extra((PyCodeObject *)code);
+    if (extra == NULL) {
+        Py_RETURN_NONE;
+    }
+    Py_INCREF(extra);
+    return extra;
+}
+
+static PyObject *py_mark_skip(PyObject *self, PyObject *code) {
+    if (check_code(code) < 0 || set_extra((PyCodeObject *)code, Py_None) < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_clear(PyObject *self, PyObject *code) {
+    if (check_code(code) < 0 || _PyCode_SetExtra(code, extra_index, NULL) < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_is_skipped(PyObject *self, PyObject *code) {
+    if (check_code(code) < 0) {
+        return NULL;
+    }
+    return PyBool_FromLong(get_extra((PyCodeObject *)code) == Py_None);
+}
+
+static PyMethodDef methods[] = {
+    {"set_callback", py_set_callback, METH_O, "Set this thread's frame callback; returns the previous one."},
+    {"get_callback", py_get_callback, METH_NOARGS, "This thread's frame callback (None = off)."},
+    {"get_cache", py_get_cache, METH_O, "The cache-entry list of a code object (created if absent), or None if skipped."},
+    {"peek_cache", py_peek_cache, METH_O, "Like get_cache but never creates: None if absent or skipped."},
+    {"mark_skip", py_mark_skip, METH_O, "Always run this code object as is."},
+    {"clear", py_clear, METH_O, "Forget everything stored on a code object."},
+    {"is_skipped", py_is_skipped, METH_O, "Whether a code object is marked to run as is."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "bytegraph._C", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__C(void) {
+    if (extra_index < 0) {
+        extra_index = _PyEval_RequestCodeExtraIndex(free_extra);
+        if (extra_index < 0) {
+            PyErr_SetString(PyExc_RuntimeError, "bytegraph: no co_extra slot available");
+            return NULL;
+        }
+    }
+    return PyModule_Create(&module);
+}

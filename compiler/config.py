@@ -1,0 +1,69 @@
+"""bytegraph configuration: one object, scoped overrides, and the only place env vars are read."""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+
+
+def _env_flag(name: str, default: bool = False) -> bool:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return value.strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def _env_int(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    return int(value) if value not in (None, "") else default
+
+
+@dataclasses.dataclass
+class Config:
+    # dynamic shapes: True = every input dim symbolic from the first compile
+    dynamic_shapes: bool = dataclasses.field(default_factory=lambda: _env_flag("BYTEGRAPH_DYNAMIC_SHAPES"))
+    # automatic dynamic: recompile with symbolic dims when only a size changed
+    automatic_dynamic_shapes: bool = True
+    # recompiles per code object before the frame runs eagerly
+    cache_size_limit: int = dataclasses.field(default_factory=lambda: _env_int("BYTEGRAPH_CACHE_SIZE_LIMIT", 8))
+    # fall back to eager (with a logged warning) on internal errors instead of raising
+    suppress_errors: bool = dataclasses.field(default_factory=lambda: _env_flag("BYTEGRAPH_SUPPRESS_ERRORS"))
+    # `.item()` becomes an unbacked symbol in the graph instead of a graph break
+    capture_scalar_outputs: bool = False
+    # only compile frames of this function name (empty: all)
+    debug_function: str = dataclasses.field(default_factory=lambda: os.environ.get("BYTEGRAPH_DEBUG_FUNCTION", ""))
+    # which logs to show, e.g. "graph,guards,+frontend"
+    logs: str = dataclasses.field(default_factory=lambda: os.environ.get("BYTEGRAPH_LOGS", ""))
+    # write a folder per compiled frame
+    compile_debug: bool = dataclasses.field(default_factory=lambda: _env_flag("BYTEGRAPH_COMPILE_DEBUG"))
+    debug_dir: str = dataclasses.field(
+        default_factory=lambda: os.environ.get("BYTEGRAPH_DEBUG_DIR", os.path.join(os.getcwd(), "bytegraph_debug")))
+    repro_after: str = dataclasses.field(default_factory=lambda: os.environ.get("BYTEGRAPH_REPRO_AFTER", ""))
+    repro_level: int = dataclasses.field(default_factory=lambda: _env_int("BYTEGRAPH_REPRO_LEVEL", 2))
+    # show internal tracebacks in error messages
+    verbose: bool = False
+    # how deep user functions are inlined before a call becomes a graph break
+    max_inline_depth: int = 32
+    # unroll at most this many loop iterations per frame before giving up on the frame
+    max_instructions: int = 200_000
+
+    @contextlib.contextmanager
+    def patch(self, **changes):
+        """Temporarily override settings: `with bytegraph.config.patch(cache_size_limit=2): ...`."""
+        unknown = [k for k in changes if not hasattr(self, k)]
+        if unknown:
+            raise AttributeError(f"bytegraph.config has no setting(s) {unknown}; known: {self.names()}")
+        saved = {k: getattr(self, k) for k in changes}
+        for k, v in changes.items():
+            setattr(self, k, v)
+        try:
+            yield self
+        finally:
+            for k, v in saved.items():
+                setattr(self, k, v)
+
+    def names(self) -> list[str]:
+        return [f.name for f in dataclasses.fields(self)]
+
+
+config = Config()

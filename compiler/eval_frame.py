@@ -1,0 +1,154 @@
+"""The user-facing wrappers: compiled functions and modules, `disable`, run-only mode.
+
+Hot path: the wrappers run on every call; they only swap this thread's frame callback.
+"""
+from __future__ import annotations
+
+import functools
+
+import torch
+
+from . import _C
+from .backends.registry import lookup_backend
+from .convert_frame import FrameCompiler
+
+
+def _call_with_callback(callback, fn, args, kwargs):
+    prev = _C.set_callback(callback)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _C.set_callback(prev)
+
+
+def _disabled_wrapper_template(fn):
+    @functools.wraps(fn)
+    def _bytegraph_disabled_call(*args, **kwargs):
+        prev = _C.set_callback(None)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _C.set_callback(prev)
+    _bytegraph_disabled_call._bytegraph_disabled = True
+    return _bytegraph_disabled_call
+
+
+def disabled_wrapper_code():
+    return _disabled_wrapper_template(lambda: None).__code__
+
+
+def disable(fn=None):
+    """Never compile `fn` (nor what it calls); inside compiled code, calling it is a graph break."""
+    if fn is None:
+        return disable
+    if isinstance(fn, torch.nn.Module):
+        fn.forward = disable(fn.forward)
+        return fn
+    return _disabled_wrapper_template(fn)
+
+
+class OptimizedModule(torch.nn.Module):
+    """A compiled nn.Module: calls go through the frame callback; everything else (attributes,
+    parameters, state_dict, train/eval, hooks) is the original module's."""
+
+    def __init__(self, mod: torch.nn.Module, callback):
+        super().__init__()
+        object.__setattr__(self, "_orig_mod", mod)
+        object.__setattr__(self, "_bytegraph_callback", callback)
+
+    def __call__(self, *args, **kwargs):
+        return _call_with_callback(self._bytegraph_callback, self._orig_mod, args, kwargs)
+
+    forward = __call__
+
+    def __getattr__(self, name):
+        return getattr(object.__getattribute__(self, "_orig_mod"), name)
+
+    def __setattr__(self, name, value):
+        setattr(self._orig_mod, name, value)
+
+    def __delattr__(self, name):
+        delattr(self._orig_mod, name)
+
+    def __dir__(self):
+        return dir(self._orig_mod)
+
+    def __repr__(self):
+        return f"OptimizedModule({self._orig_mod!r})"
+
+    # delegated so that they act on the original module, not on the wrapper
+    def state_dict(self, *args, **kwargs):
+        return self._orig_mod.state_dict(*args, **kwargs)
+
+    def load_state_dict(self, *args, **kwargs):
+        return self._orig_mod.load_state_dict(*args, **kwargs)
+
+    def parameters(self, *args, **kwargs):
+        return self._orig_mod.parameters(*args, **kwargs)
+
+    def named_parameters(self, *args, **kwargs):
+        return self._orig_mod.named_parameters(*args, **kwargs)
+
+    def buffers(self, *args, **kwargs):
+        return self._orig_mod.buffers(*args, **kwargs)
+
+    def named_buffers(self, *args, **kwargs):
+        return self._orig_mod.named_buffers(*args, **kwargs)
+
+    def children(self):
+        return self._orig_mod.children()
+
+    def modules(self):
+        return self._orig_mod.modules()
+
+    def train(self, mode: bool = True):
+        self._orig_mod.train(mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def to(self, *args, **kwargs):
+        self._orig_mod.to(*args, **kwargs)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True):
+        self._orig_mod.zero_grad(set_to_none)
+
+    def register_forward_hook(self, *args, **kwargs):
+        return self._orig_mod.register_forward_hook(*args, **kwargs)
+
+    def register_forward_pre_hook(self, *args, **kwargs):
+        return self._orig_mod.register_forward_pre_hook(*args, **kwargs)
+
+    @property
+    def training(self):
+        return self._orig_mod.training
+
+
+def compile(fn_or_module=None, *, backend="eager", fullgraph=False, dynamic=None, options=None):
+    """Compile a function or nn.Module; usable as `@bytegraph.compile` or `@bytegraph.compile(...)`."""
+    if fn_or_module is None:
+        return lambda f: compile(f, backend=backend, fullgraph=fullgraph, dynamic=dynamic, options=options)
+    backend_fn = lookup_backend(backend)
+    callback = FrameCompiler(backend_fn, fullgraph=fullgraph, dynamic=dynamic, options=options)
+    if isinstance(fn_or_module, torch.nn.Module):
+        return OptimizedModule(fn_or_module, callback)
+    if not callable(fn_or_module):
+        raise TypeError(f"bytegraph.compile expects a function or nn.Module, got {type(fn_or_module).__name__}")
+    fn = fn_or_module
+
+    @functools.wraps(fn)
+    def compiled(*args, **kwargs):
+        return _call_with_callback(callback, fn, args, kwargs)
+    compiled._bytegraph_callback = callback
+    compiled._orig_fn = fn
+    return compiled
+
+
+def run(fn):
+    """Run `fn` using already-compiled cache entries only; never compile."""
+    @functools.wraps(fn)
+    def run_only(*args, **kwargs):
+        return _call_with_callback(False, fn, args, kwargs)
+    return run_only

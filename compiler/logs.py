@@ -1,0 +1,44 @@
+"""Logging: `BYTEGRAPH_LOGS=graph,guards,bytecode,recompiles,graph_breaks,+frontend` chooses what is
+shown, through stdlib logging under the `bytegraph.<component>` loggers."""
+from __future__ import annotations
+
+import logging
+
+from .config import config
+
+COMPONENTS = ("frontend", "graph", "graph_code", "guards", "bytecode", "recompiles", "graph_breaks", "backend",
+              "aot_graphs")
+_configured = None
+
+
+def _setup():
+    global _configured
+    if _configured == config.logs:
+        return
+    _configured = config.logs
+    root = logging.getLogger("bytegraph")
+    if not root.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("[bytegraph.%(component)s] %(message)s"))
+        root.addHandler(handler)
+        root.propagate = False
+    wanted = {c.strip() for c in config.logs.split(",") if c.strip()}
+    for name in COMPONENTS:
+        level = logging.WARNING
+        if f"+{name}" in wanted:
+            level = logging.DEBUG
+        elif name in wanted:
+            level = logging.INFO
+        logging.getLogger(f"bytegraph.{name}").setLevel(level)
+
+
+def log(component: str, msg: str, level: int = logging.INFO) -> None:
+    _setup()
+    logger = logging.getLogger(f"bytegraph.{component}")
+    if logger.isEnabledFor(level):
+        logger.log(level, msg, extra={"component": component})
+
+
+def enabled(component: str, level: int = logging.INFO) -> bool:
+    _setup()
+    return logging.getLogger(f"bytegraph.{component}").isEnabledFor(level)

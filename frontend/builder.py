@@ -1,0 +1,183 @@
+"""VariableBuilder: wrap a real value read from the frame (through a Source) into a tracker, and
+record the guards that make the assumptions about it safe. Compile time only."""
+from __future__ import annotations
+
+import collections
+import enum
+import functools
+import types
+
+import torch
+
+from ..guards.guard import Guard
+from ..guards.source import ItemSource
+from .graph_break import Unsupported
+from .variables.builtins import BuiltinVariable
+from .variables.constant import ConstantVariable, is_constant_value
+from .variables.dicts import DictVariable, SetVariable
+from .variables.functions import BoundMethodVariable, PartialVariable, UserFunctionVariable
+from .variables.lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable
+from .variables.misc import PythonModuleVariable
+from .variables.nn_module import NNModuleVariable
+from .variables.torch import TorchFunctionVariable, is_torch_op
+from .variables.user_defined import EnumVariable, UserDefinedClassVariable, UserDefinedObjectVariable
+
+
+@functools.lru_cache(None)
+def _skipped_wrapper_codes():
+    """Code objects of wrappers that mark a function as never-compiled."""
+    from .. import eval_frame
+    codes = {eval_frame.disabled_wrapper_code()}
+    try:
+        @torch._disable_dynamo
+        def probe():
+            pass
+        codes.add(probe.__code__)
+    except Exception:  # noqa: BLE001
+        pass
+    return codes
+
+
+@functools.lru_cache(None)
+def _trace_only_classes():
+    """Builtin types called like functions (int(x), list(x)...)."""
+    return {int, float, bool, str, list, tuple, dict, set, frozenset, range, slice, type, object, super,
+            enumerate, zip, map, filter, reversed}
+
+
+def is_skipped_function(fn) -> bool:
+    return getattr(fn, "__code__", None) in _skipped_wrapper_codes() or getattr(fn, "_bytegraph_disabled", False)
+
+
+def wrap_constant_result(tx, value):
+    """Wrap a value computed at trace time from constants (no source, no guard)."""
+    return wrap(tx, value, None, trusted=True)
+
+
+def wrap(tx, value, source, trusted=False):
+    out = tx.output
+    key = id(value)
+    cached = out.wrapped_objects.get(key)
+    if cached is not None and cached[0] is value:
+        return cached[1]
+    var = _wrap(tx, value, source, trusted)
+    if not isinstance(var, ConstantVariable) and not isinstance(value, (int, float, str, bool)):
+        out.wrapped_objects[key] = (value, var)
+    return var
+
+
+def _guard(tx, guard):
+    if guard.source is not None:
+        tx.output.guards.add(guard)
+
+
+def _wrap(tx, value, source, trusted):
+    guard = (lambda g: _guard(tx, g)) if (source is not None and not trusted) else (lambda g: None)
+    if isinstance(value, torch.Tensor):
+        if source is None:
+            return tx.output.add_constant_tensor(value)
+        return tx.output.add_graph_input(value, source)
+    if is_constant_value(value) and not isinstance(value, (tuple, frozenset)):
+        guard(Guard.constant(source, value) if not isinstance(value, (torch.dtype, torch.device, range, slice,
+                                                                      torch.layout, torch.memory_format))
+              else Guard.constant(source, value))
+        return ConstantVariable(value, source=source)
+    if isinstance(value, torch.Size):
+        guard(Guard.constant(source, value))
+        return SizeVariable(tuple(ConstantVariable(v) for v in value), source=source)
+    if isinstance(value, tuple):
+        guard(Guard.type_match(source, type(value)))
+        guard(Guard.length(source, len(value)))
+        items = tuple(wrap(tx, v, ItemSource(source, i) if source else None, trusted) for i, v in enumerate(value))
+        if hasattr(type(value), "_fields"):
+            return NamedTupleVariable(items, cls=type(value), source=source)
+        return TupleVariable(items, source=source)
+    if isinstance(value, list) and type(value) is list:
+        guard(Guard.type_match(source, list))
+        guard(Guard.length(source, len(value)))
+        items = [wrap(tx, v, ItemSource(source, i) if source else None, trusted) for i, v in enumerate(value)]
+        return ListVariable.create(tx, items, source=source)
+    if type(value) in (dict, collections.OrderedDict, collections.defaultdict):
+        if not all(is_constant_value(k) for k in value):
+            raise Unsupported("unsupported_op", what="a dict with keys that are not constants")
+        guard(Guard.type_match(source, type(value)))
+        guard(Guard.dict_keys(source, list(value.keys())))
+        pairs = [(ConstantVariable(k), wrap(tx, v, ItemSource(source, k) if source else None, trusted))
+                 for k, v in value.items()]
+        factory = None
+        if isinstance(value, collections.defaultdict):
+            factory = wrap(tx, value.default_factory, None, True)
+        return DictVariable.create(tx, pairs, type(value), factory, source=source)
+    if type(value) in (set, frozenset):
+        if not all(is_constant_value(v) for v in value):
+            raise Unsupported("unsupported_op", what="a set of values that are not constants")
+        guard(Guard.constant(source, frozenset(value)) if type(value) is frozenset else
+              Guard.type_match(source, set))
+        if type(value) is set:
+            guard(Guard.length(source, len(value)))
+            guard(Guard.constant(source, value))
+        return SetVariable.create(tx, [ConstantVariable(v) for v in value], type(value), source=source)
+    if isinstance(value, torch.nn.Module):
+        guard(Guard.id_match(source, value))
+        return NNModuleVariable(value=value, cls=type(value), source=source)
+    if isinstance(value, enum.Enum):
+        guard(Guard.id_match(source, value))
+        return EnumVariable(value=value, source=source)
+    if isinstance(value, types.ModuleType):
+        guard(Guard.id_match(source, value))
+        return PythonModuleVariable(value=value, source=source)
+    if is_skipped_function(value):
+        guard(Guard.id_match(source, value))
+        return SkippedFunctionVariable(fn=value, source=source)
+    if is_torch_op(value):
+        guard(Guard.id_match(source, value))
+        return TorchFunctionVariable(fn=value, source=source)
+    if isinstance(value, types.FunctionType):
+        guard(Guard.id_match(source, value))
+        return UserFunctionVariable(fn=value, source=source)
+    if isinstance(value, types.MethodType):
+        from ..guards.source import AttrSource
+        self_var = wrap(tx, value.__self__, AttrSource(source, "__self__") if source else None, trusted)
+        fn_var = wrap(tx, value.__func__, AttrSource(source, "__func__") if source else None, trusted)
+        return BoundMethodVariable(fn=fn_var, self_var=self_var, source=source)
+    if isinstance(value, functools.partial):
+        guard(Guard.type_match(source, functools.partial))
+        from ..guards.source import AttrSource
+        fn = wrap(tx, value.func, AttrSource(source, "func") if source else None, trusted)
+        args = tuple(wrap(tx, a, None, True) for a in value.args)
+        kwargs = tuple((k, wrap(tx, v, None, True)) for k, v in value.keywords.items())
+        return PartialVariable(fn=fn, args=args, kwargs=kwargs, source=source)
+    if isinstance(value, type):
+        guard(Guard.id_match(source, value))
+        if value in _trace_only_classes():
+            return BuiltinVariable(fn=value, source=source)
+        return UserDefinedClassVariable(value=value, source=source)
+    if isinstance(value, (types.BuiltinFunctionType, types.BuiltinMethodType, types.MethodWrapperType,
+                          types.WrapperDescriptorType, types.MethodDescriptorType)) or \
+            type(value).__module__ in ("functools", "itertools", "operator") and callable(value):
+        guard(Guard.id_match(source, value))
+        return BuiltinVariable(fn=value, source=source)
+    if isinstance(value, (torch.finfo, torch.iinfo)):
+        return ConstantVariable(value)
+    guard(Guard.type_match(source, type(value)))
+    return UserDefinedObjectVariable(value=value, cls=type(value), source=source)
+
+
+import dataclasses  # noqa: E402
+
+from .variables.base import VariableTracker  # noqa: E402
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class SkippedFunctionVariable(VariableTracker):
+    """A function that must run as normal Python (bytegraph.disable, or marked by torch)."""
+    fn: object = None
+
+    def describe(self):
+        return f"function {getattr(self.fn, '__qualname__', self.fn)}"
+
+    def as_python_constant(self):
+        return self.fn
+
+    def call_function(self, tx, args, kwargs):
+        raise Unsupported("skipped_function", fn=self.describe())

@@ -1,0 +1,662 @@
+"""One handler per CPython 3.11 opcode, and the dispatch table built from them.
+
+Compile time only. An opcode with no entry in DISPATCH is a structured graph break
+("no handler for opcode X"). `DELIBERATE_BREAKS` lists opcodes that always break, with the reason.
+"""
+from __future__ import annotations
+
+import dis
+import operator
+import sys
+
+from .graph_break import Unsupported
+from .variables.base import VariableTracker
+from .variables.constant import ConstantVariable, const
+from .variables.dicts import DictVariable, SetVariable
+from .variables.functions import NestedFunctionVariable
+from .variables.iterators import ListIteratorVariable, StopIterationSignal
+from .variables.lists import ListVariable, SliceVariable, TupleVariable
+from .variables.misc import NULL, CellVariable, ExceptionVariable, NullVariable, PythonModuleVariable
+
+H = {}
+
+
+def handler(*names):
+    def deco(fn):
+        for n in names:
+            H[n] = fn
+        return fn
+    return deco
+
+
+# -- no-ops -------------------------------------------------------------------
+@handler("NOP", "RESUME", "CACHE", "EXTENDED_ARG", "PRECALL", "MAKE_CELL", "COPY_FREE_VARS")
+def nop(tx, ins):
+    pass  # cells are set up when the translator starts; PRECALL is folded into CALL
+
+
+# -- stack ----------------------------------------------------------------------
+@handler("POP_TOP")
+def pop_top(tx, ins):
+    tx.pop()
+
+
+@handler("PUSH_NULL")
+def push_null(tx, ins):
+    tx.push(NULL)
+
+
+@handler("COPY")
+def copy(tx, ins):
+    tx.push(tx.stack[-ins.arg])
+
+
+@handler("SWAP")
+def swap(tx, ins):
+    tx.stack[-1], tx.stack[-ins.arg] = tx.stack[-ins.arg], tx.stack[-1]
+
+
+# -- names ----------------------------------------------------------------------
+@handler("LOAD_CONST")
+def load_const(tx, ins):
+    tx.push(const(ins.argval))
+
+
+@handler("LOAD_FAST")
+def load_fast(tx, ins):
+    try:
+        tx.push(tx.symbolic_locals[ins.argval])
+    except KeyError:
+        raise UnboundLocalError(f"cannot access local variable '{ins.argval}' where it is not associated "
+                                "with a value") from None
+
+
+@handler("STORE_FAST")
+def store_fast(tx, ins):
+    tx.symbolic_locals[ins.argval] = tx.pop()
+
+
+@handler("DELETE_FAST")
+def delete_fast(tx, ins):
+    tx.symbolic_locals.pop(ins.argval, None)
+
+
+@handler("LOAD_GLOBAL")
+def load_global(tx, ins):
+    if ins.arg & 1:
+        tx.push(NULL)
+    tx.push(tx.load_global(ins.argval))
+
+
+@handler("STORE_GLOBAL")
+def store_global(tx, ins):
+    tx.store_global(ins.argval, tx.pop())
+
+
+@handler("DELETE_GLOBAL")
+def delete_global(tx, ins):
+    tx.output.side_effects.delete_global(ins.argval)
+
+
+@handler("LOAD_DEREF", "LOAD_CLASSDEREF")
+def load_deref(tx, ins):
+    tx.push(tx.cells[ins.argval].load(tx))
+
+
+@handler("STORE_DEREF")
+def store_deref(tx, ins):
+    tx.cells[ins.argval].store(tx, tx.pop())
+
+
+@handler("DELETE_DEREF")
+def delete_deref(tx, ins):
+    tx.output.side_effects.cells.pop(tx.cells[ins.argval], None)
+
+
+@handler("LOAD_CLOSURE")
+def load_closure(tx, ins):
+    tx.push(tx.cells[ins.argval])
+
+
+@handler("LOAD_ATTR")
+def load_attr(tx, ins):
+    tx.push(tx.getattr(tx.pop(), ins.argval))
+
+
+@handler("LOAD_METHOD")
+def load_method(tx, ins):
+    obj = tx.pop()
+    tx.push(NULL)
+    tx.push(tx.getattr(obj, ins.argval))
+
+
+@handler("STORE_ATTR")
+def store_attr(tx, ins):
+    obj = tx.pop()
+    value = tx.pop()
+    tx.setattr(obj, ins.argval, value)
+
+
+@handler("DELETE_ATTR")
+def delete_attr(tx, ins):
+    tx.delattr(tx.pop(), ins.argval)
+
+
+@handler("LOAD_ASSERTION_ERROR")
+def load_assertion_error(tx, ins):
+    from .builder import wrap
+    tx.push(wrap(tx, AssertionError, None, trusted=True))
+
+
+@handler("IMPORT_NAME")
+def import_name(tx, ins):
+    fromlist = tx.pop().as_python_constant()
+    level = tx.pop().as_python_constant()
+    name = ins.argval
+    if level != 0 or name not in sys.modules:
+        raise Unsupported("unsupported_op", what=f"importing {name!r} (not imported yet, or relative)")
+    module = sys.modules[name] if fromlist else sys.modules[name.partition(".")[0]]
+    tx.push(PythonModuleVariable(value=module))
+
+
+@handler("IMPORT_FROM")
+def import_from(tx, ins):
+    tx.push(tx.getattr(tx.stack[-1], ins.argval))
+
+
+# -- calls ----------------------------------------------------------------------
+@handler("KW_NAMES")
+def kw_names(tx, ins):
+    tx.kw_names = ins.argval
+
+
+@handler("CALL")
+def call(tx, ins):
+    argc = ins.arg
+    args = tx.popn(argc)
+    second = tx.pop()
+    first = tx.pop()
+    if isinstance(first, NullVariable):
+        fn = second
+    else:
+        fn, args = first, [second] + args
+    names = tx.kw_names
+    tx.kw_names = ()
+    kwargs = {}
+    if names:
+        kwargs = dict(zip(names, args[len(args) - len(names):]))
+        args = args[:len(args) - len(names)]
+    tx.push(tx.call(fn, args, kwargs))
+
+
+@handler("CALL_FUNCTION_EX")
+def call_function_ex(tx, ins):
+    kwargs_var = tx.pop() if ins.arg & 1 else None
+    args_var = tx.pop()
+    fn = tx.pop()
+    tx.pop()  # NULL
+    args = tx.unpack_iterable(args_var)
+    kwargs = {}
+    if kwargs_var is not None:
+        if not isinstance(kwargs_var, DictVariable):
+            raise Unsupported("unsupported_op", what="** with a non-dict")
+        kwargs = {k.as_python_constant(): v for k, v in kwargs_var.pairs(tx)}
+    tx.push(tx.call(fn, args, kwargs))
+
+
+@handler("MAKE_FUNCTION")
+def make_function(tx, ins):
+    code = tx.pop().as_python_constant()
+    flags = ins.arg
+    closure = tx.pop().items if flags & 0x08 else ()
+    if flags & 0x04:
+        tx.pop()  # annotations are not needed to call the function
+    kwdefaults = tuple((k.as_python_constant(), v) for k, v in tx.pop().pairs(tx)) if flags & 0x02 else ()
+    defaults = tuple(tx.pop().items) if flags & 0x01 else ()
+    tx.push(NestedFunctionVariable(code=code, f_globals=tx.f_globals, qualname=code.co_qualname,
+                                   defaults=defaults, kwdefaults=kwdefaults, closure=tuple(closure)))
+
+
+@handler("RETURN_VALUE")
+def return_value(tx, ins):
+    from .translator import ReturnValue
+    raise ReturnValue(tx.pop())
+
+
+# -- containers -------------------------------------------------------------------
+@handler("BUILD_TUPLE")
+def build_tuple(tx, ins):
+    tx.push(TupleVariable(tuple(tx.popn(ins.arg))))
+
+
+@handler("BUILD_LIST")
+def build_list(tx, ins):
+    tx.push(ListVariable.create(tx, tx.popn(ins.arg)))
+
+
+@handler("BUILD_SET")
+def build_set(tx, ins):
+    tx.push(SetVariable.create(tx, tx.popn(ins.arg)))
+
+
+@handler("BUILD_MAP")
+def build_map(tx, ins):
+    items = tx.popn(2 * ins.arg)
+    d = DictVariable.create(tx, [])
+    for k, v in zip(items[::2], items[1::2]):
+        d.setitem(tx, k, v)
+    tx.output.side_effects.track(d, d.pairs(tx))
+    tx.push(d)
+
+
+@handler("BUILD_CONST_KEY_MAP")
+def build_const_key_map(tx, ins):
+    keys = tx.pop().as_python_constant()
+    values = tx.popn(ins.arg)
+    tx.push(DictVariable.create(tx, [(const(k), v) for k, v in zip(keys, values)]))
+
+
+@handler("BUILD_SLICE")
+def build_slice(tx, ins):
+    parts = tx.popn(ins.arg)
+    if len(parts) == 2:
+        parts.append(const(None))
+    tx.push(SliceVariable(*parts))
+
+
+@handler("BUILD_STRING")
+def build_string(tx, ins):
+    parts = tx.popn(ins.arg)
+    tx.push(const("".join(p.as_python_constant() for p in parts)))
+
+
+@handler("FORMAT_VALUE")
+def format_value(tx, ins):
+    flags = ins.arg
+    spec = tx.pop().as_python_constant() if flags & 0x04 else ""
+    value = tx.pop()
+    conv = flags & 0x03
+    if not value.is_python_constant():
+        if conv in (0, 1) and hasattr(value, "get_items"):
+            raise Unsupported("unsupported_op", what="formatting a container that is not constant")
+        if conv == 1 or conv == 0:
+            value = tx.call_method_on(value, "__str__", [], {})
+        else:
+            value = tx.call_method_on(value, "__repr__", [], {})
+        conv = 0
+    v = value.as_python_constant()
+    v = {0: v, 1: str(v) if conv == 1 else v, 2: repr(v), 3: ascii(v)}[conv]
+    tx.push(const(format(v, spec)))
+
+
+@handler("LIST_APPEND")
+def list_append(tx, ins):
+    value = tx.pop()
+    tx.stack[-ins.arg].call_method(tx, "append", [value], {})
+
+
+@handler("SET_ADD")
+def set_add(tx, ins):
+    value = tx.pop()
+    tx.stack[-ins.arg].call_method(tx, "add", [value], {})
+
+
+@handler("MAP_ADD")
+def map_add(tx, ins):
+    value = tx.pop()
+    key = tx.pop()
+    tx.stack[-ins.arg].setitem(tx, key, value)
+
+
+@handler("LIST_EXTEND")
+def list_extend(tx, ins):
+    value = tx.pop()
+    tx.stack[-ins.arg].call_method(tx, "extend", [value], {})
+
+
+@handler("SET_UPDATE")
+def set_update(tx, ins):
+    value = tx.pop()
+    tx.stack[-ins.arg].call_method(tx, "update", [value], {})
+
+
+@handler("DICT_UPDATE", "DICT_MERGE")
+def dict_update(tx, ins):
+    value = tx.pop()
+    target = tx.stack[-ins.arg]
+    if ins.opname == "DICT_MERGE" and isinstance(value, DictVariable):
+        for k, _ in value.pairs(tx):
+            if target.lookup(tx, k) is not None:
+                raise TypeError(f"got multiple values for keyword argument '{k.as_python_constant()}'")
+    target.call_method(tx, "update", [value], {})
+
+
+@handler("LIST_TO_TUPLE")
+def list_to_tuple(tx, ins):
+    tx.push(TupleVariable(tuple(tx.pop().get_items(tx))))
+
+
+@handler("UNPACK_SEQUENCE")
+def unpack_sequence(tx, ins):
+    items = tx.unpack_iterable(tx.pop())
+    if len(items) != ins.arg:
+        if len(items) > ins.arg:
+            raise ValueError(f"too many values to unpack (expected {ins.arg})")
+        raise ValueError(f"not enough values to unpack (expected {ins.arg}, got {len(items)})")
+    for item in reversed(items):
+        tx.push(item)
+
+
+@handler("UNPACK_EX")
+def unpack_ex(tx, ins):
+    before, after = ins.arg & 0xFF, ins.arg >> 8
+    items = tx.unpack_iterable(tx.pop())
+    if len(items) < before + after:
+        raise ValueError(f"not enough values to unpack (expected at least {before + after}, got {len(items)})")
+    middle = ListVariable.create(tx, items[before:len(items) - after])
+    for item in reversed(items[:before] + [middle] + items[len(items) - after:]):
+        tx.push(item)
+
+
+@handler("GET_LEN")
+def get_len(tx, ins):
+    tx.push(const(tx.stack[-1].has_len(tx)))
+
+
+# -- operators ------------------------------------------------------------------------
+_BINARY_OPS = {}
+for _index, (_sym, _name) in enumerate(getattr(dis, "_nb_ops", [])):
+    _fn = {"NB_ADD": operator.add, "NB_AND": operator.and_, "NB_FLOOR_DIVIDE": operator.floordiv,
+           "NB_LSHIFT": operator.lshift, "NB_MATRIX_MULTIPLY": operator.matmul, "NB_MULTIPLY": operator.mul,
+           "NB_REMAINDER": operator.mod, "NB_OR": operator.or_, "NB_POWER": operator.pow,
+           "NB_RSHIFT": operator.rshift, "NB_SUBTRACT": operator.sub, "NB_TRUE_DIVIDE": operator.truediv,
+           "NB_XOR": operator.xor, "NB_INPLACE_ADD": operator.iadd, "NB_INPLACE_AND": operator.iand,
+           "NB_INPLACE_FLOOR_DIVIDE": operator.ifloordiv, "NB_INPLACE_LSHIFT": operator.ilshift,
+           "NB_INPLACE_MATRIX_MULTIPLY": operator.imatmul, "NB_INPLACE_MULTIPLY": operator.imul,
+           "NB_INPLACE_REMAINDER": operator.imod, "NB_INPLACE_OR": operator.ior,
+           "NB_INPLACE_POWER": operator.ipow, "NB_INPLACE_RSHIFT": operator.irshift,
+           "NB_INPLACE_SUBTRACT": operator.isub, "NB_INPLACE_TRUE_DIVIDE": operator.itruediv,
+           "NB_INPLACE_XOR": operator.ixor}[_sym]
+    _BINARY_OPS[_index] = _fn
+
+
+@handler("BINARY_OP")
+def binary_op(tx, ins):
+    b = tx.pop()
+    a = tx.pop()
+    tx.push(tx.binary_op(_BINARY_OPS[ins.arg], a, b))
+
+
+_UNARY = {"UNARY_NEGATIVE": operator.neg, "UNARY_POSITIVE": operator.pos, "UNARY_INVERT": operator.invert,
+          "UNARY_NOT": operator.not_}
+
+
+@handler(*_UNARY)
+def unary(tx, ins):
+    tx.push(tx.unary_op(_UNARY[ins.opname], tx.pop()))
+
+
+_COMPARE = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">": operator.gt,
+            ">=": operator.ge}
+
+
+@handler("COMPARE_OP")
+def compare_op(tx, ins):
+    b = tx.pop()
+    a = tx.pop()
+    tx.push(tx.compare(_COMPARE[ins.argval], a, b))
+
+
+@handler("IS_OP")
+def is_op(tx, ins):
+    b = tx.pop()
+    a = tx.pop()
+    tx.push(tx.compare(operator.is_not if ins.arg else operator.is_, a, b))
+
+
+@handler("CONTAINS_OP")
+def contains_op(tx, ins):
+    b = tx.pop()
+    a = tx.pop()
+    result = tx.compare(operator.contains, a, b)
+    if ins.arg:
+        result = tx.unary_op(operator.not_, result)
+    tx.push(result)
+
+
+@handler("BINARY_SUBSCR")
+def binary_subscr(tx, ins):
+    index = tx.pop()
+    obj = tx.pop()
+    tx.push(tx.getitem(obj, index))
+
+
+@handler("STORE_SUBSCR")
+def store_subscr(tx, ins):
+    key = tx.pop()
+    obj = tx.pop()
+    value = tx.pop()
+    tx.call_method_on(obj, "__setitem__", [key, value], {})
+
+
+@handler("DELETE_SUBSCR")
+def delete_subscr(tx, ins):
+    key = tx.pop()
+    obj = tx.pop()
+    tx.call_method_on(obj, "__delitem__", [key], {})
+
+
+# -- control flow ------------------------------------------------------------------
+@handler("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP_ABSOLUTE")
+def jump(tx, ins):
+    tx.ip = ins.target
+
+
+def _conditional(pop, when):
+    def fn(tx, ins):
+        value = tx.stack[-1]
+        truth = when(tx, value)
+        if pop or not truth:
+            tx.pop()
+        if truth:
+            tx.ip = ins.target
+    return fn
+
+
+def _truthy(tx, v):
+    return v.truth(tx)
+
+
+def _is_none(tx, v):
+    return v.is_python_constant() and v.as_python_constant() is None
+
+
+for _dir in ("FORWARD", "BACKWARD"):
+    H[f"POP_JUMP_{_dir}_IF_TRUE"] = _conditional(True, _truthy)
+    H[f"POP_JUMP_{_dir}_IF_FALSE"] = _conditional(True, lambda tx, v: not _truthy(tx, v))
+    H[f"POP_JUMP_{_dir}_IF_NONE"] = _conditional(True, _is_none)
+    H[f"POP_JUMP_{_dir}_IF_NOT_NONE"] = _conditional(True, lambda tx, v: not _is_none(tx, v))
+
+
+@handler("JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP")
+def jump_or_pop(tx, ins):
+    value = tx.stack[-1]
+    truth = value.truth(tx)
+    if truth == (ins.opname == "JUMP_IF_TRUE_OR_POP"):
+        tx.ip = ins.target
+    else:
+        tx.pop()
+
+
+@handler("GET_ITER")
+def get_iter(tx, ins):
+    tx.push(tx.get_iter(tx.pop()))
+
+
+@handler("FOR_ITER")
+def for_iter(tx, ins):
+    it = tx.stack[-1]
+    if isinstance(it, ListIteratorVariable):
+        try:
+            tx.push(it.next_item(tx))
+        except StopIterationSignal:
+            tx.pop()
+            tx.ip = ins.target
+        return
+    from .translator import UserException
+    try:
+        tx.push(tx.call_method_on(it, "__next__", [], {}))
+    except StopIteration:
+        tx.pop()
+        tx.ip = ins.target
+    except UserException as e:
+        if issubclass(e.exc_var.cls, StopIteration):
+            tx.pop()
+            tx.ip = ins.target
+        else:
+            raise
+
+
+# -- with / try ------------------------------------------------------------------------
+@handler("BEFORE_WITH")
+def before_with(tx, ins):
+    from .variables.ctx import enter_context
+    exit_fn, entered = enter_context(tx, tx.pop())
+    tx.push(exit_fn)
+    tx.push(entered)
+
+
+@handler("WITH_EXCEPT_START")
+def with_except_start(tx, ins):
+    exc = tx.stack[-1]
+    exit_fn = tx.stack[-4]
+    from .builder import wrap
+    tx.push(tx.call(exit_fn, [wrap(tx, exc.cls, None, trusted=True), exc, const(None)], {}))
+
+
+@handler("PUSH_EXC_INFO")
+def push_exc_info(tx, ins):
+    exc = tx.pop()
+    tx.push(const(None))
+    tx.push(exc)
+
+
+@handler("POP_EXCEPT")
+def pop_except(tx, ins):
+    tx.pop()
+
+
+@handler("CHECK_EXC_MATCH")
+def check_exc_match(tx, ins):
+    spec = tx.pop()
+    exc = tx.stack[-1]
+    classes = spec.as_python_constant()
+    tx.push(const(issubclass(exc.cls, classes)))
+
+
+@handler("RERAISE")
+def reraise(tx, ins):
+    from .translator import UserException
+    exc = tx.pop()
+    if ins.arg:
+        tx.pop()  # lasti
+    raise UserException(exc)
+
+
+@handler("RAISE_VARARGS")
+def raise_varargs(tx, ins):
+    from .translator import UserException
+    from .variables.user_defined import UserDefinedClassVariable
+    if ins.arg == 0:
+        raise Unsupported("unsupported_op", what="bare raise")
+    if ins.arg == 2:
+        tx.pop()  # cause
+    exc = tx.pop()
+    if isinstance(exc, UserDefinedClassVariable) or (exc.is_python_constant() and
+                                                     isinstance(exc.as_python_constant(), type)):
+        exc = tx.call(exc, [], {})
+    if not isinstance(exc, ExceptionVariable):
+        raise Unsupported("unsupported_op", what=f"raising {exc.describe()}")
+    raise UserException(exc)
+
+
+# -- pattern matching --------------------------------------------------------------------
+@handler("MATCH_MAPPING")
+def match_mapping(tx, ins):
+    tx.push(const(isinstance(tx.stack[-1], DictVariable)))
+
+
+@handler("MATCH_SEQUENCE")
+def match_sequence(tx, ins):
+    subject = tx.stack[-1]
+    tx.push(const(hasattr(subject, "get_items") and subject.python_type() not in (str, bytes)))
+
+
+@handler("MATCH_KEYS")
+def match_keys(tx, ins):
+    keys = tx.stack[-1]
+    subject = tx.stack[-2]
+    values = []
+    for k in keys.unpack(tx):
+        found = subject.lookup(tx, k)
+        if found is None:
+            tx.push(const(None))
+            return
+        values.append(found)
+    tx.push(TupleVariable(tuple(values)))
+
+
+@handler("MATCH_CLASS")
+def match_class(tx, ins):
+    names = tx.pop().as_python_constant()
+    cls = tx.pop()
+    subject = tx.pop()
+    klass = cls.as_python_constant()
+    if not issubclass(subject.python_type(), klass):
+        tx.push(const(None))
+        return
+    match_args = getattr(klass, "__match_args__", ())
+    attrs = list(match_args[:ins.arg]) + list(names)
+    if ins.arg and not match_args and klass in (int, float, str, bool, tuple, list, dict):
+        tx.push(TupleVariable((subject,)))
+        return
+    tx.push(TupleVariable(tuple(tx.getattr(subject, a) for a in attrs)))
+
+
+# -- opcodes that always break, with the reason --------------------------------------------
+DELIBERATE_BREAKS = {
+    "YIELD_VALUE": "generators are run as normal Python frames",
+    "RETURN_GENERATOR": "generators are run as normal Python frames",
+    "GEN_START": "generators are run as normal Python frames",
+    "SEND": "generators are run as normal Python frames",
+    "GET_YIELD_FROM_ITER": "generators are run as normal Python frames",
+    "GET_AWAITABLE": "coroutines are run as normal Python frames",
+    "GET_AITER": "coroutines are run as normal Python frames",
+    "GET_ANEXT": "coroutines are run as normal Python frames",
+    "END_ASYNC_FOR": "coroutines are run as normal Python frames",
+    "BEFORE_ASYNC_WITH": "coroutines are run as normal Python frames",
+    "ASYNC_GEN_WRAP": "coroutines are run as normal Python frames",
+    "SETUP_ANNOTATIONS": "class and module bodies are not compiled",
+    "LOAD_BUILD_CLASS": "defining a class inside compiled code",
+    "LOAD_NAME": "class and module bodies are not compiled",
+    "STORE_NAME": "class and module bodies are not compiled",
+    "DELETE_NAME": "class and module bodies are not compiled",
+    "IMPORT_STAR": "star imports",
+    "PRINT_EXPR": "interactive-mode printing",
+    "CHECK_EG_MATCH": "exception groups (except*)",
+    "PREP_RERAISE_STAR": "exception groups (except*)",
+    "LOAD_CLASSDEREF_UNUSED": "",
+}
+
+
+def _deliberate(reason):
+    def fn(tx, ins):
+        raise Unsupported("unsupported_op", what=f"{ins.opname} ({reason})")
+    return fn
+
+
+for _name, _reason in DELIBERATE_BREAKS.items():
+    H.setdefault(_name, _deliberate(_reason))
+
+# The table: one entry per opcode this Python knows.
+DISPATCH = {name: H[name] for name in dis.opmap if name in H}

@@ -1,0 +1,234 @@
+"""OutputGraph: the fx graph being built for one frame, its fake values, inputs, guards and side
+effects, and the final step that compiles the graph with the backend. Compile time only."""
+from __future__ import annotations
+
+import operator
+import re
+
+import torch
+import torch.fx
+from torch._subclasses.fake_tensor import (DataDependentOutputException, DynamicOutputShapeException,
+                                           FakeTensorMode)
+from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+from ..guards.guard import Guard, global_state_guards
+from .graph_break import Unsupported
+from .side_effects import SideEffects
+from .variables.constant import ConstantVariable
+from .variables.tensor import SymNodeVariable, TensorVariable
+
+# in-place ops that change a tensor's metadata (shape/stride), which checkpoints must undo
+_METADATA_MUTATIONS = {"t_", "transpose_", "squeeze_", "unsqueeze_", "resize_", "as_strided_", "swapdims_",
+                       "swapaxes_", "resize_as_", "set_"}
+
+
+class OutputGraph:
+    def __init__(self, code, config, backend):
+        self.code = code
+        self.config = config
+        self.backend = backend
+        self.graph = torch.fx.Graph()
+        self.tracer = torch.fx.proxy.GraphAppendingTracer(self.graph)
+        self.shape_env = ShapeEnv()
+        self.fake_mode = FakeTensorMode(shape_env=self.shape_env, allow_non_fake_inputs=False)
+        self.graph_inputs: list = []        # (source, proxy, real value)
+        self.input_by_source: dict = {}
+        self.guards: set = set(global_state_guards())
+        self.side_effects = SideEffects()
+        self.wrapped_objects: dict = {}     # id(real) -> (real, tracker): one tracker per real object
+        self.grad_enabled = torch.is_grad_enabled()
+        self.metadata_log: list = []        # (fake tensor, size, stride, offset) before a metadata mutation
+        self.constant_tensors: list = []
+        self._names: set = set()
+
+    # -- checkpoints ------------------------------------------------------------
+    def checkpoint(self):
+        return (list(self.graph.nodes)[-1] if len(self.graph.nodes) else None, len(self.graph_inputs),
+                dict(self.input_by_source), set(self.guards), self.side_effects.snapshot(),
+                dict(self.wrapped_objects), self.grad_enabled, len(self.metadata_log), len(self.constant_tensors))
+
+    def restore(self, state) -> None:
+        (last, n_inputs, by_source, guards, effects, wrapped, grad, n_log, n_consts) = state
+        nodes = list(self.graph.nodes)
+        keep = 0 if last is None else nodes.index(last) + 1
+        for node in reversed(nodes[keep:]):
+            self.graph.erase_node(node)
+        del self.graph_inputs[n_inputs:]
+        self.input_by_source = by_source
+        self.guards = guards
+        self.side_effects.restore(effects)
+        self.wrapped_objects = wrapped
+        self.grad_enabled = grad
+        with self.fake_mode:
+            for fake, size, stride, offset in reversed(self.metadata_log[n_log:]):
+                fake.as_strided_(size, stride, offset)
+        del self.metadata_log[n_log:]
+        del self.constant_tensors[n_consts:]
+
+    # -- inputs -----------------------------------------------------------------
+    def _unique_name(self, base: str) -> str:
+        base = re.sub(r"[^0-9a-zA-Z_]+", "_", base).strip("_") or "x"
+        if base[0].isdigit():
+            base = "_" + base
+        name, n = base, 1
+        while name in self._names:
+            n += 1
+            name = f"{base}_{n}"
+        self._names.add(name)
+        return name
+
+    def add_graph_input(self, value: torch.Tensor, source) -> TensorVariable:
+        if source in self.input_by_source:
+            return self.input_by_source[source]
+        name = self._unique_name(source.name().replace("L[", "L_").replace("G[", "G_"))
+        # placeholders go before every other node
+        first_non_input = next((n for n in self.graph.nodes if n.op != "placeholder"), None)
+        if first_non_input is not None:
+            with self.graph.inserting_before(first_non_input):
+                node = self.graph.placeholder(name)
+        else:
+            node = self.graph.placeholder(name)
+        fake = self.fake_mode.from_tensor(value, static_shapes=True)
+        node.meta["example_value"] = fake
+        node.meta["source"] = source
+        proxy = torch.fx.Proxy(node, self.tracer)
+        var = TensorVariable(proxy=proxy, cls=type(value), source=source)
+        self.graph_inputs.append((source, proxy, value))
+        self.input_by_source[source] = var
+        self.guards.add(Guard.tensor(source, value))
+        return var
+
+    def add_constant_tensor(self, value: torch.Tensor) -> TensorVariable:
+        """A tensor with no source (made at trace time from constants): a graph attribute."""
+        name = self._unique_name(f"_tensor_constant{len(self.constant_tensors)}")
+        self.constant_tensors.append((name, value))
+        node = self.graph.get_attr(name)
+        node.meta["example_value"] = self.fake_mode.from_tensor(value, static_shapes=True)
+        return TensorVariable(proxy=torch.fx.Proxy(node, self.tracer), cls=type(value))
+
+    def real_value_of(self, var):
+        for source, proxy, value in self.graph_inputs:
+            if proxy.node is var.proxy.node:
+                return value
+        return None
+
+    # -- ops --------------------------------------------------------------------
+    def set_grad_enabled(self, mode: bool) -> None:
+        if mode != self.grad_enabled:
+            self.graph.call_function(torch._C._set_grad_enabled, (mode,))
+            self.grad_enabled = mode
+
+    def call_function(self, fn, args, kwargs):
+        return self._create("call_function", fn, args, kwargs)
+
+    def call_method(self, self_var, name, args, kwargs):
+        return self._create("call_method", name, [self_var] + list(args), kwargs)
+
+    def _create(self, kind, target, args, kwargs):
+        proxy_args = tuple(self.as_proxy(a) for a in args)
+        proxy_kwargs = {k: self.as_proxy(v) for k, v in kwargs.items()}
+        fake_args = torch.fx.node.map_arg(proxy_args, lambda n: n.meta["example_value"])
+        fake_kwargs = torch.fx.node.map_arg(proxy_kwargs, lambda n: n.meta["example_value"])
+        if kind == "call_method" and target in _METADATA_MUTATIONS:
+            t = fake_args[0]
+            self.metadata_log.append((t, tuple(t.shape), tuple(t.stride()), t.storage_offset()))
+        try:
+            with self.fake_mode, torch.set_grad_enabled(self.grad_enabled):
+                if kind == "call_function":
+                    example = target(*fake_args, **fake_kwargs)
+                else:
+                    example = getattr(fake_args[0], target)(*fake_args[1:], **fake_kwargs)
+        except (DataDependentOutputException, DynamicOutputShapeException) as e:
+            raise Unsupported("data_dependent", what=f"{getattr(target, '__name__', target)} ({type(e).__name__})")
+        except torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode as e:
+            raise Unsupported("data_dependent", what=str(e).splitlines()[0])
+        except NotImplementedError as e:
+            raise Unsupported("unsupported_call", fn=getattr(target, "__name__", str(target)),
+                              detail=f" on fake tensors ({e})")
+        except (RuntimeError, TypeError, ValueError, IndexError) as e:
+            # the real call fails the same way: run it eagerly so the user gets torch's own error
+            raise Unsupported("unsupported_call", fn=getattr(target, "__name__", str(target)),
+                              detail=f" (raises {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})")
+        node = self.graph.create_node(kind, target, proxy_args, proxy_kwargs)
+        node.meta["example_value"] = example
+        return self.wrap_result(torch.fx.Proxy(node, self.tracer), example)
+
+    def as_proxy(self, var):
+        from .variables.lists import BaseSequence, SliceVariable
+        if isinstance(var, (TensorVariable, SymNodeVariable)):
+            return var.proxy.node
+        if isinstance(var, ConstantVariable):
+            return var.value
+        if isinstance(var, SliceVariable):
+            return slice(self.as_proxy(var.start), self.as_proxy(var.stop), self.as_proxy(var.step))
+        if isinstance(var, BaseSequence):
+            items = [self.as_proxy(v) for v in var.get_items(self._tx_for_items())]
+            return list(items) if var.python_type() is list else tuple(items)
+        if var.is_python_constant():
+            value = var.as_python_constant()
+            if isinstance(value, (torch.dtype, torch.device, torch.memory_format, torch.layout, type(None), int,
+                                  float, bool, str, complex, type(Ellipsis))):
+                return value
+            if isinstance(value, (torch.finfo, torch.iinfo)):
+                return value
+        raise Unsupported("unsupported_op", what=f"passing {var.describe()} to a torch function")
+
+    def _tx_for_items(self):
+        # sequence trackers only need `tx.output` to read their contents
+        class _Tx:
+            output = self
+        return _Tx
+
+    def wrap_result(self, proxy, example):
+        if isinstance(example, torch.Tensor):
+            return TensorVariable(proxy=proxy, cls=torch.Tensor if type(example).__name__ == "FakeTensor"
+                                  else type(example))
+        if isinstance(example, (tuple, list)) and not isinstance(example, torch.Size):
+            from .variables.lists import ListVariable, NamedTupleVariable, TupleVariable
+            items = []
+            for i, e in enumerate(example):
+                node = self.graph.call_function(operator.getitem, (proxy.node, i))
+                node.meta["example_value"] = e
+                items.append(self.wrap_result(torch.fx.Proxy(node, self.tracer), e))
+            if hasattr(type(example), "_fields"):
+                return NamedTupleVariable(tuple(items), cls=type(example))
+            if isinstance(example, list):
+                return ListVariable.create(self._tx_for_items(), items)
+            return TupleVariable(tuple(items))
+        if isinstance(example, torch.Size):
+            from .variables.lists import SizeVariable
+            return SizeVariable(tuple(self.wrap_value(s) for s in example))
+        if isinstance(example, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            if example.node.is_constant() or not example.node.expr.free_symbols:
+                proxy.node.graph.erase_node(proxy.node) if not proxy.node.users else None
+                return ConstantVariable(example.node.pytype(example))
+            return SymNodeVariable(proxy=proxy, value=example)
+        if example is None or isinstance(example, (int, float, bool)):
+            if not proxy.node.users:
+                self.graph.erase_node(proxy.node)
+            return ConstantVariable(example)
+        raise Unsupported("unsupported_op", what=f"a torch result of type {type(example).__name__}")
+
+    def wrap_value(self, value):
+        """A Python number or symbolic number produced by metadata queries."""
+        if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            expr = value.node.expr
+            if not expr.free_symbols:
+                return ConstantVariable(value.node.pytype(value))
+            raise Unsupported("unsupported_op", what="symbolic sizes (dynamic shapes)")
+        return ConstantVariable(value)
+
+    # -- finishing --------------------------------------------------------------
+    def count_ops(self) -> int:
+        return sum(1 for n in self.graph.nodes if n.op in ("call_function", "call_method", "call_module"))
+
+    def compile_graph(self, outputs: list):
+        """Add the output node, hand the graph to the backend, and return the compiled callable."""
+        self.graph.output(tuple(self.as_proxy(v) for v in outputs))
+        root = torch.nn.Module()
+        for name, value in self.constant_tensors:
+            setattr(root, name, value)
+        gm = torch.fx.GraphModule(root, self.graph, class_name="BytegraphGraph")
+        example_inputs = [value for _, _, value in self.graph_inputs]
+        compiled = self.backend(gm, example_inputs)
+        return gm, compiled

@@ -1,0 +1,384 @@
+"""The symbolic bytecode interpreter: runs a frame's CPython 3.11 bytecode over VariableTrackers.
+
+Compile time only. `InstructionTranslator` traces a whole frame; `InliningTranslator` traces a
+called user function inside it. Opcode handlers live in `frontend/opcodes.py` and are dispatched
+through one table built once per Python version.
+"""
+from __future__ import annotations
+
+import dis
+import operator
+import sys
+import traceback
+import types
+
+from ..guards.source import ClosureSource, GlobalSource, LocalSource, ModuleGlobalSource
+from .graph_break import Unsupported
+from .variables.base import VariableTracker
+from .variables.constant import ConstantVariable, const
+from .variables.misc import CellVariable, ExceptionVariable, NullVariable
+
+# Python exceptions that the traced program itself raises (a failed dict lookup, a bad call...):
+# they follow the program's own try/except, or end tracing so the frame raises them eagerly.
+USER_EXCEPTIONS = (KeyError, IndexError, AttributeError, TypeError, ValueError, StopIteration, NameError,
+                   ZeroDivisionError, AssertionError, RuntimeError, NotImplementedError, LookupError,
+                   ArithmeticError)
+
+
+class UserException(Exception):
+    """An exception raised by the traced program, as a tracker."""
+
+    def __init__(self, exc_var: ExceptionVariable):
+        super().__init__(exc_var.cls.__name__)
+        self.exc_var = exc_var
+
+
+class ReturnValue(Exception):
+    def __init__(self, value):
+        self.value = value
+
+
+class Instruction:
+    __slots__ = ("opname", "opcode", "arg", "argval", "offset", "lineno", "target", "index", "positions")
+
+    def __init__(self, ins: dis.Instruction, index: int, lineno):
+        self.opname = ins.opname
+        self.opcode = ins.opcode
+        self.arg = ins.arg
+        self.argval = ins.argval
+        self.offset = ins.offset
+        self.lineno = lineno
+        self.index = index
+        self.target = None
+        self.positions = ins.positions
+
+    def __repr__(self):
+        return f"{self.offset} {self.opname} {self.argval!r}"
+
+
+_INSTRUCTION_CACHE: dict = {}
+
+
+def instructions_of(code: types.CodeType):
+    cached = _INSTRUCTION_CACHE.get(code)
+    if cached is None:
+        insts, lineno = [], code.co_firstlineno
+        for i, ins in enumerate(dis.get_instructions(code)):
+            if ins.starts_line is not None:
+                lineno = ins.starts_line
+            insts.append(Instruction(ins, i, lineno))
+        by_offset = {ins.offset: ins.index for ins in insts}
+        for ins in insts:
+            if ins.opcode in dis.hasjrel or ins.opcode in dis.hasjabs:
+                ins.target = by_offset[ins.argval]
+        table = dis._parse_exception_table(code)
+        cached = (insts, by_offset, table)
+        _INSTRUCTION_CACHE[code] = cached
+    return cached
+
+
+class InstructionTranslatorBase:
+    def __init__(self, code, f_globals, symbolic_locals, cells, output, config, parent=None):
+        self.code = code
+        self.f_globals = f_globals
+        self.f_builtins = f_globals.get("__builtins__", __builtins__)
+        if isinstance(self.f_builtins, types.ModuleType):
+            self.f_builtins = vars(self.f_builtins)
+        self.instructions, self.offset_to_index, self.exception_table = instructions_of(code)
+        self.symbolic_locals: dict = symbolic_locals
+        self.cells: dict = cells        # cell/free var name -> CellVariable
+        self.stack: list = []
+        self.ip = 0
+        self.current = None
+        self.kw_names = ()
+        self.output = output
+        self.config = config
+        self.parent = parent
+        self.depth = 0 if parent is None else parent.depth + 1
+        from .opcodes import DISPATCH
+        self.dispatch = DISPATCH
+
+    # -- stack helpers -------------------------------------------------------
+    def push(self, var):
+        assert isinstance(var, VariableTracker), var
+        self.stack.append(var)
+
+    def pop(self):
+        return self.stack.pop()
+
+    def popn(self, n):
+        if n == 0:
+            return []
+        items = self.stack[-n:]
+        del self.stack[-n:]
+        return items
+
+    # -- the loop ------------------------------------------------------------
+    def run(self):
+        budget = self.config.max_instructions
+        while True:
+            if self.ip >= len(self.instructions):
+                raise Unsupported("unsupported_op", what="falling off the end of the code")
+            ins = self.instructions[self.ip]
+            self.current = ins
+            self.ip += 1
+            budget -= 1
+            if budget < 0:
+                raise Unsupported("unsupported_op", what="too many instructions (unrolled loop)")
+            handler = self.dispatch.get(ins.opname)
+            if handler is None:
+                raise Unsupported("unsupported_opcode", opname=ins.opname)
+            try:
+                handler(self, ins)
+            except ReturnValue:
+                raise
+            except UserException as e:
+                self.handle_exception(e.exc_var)
+            except USER_EXCEPTIONS as e:
+                if isinstance(e, (Unsupported,)):
+                    raise
+                self.handle_exception(ExceptionVariable(cls=type(e), args=tuple(const(a) for a in e.args)))
+
+    def handle_exception(self, exc_var):
+        """Jump to this frame's handler for an exception raised at the current instruction,
+        or propagate it to the caller."""
+        offset = self.current.offset
+        for entry in self.exception_table:
+            if entry.start <= offset < entry.end:
+                del self.stack[entry.depth:]
+                if entry.lasti:
+                    self.push(const(offset))
+                self.push(exc_var)
+                self.ip = self.offset_to_index[entry.target]
+                return
+        raise UserException(exc_var)
+
+    def user_stack(self) -> list:
+        frames = []
+        tx = self
+        while tx is not None:
+            ins = tx.current
+            frames.append(traceback.FrameSummary(tx.code.co_filename, ins.lineno if ins else tx.code.co_firstlineno,
+                                                 tx.code.co_name))
+            tx = tx.parent
+        return frames[::-1]
+
+    # -- semantics shared by handlers and variables ---------------------------
+    def getattr(self, obj, name):
+        return obj.var_getattr(self, name)
+
+    def setattr(self, obj, name, value):
+        from .variables.user_defined import UserDefinedObjectVariable
+        if isinstance(obj, UserDefinedObjectVariable):
+            return obj.setattr(self, name, value)
+        raise Unsupported("unsupported_op", what=f"setting attribute {name!r} on {obj.describe()}")
+
+    def delattr(self, obj, name):
+        from .variables.user_defined import UserDefinedObjectVariable
+        if isinstance(obj, UserDefinedObjectVariable):
+            return obj.delattr(self, name)
+        raise Unsupported("unsupported_op", what=f"deleting attribute {name!r} on {obj.describe()}")
+
+    def call_method_on(self, obj, name, args, kwargs):
+        return obj.call_method(self, name, list(args), dict(kwargs))
+
+    def call(self, fn, args, kwargs):
+        return fn.call_function(self, list(args), dict(kwargs))
+
+    def unpack_iterable(self, var):
+        return list(var.unpack(self))
+
+    def get_iter(self, obj):
+        from .variables.iterators import ListIteratorVariable
+        from .variables.user_defined import UserDefinedObjectVariable
+        if isinstance(obj, ListIteratorVariable):
+            return obj
+        if isinstance(obj, UserDefinedObjectVariable) and not hasattr(obj, "children_vars"):
+            it = obj.call_method(self, "__iter__", [], {})
+            return it
+        return ListIteratorVariable.create(self, obj.unpack(self))
+
+    def getitem(self, obj, index):
+        from .variables.tensor import TensorVariable
+        if isinstance(obj, TensorVariable):
+            return self.output.call_function(operator.getitem, [obj, index], {})
+        if obj.is_python_constant() and index.is_python_constant() and not hasattr(obj, "get_items"):
+            return const(obj.as_python_constant()[index.as_python_constant()])
+        return obj.call_method(self, "__getitem__", [index], {})
+
+    def binary_op(self, op, a, b):
+        from .variables.builtins import is_tensorish
+        from .variables.constant import FOLDABLE
+        if is_tensorish(a) or is_tensorish(b):
+            return self.output.call_function(op, [a, b], {})
+        if a.is_python_constant() and b.is_python_constant() and not hasattr(a, "get_items") \
+                and not hasattr(b, "get_items"):
+            base = _INPLACE_TO_BINARY.get(op, op)
+            if base in FOLDABLE:
+                return const(base(a.as_python_constant(), b.as_python_constant()))
+        name = _DUNDER.get(op)
+        inplace = op in _INPLACE_TO_BINARY
+        base = _INPLACE_TO_BINARY.get(op, op)
+        if inplace:
+            try:
+                return a.call_method(self, name, [b], {})
+            except Unsupported:
+                name = _DUNDER[base]
+        try:
+            return a.call_method(self, _DUNDER[base], [b], {})
+        except Unsupported:
+            rname = _RDUNDER.get(base)
+            if rname is None:
+                raise
+            return b.call_method(self, rname, [a], {})
+
+    def compare(self, op, a, b):
+        from .variables.builtins import compare_equal, is_tensorish
+        from .variables.tensor import TensorVariable
+        if op in (operator.is_, operator.is_not):
+            same = self.is_same(a, b)
+            return const(same if op is operator.is_ else not same)
+        if op is operator.contains:
+            return b.call_method(self, "__contains__", [a], {})
+        if is_tensorish(a) or is_tensorish(b):
+            return self.output.call_function(op, [a, b], {})
+        if a.is_python_constant() and b.is_python_constant():
+            return const(op(a.as_python_constant(), b.as_python_constant()))
+        if op in (operator.eq, operator.ne) and hasattr(a, "get_items") and hasattr(b, "get_items"):
+            ia, ib = a.get_items(self), b.get_items(self)
+            same_kind = (a.python_type() is list) == (b.python_type() is list)
+            equal = same_kind and len(ia) == len(ib) and all(compare_equal(self, x, y) for x, y in zip(ia, ib))
+            return const(equal if op is operator.eq else not equal)
+        if op in (operator.lt, operator.le, operator.gt, operator.ge) and hasattr(a, "get_items") and \
+                hasattr(b, "get_items"):
+            ia, ib = a.get_items(self), b.get_items(self)
+            if all(i.is_python_constant() for i in ia + ib):
+                return const(op(tuple(i.as_python_constant() for i in ia),
+                                tuple(i.as_python_constant() for i in ib)))
+        if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
+            return self.output.call_function(op, [a, b], {})
+        try:
+            return a.call_method(self, _DUNDER[op], [b], {})
+        except Unsupported:
+            if op in (operator.eq, operator.ne):
+                same = self.is_same(a, b)
+                return const(same if op is operator.eq else not same)
+            raise
+
+    def is_same(self, a, b) -> bool:
+        if a is b:
+            return True
+        from .variables.tensor import TensorVariable
+        if isinstance(a, TensorVariable) and isinstance(b, TensorVariable):
+            return a.proxy.node is b.proxy.node
+        if a.is_python_constant() and b.is_python_constant():
+            return a.as_python_constant() is b.as_python_constant()
+        va, vb = getattr(a, "value", None), getattr(b, "value", None)
+        if va is not None and vb is not None:
+            return va is vb
+        return False
+
+    def unary_op(self, op, a):
+        from .variables.builtins import is_tensorish
+        if op in (operator.not_, operator.truth):
+            from .variables.tensor import SymNodeVariable
+            if isinstance(a, SymNodeVariable):
+                return const(op(a.truth(self)))
+            return const(op(a.truth(self)))
+        if is_tensorish(a):
+            return self.output.call_function(op, [a], {})
+        if a.is_python_constant():
+            return const(op(a.as_python_constant()))
+        return a.call_method(self, {operator.neg: "__neg__", operator.pos: "__pos__",
+                                    operator.invert: "__invert__"}[op], [], {})
+
+    # -- globals --------------------------------------------------------------
+    def global_source(self, name):
+        root = self.root()
+        if self.f_globals is root.f_globals:
+            return GlobalSource(name)
+        module = self.f_globals.get("__name__")
+        if module in sys.modules and vars(sys.modules[module]) is self.f_globals:
+            return ModuleGlobalSource(module, name)
+        return None
+
+    def load_global(self, name):
+        from .builder import wrap
+        root = self.root()
+        if self.f_globals is root.f_globals:
+            effects = self.output.side_effects
+            if name in effects.globals:
+                return effects.globals[name]
+            if name in effects.deleted_globals:
+                raise NameError(f"name '{name}' is not defined")
+        if name in self.f_globals:
+            return wrap(self, self.f_globals[name], self.global_source(name))
+        if name in self.f_builtins:
+            return wrap(self, self.f_builtins[name], None, trusted=True)
+        raise NameError(f"name '{name}' is not defined")
+
+    def store_global(self, name, value):
+        if self.f_globals is not self.root().f_globals:
+            raise Unsupported("unsupported_op", what="assigning a global of another module")
+        self.output.side_effects.store_global(name, value)
+
+    def root(self):
+        tx = self
+        while tx.parent is not None:
+            tx = tx.parent
+        return tx
+
+    # -- calls ----------------------------------------------------------------
+    def inline_user_function(self, fn_var, args, kwargs):
+        code = fn_var.get_code()
+        if self.depth >= self.config.max_inline_depth:
+            raise Unsupported("too_deep", fn=fn_var.describe())
+        if code.co_flags & (0x20 | 0x80 | 0x200 | 0x100):  # generator, coroutine, async
+            raise Unsupported("generator", fn=fn_var.describe())
+        bound = fn_var.bind(self, args, kwargs)
+        cells = dict(fn_var.closure_cells(self))
+        for name in code.co_cellvars:
+            cells[name] = CellVariable.new(self, bound.get(name))
+        tx = InliningTranslator(code, fn_var.get_globals(), bound, cells, self.output, self.config, parent=self)
+        return tx.run_inline()
+
+    def make_super(self, args):
+        from .variables.misc import SuperVariable
+        if args:
+            return SuperVariable(cls=args[0].as_python_constant(), obj=args[1])
+        if "__class__" not in self.cells or not self.code.co_varnames:
+            raise RuntimeError("super(): no arguments")
+        cls = self.cells["__class__"].load(self).as_python_constant()
+        first = self.code.co_varnames[0]
+        obj = self.cells[first].load(self) if first in self.cells else self.symbolic_locals[first]
+        return SuperVariable(cls=cls, obj=obj)
+
+
+class InliningTranslator(InstructionTranslatorBase):
+    def run_inline(self):
+        try:
+            self.run()
+        except ReturnValue as r:
+            return r.value
+        raise AssertionError("unreachable")
+
+
+_INPLACE_TO_BINARY = {operator.iadd: operator.add, operator.isub: operator.sub, operator.imul: operator.mul,
+                      operator.itruediv: operator.truediv, operator.ifloordiv: operator.floordiv,
+                      operator.imod: operator.mod, operator.ipow: operator.pow, operator.iand: operator.and_,
+                      operator.ior: operator.or_, operator.ixor: operator.xor, operator.imatmul: operator.matmul,
+                      operator.ilshift: operator.lshift, operator.irshift: operator.rshift}
+_DUNDER = {operator.add: "__add__", operator.sub: "__sub__", operator.mul: "__mul__",
+           operator.truediv: "__truediv__", operator.floordiv: "__floordiv__", operator.mod: "__mod__",
+           operator.pow: "__pow__", operator.and_: "__and__", operator.or_: "__or__", operator.xor: "__xor__",
+           operator.matmul: "__matmul__", operator.lshift: "__lshift__", operator.rshift: "__rshift__",
+           operator.iadd: "__iadd__", operator.isub: "__isub__", operator.imul: "__imul__",
+           operator.itruediv: "__itruediv__", operator.ifloordiv: "__ifloordiv__", operator.imod: "__imod__",
+           operator.ipow: "__ipow__", operator.iand: "__iand__", operator.ior: "__ior__", operator.ixor: "__ixor__",
+           operator.imatmul: "__imatmul__", operator.ilshift: "__ilshift__", operator.irshift: "__irshift__",
+           operator.lt: "__lt__", operator.le: "__le__", operator.eq: "__eq__", operator.ne: "__ne__",
+           operator.gt: "__gt__", operator.ge: "__ge__"}
+_RDUNDER = {operator.add: "__radd__", operator.sub: "__rsub__", operator.mul: "__rmul__",
+            operator.truediv: "__rtruediv__", operator.floordiv: "__rfloordiv__", operator.mod: "__rmod__",
+            operator.pow: "__rpow__", operator.and_: "__rand__", operator.or_: "__ror__", operator.xor: "__rxor__",
+            operator.matmul: "__rmatmul__", operator.lshift: "__rlshift__", operator.rshift: "__rrshift__"}

@@ -1,0 +1,77 @@
+"""The VariableTracker base: an immutable symbolic value seen while tracing.
+
+Compile time only. A tracker says what a value is; its `source` (if any) says where it came from
+in the frame, from which guards and reconstruction bytecode are derived. Trackers are frozen
+dataclasses; mutable Python objects keep their changing state in `SideEffects`, keyed by the
+tracker's identity, so a checkpoint is a few saved references.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Optional
+
+from ..graph_break import Unsupported
+from ...guards.source import Source
+
+
+class NotConstant(Exception):
+    pass
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class VariableTracker:
+    source: Optional[Source] = dataclasses.field(default=None, kw_only=True)
+
+    # -- what it is ---------------------------------------------------------
+    def python_type(self) -> type:
+        raise Unsupported("unsupported_op", what=f"type() of {self.describe()}")
+
+    def is_python_constant(self) -> bool:
+        try:
+            self.as_python_constant()
+            return True
+        except NotConstant:
+            return False
+
+    def as_python_constant(self) -> Any:
+        raise NotConstant(self.describe())
+
+    def as_python_constant_or_none(self) -> Any:
+        return self.as_python_constant() if self.is_python_constant() else None
+
+    def describe(self) -> str:
+        return type(self).__name__
+
+    # -- what can be done with it ------------------------------------------
+    def var_getattr(self, tx, name: str) -> "VariableTracker":
+        raise Unsupported("unsupported_attr", name=name, obj=self.describe())
+
+    def call_function(self, tx, args: list, kwargs: dict) -> "VariableTracker":
+        raise Unsupported("unsupported_call", fn=self.describe(), detail="")
+
+    def call_method(self, tx, name: str, args: list, kwargs: dict) -> "VariableTracker":
+        if name == "__getattribute__" and len(args) == 1 and args[0].is_python_constant():
+            return self.var_getattr(tx, args[0].as_python_constant())
+        raise Unsupported("unsupported_call", fn=f"{self.describe()}.{name}", detail="")
+
+    def unpack(self, tx) -> list:
+        """The items when iterated (for unpacking, `for`, `list(x)`...)."""
+        raise Unsupported("unsupported_op", what=f"iterating over {self.describe()}")
+
+    def truth(self, tx) -> bool:
+        if self.is_python_constant():
+            return bool(self.as_python_constant())
+        raise Unsupported("unsupported_op", what=f"truth value of {self.describe()}")
+
+    def has_len(self, tx) -> int:
+        return len(self.unpack(tx))
+
+    # -- getting the value back at run time ---------------------------------
+    def reconstruct(self, codegen) -> None:
+        if self.source is not None:
+            self.source.reconstruct(codegen)
+            return
+        raise Unsupported("unsupported_op", what=f"rebuilding {self.describe()} after the graph")
+
+    def with_source(self, source):
+        return dataclasses.replace(self, source=source)

@@ -1,0 +1,543 @@
+"""Builtin functions (len, isinstance, min, sorted, ...), `operator`, `math`, and the binary and
+comparison operators on any pair of trackers."""
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import functools
+import itertools
+import math
+import operator
+from typing import Any, Callable
+
+from ..graph_break import Unsupported
+from .base import VariableTracker
+from .constant import ConstantVariable, const
+
+# Pure functions folded when every argument is a constant.
+_PURE_MODULES = (math, operator)
+_PURE_BUILTINS = {abs, bool, chr, complex, divmod, float, format, hash, int, len, max, min, ord, pow, repr,
+                  round, str, sum, isinstance, issubclass, callable, hex, oct, bin, ascii, any, all, sorted,
+                  tuple, frozenset, slice, range, type}
+
+
+def is_pure(fn) -> bool:
+    return fn in _PURE_BUILTINS or getattr(fn, "__module__", None) in ("math", "_operator", "operator") or \
+        getattr(fn, "__self__", None) in _PURE_MODULES
+
+
+def is_tensorish(var) -> bool:
+    from .tensor import SymNodeVariable, TensorVariable
+    return isinstance(var, (TensorVariable, SymNodeVariable))
+
+
+def compare_equal(tx, a, b) -> bool:
+    """Python equality of two trackers, for containers and constants (tensors compare by identity)."""
+    result = tx.compare(operator.eq, a, b)
+    if result.is_python_constant():
+        return bool(result.as_python_constant())
+    return a is b
+
+
+def sorted_items(tx, items, kwargs):
+    key = kwargs.get("key")
+    reverse = kwargs.get("reverse", const(False)).as_python_constant()
+    keyed = [(key.call_function(tx, [i], {}) if key is not None and not (key.is_python_constant() and
+                                                                             key.as_python_constant() is None)
+              else i, i) for i in items]
+    if not all(k.is_python_constant() for k, _ in keyed):
+        raise Unsupported("unsupported_op", what="sorting values that are not constants")
+    keyed.sort(key=lambda p: p[0].as_python_constant(), reverse=reverse)
+    return [i for _, i in keyed]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class BuiltinVariable(VariableTracker):
+    fn: Callable = None
+
+    def python_type(self):
+        return type(self.fn)
+
+    def describe(self):
+        return f"builtin {getattr(self.fn, '__qualname__', self.fn)}"
+
+    def as_python_constant(self):
+        return self.fn
+
+    def reconstruct(self, codegen):
+        if self.source is not None:
+            return self.source.reconstruct(codegen)
+        codegen.load_const(self.fn)
+
+    def var_getattr(self, tx, name):
+        if self.fn in (dict, list, tuple, set, str, int, float, object, frozenset, bool, type):
+            from .user_defined import class_attribute
+            return class_attribute(tx, self, self.fn, name)
+        return const(getattr(self.fn, name))
+
+    def call_function(self, tx, args, kwargs):
+        handler = _HANDLERS.get(self.fn)
+        if handler is not None:
+            result = handler(tx, *args, **kwargs)
+            if result is not None:
+                return result
+        if self.fn in (print,) or getattr(self.fn, "__module__", "") in ("logging",):
+            raise Unsupported("io", fn=self.describe())
+        if any(is_tensorish(a) for a in args) and self.fn in _TENSOR_OPERATORS:
+            return tx.output.call_function(self.fn, list(args), kwargs)
+        if is_pure(self.fn) and all(a.is_python_constant() for a in args) and \
+                all(v.is_python_constant() for v in kwargs.values()):
+            value = self.fn(*[a.as_python_constant() for a in args],
+                            **{k: v.as_python_constant() for k, v in kwargs.items()})
+            from ..builder import wrap_constant_result
+            return wrap_constant_result(tx, value)
+        if self.fn in _OPERATOR_METHODS and args:
+            method = _OPERATOR_METHODS[self.fn]
+            if callable(method):
+                return method(tx, *args)
+            return tx.call_method_on(args[0], method, list(args[1:]), kwargs)
+        raise Unsupported("unsupported_call", fn=self.describe(), detail=" with these arguments")
+
+
+# -- handlers ----------------------------------------------------------------
+# Each takes (tx, *arg_trackers, **kwarg_trackers) and returns a tracker, or None to fall through.
+
+def _len(tx, obj):
+    return tx.call_method_on(obj, "__len__", [], {})
+
+
+def _isinstance(tx, obj, classes):
+    cls = obj.python_type()
+    spec = classes.as_python_constant() if classes.is_python_constant() else None
+    if spec is None:
+        from .lists import TupleVariable
+        if isinstance(classes, TupleVariable):
+            spec = tuple(c.as_python_constant() for c in classes.items)
+        else:
+            raise Unsupported("unsupported_op", what="isinstance with a non-constant class")
+    from .tensor import TensorVariable
+    if isinstance(obj, TensorVariable):
+        import torch
+        if cls is torch.Tensor:
+            # a plain tensor: answer from the class alone, Parameter subclasses checked by identity
+            return const(issubclass(cls, spec) if not isinstance(spec, tuple) or spec else False)
+    try:
+        return const(issubclass(cls, spec))
+    except TypeError:
+        raise
+
+
+def _issubclass(tx, cls, spec):
+    return const(issubclass(cls.as_python_constant(), spec.as_python_constant()))
+
+
+def _getattr(tx, obj, name, *default):
+    try:
+        return tx.getattr(obj, name.as_python_constant())
+    except AttributeError:
+        if default:
+            return default[0]
+        raise
+
+
+def _hasattr(tx, obj, name):
+    try:
+        tx.getattr(obj, name.as_python_constant())
+        return const(True)
+    except AttributeError:
+        return const(False)
+
+
+def _setattr(tx, obj, name, value):
+    tx.setattr(obj, name.as_python_constant(), value)
+    return const(None)
+
+
+def _delattr(tx, obj, name):
+    tx.delattr(obj, name.as_python_constant())
+    return const(None)
+
+
+def _minmax(fn):
+    def handler(tx, *args, **kwargs):
+        items = list(args) if len(args) > 1 else tx.unpack_iterable(args[0])
+        if not items:
+            if "default" in kwargs:
+                return kwargs["default"]
+            raise ValueError(f"{fn.__name__}() arg is an empty sequence")
+        if all(i.is_python_constant() for i in items) and "key" not in kwargs:
+            return const(fn(i.as_python_constant() for i in items))
+        if "key" in kwargs:
+            keyed = [(kwargs["key"].call_function(tx, [i], {}), i) for i in items]
+            best = keyed[0]
+            for cand in keyed[1:]:
+                better = tx.compare(operator.gt if fn is max else operator.lt, cand[0], best[0])
+                if better.truth(tx):
+                    best = cand
+            return best[1]
+        import torch
+        result = items[0]
+        for item in items[1:]:
+            if is_tensorish(result) or is_tensorish(item):
+                from .tensor import TensorVariable
+                if isinstance(result, TensorVariable) or isinstance(item, TensorVariable):
+                    raise Unsupported("tensor_branch", what=f"{fn.__name__}() over tensors")
+                result = tx.output.call_function(torch.sym_max if fn is max else torch.sym_min, [result, item], {})
+            else:
+                better = tx.compare(operator.gt if fn is max else operator.lt, item, result)
+                if better.truth(tx):
+                    result = item
+        return result
+    return handler
+
+
+def _sum(tx, iterable, start=None):
+    result = start if start is not None else const(0)
+    for item in tx.unpack_iterable(iterable):
+        result = tx.binary_op(operator.add, result, item)
+    return result
+
+
+def _any_all(fn):
+    def handler(tx, iterable):
+        for item in tx.unpack_iterable(iterable):
+            value = item.truth(tx)
+            if fn is any and value:
+                return const(True)
+            if fn is all and not value:
+                return const(False)
+        return const(fn is all)
+    return handler
+
+
+def _sorted(tx, iterable, **kwargs):
+    from .lists import ListVariable
+    return ListVariable.create(tx, sorted_items(tx, tx.unpack_iterable(iterable), kwargs))
+
+
+def _reversed(tx, seq):
+    from .iterators import ListIteratorVariable
+    if seq.python_type() in (dict,) or not hasattr(seq, "get_items") and seq.python_type() not in (range,):
+        items = tx.unpack_iterable(seq)
+    else:
+        items = tx.unpack_iterable(seq)
+    return ListIteratorVariable.create(tx, items[::-1], "reversed")
+
+
+def _enumerate(tx, iterable, start=None):
+    from .iterators import ListIteratorVariable
+    from .lists import TupleVariable
+    s = start.as_python_constant() if start is not None else 0
+    items = [TupleVariable((const(i + s), v)) for i, v in enumerate(tx.unpack_iterable(iterable))]
+    return ListIteratorVariable.create(tx, items, "enumerate")
+
+
+def _zip(tx, *iterables, strict=None):
+    from .iterators import ListIteratorVariable
+    from .lists import TupleVariable
+    lists = [tx.unpack_iterable(i) for i in iterables]
+    if strict is not None and strict.as_python_constant() and len({len(x) for x in lists}) > 1:
+        raise ValueError("zip() arguments have different lengths")
+    return ListIteratorVariable.create(tx, [TupleVariable(tuple(t)) for t in zip(*lists)], "zip")
+
+
+def _map(tx, fn, *iterables):
+    from .iterators import ListIteratorVariable
+    lists = [tx.unpack_iterable(i) for i in iterables]
+    return ListIteratorVariable.create(tx, [fn.call_function(tx, list(t), {}) for t in zip(*lists)], "map")
+
+
+def _filter(tx, fn, iterable):
+    from .iterators import ListIteratorVariable
+    keep = []
+    for item in tx.unpack_iterable(iterable):
+        test = item if fn.is_python_constant() and fn.as_python_constant() is None else \
+            fn.call_function(tx, [item], {})
+        if test.truth(tx):
+            keep.append(item)
+    return ListIteratorVariable.create(tx, keep, "filter")
+
+
+def _iter(tx, obj, *sentinel):
+    if sentinel:
+        raise Unsupported("unsupported_op", what="iter(callable, sentinel)")
+    return tx.get_iter(obj)
+
+
+def _next(tx, it, *default):
+    from .iterators import ListIteratorVariable, StopIterationSignal
+    if isinstance(it, ListIteratorVariable):
+        try:
+            return it.next_item(tx)
+        except StopIterationSignal:
+            if default:
+                return default[0]
+            raise StopIteration from None
+    return tx.call_method_on(it, "__next__", [], {})
+
+
+def _range(tx, *args):
+    from .lists import RangeVariable
+    values = []
+    for a in args:
+        if hasattr(a, "evaluate"):
+            values.append(a.evaluate())
+        else:
+            values.append(a.as_python_constant())
+    return RangeVariable(range(*values))
+
+
+def _container(kind):
+    def handler(tx, *args, **kwargs):
+        from .dicts import DictVariable, SetVariable
+        from .lists import ListVariable, TupleVariable
+        items = tx.unpack_iterable(args[0]) if args else []
+        if kind is list:
+            return ListVariable.create(tx, items)
+        if kind is tuple:
+            if args and isinstance(args[0], TupleVariable) and type(args[0]) is TupleVariable:
+                return args[0]
+            return TupleVariable(tuple(items))
+        if kind in (set, frozenset):
+            return SetVariable.create(tx, items, kind)
+        if kind is dict:
+            result = DictVariable.create(tx, [])
+            if args:
+                result.call_method(tx, "update", [args[0]], {})
+            if kwargs:
+                result.call_method(tx, "update", [], kwargs)
+            return result
+    return handler
+
+
+def _scalar(kind):
+    def handler(tx, *args, **kwargs):
+        from .tensor import SymNodeVariable, TensorVariable
+        if args and isinstance(args[0], SymNodeVariable):
+            if kind is bool:
+                return const(args[0].truth(tx))
+            return tx.output.call_function(kind, list(args), {})
+        if args and isinstance(args[0], TensorVariable):
+            raise Unsupported("data_dependent", what=f"{kind.__name__}() of a tensor")
+        if all(a.is_python_constant() for a in args):
+            return const(kind(*[a.as_python_constant() for a in args]))
+        if kind is bool and len(args) == 1:
+            return const(args[0].truth(tx))
+        if kind is str and len(args) == 1:
+            return tx.call_method_on(args[0], "__str__", [], {})
+        return None
+    return handler
+
+
+def _abs(tx, x):
+    if is_tensorish(x):
+        return tx.output.call_function(abs, [x], {})
+    if x.is_python_constant():
+        return const(abs(x.as_python_constant()))
+    return tx.call_method_on(x, "__abs__", [], {})
+
+
+def _type(tx, obj, *rest):
+    if rest:
+        raise Unsupported("unsupported_op", what="type() with three arguments")
+    from .user_defined import wrap_class
+    return wrap_class(tx, obj.python_type())
+
+
+def _callable(tx, obj):
+    from .functions import BaseUserFunction, BoundMethodVariable, PartialVariable
+    if isinstance(obj, (BaseUserFunction, BoundMethodVariable, PartialVariable, BuiltinVariable)):
+        return const(True)
+    if obj.is_python_constant():
+        return const(callable(obj.as_python_constant()))
+    return const(callable(obj.python_type()) and hasattr(obj.python_type(), "__call__"))
+
+
+def _id(tx, obj):
+    if obj.is_python_constant():
+        return const(id(obj.as_python_constant()))
+    value = getattr(obj, "value", None)
+    if value is not None:
+        return const(id(value))
+    raise Unsupported("unsupported_op", what="id() of a value made while tracing")
+
+
+def _repr(tx, obj):
+    if obj.is_python_constant():
+        return const(repr(obj.as_python_constant()))
+    return tx.call_method_on(obj, "__repr__", [], {})
+
+
+def _round(tx, x, *nd):
+    if is_tensorish(x):
+        return tx.output.call_function(round, [x, *nd], {})
+    return None
+
+
+def _slice(tx, *args):
+    from .lists import SliceVariable
+    parts = list(args)
+    if len(parts) == 1:
+        parts = [const(None), parts[0], const(None)]
+    while len(parts) < 3:
+        parts.append(const(None))
+    return SliceVariable(*parts)
+
+
+def _super(tx, *args):
+    return tx.make_super(args)
+
+
+def _object(tx):
+    from .user_defined import UserDefinedObjectVariable
+    return UserDefinedObjectVariable.create_new(tx, object)
+
+
+def _divmod(tx, a, b):
+    from .lists import TupleVariable
+    if is_tensorish(a) or is_tensorish(b):
+        return TupleVariable((tx.binary_op(operator.floordiv, a, b), tx.binary_op(operator.mod, a, b)))
+    return None
+
+
+def _pow(tx, a, b, *mod):
+    if not mod:
+        return tx.binary_op(operator.pow, a, b)
+    return None
+
+
+def _operator_binary(op):
+    def handler(tx, a, b):
+        return tx.binary_op(op, a, b)
+    return handler
+
+
+def _operator_compare(op):
+    def handler(tx, a, b):
+        return tx.compare(op, a, b)
+    return handler
+
+
+def _operator_unary(op):
+    def handler(tx, a):
+        return tx.unary_op(op, a)
+    return handler
+
+
+def _getitem(tx, a, b):
+    return tx.getitem(a, b)
+
+
+def _setitem(tx, a, b, c):
+    tx.call_method_on(a, "__setitem__", [b, c], {})
+    return const(None)
+
+
+def _itemgetter_call(tx, *keys):
+    return None
+
+
+def _chain(tx, *iterables):
+    from .iterators import ListIteratorVariable
+    return ListIteratorVariable.create(tx, [i for it in iterables for i in tx.unpack_iterable(it)], "chain")
+
+
+def _product(tx, *iterables, repeat=None):
+    from .iterators import ListIteratorVariable
+    from .lists import TupleVariable
+    lists = [tx.unpack_iterable(i) for i in iterables]
+    r = repeat.as_python_constant() if repeat is not None else 1
+    return ListIteratorVariable.create(tx, [TupleVariable(t) for t in itertools.product(*lists, repeat=r)],
+                                       "product")
+
+
+def _combos(fn):
+    def handler(tx, iterable, r=None):
+        from .iterators import ListIteratorVariable
+        from .lists import TupleVariable
+        items = tx.unpack_iterable(iterable)
+        args = () if r is None else (r.as_python_constant(),)
+        return ListIteratorVariable.create(tx, [TupleVariable(t) for t in fn(items, *args)], fn.__name__)
+    return handler
+
+
+def _islice(tx, iterable, *args):
+    from .iterators import ListIteratorVariable
+    items = tx.unpack_iterable(iterable)
+    return ListIteratorVariable.create(tx, list(itertools.islice(items, *[a.as_python_constant() for a in args])))
+
+
+def _accumulate(tx, iterable, func=None, *, initial=None):
+    from .iterators import ListIteratorVariable
+    items = tx.unpack_iterable(iterable)
+    out = []
+    acc = initial
+    if acc is not None:
+        out.append(acc)
+    for item in items:
+        acc = item if acc is None else (func.call_function(tx, [acc, item], {}) if func is not None
+                                        else tx.binary_op(operator.add, acc, item))
+        out.append(acc)
+    return ListIteratorVariable.create(tx, out, "accumulate")
+
+
+def _reduce(tx, fn, iterable, *initial):
+    items = tx.unpack_iterable(iterable)
+    if initial:
+        acc, rest = initial[0], items
+    else:
+        if not items:
+            raise TypeError("reduce() of empty iterable with no initial value")
+        acc, rest = items[0], items[1:]
+    for item in rest:
+        acc = fn.call_function(tx, [acc, item], {})
+    return acc
+
+
+def _partial(tx, fn, *args, **kwargs):
+    from .functions import PartialVariable
+    return PartialVariable(fn=fn, args=tuple(args), kwargs=tuple(kwargs.items()))
+
+
+def _wraps(tx, wrapped, *args, **kwargs):
+    from .functions import WrapsDecorator
+    return WrapsDecorator(wrapped=wrapped)
+
+
+def _print(tx, *args, **kwargs):
+    raise Unsupported("io", fn="print()")
+
+
+_HANDLERS: dict[Any, Callable] = {
+    len: _len, isinstance: _isinstance, issubclass: _issubclass, getattr: _getattr, hasattr: _hasattr,
+    setattr: _setattr, delattr: _delattr, min: _minmax(min), max: _minmax(max), sum: _sum,
+    any: _any_all(any), all: _any_all(all), sorted: _sorted, reversed: _reversed, enumerate: _enumerate,
+    zip: _zip, map: _map, filter: _filter, iter: _iter, next: _next, range: _range,
+    list: _container(list), tuple: _container(tuple), set: _container(set), frozenset: _container(frozenset),
+    dict: _container(dict), int: _scalar(int), float: _scalar(float), bool: _scalar(bool), str: _scalar(str),
+    abs: _abs, type: _type, callable: _callable, id: _id, repr: _repr, round: _round, slice: _slice,
+    super: _super, object: _object, divmod: _divmod, pow: _pow, print: _print,
+    operator.getitem: _getitem, operator.setitem: _setitem,
+    itertools.chain: _chain, itertools.product: _product, itertools.islice: _islice,
+    itertools.accumulate: _accumulate, itertools.combinations: _combos(itertools.combinations),
+    itertools.permutations: _combos(itertools.permutations), functools.reduce: _reduce,
+    functools.partial: _partial, functools.wraps: _wraps,
+}
+for _op in (operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
+            operator.pow, operator.lshift, operator.rshift, operator.and_, operator.or_, operator.xor,
+            operator.matmul, operator.iadd, operator.isub, operator.imul, operator.itruediv,
+            operator.ifloordiv, operator.imod, operator.ipow, operator.iand, operator.ior, operator.ixor,
+            operator.imatmul, operator.ilshift, operator.irshift):
+    _HANDLERS[_op] = _operator_binary(_op)
+for _op in (operator.lt, operator.le, operator.eq, operator.ne, operator.gt, operator.ge, operator.is_,
+            operator.is_not, operator.contains):
+    _HANDLERS[_op] = _operator_compare(_op)
+for _op in (operator.neg, operator.pos, operator.invert, operator.not_, operator.truth):
+    _HANDLERS[_op] = _operator_unary(_op)
+
+# builtins that may be applied to tensors/symbolic values as graph nodes
+_TENSOR_OPERATORS = {abs, round, math.floor, math.ceil, math.trunc, math.sqrt, operator.index}
+# builtins answered by a dunder method of their first argument
+_OPERATOR_METHODS = {hash: "__hash__", format: "__format__", math.floor: "__floor__", math.ceil: "__ceil__",
+                     math.trunc: "__trunc__"}
+BUILTIN_NAMES = {name: getattr(builtins, name) for name in dir(builtins)}

@@ -1,0 +1,33 @@
+"""Context managers in `with` blocks: torch grad-mode managers and user-defined ones (inlined
+`__enter__`/`__exit__`)."""
+from __future__ import annotations
+
+import dataclasses
+
+from ..graph_break import Unsupported
+from .base import VariableTracker
+from .constant import const
+from .torch import GradModeVariable
+from .user_defined import UserDefinedObjectVariable
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class WithExitVariable(VariableTracker):
+    """What BEFORE_WITH leaves on the stack: calling it exits the context."""
+    ctx: VariableTracker = None
+
+    def call_function(self, tx, args, kwargs):
+        if isinstance(self.ctx, GradModeVariable):
+            self.ctx.exit(tx)
+            return const(False)
+        return self.ctx.call_method(tx, "__exit__", list(args), kwargs)
+
+
+def enter_context(tx, ctx):
+    if isinstance(ctx, GradModeVariable):
+        entered_ctx, value = ctx.enter(tx)
+        return WithExitVariable(ctx=entered_ctx), value
+    if isinstance(ctx, UserDefinedObjectVariable):
+        value = ctx.call_method(tx, "__enter__", [], {})
+        return WithExitVariable(ctx=ctx), value
+    raise Unsupported("unsupported_op", what=f"`with` on {ctx.describe()}")

@@ -1,0 +1,343 @@
+"""Dicts (incl. OrderedDict and defaultdict) and sets: contents live in SideEffects."""
+from __future__ import annotations
+
+import collections
+import dataclasses
+
+from ..graph_break import Unsupported
+from .base import NotConstant, VariableTracker
+from .constant import const
+
+
+def hashable_key(var):
+    """The Python key a tracker stands for in a dict or set (constants, or identity for objects)."""
+    if var.is_python_constant():
+        value = var.as_python_constant()
+        try:
+            hash(value)
+            return value
+        except TypeError:
+            pass
+    from .tensor import TensorVariable
+    if isinstance(var, TensorVariable):
+        return ("__tensor__", var.proxy.node)
+    if var.source is not None:
+        return ("__source__", var.source)
+    return ("__id__", id(var))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class DictVariable(VariableTracker):
+    """A dict; contents are a tuple of (key tracker, value tracker) pairs in SideEffects."""
+    cls: type = dict
+    default_factory: VariableTracker = None
+
+    @staticmethod
+    def create(tx, pairs, cls=dict, default_factory=None, source=None):
+        var = DictVariable(cls=cls, default_factory=default_factory, source=source)
+        tx.output.side_effects.track(var, tuple(pairs))
+        return var
+
+    def pairs(self, tx):
+        return tx.output.side_effects.get(self)
+
+    def as_mapping(self, tx) -> dict:
+        return {hashable_key(k): (k, v) for k, v in self.pairs(tx)}
+
+    def set_pairs(self, tx, pairs):
+        tx.output.side_effects.store(self, tuple(pairs))
+
+    def python_type(self):
+        return self.cls
+
+    def describe(self):
+        return self.cls.__name__
+
+    def truth(self, tx):
+        return len(self.pairs(tx)) > 0
+
+    def has_len(self, tx):
+        return len(self.pairs(tx))
+
+    def unpack(self, tx):
+        return [k for k, _ in self.pairs(tx)]
+
+    def lookup(self, tx, key_var):
+        mapping = self.as_mapping(tx)
+        key = hashable_key(key_var)
+        if key in mapping:
+            return mapping[key][1]
+        return None
+
+    def setitem(self, tx, key_var, value):
+        mapping = self.as_mapping(tx)
+        key = hashable_key(key_var)
+        if key in mapping:
+            mapping[key] = (mapping[key][0], value)
+        else:
+            mapping[key] = (key_var, value)
+        self.set_pairs(tx, mapping.values())
+
+    def call_method(self, tx, name, args, kwargs):
+        from .lists import ListVariable, TupleVariable
+        from .iterators import ListIteratorVariable
+        pairs = self.pairs(tx)
+        if name == "__getitem__":
+            found = self.lookup(tx, args[0])
+            if found is None:
+                if self.default_factory is not None and not (self.default_factory.is_python_constant()
+                                                             and self.default_factory.as_python_constant() is None):
+                    value = self.default_factory.call_function(tx, [], {})
+                    self.setitem(tx, args[0], value)
+                    return value
+                if self.cls is not dict and hasattr(self.cls, "__missing__") and self.default_factory is None:
+                    raise Unsupported("unsupported_op", what=f"{self.cls.__name__}.__missing__")
+                raise KeyError(args[0].as_python_constant() if args[0].is_python_constant() else "<key>")
+            return found
+        if name == "get":
+            found = self.lookup(tx, args[0])
+            if found is None:
+                return args[1] if len(args) > 1 else const(None)
+            return found
+        if name == "__contains__":
+            return const(self.lookup(tx, args[0]) is not None)
+        if name == "__len__":
+            return const(len(pairs))
+        if name in ("__setitem__",):
+            self.setitem(tx, args[0], args[1])
+            return const(None)
+        if name == "setdefault":
+            found = self.lookup(tx, args[0])
+            if found is not None:
+                return found
+            value = args[1] if len(args) > 1 else const(None)
+            self.setitem(tx, args[0], value)
+            return value
+        if name in ("__delitem__", "pop"):
+            mapping = self.as_mapping(tx)
+            key = hashable_key(args[0])
+            if key not in mapping:
+                if name == "pop" and len(args) > 1:
+                    return args[1]
+                raise KeyError(args[0].as_python_constant() if args[0].is_python_constant() else "<key>")
+            value = mapping.pop(key)[1]
+            self.set_pairs(tx, mapping.values())
+            return value if name == "pop" else const(None)
+        if name == "popitem":
+            if not pairs:
+                raise KeyError("popitem(): dictionary is empty")
+            k, v = pairs[-1]
+            self.set_pairs(tx, pairs[:-1])
+            return TupleVariable((k, v))
+        if name == "update":
+            mapping = self.as_mapping(tx)
+            sources = []
+            if args:
+                other = args[0]
+                if isinstance(other, DictVariable):
+                    sources.extend(other.pairs(tx))
+                else:
+                    for item in tx.unpack_iterable(other):
+                        k, v = tx.unpack_iterable(item)
+                        sources.append((k, v))
+            sources.extend((const(k), v) for k, v in kwargs.items())
+            for k, v in sources:
+                key = hashable_key(k)
+                mapping[key] = (mapping[key][0], v) if key in mapping else (k, v)
+            self.set_pairs(tx, mapping.values())
+            return const(None)
+        if name == "clear":
+            self.set_pairs(tx, ())
+            return const(None)
+        if name == "copy":
+            return DictVariable.create(tx, pairs, self.cls, self.default_factory)
+        if name == "keys":
+            return DictViewVariable.create(tx, self, "keys")
+        if name == "values":
+            return DictViewVariable.create(tx, self, "values")
+        if name == "items":
+            return DictViewVariable.create(tx, self, "items")
+        if name == "__iter__":
+            return ListIteratorVariable.create(tx, [k for k, _ in pairs])
+        if name == "move_to_end" and self.cls is collections.OrderedDict:
+            mapping = self.as_mapping(tx)
+            key = hashable_key(args[0])
+            entry = mapping.pop(key)
+            last = kwargs.get("last", args[1] if len(args) > 1 else const(True)).as_python_constant()
+            items = list(mapping.values())
+            items = items + [entry] if last else [entry] + items
+            self.set_pairs(tx, items)
+            return const(None)
+        if name == "__or__" and isinstance(args[0], DictVariable):
+            merged = DictVariable.create(tx, pairs, self.cls, self.default_factory)
+            merged.call_method(tx, "update", args, {})
+            return merged
+        if name == "__eq__" and isinstance(args[0], DictVariable):
+            from .builtins import compare_equal
+            a, b = self.as_mapping(tx), args[0].as_mapping(tx)
+            return const(a.keys() == b.keys() and all(compare_equal(tx, a[k][1], b[k][1]) for k in a))
+        return super().call_method(tx, name, args, kwargs)
+
+    def as_python_constant(self):
+        raise NotConstant(self.describe())
+
+    def reconstruct(self, codegen):
+        if self.source is not None:
+            return self.source.reconstruct(codegen)
+        pairs = codegen.tx.output.side_effects.get(self)
+        if self.cls is not dict:
+            codegen.load_callable(self.cls)
+            if self.default_factory is not None:
+                codegen.reconstruct(self.default_factory)
+        for k, v in pairs:
+            codegen.reconstruct(k)
+            codegen.reconstruct(v)
+        codegen.build_map(len(pairs))
+        if self.cls is not dict:
+            codegen.call(2 if self.default_factory is not None else 1)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class DictViewVariable(VariableTracker):
+    """dict.keys()/values()/items(): a live view over a DictVariable."""
+    dict_var: DictVariable = None
+    kind: str = "keys"
+
+    @staticmethod
+    def create(tx, dict_var, kind):
+        return DictViewVariable(dict_var=dict_var, kind=kind)
+
+    def python_type(self):
+        return type(getattr({}, self.kind)())
+
+    def unpack(self, tx):
+        from .lists import TupleVariable
+        pairs = self.dict_var.pairs(tx)
+        if self.kind == "keys":
+            return [k for k, _ in pairs]
+        if self.kind == "values":
+            return [v for _, v in pairs]
+        return [TupleVariable((k, v)) for k, v in pairs]
+
+    def truth(self, tx):
+        return bool(self.dict_var.pairs(tx))
+
+    def call_method(self, tx, name, args, kwargs):
+        if name == "__len__":
+            return const(len(self.dict_var.pairs(tx)))
+        if name == "__contains__":
+            if self.kind == "keys":
+                return const(self.dict_var.lookup(tx, args[0]) is not None)
+            from .builtins import compare_equal
+            return const(any(compare_equal(tx, i, args[0]) for i in self.unpack(tx)))
+        if name == "__iter__":
+            from .iterators import ListIteratorVariable
+            return ListIteratorVariable.create(tx, self.unpack(tx))
+        if name in ("__and__", "__or__", "__sub__", "__xor__") and self.kind == "keys":
+            mine = {hashable_key(k): k for k in self.unpack(tx)}
+            theirs = {hashable_key(k): k for k in tx.unpack_iterable(args[0])}
+            keys = getattr(set(mine), name)(set(theirs))
+            return SetVariable.create(tx, [mine.get(k) or theirs[k] for k in keys])
+        return super().call_method(tx, name, args, kwargs)
+
+    def reconstruct(self, codegen):
+        codegen.reconstruct(self.dict_var)
+        codegen.load_method(self.kind)
+        codegen.call_method(0)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class SetVariable(VariableTracker):
+    """A set or frozenset; contents are a tuple of trackers in SideEffects."""
+    cls: type = set
+
+    @staticmethod
+    def create(tx, items, cls=set, source=None):
+        var = SetVariable(cls=cls, source=source)
+        unique = {}
+        for item in items:
+            unique.setdefault(hashable_key(item), item)
+        tx.output.side_effects.track(var, tuple(unique.values()))
+        return var
+
+    def items(self, tx):
+        return tx.output.side_effects.get(self)
+
+    def keys(self, tx):
+        return {hashable_key(i): i for i in self.items(tx)}
+
+    def python_type(self):
+        return self.cls
+
+    def unpack(self, tx):
+        return list(self.items(tx))
+
+    def truth(self, tx):
+        return bool(self.items(tx))
+
+    def as_python_constant(self):
+        raise NotConstant("set")
+
+    def call_method(self, tx, name, args, kwargs):
+        keys = self.keys(tx)
+        if name == "add":
+            keys.setdefault(hashable_key(args[0]), args[0])
+            tx.output.side_effects.store(self, tuple(keys.values()))
+            return const(None)
+        if name in ("discard", "remove"):
+            k = hashable_key(args[0])
+            if k not in keys and name == "remove":
+                raise KeyError(args[0].as_python_constant() if args[0].is_python_constant() else "<item>")
+            keys.pop(k, None)
+            tx.output.side_effects.store(self, tuple(keys.values()))
+            return const(None)
+        if name == "__contains__":
+            return const(hashable_key(args[0]) in keys)
+        if name == "__len__":
+            return const(len(keys))
+        if name == "update":
+            for other in args:
+                for item in tx.unpack_iterable(other):
+                    keys.setdefault(hashable_key(item), item)
+            tx.output.side_effects.store(self, tuple(keys.values()))
+            return const(None)
+        if name == "__iter__":
+            from .iterators import ListIteratorVariable
+            return ListIteratorVariable.create(tx, self.items(tx))
+        if name in ("union", "__or__", "intersection", "__and__", "difference", "__sub__",
+                    "symmetric_difference", "__xor__", "issubset", "issuperset", "__le__", "__ge__",
+                    "__lt__", "__gt__", "__eq__", "isdisjoint"):
+            others = [{hashable_key(i): i for i in tx.unpack_iterable(a)} for a in args]
+            result = getattr(set(keys), name)(*[set(o) for o in others])
+            if isinstance(result, bool):
+                return const(result)
+            pool = dict(keys)
+            for o in others:
+                for k, v in o.items():
+                    pool.setdefault(k, v)
+            return SetVariable.create(tx, [pool[k] for k in keys if k in result] +
+                                      [pool[k] for k in result if k not in keys], self.cls)
+        if name == "copy":
+            return SetVariable.create(tx, self.items(tx), self.cls)
+        if name == "pop":
+            items = self.items(tx)
+            if not items:
+                raise KeyError("pop from an empty set")
+            tx.output.side_effects.store(self, items[1:])
+            return items[0]
+        if name == "clear":
+            tx.output.side_effects.store(self, ())
+            return const(None)
+        return super().call_method(tx, name, args, kwargs)
+
+    def reconstruct(self, codegen):
+        if self.source is not None:
+            return self.source.reconstruct(codegen)
+        items = codegen.tx.output.side_effects.get(self)
+        if self.cls is frozenset:
+            codegen.load_callable(frozenset)
+        for item in items:
+            codegen.reconstruct(item)
+        codegen.build_set(len(items))
+        if self.cls is frozenset:
+            codegen.call(1)

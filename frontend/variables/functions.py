@@ -1,0 +1,283 @@
+"""Callables written in Python: user functions (inlined), functions made while tracing, bound
+methods, functools.partial, and methods of constants."""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import types
+from typing import Any, Optional
+
+from ..graph_break import Unsupported
+from .base import VariableTracker
+from .constant import ConstantVariable, const
+
+
+def bind_arguments(tx, code: types.CodeType, fn_name: str, args: list, kwargs: dict,
+                   defaults: tuple, kwdefaults: dict) -> dict:
+    """Bind call arguments to a code object's parameters (as CPython does), returning name -> tracker."""
+    from .dicts import DictVariable
+    from .lists import TupleVariable
+    nargs = code.co_argcount
+    nkw = code.co_kwonlyargcount
+    names = code.co_varnames
+    posonly = code.co_posonlyargcount
+    has_varargs = bool(code.co_flags & inspect.CO_VARARGS)
+    has_varkw = bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    bound: dict = {}
+    positional = list(args)
+    for i, name in enumerate(names[:nargs]):
+        if i < len(positional):
+            bound[name] = positional[i]
+    extra = positional[nargs:]
+    if extra and not has_varargs:
+        raise TypeError(f"{fn_name}() takes {nargs} positional arguments but {len(positional)} were given")
+    kw_names = names[nargs:nargs + nkw]
+    extra_kw = {}
+    for key, value in kwargs.items():
+        if key in names[posonly:nargs] or key in kw_names:
+            if key in bound:
+                raise TypeError(f"{fn_name}() got multiple values for argument '{key}'")
+            bound[key] = value
+        elif has_varkw:
+            extra_kw[key] = value
+        else:
+            raise TypeError(f"{fn_name}() got an unexpected keyword argument '{key}'")
+    first_default = nargs - len(defaults)
+    for i, name in enumerate(names[:nargs]):
+        if name not in bound:
+            if i >= first_default:
+                bound[name] = defaults[i - first_default]
+            else:
+                raise TypeError(f"{fn_name}() missing 1 required positional argument: '{name}'")
+    for name in kw_names:
+        if name not in bound:
+            if name in kwdefaults:
+                bound[name] = kwdefaults[name]
+            else:
+                raise TypeError(f"{fn_name}() missing 1 required keyword-only argument: '{name}'")
+    index = nargs + nkw
+    if has_varargs:
+        bound[names[index]] = TupleVariable(tuple(extra))
+        index += 1
+    if has_varkw:
+        bound[names[index]] = DictVariable.create(tx, [(const(k), v) for k, v in extra_kw.items()])
+    return bound
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class BaseUserFunction(VariableTracker):
+    def get_code(self) -> types.CodeType:
+        raise NotImplementedError
+
+    def get_globals(self) -> dict:
+        raise NotImplementedError
+
+    def fn_name(self) -> str:
+        return self.get_code().co_name
+
+    def bind(self, tx, args, kwargs) -> dict:
+        raise NotImplementedError
+
+    def closure_cells(self, tx) -> dict:
+        """free var name -> CellVariable."""
+        return {}
+
+    def call_function(self, tx, args, kwargs):
+        return tx.inline_user_function(self, args, kwargs)
+
+    def python_type(self):
+        return types.FunctionType
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class UserFunctionVariable(BaseUserFunction):
+    """A Python function that exists outside the frame; calls are inlined."""
+    fn: types.FunctionType = None
+
+    def get_code(self):
+        return self.fn.__code__
+
+    def get_globals(self):
+        return self.fn.__globals__
+
+    def describe(self):
+        return f"function {self.fn.__qualname__}"
+
+    def as_python_constant(self):
+        return self.fn
+
+    def bind(self, tx, args, kwargs):
+        from ..builder import wrap
+        from ...guards.source import AttrSource, ItemSource
+        defaults = self.fn.__defaults__ or ()
+        kwdefaults = self.fn.__kwdefaults__ or {}
+        dsrc = AttrSource(self.source, "__defaults__") if self.source else None
+        ksrc = AttrSource(self.source, "__kwdefaults__") if self.source else None
+        d = tuple(wrap(tx, v, ItemSource(dsrc, i) if dsrc else None) for i, v in enumerate(defaults))
+        k = {n: wrap(tx, v, ItemSource(ksrc, n) if ksrc else None) for n, v in kwdefaults.items()}
+        return bind_arguments(tx, self.fn.__code__, self.fn.__name__, args, kwargs, d, k)
+
+    def closure_cells(self, tx):
+        from ...guards.source import AttrSource, ItemSource
+        from .misc import CellVariable
+        cells = {}
+        for i, (name, cell) in enumerate(zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ())):
+            src = ItemSource(AttrSource(self.source, "__closure__"), i) if self.source else None
+            cells[name] = CellVariable.existing(tx, cell, src)
+        return cells
+
+    def var_getattr(self, tx, name):
+        from ..builder import wrap
+        from ...guards.source import AttrSource
+        if name in ("__name__", "__qualname__", "__module__", "__doc__"):
+            return const(getattr(self.fn, name))
+        if hasattr(self.fn, name):
+            return wrap(tx, getattr(self.fn, name), AttrSource(self.source, name) if self.source else None)
+        return super().var_getattr(tx, name)
+
+    def reconstruct(self, codegen):
+        if self.source is not None:
+            return self.source.reconstruct(codegen)
+        codegen.load_const(self.fn)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class NestedFunctionVariable(BaseUserFunction):
+    """A function created by MAKE_FUNCTION while tracing."""
+    code: types.CodeType = None
+    f_globals: dict = None
+    qualname: str = ""
+    defaults: tuple = ()            # trackers
+    kwdefaults: tuple = ()          # (name, tracker) pairs
+    closure: tuple = ()             # CellVariables, in co_freevars order
+    wrapped: Optional[VariableTracker] = None  # set by functools.wraps
+
+    def get_code(self):
+        return self.code
+
+    def get_globals(self):
+        return self.f_globals
+
+    def describe(self):
+        return f"function {self.qualname}"
+
+    def bind(self, tx, args, kwargs):
+        return bind_arguments(tx, self.code, self.code.co_name, args, kwargs, self.defaults, dict(self.kwdefaults))
+
+    def closure_cells(self, tx):
+        return dict(zip(self.code.co_freevars, self.closure))
+
+    def var_getattr(self, tx, name):
+        if name == "__name__":
+            return const(self.code.co_name)
+        if name == "__qualname__":
+            return const(self.qualname)
+        if name == "__code__":
+            return const(self.code)
+        if name == "__wrapped__" and self.wrapped is not None:
+            return self.wrapped
+        if name == "__module__":
+            return const(self.f_globals.get("__name__"))
+        if name == "__doc__":
+            return const(self.code.co_consts[0] if self.code.co_consts and isinstance(self.code.co_consts[0], str)
+                         else None)
+        return super().var_getattr(tx, name)
+
+    def reconstruct(self, codegen):
+        codegen.make_function(self)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class BoundMethodVariable(VariableTracker):
+    """`obj.method`: a function (tracker, or a TensorMethod) bound to a self tracker."""
+    fn: Any = None
+    self_var: VariableTracker = None
+
+    def describe(self):
+        return f"bound method {getattr(self.fn, 'name', None) or self.fn.describe()}"
+
+    def python_type(self):
+        return types.MethodType
+
+    def call_function(self, tx, args, kwargs):
+        if isinstance(self.fn, VariableTracker):
+            return self.fn.call_function(tx, [self.self_var] + list(args), kwargs)
+        return self.fn(tx, self.self_var, list(args), kwargs)
+
+    def var_getattr(self, tx, name):
+        if name == "__self__":
+            return self.self_var
+        if name == "__func__" and isinstance(self.fn, VariableTracker):
+            return self.fn
+        if name == "__name__":
+            return const(getattr(self.fn, "name", None) or self.fn.fn_name())
+        return super().var_getattr(tx, name)
+
+    def reconstruct(self, codegen):
+        if self.source is not None:
+            return self.source.reconstruct(codegen)
+        codegen.reconstruct(self.self_var)
+        name = getattr(self.fn, "name", None) or self.fn.fn_name()
+        codegen.load_attr(name)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class BoundConstantMethod(VariableTracker):
+    """A method of a constant (`"a,b".split`)."""
+    obj: ConstantVariable = None
+    name: str = ""
+
+    def call_function(self, tx, args, kwargs):
+        return self.obj.call_method(tx, self.name, args, kwargs)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PartialVariable(VariableTracker):
+    """functools.partial(fn, *args, **kwargs)."""
+    fn: VariableTracker = None
+    args: tuple = ()
+    kwargs: tuple = ()   # (name, tracker) pairs
+
+    def python_type(self):
+        return functools.partial
+
+    def call_function(self, tx, args, kwargs):
+        merged = dict(self.kwargs)
+        merged.update(kwargs)
+        return self.fn.call_function(tx, list(self.args) + list(args), merged)
+
+    def var_getattr(self, tx, name):
+        if name == "func":
+            return self.fn
+        if name == "args":
+            from .lists import TupleVariable
+            return TupleVariable(tuple(self.args))
+        if name == "keywords":
+            from .dicts import DictVariable
+            return DictVariable.create(tx, [(const(k), v) for k, v in self.kwargs])
+        return super().var_getattr(tx, name)
+
+    def reconstruct(self, codegen):
+        if self.source is not None:
+            return self.source.reconstruct(codegen)
+        codegen.push_null()
+        codegen.load_const(functools.partial)
+        codegen.reconstruct(self.fn)
+        for a in self.args:
+            codegen.reconstruct(a)
+        for _, v in self.kwargs:
+            codegen.reconstruct(v)
+        codegen.call(1 + len(self.args) + len(self.kwargs), kw_names=tuple(k for k, _ in self.kwargs))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class WrapsDecorator(VariableTracker):
+    """The decorator returned by functools.wraps(wrapped)."""
+    wrapped: VariableTracker = None
+
+    def call_function(self, tx, args, kwargs):
+        fn = args[0]
+        if isinstance(fn, NestedFunctionVariable):
+            return dataclasses.replace(fn, wrapped=self.wrapped)
+        return fn

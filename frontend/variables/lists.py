@@ -1,0 +1,324 @@
+"""Sequences: tuple, list, torch.Size, range, slice and named tuples."""
+from __future__ import annotations
+
+import dataclasses
+import operator
+
+import torch
+
+from ..graph_break import Unsupported
+from .base import NotConstant, VariableTracker
+from .constant import ConstantVariable, const
+
+
+def constant_items(items):
+    return [i.as_python_constant() for i in items]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class BaseSequence(VariableTracker):
+    """Shared behaviour of sequences whose items are a tuple of trackers."""
+
+    def get_items(self, tx) -> tuple:
+        raise NotImplementedError
+
+    def unpack(self, tx):
+        return list(self.get_items(tx))
+
+    def truth(self, tx):
+        return len(self.get_items(tx)) > 0
+
+    def has_len(self, tx):
+        return len(self.get_items(tx))
+
+    def getitem(self, tx, index_var):
+        items = self.get_items(tx)
+        index = index_var.as_python_constant() if index_var.is_python_constant() else None
+        if isinstance(index_var, VariableTracker) and hasattr(index_var, "evaluate"):
+            index = index_var.evaluate()
+        if isinstance(index, slice):
+            return self.rebuild(tx, items[index])
+        if isinstance(index, int):
+            return items[index]
+        raise Unsupported("unsupported_op", what=f"indexing {self.describe()} with {index_var.describe()}")
+
+    def rebuild(self, tx, items):
+        """A new sequence of the same kind with these items (slicing, +, *)."""
+        return TupleVariable(tuple(items))
+
+    def call_method(self, tx, name, args, kwargs):
+        items = self.get_items(tx)
+        if name == "__getitem__":
+            return self.getitem(tx, args[0])
+        if name == "__len__":
+            return const(len(items))
+        if name == "__contains__":
+            from .builtins import compare_equal
+            return const(any(compare_equal(tx, i, args[0]) for i in items))
+        if name == "index":
+            from .builtins import compare_equal
+            for n, i in enumerate(items):
+                if compare_equal(tx, i, args[0]):
+                    return const(n)
+            raise ValueError(f"{args[0].as_python_constant()!r} is not in {self.python_type().__name__}")
+        if name == "count":
+            from .builtins import compare_equal
+            return const(sum(1 for i in items if compare_equal(tx, i, args[0])))
+        if name in ("__add__",) and isinstance(args[0], BaseSequence):
+            return self.rebuild(tx, items + tuple(args[0].get_items(tx)))
+        if name in ("__mul__", "__rmul__") and args[0].is_python_constant():
+            return self.rebuild(tx, items * args[0].as_python_constant())
+        if name == "__iter__":
+            from .iterators import ListIteratorVariable
+            return ListIteratorVariable.create(tx, items)
+        return super().call_method(tx, name, args, kwargs)
+
+    def as_python_constant(self):
+        raise NotConstant(self.describe())
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class TupleVariable(BaseSequence):
+    items: tuple = ()
+
+    def get_items(self, tx=None):
+        return self.items
+
+    def python_type(self):
+        return tuple
+
+    def describe(self):
+        return f"tuple of {len(self.items)}"
+
+    def as_python_constant(self):
+        return tuple(constant_items(self.items)) if self._all_const() else super().as_python_constant()
+
+    def _all_const(self):
+        return all(i.is_python_constant() for i in self.items)
+
+    def reconstruct(self, codegen):
+        if self.source is not None:
+            return self.source.reconstruct(codegen)
+        for item in self.items:
+            codegen.reconstruct(item)
+        codegen.build_tuple(len(self.items))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class NamedTupleVariable(TupleVariable):
+    cls: type = tuple
+
+    def python_type(self):
+        return self.cls
+
+    def describe(self):
+        return f"{self.cls.__name__} namedtuple"
+
+    def as_python_constant(self):
+        if self._all_const():
+            return self.cls(*constant_items(self.items))
+        raise NotConstant(self.describe())
+
+    def rebuild(self, tx, items):
+        return TupleVariable(tuple(items))
+
+    def var_getattr(self, tx, name):
+        fields = getattr(self.cls, "_fields", ())
+        if name in fields:
+            return self.items[fields.index(name)]
+        from .user_defined import class_attribute
+        return class_attribute(tx, self, self.cls, name)
+
+    def reconstruct(self, codegen):
+        codegen.load_callable(self.cls)
+        for item in self.items:
+            codegen.reconstruct(item)
+        codegen.call(len(self.items))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class SizeVariable(TupleVariable):
+    """torch.Size: a tuple of ints (constants, or symbolic sizes)."""
+
+    @staticmethod
+    def from_sizes(tx, tensor_var, sizes):
+        return SizeVariable(tuple(tx.output.wrap_value(s) for s in sizes))
+
+    def python_type(self):
+        return torch.Size
+
+    def describe(self):
+        return "torch.Size"
+
+    def as_python_constant(self):
+        if self._all_const():
+            return torch.Size(constant_items(self.items))
+        raise NotConstant(self.describe())
+
+    def rebuild(self, tx, items):
+        return SizeVariable(tuple(items))
+
+    def call_method(self, tx, name, args, kwargs):
+        if name == "numel":
+            result = const(1)
+            for item in self.items:
+                result = tx.binary_op(operator.mul, result, item)
+            return result
+        return super().call_method(tx, name, args, kwargs)
+
+    def reconstruct(self, codegen):
+        codegen.load_callable(torch.Size)
+        for item in self.items:
+            codegen.reconstruct(item)
+        codegen.build_tuple(len(self.items))
+        codegen.call(1)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ListVariable(BaseSequence):
+    """A Python list; its items live in SideEffects (lists are mutable)."""
+
+    @staticmethod
+    def create(tx, items, source=None):
+        var = ListVariable(source=source)
+        tx.output.side_effects.track(var, tuple(items))
+        return var
+
+    def get_items(self, tx):
+        return tx.output.side_effects.get(self)
+
+    def set_items(self, tx, items):
+        tx.output.side_effects.store(self, tuple(items))
+
+    def python_type(self):
+        return list
+
+    def describe(self):
+        return "list"
+
+    def rebuild(self, tx, items):
+        return ListVariable.create(tx, items)
+
+    def call_method(self, tx, name, args, kwargs):
+        items = list(self.get_items(tx))
+        if name == "append":
+            self.set_items(tx, items + [args[0]])
+            return const(None)
+        if name == "extend":
+            self.set_items(tx, items + tx.unpack_iterable(args[0]))
+            return const(None)
+        if name == "insert":
+            items.insert(args[0].as_python_constant(), args[1])
+            self.set_items(tx, items)
+            return const(None)
+        if name == "pop":
+            index = args[0].as_python_constant() if args else -1
+            if not items:
+                raise IndexError("pop from empty list")
+            value = items.pop(index)
+            self.set_items(tx, items)
+            return value
+        if name == "remove":
+            from .builtins import compare_equal
+            for n, i in enumerate(items):
+                if compare_equal(tx, i, args[0]):
+                    del items[n]
+                    self.set_items(tx, items)
+                    return const(None)
+            raise ValueError("list.remove(x): x not in list")
+        if name == "clear":
+            self.set_items(tx, [])
+            return const(None)
+        if name == "reverse":
+            self.set_items(tx, items[::-1])
+            return const(None)
+        if name == "copy":
+            return ListVariable.create(tx, items)
+        if name == "sort":
+            from .builtins import sorted_items
+            self.set_items(tx, sorted_items(tx, items, kwargs))
+            return const(None)
+        if name == "__setitem__":
+            index = args[0].as_python_constant()
+            if isinstance(index, slice):
+                items[index] = tx.unpack_iterable(args[1])
+            else:
+                items[index] = args[1]
+            self.set_items(tx, items)
+            return const(None)
+        if name == "__delitem__":
+            del items[args[0].as_python_constant()]
+            self.set_items(tx, items)
+            return const(None)
+        if name == "__iadd__":
+            self.set_items(tx, items + tx.unpack_iterable(args[0]))
+            return self
+        if name == "__imul__":
+            self.set_items(tx, items * args[0].as_python_constant())
+            return self
+        return super().call_method(tx, name, args, kwargs)
+
+    def reconstruct(self, codegen):
+        if self.source is not None:
+            return self.source.reconstruct(codegen)
+        items = codegen.tx.output.side_effects.get(self)
+        for item in items:
+            codegen.reconstruct(item)
+        codegen.build_list(len(items))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class RangeVariable(BaseSequence):
+    value: range = range(0)
+
+    def get_items(self, tx=None):
+        return tuple(const(i) for i in self.value)
+
+    def python_type(self):
+        return range
+
+    def describe(self):
+        return repr(self.value)
+
+    def as_python_constant(self):
+        return self.value
+
+    def getitem(self, tx, index_var):
+        result = self.value[index_var.as_python_constant()]
+        return RangeVariable(result) if isinstance(result, range) else const(result)
+
+    def var_getattr(self, tx, name):
+        return const(getattr(self.value, name))
+
+    def reconstruct(self, codegen):
+        codegen.load_const(self.value)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class SliceVariable(VariableTracker):
+    start: VariableTracker
+    stop: VariableTracker
+    step: VariableTracker
+
+    def python_type(self):
+        return slice
+
+    def as_python_constant(self):
+        return slice(self.start.as_python_constant(), self.stop.as_python_constant(),
+                     self.step.as_python_constant())
+
+    def var_getattr(self, tx, name):
+        return {"start": self.start, "stop": self.stop, "step": self.step}[name]
+
+    def reconstruct(self, codegen):
+        for part in (self.start, self.stop, self.step):
+            codegen.reconstruct(part)
+        codegen.build_slice(3)
+
+
+def is_sequence(var) -> bool:
+    return isinstance(var, BaseSequence)
+
+
+def const_tuple(values) -> TupleVariable:
+    return TupleVariable(tuple(ConstantVariable(v) for v in values))

@@ -1,0 +1,168 @@
+"""Small families: the NULL marker, closure cells, Python modules, exceptions, super()."""
+from __future__ import annotations
+
+import dataclasses
+import types
+from typing import Any
+
+from ..graph_break import Unsupported
+from .base import VariableTracker
+from .constant import const
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class NullVariable(VariableTracker):
+    """The NULL that PUSH_NULL / LOAD_GLOBAL / LOAD_METHOD put under a callable."""
+
+    def describe(self):
+        return "NULL"
+
+    def reconstruct(self, codegen):
+        codegen.push_null()
+
+
+NULL = NullVariable()
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class CellVariable(VariableTracker):
+    """A closure cell; its contents live in SideEffects.cells (absent = empty cell)."""
+    pre_existing: bool = False
+
+    @staticmethod
+    def new(tx, contents=None):
+        cell = CellVariable()
+        if contents is not None:
+            tx.output.side_effects.cells[cell] = contents
+        return cell
+
+    @staticmethod
+    def existing(tx, cell, source):
+        """A real cell from a function's closure; its contents are wrapped lazily."""
+        key = ("cell", id(cell))
+        known = tx.output.wrapped_objects.get(key)
+        if known is not None:
+            return known[1]
+        var = RealCellVariable(source=source, cell=cell, pre_existing=True)
+        tx.output.wrapped_objects[key] = (cell, var)
+        return var
+
+    def load(self, tx):
+        try:
+            return tx.output.side_effects.cells[self]
+        except KeyError:
+            raise NameError("free variable referenced before assignment in enclosing scope") from None
+
+    def store(self, tx, value):
+        tx.output.side_effects.cells[self] = value
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class RealCellVariable(CellVariable):
+    cell: Any = None
+
+    def load(self, tx):
+        if self in tx.output.side_effects.cells:
+            return tx.output.side_effects.cells[self]
+        from ..builder import wrap
+        from ...guards.source import AttrSource
+        try:
+            value = self.cell.cell_contents
+        except ValueError:
+            raise NameError("free variable referenced before assignment in enclosing scope") from None
+        var = wrap(tx, value, AttrSource(self.source, "cell_contents") if self.source else None)
+        return var
+
+    def store(self, tx, value):
+        if self.source is None:
+            raise Unsupported("unsupported_op", what="writing a closure cell with no known source")
+        tx.output.side_effects.cells[self] = value
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PythonModuleVariable(VariableTracker):
+    value: types.ModuleType = None
+
+    def python_type(self):
+        return types.ModuleType
+
+    def describe(self):
+        return f"module {self.value.__name__}"
+
+    def as_python_constant(self):
+        return self.value
+
+    def var_getattr(self, tx, name):
+        from ..builder import wrap
+        from ...guards.source import AttrSource
+        if name in ("__name__", "__file__", "__package__"):
+            return const(getattr(self.value, name))
+        value = getattr(self.value, name)
+        return wrap(tx, value, AttrSource(self.source, name) if self.source else None, trusted=self.is_trusted())
+
+    def is_trusted(self) -> bool:
+        """Attributes of torch and the standard library are taken as constants (not guarded)."""
+        name = self.value.__name__
+        return name == "torch" or name.startswith("torch.") or name in ("math", "operator", "functools",
+                                                                         "itertools", "collections", "builtins")
+
+    def reconstruct(self, codegen):
+        if self.source is not None:
+            return self.source.reconstruct(codegen)
+        codegen.load_const(self.value)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ExceptionVariable(VariableTracker):
+    """An exception instance created while tracing."""
+    cls: type = Exception
+    args: tuple = ()
+
+    def python_type(self):
+        return self.cls
+
+    def describe(self):
+        return f"{self.cls.__name__} instance"
+
+    def as_real(self):
+        return self.cls(*[a.as_python_constant() for a in self.args])
+
+    def var_getattr(self, tx, name):
+        if name == "args":
+            from .lists import TupleVariable
+            return TupleVariable(self.args)
+        if name == "__class__":
+            from .user_defined import wrap_class
+            return wrap_class(tx, self.cls)
+        raise Unsupported("unsupported_attr", name=name, obj=self.describe())
+
+    def call_method(self, tx, name, args, kwargs):
+        if name == "__str__" and all(a.is_python_constant() for a in self.args):
+            return const(str(self.as_real()))
+        return super().call_method(tx, name, args, kwargs)
+
+    def reconstruct(self, codegen):
+        codegen.push_null()
+        codegen.load_const(self.cls)
+        for a in self.args:
+            codegen.reconstruct(a)
+        codegen.call(len(self.args))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class SuperVariable(VariableTracker):
+    """super(cls, obj): attribute lookups start after `cls` in type(obj).__mro__."""
+    cls: type = None
+    obj: VariableTracker = None
+
+    def var_getattr(self, tx, name):
+        from .user_defined import lookup_in_mro
+        owner_type = self.obj.python_type() if not isinstance(self.obj.as_python_constant_or_none(), type) \
+            else self.obj.as_python_constant()
+        mro = owner_type.__mro__
+        start = mro.index(self.cls) + 1
+        return lookup_in_mro(tx, self.obj, mro[start:], name)
+
+    def call_method(self, tx, name, args, kwargs):
+        return self.var_getattr(tx, name).call_function(tx, args, kwargs)
+

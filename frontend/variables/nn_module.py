@@ -1,0 +1,166 @@
+"""nn.Module instances: parameters and buffers become graph inputs, submodules are inlined
+through `forward` (with forward pre/post hooks), containers iterate and index."""
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+
+from ..graph_break import Unsupported
+from .base import VariableTracker
+from .constant import const
+from .user_defined import UserDefinedObjectVariable
+
+_CONTAINERS = (torch.nn.Sequential, torch.nn.ModuleList, torch.nn.ModuleDict, torch.nn.ParameterList,
+               torch.nn.ParameterDict)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class NNModuleVariable(UserDefinedObjectVariable):
+    def describe(self):
+        return f"module {type(self.value).__name__}"
+
+    @property
+    def module(self) -> torch.nn.Module:
+        return self.value
+
+    def _attr_source(self, name):
+        from ...guards.source import AttrSource
+        return AttrSource(self.source, name) if self.source else None
+
+    def var_getattr(self, tx, name):
+        from ..builder import wrap
+        module = self.module
+        written = self.attrs(tx)
+        if name in written:
+            return written[name]
+        if name == "training":
+            from ...guards.guard import Guard
+            if self.source is not None:
+                tx.output.guards.add(Guard.constant(self._attr_source(name), module.training))
+            return const(module.training)
+        for table in ("_parameters", "_buffers", "_modules"):
+            entries = module.__dict__.get(table, {})
+            if name in entries:
+                value = entries[name]
+                return wrap(tx, value, self._attr_source(name))
+        if name in module.__dict__:
+            return wrap(tx, module.__dict__[name], self._attr_source(name))
+        return super().var_getattr(tx, name)
+
+    def setattr(self, tx, name, value):
+        module = self.module
+        if any(name in module.__dict__.get(t, {}) for t in ("_parameters", "_buffers", "_modules")):
+            raise Unsupported("unsupported_op", what=f"assigning module attribute {name!r} that is a "
+                                                     "parameter, buffer or submodule")
+        attrs = dict(self.attrs(tx))
+        attrs[name] = value
+        tx.output.side_effects.store(self, attrs)
+
+    # -- containers -----------------------------------------------------------
+    def children_vars(self, tx):
+        from ..builder import wrap
+        module = self.module
+        if isinstance(module, (torch.nn.ParameterList, torch.nn.ParameterDict)):
+            return [(k, wrap(tx, v, self._attr_source(k))) for k, v in module._parameters.items()]
+        return [(k, wrap(tx, v, self._attr_source(k))) for k, v in module._modules.items()]
+
+    def unpack(self, tx):
+        if isinstance(self.module, (torch.nn.ModuleDict, torch.nn.ParameterDict)):
+            return [const(k) for k, _ in self.children_vars(tx)]
+        if isinstance(self.module, _CONTAINERS):
+            return [v for _, v in self.children_vars(tx)]
+        return super().unpack(tx)
+
+    def call_method(self, tx, name, args, kwargs):
+        module = self.module
+        if isinstance(module, _CONTAINERS):
+            children = self.children_vars(tx)
+            if name == "__len__":
+                return const(len(children))
+            if name == "__iter__":
+                from .iterators import ListIteratorVariable
+                return ListIteratorVariable.create(tx, self.unpack(tx))
+            if name == "__getitem__":
+                key = args[0].as_python_constant()
+                if isinstance(key, slice):
+                    raise Unsupported("unsupported_op", what="slicing a module container")
+                if isinstance(key, str):
+                    return dict(children)[key]
+                return children[key][1]
+            if name == "__contains__":
+                return const(args[0].as_python_constant() in dict(children))
+            if name in ("keys", "values", "items"):
+                from .lists import ListVariable, TupleVariable
+                items = {"keys": [const(k) for k, _ in children], "values": [v for _, v in children],
+                         "items": [TupleVariable((const(k), v)) for k, v in children]}[name]
+                return ListVariable.create(tx, items)
+        if name in ("children", "modules", "parameters", "buffers", "named_children", "named_parameters",
+                    "named_buffers", "named_modules"):
+            return self._iterate(tx, name, args, kwargs)
+        if name == "__call__":
+            return self.call_function(tx, args, kwargs)
+        return super().call_method(tx, name, args, kwargs)
+
+    def _iterate(self, tx, name, args, kwargs):
+        from ..builder import wrap
+        from ...guards.source import AttrSource
+        from .iterators import ListIteratorVariable
+        from .lists import TupleVariable
+        real_args = [a.as_python_constant() for a in args]
+        real_kwargs = {k: v.as_python_constant() for k, v in kwargs.items()}
+        results = []
+        named = name.startswith("named_")
+        entries = list(getattr(self.module, name)(*real_args, **real_kwargs))
+        for entry in entries:
+            key, value = entry if named else (None, entry)
+            path = self._path_to(value)
+            src = self.source
+            for part in path or []:
+                src = AttrSource(src, part) if src is not None else None
+            var = wrap(tx, value, src if path is not None else None)
+            results.append(TupleVariable((const(key), var)) if named else var)
+        return ListIteratorVariable.create(tx, results, name)
+
+    def _path_to(self, target):
+        for qualname, value in list(self.module.named_parameters(remove_duplicate=False)) + \
+                list(self.module.named_buffers(remove_duplicate=False)) + \
+                list(self.module.named_modules(remove_duplicate=False)):
+            if value is target:
+                return [p for p in qualname.split(".") if p]
+        return None
+
+    # -- calling ----------------------------------------------------------------
+    def call_function(self, tx, args, kwargs):
+        from ..builder import wrap
+        from .functions import UserFunctionVariable
+        from .lists import TupleVariable
+        module = self.module
+        if torch.nn.modules.module._global_forward_hooks or torch.nn.modules.module._global_forward_pre_hooks:
+            raise Unsupported("unsupported_op", what="global module hooks")
+        if module._backward_hooks or module._backward_pre_hooks:
+            raise Unsupported("unsupported_op", what="module backward hooks")
+        for hook_id, hook in module._forward_pre_hooks.items():
+            if hook_id in module._forward_pre_hooks_with_kwargs:
+                raise Unsupported("unsupported_op", what="forward pre-hooks with kwargs")
+            result = wrap(tx, hook, None).call_function(tx, [self, TupleVariable(tuple(args))], {})
+            if not (result.is_python_constant() and result.as_python_constant() is None):
+                args = list(result.items) if isinstance(result, TupleVariable) else [result]
+        forward = type(module).forward
+        if "forward" in module.__dict__:
+            output = wrap(tx, module.__dict__["forward"], self._attr_source("forward")).call_function(
+                tx, list(args), kwargs)
+        else:
+            output = UserFunctionVariable(fn=forward).call_function(tx, [self] + list(args), kwargs)
+        for hook_id, hook in module._forward_hooks.items():
+            if hook_id in module._forward_hooks_with_kwargs:
+                raise Unsupported("unsupported_op", what="forward hooks with kwargs")
+            result = wrap(tx, hook, None).call_function(tx, [self, TupleVariable(tuple(args)), output], {})
+            if not (result.is_python_constant() and result.as_python_constant() is None):
+                output = result
+        return output
+
+    def reconstruct(self, codegen):
+        if self.source is not None:
+            return self.source.reconstruct(codegen)
+        raise Unsupported("unsupported_op", what="returning a module created while tracing")

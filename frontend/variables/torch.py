@@ -1,0 +1,170 @@
+"""torch functions (graph nodes, or folded when they only ask about state) and torch's context
+managers (grad mode, autocast)."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+import torch
+
+from ..graph_break import Unsupported
+from .base import VariableTracker
+from .constant import const
+
+
+def _is_compiling():
+    return True
+
+
+# Functions answered at trace time: they read state or metadata, never tensor data.
+FOLDED: dict[Any, Callable] = {
+    torch.is_grad_enabled: None, torch.get_default_dtype: None, torch.is_tensor: None,
+    torch.is_floating_point: None, torch.is_complex: None, torch.numel: None, torch.finfo: None,
+    torch.iinfo: None, torch.device: None, torch.is_autocast_enabled: None,
+    torch.are_deterministic_algorithms_enabled: None, torch.is_inference_mode_enabled: None,
+    torch.compiler.is_compiling: _is_compiling, torch.compiler.is_dynamo_compiling: _is_compiling,
+    torch.jit.is_scripting: lambda: False, torch.jit.is_tracing: lambda: False,
+    torch._C._get_tracing_state: lambda: None,
+}
+for _name in ("is_compiling",):
+    for _mod in (getattr(torch, "_utils", None), getattr(torch, "_dynamo", None)):
+        _fn = getattr(_mod, _name, None) if _mod is not None and _mod.__name__ != "torch._dynamo" else None
+        if _fn is not None:
+            FOLDED[_fn] = _is_compiling
+
+# Functions that change global state or observe the outside world: never inside a graph.
+UNSUPPORTED = {torch.manual_seed, torch.seed, torch.set_default_dtype, torch.use_deterministic_algorithms, torch.set_printoptions, torch.save, torch.load}
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class TorchFunctionVariable(VariableTracker):
+    fn: Callable = None
+
+    def python_type(self):
+        return type(self.fn)
+
+    def describe(self):
+        return f"torch function {getattr(self.fn, '__qualname__', self.fn)}"
+
+    def as_python_constant(self):
+        return self.fn
+
+    def reconstruct(self, codegen):
+        codegen.load_const(self.fn)
+
+    def var_getattr(self, tx, name):
+        return const(getattr(self.fn, name))
+
+    def call_function(self, tx, args, kwargs):
+        fn = self.fn
+        if fn in FOLDED:
+            folded = FOLDED[fn] or fn
+            from .tensor import TensorVariable
+            real_args = [a.example if isinstance(a, TensorVariable) else a.as_python_constant() for a in args]
+            real_kwargs = {k: v.as_python_constant() for k, v in kwargs.items()}
+            if fn is torch.is_grad_enabled:
+                return const(tx.output.grad_enabled)
+            from ..builder import wrap_constant_result
+            return wrap_constant_result(tx, folded(*real_args, **real_kwargs))
+        if fn in UNSUPPORTED:
+            raise Unsupported("unsupported_call", fn=self.describe(), detail=" (it changes global state)")
+        if fn in GRAD_MODE_FACTORIES:
+            return GRAD_MODE_FACTORIES[fn](tx, args, kwargs)
+        if fn is torch.Size:
+            from .lists import SizeVariable
+            return SizeVariable(tuple(tx.unpack_iterable(args[0])) if args else ())
+        return tx.output.call_function(fn, list(args), kwargs)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class GradModeVariable(VariableTracker):
+    """torch.no_grad() / enable_grad() / set_grad_enabled(b) / inference_mode(): a context manager
+    that sets grad mode on enter and restores the previous mode on exit, inside the graph."""
+    target: bool = True
+    previous: Any = None
+
+    def python_type(self):
+        return torch.set_grad_enabled
+
+    def describe(self):
+        return f"grad mode {self.target}"
+
+    def enter(self, tx):
+        prev = self.previous if self.previous is not None else tx.output.grad_enabled
+        tx.output.set_grad_enabled(self.target)
+        return dataclasses.replace(self, previous=prev), const(None)
+
+    def exit(self, tx):
+        tx.output.set_grad_enabled(self.previous)
+        return const(None)
+
+    def call_function(self, tx, args, kwargs):
+        # used as a decorator: @torch.no_grad()
+        from .functions import BaseUserFunction
+        if args and isinstance(args[0], BaseUserFunction):
+            return GradModeWrapped(fn=args[0], target=self.target)
+        raise Unsupported("unsupported_call", fn=self.describe(), detail="")
+
+    def reconstruct(self, codegen):
+        codegen.push_null()
+        codegen.load_const(torch.set_grad_enabled)
+        codegen.load_const(self.target)
+        codegen.call(1)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class GradModeWrapped(VariableTracker):
+    """A function decorated with a grad-mode context manager."""
+    fn: VariableTracker = None
+    target: bool = True
+
+    def call_function(self, tx, args, kwargs):
+        prev = tx.output.grad_enabled
+        tx.output.set_grad_enabled(self.target)
+        try:
+            return self.fn.call_function(tx, args, kwargs)
+        finally:
+            tx.output.set_grad_enabled(prev)
+
+
+def _no_grad(tx, args, kwargs):
+    return GradModeVariable(target=False)
+
+
+def _enable_grad(tx, args, kwargs):
+    return GradModeVariable(target=True)
+
+
+def _set_grad_enabled(tx, args, kwargs):
+    mode = (args[0] if args else kwargs["mode"]).as_python_constant()
+    # set_grad_enabled applies immediately, and restores on exit when used with `with`
+    prev = tx.output.grad_enabled
+    tx.output.set_grad_enabled(mode)
+    return GradModeVariable(target=mode, previous=prev)
+
+
+def _inference_mode(tx, args, kwargs):
+    mode = (args[0] if args else kwargs.get("mode", const(True))).as_python_constant()
+    return GradModeVariable(target=not mode)
+
+
+GRAD_MODE_FACTORIES = {torch.no_grad: _no_grad, torch.enable_grad: _enable_grad,
+                       torch.set_grad_enabled: _set_grad_enabled, torch.inference_mode: _inference_mode}
+
+
+def is_torch_op(value) -> bool:
+    """A callable from torch that becomes one graph node when called."""
+    if isinstance(value, type):
+        return value in GRAD_MODE_FACTORIES or value is torch.Size
+    module = getattr(value, "__module__", None) or ""
+    if not callable(value):
+        return False
+    if module.startswith("torch._dynamo") or module.startswith("torch.utils") or \
+            module.startswith("torch.nn.modules") or module.startswith("torch.fx"):
+        return False
+    if module == "torch" or module.startswith("torch.") or isinstance(value, torch._ops.OpOverloadPacket) \
+            or isinstance(value, torch._ops.OpOverload):
+        return True
+    # C functions of torch._C (torch.add and friends report module None)
+    return type(value).__name__ == "builtin_function_or_method" and \
+        getattr(getattr(value, "__self__", None), "__name__", "").startswith("torch")

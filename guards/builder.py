@@ -1,0 +1,91 @@
+"""GuardBuilder: turns a set of guards into one check function per cache entry.
+
+Compile time builds it; the function itself is the hot path (called by the frame hook on every
+call). The generated source is kept readable (`BYTEGRAPH_LOGS=guards` prints it); a failed check
+is explained guard by guard with `CheckFunction.failures`.
+"""
+from __future__ import annotations
+
+import sys
+
+import torch
+
+from .guard import GLOBAL_STATE_READERS, Guard
+from .source import local_param
+from .. import _C  # noqa: F401  (the C extension must be importable next to the guards)
+
+
+class CheckFunction:
+    def __init__(self, guards: list[Guard], arg_names: tuple, fn_name: str):
+        self.guards = sorted(set(guards), key=lambda g: (g.order, g.describe()))
+        self.arg_names = arg_names
+        self.fn_name = fn_name
+        self.consts: dict[str, object] = {}
+        self.checks = [self._render(g) for g in self.guards]
+        params = ", ".join(["__func"] + [local_param(n) for n in arg_names])
+        body = " and\n            ".join(f"({c})" for c in self.checks) or "True"
+        prologue = ""
+        if any("G[" in c for c in self.checks):
+            prologue += "    G = __func.__globals__\n"
+        if any("B[" in c for c in self.checks):
+            prologue += "    B = __func.__builtins__\n"
+        self.source = (f"def guard_{fn_name}({params}):\n{prologue}"
+                       f"    try:\n        return ({body})\n    except Exception:\n        return False\n")
+        namespace = dict(self.consts, ___modules=sys.modules)
+        exec(compile(self.source, f"<bytegraph guards for {fn_name}>", "exec"), namespace)
+        self.fn = namespace[f"guard_{fn_name}"]
+
+    def _const(self, value) -> str:
+        name = f"___c{len(self.consts)}"
+        self.consts[name] = value
+        return name
+
+    def _render(self, g: Guard) -> str:
+        x = g.source.expr() if g.source is not None else None
+        exp = g.expected
+        if g.kind == "TYPE_MATCH":
+            return f"type({x}) is {self._const(exp)}"
+        if g.kind == "ID_MATCH":
+            return f"{x} is {self._const(exp)}()"
+        if g.kind == "CONSTANT_MATCH":
+            if exp is None or isinstance(exp, bool):
+                return f"{x} is {exp!r}"
+            return f"type({x}) is {self._const(type(exp))} and {x} == {self._const(exp)}"
+        if g.kind == "LEN_MATCH":
+            return f"len({x}) == {exp}"
+        if g.kind == "DICT_KEYS":
+            return f"tuple({x}.keys()) == {self._const(exp)}"
+        if g.kind == "GRAD_IS_NONE":
+            return f"{x}.grad is None"
+        if g.kind == "GLOBAL_STATE":
+            name, value = exp
+            return f"{self._const(GLOBAL_STATE_READERS[name])}() == {self._const(value)}"
+        if g.kind == "TENSOR_MATCH":
+            return f"{self._const(check_tensor)}({x}, {self._const(exp)})"
+        raise ValueError(g.kind)
+
+    def readable(self) -> str:
+        return "\n".join(g.describe() for g in self.guards)
+
+    def failures(self, func, args) -> list[str]:
+        """Each failing guard explained in words, for the given frame function and arguments."""
+        env = {"__func": func, "G": func.__globals__, "B": func.__builtins__}
+        env.update({local_param(n): v for n, v in zip(self.arg_names, args)})
+        env.update(self.consts, ___modules=sys.modules)
+        reasons = []
+        for g in self.guards:
+            try:
+                value = eval(g.source.expr(), env) if g.source is not None else None
+            except Exception as e:  # noqa: BLE001 - the value is gone or changed shape
+                reasons.append(f"{g.source.name()} could not be read: {type(e).__name__}: {e}")
+                continue
+            why = g.explain(value)
+            if why:
+                reasons.append(why)
+        return reasons
+
+
+def check_tensor(value, meta) -> bool:
+    return (type(value) is meta.cls and value.dtype == meta.dtype and value.device == meta.device and
+            value.shape == meta.shape and value.stride() == meta.stride and
+            value.requires_grad == meta.requires_grad and torch._C._dispatch_keys(value) == meta.dispatch_keys)

@@ -1,0 +1,188 @@
+"""Guard kinds: one assumption about one value, as (source, check) data.
+
+Compile time only. Each guard renders a fast Python expression for the generated check function
+and can explain, given the actual value, why it fails (for recompile reasons).
+"""
+from __future__ import annotations
+
+import dataclasses
+import weakref
+from typing import Any
+
+import torch
+
+from .source import Source
+
+# cheap checks first
+_ORDER = {"GLOBAL_STATE": 0, "ID_MATCH": 1, "TYPE_MATCH": 2, "CONSTANT_MATCH": 3, "LEN_MATCH": 4,
+          "DICT_KEYS": 5, "GRAD_IS_NONE": 6, "TENSOR_MATCH": 7}
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class TensorMeta:
+    cls: type
+    dtype: torch.dtype
+    device: torch.device
+    shape: tuple
+    stride: tuple
+    requires_grad: bool
+    dispatch_keys: Any
+
+    @staticmethod
+    def of(t: torch.Tensor) -> "TensorMeta":
+        return TensorMeta(type(t), t.dtype, t.device, tuple(t.shape), tuple(t.stride()), t.requires_grad,
+                          torch._C._dispatch_keys(t))
+
+    def mismatch(self, value, name: str):
+        """A sentence saying how `value` differs, or None."""
+        if not isinstance(value, torch.Tensor):
+            return f"{name} is no longer a tensor: got {type(value).__name__}"
+        if type(value) is not self.cls:
+            return f"{name} type changed: expected {self.cls.__name__}, got {type(value).__name__}"
+        if value.dtype != self.dtype:
+            return f"{name}.dtype changed: expected {self.dtype}, got {value.dtype}"
+        if value.device != self.device:
+            return f"{name}.device changed: expected {self.device}, got {value.device}"
+        if tuple(value.shape) != self.shape:
+            if value.dim() != len(self.shape):
+                return f"{name}.dim() changed: expected {len(self.shape)}, got {value.dim()}"
+            for i, (a, b) in enumerate(zip(self.shape, value.shape)):
+                if a != b:
+                    return f"{name}.size({i}) changed: expected {a}, got {b}"
+        if tuple(value.stride()) != self.stride:
+            return f"{name}.stride() changed: expected {self.stride}, got {tuple(value.stride())}"
+        if value.requires_grad != self.requires_grad:
+            return f"{name}.requires_grad changed: expected {self.requires_grad}, got {value.requires_grad}"
+        if torch._C._dispatch_keys(value) != self.dispatch_keys:
+            return f"{name} dispatch keys changed"
+        return None
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Guard:
+    source: Source
+    kind: str
+    expected: Any = None
+
+    def key(self):
+        exp = self.expected
+        if self.kind == "ID_MATCH":
+            exp = id(exp())  # weak reference
+        elif self.kind in ("TYPE_MATCH",):
+            exp = id(exp)
+        elif self.kind == "CONSTANT_MATCH":
+            exp = (type(exp), repr(exp))
+        elif self.kind == "TENSOR_MATCH":
+            exp = None  # one tensor check per source
+        return (self.source, self.kind, exp)
+
+    def __hash__(self):
+        return hash(self.key())
+
+    def __eq__(self, other):
+        return isinstance(other, Guard) and self.key() == other.key()
+
+    @property
+    def order(self):
+        return _ORDER[self.kind]
+
+    # -- constructors ----------------------------------------------------------
+    @staticmethod
+    def type_match(source, cls):
+        return Guard(source, "TYPE_MATCH", cls)
+
+    @staticmethod
+    def id_match(source, obj):
+        try:
+            ref = weakref.ref(obj)
+        except TypeError:
+            strong = obj
+            ref = lambda: strong  # noqa: E731 - objects that cannot be weakly referenced are kept
+        return Guard(source, "ID_MATCH", ref)
+
+    @staticmethod
+    def constant(source, value):
+        return Guard(source, "CONSTANT_MATCH", value)
+
+    @staticmethod
+    def length(source, n):
+        return Guard(source, "LEN_MATCH", n)
+
+    @staticmethod
+    def dict_keys(source, keys):
+        return Guard(source, "DICT_KEYS", tuple(keys))
+
+    @staticmethod
+    def tensor(source, value):
+        return Guard(source, "TENSOR_MATCH", TensorMeta.of(value))
+
+    @staticmethod
+    def grad_is_none(source):
+        return Guard(source, "GRAD_IS_NONE", None)
+
+    @staticmethod
+    def global_state(name, value):
+        return Guard(None, "GLOBAL_STATE", (name, value))
+
+    # -- rendering ------------------------------------------------------------
+    def describe(self) -> str:
+        name = self.source.name() if self.source is not None else ""
+        exp = self.expected
+        if self.kind == "ID_MATCH":
+            obj = exp()
+            return f"{name} is {getattr(obj, '__qualname__', None) or type(obj).__name__} (id {id(obj)})"
+        if self.kind == "TYPE_MATCH":
+            return f"type({name}) is {exp.__qualname__}"
+        if self.kind == "CONSTANT_MATCH":
+            return f"{name} == {exp!r}"
+        if self.kind == "LEN_MATCH":
+            return f"len({name}) == {exp}"
+        if self.kind == "DICT_KEYS":
+            return f"list({name}.keys()) == {list(exp)!r}"
+        if self.kind == "GRAD_IS_NONE":
+            return f"{name}.grad is None"
+        if self.kind == "GLOBAL_STATE":
+            return f"{exp[0]} == {exp[1]!r}"
+        if self.kind == "TENSOR_MATCH":
+            return (f"{name}: {exp.cls.__name__} {exp.dtype} {exp.device} size={list(exp.shape)} "
+                    f"stride={list(exp.stride)} requires_grad={exp.requires_grad}")
+        return f"{self.kind} {name}"
+
+    def explain(self, value) -> str | None:
+        """Why `value` (the source's current value; None for global state) fails this guard."""
+        name = self.source.name() if self.source is not None else ""
+        exp = self.expected
+        if self.kind == "TENSOR_MATCH":
+            return exp.mismatch(value, name)
+        if self.kind == "ID_MATCH":
+            return None if value is exp() else f"{name} is a different object than when compiled"
+        if self.kind == "TYPE_MATCH":
+            return None if type(value) is exp else \
+                f"type({name}) changed: expected {exp.__qualname__}, got {type(value).__qualname__}"
+        if self.kind == "CONSTANT_MATCH":
+            ok = type(value) is type(exp) and value == exp
+            return None if ok else f"{name} changed: expected {exp!r}, got {value!r}"
+        if self.kind == "LEN_MATCH":
+            return None if len(value) == exp else f"len({name}) changed: expected {exp}, got {len(value)}"
+        if self.kind == "DICT_KEYS":
+            return None if tuple(value.keys()) == exp else \
+                f"{name} keys changed: expected {list(exp)!r}, got {list(value.keys())!r}"
+        if self.kind == "GRAD_IS_NONE":
+            return None if value.grad is None else f"{name}.grad is no longer None"
+        if self.kind == "GLOBAL_STATE":
+            current = GLOBAL_STATE_READERS[exp[0]]()
+            return None if current == exp[1] else f"{exp[0]} changed: expected {exp[1]!r}, got {current!r}"
+        return None
+
+
+GLOBAL_STATE_READERS = {
+    "grad_enabled": torch.is_grad_enabled,
+    "default_dtype": torch.get_default_dtype,
+    "deterministic_algorithms": torch.are_deterministic_algorithms_enabled,
+    "autocast_cpu": lambda: torch.is_autocast_enabled("cpu"),
+}
+
+
+def global_state_guards() -> list[Guard]:
+    """The global state every graph depends on, as of now."""
+    return [Guard.global_state(name, reader()) for name, reader in GLOBAL_STATE_READERS.items()]

@@ -1,0 +1,211 @@
+"""Sources: where a value came from in a frame, and how to fetch it again.
+
+Compile time only. A Source renders itself two ways: `name()` is the readable expression used in
+guard listings and failure reasons (`L['x'].weight`), `expr()` is the fast expression evaluated by
+generated guard functions (`L_x.weight`). `reconstruct(codegen)` emits bytecode that loads the value
+inside the transformed frame.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+
+def local_param(name: str) -> str:
+    """The guard-function parameter that holds local `name`."""
+    return "L_" + name
+
+
+@dataclasses.dataclass(frozen=True)
+class Source:
+    def name(self) -> str:
+        raise NotImplementedError
+
+    def expr(self) -> str:
+        raise NotImplementedError
+
+    def reconstruct(self, codegen) -> None:
+        raise NotImplementedError
+
+    def root(self) -> "Source":
+        return self
+
+    def is_local(self) -> bool:
+        return isinstance(self.root(), LocalSource)
+
+    def __str__(self) -> str:
+        return self.name()
+
+
+@dataclasses.dataclass(frozen=True)
+class LocalSource(Source):
+    local_name: str
+
+    def name(self):
+        return f"L[{self.local_name!r}]"
+
+    def expr(self):
+        return local_param(self.local_name)
+
+    def reconstruct(self, codegen):
+        codegen.load_local(self.local_name)
+
+
+@dataclasses.dataclass(frozen=True)
+class GlobalSource(Source):
+    global_name: str
+
+    def name(self):
+        return f"G[{self.global_name!r}]"
+
+    def expr(self):
+        return f"G[{self.global_name!r}]"
+
+    def reconstruct(self, codegen):
+        codegen.load_global(self.global_name)
+
+
+@dataclasses.dataclass(frozen=True)
+class BuiltinSource(Source):
+    builtin_name: str
+
+    def name(self):
+        return f"B[{self.builtin_name!r}]"
+
+    def expr(self):
+        return f"B[{self.builtin_name!r}]"
+
+    def reconstruct(self, codegen):
+        codegen.load_global(self.builtin_name)
+
+
+@dataclasses.dataclass(frozen=True)
+class ClosureSource(Source):
+    """A free variable of the frame's function (its closure cell's contents)."""
+    var_name: str
+    index: int  # position in the function's __closure__
+
+    def name(self):
+        return f"F[{self.var_name!r}]"
+
+    def expr(self):
+        return f"__func.__closure__[{self.index}].cell_contents"
+
+    def reconstruct(self, codegen):
+        codegen.load_deref(self.var_name)
+
+
+@dataclasses.dataclass(frozen=True)
+class FunctionSource(Source):
+    """The frame's own function object."""
+
+    def name(self):
+        return "FN"
+
+    def expr(self):
+        return "__func"
+
+    def reconstruct(self, codegen):
+        raise NotImplementedError("the frame's function is not reachable from its code")
+
+
+@dataclasses.dataclass(frozen=True)
+class AttrSource(Source):
+    base: Source
+    attr: str
+
+    def name(self):
+        return f"{self.base.name()}.{self.attr}"
+
+    def expr(self):
+        if self.attr.isidentifier() and not self.attr.startswith("__"):
+            return f"{self.base.expr()}.{self.attr}"
+        return f"getattr({self.base.expr()}, {self.attr!r})"
+
+    def reconstruct(self, codegen):
+        self.base.reconstruct(codegen)
+        codegen.load_attr(self.attr)
+
+    def root(self):
+        return self.base.root()
+
+
+@dataclasses.dataclass(frozen=True)
+class ItemSource(Source):
+    base: Source
+    key: Any  # a constant: int, str, ...
+
+    def name(self):
+        return f"{self.base.name()}[{self.key!r}]"
+
+    def expr(self):
+        return f"{self.base.expr()}[{self.key!r}]"
+
+    def reconstruct(self, codegen):
+        self.base.reconstruct(codegen)
+        codegen.load_const(self.key)
+        codegen.binary_subscr()
+
+    def root(self):
+        return self.base.root()
+
+
+@dataclasses.dataclass(frozen=True)
+class ModuleStateSource(Source):
+    """A parameter or buffer of an nn.Module, read from its `_parameters`/`_buffers` dict."""
+    base: Source
+    table: str  # "_parameters" or "_buffers"
+    key: str
+
+    def name(self):
+        return f"{self.base.name()}.{self.key}"
+
+    def expr(self):
+        return f"{self.base.expr()}.{self.table}[{self.key!r}]"
+
+    def reconstruct(self, codegen):
+        self.base.reconstruct(codegen)
+        codegen.load_attr(self.table)
+        codegen.load_const(self.key)
+        codegen.binary_subscr()
+
+    def root(self):
+        return self.base.root()
+
+
+@dataclasses.dataclass(frozen=True)
+class TypeSource(Source):
+    base: Source
+
+    def name(self):
+        return f"type({self.base.name()})"
+
+    def expr(self):
+        return f"type({self.base.expr()})"
+
+    def reconstruct(self, codegen):
+        codegen.load_global_builtin("type")
+        self.base.reconstruct(codegen)
+        codegen.call(1)
+
+    def root(self):
+        return self.base.root()
+
+
+@dataclasses.dataclass(frozen=True)
+class ModuleGlobalSource(Source):
+    """A global of another module (read by a function inlined from that module)."""
+    module_name: str
+    global_name: str
+
+    def name(self):
+        return f"sys.modules[{self.module_name!r}].{self.global_name}"
+
+    def expr(self):
+        return f"___modules[{self.module_name!r}].__dict__[{self.global_name!r}]"
+
+    def reconstruct(self, codegen):
+        import sys
+        codegen.load_const(sys.modules[self.module_name].__dict__)
+        codegen.load_const(self.global_name)
+        codegen.binary_subscr()
