@@ -125,6 +125,13 @@ class OptimizedModule(torch.nn.Module):
     def training(self):
         return self._orig_mod.training
 
+    @training.setter
+    def training(self, mode):
+        # nn.Module.__init__ assigns `training` before `_orig_mod` exists; afterwards the flag
+        # always lives on the original module.
+        if "_orig_mod" in self.__dict__:
+            self._orig_mod.training = mode
+
 
 def compile(fn_or_module=None, *, backend="eager", fullgraph=False, dynamic=None, options=None):
     """Compile a function or nn.Module; usable as `@bytegraph.compile` or `@bytegraph.compile(...)`."""

@@ -59,7 +59,10 @@ def wrap(tx, value, source, trusted=False):
     key = id(value)
     cached = out.wrapped_objects.get(key)
     if cached is not None and cached[0] is value:
-        return cached[1]
+        known = cached[1]
+        if source is not None and known.source is not None and source != known.source and not trusted:
+            tx.output.guards.add(Guard.same_object(source, known.source))
+        return known
     var = _wrap(tx, value, source, trusted)
     if not isinstance(var, ConstantVariable) and not isinstance(value, (int, float, str, bool)):
         out.wrapped_objects[key] = (value, var)

@@ -167,7 +167,7 @@ def import_from(tx, ins):
 # -- calls ----------------------------------------------------------------------
 @handler("KW_NAMES")
 def kw_names(tx, ins):
-    tx.kw_names = ins.argval
+    tx.kw_names = tx.code.co_consts[ins.arg]  # dis does not resolve this constant
 
 
 @handler("CALL")

@@ -22,6 +22,18 @@ _METADATA_MUTATIONS = {"t_", "transpose_", "squeeze_", "unsqueeze_", "resize_", 
                        "swapaxes_", "resize_as_", "set_"}
 
 
+def _is_pure_function(fn) -> bool:
+    """Whether a call can be dropped when its result is unused: Python operators that do not
+    mutate, and torch ops whose schema says they do not mutate. Anything else is kept."""
+    if getattr(fn, "__module__", None) in ("_operator", "operator", "math"):
+        name = getattr(fn, "__name__", "")
+        in_place = name.startswith("i") and hasattr(operator, name[1:])  # iadd, imul, ...
+        return fn not in (operator.setitem, operator.delitem) and not in_place
+    if isinstance(fn, torch._ops.OpOverload):
+        return not fn._schema.is_mutable
+    return False
+
+
 class OutputGraph:
     def __init__(self, code, config, backend):
         self.code = code
@@ -200,14 +212,27 @@ class OutputGraph:
             return SizeVariable(tuple(self.wrap_value(s) for s in example))
         if isinstance(example, (torch.SymInt, torch.SymFloat, torch.SymBool)):
             if example.node.is_constant() or not example.node.expr.free_symbols:
-                proxy.node.graph.erase_node(proxy.node) if not proxy.node.users else None
+                self._drop_if_pure(proxy.node)
                 return ConstantVariable(example.node.pytype(example))
             return SymNodeVariable(proxy=proxy, value=example)
         if example is None or isinstance(example, (int, float, bool)):
-            if not proxy.node.users:
-                self.graph.erase_node(proxy.node)
+            self._drop_if_pure(proxy.node)
             return ConstantVariable(example)
         raise Unsupported("unsupported_op", what=f"a torch result of type {type(example).__name__}")
+
+    def _drop_if_pure(self, node) -> None:
+        """Erase an unused node whose result became a constant, unless running it has an effect
+        (`x[i] = v`, `x.add_(1)`, `torch.manual_seed`...)."""
+        if node.users or node.op not in ("call_function", "call_method"):
+            return
+        if node.target is operator.setitem:
+            return
+        name = node.target if node.op == "call_method" else getattr(node.target, "__name__", "")
+        if isinstance(name, str) and name.endswith("_") and not name.endswith("__"):
+            return
+        if node.op == "call_function" and not _is_pure_function(node.target):
+            return
+        self.graph.erase_node(node)
 
     def wrap_value(self, value):
         """A Python number or symbolic number produced by metadata queries."""

@@ -6,6 +6,7 @@ is explained guard by guard with `CheckFunction.failures`.
 """
 from __future__ import annotations
 
+import re
 import sys
 
 import torch
@@ -29,11 +30,12 @@ class CheckFunction:
             prologue += "    G = __func.__globals__\n"
         if any("B[" in c for c in self.checks):
             prologue += "    B = __func.__builtins__\n"
-        self.source = (f"def guard_{fn_name}({params}):\n{prologue}"
+        py_name = "guard_" + re.sub(r"\W", "_", fn_name)  # `<lambda>`, `<genexpr>`... are not identifiers
+        self.source = (f"def {py_name}({params}):\n{prologue}"
                        f"    try:\n        return ({body})\n    except Exception:\n        return False\n")
         namespace = dict(self.consts, ___modules=sys.modules)
         exec(compile(self.source, f"<bytegraph guards for {fn_name}>", "exec"), namespace)
-        self.fn = namespace[f"guard_{fn_name}"]
+        self.fn = namespace[py_name]
 
     def _const(self, value) -> str:
         name = f"___c{len(self.consts)}"
@@ -57,6 +59,8 @@ class CheckFunction:
             return f"tuple({x}.keys()) == {self._const(exp)}"
         if g.kind == "GRAD_IS_NONE":
             return f"{x}.grad is None"
+        if g.kind == "SAME_OBJECT":
+            return f"{x} is {exp.expr()}"
         if g.kind == "GLOBAL_STATE":
             name, value = exp
             return f"{self._const(GLOBAL_STATE_READERS[name])}() == {self._const(value)}"
@@ -80,6 +84,8 @@ class CheckFunction:
                 reasons.append(f"{g.source.name()} could not be read: {type(e).__name__}: {e}")
                 continue
             why = g.explain(value)
+            if g.kind == "SAME_OBJECT" and value is not eval(g.expected.expr(), env):
+                why = f"{g.source.name()} is no longer the same object as {g.expected.name()}"
             if why:
                 reasons.append(why)
         return reasons

@@ -15,7 +15,8 @@ from .source import Source
 
 # cheap checks first
 _ORDER = {"GLOBAL_STATE": 0, "ID_MATCH": 1, "TYPE_MATCH": 2, "CONSTANT_MATCH": 3, "LEN_MATCH": 4,
-          "DICT_KEYS": 5, "GRAD_IS_NONE": 6, "TENSOR_MATCH": 7}
+          "DICT_KEYS": 5, "GRAD_IS_NONE": 6, "TENSOR_MATCH": 7,
+          "SAME_OBJECT": 8}
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -117,6 +118,11 @@ class Guard:
         return Guard(source, "TENSOR_MATCH", TensorMeta.of(value))
 
     @staticmethod
+    def same_object(source, other_source):
+        """Two sources hold one object (the graph was traced with them aliased)."""
+        return Guard(source, "SAME_OBJECT", other_source)
+
+    @staticmethod
     def grad_is_none(source):
         return Guard(source, "GRAD_IS_NONE", None)
 
@@ -141,6 +147,8 @@ class Guard:
             return f"list({name}.keys()) == {list(exp)!r}"
         if self.kind == "GRAD_IS_NONE":
             return f"{name}.grad is None"
+        if self.kind == "SAME_OBJECT":
+            return f"{name} is {exp.name()}"
         if self.kind == "GLOBAL_STATE":
             return f"{exp[0]} == {exp[1]!r}"
         if self.kind == "TENSOR_MATCH":
@@ -169,6 +177,8 @@ class Guard:
                 f"{name} keys changed: expected {list(exp)!r}, got {list(value.keys())!r}"
         if self.kind == "GRAD_IS_NONE":
             return None if value.grad is None else f"{name}.grad is no longer None"
+        if self.kind == "SAME_OBJECT":
+            return None  # explained by the caller, which can read both sources
         if self.kind == "GLOBAL_STATE":
             current = GLOBAL_STATE_READERS[exp[0]]()
             return None if current == exp[1] else f"{exp[0]} changed: expected {exp[1]!r}, got {current!r}"

@@ -1,0 +1,251 @@
+"""The foundation: compile(), the frame hook and its cache, guards on inputs and globals, the
+module wrapper, disable, threads, and the backend registry. Every test checks what was captured."""
+import threading
+
+import pytest
+import torch
+
+import bytegraph
+from bytegraph.testing import CompileCounter
+
+SCALE = 2.0
+
+
+def three_ops(x, y):
+    a = x + y
+    b = torch.sin(a)
+    return b.relu()
+
+
+def test_three_op_function_is_one_frame_with_three_ops():
+    cnt = CompileCounter()
+    opt = bytegraph.compile(three_ops, backend=cnt)
+    x, y = torch.randn(4, 5), torch.randn(4, 5)
+    torch.testing.assert_close(opt(x, y), three_ops(x, y))
+    assert (cnt.frame_count, cnt.op_count) == (1, 3)
+    node_kinds = [(n.op, getattr(n.target, "__name__", n.target)) for n in cnt.graphs[0].graph.nodes
+                  if n.op.startswith("call")]
+    assert node_kinds == [("call_function", "add"), ("call_function", "sin"), ("call_method", "relu")]
+
+
+def test_same_shapes_do_not_recompile_and_new_dtype_recompiles_once():
+    cnt = CompileCounter()
+    opt = bytegraph.compile(three_ops, backend=cnt)
+    x, y = torch.randn(3), torch.randn(3)
+    opt(x, y)
+    opt(torch.randn(3), torch.randn(3))
+    assert cnt.frame_count == 1
+    xd, yd = x.double(), y.double()
+    torch.testing.assert_close(opt(xd, yd), three_ops(xd, yd))
+    assert cnt.frame_count == 2
+    opt(xd, yd)
+    opt(x, y)
+    assert cnt.frame_count == 2
+
+
+def test_decorator_forms():
+    cnt = CompileCounter()
+
+    @bytegraph.compile(backend=cnt)
+    def f(x):
+        return x * 3
+
+    @bytegraph.compile
+    def g(x):
+        return x - 1
+
+    x = torch.randn(2)
+    torch.testing.assert_close(f(x), x * 3)
+    torch.testing.assert_close(g(x), x - 1)
+    assert cnt.frame_count == 1
+
+
+def test_global_constant_is_guarded():
+    global SCALE
+    cnt = CompileCounter()
+
+    def f(x):
+        return x * SCALE
+
+    opt = bytegraph.compile(f, backend=cnt)
+    x = torch.ones(2)
+    try:
+        torch.testing.assert_close(opt(x), x * 2)
+        SCALE = 5.0
+        torch.testing.assert_close(opt(x), x * 5)
+    finally:
+        SCALE = 2.0
+    assert cnt.frame_count == 2
+
+
+def test_closure_over_tensor_and_constant():
+    cnt = CompileCounter()
+    w = torch.randn(3)
+    k = 4
+
+    def f(x):
+        return (x + w) * k
+
+    opt = bytegraph.compile(f, backend=cnt)
+    x = torch.randn(3)
+    torch.testing.assert_close(opt(x), (x + w) * 4)
+    assert (cnt.frame_count, cnt.op_count) == (1, 2)
+    # the closure's tensor is a graph input read from the cell at every call
+    w.add_(1)
+    torch.testing.assert_close(opt(x), (x + w) * 4)
+    assert cnt.frame_count == 1
+
+
+def test_tensor_method_and_torch_function_granularity():
+    cnt = CompileCounter()
+
+    def f(x):
+        return torch.relu(x).sum(dim=0).view(-1)
+
+    opt = bytegraph.compile(f, backend=cnt)
+    x = torch.randn(3, 4)
+    torch.testing.assert_close(opt(x), f(x))
+    ops = [n.op for n in cnt.graphs[0].graph.nodes if n.op.startswith("call")]
+    assert ops == ["call_function", "call_method", "call_method"]
+
+
+def test_disabled_function_runs_eagerly():
+    cnt = CompileCounter()
+    seen = []
+
+    @bytegraph.disable
+    def helper(t):
+        seen.append(bytegraph._C.get_callback())
+        return t * 2
+
+    def f(x):
+        return helper(x + 1) - 1
+
+    opt = bytegraph.compile(f, backend=cnt)
+    x = torch.randn(3)
+    torch.testing.assert_close(opt(x), f(x))
+    assert seen[-1] is None  # the frame hook was off inside the disabled function
+    assert cnt.frame_count >= 0  # whole frame or split around the call, never inside helper
+    assert all("helper" not in str(g.graph) for g in cnt.graphs)
+
+
+def test_torch_function_marked_not_to_compile_is_not_traced():
+    cnt = CompileCounter()
+
+    @torch._disable_dynamo
+    def torch_marked(t):
+        return t + 100
+
+    def f(x):
+        return torch_marked(x) * 2
+
+    opt = bytegraph.compile(f, backend=cnt)
+    x = torch.randn(3)
+    torch.testing.assert_close(opt(x), f(x))
+    for g in cnt.graphs:
+        assert not any(n.target is torch_marked for n in g.graph.nodes)
+
+
+def test_two_threads_share_a_compiled_function():
+    cnt = CompileCounter()
+    opt = bytegraph.compile(three_ops, backend=cnt)
+    x, y = torch.randn(8), torch.randn(8)
+    expected = three_ops(x, y)
+    errors = []
+
+    def worker():
+        try:
+            for _ in range(50):
+                torch.testing.assert_close(opt(x, y), expected)
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert 1 <= cnt.frame_count <= 2  # both threads may miss the empty cache at once
+
+
+class Small(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 3)
+        self.register_buffer("offset", torch.ones(3))
+        self.tag = "small"
+
+    def forward(self, x):
+        return torch.relu(self.lin(x)) + self.offset
+
+
+def test_module_wrapper_forwards_state_and_attributes():
+    cnt = CompileCounter()
+    mod = Small()
+    opt = bytegraph.compile(mod, backend=cnt)
+    x = torch.randn(2, 4)
+    torch.testing.assert_close(opt(x), mod(x))
+    assert (cnt.frame_count, cnt.op_count) == (1, 3)
+    assert opt.tag == "small" and opt.lin is mod.lin
+    assert opt.state_dict().keys() == mod.state_dict().keys()
+    assert all(a is b for a, b in zip(opt.parameters(), mod.parameters()))
+    opt.eval()
+    assert not mod.training
+    opt.train()
+    assert mod.training
+
+
+def test_unknown_backend_is_a_clear_error():
+    with pytest.raises(ValueError, match="unknown bytegraph backend 'nope'.*eager"):
+        bytegraph.compile(three_ops, backend="nope")
+
+
+def test_register_backend_and_list():
+    calls = []
+
+    @bytegraph.register_backend("recording_test_backend")
+    def recording(gm, example_inputs):
+        calls.append(len(example_inputs))
+        return gm.forward
+
+    assert "recording_test_backend" in bytegraph.list_backends()
+    opt = bytegraph.compile(three_ops, backend="recording_test_backend")
+    x, y = torch.randn(2), torch.randn(2)
+    torch.testing.assert_close(opt(x, y), three_ops(x, y))
+    assert calls == [2]
+
+
+def test_run_only_mode_uses_cache_but_never_compiles():
+    cnt = CompileCounter()
+    opt = bytegraph.compile(three_ops, backend=cnt)
+    x = torch.randn(3)
+    opt(x, x)
+    runner = bytegraph.run(three_ops)
+    torch.testing.assert_close(runner(x, x), three_ops(x, x))
+    runner(x.double(), x.double())  # a miss: runs eagerly, no compile
+    assert cnt.frame_count == 1
+
+
+def test_user_errors_keep_type_and_message():
+    def f(x):
+        return x.view(7, 7)
+
+    opt = bytegraph.compile(f)
+    with pytest.raises(RuntimeError, match="invalid for input of size"):
+        opt(torch.randn(3))
+
+
+def test_aliased_arguments_are_guarded():
+    cnt = CompileCounter()
+
+    def f(x, y):
+        x.add_(1)
+        return x + y
+
+    opt = bytegraph.compile(f, backend=cnt)
+    a = torch.zeros(2)
+    torch.testing.assert_close(opt(a, a), torch.full((2,), 2.0))
+    b, c = torch.zeros(2), torch.zeros(2)
+    torch.testing.assert_close(opt(b, c), torch.ones(2))
+    assert cnt.frame_count == 2
