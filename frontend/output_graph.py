@@ -221,18 +221,10 @@ class OutputGraph:
         raise Unsupported("unsupported_op", what=f"a torch result of type {type(example).__name__}")
 
     def _drop_if_pure(self, node) -> None:
-        """Erase an unused node whose result became a constant, unless running it has an effect
-        (`x[i] = v`, `x.add_(1)`, `torch.manual_seed`...)."""
-        if node.users or node.op not in ("call_function", "call_method"):
-            return
-        if node.target is operator.setitem:
-            return
-        name = node.target if node.op == "call_method" else getattr(node.target, "__name__", "")
-        if isinstance(name, str) and name.endswith("_") and not name.endswith("__"):
-            return
-        if node.op == "call_function" and not _is_pure_function(node.target):
-            return
-        self.graph.erase_node(node)
+        """Erase an unused node whose result became a constant, unless running it may have an effect
+        (`x[i] = v`, `y.retain_grad()`, `torch.manual_seed(0)`...): method calls are always kept."""
+        if not node.users and node.op == "call_function" and _is_pure_function(node.target):
+            self.graph.erase_node(node)
 
     def wrap_value(self, value):
         """A Python number or symbolic number produced by metadata queries."""

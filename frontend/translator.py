@@ -219,6 +219,9 @@ class InstructionTranslatorBase:
         name = _DUNDER.get(op)
         inplace = op in _INPLACE_TO_BINARY
         base = _INPLACE_TO_BINARY.get(op, op)
+        user_result = _user_operator(self, a, b, [name] if inplace else [], _DUNDER[base], _RDUNDER.get(base))
+        if user_result is not None:
+            return user_result
         if inplace:
             try:
                 return a.call_method(self, name, [b], {})
@@ -257,6 +260,9 @@ class InstructionTranslatorBase:
                                 tuple(i.as_python_constant() for i in ib)))
         if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
             return self.output.call_function(op, [a, b], {})
+        user_result = _user_operator(self, a, b, [], _DUNDER[op], _DUNDER[_REFLECTED_COMPARE[op]])
+        if user_result is not None:
+            return user_result
         try:
             return a.call_method(self, _DUNDER[op], [b], {})
         except Unsupported:
@@ -363,6 +369,22 @@ class InliningTranslator(InstructionTranslatorBase):
         raise AssertionError("unreachable")
 
 
+def _user_operator(tx, a, b, inplace_names, name, reflected_name):
+    """An operator on instances of user classes, by Python's protocol: the in-place dunder, then
+    `a.name(b)`, then `b.reflected_name(a)`, each only if the class defines it. None when no user
+    dunder applies (the caller then uses the built-in meaning)."""
+    from .variables.user_defined import call_user_dunder
+    for candidate in inplace_names + [name]:
+        result = call_user_dunder(tx, a, candidate, [b])
+        if result is not None:
+            return result
+    if reflected_name is not None:
+        return call_user_dunder(tx, b, reflected_name, [a])
+    return None
+
+
+_REFLECTED_COMPARE = {operator.lt: operator.gt, operator.gt: operator.lt, operator.le: operator.ge,
+                      operator.ge: operator.le, operator.eq: operator.eq, operator.ne: operator.ne}
 _INPLACE_TO_BINARY = {operator.iadd: operator.add, operator.isub: operator.sub, operator.imul: operator.mul,
                       operator.itruediv: operator.truediv, operator.ifloordiv: operator.floordiv,
                       operator.imod: operator.mod, operator.ipow: operator.pow, operator.iand: operator.and_,

@@ -350,7 +350,8 @@ def _callable(tx, obj):
         return const(True)
     if obj.is_python_constant():
         return const(callable(obj.as_python_constant()))
-    return const(callable(obj.python_type()) and hasattr(obj.python_type(), "__call__"))
+    # an instance is callable when its class (not its metaclass) defines __call__
+    return const(any("__call__" in vars(k) for k in obj.python_type().__mro__))
 
 
 def _id(tx, obj):

@@ -283,3 +283,18 @@ class EnumVariable(VariableTracker):
 
     def reconstruct(self, codegen):
         codegen.load_const(self.value)
+
+
+def call_user_dunder(tx, var, name, args):
+    """`var.name(*args)` when `var` is an instance of a user class that defines `name` in Python;
+    None when it does not, or when the method returns NotImplemented (so the caller tries the
+    reflected operator next). A graph break inside the method propagates: the operator must not
+    silently fall back to another meaning."""
+    if not isinstance(var, UserDefinedObjectVariable):
+        return None
+    if not isinstance(inspect.getattr_static(var.cls, name, None), types.FunctionType):
+        return None
+    result = var.call_method(tx, name, list(args), {})
+    if result.is_python_constant() and result.as_python_constant() is NotImplemented:
+        return None
+    return result
