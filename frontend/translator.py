@@ -261,6 +261,9 @@ class InstructionTranslatorBase:
         if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
             return self.output.call_function(op, [a, b], {})
         user_result = _user_operator(self, a, b, [], _DUNDER[op], _DUNDER[_REFLECTED_COMPARE[op]])
+        if user_result is None and op is operator.ne:  # object.__ne__ negates a user __eq__
+            equal = _user_operator(self, a, b, [], "__eq__", "__eq__")
+            user_result = None if equal is None else self.unary_op(operator.not_, equal)
         if user_result is not None:
             return user_result
         try:

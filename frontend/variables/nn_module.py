@@ -24,6 +24,12 @@ class NNModuleVariable(UserDefinedObjectVariable):
     def module(self) -> torch.nn.Module:
         return self.value
 
+    def _state_source(self, table, name):
+        """Parameters, buffers and submodules are read from the module's own dicts: a dict lookup
+        in guards and generated code instead of nn.Module.__getattr__."""
+        from ...guards.source import ModuleStateSource
+        return ModuleStateSource(self.source, table, name) if self.source else None
+
     def _attr_source(self, name):
         from ...guards.source import AttrSource
         return AttrSource(self.source, name) if self.source else None
@@ -43,7 +49,7 @@ class NNModuleVariable(UserDefinedObjectVariable):
             entries = module.__dict__.get(table, {})
             if name in entries:
                 value = entries[name]
-                return wrap(tx, value, self._attr_source(name))
+                return wrap(tx, value, self._state_source(table, name))
         if name in module.__dict__:
             return wrap(tx, module.__dict__[name], self._attr_source(name))
         return super().var_getattr(tx, name)
@@ -62,8 +68,8 @@ class NNModuleVariable(UserDefinedObjectVariable):
         from ..builder import wrap
         module = self.module
         if isinstance(module, (torch.nn.ParameterList, torch.nn.ParameterDict)):
-            return [(k, wrap(tx, v, self._attr_source(k))) for k, v in module._parameters.items()]
-        return [(k, wrap(tx, v, self._attr_source(k))) for k, v in module._modules.items()]
+            return [(k, wrap(tx, v, self._state_source("_parameters", k))) for k, v in module._parameters.items()]
+        return [(k, wrap(tx, v, self._state_source("_modules", k))) for k, v in module._modules.items()]
 
     def unpack(self, tx):
         if isinstance(self.module, (torch.nn.ModuleDict, torch.nn.ParameterDict)):
