@@ -91,11 +91,12 @@ class FrameCompiler:
                 return None
         start = time.perf_counter()
         try:
-            tx = InstructionTranslator(code, func, args, config, self.backend)
+            tx = InstructionTranslator(code, func, args, config, self.backend, allow_breaks=not self.fullgraph)
             try:
                 compiled = tx.trace()
             except Unsupported as e:
-                e.user_stack = tx.user_stack()
+                if not e.user_stack:
+                    e.user_stack = tx.user_stack()
                 raise
         except Unsupported as e:
             return self._on_unsupported(code, e)
@@ -105,6 +106,8 @@ class FrameCompiler:
             return self._on_internal_error(code, e)
         finally:
             stats.compile_time += time.perf_counter() - start
+        for e in compiled.breaks:
+            self._record_break(code, e)
         check = CheckFunction(list(compiled.guards), compiled.arg_names, code.co_name)
         _C.mark_skip(compiled.code)
         entry = (check.fn, compiled.code, CacheEntryInfo(check, compiled.graph, compiled.op_count))
@@ -135,6 +138,12 @@ class FrameCompiler:
                 config.cache_size_limit, text)
 
     def _on_unsupported(self, code, e: Unsupported):
+        """A break that could not resume in this frame: the whole frame runs eagerly."""
+        self._record_break(code, e)
+        _touched_codes.add(code)
+        return False
+
+    def _record_break(self, code, e: Unsupported):
         where = e.user_stack[-1] if e.user_stack else None
         location = f"{where.filename}:{where.lineno} in {where.name}" if where else code.co_filename
         if self.fullgraph:
@@ -144,8 +153,6 @@ class FrameCompiler:
         stats.break_records.append(BreakRecord(e.reason, e.kind.name, list(e.user_stack)))
         log("graph_breaks", f"graph break in {location}: {e.reason}", logging.WARNING
             if "graph_breaks" in config.logs else logging.DEBUG)
-        _touched_codes.add(code)
-        return False
 
     def _on_internal_error(self, code, e):
         where = f"{code.co_name} ({code.co_filename}:{code.co_firstlineno})"

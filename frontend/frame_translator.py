@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 
-from bytecode import Instr
+from bytecode import Instr, Label
 from bytecode.instr import CellVar, FreeVar
 
 from ..guards.source import ClosureSource, LocalSource
@@ -17,9 +17,11 @@ from .builder import wrap
 from .codegen import PyCodegen, new_code
 from .graph_break import Unsupported
 from .output_graph import OutputGraph
+from .resume import ITER_SLOT as _ITER_SLOT, NULL_SLOT as _NULL_SLOT, VALUE_SLOT as _VALUE_SLOT
+from .resume import in_exception_block, live_locals_at, resume_function
 from .translator import InstructionTranslatorBase, ReturnValue, UserException
 from .variables.base import VariableTracker
-from .variables.misc import CellVariable, RealCellVariable
+from .variables.misc import CellVariable, NullVariable, RealCellVariable
 from .variables.tensor import SymNodeVariable, TensorVariable
 
 
@@ -47,6 +49,7 @@ class CompiledFrame:
     graph: object           # GraphModule or None
     op_count: int
     arg_names: tuple
+    breaks: list = dataclasses.field(default_factory=list)   # Unsupported that ended a graph early
 
 
 def frame_arg_names(code) -> tuple:
@@ -56,9 +59,13 @@ def frame_arg_names(code) -> tuple:
 
 
 class InstructionTranslator(InstructionTranslatorBase):
-    def __init__(self, code, func, args, config, backend):
+    def __init__(self, code, func, args, config, backend, allow_breaks=True):
         output = OutputGraph(code, config, backend)
         self.func = func
+        self.allow_breaks = allow_breaks
+        self._checkpoint = None
+        self.op_count = 0
+        self.gm = None
         self.arg_names = frame_arg_names(code)
         super().__init__(code, func.__globals__, {}, {}, output, config)
         for name, value in zip(self.arg_names, args):
@@ -75,24 +82,146 @@ class InstructionTranslator(InstructionTranslatorBase):
             return self.finish(r.value)
         except UserException as e:
             raise Unsupported("user_exception", exc=e.exc_var.cls.__name__)
+        except Unsupported as e:
+            if not e.user_stack:
+                e.user_stack = self.user_stack()
+            if not self.can_break_at_checkpoint():
+                raise
+            try:
+                compiled = self.break_at_checkpoint()
+            except Unsupported:
+                raise e from None    # cannot resume here (a value cannot be rebuilt...): run eagerly
+            compiled.breaks.append(e)
+            return compiled
 
-    def finish(self, return_value) -> CompiledFrame:
+    # -- graph breaks ---------------------------------------------------------------
+    def maybe_checkpoint(self, ins):
+        if ins.opname == "CALL" or (ins.opname in _JUMPS and not self.stack[-1].is_python_constant()):
+            self._checkpoint = (ins, list(self.stack), dict(self.symbolic_locals), self.kw_names,
+                                self.output.checkpoint())
+        else:
+            self._checkpoint = None
+
+    def can_break_at_checkpoint(self) -> bool:
+        """Breaking needs a checkpoint at the failing root instruction, outside try/with blocks, in a
+        plain function without cells."""
+        cp = self._checkpoint
+        if not self.allow_breaks or cp is None or cp[0] is not self.current:
+            return False
+        code = self.code
+        if code.co_cellvars or code.co_freevars:
+            return False
+        if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+            return False
+        return not in_exception_block(code, cp[0].offset)
+
+    def break_at_checkpoint(self) -> CompiledFrame:
+        """Roll back to the checkpoint, compile the graph so far, and emit: call graph, replay side
+        effects, rebuild the stack and live locals, run the instruction natively, call the resume
+        function(s) for the rest of the frame."""
+        ins, stack, symbolic_locals, kw_names, state = self._checkpoint
+        self.output.restore(state)
+        self.stack = list(stack)
+        self.symbolic_locals = dict(symbolic_locals)
+        next_offset = self.instructions[ins.index + 1].offset
+        if ins.opname == "CALL":
+            consumed = ins.arg + 2
+            prefix = stack[:-consumed]
+            # (offset, stack after: trackers of the preserved prefix + RESULT marker)
+            paths = [(next_offset, prefix + [_RESULT])]
+        else:
+            consumed = 1
+            prefix = stack[:-1]
+            target_offset = self.instructions[ins.target].offset
+            jump_stack = stack if ins.opname.endswith("_OR_POP") else prefix
+            paths = [(next_offset, list(prefix)), (target_offset, list(jump_stack))]
+        lives = [tuple(sorted(n for n in live_locals_at(self.code, off) if n in self.symbolic_locals))
+                 for off, _ in paths]
+        live_vars = [self.symbolic_locals[n] for n in sorted(set().union(*map(set, lives)))]
+        values = [v for v in stack if not isinstance(v, NullVariable)] + live_vars
+
+        # stack slots below the instruction that are lone iterators travel as tuples of their items
+        counts: dict = {}
+        for v in values:
+            counts[id(v)] = counts.get(id(v), 0) + 1
+        from .variables.iterators import ListIteratorVariable
+        iter_slots = {id(v) for v in prefix if isinstance(v, ListIteratorVariable) and counts[id(v)] == 1}
+
+        cg = self._codegen_graph_prefix(values)
+        for v in values:
+            if v in cg.temps:
+                continue
+            if id(v) in iter_slots:
+                items = self.output.side_effects.get(v)
+                for item in items:
+                    cg.reconstruct(item)
+                cg.build_tuple(len(items))
+                name = f"__bytegraph_tmp{len(cg.temps)}"
+                cg.append(Instr("STORE_FAST", name))
+                cg.temps[v] = name
+            else:
+                cg.reconstruct_to_temp(v)
+        for v in stack[-consumed:]:
+            cg.reconstruct(v)          # NULL -> PUSH_NULL, others from their temps
+        lineno = ins.lineno
+        if ins.opname == "CALL":
+            cg.call(ins.arg, kw_names)
+            cg.append(Instr("STORE_FAST", "__bytegraph_result"))
+            self._call_resume(cg, paths[0], lives[0], iter_slots, lineno)
+        else:
+            jump_label = Label()
+            cg.append(Instr(ins.opname.replace("BACKWARD", "FORWARD"), jump_label))
+            self._call_resume(cg, paths[0], lives[0], iter_slots, lineno)
+            cg.append(jump_label)
+            if ins.opname.endswith("_OR_POP"):
+                cg.pop_top()           # the kept value is passed from its temp
+            self._call_resume(cg, paths[1], lives[1], iter_slots, lineno)
+        return self._finish_code(cg)
+
+    def _call_resume(self, cg, path, live, iter_slots, lineno):
+        offset, after = path
+        layout = tuple(_NULL_SLOT if isinstance(v, NullVariable) else
+                       _ITER_SLOT if v is not _RESULT and id(v) in iter_slots else _VALUE_SLOT for v in after)
+        fn = resume_function(self.code, self.func.__globals__, offset, layout, live)
+        cg.load_callable(fn)
+        n = 0
+        for v in after:
+            if isinstance(v, NullVariable):
+                continue
+            if v is _RESULT:
+                cg.append(Instr("LOAD_FAST", "__bytegraph_result"))
+            else:
+                cg.append(Instr("LOAD_FAST", cg.temps[v]))
+            n += 1
+        for name in live:
+            cg.append(Instr("LOAD_FAST", cg.temps[self.symbolic_locals[name]]))
+            n += 1
+        cg.call(n)
+        cg.append(Instr("RETURN_VALUE"))
+
+    # -- finishing ------------------------------------------------------------------
+    def _codegen_graph_prefix(self, values) -> PyCodegen:
+        """Compile the graph with everything `values` and the side effects need, and start the
+        generated code: call the graph, replay the side effects."""
         output = self.output
         effects = output.side_effects
-        # everything the generated code must rebuild: the return value and the side effects
-        roots = [return_value]
+        roots = list(values)
         for var in effects.mutated_in_order():
             roots.append(var)
         roots.extend(effects.globals.values())
         roots.extend(effects.cells.values())
         tensors = _collect_graph_values(self, roots)
-        op_count = output.count_ops()
-        gm = None
+        self.op_count = output.count_ops()
+        self.gm = None
         cg = PyCodegen(self)
-        if op_count:
-            gm, compiled = output.compile_graph(tensors)
+        self._graph_outputs = tensors
+        self._graph_call = None
+        if self.op_count:
+            # the backend runs only once the whole code is generated (see _finish_code)
             cg.output_index = {v.proxy.node: i for i, v in enumerate(tensors)}
-            cg.load_callable(compiled)
+            cg.push_null()
+            self._graph_call = Instr("LOAD_CONST", None)
+            cg.append(self._graph_call)
             for _, proxy, _ in output.graph_inputs:
                 cg.reconstruct(output.input_by_source[proxy.node.meta["source"]])
             cg.call(len(output.graph_inputs))
@@ -100,13 +229,28 @@ class InstructionTranslator(InstructionTranslatorBase):
         elif tensors and any(v.proxy.node.op != "placeholder" for v in tensors):
             raise Unsupported("unsupported_op", what="tensor values with no graph")
         _replay_side_effects(self, cg)
-        cg.reconstruct(return_value)
-        cg.append(Instr("RETURN_VALUE"))
+        return cg
+
+    def _finish_code(self, cg) -> CompiledFrame:
+        if self._graph_call is not None:
+            self.gm, compiled = self.output.compile_graph(self._graph_outputs)
+            self._graph_call.arg = compiled
         prefix = [Instr("MAKE_CELL", CellVar(n)) for n in self.code.co_cellvars]
         if self.code.co_freevars:
             prefix.append(Instr("COPY_FREE_VARS", len(self.code.co_freevars)))
         code = new_code(self.code, cg.instructions, prefix, len(self.arg_names))
-        return CompiledFrame(code, set(output.guards), gm, op_count, self.arg_names)
+        return CompiledFrame(code, set(self.output.guards), self.gm, self.op_count, self.arg_names)
+
+    def finish(self, return_value) -> CompiledFrame:
+        cg = self._codegen_graph_prefix([return_value])
+        cg.reconstruct(return_value)
+        cg.append(Instr("RETURN_VALUE"))
+        return self._finish_code(cg)
+
+
+_JUMPS = {f"POP_JUMP_{d}_IF_{c}" for d in ("FORWARD", "BACKWARD") for c in ("TRUE", "FALSE")} | \
+    {"JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP"}
+_RESULT = object()   # the result of the instruction run natively at a break
 
 
 def _collect_graph_values(tx, roots) -> list:

@@ -163,6 +163,9 @@ class OutputGraph:
                               detail=f" (raises {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})")
         node = self.graph.create_node(kind, target, proxy_args, proxy_kwargs)
         node.meta["example_value"] = example
+        if isinstance(example, torch.Tensor) and args and isinstance(args[0], TensorVariable) and \
+                example is args[0].example:
+            return args[0]  # `x.add_(1)`, `x += y`, `x.contiguous()`...: the very same tensor, as in eager
         return self.wrap_result(torch.fx.Proxy(node, self.tracer), example)
 
     def as_proxy(self, var):

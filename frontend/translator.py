@@ -128,9 +128,14 @@ class InstructionTranslatorBase:
             handler = self.dispatch.get(ins.opname)
             if handler is None:
                 raise Unsupported("unsupported_opcode", opname=ins.opname)
+            self.maybe_checkpoint(ins)
             try:
                 handler(self, ins)
             except ReturnValue:
+                raise
+            except Unsupported as e:
+                if not e.user_stack:
+                    e.user_stack = self.user_stack()   # innermost frame first to see it: the full stack
                 raise
             except UserException as e:
                 self.handle_exception(e.exc_var)
@@ -138,6 +143,9 @@ class InstructionTranslatorBase:
                 if isinstance(e, (Unsupported,)):
                     raise
                 self.handle_exception(ExceptionVariable(cls=type(e), args=tuple(const(a) for a in e.args)))
+
+    def maybe_checkpoint(self, ins):
+        """Hook: the root translator snapshots its state before instructions it can break at."""
 
     def handle_exception(self, exc_var):
         """Jump to this frame's handler for an exception raised at the current instruction,

@@ -44,6 +44,15 @@ class VariableTracker:
 
     # -- what can be done with it ------------------------------------------
     def var_getattr(self, tx, name: str) -> "VariableTracker":
+        # a method of the value's type (`lst.append`): bound, dispatched to call_method when called
+        try:
+            cls = self.python_type()
+        except Unsupported:
+            cls = None
+        if cls is not None and callable(getattr(cls, name, None)):
+            from .functions import BoundMethodVariable
+            from .tensor import TensorMethod
+            return BoundMethodVariable(fn=TensorMethod(name), self_var=self)
         raise Unsupported("unsupported_attr", name=name, obj=self.describe())
 
     def call_function(self, tx, args: list, kwargs: dict) -> "VariableTracker":
