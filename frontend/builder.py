@@ -12,7 +12,7 @@ import torch
 from ..guards.guard import Guard
 from ..guards.source import ItemSource
 from .graph_break import Unsupported
-from .variables.builtins import BuiltinVariable
+from .variables.builtins import BuiltinVariable, has_builtin_handler
 from .variables.constant import ConstantVariable, is_constant_value
 from .variables.dicts import DictVariable, SetVariable
 from .variables.functions import BoundMethodVariable, PartialVariable, UserFunctionVariable
@@ -152,7 +152,7 @@ def _wrap(tx, value, source, trusted):
         return PartialVariable(fn=fn, args=args, kwargs=kwargs, source=source)
     if isinstance(value, type):
         guard(Guard.id_match(source, value))
-        if value in _trace_only_classes():
+        if value in _trace_only_classes() or has_builtin_handler(value):  # e.g. itertools.chain
             return BuiltinVariable(fn=value, source=source)
         return UserDefinedClassVariable(value=value, source=source)
     if isinstance(value, (types.BuiltinFunctionType, types.BuiltinMethodType, types.MethodWrapperType,

@@ -129,6 +129,22 @@ class PyCodegen:
             self.load_const(self.output_index[node])
             self.binary_subscr()
             return
+        from .variables.builtins import BuiltinVariable
+        from .variables.functions import BoundMethodVariable
+        from .variables.lists import NamedTupleVariable
+        if isinstance(var, NamedTupleVariable) and var.source is not None:
+            # the object read from the frame, not a new one: calling the class could run (and
+            # compile) a user-level __new__, which at a graph break can recurse through resume code
+            var.source.reconstruct(self)
+            return
+        if isinstance(var, BoundMethodVariable) and var.source is None and isinstance(var.fn, BuiltinVariable):
+            # `obj.method` where the method is a builtin/method descriptor (re.Match.group, HASH.hexdigest)
+            name = getattr(var.fn.fn, "__name__", None)
+            if name is None:
+                raise Unsupported("unsupported_op", what=f"rebuilding {var.describe()} after the graph")
+            self.reconstruct(var.self_var)
+            self.load_attr(name)
+            return
         var.reconstruct(self)
 
     def reconstruct_to_temp(self, var):

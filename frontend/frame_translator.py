@@ -18,9 +18,10 @@ from .codegen import PyCodegen, new_code
 from .graph_break import Unsupported
 from .output_graph import OutputGraph
 from .resume import ITER_SLOT as _ITER_SLOT, NULL_SLOT as _NULL_SLOT, VALUE_SLOT as _VALUE_SLOT
-from .resume import in_exception_block, live_locals_at, resume_function
+from .resume import in_exception_block, live_locals_at, resume_code, resume_function
 from .translator import InstructionTranslatorBase, ReturnValue, UserException
 from .variables.base import VariableTracker
+from .variables.constant import ConstantVariable
 from .variables.misc import CellVariable, NullVariable, RealCellVariable
 from .variables.tensor import SymNodeVariable, TensorVariable
 
@@ -96,7 +97,9 @@ class InstructionTranslator(InstructionTranslatorBase):
 
     # -- graph breaks ---------------------------------------------------------------
     def maybe_checkpoint(self, ins):
-        if ins.opname == "CALL" or (ins.opname in _JUMPS and not self.stack[-1].is_python_constant()):
+        if ins.opname == "CALL" or (ins.opname in _JUMPS and not self.stack[-1].is_python_constant()) or \
+                (ins.opname in _VALUE_OPS and not all(isinstance(v, _PLAIN) for v in
+                                                      self.stack[len(self.stack) - _VALUE_OPS[ins.opname]:])):
             self._checkpoint = (ins, list(self.stack), dict(self.symbolic_locals), self.kw_names,
                                 self.output.checkpoint())
         else:
@@ -109,8 +112,8 @@ class InstructionTranslator(InstructionTranslatorBase):
         if not self.allow_breaks or cp is None or cp[0] is not self.current:
             return False
         code = self.code
-        if code.co_cellvars or code.co_freevars:
-            return False
+        if code.co_cellvars:
+            return False   # the resume function would need this frame's cells: not supported yet
         if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
             return False
         return not in_exception_block(code, cp[0].offset)
@@ -124,8 +127,8 @@ class InstructionTranslator(InstructionTranslatorBase):
         self.stack = list(stack)
         self.symbolic_locals = dict(symbolic_locals)
         next_offset = self.instructions[ins.index + 1].offset
-        if ins.opname == "CALL":
-            consumed = ins.arg + 2
+        if ins.opname == "CALL" or ins.opname in _VALUE_OPS:
+            consumed = ins.arg + 2 if ins.opname == "CALL" else _VALUE_OPS[ins.opname]
             prefix = stack[:-consumed]
             # (offset, stack after: trackers of the preserved prefix + RESULT marker)
             paths = [(next_offset, prefix + [_RESULT])]
@@ -161,11 +164,15 @@ class InstructionTranslator(InstructionTranslatorBase):
                 cg.temps[v] = name
             else:
                 cg.reconstruct_to_temp(v)
+        _replay_side_effects(self, cg)
         for v in stack[-consumed:]:
             cg.reconstruct(v)          # NULL -> PUSH_NULL, others from their temps
         lineno = ins.lineno
-        if ins.opname == "CALL":
-            cg.call(ins.arg, kw_names)
+        if ins.opname == "CALL" or ins.opname in _VALUE_OPS:
+            if ins.opname == "CALL":
+                cg.call(ins.arg, kw_names)
+            else:
+                cg.append(_native_instr(ins))
             cg.append(Instr("STORE_FAST", "__bytegraph_result"))
             self._call_resume(cg, paths[0], lives[0], iter_slots, lineno)
         else:
@@ -182,8 +189,15 @@ class InstructionTranslator(InstructionTranslatorBase):
         offset, after = path
         layout = tuple(_NULL_SLOT if isinstance(v, NullVariable) else
                        _ITER_SLOT if v is not _RESULT and id(v) in iter_slots else _VALUE_SLOT for v in after)
-        fn = resume_function(self.code, self.func.__globals__, offset, layout, live)
-        cg.load_callable(fn)
+        if self.code.co_freevars:
+            cg.push_null()
+            for name in self.code.co_freevars:
+                cg.append(Instr("LOAD_CLOSURE", FreeVar(name)))
+            cg.build_tuple(len(self.code.co_freevars))
+            cg.load_const(resume_code(self.code, offset, layout, live))
+            cg.append(Instr("MAKE_FUNCTION", 0x08))
+        else:
+            cg.load_callable(resume_function(self.code, self.func.__globals__, offset, layout, live))
         n = 0
         for v in after:
             if isinstance(v, NullVariable):
@@ -202,7 +216,9 @@ class InstructionTranslator(InstructionTranslatorBase):
     # -- finishing ------------------------------------------------------------------
     def _codegen_graph_prefix(self, values) -> PyCodegen:
         """Compile the graph with everything `values` and the side effects need, and start the
-        generated code: call the graph, replay the side effects."""
+        generated code: call the graph. Callers rebuild their values into temps before replaying the
+        side effects, so a value read from a global or attribute that the frame then rebinds is the
+        old object."""
         output = self.output
         effects = output.side_effects
         roots = list(values)
@@ -228,7 +244,6 @@ class InstructionTranslator(InstructionTranslatorBase):
             cg.append(Instr("STORE_FAST", cg.graph_outputs_local))
         elif tensors and any(v.proxy.node.op != "placeholder" for v in tensors):
             raise Unsupported("unsupported_op", what="tensor values with no graph")
-        _replay_side_effects(self, cg)
         return cg
 
     def _finish_code(self, cg) -> CompiledFrame:
@@ -243,6 +258,8 @@ class InstructionTranslator(InstructionTranslatorBase):
 
     def finish(self, return_value) -> CompiledFrame:
         cg = self._codegen_graph_prefix([return_value])
+        cg.reconstruct_to_temp(return_value)
+        _replay_side_effects(self, cg)
         cg.reconstruct(return_value)
         cg.append(Instr("RETURN_VALUE"))
         return self._finish_code(cg)
@@ -250,7 +267,26 @@ class InstructionTranslator(InstructionTranslatorBase):
 
 _JUMPS = {f"POP_JUMP_{d}_IF_{c}" for d in ("FORWARD", "BACKWARD") for c in ("TRUE", "FALSE")} | \
     {"JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP"}
+# instructions that pop N values and push one result: a break there runs them natively too, when an
+# operand is something other than a tensor or a constant (a numpy array, an opaque object...)
+_VALUE_OPS = {"BINARY_OP": 2, "COMPARE_OP": 2, "BINARY_SUBSCR": 2, "CONTAINS_OP": 2, "IS_OP": 2,
+              "UNARY_NEGATIVE": 1, "UNARY_NOT": 1, "UNARY_INVERT": 1, "UNARY_POSITIVE": 1, "LOAD_ATTR": 1}
+_PLAIN = (TensorVariable, SymNodeVariable, ConstantVariable)
 _RESULT = object()   # the result of the instruction run natively at a break
+
+
+def _native_instr(ins) -> Instr:
+    """The `bytecode` Instr for a value instruction of the original code."""
+    from bytecode.instr import BinaryOp, Compare
+    if ins.opname == "BINARY_OP":
+        return Instr("BINARY_OP", BinaryOp(ins.arg))
+    if ins.opname == "COMPARE_OP":
+        return Instr("COMPARE_OP", Compare(ins.arg))
+    if ins.opname in ("LOAD_ATTR",):
+        return Instr(ins.opname, ins.argval)
+    if ins.opname in ("CONTAINS_OP", "IS_OP"):
+        return Instr(ins.opname, ins.arg)
+    return Instr(ins.opname)
 
 
 def _collect_graph_values(tx, roots) -> list:

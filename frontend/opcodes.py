@@ -496,7 +496,7 @@ def get_iter(tx, ins):
 @handler("FOR_ITER")
 def for_iter(tx, ins):
     it = tx.stack[-1]
-    if isinstance(it, ListIteratorVariable):
+    if hasattr(it, "next_item"):  # ListIteratorVariable, GeneratorVariable
         try:
             tx.push(it.next_item(tx))
         except StopIterationSignal:
@@ -515,6 +515,50 @@ def for_iter(tx, ins):
             tx.ip = ins.target
         else:
             raise
+
+
+# -- generators (only inside a traced generator body; see GeneratorVariable) ------------
+def _in_generator(tx, ins):
+    if not getattr(tx, "is_generator", False):
+        raise Unsupported("unsupported_op", what=f"{ins.opname} (generators are run as normal Python frames)")
+
+
+@handler("YIELD_VALUE")
+def yield_value(tx, ins):
+    _in_generator(tx, ins)
+    from .translator import GeneratorYield
+    raise GeneratorYield(tx.pop())
+
+
+@handler("GET_YIELD_FROM_ITER")
+def get_yield_from_iter(tx, ins):
+    _in_generator(tx, ins)
+    tx.push(tx.get_iter(tx.pop()))
+
+
+@handler("SEND")
+def send(tx, ins):
+    """TOS1 is the sub-iterator of `yield from`, TOS the value sent in."""
+    _in_generator(tx, ins)
+    value = tx.pop()
+    receiver = tx.stack[-1]
+    is_none = value.is_python_constant() and value.as_python_constant() is None
+    try:
+        if hasattr(receiver, "next_item"):
+            item = receiver.next_item(tx) if is_none else receiver.next_item(tx, value)
+        else:
+            item = tx.call_method_on(receiver, "__next__" if is_none else "send", [] if is_none else [value], {})
+    except StopIterationSignal as done:
+        tx.pop()
+        tx.push(done.value)  # the sub-generator's return value
+        tx.ip = ins.target
+        return
+    except StopIteration:
+        tx.pop()
+        tx.push(const(None))
+        tx.ip = ins.target
+        return
+    tx.push(item)
 
 
 # -- with / try ------------------------------------------------------------------------
@@ -625,11 +669,8 @@ def match_class(tx, ins):
 
 # -- opcodes that always break, with the reason --------------------------------------------
 DELIBERATE_BREAKS = {
-    "YIELD_VALUE": "generators are run as normal Python frames",
     "RETURN_GENERATOR": "generators are run as normal Python frames",
     "GEN_START": "generators are run as normal Python frames",
-    "SEND": "generators are run as normal Python frames",
-    "GET_YIELD_FROM_ITER": "generators are run as normal Python frames",
     "GET_AWAITABLE": "coroutines are run as normal Python frames",
     "GET_AITER": "coroutines are run as normal Python frames",
     "GET_ANEXT": "coroutines are run as normal Python frames",

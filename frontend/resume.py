@@ -85,17 +85,28 @@ def in_exception_block(code, offset) -> bool:
     return any(e.start <= offset < e.end for e in dis._parse_exception_table(code))
 
 
-def resume_function(code, f_globals, offset: int, layout: tuple, live: tuple):
-    """The cached resume function for `code` continuing at `offset`."""
+def resume_code(code, offset: int, layout: tuple, live: tuple):
+    """The cached resume code object for `code` continuing at `offset`. It has `code`'s free
+    variables: a frame with a closure makes the function at run time (MAKE_FUNCTION with its cells)."""
     per_code = _RESUME_CACHE.get(code)
     if per_code is None:
         per_code = _RESUME_CACHE[code] = {}
-    key = (offset, layout, live, id(f_globals))
+    key = ("code", offset, layout, live)
+    new = per_code.get(key)
+    if new is None:
+        new = per_code[key] = _make_resume_code(code, offset, layout, live)
+    return new
+
+
+def resume_function(code, f_globals, offset: int, layout: tuple, live: tuple):
+    """The cached resume function (for a frame without free variables)."""
+    assert not code.co_freevars
+    new = resume_code(code, offset, layout, live)
+    per_code = _RESUME_CACHE[code]
+    key = ("fn", offset, layout, live, id(f_globals))
     fn = per_code.get(key)
     if fn is None or fn.__globals__ is not f_globals:
-        new = _make_resume_code(code, offset, layout, live)
-        fn = types.FunctionType(new, f_globals, new.co_name)
-        per_code[key] = fn
+        fn = per_code[key] = types.FunctionType(new, f_globals, new.co_name)
     return fn
 
 
@@ -115,7 +126,10 @@ def _make_resume_code(code, offset: int, layout: tuple, live: tuple):
         body.append(item)
 
     stack_names = [f"__bytegraph_stack{i}" for i, kind in enumerate(layout) if kind != NULL_SLOT]
-    prologue = [Instr("RESUME", 0, lineno=code.co_firstlineno)]
+    prologue = []
+    if code.co_freevars:
+        prologue.append(Instr("COPY_FREE_VARS", len(code.co_freevars), lineno=code.co_firstlineno))
+    prologue.append(Instr("RESUME", 0, lineno=code.co_firstlineno))
     for i, kind in enumerate(layout):
         if kind == NULL_SLOT:
             prologue.append(Instr("PUSH_NULL", lineno=target_line))
@@ -136,7 +150,7 @@ def _make_resume_code(code, offset: int, layout: tuple, live: tuple):
     bc.kwonlyargcount = 0
     bc.argnames = args
     bc.cellvars = []
-    bc.freevars = []
+    bc.freevars = list(code.co_freevars)
     bc.flags = (code.co_flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR |
                                   inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR)) | inspect.CO_NEWLOCALS \
         | inspect.CO_OPTIMIZED

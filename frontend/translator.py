@@ -38,6 +38,10 @@ class ReturnValue(Exception):
         self.value = value
 
 
+class GeneratorYield(ReturnValue):
+    """A traced generator body reached `yield` (its translator pauses; see GeneratorVariable)."""
+
+
 class Instruction:
     __slots__ = ("opname", "opcode", "arg", "argval", "offset", "lineno", "target", "index", "positions")
 
@@ -199,7 +203,7 @@ class InstructionTranslatorBase:
     def get_iter(self, obj):
         from .variables.iterators import ListIteratorVariable
         from .variables.user_defined import UserDefinedObjectVariable
-        if isinstance(obj, ListIteratorVariable):
+        if isinstance(obj, ListIteratorVariable) or hasattr(obj, "next_item"):
             return obj
         if isinstance(obj, UserDefinedObjectVariable) and not hasattr(obj, "children_vars"):
             it = obj.call_method(self, "__iter__", [], {})
@@ -350,12 +354,15 @@ class InstructionTranslatorBase:
         code = fn_var.get_code()
         if self.depth >= self.config.max_inline_depth:
             raise Unsupported("too_deep", fn=fn_var.describe())
-        if code.co_flags & (0x20 | 0x80 | 0x200 | 0x100):  # generator, coroutine, async
+        if code.co_flags & (0x80 | 0x200 | 0x100):  # coroutine, async
             raise Unsupported("generator", fn=fn_var.describe())
         bound = fn_var.bind(self, args, kwargs)
         cells = dict(fn_var.closure_cells(self))
         for name in code.co_cellvars:
             cells[name] = CellVariable.new(self, bound.get(name))
+        if code.co_flags & 0x20:  # a generator: its body runs lazily, one `next()` at a time
+            from .variables.iterators import GeneratorVariable
+            return GeneratorVariable.create(self, code, fn_var.get_globals(), bound, cells, fn_var.describe())
         tx = InliningTranslator(code, fn_var.get_globals(), bound, cells, self.output, self.config, parent=self)
         return tx.run_inline()
 

@@ -225,26 +225,40 @@ def _reversed(tx, seq):
 
 
 def _enumerate(tx, iterable, start=None):
-    from .iterators import ListIteratorVariable
-    from .lists import TupleVariable
-    s = start.as_python_constant() if start is not None else 0
-    items = [TupleVariable((const(i + s), v)) for i, v in enumerate(tx.unpack_iterable(iterable))]
-    return ListIteratorVariable.create(tx, items, "enumerate")
+    from .iterators import CountIteratorVariable
+    counter = CountIteratorVariable.create(tx, start if start is not None else const(0), const(1))
+    return _lockstep(tx, (counter, tx.get_iter(iterable)), "enumerate")
 
 
 def _zip(tx, *iterables, strict=None):
     from .iterators import ListIteratorVariable
     from .lists import TupleVariable
-    lists = [tx.unpack_iterable(i) for i in iterables]
-    if strict is not None and strict.as_python_constant() and len({len(x) for x in lists}) > 1:
-        raise ValueError("zip() arguments have different lengths")
-    return ListIteratorVariable.create(tx, [TupleVariable(tuple(t)) for t in zip(*lists)], "zip")
+    if strict is not None and strict.as_python_constant():
+        lists = [tx.unpack_iterable(i) for i in iterables]
+        if len({len(x) for x in lists}) > 1:
+            raise ValueError("zip() arguments have different lengths")
+        return ListIteratorVariable.create(tx, [TupleVariable(tuple(t)) for t in zip(*lists)], "zip")
+    return _lockstep(tx, tuple(tx.get_iter(i) for i in iterables), "zip")
+
+
+def _lockstep(tx, iterators, kind):
+    """Tuples of one item from each iterator. Over known finite items (list iterators, a count)
+    the result is computed now, as a plain list iterator (building tuples has no effects); over
+    generators or user iterators it stays lazy, so their effects keep eager order."""
+    from .iterators import CountIteratorVariable, ListIteratorVariable, ZipVariable
+    from .lists import TupleVariable
+    if all(isinstance(it, (ListIteratorVariable, CountIteratorVariable)) for it in iterators) and \
+            any(isinstance(it, ListIteratorVariable) for it in iterators):
+        n = min(len(tx.output.side_effects.get(it)) for it in iterators if isinstance(it, ListIteratorVariable))
+        rows = [TupleVariable(tuple(it.next_item(tx) for it in iterators)) for _ in range(n)]
+        return ListIteratorVariable.create(tx, rows, kind)
+    return ZipVariable(iterators=iterators, fn=lambda tx, items: TupleVariable(tuple(items)), kind=kind)
 
 
 def _map(tx, fn, *iterables):
-    from .iterators import ListIteratorVariable
-    lists = [tx.unpack_iterable(i) for i in iterables]
-    return ListIteratorVariable.create(tx, [fn.call_function(tx, list(t), {}) for t in zip(*lists)], "map")
+    from .iterators import ZipVariable
+    return ZipVariable(iterators=tuple(tx.get_iter(i) for i in iterables),
+                       fn=lambda tx, items: fn.call_function(tx, items, {}), kind="map", mapped=fn)
 
 
 def _filter(tx, fn, iterable):
@@ -291,7 +305,14 @@ def _container(kind):
     def handler(tx, *args, **kwargs):
         from .dicts import DictVariable, SetVariable
         from .lists import ListVariable, TupleVariable
-        items = tx.unpack_iterable(args[0]) if args else []
+        if kind is dict:
+            result = DictVariable.create(tx, [])
+            if args:
+                result.call_method(tx, "update", [args[0]], {})
+            if kwargs:
+                result.call_method(tx, "update", [], kwargs)
+            return result
+        items = tx.unpack_iterable(args[0]) if args else []  # consumes an iterator argument
         if kind is list:
             return ListVariable.create(tx, items)
         if kind is tuple:
@@ -300,13 +321,15 @@ def _container(kind):
             return TupleVariable(tuple(items))
         if kind in (set, frozenset):
             return SetVariable.create(tx, items, kind)
-        if kind is dict:
-            result = DictVariable.create(tx, [])
-            if args:
-                result.call_method(tx, "update", [args[0]], {})
-            if kwargs:
-                result.call_method(tx, "update", [], kwargs)
-            return result
+    return handler
+
+
+def _fromkeys(kind):
+    def handler(tx, iterable, value=None):
+        from .dicts import DictVariable, hashable_key
+        value = value if value is not None else const(None)
+        pairs = {hashable_key(k): (k, value) for k in tx.unpack_iterable(iterable)}  # later keys win
+        return DictVariable.create(tx, list(pairs.values()), kind)
     return handler
 
 
@@ -462,6 +485,12 @@ def _combos(fn):
     return handler
 
 
+def _count(tx, start=None, step=None):
+    from .iterators import CountIteratorVariable
+    return CountIteratorVariable.create(tx, start if start is not None else const(0),
+                                        step if step is not None else const(1))
+
+
 def _islice(tx, iterable, *args):
     from .iterators import ListIteratorVariable
     items = tx.unpack_iterable(iterable)
@@ -519,10 +548,11 @@ _HANDLERS: dict[Any, Callable] = {
     abs: _abs, type: _type, callable: _callable, id: _id, repr: _repr, round: _round, slice: _slice,
     super: _super, object: _object, divmod: _divmod, pow: _pow, print: _print,
     operator.getitem: _getitem, operator.setitem: _setitem,
-    itertools.chain: _chain, itertools.product: _product, itertools.islice: _islice,
+    itertools.count: _count, itertools.chain: _chain, itertools.product: _product, itertools.islice: _islice,
     itertools.accumulate: _accumulate, itertools.combinations: _combos(itertools.combinations),
     itertools.permutations: _combos(itertools.permutations), functools.reduce: _reduce,
     functools.partial: _partial, functools.wraps: _wraps,
+    dict.fromkeys: _fromkeys(dict),
 }
 for _op in (operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
             operator.pow, operator.lshift, operator.rshift, operator.and_, operator.or_, operator.xor,
@@ -535,6 +565,16 @@ for _op in (operator.lt, operator.le, operator.eq, operator.ne, operator.gt, ope
     _HANDLERS[_op] = _operator_compare(_op)
 for _op in (operator.neg, operator.pos, operator.invert, operator.not_, operator.truth):
     _HANDLERS[_op] = _operator_unary(_op)
+
+
+
+def has_builtin_handler(fn) -> bool:
+    """Whether calls to `fn` (a builtin, or a class like itertools.chain) are traced by a handler."""
+    try:
+        return fn in _HANDLERS
+    except TypeError:  # unhashable
+        return False
+
 
 # builtins that may be applied to tensors/symbolic values as graph nodes
 _TENSOR_OPERATORS = {abs, round, math.floor, math.ceil, math.trunc, math.sqrt, operator.index}

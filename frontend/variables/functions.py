@@ -211,15 +211,23 @@ class BoundMethodVariable(VariableTracker):
         if name == "__func__" and isinstance(self.fn, VariableTracker):
             return self.fn
         if name == "__name__":
-            return const(getattr(self.fn, "name", None) or self.fn.fn_name())
+            return const(self.method_name())
         return super().var_getattr(tx, name)
+
+    def method_name(self) -> str:
+        if getattr(self.fn, "name", None):  # a TensorMethod
+            return self.fn.name
+        if hasattr(self.fn, "fn_name"):
+            return self.fn.fn_name()
+        if self.fn.is_python_constant():
+            return self.fn.as_python_constant().__name__
+        raise Unsupported("unsupported_op", what=f"the name of {self.describe()}")
 
     def reconstruct(self, codegen):
         if self.source is not None:
             return self.source.reconstruct(codegen)
         codegen.reconstruct(self.self_var)
-        name = getattr(self.fn, "name", None) or self.fn.fn_name()
-        codegen.load_attr(name)
+        codegen.load_attr(self.method_name())
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -2,13 +2,21 @@
 from __future__ import annotations
 
 import dataclasses
+import types
+from typing import Any
 
+from ..graph_break import Unsupported
 from .base import VariableTracker
 from .constant import const
 
 
 class StopIterationSignal(Exception):
-    """The symbolic iterator is exhausted (FOR_ITER jumps, next() raises StopIteration)."""
+    """The symbolic iterator is exhausted (FOR_ITER jumps, next() raises StopIteration); `value`
+    is a finished generator's return value (the result of `yield from`)."""
+
+    def __init__(self, value=None):
+        super().__init__()
+        self.value = value if value is not None else const(None)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -60,3 +68,191 @@ class ListIteratorVariable(VariableTracker):
             codegen.reconstruct(item)
         codegen.build_tuple(len(remaining))
         codegen.call(1)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class GeneratorVariable(VariableTracker):
+    """A generator made by calling a user generator function (or a generator expression) while
+    tracing. It runs lazily, like the real one: each `next()` resumes its body in a fresh
+    translator from the saved position and stops at the next `yield`, so the body's effects
+    interleave with the consumer's exactly as in eager mode. The position (instruction, stack,
+    locals) lives in SideEffects, so checkpoints roll it back like any other mutable state."""
+    code: Any = None
+    f_globals: dict = None
+    name: str = "generator"
+
+    @staticmethod
+    def create(tx, code, f_globals, symbolic_locals, cells, name):
+        var = GeneratorVariable(code=code, f_globals=f_globals, name=name)
+        from ..translator import instructions_of
+        start = next(ins.index for ins in instructions_of(code)[0] if ins.opname == "RESUME")
+        tx.output.side_effects.track(var, GeneratorState(start, (), dict(symbolic_locals), dict(cells)))
+        return var
+
+    def python_type(self):
+        return types.GeneratorType
+
+    def describe(self):
+        return f"generator {self.name}"
+
+    def next_item(self, tx, sent=None):
+        from ..translator import GeneratorYield, InliningTranslator, ReturnValue
+        state = tx.output.side_effects.get(self)
+        if state is None:
+            raise StopIterationSignal()
+        gtx = InliningTranslator(self.code, self.f_globals, dict(state.symbolic_locals), dict(state.cells),
+                                 tx.output, tx.config, parent=tx)
+        gtx.is_generator = True
+        gtx.ip = state.ip
+        gtx.stack = list(state.stack)
+        if state.started:
+            gtx.push(sent if sent is not None else const(None))  # the value of the paused `yield`
+        elif sent is not None and not (sent.is_python_constant() and sent.as_python_constant() is None):
+            raise TypeError("can't send non-None value to a just-started generator")
+        try:
+            gtx.run()
+        except GeneratorYield as y:
+            tx.output.side_effects.track(self, GeneratorState(gtx.ip, tuple(gtx.stack), gtx.symbolic_locals,
+                                                              gtx.cells, started=True))
+            return y.value
+        except ReturnValue as r:
+            tx.output.side_effects.track(self, None)
+            raise StopIterationSignal(r.value) from None
+        raise AssertionError("unreachable")
+
+    def unpack(self, tx):
+        items = []
+        while True:
+            try:
+                items.append(self.next_item(tx))
+            except StopIterationSignal:
+                return items
+            if len(items) > tx.config.max_instructions:
+                raise Unsupported("unsupported_op", what=f"consuming {self.describe()} (endless?)")
+
+    def call_method(self, tx, name, args, kwargs):
+        if name in ("__next__", "send"):
+            try:
+                return self.next_item(tx, args[0] if name == "send" else None)
+            except StopIterationSignal:
+                raise StopIteration from None
+        if name == "__iter__":
+            return self
+        return super().call_method(tx, name, args, kwargs)
+
+
+@dataclasses.dataclass(frozen=True)
+class GeneratorState:
+    ip: int
+    stack: tuple
+    symbolic_locals: dict
+    cells: dict
+    started: bool = False
+
+
+def next_of(tx, it):
+    """The next item of any iterator tracker; StopIterationSignal when it is exhausted."""
+    if hasattr(it, "next_item"):
+        return it.next_item(tx)
+    from ..translator import UserException
+    try:
+        return tx.call_method_on(it, "__next__", [], {})
+    except StopIteration:
+        raise StopIterationSignal() from None
+    except UserException as e:
+        if issubclass(e.exc_var.cls, StopIteration):
+            raise StopIterationSignal() from None
+        raise
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ZipVariable(VariableTracker):
+    """zip/map/enumerate over iterators, pulled lazily in lockstep as in eager mode (so endless
+    generators work, and a generator's effects happen when its item is asked for). `fn(tx, items)`
+    turns one item from each iterator into the produced item."""
+    iterators: tuple = ()
+    fn: Any = None
+    kind: str = "zip"
+
+    mapped: Any = None  # for map(): the function tracker, rebuilt with the iterators
+
+    def python_type(self):
+        return {"zip": zip, "map": map, "enumerate": enumerate}.get(self.kind, type(iter(())))
+
+    def reconstruct(self, codegen):
+        """`zip(*iterators)` / `map(fn, *iterators)` (enumerate as a zip with a count: it
+        iterates the same)."""
+        codegen.load_callable(map if self.mapped is not None else zip)
+        if self.mapped is not None:
+            codegen.reconstruct(self.mapped)
+        for it in self.iterators:
+            codegen.reconstruct(it)
+        codegen.call(len(self.iterators) + (self.mapped is not None))
+
+    def describe(self):
+        return f"{self.kind} object"
+
+    def next_item(self, tx):
+        return self.fn(tx, [next_of(tx, it) for it in self.iterators])
+
+    def unpack(self, tx):
+        items = []
+        while True:
+            try:
+                items.append(self.next_item(tx))
+            except StopIterationSignal:
+                return items
+
+    def call_method(self, tx, name, args, kwargs):
+        if name == "__next__":
+            try:
+                return self.next_item(tx)
+            except StopIterationSignal:
+                raise StopIteration from None
+        if name == "__iter__":
+            return self
+        return super().call_method(tx, name, args, kwargs)
+
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class CountIteratorVariable(VariableTracker):
+    """itertools.count (and enumerate's index): an endless counter whose next value lives in
+    SideEffects."""
+    step: VariableTracker = None
+
+    @staticmethod
+    def create(tx, start, step):
+        var = CountIteratorVariable(step=step)
+        tx.output.side_effects.track(var, start)
+        return var
+
+    def python_type(self):
+        import itertools
+        return itertools.count
+
+    def describe(self):
+        return "itertools.count"
+
+    def next_item(self, tx):
+        import operator
+        value = tx.output.side_effects.get(self)
+        tx.output.side_effects.track(self, tx.binary_op(operator.add, value, self.step))
+        return value
+
+    def unpack(self, tx):
+        raise Unsupported("unsupported_op", what="consuming an endless itertools.count")
+
+    def reconstruct(self, codegen):
+        import itertools
+        codegen.load_callable(itertools.count)
+        codegen.reconstruct(codegen.tx.output.side_effects.get(self))
+        codegen.reconstruct(self.step)
+        codegen.call(2)
+
+    def call_method(self, tx, name, args, kwargs):
+        if name == "__next__":
+            return self.next_item(tx)
+        if name == "__iter__":
+            return self
+        return super().call_method(tx, name, args, kwargs)

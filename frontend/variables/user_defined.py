@@ -39,6 +39,19 @@ def bind_descriptor(tx, obj_var, cls_owner, attr, name, attr_source=None):
         if isinstance(obj_var, UserDefinedClassVariable):
             return UserFunctionVariable(fn=attr)
         return BoundMethodVariable(fn=UserFunctionVariable(fn=attr), self_var=obj_var)
+    if isinstance(attr, (types.GetSetDescriptorType, types.MemberDescriptorType)) and \
+            not isinstance(obj_var, UserDefinedClassVariable):
+        # a C-level attribute slot (deque.maxlen, __slots__ entries): read it from the real object
+        real = getattr(obj_var, "value", None)
+        if real is None:
+            raise Unsupported("unsupported_attr", name=name, obj=obj_var.describe())
+        from ...guards.source import AttrSource
+        return wrap(tx, attr.__get__(real, type(real)), AttrSource(obj_var.source, name) if obj_var.source else None)
+    if isinstance(attr, types.ClassMethodDescriptorType):  # dict.fromkeys, int.from_bytes...
+        owner = obj_var.as_python_constant_or_none()
+        if not isinstance(owner, type):
+            owner = obj_var.python_type()
+        return wrap(tx, attr.__get__(None, owner), None)
     if isinstance(attr, (types.MethodDescriptorType, types.WrapperDescriptorType)) and \
             not isinstance(obj_var, UserDefinedClassVariable):
         from .builtins import BuiltinVariable
@@ -265,6 +278,11 @@ class UserDefinedObjectVariable(VariableTracker):
     def reconstruct(self, codegen):
         if self.source is not None:
             return self.source.reconstruct(codegen)
+        if self.value is not None:
+            # a real object reached without a source (a class attribute, a descriptor...)
+            if tuple(codegen.tx.output.side_effects.contents.get(self, {})):
+                raise Unsupported("unsupported_op", what=f"rebuilding the modified {self.describe()}")
+            return codegen.load_const(self.value)
         codegen.build_new_object(self)
 
 
