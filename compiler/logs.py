@@ -19,7 +19,7 @@ def _setup():
     root = logging.getLogger("bytegraph")
     if not root.handlers:
         handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter("[bytegraph.%(component)s] %(message)s"))
+        handler.setFormatter(logging.Formatter("[%(name)s] %(message)s"))
         root.addHandler(handler)
         root.propagate = False
     wanted = {c.strip() for c in config.logs.split(",") if c.strip()}
@@ -36,7 +36,7 @@ def log(component: str, msg: str, level: int = logging.INFO) -> None:
     _setup()
     logger = logging.getLogger(f"bytegraph.{component}")
     if logger.isEnabledFor(level):
-        logger.log(level, msg, extra={"component": component})
+        logger.log(level, msg)
 
 
 def enabled(component: str, level: int = logging.INFO) -> bool:

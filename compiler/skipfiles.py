@@ -31,7 +31,16 @@ def _library_prefixes():
 _ALL_PREFIXES = _PREFIXES + _library_prefixes()
 
 
+# torch's own modules (nn.Linear.forward, nn.Sequential.forward, ...) are compiled like user code
+# when called directly; Module.__call__ machinery in module.py is not.
+_TORCH_NN_MODULES = os.path.join(os.path.dirname(os.path.abspath(torch.__file__)), "nn", "modules") + os.sep
+_TORCH_MODULE_CALL = os.path.join(_TORCH_NN_MODULES, "module.py")
+
+
 def is_skipped_file(filename: str) -> bool:
     if filename.startswith("<"):
         return filename.startswith(("<eval_with_key", "<bytegraph", "<frozen"))
-    return os.path.abspath(filename).startswith(_ALL_PREFIXES)
+    path = os.path.abspath(filename)
+    if path.startswith(_TORCH_NN_MODULES) and path != _TORCH_MODULE_CALL:
+        return False
+    return path.startswith(_ALL_PREFIXES)

@@ -200,7 +200,13 @@ def _sum(tx, iterable, start=None):
 
 def _any_all(fn):
     def handler(tx, iterable):
-        for item in tx.unpack_iterable(iterable):
+        from .iterators import StopIterationSignal, next_of
+        it = tx.get_iter(iterable)
+        while True:  # item by item: a generator stops being advanced at the deciding item
+            try:
+                item = next_of(tx, it)
+            except StopIterationSignal:
+                break
             value = item.truth(tx)
             if fn is any and value:
                 return const(True)
@@ -461,9 +467,18 @@ def _itemgetter_call(tx, *keys):
     return None
 
 
+def _eager_items(tx, iterable, fn_name):
+    """The items of an argument that a lazy itertools function may read ahead of time: not a
+    generator or other lazy iterator, whose effects would then happen too early."""
+    from .iterators import ListIteratorVariable
+    if hasattr(iterable, "next_item") and not isinstance(iterable, ListIteratorVariable):
+        raise Unsupported("unsupported_op", what=f"{fn_name}() over {iterable.describe()}")
+    return tx.unpack_iterable(iterable)
+
+
 def _chain(tx, *iterables):
     from .iterators import ListIteratorVariable
-    return ListIteratorVariable.create(tx, [i for it in iterables for i in tx.unpack_iterable(it)], "chain")
+    return ListIteratorVariable.create(tx, [i for it in iterables for i in _eager_items(tx, it, "chain")], "chain")
 
 
 def _product(tx, *iterables, repeat=None):
@@ -493,13 +508,13 @@ def _count(tx, start=None, step=None):
 
 def _islice(tx, iterable, *args):
     from .iterators import ListIteratorVariable
-    items = tx.unpack_iterable(iterable)
+    items = _eager_items(tx, iterable, "islice")
     return ListIteratorVariable.create(tx, list(itertools.islice(items, *[a.as_python_constant() for a in args])))
 
 
 def _accumulate(tx, iterable, func=None, *, initial=None):
     from .iterators import ListIteratorVariable
-    items = tx.unpack_iterable(iterable)
+    items = _eager_items(tx, iterable, "accumulate")
     out = []
     acc = initial
     if acc is not None:
