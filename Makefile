@@ -8,12 +8,13 @@ STAMP := $(VENV)/.install-stamp
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml setup.py compiler/_eval_frame.c
+$(STAMP): pyproject.toml setup.py compiler/_eval_frame.c compiler/_tensor_guards.cpp
 	test -x $(VPY) || $(PY) -m venv $(VENV)
 	$(VPY) -m pip install --upgrade pip setuptools wheel
 	# exactly this version: a looser spec pulls several GB of CUDA packages
 	$(VPY) -m pip install torch==2.13.0
-	$(VPY) -m pip install -e '.[test]'
+	# the C++ guard extension builds against the torch just installed: no build isolation
+	$(VPY) -m pip install --no-build-isolation -e '.[test]'
 	touch $(STAMP)
 
 test: install

@@ -286,6 +286,7 @@ static PyObject *py_is_skipped(PyObject *self, PyObject *code) {
 }
 
 static PyMethodDef methods[] = {
+
     {"set_callback", py_set_callback, METH_O, "Set this thread's frame callback; returns the previous one."},
     {"get_callback", py_get_callback, METH_NOARGS, "This thread's frame callback (None = off)."},
     {"get_cache", py_get_cache, METH_O, "The cache-entry list of a code object (created if absent), or None if skipped."},

@@ -36,7 +36,8 @@ class Stats:
     frames_compiled: int = 0
     graphs: int = 0
     recompiles: int = 0
-    cache_hits_unknown: int = 0
+    recompiles_by_function: collections.Counter = dataclasses.field(default_factory=collections.Counter)
+    recompile_reasons: list = dataclasses.field(default_factory=list)   # (function name, reason text)
     graph_breaks: collections.Counter = dataclasses.field(default_factory=collections.Counter)
     break_records: list = dataclasses.field(default_factory=list)
     compile_time: float = 0.0
@@ -124,11 +125,14 @@ class FrameCompiler:
         return entry
 
     def _note_recompile(self, code, func, args, cache):
-        stats.recompiles += 1
         reasons = []
         for entry in cache:
             reasons.extend(entry[2].check.failures(func, args)[:1])
         text = "; ".join(reasons) or "no guard explains the miss"
+        if len(cache) < config.cache_size_limit:
+            stats.recompiles += 1
+            stats.recompiles_by_function[code.co_name] += 1
+            stats.recompile_reasons.append((code.co_name, text))
         log("recompiles", f"recompiling {code.co_name} ({code.co_filename}:{code.co_firstlineno}): {text}")
         if len(cache) >= config.cache_size_limit and code not in _warned_limit:
             _warned_limit.add(code)

@@ -13,7 +13,7 @@ import torch
 
 from .guard import GLOBAL_STATE_READERS, Guard
 from .source import local_param
-from .. import _C  # noqa: F401  (the C extension must be importable next to the guards)
+from .._tensor_guards import TensorGuards
 
 
 class CheckFunction:
@@ -22,7 +22,12 @@ class CheckFunction:
         self.arg_names = arg_names
         self.fn_name = fn_name
         self.consts: dict[str, object] = {}
-        self.checks = [self._render(g) for g in self.guards]
+        self.checks = [self._render(g) for g in self.guards if g.kind != "TENSOR_MATCH"]
+        tensor_guards = [g for g in self.guards if g.kind == "TENSOR_MATCH"]
+        if tensor_guards:
+            # one C++ call checks every tensor input
+            fast = TensorGuards(tuple(tensor_spec(g.expected) for g in tensor_guards))
+            self.checks.append(f"{self._const(fast)}({', '.join(g.source.expr() for g in tensor_guards)})")
         params = ", ".join(["__func"] + [local_param(n) for n in arg_names])
         body = " and\n            ".join(f"({c})" for c in self.checks) or "True"
         prologue = ""
@@ -64,8 +69,6 @@ class CheckFunction:
         if g.kind == "GLOBAL_STATE":
             name, value = exp
             return f"{self._const(GLOBAL_STATE_READERS[name])}() == {self._const(value)}"
-        if g.kind == "TENSOR_MATCH":
-            return f"{self._const(check_tensor)}({x}, {self._const(exp)})"
         raise ValueError(g.kind)
 
     def readable(self) -> str:
@@ -91,7 +94,7 @@ class CheckFunction:
         return reasons
 
 
-def check_tensor(value, meta) -> bool:
-    return (type(value) is meta.cls and value.dtype == meta.dtype and value.device == meta.device and
-            value.shape == meta.shape and value.stride() == meta.stride and
-            value.requires_grad == meta.requires_grad and torch._C._dispatch_keys(value) == meta.dispatch_keys)
+def tensor_spec(meta) -> tuple:
+    """The C++ TensorGuards description of one tensor (None = a symbolic dim, not checked here)."""
+    return (meta.cls, meta.dtype, meta.device, tuple(meta.shape), tuple(meta.stride), meta.requires_grad,
+            meta.dispatch_keys.raw_repr())

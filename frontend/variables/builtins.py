@@ -70,10 +70,15 @@ class BuiltinVariable(VariableTracker):
         codegen.load_const(self.fn)
 
     def var_getattr(self, tx, name):
-        if self.fn in (dict, list, tuple, set, str, int, float, object, frozenset, bool, type):
-            from .user_defined import class_attribute
-            return class_attribute(tx, self, self.fn, name)
-        return const(getattr(self.fn, name))
+        from ..builder import wrap_constant_result
+        if isinstance(self.fn, type):
+            for klass in self.fn.__mro__:
+                if name in klass.__dict__:
+                    from .user_defined import class_attribute
+                    return class_attribute(tx, self, self.fn, name)
+            # attributes of the class object itself (__name__, __qualname__, __mro__...), from its metaclass
+            return wrap_constant_result(tx, getattr(self.fn, name))
+        return wrap_constant_result(tx, getattr(self.fn, name))
 
     def call_function(self, tx, args, kwargs):
         handler = _HANDLERS.get(self.fn)
@@ -131,21 +136,35 @@ def _issubclass(tx, cls, spec):
     return const(issubclass(cls.as_python_constant(), spec.as_python_constant()))
 
 
+def raised_by_user(exc, exc_type) -> bool:
+    """Whether `exc`, caught while tracing, is the program's own exception of `exc_type`: a real
+    one raised by a tracker (`obj.missing`), or one raised by traced user code (`raise
+    AttributeError(name)` in a `__getattr__`), which the translator carries as a UserException."""
+    from ..translator import UserException
+    if isinstance(exc, UserException):
+        return issubclass(exc.exc_var.cls, exc_type)
+    return isinstance(exc, exc_type)
+
+
 def _getattr(tx, obj, name, *default):
+    from ..translator import UserException
     try:
         return tx.getattr(obj, name.as_python_constant())
-    except AttributeError:
-        if default:
+    except (AttributeError, UserException) as e:
+        if default and raised_by_user(e, AttributeError):
             return default[0]
         raise
 
 
 def _hasattr(tx, obj, name):
+    from ..translator import UserException
     try:
         tx.getattr(obj, name.as_python_constant())
         return const(True)
-    except AttributeError:
-        return const(False)
+    except (AttributeError, UserException) as e:
+        if raised_by_user(e, AttributeError):
+            return const(False)
+        raise
 
 
 def _setattr(tx, obj, name, value):

@@ -308,7 +308,14 @@ class SliceVariable(VariableTracker):
                      self.step.as_python_constant())
 
     def var_getattr(self, tx, name):
-        return {"start": self.start, "stop": self.stop, "step": self.step}[name]
+        if name in ("start", "stop", "step"):
+            return getattr(self, name)
+        return super().var_getattr(tx, name)   # methods (indices): call_method on the constant slice
+
+    def call_method(self, tx, name, args, kwargs):
+        if self.is_python_constant():
+            return ConstantVariable(self.as_python_constant()).call_method(tx, name, args, kwargs)
+        return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, codegen):
         for part in (self.start, self.stop, self.step):

@@ -1,0 +1,101 @@
+// bytegraph._tensor_guards: the C++ fast path for tensor guards (hot path: every guard check
+// function with tensor inputs calls it once per call).
+//
+//   TensorGuards(specs)(t0, t1, ...) -> bool
+//
+// spec_i = (cls, dtype, device, sizes, strides, requires_grad, dispatch_keys) describes t_i; sizes
+// and strides hold None for a dimension that is symbolic (checked by the shape guards instead).
+// Reading the tensor's metadata through the C++ API avoids one Python attribute call per field.
+#include <torch/csrc/Dtype.h>
+#include <torch/extension.h>
+
+#include <optional>
+#include <vector>
+
+namespace {
+
+struct TensorSpec {
+  PyTypeObject* cls;
+  at::ScalarType dtype;
+  at::Device device;
+  std::vector<std::optional<int64_t>> sizes;
+  std::vector<std::optional<int64_t>> strides;
+  bool requires_grad;
+  c10::DispatchKeySet keys;
+};
+
+std::vector<std::optional<int64_t>> parse_dims(const py::handle& dims) {
+  std::vector<std::optional<int64_t>> out;
+  for (const auto& d : py::reinterpret_borrow<py::tuple>(dims)) {
+    if (d.is_none()) {
+      out.emplace_back(std::nullopt);
+    } else {
+      out.emplace_back(d.cast<int64_t>());
+    }
+  }
+  return out;
+}
+
+template <typename Dims>
+bool dims_match(const std::vector<std::optional<int64_t>>& expected, const Dims& actual) {
+  if (static_cast<size_t>(actual.size()) != expected.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < expected.size(); i++) {
+    if (expected[i].has_value() && *expected[i] != actual[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+class TensorGuards {
+ public:
+  explicit TensorGuards(const py::tuple& specs) {
+    for (const auto& s : specs) {
+      auto spec = py::reinterpret_borrow<py::tuple>(s);
+      specs_.push_back(TensorSpec{
+          reinterpret_cast<PyTypeObject*>(spec[0].ptr()),
+          reinterpret_cast<THPDtype*>(spec[1].ptr())->scalar_type,
+          spec[2].cast<at::Device>(),
+          parse_dims(spec[3]),
+          parse_dims(spec[4]),
+          spec[5].cast<bool>(),
+          c10::DispatchKeySet(c10::DispatchKeySet::RAW, spec[6].cast<uint64_t>())});
+    }
+  }
+
+  bool check(const py::args& tensors) const {
+    if (tensors.size() != specs_.size()) {
+      return false;
+    }
+    for (size_t i = 0; i < specs_.size(); i++) {
+      PyObject* obj = tensors[i].ptr();
+      const TensorSpec& spec = specs_[i];
+      if (Py_TYPE(obj) != spec.cls || !THPVariable_Check(obj)) {
+        return false;
+      }
+      const at::Tensor& t = THPVariable_Unpack(obj);
+      if (t.scalar_type() != spec.dtype || t.device() != spec.device || t.requires_grad() != spec.requires_grad ||
+          t.key_set() != spec.keys) {
+        return false;
+      }
+      if (!dims_match(spec.sizes, t.sizes()) || !dims_match(spec.strides, t.strides())) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+ private:
+  std::vector<TensorSpec> specs_;
+};
+
+}  // namespace
+
+PYBIND11_MODULE(_tensor_guards, m) {
+  m.doc() = "bytegraph's C++ fast path for tensor guards";
+  py::class_<TensorGuards>(m, "TensorGuards")
+      .def(py::init<const py::tuple&>())
+      .def("__call__", &TensorGuards::check);
+}

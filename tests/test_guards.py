@@ -1,0 +1,222 @@
+"""Guards: a compiled graph is reused only while everything it assumed still holds.
+
+Soundness suite: change one dependency between two calls; the result must equal eager and the
+recompile count must be exactly what the change requires. Also: readable failure reasons, weak
+references to modules, and the cache size limit."""
+import gc
+import weakref
+
+import pytest
+import torch
+
+import bytegraph
+from bytegraph.testing import CompileCounter
+
+FACTOR = 2
+FLAG = True
+
+
+def compiled(fn, cnt=None):
+    cnt = cnt or CompileCounter()
+    return bytegraph.compile(fn, backend=cnt), cnt
+
+
+def check(opt, fn, *args):
+    torch.testing.assert_close(opt(*args), fn(*args))
+
+
+def last_reason():
+    return bytegraph.stats.recompile_reasons[-1][1]
+
+
+def test_global_value_change_recompiles_once():
+    global FACTOR
+
+    def f(x):
+        return x * FACTOR
+
+    opt, cnt = compiled(f)
+    x = torch.randn(3)
+    check(opt, f, x)
+    check(opt, f, x)
+    FACTOR = 3
+    try:
+        check(opt, f, x)
+        check(opt, f, x)
+    finally:
+        FACTOR = 2
+    assert cnt.frame_count == 2
+    assert "G['FACTOR'] changed: expected 2, got 3" in bytegraph.stats.recompile_reasons[0][1]
+
+
+def test_closure_cell_change():
+    scale = 1.5
+
+    def f(x):
+        return x * scale
+
+    opt, cnt = compiled(f)
+    x = torch.randn(3)
+    check(opt, f, x)
+    scale = 4.0  # noqa: F841 - rebinds the cell f closes over
+    check(opt, f, x)
+    assert cnt.frame_count == 2
+    assert "F['scale'] changed" in last_reason()
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+        self.act = torch.nn.ReLU()
+        self.scale = 2.0
+
+    def forward(self, x):
+        y = self.act(self.lin(x)) * self.scale
+        if self.training:
+            y = y + 1
+        return y
+
+
+def test_module_attribute_submodule_and_training_flag():
+    net = Net()
+    cnt = CompileCounter()
+    opt = bytegraph.compile(net, backend=cnt)
+    x = torch.randn(2, 4)
+    torch.testing.assert_close(opt(x), net(x))
+    torch.testing.assert_close(opt(x), net(x))
+    assert cnt.frame_count == 1
+    net.scale = 3.0
+    torch.testing.assert_close(opt(x), net(x))
+    assert cnt.frame_count == 2
+    net.act = torch.nn.Tanh()
+    torch.testing.assert_close(opt(x), net(x))
+    assert cnt.frame_count == 3
+    net.eval()
+    torch.testing.assert_close(opt(x), net(x))
+    assert cnt.frame_count == 4
+    assert "training changed: expected True, got False" in last_reason()
+    net.train()
+    torch.testing.assert_close(opt(x), net(x))  # the first training-mode entry fits again
+    assert cnt.frame_count == 4
+
+
+def test_weights_updated_in_place_are_not_baked_in():
+    net = Net()
+    cnt = CompileCounter()
+    opt = bytegraph.compile(net, backend=cnt)
+    x = torch.randn(2, 4)
+    opt(x)
+    with torch.no_grad():
+        net.lin.weight.add_(1.0)
+    torch.testing.assert_close(opt(x), net(x))
+    assert cnt.frame_count == 1
+
+
+def three(x):
+    return (x + 1).sin() * 2
+
+
+@pytest.mark.parametrize("change, reason", [
+    (lambda x: x.double(), "L['x'].dtype changed: expected torch.float32, got torch.float64"),
+    (lambda x: torch.randn(5, 3), "L['x'].size(0) changed: expected 4, got 5"),
+    (lambda x: x.t().contiguous().t(), "L['x'].stride() changed: expected (3, 1), got (1, 4)"),
+    (lambda x: x.clone().requires_grad_(), "L['x'].requires_grad changed: expected False, got True"),
+    (lambda x: torch.randn(4, 3, 1), "L['x'].dim() changed: expected 2, got 3"),
+])
+def test_tensor_metadata_changes_recompile_with_a_reason(change, reason):
+    opt, cnt = compiled(three)
+    x = torch.randn(4, 3)
+    check(opt, three, x)
+    check(opt, three, torch.randn(4, 3))
+    assert cnt.frame_count == 1
+    y = change(x)
+    torch.testing.assert_close(opt(y), three(y))
+    assert cnt.frame_count == 2
+    assert reason in last_reason()
+
+
+def test_list_length_and_dict_keys():
+    def f(xs, cfg):
+        out = xs[0]
+        for t in xs[1:]:
+            out = out + t
+        return out * cfg["scale"]
+
+    opt, cnt = compiled(f)
+    a, b, c = torch.randn(2), torch.randn(2), torch.randn(2)
+    check(opt, f, [a, b], {"scale": 2.0})
+    check(opt, f, [b, a], {"scale": 2.0})
+    assert cnt.frame_count == 1
+    check(opt, f, [a, b, c], {"scale": 2.0})
+    assert cnt.frame_count == 2
+    assert "len(L['xs']) changed: expected 2, got 3" in last_reason()
+    check(opt, f, [a, b], {"scale": 2.0, "extra": 1})
+    assert cnt.frame_count == 3
+    assert "keys changed" in last_reason()
+
+
+def test_constant_argument():
+    def f(x, n):
+        return x * n
+
+    opt, cnt = compiled(f)
+    x = torch.randn(2)
+    check(opt, f, x, 2)
+    check(opt, f, x, 2)
+    check(opt, f, x, 3)
+    assert cnt.frame_count == 2
+    assert "L['n'] changed: expected 2, got 3" in last_reason()
+
+
+def test_grad_mode_and_default_dtype():
+    def f(x):
+        return torch.ones(2) + x
+
+    opt, cnt = compiled(f)
+    x = torch.randn(2, requires_grad=True)
+    check(opt, f, x)
+    with torch.no_grad():
+        out = opt(x)
+        assert not out.requires_grad
+    assert cnt.frame_count == 2
+    assert "grad_enabled changed: expected True, got False" in last_reason()
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        xd = torch.randn(2, dtype=torch.float64)
+        out = opt(xd)
+        assert out.dtype == torch.float64
+    finally:
+        torch.set_default_dtype(old)
+    assert cnt.frame_count == 3
+
+
+def test_compiled_module_is_not_kept_alive():
+    net = Net()
+    ref = weakref.ref(net)
+    opt = bytegraph.compile(net, backend=CompileCounter())
+    opt(torch.randn(2, 4))
+    del net, opt
+    gc.collect()
+    assert ref() is None
+
+
+def test_cache_size_limit_runs_eagerly_after_the_limit(caplog):
+    opt, cnt = compiled(three)
+    with bytegraph.config.patch(cache_size_limit=3):
+        for n in range(1, 7):
+            x = torch.randn(n, 2)
+            check(opt, three, x)
+    assert cnt.frame_count == 3
+    assert bytegraph.stats.recompiles_by_function["three"] == 2
+
+
+def test_guard_source_is_readable():
+    from bytegraph.convert_frame import CacheEntryInfo  # noqa: F401
+    opt, _ = compiled(three)
+    opt(torch.randn(2))
+    entries = bytegraph._C.peek_cache(three.__code__)
+    source = entries[0][2].check.source
+    assert source.startswith("def guard_three(__func, L_x):")
+    assert "L_x" in source
