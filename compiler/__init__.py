@@ -3,20 +3,32 @@
     opt = bytegraph.compile(model_or_fn, backend="eager")
 
 Public API: compile, explain, reset, disable, run, mark_dynamic, config, list_backends,
-register_backend, stats.
+register_backend, stats, compile_times.
+
+Debugging: `explain(fn)(*args)` reports graphs and graph breaks; `stats` holds the live counters
+(`stats.frames_compiled`, ...) and `stats()` returns a printable summary; `compile_times()` is a
+table of time per compile phase; `bytegraph.debug` has replay/minify; see `config` for the debug
+dir (BYTEGRAPH_COMPILE_DEBUG), the minifier (BYTEGRAPH_REPRO_AFTER) and logs (BYTEGRAPH_LOGS).
 """
 from . import backends  # noqa: F401  (registers the built-in backends)
 from .backends.registry import list_backends, register_backend
 from .config import config
+from . import debug, debug_dir  # noqa: F401  (bytegraph.debug.replay, bytegraph.debug_dir.write_artifact)
+from . import timing as _timing
 from .convert_frame import forget_all_codes, stats
 from .eval_frame import OptimizedModule, compile, disable, run
+from .explain import ExplainOutput, explain
 from .frontend.graph_break import GraphBreakError
+from .guards.shape import mark_dynamic
 
-__all__ = ["compile", "disable", "run", "reset", "config", "list_backends", "register_backend", "stats",
-           "OptimizedModule", "GraphBreakError"]
+__all__ = ["compile", "disable", "run", "reset", "config", "list_backends", "register_backend", "stats", "mark_dynamic",
+           "OptimizedModule", "GraphBreakError", "explain", "ExplainOutput", "compile_times", "debug"]
+
+compile_times = _timing.compile_times
 
 
 def reset() -> None:
     """Forget every compiled graph and every skip decision (like starting a new process)."""
     forget_all_codes()
     stats.__init__()
+    _timing.reset()

@@ -8,6 +8,7 @@
 // Reading the tensor's metadata through the C++ API avoids one Python attribute call per field.
 #include <torch/csrc/Dtype.h>
 #include <torch/extension.h>
+#include <ATen/autocast_mode.h>
 
 #include <optional>
 #include <vector>
@@ -91,6 +92,30 @@ class TensorGuards {
   std::vector<TensorSpec> specs_;
 };
 
+// The global state a graph depends on: grad mode, default dtype, deterministic algorithms, CPU
+// autocast. Checked with one call instead of one Python call per setting.
+class GlobalStateGuard {
+ public:
+  GlobalStateGuard(bool grad_enabled, py::handle default_dtype, bool deterministic, bool autocast_cpu)
+      : grad_enabled_(grad_enabled),
+        default_dtype_(reinterpret_cast<THPDtype*>(default_dtype.ptr())->scalar_type),
+        deterministic_(deterministic),
+        autocast_cpu_(autocast_cpu) {}
+
+  bool check() const {
+    return at::GradMode::is_enabled() == grad_enabled_ &&
+        c10::typeMetaToScalarType(at::get_default_dtype()) == default_dtype_ &&
+        at::globalContext().deterministicAlgorithms() == deterministic_ &&
+        at::autocast::is_autocast_enabled(at::kCPU) == autocast_cpu_;
+  }
+
+ private:
+  bool grad_enabled_;
+  at::ScalarType default_dtype_;
+  bool deterministic_;
+  bool autocast_cpu_;
+};
+
 }  // namespace
 
 PYBIND11_MODULE(_tensor_guards, m) {
@@ -98,4 +123,7 @@ PYBIND11_MODULE(_tensor_guards, m) {
   py::class_<TensorGuards>(m, "TensorGuards")
       .def(py::init<const py::tuple&>())
       .def("__call__", &TensorGuards::check);
+  py::class_<GlobalStateGuard>(m, "GlobalStateGuard")
+      .def(py::init<bool, py::handle, bool, bool>())
+      .def("__call__", &GlobalStateGuard::check);
 }

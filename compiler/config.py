@@ -38,8 +38,12 @@ class Config:
     compile_debug: bool = dataclasses.field(default_factory=lambda: _env_flag("BYTEGRAPH_COMPILE_DEBUG"))
     debug_dir: str = dataclasses.field(
         default_factory=lambda: os.environ.get("BYTEGRAPH_DEBUG_DIR", os.path.join(os.getcwd(), "bytegraph_debug")))
+    # minify a graph the backend fails on and write repro.py: "dynamo" (the graph bytegraph built)
     repro_after: str = dataclasses.field(default_factory=lambda: os.environ.get("BYTEGRAPH_REPRO_AFTER", ""))
+    # 1: repro of the whole graph, 2: minified compile failures, 3: + run failures, 4: + accuracy vs eager
     repro_level: int = dataclasses.field(default_factory=lambda: _env_int("BYTEGRAPH_REPRO_LEVEL", 2))
+    # on a conversion failure, record the frame for `bytegraph.debug.replay(path)`
+    replay_record_enabled: bool = dataclasses.field(default_factory=lambda: _env_flag("BYTEGRAPH_REPLAY_RECORD"))
     # show internal tracebacks in error messages
     verbose: bool = False
     # how deep user functions are inlined before a call becomes a graph break

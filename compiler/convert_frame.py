@@ -7,18 +7,22 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
+import inspect
 import logging
 import time
 import traceback
 import weakref
 
-from . import _C
+from . import _C, timing
 from .config import config
+from .debug import FrameSession
 from .logs import log
 from .skipfiles import is_skipped_file
 from .frontend.frame_translator import InstructionTranslator
 from .frontend.graph_break import GraphBreakError, Unsupported, format_user_stack
 from .guards.builder import CheckFunction
+from .guards.shape import AutomaticDynamic, ShapePolicy
 
 
 @dataclasses.dataclass
@@ -42,10 +46,18 @@ class Stats:
     break_records: list = dataclasses.field(default_factory=list)
     compile_time: float = 0.0
 
+    def __call__(self):
+        """`bytegraph.stats()`: a snapshot of these counters that prints as a summary."""
+        from .debug import StatsReport
+        return StatsReport.of(self)
+
 
 stats = Stats()
+_process_stats = stats
 _touched_codes: "weakref.WeakSet" = weakref.WeakSet()   # every code object whose co_extra we set
 _warned_limit: set = set()
+# automatic dynamic: per code object, the input dims whose size changed between compiles
+_automatic_dynamic = AutomaticDynamic()
 
 
 @dataclasses.dataclass
@@ -64,17 +76,34 @@ def forget_all_codes() -> None:
         _C.clear(code)
     _touched_codes.clear()
     _warned_limit.clear()
+    _automatic_dynamic.clear()
+
+
+def _with_options(backend, options: dict):
+    """`compile(..., options={...})` reaches the backend as keyword arguments:
+    `backend(gm, example_inputs, **options)`. Without options the backend is called as is."""
+    if not options:
+        return backend
+    try:
+        inspect.signature(backend).bind(None, None, **options)
+    except TypeError as e:
+        name = getattr(backend, "__name__", type(backend).__name__)
+        raise TypeError(f"backend {name!r} does not accept options {sorted(options)}: {e}") from None
+    except ValueError:  # no signature to check (a builtin): let the call itself decide
+        pass
+    return functools.partial(backend, **options)
 
 
 class FrameCompiler:
     """The callback installed by `bytegraph.compile`: one per compiled callable."""
 
-    def __init__(self, backend, fullgraph=False, dynamic=None, options=None, hooks=None):
-        self.backend = backend
+    def __init__(self, backend, fullgraph=False, dynamic=None, options=None, hooks=None, stats=None):
+        self.options = options or {}
+        self.backend = _with_options(backend, self.options)
         self.fullgraph = fullgraph
         self.dynamic = dynamic
-        self.options = options or {}
         self.hooks = hooks
+        self.stats = _process_stats if stats is None else stats   # explain() counts apart
 
     def __call__(self, code, func, args, n_entries):
         if is_skipped_file(code.co_filename) or code.co_name == "<module>":
@@ -90,33 +119,39 @@ class FrameCompiler:
             self._note_recompile(code, func, args, cache)
             if n_entries >= config.cache_size_limit:
                 return None
+        session = FrameSession(code, func, args)   # debug dir, minifier, replay record, bytecode logs
         start = time.perf_counter()
         try:
-            tx = InstructionTranslator(code, func, args, config, self.backend, allow_breaks=not self.fullgraph)
-            try:
-                compiled = tx.trace()
-            except Unsupported as e:
-                if not e.user_stack:
-                    e.user_stack = tx.user_stack()
-                raise
+            with timing.phase("tracing"):
+                tx = InstructionTranslator(code, func, args, config, session.wrap_backend(self.backend),
+                                           allow_breaks=not self.fullgraph, shape_policy=self._shape_policy(code))
+                try:
+                    compiled = tx.trace()
+                except Unsupported as e:
+                    if not e.user_stack:
+                        e.user_stack = tx.user_stack()
+                    raise
         except Unsupported as e:
             return self._on_unsupported(code, e)
         except GraphBreakError:
             raise
         except Exception as e:  # noqa: BLE001 - an internal error of bytegraph
+            session.failed(e)
             return self._on_internal_error(code, e)
         finally:
-            stats.compile_time += time.perf_counter() - start
+            self.stats.compile_time += time.perf_counter() - start
         for e in compiled.breaks:
             self._record_break(code, e)
-        check = CheckFunction(list(compiled.guards), compiled.arg_names, code.co_name)
+        with timing.phase("guards"):
+            check = CheckFunction(list(compiled.guards), compiled.arg_names, code.co_name)
         _C.mark_skip(compiled.code)
         entry = (check.fn, compiled.code, CacheEntryInfo(check, compiled.graph, compiled.op_count))
         cache.append(entry)
         _touched_codes.add(code)
-        stats.frames_compiled += 1
+        self.stats.frames_compiled += 1
+        session.compiled(compiled, check)
         if compiled.graph is not None:
-            stats.graphs += 1
+            self.stats.graphs += 1
             log("graph", f"graph for {code.co_name} ({code.co_filename}:{code.co_firstlineno}):\n"
                          f"{compiled.graph.graph}")
         log("guards", f"guards for {code.co_name}:\n{check.source}")
@@ -124,15 +159,45 @@ class FrameCompiler:
             self.hooks(code, compiled, check)
         return entry
 
+    def _dynamic_mode(self):
+        """True: every input dim symbolic; False: static; None: static, then automatic dynamic."""
+        if self.dynamic is not None:
+            return self.dynamic
+        return True if config.dynamic_shapes else None
+
+    def _shape_policy(self, code) -> ShapePolicy:
+        mode = self._dynamic_mode()
+        automatic = _automatic_dynamic.dims_for(code) if mode is None and config.automatic_dynamic_shapes else {}
+        return ShapePolicy(mode=mode, automatic_dims=automatic)
+
+    def _note_size_changes(self, code, failed) -> list:
+        """Automatic dynamic: when an entry failed only because input sizes changed, remember those
+        dims so the recompile makes them symbolic. Returns what became dynamic, for the log."""
+        if self._dynamic_mode() is not None or not config.automatic_dynamic_shapes or not failed:
+            return []
+        changes = []
+        for guard, value, _ in failed:
+            dims = guard.expected.size_change(value) if guard.kind == "TENSOR_MATCH" else None
+            if guard.kind == "TENSOR_MATCH" and dims is None or guard.kind not in ("TENSOR_MATCH", "SHAPE"):
+                return []          # something other than a size changed: a plain recompile
+            if dims:
+                changes.append((guard.source.name(), dims))
+        return [f"{name} dims {sorted(dims)}" for name, dims in changes
+                if _automatic_dynamic.note(code, name, dims)]
+
     def _note_recompile(self, code, func, args, cache):
-        reasons = []
+        reasons, made_dynamic = [], []
         for entry in cache:
-            reasons.extend(entry[2].check.failures(func, args)[:1])
+            failed = entry[2].check.failed_guards(func, args)
+            reasons.extend(why for _, _, why in failed[:1])
+            made_dynamic.extend(self._note_size_changes(code, failed))
         text = "; ".join(reasons) or "no guard explains the miss"
+        if made_dynamic:
+            text += f" (automatic dynamic: {', '.join(dict.fromkeys(made_dynamic))} now symbolic)"
         if len(cache) < config.cache_size_limit:
-            stats.recompiles += 1
-            stats.recompiles_by_function[code.co_name] += 1
-            stats.recompile_reasons.append((code.co_name, text))
+            self.stats.recompiles += 1
+            self.stats.recompiles_by_function[code.co_name] += 1
+            self.stats.recompile_reasons.append((code.co_name, text))
         log("recompiles", f"recompiling {code.co_name} ({code.co_filename}:{code.co_firstlineno}): {text}")
         if len(cache) >= config.cache_size_limit and code not in _warned_limit:
             _warned_limit.add(code)
@@ -153,8 +218,8 @@ class FrameCompiler:
         if self.fullgraph:
             line = f"\n    {where.line}" if where is not None and where.line else ""
             raise GraphBreakError(f"graph break in {location}: {e.reason}{line}\nhint: {e.kind.hint}") from None
-        stats.graph_breaks[e.reason] += 1
-        stats.break_records.append(BreakRecord(e.reason, e.kind.name, list(e.user_stack)))
+        self.stats.graph_breaks[e.reason] += 1
+        self.stats.break_records.append(BreakRecord(e.reason, e.kind.name, list(e.user_stack)))
         log("graph_breaks", f"graph break in {location}: {e.reason}", logging.WARNING
             if "graph_breaks" in config.logs else logging.DEBUG)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import enum
 import functools
+import operator
 import types
 
 import torch
@@ -12,14 +13,14 @@ import torch
 from ..guards.guard import Guard
 from ..guards.source import ItemSource
 from .graph_break import Unsupported
-from .variables.builtins import BuiltinVariable, has_builtin_handler
+from .variables.builtins import BuiltinVariable, OperatorGetterVariable, has_builtin_handler
 from .variables.constant import ConstantVariable, is_constant_value
 from .variables.dicts import DictVariable, SetVariable
 from .variables.functions import BoundMethodVariable, PartialVariable, UserFunctionVariable
 from .variables.lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable
 from .variables.misc import PythonModuleVariable
 from .variables.nn_module import NNModuleVariable
-from .variables.torch import TorchFunctionVariable, is_torch_op
+from .variables.torch import AutocastVariable, TorchFunctionVariable, is_torch_op
 from .variables.user_defined import EnumVariable, UserDefinedClassVariable, UserDefinedObjectVariable
 
 
@@ -129,6 +130,9 @@ def _wrap(tx, value, source, trusted):
     if isinstance(value, types.ModuleType):
         guard(Guard.id_match(source, value))
         return PythonModuleVariable(value=value, source=source)
+    if isinstance(value, torch.amp.autocast):
+        guard(Guard.id_match(source, value))
+        return AutocastVariable.from_real(value).with_source(source)
     if is_skipped_function(value):
         guard(Guard.id_match(source, value))
         return SkippedFunctionVariable(fn=value, source=source)
@@ -155,6 +159,9 @@ def _wrap(tx, value, source, trusted):
         if value in _trace_only_classes() or has_builtin_handler(value):  # e.g. itertools.chain
             return BuiltinVariable(fn=value, source=source)
         return UserDefinedClassVariable(value=value, source=source)
+    if isinstance(value, (operator.itemgetter, operator.attrgetter, operator.methodcaller)):
+        guard(Guard.id_match(source, value))
+        return OperatorGetterVariable.from_real(tx, value).with_source(source)
     if isinstance(value, (types.BuiltinFunctionType, types.BuiltinMethodType, types.MethodWrapperType,
                           types.WrapperDescriptorType, types.MethodDescriptorType)) or \
             type(value).__module__ in ("functools", "itertools", "operator") and callable(value):

@@ -60,8 +60,8 @@ def frame_arg_names(code) -> tuple:
 
 
 class InstructionTranslator(InstructionTranslatorBase):
-    def __init__(self, code, func, args, config, backend, allow_breaks=True):
-        output = OutputGraph(code, config, backend)
+    def __init__(self, code, func, args, config, backend, allow_breaks=True, shape_policy=None):
+        output = OutputGraph(code, config, backend, shape_policy)
         self.func = func
         self.allow_breaks = allow_breaks
         self._checkpoint = None
@@ -254,7 +254,7 @@ class InstructionTranslator(InstructionTranslatorBase):
         if self.code.co_freevars:
             prefix.append(Instr("COPY_FREE_VARS", len(self.code.co_freevars)))
         code = new_code(self.code, cg.instructions, prefix, len(self.arg_names))
-        return CompiledFrame(code, set(self.output.guards), self.gm, self.op_count, self.arg_names)
+        return CompiledFrame(code, self.output.final_guards(), self.gm, self.op_count, self.arg_names)
 
     def finish(self, return_value) -> CompiledFrame:
         cg = self._codegen_graph_prefix([return_value])

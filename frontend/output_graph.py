@@ -1,17 +1,25 @@
 """OutputGraph: the fx graph being built for one frame, its fake values, inputs, guards and side
-effects, and the final step that compiles the graph with the backend. Compile time only."""
+effects, and the final step that compiles the graph with the backend. Compile time only.
+
+Symbolic shapes: input tensors are fakeified with the dims the frame's `ShapePolicy` makes dynamic;
+each new size symbol becomes a SymInt placeholder (fed `L['x'].size(0)` at run time), sizes read
+in Python code are SymNodeVariables, and `final_guards()` adds the ShapeEnv's assumptions as
+SHAPE guards (guards/shape.py)."""
 from __future__ import annotations
 
+import math
 import operator
 import re
 
+import sympy
 import torch
 import torch.fx
 from torch._subclasses.fake_tensor import (DataDependentOutputException, DynamicOutputShapeException,
                                            FakeTensorMode)
-from torch.fx.experimental.symbolic_shapes import ShapeEnv
+from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv
 
-from ..guards.guard import Guard, global_state_guards
+from ..guards.guard import Guard, TensorMeta, global_state_guards
+from ..guards.shape import ShapeEnvSource, ShapeGuardError, ShapePolicy, shape_guards, tensor_properties
 from .graph_break import Unsupported
 from .side_effects import SideEffects
 from .variables.constant import ConstantVariable
@@ -34,17 +42,35 @@ def _is_pure_function(fn) -> bool:
     return False
 
 
+_SYMBOLIC = (torch.SymInt, torch.SymFloat, torch.SymBool)
+# Python functions that would specialize a symbolic number, and their symbolic equivalents
+_SYMBOLIC_EQUIVALENTS = {float: torch.sym_float, math.sqrt: torch._sym_sqrt}
+# functions whose symbolic result is computed without specializing (the rest get concrete args)
+_SYMBOLIC_AWARE = {abs, round, math.floor, math.ceil, math.trunc, min, max, bool, torch.sym_float, torch.sym_int,
+                   torch._sym_sqrt, torch.sym_max, torch.sym_min, torch.sym_not}
+# metadata-only graph nodes: dropped when their result is unused
+_PURE_METHODS = {"size", "stride", "storage_offset", "numel", "dim", "nelement"}
+
+
+def _is_symbolic(value) -> bool:
+    return isinstance(value, _SYMBOLIC) and bool(value.node.expr.free_symbols)
+
+
 class OutputGraph:
-    def __init__(self, code, config, backend):
+    def __init__(self, code, config, backend, shape_policy: ShapePolicy | None = None):
         self.code = code
         self.config = config
         self.backend = backend
         self.graph = torch.fx.Graph()
         self.tracer = torch.fx.proxy.GraphAppendingTracer(self.graph)
-        self.shape_env = ShapeEnv()
+        self.shape_policy = shape_policy if shape_policy is not None else ShapePolicy(mode=False)
+        self.shape_env = ShapeEnv(allow_scalar_outputs=config.capture_scalar_outputs,
+                                  allow_dynamic_output_shape_ops=False)
         self.fake_mode = FakeTensorMode(shape_env=self.shape_env, allow_non_fake_inputs=False)
-        self.graph_inputs: list = []        # (source, proxy, real value)
+        self.graph_inputs: list = []        # (source, proxy, real value; a SymInt for a size input)
         self.input_by_source: dict = {}
+        self.input_properties: dict = {}    # tensor source -> its sizes/strides/offset at input creation
+        self.symbol_inputs: dict = {}       # size symbol -> SymNodeVariable of its placeholder
         self.guards: set = set(global_state_guards())
         self.side_effects = SideEffects()
         self.wrapped_objects: dict = {}     # id(real) -> (real, tracker): one tracker per real object
@@ -57,15 +83,22 @@ class OutputGraph:
     def checkpoint(self):
         return (list(self.graph.nodes)[-1] if len(self.graph.nodes) else None, len(self.graph_inputs),
                 dict(self.input_by_source), set(self.guards), self.side_effects.snapshot(),
-                dict(self.wrapped_objects), self.grad_enabled, len(self.metadata_log), len(self.constant_tensors))
+                dict(self.wrapped_objects), self.grad_enabled, len(self.metadata_log), len(self.constant_tensors),
+                dict(self.input_properties), dict(self.symbol_inputs))
 
     def restore(self, state) -> None:
-        (last, n_inputs, by_source, guards, effects, wrapped, grad, n_log, n_consts) = state
+        (last, n_inputs, by_source, guards, effects, wrapped, grad, n_log, n_consts, props, symbols) = state
         nodes = list(self.graph.nodes)
         keep = 0 if last is None else nodes.index(last) + 1
         for node in reversed(nodes[keep:]):
             self.graph.erase_node(node)
+        # placeholders go before the other nodes, so inputs added since may sit before `last`
+        for _, proxy, _ in reversed(self.graph_inputs[n_inputs:]):
+            if proxy.node.graph is self.graph and proxy.node in self.graph.nodes and not proxy.node.users:
+                self.graph.erase_node(proxy.node)
         del self.graph_inputs[n_inputs:]
+        self.input_properties = props
+        self.symbol_inputs = symbols
         self.input_by_source = by_source
         self.guards = guards
         self.side_effects.restore(effects)
@@ -89,26 +122,56 @@ class OutputGraph:
         self._names.add(name)
         return name
 
-    def add_graph_input(self, value: torch.Tensor, source) -> TensorVariable:
-        if source in self.input_by_source:
-            return self.input_by_source[source]
-        name = self._unique_name(source.name().replace("L[", "L_").replace("G[", "G_"))
+    def _placeholder(self, name: str):
         # placeholders go before every other node
         first_non_input = next((n for n in self.graph.nodes if n.op != "placeholder"), None)
         if first_non_input is not None:
             with self.graph.inserting_before(first_non_input):
-                node = self.graph.placeholder(name)
+                return self.graph.placeholder(name)
+        return self.graph.placeholder(name)
+
+    def add_graph_input(self, value: torch.Tensor, source) -> TensorVariable:
+        if source in self.input_by_source:
+            return self.input_by_source[source]
+        name = self._unique_name(source.name().replace("L[", "L_").replace("G[", "G_"))
+        node = self._placeholder(name)
+        dims = self.shape_policy.dynamic_dims(value, source) if value.dim() else {}
+        if dims:
+            fake = self.fake_mode.from_tensor(value, source=ShapeEnvSource(source),
+                                              symbolic_context=ShapePolicy.symbolic_context(value, dims))
         else:
-            node = self.graph.placeholder(name)
-        fake = self.fake_mode.from_tensor(value, static_shapes=True)
+            fake = self.fake_mode.from_tensor(value, static_shapes=True)
         node.meta["example_value"] = fake
         node.meta["source"] = source
         proxy = torch.fx.Proxy(node, self.tracer)
         var = TensorVariable(proxy=proxy, cls=type(value), source=source)
         self.graph_inputs.append((source, proxy, value))
         self.input_by_source[source] = var
-        self.guards.add(Guard.tensor(source, value))
+        # guards come from the metadata as it is now: later in-place metadata ops (`x.t_()`)
+        # change the fake tensor, not what the input must look like
+        dynamic_sizes = {i for i, s in enumerate(fake.size()) if _is_symbolic(s)}
+        dynamic_strides = {i for i, s in enumerate(fake.stride()) if _is_symbolic(s)}
+        self.guards.add(Guard.tensor(source, value, TensorMeta.of(value, dynamic_sizes, dynamic_strides)))
+        if dynamic_sizes or dynamic_strides or _is_symbolic(fake.storage_offset()):
+            props = tensor_properties(source, fake)
+            self.input_properties[source] = props
+            values = list(fake.size()) + list(fake.stride()) + [fake.storage_offset()]
+            for (prop_source, expr), sym in zip(props, values):
+                if isinstance(expr, sympy.Symbol) and expr not in self.symbol_inputs:
+                    self._add_size_input(prop_source, sym)
         return var
+
+    def _add_size_input(self, source, sym: torch.SymInt) -> None:
+        """A SymInt placeholder for a new size symbol, fed `source` (e.g. `L['x'].size(0)`)."""
+        node = self._placeholder(self._unique_name(str(sym.node.expr)))
+        node.meta["example_value"] = sym
+        node.meta["source"] = source
+        proxy = torch.fx.Proxy(node, self.tracer)
+        self.graph_inputs.append((source, proxy, sym))
+        # the sourced tracker passes the value in; the one user code sees comes back out of the
+        # graph (re-reading `L['x'].size(0)` after the graph could see a `t_()` applied since)
+        self.input_by_source[source] = SymNodeVariable(proxy=proxy, value=sym, source=source)
+        self.symbol_inputs[sym.node.expr] = SymNodeVariable(proxy=proxy, value=sym)
 
     def add_constant_tensor(self, value: torch.Tensor) -> TensorVariable:
         """A tensor with no source (made at trace time from constants): a graph attribute."""
@@ -131,7 +194,30 @@ class OutputGraph:
             self.grad_enabled = mode
 
     def call_function(self, fn, args, kwargs):
+        if any(isinstance(a, SymNodeVariable) for a in args) and \
+                not any(isinstance(a, TensorVariable) for a in list(args) + list(kwargs.values())):
+            return self._call_on_symbolic(fn, args, kwargs)
         return self._create("call_function", fn, args, kwargs)
+
+    def _call_on_symbolic(self, fn, args, kwargs):
+        """A Python function applied to symbolic numbers: traced when the result stays symbolic
+        (`operator.*`, `math.floor`, `float(n)` as `torch.sym_float`), otherwise computed on the
+        specialized values (`str(n)`, `math.log(n)`), which guards them."""
+        if fn is int and len(args) == 1 and not kwargs:
+            if args[0].python_type() is int:
+                return args[0]
+            fn = torch.sym_int
+        if fn in (min, max) and len(args) == 2 and not kwargs:
+            fn = torch.sym_min if fn is min else torch.sym_max
+        fn = _SYMBOLIC_EQUIVALENTS.get(fn, fn)
+        module = getattr(fn, "__module__", None)
+        if fn in _SYMBOLIC_AWARE or module in ("_operator", "operator") or \
+                (module == "torch" and getattr(fn, "__name__", "").startswith("sym_")):
+            return self._create("call_function", fn, args, kwargs)
+        concrete = [a.evaluate() if isinstance(a, SymNodeVariable) else a.as_python_constant() for a in args]
+        kw = {k: v.evaluate() if isinstance(v, SymNodeVariable) else v.as_python_constant() for k, v in kwargs.items()}
+        from .builder import wrap_constant_result
+        return wrap_constant_result(self._tx_for_items(), fn(*concrete, **kw))
 
     def call_method(self, self_var, name, args, kwargs):
         return self._create("call_method", name, [self_var] + list(args), kwargs)
@@ -152,7 +238,7 @@ class OutputGraph:
                     example = getattr(fake_args[0], target)(*fake_args[1:], **fake_kwargs)
         except (DataDependentOutputException, DynamicOutputShapeException) as e:
             raise Unsupported("data_dependent", what=f"{getattr(target, '__name__', target)} ({type(e).__name__})")
-        except torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode as e:
+        except GuardOnDataDependentSymNode as e:
             raise Unsupported("data_dependent", what=str(e).splitlines()[0])
         except NotImplementedError as e:
             raise Unsupported("unsupported_call", fn=getattr(target, "__name__", str(target)),
@@ -212,11 +298,19 @@ class OutputGraph:
             return TupleVariable(tuple(items))
         if isinstance(example, torch.Size):
             from .variables.lists import SizeVariable
-            return SizeVariable(tuple(self.wrap_value(s) for s in example))
-        if isinstance(example, (torch.SymInt, torch.SymFloat, torch.SymBool)):
-            if example.node.is_constant() or not example.node.expr.free_symbols:
+            items = []
+            for i, e in enumerate(example):
+                if _is_symbolic(e):
+                    node = self.graph.call_function(operator.getitem, (proxy.node, i))
+                    node.meta["example_value"] = e
+                    items.append(SymNodeVariable(proxy=torch.fx.Proxy(node, self.tracer), value=e))
+                else:
+                    items.append(ConstantVariable(int(e)))
+            return SizeVariable(tuple(items))
+        if isinstance(example, _SYMBOLIC):
+            if not _is_symbolic(example):
                 self._drop_if_pure(proxy.node)
-                return ConstantVariable(example.node.pytype(example))
+                return ConstantVariable(example.node.pytype(example)(example))
             return SymNodeVariable(proxy=proxy, value=example)
         if example is None or isinstance(example, (int, float, bool)):
             self._drop_if_pure(proxy.node)
@@ -231,24 +325,69 @@ class OutputGraph:
 
     def wrap_value(self, value):
         """A Python number or symbolic number produced by metadata queries."""
-        if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
-            expr = value.node.expr
-            if not expr.free_symbols:
-                return ConstantVariable(value.node.pytype(value))
-            raise Unsupported("unsupported_op", what="symbolic sizes (dynamic shapes)")
+        if isinstance(value, _SYMBOLIC):
+            if not _is_symbolic(value):
+                return ConstantVariable(value.node.pytype(value)(value))
+            known = self.symbol_inputs.get(value.node.expr)
+            if known is not None:
+                return known
+            raise Unsupported("unsupported_op", what=f"a symbolic value ({value}) with no graph node")
         return ConstantVariable(value)
+
+    def metadata(self, tensor_var, name: str, args: tuple, value):
+        """The tracker for `tensor.name(*args)` (`size`, `stride`, `numel`...), answered from the
+        fake value: constants when static, SymNodeVariables (a size placeholder, or a node
+        reading the metadata in the graph) when symbolic."""
+        from .variables.lists import SizeVariable, TupleVariable
+        if isinstance(value, torch.Size) or (name == "stride" and isinstance(value, tuple)):
+            items = tuple(self.metadata(tensor_var, name, (i,), v) for i, v in enumerate(value))
+            return SizeVariable(items) if isinstance(value, torch.Size) else TupleVariable(items)
+        if not _is_symbolic(value):
+            return self.wrap_value(value)
+        known = self.symbol_inputs.get(value.node.expr)
+        if known is not None:
+            return known
+        node = self.graph.call_method(name, (tensor_var.proxy.node,) + tuple(args))
+        node.meta["example_value"] = value
+        return SymNodeVariable(proxy=torch.fx.Proxy(node, self.tracer), value=value)
 
     # -- finishing --------------------------------------------------------------
     def count_ops(self) -> int:
         return sum(1 for n in self.graph.nodes if n.op in ("call_function", "call_method", "call_module"))
 
+    def final_guards(self) -> set:
+        """Every guard of the frame: those collected while tracing plus the shape guards."""
+        guards = set(self.guards)
+        if self.input_properties:
+            props = [p for source, _, _ in self.graph_inputs for p in self.input_properties.get(source, ())]
+            try:
+                guards.update(shape_guards(self.shape_env, props))
+            except ShapeGuardError as e:
+                raise Unsupported("unsupported_op", what=f"a shape assumption that cannot be guarded ({e})")
+        return guards
+
+    def _prune_dead_metadata(self) -> None:
+        """Drop shape arithmetic whose result was only used to decide something at trace time
+        (`if x.shape[0] > 2`): the decision is a guard, not a graph computation."""
+        for node in reversed(list(self.graph.nodes)):
+            if node.users or node.op not in ("call_function", "call_method"):
+                continue
+            if not isinstance(node.meta.get("example_value"), _SYMBOLIC + (int, float, bool)):
+                continue
+            if (node.op == "call_method" and node.target in _PURE_METHODS) or \
+                    (node.op == "call_function" and (_is_pure_function(node.target) or node.target in
+                                                     _SYMBOLIC_AWARE or node.target is operator.getitem)):
+                self.graph.erase_node(node)
+
     def compile_graph(self, outputs: list):
         """Add the output node, hand the graph to the backend, and return the compiled callable."""
         self.graph.output(tuple(self.as_proxy(v) for v in outputs))
+        self._prune_dead_metadata()
         root = torch.nn.Module()
         for name, value in self.constant_tensors:
             setattr(root, name, value)
         gm = torch.fx.GraphModule(root, self.graph, class_name="BytegraphGraph")
+        # like torch.compile: real tensors, and SymInts for the size placeholders
         example_inputs = [value for _, _, value in self.graph_inputs]
         compiled = self.backend(gm, example_inputs)
         return gm, compiled

@@ -364,7 +364,12 @@ class InstructionTranslatorBase:
             from .variables.iterators import GeneratorVariable
             return GeneratorVariable.create(self, code, fn_var.get_globals(), bound, cells, fn_var.describe())
         tx = InliningTranslator(code, fn_var.get_globals(), bound, cells, self.output, self.config, parent=self)
-        return tx.run_inline()
+        try:
+            return tx.run_inline()
+        except BaseException:
+            from .variables.torch import leave_abandoned_autocast
+            leave_abandoned_autocast(tx)   # a real autocast state it entered must not outlive its trace
+            raise
 
     def make_super(self, args):
         from .variables.misc import SuperVariable

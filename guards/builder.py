@@ -6,14 +6,15 @@ is explained guard by guard with `CheckFunction.failures`.
 """
 from __future__ import annotations
 
+import math
 import re
 import sys
 
 import torch
 
-from .guard import GLOBAL_STATE_READERS, Guard
+from .guard import Guard
 from .source import local_param
-from .._tensor_guards import TensorGuards
+from .._tensor_guards import GlobalStateGuard, TensorGuards
 
 
 class CheckFunction:
@@ -22,12 +23,20 @@ class CheckFunction:
         self.arg_names = arg_names
         self.fn_name = fn_name
         self.consts: dict[str, object] = {}
-        self.checks = [self._render(g) for g in self.guards if g.kind != "TENSOR_MATCH"]
+        fused = ("TENSOR_MATCH", "GLOBAL_STATE")
+        self.checks = []
+        state = {g.expected[0]: g.expected[1] for g in self.guards if g.kind == "GLOBAL_STATE"}
+        if state:
+            # one C++ call checks grad mode, default dtype, deterministic algorithms and autocast
+            fast_state = GlobalStateGuard(state["grad_enabled"], state["default_dtype"],
+                                          state["deterministic_algorithms"], state["autocast_cpu"])
+            self.checks.append(f"{self._const(fast_state, 'global_state')}()")
+        self.checks += [self._render(g) for g in self.guards if g.kind not in fused]
         tensor_guards = [g for g in self.guards if g.kind == "TENSOR_MATCH"]
         if tensor_guards:
             # one C++ call checks every tensor input
             fast = TensorGuards(tuple(tensor_spec(g.expected) for g in tensor_guards))
-            self.checks.append(f"{self._const(fast)}({', '.join(g.source.expr() for g in tensor_guards)})")
+            self.checks.append(f"{self._const(fast, 'tensor_guards')}({', '.join(g.source.expr() for g in tensor_guards)})")
         params = ", ".join(["__func"] + [local_param(n) for n in arg_names])
         body = " and\n            ".join(f"({c})" for c in self.checks) or "True"
         prologue = ""
@@ -38,12 +47,13 @@ class CheckFunction:
         py_name = "guard_" + re.sub(r"\W", "_", fn_name)  # `<lambda>`, `<genexpr>`... are not identifiers
         self.source = (f"def {py_name}({params}):\n{prologue}"
                        f"    try:\n        return ({body})\n    except Exception:\n        return False\n")
-        namespace = dict(self.consts, ___modules=sys.modules)
+        namespace = dict(self.consts, ___modules=sys.modules, **_SHAPE_GLOBALS)
         exec(compile(self.source, f"<bytegraph guards for {fn_name}>", "exec"), namespace)
         self.fn = namespace[py_name]
 
-    def _const(self, value) -> str:
-        name = f"___c{len(self.consts)}"
+    def _const(self, value, hint: str = "c") -> str:
+        """A name for `value` in the check function's namespace (the hint keeps the source readable)."""
+        name = f"___{re.sub(chr(92) + 'W+', '_', hint).strip('_')}_{len(self.consts)}"
         self.consts[name] = value
         return name
 
@@ -51,9 +61,9 @@ class CheckFunction:
         x = g.source.expr() if g.source is not None else None
         exp = g.expected
         if g.kind == "TYPE_MATCH":
-            return f"type({x}) is {self._const(exp)}"
+            return f"type({x}) is {self._const(exp, exp.__name__)}"
         if g.kind == "ID_MATCH":
-            return f"{x} is {self._const(exp)}()"
+            return f"{x} is {self._const(exp, 'ref_' + g.source.name())}()"
         if g.kind == "CONSTANT_MATCH":
             if exp is None or isinstance(exp, bool):
                 return f"{x} is {exp!r}"
@@ -66,9 +76,8 @@ class CheckFunction:
             return f"{x}.grad is None"
         if g.kind == "SAME_OBJECT":
             return f"{x} is {exp.expr()}"
-        if g.kind == "GLOBAL_STATE":
-            name, value = exp
-            return f"{self._const(GLOBAL_STATE_READERS[name])}() == {self._const(value)}"
+        if g.kind == "SHAPE":
+            return exp.fast  # printed from the ShapeEnv by guards/shape.py
         raise ValueError(g.kind)
 
     def readable(self) -> str:
@@ -76,22 +85,31 @@ class CheckFunction:
 
     def failures(self, func, args) -> list[str]:
         """Each failing guard explained in words, for the given frame function and arguments."""
+        return [why for _, _, why in self.failed_guards(func, args)]
+
+    def failed_guards(self, func, args) -> list:
+        """(guard, current value, reason) for each failing guard."""
         env = {"__func": func, "G": func.__globals__, "B": func.__builtins__}
         env.update({local_param(n): v for n, v in zip(self.arg_names, args)})
-        env.update(self.consts, ___modules=sys.modules)
-        reasons = []
+        env.update(self.consts, ___modules=sys.modules, **_SHAPE_GLOBALS)
+        failed = []
         for g in self.guards:
             try:
                 value = eval(g.source.expr(), env) if g.source is not None else None
             except Exception as e:  # noqa: BLE001 - the value is gone or changed shape
-                reasons.append(f"{g.source.name()} could not be read: {type(e).__name__}: {e}")
+                failed.append((g, None, f"{g.source.name()} could not be read: {type(e).__name__}: {e}"))
                 continue
             why = g.explain(value)
             if g.kind == "SAME_OBJECT" and value is not eval(g.expected.expr(), env):
                 why = f"{g.source.name()} is no longer the same object as {g.expected.name()}"
+            if g.kind == "SHAPE":
+                why = g.expected.explain(env)
             if why:
-                reasons.append(why)
-        return reasons
+                failed.append((g, value, why))
+        return failed
+
+
+_SHAPE_GLOBALS = {"math": math, "torch": torch}   # names that printed shape expressions may use
 
 
 def tensor_spec(meta) -> tuple:

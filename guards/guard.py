@@ -16,11 +16,14 @@ from .source import Source
 # cheap checks first
 _ORDER = {"GLOBAL_STATE": 0, "ID_MATCH": 1, "TYPE_MATCH": 2, "CONSTANT_MATCH": 3, "LEN_MATCH": 4,
           "DICT_KEYS": 5, "GRAD_IS_NONE": 6, "TENSOR_MATCH": 7,
-          "SAME_OBJECT": 8}
+          "SAME_OBJECT": 8, "SHAPE": 9}
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class TensorMeta:
+    """What TENSOR_MATCH checks about a tensor. `shape` and `stride` hold ints for static dims and
+    None for dims traced with a symbolic size/stride: those are checked by SHAPE guards instead
+    (see guards/shape.py). `static` says there is no None, so a whole-tuple compare suffices."""
     cls: type
     dtype: torch.dtype
     device: torch.device
@@ -28,11 +31,24 @@ class TensorMeta:
     stride: tuple
     requires_grad: bool
     dispatch_keys: Any
+    static: bool = True
 
     @staticmethod
-    def of(t: torch.Tensor) -> "TensorMeta":
-        return TensorMeta(type(t), t.dtype, t.device, tuple(t.shape), tuple(t.stride()), t.requires_grad,
-                          torch._C._dispatch_keys(t))
+    def of(t: torch.Tensor, dynamic_sizes=(), dynamic_strides=()) -> "TensorMeta":
+        shape = tuple(None if i in dynamic_sizes else s for i, s in enumerate(t.shape))
+        stride = tuple(None if i in dynamic_strides else s for i, s in enumerate(t.stride()))
+        return TensorMeta(type(t), t.dtype, t.device, shape, stride, t.requires_grad,
+                          torch._C._dispatch_keys(t), not dynamic_sizes and not dynamic_strides)
+
+    def size_change(self, value):
+        """The static dims whose size differs, if sizes (and the strides that follow from them) are
+        all that changed; None when anything else differs."""
+        if not isinstance(value, torch.Tensor) or type(value) is not self.cls or value.dtype != self.dtype or \
+                value.device != self.device or value.dim() != len(self.shape) or \
+                value.requires_grad != self.requires_grad or torch._C._dispatch_keys(value) != self.dispatch_keys:
+            return None
+        dims = frozenset(i for i, (e, a) in enumerate(zip(self.shape, value.shape)) if e is not None and e != a)
+        return dims or None
 
     def mismatch(self, value, name: str):
         """A sentence saying how `value` differs, or None."""
@@ -44,19 +60,24 @@ class TensorMeta:
             return f"{name}.dtype changed: expected {self.dtype}, got {value.dtype}"
         if value.device != self.device:
             return f"{name}.device changed: expected {self.device}, got {value.device}"
-        if tuple(value.shape) != self.shape:
-            if value.dim() != len(self.shape):
-                return f"{name}.dim() changed: expected {len(self.shape)}, got {value.dim()}"
-            for i, (a, b) in enumerate(zip(self.shape, value.shape)):
-                if a != b:
-                    return f"{name}.size({i}) changed: expected {a}, got {b}"
-        if tuple(value.stride()) != self.stride:
-            return f"{name}.stride() changed: expected {self.stride}, got {tuple(value.stride())}"
+        if value.dim() != len(self.shape):
+            return f"{name}.dim() changed: expected {len(self.shape)}, got {value.dim()}"
+        for i, (a, b) in enumerate(zip(self.shape, value.shape)):
+            if a is not None and a != b:
+                return f"{name}.size({i}) changed: expected {a}, got {b}"
+        for i, (a, b) in enumerate(zip(self.stride, value.stride())):
+            if a is not None and a != b:
+                return f"{name}.stride() changed: expected {_dims(self.stride)}, got {tuple(value.stride())}"
         if value.requires_grad != self.requires_grad:
             return f"{name}.requires_grad changed: expected {self.requires_grad}, got {value.requires_grad}"
         if torch._C._dispatch_keys(value) != self.dispatch_keys:
             return f"{name} dispatch keys changed"
         return None
+
+
+def _dims(values) -> str:
+    """A size/stride tuple with its dynamic entries shown as `*`."""
+    return "[" + ", ".join("*" if v is None else str(v) for v in values) + "]"
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -75,6 +96,8 @@ class Guard:
             exp = (type(exp), repr(exp))
         elif self.kind == "TENSOR_MATCH":
             exp = None  # one tensor check per source
+        elif self.kind == "SHAPE":
+            exp = exp.fast
         return (self.source, self.kind, exp)
 
     def __hash__(self):
@@ -114,8 +137,13 @@ class Guard:
         return Guard(source, "DICT_KEYS", tuple(keys))
 
     @staticmethod
-    def tensor(source, value):
-        return Guard(source, "TENSOR_MATCH", TensorMeta.of(value))
+    def tensor(source, value, meta=None):
+        return Guard(source, "TENSOR_MATCH", meta or TensorMeta.of(value))
+
+    @staticmethod
+    def shape(check):
+        """A relation between input sizes/strides (a `guards.shape.ShapeCheck`)."""
+        return Guard(None, "SHAPE", check)
 
     @staticmethod
     def same_object(source, other_source):
@@ -152,8 +180,10 @@ class Guard:
         if self.kind == "GLOBAL_STATE":
             return f"{exp[0]} == {exp[1]!r}"
         if self.kind == "TENSOR_MATCH":
-            return (f"{name}: {exp.cls.__name__} {exp.dtype} {exp.device} size={list(exp.shape)} "
-                    f"stride={list(exp.stride)} requires_grad={exp.requires_grad}")
+            return (f"{name}: {exp.cls.__name__} {exp.dtype} {exp.device} size={_dims(exp.shape)} "
+                    f"stride={_dims(exp.stride)} requires_grad={exp.requires_grad}")
+        if self.kind == "SHAPE":
+            return exp.readable
         return f"{self.kind} {name}"
 
     def explain(self, value) -> str | None:
@@ -177,8 +207,8 @@ class Guard:
                 f"{name} keys changed: expected {list(exp)!r}, got {list(value.keys())!r}"
         if self.kind == "GRAD_IS_NONE":
             return None if value.grad is None else f"{name}.grad is no longer None"
-        if self.kind == "SAME_OBJECT":
-            return None  # explained by the caller, which can read both sources
+        if self.kind in ("SAME_OBJECT", "SHAPE"):
+            return None  # explained by the caller, which can read several sources
         if self.kind == "GLOBAL_STATE":
             current = GLOBAL_STATE_READERS[exp[0]]()
             return None if current == exp[1] else f"{exp[0]} changed: expected {exp[1]!r}, got {current!r}"

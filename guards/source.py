@@ -209,3 +209,30 @@ class ModuleGlobalSource(Source):
         codegen.load_const(sys.modules[self.module_name].__dict__)
         codegen.load_const(self.global_name)
         codegen.binary_subscr()
+
+
+@dataclasses.dataclass(frozen=True)
+class TensorPropertySource(Source):
+    """A size, stride or storage offset of a tensor: `L['x'].size(0)`. The source of a symbolic
+    size's graph input and of the values that shape guards compare."""
+    base: Source
+    prop: str            # "size", "stride" or "storage_offset"
+    index: Any = None    # the dim (None for storage_offset)
+
+    def name(self):
+        return f"{self.base.name()}.{self.prop}({'' if self.index is None else self.index})"
+
+    def expr(self):
+        return f"{self.base.expr()}.{self.prop}({'' if self.index is None else self.index})"
+
+    def reconstruct(self, codegen):
+        self.base.reconstruct(codegen)
+        codegen.load_method(self.prop)
+        if self.index is None:
+            codegen.call_method(0)
+        else:
+            codegen.load_const(self.index)
+            codegen.call_method(1)
+
+    def root(self):
+        return self.base.root()

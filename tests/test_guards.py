@@ -120,7 +120,7 @@ def three(x):
 @pytest.mark.parametrize("change, reason", [
     (lambda x: x.double(), "L['x'].dtype changed: expected torch.float32, got torch.float64"),
     (lambda x: torch.randn(5, 3), "L['x'].size(0) changed: expected 4, got 5"),
-    (lambda x: x.t().contiguous().t(), "L['x'].stride() changed: expected (3, 1), got (1, 4)"),
+    (lambda x: x.t().contiguous().t(), "L['x'].stride() changed: expected"),
     (lambda x: x.clone().requires_grad_(), "L['x'].requires_grad changed: expected False, got True"),
     (lambda x: torch.randn(4, 3, 1), "L['x'].dim() changed: expected 2, got 3"),
 ])

@@ -3,6 +3,7 @@ comparison operators on any pair of trackers."""
 from __future__ import annotations
 
 import builtins
+import collections
 import dataclasses
 import functools
 import itertools
@@ -349,6 +350,29 @@ def _container(kind):
     return handler
 
 
+def _mapping(kind):
+    """OrderedDict(...) / defaultdict(factory, ...): a dict tracker of that class."""
+    def handler(tx, *args, **kwargs):
+        from .dicts import DictVariable
+        factory = None
+        if kind is collections.defaultdict:
+            factory = args[0] if args else const(None)
+            args = args[1:]
+        result = DictVariable.create(tx, [], kind, factory)
+        if args:
+            result.call_method(tx, "update", [args[0]], {})
+        if kwargs:
+            result.call_method(tx, "update", [], kwargs)
+        return result
+    return handler
+
+
+def _deque(tx, iterable=None, maxlen=None):
+    from .lists import DequeVariable
+    items = tx.unpack_iterable(iterable) if iterable is not None else []
+    return DequeVariable.create(tx, items, maxlen.as_python_constant() if maxlen is not None else None)
+
+
 def _fromkeys(kind):
     def handler(tx, iterable, value=None):
         from .dicts import DictVariable, hashable_key
@@ -463,6 +487,8 @@ def _operator_binary(op):
 
 def _operator_compare(op):
     def handler(tx, a, b):
+        if op is operator.contains:   # operator.contains(container, item) is `item in container`
+            return tx.compare(op, b, a)
         return tx.compare(op, a, b)
     return handler
 
@@ -482,8 +508,77 @@ def _setitem(tx, a, b, c):
     return const(None)
 
 
-def _itemgetter_call(tx, *keys):
-    return None
+@dataclasses.dataclass(frozen=True, eq=False)
+class OperatorGetterVariable(VariableTracker):
+    """operator.itemgetter(*keys) / attrgetter(*names) / methodcaller(name, *args, **kwargs)."""
+    kind: type = operator.itemgetter
+    args: tuple = ()      # trackers: the keys, the attribute names, or the method's arguments
+    kwargs: tuple = ()    # (name, tracker) pairs, methodcaller only
+    name: str = ""        # methodcaller's method name
+
+    @staticmethod
+    def from_real(tx, value):
+        from ..builder import wrap_constant_result
+        if isinstance(value, operator.methodcaller):
+            factory, args = value.__reduce__()
+            return OperatorGetterVariable(kind=operator.methodcaller, name=factory.args[0],
+                                          args=tuple(wrap_constant_result(tx, a) for a in args),
+                                          kwargs=tuple((k, wrap_constant_result(tx, v))
+                                                       for k, v in factory.keywords.items()))
+        return OperatorGetterVariable(kind=type(value),
+                                      args=tuple(wrap_constant_result(tx, a) for a in value.__reduce__()[1]))
+
+    def python_type(self):
+        return self.kind
+
+    def describe(self):
+        return f"operator.{self.kind.__name__} object"
+
+    def call_function(self, tx, args, kwargs):
+        if len(args) != 1 or kwargs:
+            raise TypeError(f"{self.kind.__name__} expected 1 argument, got {len(args)}")
+        obj = args[0]
+        if self.kind is operator.methodcaller:
+            return tx.call_method_on(obj, self.name, list(self.args), dict(self.kwargs))
+        if self.kind is operator.itemgetter:
+            results = [tx.getitem(obj, key) for key in self.args]
+        else:
+            results = []
+            for dotted in self.args:
+                value = obj
+                for part in dotted.as_python_constant().split("."):
+                    value = tx.getattr(value, part)
+                results.append(value)
+        if len(results) == 1:
+            return results[0]
+        from .lists import TupleVariable
+        return TupleVariable(tuple(results))
+
+    def reconstruct(self, codegen):
+        if self.source is not None:
+            return self.source.reconstruct(codegen)
+        codegen.load_callable(self.kind)
+        if self.kind is operator.methodcaller:
+            codegen.load_const(self.name)
+        for a in self.args:
+            codegen.reconstruct(a)
+        for _, v in self.kwargs:
+            codegen.reconstruct(v)
+        n = len(self.args) + len(self.kwargs) + (self.kind is operator.methodcaller)
+        codegen.call(n, kw_names=tuple(k for k, _ in self.kwargs))
+
+
+def _operator_getter(kind):
+    def handler(tx, *args, **kwargs):
+        if kind is operator.methodcaller:
+            if not args or not args[0].is_python_constant():
+                return None
+            return OperatorGetterVariable(kind=kind, name=args[0].as_python_constant(), args=tuple(args[1:]),
+                                          kwargs=tuple(kwargs.items()))
+        if not args or kwargs or (kind is operator.attrgetter and not all(a.is_python_constant() for a in args)):
+            return None
+        return OperatorGetterVariable(kind=kind, args=tuple(args))
+    return handler
 
 
 def _eager_items(tx, iterable, fn_name):
@@ -582,11 +677,16 @@ _HANDLERS: dict[Any, Callable] = {
     abs: _abs, type: _type, callable: _callable, id: _id, repr: _repr, round: _round, slice: _slice,
     super: _super, object: _object, divmod: _divmod, pow: _pow, print: _print,
     operator.getitem: _getitem, operator.setitem: _setitem,
+    operator.itemgetter: _operator_getter(operator.itemgetter),
+    operator.attrgetter: _operator_getter(operator.attrgetter),
+    operator.methodcaller: _operator_getter(operator.methodcaller),
     itertools.count: _count, itertools.chain: _chain, itertools.product: _product, itertools.islice: _islice,
     itertools.accumulate: _accumulate, itertools.combinations: _combos(itertools.combinations),
     itertools.permutations: _combos(itertools.permutations), functools.reduce: _reduce,
     functools.partial: _partial, functools.wraps: _wraps,
     dict.fromkeys: _fromkeys(dict),
+    collections.OrderedDict: _mapping(collections.OrderedDict),
+    collections.defaultdict: _mapping(collections.defaultdict), collections.deque: _deque,
 }
 for _op in (operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
             operator.pow, operator.lshift, operator.rshift, operator.and_, operator.or_, operator.xor,

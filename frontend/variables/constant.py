@@ -8,7 +8,7 @@ from typing import Any
 import torch
 
 from ..graph_break import Unsupported
-from .base import VariableTracker
+from .base import NotConstant, VariableTracker
 
 # Types whose values are plain immutable constants (compared by ==, rebuilt with LOAD_CONST).
 CONSTANT_TYPES = (type(None), bool, int, float, complex, str, bytes, type(Ellipsis), type(NotImplemented),
@@ -46,13 +46,15 @@ class ConstantVariable(VariableTracker):
         return ConstantVariable(attr)
 
     def call_method(self, tx, name, args, kwargs):
-        if all(a.is_python_constant() for a in args) and all(v.is_python_constant() for v in kwargs.values()):
-            method = getattr(self.value, name)
-            result = method(*[a.as_python_constant() for a in args],
-                            **{k: v.as_python_constant() for k, v in kwargs.items()})
-            from ..builder import wrap_constant_result
-            return wrap_constant_result(tx, result)
-        return super().call_method(tx, name, args, kwargs)
+        try:
+            real_args = [python_value(tx, a) for a in args]
+            real_kwargs = {k: python_value(tx, v) for k, v in kwargs.items()}
+        except NotConstant:
+            return super().call_method(tx, name, args, kwargs)
+        method = getattr(self.value, name)
+        result = method(*real_args, **real_kwargs)
+        from ..builder import wrap_constant_result
+        return wrap_constant_result(tx, result)
 
     def unpack(self, tx):
         if isinstance(self.value, (str, bytes, tuple, range, frozenset)):
@@ -61,6 +63,28 @@ class ConstantVariable(VariableTracker):
 
     def reconstruct(self, codegen):
         codegen.load_const(self.value)
+
+
+def python_value(tx, var):
+    """The real Python value of a tracker made only of constants: a constant, or a list, tuple, dict
+    or set of them (`"-".join(parts)` with `parts` a list built while tracing), or the items of an
+    iterator or generator (consumed, as the real call would). NotConstant otherwise."""
+    if var.is_python_constant():
+        return var.as_python_constant()
+    from .dicts import DictVariable, SetVariable
+    from .lists import BaseSequence, NamedTupleVariable
+    if isinstance(var, NamedTupleVariable):
+        raise NotConstant(var.describe())
+    if isinstance(var, BaseSequence):
+        items = [python_value(tx, i) for i in var.get_items(tx)]
+        return items if var.python_type() is list else tuple(items)
+    if isinstance(var, DictVariable) and var.cls is dict:
+        return {python_value(tx, k): python_value(tx, v) for k, v in var.pairs(tx)}
+    if isinstance(var, SetVariable):
+        return var.cls(python_value(tx, i) for i in var.items(tx))
+    if hasattr(var, "next_item"):  # an iterator or generator: its items are computed now
+        return [python_value(tx, i) for i in tx.unpack_iterable(var)]
+    raise NotConstant(var.describe())
 
 
 def const(value) -> ConstantVariable:

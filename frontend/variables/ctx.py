@@ -7,7 +7,7 @@ import dataclasses
 from ..graph_break import Unsupported
 from .base import VariableTracker
 from .constant import const
-from .torch import GradModeVariable
+from .torch import AutocastVariable, GradModeVariable
 from .user_defined import UserDefinedObjectVariable
 
 
@@ -17,14 +17,17 @@ class WithExitVariable(VariableTracker):
     ctx: VariableTracker = None
 
     def call_function(self, tx, args, kwargs):
-        if isinstance(self.ctx, GradModeVariable):
+        if isinstance(self.ctx, _TORCH_CONTEXTS):
             self.ctx.exit(tx)
             return const(False)
         return self.ctx.call_method(tx, "__exit__", list(args), kwargs)
 
 
+_TORCH_CONTEXTS = (GradModeVariable, AutocastVariable)   # enter(tx) -> (entered, value); exit(tx)
+
+
 def enter_context(tx, ctx):
-    if isinstance(ctx, GradModeVariable):
+    if isinstance(ctx, _TORCH_CONTEXTS):
         entered_ctx, value = ctx.enter(tx)
         return WithExitVariable(ctx=entered_ctx), value
     if isinstance(ctx, UserDefinedObjectVariable):

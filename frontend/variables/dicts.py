@@ -125,9 +125,14 @@ class DictVariable(VariableTracker):
             return value if name == "pop" else const(None)
         if name == "popitem":
             if not pairs:
-                raise KeyError("popitem(): dictionary is empty")
-            k, v = pairs[-1]
-            self.set_pairs(tx, pairs[:-1])
+                raise KeyError("dictionary is empty" if self.cls is not dict else "popitem(): dictionary is empty")
+            last = kwargs.get("last", args[0] if args else const(True)).as_python_constant()
+            if last:
+                k, v = pairs[-1]
+                self.set_pairs(tx, pairs[:-1])
+            else:
+                k, v = pairs[0]
+                self.set_pairs(tx, pairs[1:])
             return TupleVariable((k, v))
         if name == "update":
             mapping = self.as_mapping(tx)

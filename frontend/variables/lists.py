@@ -138,11 +138,13 @@ class NamedTupleVariable(TupleVariable):
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class SizeVariable(TupleVariable):
-    """torch.Size: a tuple of ints (constants, or symbolic sizes)."""
+    """torch.Size: a tuple of ints, each a ConstantVariable or (dynamic shapes) a SymNodeVariable.
+    Slicing, `+`, `*` and `numel()` keep the symbolic items; comparisons compare item by item
+    (a symbolic comparison specializes, with a shape guard)."""
 
     @staticmethod
     def from_sizes(tx, tensor_var, sizes):
-        return SizeVariable(tuple(tx.output.wrap_value(s) for s in sizes))
+        return tx.output.metadata(tensor_var, "size", (), torch.Size(sizes))
 
     def python_type(self):
         return torch.Size
@@ -265,6 +267,115 @@ class ListVariable(BaseSequence):
         for item in items:
             codegen.reconstruct(item)
         codegen.build_list(len(items))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class DequeVariable(BaseSequence):
+    """A collections.deque made while tracing; its items live in SideEffects."""
+    maxlen: object = None   # int or None
+
+    @staticmethod
+    def create(tx, items, maxlen=None):
+        var = DequeVariable(maxlen=maxlen)
+        items = tuple(items)
+        tx.output.side_effects.track(var, items[len(items) - maxlen:] if maxlen is not None and len(items) > maxlen
+                                      else items)
+        return var
+
+    def get_items(self, tx):
+        return tx.output.side_effects.get(self)
+
+    def set_items(self, tx, items, left=False):
+        items = tuple(items)
+        if self.maxlen is not None and len(items) > self.maxlen:
+            items = items[:self.maxlen] if left else items[len(items) - self.maxlen:]
+        tx.output.side_effects.store(self, items)
+
+    def python_type(self):
+        import collections
+        return collections.deque
+
+    def describe(self):
+        return "deque"
+
+    def rebuild(self, tx, items):
+        return DequeVariable.create(tx, items, self.maxlen)
+
+    def var_getattr(self, tx, name):
+        if name == "maxlen":
+            return const(self.maxlen)
+        return super().var_getattr(tx, name)
+
+    def getitem(self, tx, index_var):
+        if isinstance(index_var.as_python_constant_or_none(), slice):
+            raise TypeError("sequence index must be integer, not 'slice'")
+        return super().getitem(tx, index_var)
+
+    def call_method(self, tx, name, args, kwargs):
+        items = list(self.get_items(tx))
+        if name == "append":
+            self.set_items(tx, items + [args[0]])
+        elif name == "appendleft":
+            self.set_items(tx, [args[0]] + items, left=True)
+        elif name == "extend":
+            self.set_items(tx, items + tx.unpack_iterable(args[0]))
+        elif name == "extendleft":
+            self.set_items(tx, tx.unpack_iterable(args[0])[::-1] + items, left=True)
+        elif name in ("pop", "popleft"):
+            if not items:
+                raise IndexError(f"{name} from an empty deque")
+            value = items.pop() if name == "pop" else items.pop(0)
+            self.set_items(tx, items)
+            return value
+        elif name == "rotate":
+            n = args[0].as_python_constant() if args else 1
+            if items:
+                n %= len(items)
+                items = items[len(items) - n:] + items[:len(items) - n]
+            self.set_items(tx, items)
+        elif name == "clear":
+            self.set_items(tx, [])
+        elif name == "reverse":
+            self.set_items(tx, items[::-1])
+        elif name == "copy":
+            return DequeVariable.create(tx, items, self.maxlen)
+        elif name == "remove":
+            from .builtins import compare_equal
+            for n, i in enumerate(items):
+                if compare_equal(tx, i, args[0]):
+                    del items[n]
+                    self.set_items(tx, items)
+                    return const(None)
+            raise ValueError("deque.remove(x): x not in deque")
+        elif name == "insert":
+            if self.maxlen is not None and len(items) >= self.maxlen:
+                raise IndexError("deque already at its maximum size")
+            items.insert(args[0].as_python_constant(), args[1])
+            self.set_items(tx, items)
+        elif name == "__setitem__":
+            items[args[0].as_python_constant()] = args[1]
+            self.set_items(tx, items)
+        elif name == "__delitem__":
+            del items[args[0].as_python_constant()]
+            self.set_items(tx, items)
+        elif name == "__iadd__":
+            self.set_items(tx, items + tx.unpack_iterable(args[0]))
+            return self
+        else:
+            return super().call_method(tx, name, args, kwargs)
+        return const(None)
+
+    def reconstruct(self, codegen):
+        import collections
+        if self.source is not None:
+            return self.source.reconstruct(codegen)
+        items = codegen.tx.output.side_effects.get(self)
+        codegen.load_callable(collections.deque)
+        for item in items:
+            codegen.reconstruct(item)
+        codegen.build_list(len(items))
+        codegen.load_const(self.maxlen)
+        codegen.call(2)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

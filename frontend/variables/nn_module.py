@@ -55,10 +55,18 @@ class NNModuleVariable(UserDefinedObjectVariable):
         return super().var_getattr(tx, name)
 
     def setattr(self, tx, name, value):
+        from .tensor import TensorVariable
         module = self.module
-        if any(name in module.__dict__.get(t, {}) for t in ("_parameters", "_buffers", "_modules")):
-            raise Unsupported("unsupported_op", what=f"assigning module attribute {name!r} that is a "
-                                                     "parameter, buffer or submodule")
+        for table in ("_parameters", "_buffers", "_modules"):
+            if name not in module.__dict__.get(table, {}):
+                continue
+            if tx.is_same(self.var_getattr(tx, name), value):
+                return   # `self.steps += 1`: an in-place op gave back the very same tensor
+            is_none = value.is_python_constant() and value.as_python_constant() is None
+            if table != "_buffers" or not (isinstance(value, TensorVariable) or is_none):
+                raise Unsupported("unsupported_op", what=f"assigning module attribute {name!r} that is a "
+                                                         f"{table[1:-1]} to {value.describe()}")
+            break   # a buffer takes a new tensor: written back with setattr (nn.Module.__setattr__) after the graph
         attrs = dict(self.attrs(tx))
         attrs[name] = value
         tx.output.side_effects.store(self, attrs)

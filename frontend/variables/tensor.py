@@ -41,12 +41,11 @@ class TensorVariable(VariableTracker):
         return self.proxy.node.op == "placeholder"
 
     def var_getattr(self, tx, name):
-        from .lists import SizeVariable
         example = self.example
         if name in _ATTR_CONSTANTS:
             return ConstantVariable(getattr(example, name))
         if name == "shape":
-            return SizeVariable.from_sizes(tx, self, example.shape)
+            return tx.output.metadata(self, "size", (), example.shape)
         if name in ("T", "mT", "H", "mH", "real", "imag", "data"):
             if name == "data":
                 return tx.output.call_method(self, "detach", [], {})
@@ -69,7 +68,6 @@ class TensorVariable(VariableTracker):
         raise Unsupported("unsupported_attr", name=name, obj="a tensor")
 
     def call_method(self, tx, name, args, kwargs):
-        from .lists import SizeVariable
         example = self.example
         if name in _DATA_DEPENDENT:
             if name == "item" and tx.config.capture_scalar_outputs:
@@ -79,13 +77,15 @@ class TensorVariable(VariableTracker):
                 all(v.is_python_constant() for v in kwargs.values()):
             if name == "type" and (args or kwargs):
                 return tx.output.call_method(self, name, args, kwargs)
-            value = getattr(example, name)(*[a.as_python_constant() for a in args],
-                                           **{k: v.as_python_constant() for k, v in kwargs.items()})
-            if isinstance(value, torch.Size):
-                return SizeVariable.from_sizes(tx, self, value)
-            return tx.output.wrap_value(value)
+            const_args = [a.as_python_constant() for a in args]
+            value = getattr(example, name)(*const_args, **{k: v.as_python_constant() for k, v in kwargs.items()})
+            if kwargs:
+                const_args = [kwargs["dim"].as_python_constant()] if "dim" in kwargs else const_args
+            return tx.output.metadata(self, name, tuple(const_args), value)
         if name == "__len__":
-            return tx.output.wrap_value(example.shape[0])
+            if not example.dim():
+                raise TypeError("len() of a 0-d tensor")
+            return tx.output.metadata(self, "size", (0,), example.shape[0])
         if name in ("__getitem__",):
             return tx.output.call_function(operator.getitem, [self] + args, kwargs)
         if name in ("__setitem__",):
@@ -121,7 +121,10 @@ class TensorMethod:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class SymNodeVariable(VariableTracker):
-    """A symbolic int/float/bool (a size, or a value computed from sizes)."""
+    """A symbolic int/float/bool: a size, or a value computed from sizes (or, with
+    `config.capture_scalar_outputs`, from `.item()`). It stays symbolic through arithmetic and
+    torch calls; whatever needs a concrete value (a branch, `range`, `str`) specializes it, which
+    the ShapeEnv records as a shape guard."""
     proxy: torch.fx.Proxy
     value: Any  # torch.SymInt / SymFloat / SymBool
 
@@ -129,15 +132,56 @@ class SymNodeVariable(VariableTracker):
         return {torch.SymInt: int, torch.SymFloat: float, torch.SymBool: bool}.get(type(self.value), type(self.value))
 
     def describe(self):
-        return f"symbolic {self.value}"
+        return f"symbolic {self.python_type().__name__} {self.value}"
 
     def call_method(self, tx, name, args, kwargs):
-        return tx.output.call_function(getattr(operator, name.strip("_"), None) or getattr(type(self.value), name),
-                                       [self] + args, kwargs)
+        if name in ("__bool__",):
+            return ConstantVariable(self.truth(tx))
+        if name in ("__int__", "__index__", "__trunc__", "__floor__", "__ceil__") and self.python_type() is int:
+            return self
+        if name in _SPECIALIZING_METHODS or not name.startswith("__"):
+            # `n.__str__()`, `n.bit_length()`, `f.is_integer()`: on the specialized value
+            value = self.evaluate()
+            result = getattr(value, name)(*[_concrete(a) for a in args], **{k: _concrete(v) for k, v in kwargs.items()})
+            from ..builder import wrap_constant_result
+            return wrap_constant_result(tx, result)
+        fn = _DUNDER_FUNCTIONS.get(name)
+        if fn is not None:
+            if name in _REFLECTED:
+                return tx.output.call_function(fn, list(args) + [self], kwargs)  # `3 - n`
+            return tx.output.call_function(fn, [self] + list(args), kwargs)
+        raise Unsupported("unsupported_call", fn=f"{self.describe()}.{name}", detail="")
 
     def truth(self, tx):
-        return bool(self.value)  # specializes, and the ShapeEnv records a guard
+        return bool(self.evaluate())
 
     def evaluate(self):
-        """Specialize to a Python number (adds a shape guard)."""
-        return self.python_type()(self.value)
+        """Specialize to a Python number (the ShapeEnv records a guard); data-dependent values
+        (from `.item()`) cannot be specialized at trace time: a graph break."""
+        from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+        try:
+            return self.python_type()(self.value)
+        except GuardOnDataDependentSymNode:
+            raise Unsupported("data_dependent", what=f"a decision on the data-dependent value {self.value}") from None
+
+
+def _concrete(var):
+    return var.evaluate() if isinstance(var, SymNodeVariable) else var.as_python_constant()
+
+
+_REFLECTED = {"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rfloordiv__", "__rmod__", "__rpow__", "__rand__",
+              "__ror__", "__rxor__"}
+_SPECIALIZING_METHODS = {"__str__", "__repr__", "__format__", "__hash__", "__float__", "__complex__"}
+_DUNDER_FUNCTIONS = {
+    "__add__": operator.add, "__sub__": operator.sub, "__mul__": operator.mul, "__truediv__": operator.truediv,
+    "__floordiv__": operator.floordiv, "__mod__": operator.mod, "__pow__": operator.pow,
+    "__and__": operator.and_, "__or__": operator.or_, "__xor__": operator.xor, "__lshift__": operator.lshift,
+    "__rshift__": operator.rshift, "__radd__": operator.add, "__rsub__": operator.sub, "__rmul__": operator.mul,
+    "__rtruediv__": operator.truediv, "__rfloordiv__": operator.floordiv, "__rmod__": operator.mod,
+    "__rpow__": operator.pow, "__rand__": operator.and_, "__ror__": operator.or_, "__rxor__": operator.xor,
+    "__eq__": operator.eq, "__ne__": operator.ne, "__lt__": operator.lt, "__le__": operator.le,
+    "__gt__": operator.gt, "__ge__": operator.ge, "__neg__": operator.neg, "__pos__": operator.pos,
+    "__abs__": abs, "__invert__": operator.invert, "__round__": round,
+    "__iadd__": operator.add, "__isub__": operator.sub, "__imul__": operator.mul, "__itruediv__": operator.truediv,
+    "__ifloordiv__": operator.floordiv, "__imod__": operator.mod,
+}

@@ -127,6 +127,133 @@ class GradModeWrapped(VariableTracker):
             tx.output.set_grad_enabled(prev)
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
+class AutocastVariable(VariableTracker):
+    """torch.autocast(device_type, dtype, enabled, cache_enabled) (and torch.amp/cpu/cuda.amp.autocast).
+
+    Entering it emits `torch.amp._enter_autocast(...)` into the graph and exiting emits
+    `torch.amp._exit_autocast(mode)`, so the graph runs its ops under the same autocast state as
+    eager. While the block is traced the real autocast state is entered too, so fake tensors
+    propagate the dtypes autocast gives (a bfloat16 matmul); it is left again on exit, or when
+    tracing of the frame that entered it is abandoned (see `leave_abandoned_autocast`)."""
+    device: str = "cpu"
+    dtype: Any = None
+    enabled: bool = True
+    cache_enabled: bool = True
+    node: Any = None        # the enter node once entered
+    real_mode: Any = None   # the real autocast state entered while tracing the block
+
+    @staticmethod
+    def from_real(mode):
+        return AutocastVariable(device=mode.device, dtype=mode.fast_dtype, enabled=mode._enabled,
+                                cache_enabled=mode._cache_enabled)
+
+    def python_type(self):
+        return torch.autocast
+
+    def describe(self):
+        return f"torch.autocast({self.device!r}, dtype={self.dtype})"
+
+    def _values(self):
+        return (self.device, self.dtype, self.enabled, self.cache_enabled)
+
+    def enter(self, tx):
+        enter_fn = torch.amp.autocast_mode._enter_autocast
+        node = tx.output.graph.call_function(enter_fn, self._values())
+        real_mode = torch.amp.autocast_mode._UnmanagedAutocast(*self._values())
+        real_mode.__enter__()
+        entered = dataclasses.replace(self, node=node, real_mode=real_mode)
+        _ENTERED_AUTOCAST.setdefault(id(tx), []).append(real_mode)
+        _finalize_autocast_with(tx)
+        return entered, const(None)
+
+    def exit(self, tx):
+        tx.output.graph.call_function(torch.amp.autocast_mode._exit_autocast, (self.node,))
+        _leave(self.real_mode)
+        return const(None)
+
+    def call_function(self, tx, args, kwargs):
+        # used as a decorator: @torch.autocast("cpu")
+        from .functions import BaseUserFunction
+        if len(args) == 1 and not kwargs and isinstance(args[0], BaseUserFunction):
+            return ContextWrapped(fn=args[0], ctx=self)
+        raise Unsupported("unsupported_call", fn=self.describe(), detail="")
+
+    def reconstruct(self, codegen):
+        codegen.load_callable(torch.autocast)
+        for v in self._values():
+            codegen.load_const(v)
+        codegen.call(4)
+
+
+# real autocast states entered while tracing, by id of the translator that entered them
+_ENTERED_AUTOCAST: dict = {}
+
+
+def _leave(real_mode):
+    for key, modes in list(_ENTERED_AUTOCAST.items()):
+        if real_mode in modes:
+            modes.remove(real_mode)
+            real_mode.__exit__(None, None, None)
+            if not modes:
+                del _ENTERED_AUTOCAST[key]
+            return
+
+
+def leave_abandoned_autocast(tx) -> None:
+    """Tracing of `tx`'s frame was abandoned (a graph break or an internal error propagates out of it)
+    inside an autocast block: leave the real autocast state it entered, innermost first."""
+    _leave_key(id(tx))
+
+
+def _finalize_autocast_with(tx):
+    """The root frame has no caller to clean up after it: leave its autocast state when the
+    translator goes away."""
+    import weakref
+    if getattr(tx, "parent", None) is None and not getattr(tx, "_autocast_finalizer", None):
+        key = id(tx)
+        try:
+            object.__setattr__(tx, "_autocast_finalizer", weakref.finalize(tx, _leave_key, key))
+        except TypeError:
+            pass
+
+
+def _leave_key(key):
+    for real_mode in reversed(_ENTERED_AUTOCAST.pop(key, [])):
+        real_mode.__exit__(None, None, None)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ContextWrapped(VariableTracker):
+    """A function decorated with a context manager tracker that has enter/exit (autocast)."""
+    fn: VariableTracker = None
+    ctx: VariableTracker = None
+
+    def call_function(self, tx, args, kwargs):
+        entered, _ = self.ctx.enter(tx)
+        result = self.fn.call_function(tx, args, kwargs)
+        entered.exit(tx)
+        return result
+
+
+def _autocast(tx, args, kwargs):
+    from .constant import python_value
+    real_args = [python_value(tx, a) for a in args]
+    real_kwargs = {k: python_value(tx, v) for k, v in kwargs.items()}
+    return AutocastVariable.from_real(torch.autocast(*real_args, **real_kwargs))
+
+
+def _device_autocast(device):
+    def factory(tx, args, kwargs):
+        from .constant import python_value
+        names = ("enabled", "dtype", "cache_enabled")
+        real = dict(zip(names, (python_value(tx, a) for a in args)))
+        real.update({k: python_value(tx, v) for k, v in kwargs.items()})
+        real.setdefault("dtype", torch.bfloat16 if device == "cpu" else torch.float16)
+        return AutocastVariable.from_real(torch.autocast(device, **real))
+    return factory
+
+
 def _no_grad(tx, args, kwargs):
     return GradModeVariable(target=False)
 
@@ -149,7 +276,12 @@ def _inference_mode(tx, args, kwargs):
 
 
 GRAD_MODE_FACTORIES = {torch.no_grad: _no_grad, torch.enable_grad: _enable_grad,
-                       torch.set_grad_enabled: _set_grad_enabled, torch.inference_mode: _inference_mode}
+                       torch.set_grad_enabled: _set_grad_enabled, torch.inference_mode: _inference_mode,
+                       torch.autocast: _autocast, torch.amp.autocast: _autocast}
+for _dev in ("cpu", "cuda"):
+    _cls = getattr(getattr(getattr(torch, _dev, None), "amp", None), "autocast", None)
+    if isinstance(_cls, type):
+        GRAD_MODE_FACTORIES[_cls] = _device_autocast(_dev)
 
 
 def is_torch_op(value) -> bool:

@@ -1,0 +1,95 @@
+"""The `aot_eager` backend: training through compiled code.
+
+AOTAutograd (`torch._functorch.aot_autograd`) retraces the captured graph at the ATen level with
+functionalization, differentiates it into a joint forward+backward graph, and a partitioner
+(`backends/partitioners.py`) splits that into a forward graph and a backward graph. Both run
+eagerly as fx GraphModules, wrapped in an autograd.Function by AOTAutograd's runtime.
+
+What the runtime takes care of, given that the frontend lifts parameters and buffers as graph
+inputs: mutations of inputs (batch-norm running statistics, `buf.add_(1)`) are functionalized in
+the graph and copied back into the real tensors after the forward; outputs that alias inputs are
+regenerated as views of the real inputs; inputs that do not require grad get no gradient; when no
+input requires grad or grad mode is off (`torch.no_grad()`), only an inference graph is built and
+no backward exists.
+
+Options, through `bytegraph.compile(fn, backend="aot_eager", options={...})`:
+
+- `partitioner`: `"default"` (torch's) or `"min_cut"` (ours: recompute cheap ops in the backward
+  to save fewer tensors), or a callable with the partitioner signature.
+- `decompositions`: a table `{OpOverload: fn}` applied while tracing (default: none).
+- `graph_hook`: `callable(kind, gm)` called for every graph produced, `kind` being `"forward"`,
+  `"backward"` or `"inference"` -- for tests and tools.
+
+`BYTEGRAPH_LOGS=aot_graphs` prints every forward/backward/inference graph, and the debug dir
+(`BYTEGRAPH_COMPILE_DEBUG=1`) gets them as `aot_<kind>_graph.py` in the frame's folder. The
+backward graph is built when the frame compiles, not lazily at the first `.backward()`, so it is
+logged, saved and checked together with the forward.
+
+`aot_autograd(...)` is the reusable part: a backend that lowers the ATen graphs itself (inductor)
+passes its own graph compiler. Compile time only, except the small `run` wrappers.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Callable
+
+from ..config import config
+from ..debug_dir import write_artifact
+from ..logs import enabled, log
+from .partitioners import get_partitioner
+from .registry import register_backend
+
+_graph_numbers = itertools.count()     # names graphs in logs only
+
+
+def run_eagerly(gm, example_inputs):
+    """A graph compiler that runs the ATen graph as is, in AOTAutograd's boxed calling convention
+    (one list argument)."""
+    forward = gm.forward
+
+    def run(args):
+        return forward(*args)
+    run._boxed_call = True
+    return run
+
+
+def _logged(kind: str, number: int, compile_graph: Callable, graph_hook: Callable | None) -> Callable:
+    def compile_and_log(gm, example_inputs):
+        if enabled("aot_graphs") or config.compile_debug:
+            text = gm.print_readable(print_output=False)
+            log("aot_graphs", f"aot {kind} graph {number}:\n{text}")
+            write_artifact(f"aot_{kind}_graph.py", text)
+        if graph_hook is not None:
+            graph_hook(kind, gm)
+        return compile_graph(gm, example_inputs)
+    return compile_and_log
+
+
+def aot_autograd(gm, example_inputs, *, fw_compiler: Callable = run_eagerly, bw_compiler: Callable | None = None,
+                 inference_compiler: Callable | None = None, partitioner="default", decompositions=None,
+                 graph_hook: Callable | None = None):
+    """Compile `gm` through AOTAutograd: the graph compilers receive the functionalized ATen
+    forward, backward and inference graphs (backward and inference default to `fw_compiler`).
+    Returns a callable taking the graph's inputs positionally."""
+    # imported here: AOTAutograd pulls in much of torch's compiler stack, which `import bytegraph`
+    # should not pay for
+    import torch._functorch.config
+    from torch._functorch.aot_autograd import aot_module_simplified
+    number = next(_graph_numbers)
+    with torch._functorch.config.patch(force_non_lazy_backward_lowering=True):
+        return aot_module_simplified(
+            gm, example_inputs,
+            fw_compiler=_logged("forward", number, fw_compiler, graph_hook),
+            bw_compiler=_logged("backward", number, bw_compiler or fw_compiler, graph_hook),
+            inference_compiler=_logged("inference", number, inference_compiler or fw_compiler, graph_hook),
+            partition_fn=get_partitioner(partitioner),
+            decompositions=decompositions,
+            # under no_grad, keep input mutations as copy_ in the graph instead of a runtime epilogue
+            keep_inference_input_mutations=True,
+        )
+
+
+@register_backend("aot_eager")
+def aot_eager(gm, example_inputs, *, partitioner="default", decompositions=None, graph_hook=None):
+    return aot_autograd(gm, example_inputs, partitioner=partitioner, decompositions=decompositions,
+                        graph_hook=graph_hook)

@@ -1,0 +1,528 @@
+"""Triton code generation for fused groups, and the Python wrapper that launches them (compile time).
+
+One `TritonKernel` renders one fused group of IR nodes into one `@triton.jit` function. A kernel
+iterates a tile of `xnumel` outputs (1-D, pointwise) or `xnumel x rnumel` (2-D, persistent
+reduction: a whole reduced row lives in one `[XBLOCK, RBLOCK]` tile). Loop bodies are called with a
+`TritonOps` handler; every value becomes a named temporary (common subexpressions are shared), loads
+and stores are masked, and a load of a buffer stored earlier in the same kernel at the same index
+reuses the stored value (the scheduler only fuses when that holds).
+
+`WrapperCodegen` writes the module: kernels, then `call(args, externs)` that allocates buffers
+(reusing dead ones), launches kernels, calls extern aten ops and returns the outputs.
+"""
+from __future__ import annotations
+
+import math
+import re
+
+import torch
+
+from .ir import (
+    Buffer, ComputedBuffer, ExternKernel, MultiOutput, Reduction, ReinterpretView, ix_add, prod, unflatten_index,
+)
+
+TRITON_DTYPES = {
+    torch.float32: "tl.float32", torch.float16: "tl.float16", torch.bfloat16: "tl.bfloat16",
+    torch.float64: "tl.float64", torch.int8: "tl.int8", torch.int16: "tl.int16", torch.int32: "tl.int32",
+    torch.int64: "tl.int64", torch.uint8: "tl.uint8", torch.bool: "tl.int1",
+}
+
+_BOOL_OPS = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not",
+             "isnan", "isinf"}
+
+_TANH = "(1.0 - 2.0 / (tl.exp(2.0 * ({0})) + 1.0))"
+
+
+def _f(dt):
+    return dt.is_floating_point
+
+
+def _by_kind(float_t, int_t, bool_t=None):
+    def pick(dtypes):
+        dt = dtypes[0]
+        if dt == torch.bool and bool_t is not None:
+            return bool_t
+        return float_t if _f(dt) else int_t
+    return pick
+
+
+TEMPLATES = {
+    "add": "{0} + {1}", "sub": "{0} - {1}", "mul": "{0} * {1}", "truediv": "{0} / {1}", "neg": "-{0}",
+    "abs": _by_kind("tl.abs({0})", "tl.abs({0})", "{0}"),
+    "exp": "tl.exp({0})", "exp2": "tl.exp2({0})", "expm1": "(tl.exp({0}) - 1.0)",
+    "log": "tl.log({0})", "log2": "tl.log2({0})", "log10": "(tl.log({0}) * 0.4342944819032518)",
+    "log1p": "tl.log(1.0 + {0})", "sqrt": "tl.sqrt({0})", "rsqrt": "tl.rsqrt({0})",
+    "reciprocal": "(1.0 / {0})", "sin": "tl.sin({0})", "cos": "tl.cos({0})", "tan": "(tl.sin({0}) / tl.cos({0}))",
+    "tanh": _TANH, "sinh": "((tl.exp({0}) - tl.exp(-{0})) * 0.5)", "cosh": "((tl.exp({0}) + tl.exp(-{0})) * 0.5)",
+    "sigmoid": "(1.0 / (1.0 + tl.exp(-{0})))", "erf": "tl.erf({0})",
+    "floor": _by_kind("tl.floor({0})", "{0}"), "ceil": _by_kind("tl.ceil({0})", "{0}"),
+    "trunc": _by_kind("tl.where({0} < 0, tl.ceil({0}), tl.floor({0}))", "{0}"),
+    "round": _by_kind("tl.where(({0} - tl.floor({0})) == 0.5, 2.0 * tl.floor(({0} + 0.5) * 0.5), "
+                      "tl.floor({0} + 0.5))", "{0}"),
+    "sign": _by_kind("(({0} > 0).to({T}) - ({0} < 0).to({T}))", "(({0} > 0).to({T}) - ({0} < 0).to({T}))", "{0}"),
+    "relu": _by_kind("tl.where({0} < 0, 0.0, {0})", "tl.where({0} < 0, 0, {0})", "{0}"),
+    "bitwise_not": _by_kind("~{0}", "~{0}", "({0} == 0)"),
+    "bitwise_and": "{0} & {1}", "bitwise_or": "{0} | {1}", "bitwise_xor": "{0} ^ {1}",
+    "fmod": "{0} % {1}",
+    "remainder": _by_kind("({0} - {1} * tl.floor({0} / {1}))",
+                          "tl.where((({0} % {1}) != 0) & ((({0} % {1}) < 0) != ({1} < 0)), ({0} % {1}) + {1}, "
+                          "{0} % {1})"),
+    "floor_divide": _by_kind("tl.floor({0} / {1})",
+                             "tl.where((({0} % {1}) != 0) & (({0} < 0) != ({1} < 0)), {0} // {1} - 1, {0} // {1})"),
+    "int_truncdiv": "{0} // {1}",
+    "maximum": _by_kind("tl.where(({0} > {1}) | ({0} != {0}), {0}, {1})", "tl.maximum({0}, {1})", "{0} | {1}"),
+    "minimum": _by_kind("tl.where(({0} < {1}) | ({0} != {0}), {0}, {1})", "tl.minimum({0}, {1})", "{0} & {1}"),
+    "where": "tl.where({0}, {1}, {2})",
+    "eq": "{0} == {1}", "ne": "{0} != {1}", "lt": "{0} < {1}", "le": "{0} <= {1}", "gt": "{0} > {1}",
+    "ge": "{0} >= {1}",
+    "logical_and": "({0} != 0) & ({1} != 0)", "logical_or": "({0} != 0) | ({1} != 0)",
+    "logical_xor": "({0} != 0) ^ ({1} != 0)", "logical_not": "{0} == 0",
+    "isnan": "{0} != {0}", "isinf": _by_kind("tl.abs({0}) == float('inf')", "{0} != {0}"),
+    "gelu": "(0.5 * {0} * (1.0 + tl.erf({0} * 0.7071067811865476)))",
+    "gelu_tanh": "(0.5 * {0} * (1.0 + " + _TANH.format("0.7978845608028654 * ({0} + 0.044715 * {0} * {0} * {0})")
+                 + "))",
+    "pow_float": ("tl.where({1} == 0, 1.0, tl.where(({0} < 0) & ({1} == tl.floor({1})), "
+                  "tl.where((tl.abs({1}) % 2.0) == 1.0, -1.0, 1.0) * tl.exp2({1} * tl.log2(tl.abs({0}))), "
+                  "tl.exp2({1} * tl.log2({0}))))"),
+}
+
+
+class FusionIllegal(Exception):
+    """Raised while rendering a trial group: these nodes cannot share one kernel."""
+
+
+class CSEVar:
+    __slots__ = ("name", "dtype", "rdep")
+
+    def __init__(self, name, dtype, rdep):
+        self.name, self.dtype, self.rdep = name, dtype, rdep
+
+    def __str__(self):
+        return self.name
+
+    __repr__ = __str__
+
+
+def _const(value, dtype):
+    if isinstance(value, bool) or dtype == torch.bool:
+        return "1" if value else "0"
+    if _f(dtype):
+        v = float(value)
+        if math.isnan(v):
+            return "float('nan')"
+        if math.isinf(v):
+            return "float('inf')" if v > 0 else "float('-inf')"
+        return repr(v)
+    return str(int(value))
+
+
+def next_pow2(n):
+    return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
+
+
+class TritonKernel:
+    """Renders one fused group. `xnumel`/`rnumel` fix the tile; `rnumel == 1` means pointwise."""
+
+    def __init__(self, xnumel, rnumel, reduction: bool, store_names=None):
+        self.xnumel, self.rnumel, self.reduction = xnumel, rnumel, reduction
+        self.store_names = store_names  # None: store everything (trial renders)
+        self.lines: list[str] = []
+        self.cse: dict[str, CSEVar] = {}
+        self.rdep_names = {"rindex", "rmask"}
+        self.in_args: dict[str, str] = {}
+        self.out_args: dict[str, str] = {}
+        self.store_cache: dict[tuple, CSEVar] = {}
+        self.stored: dict[str, set] = {}
+        self.loaded: dict[str, set] = {}
+        self.mask_stack: list[str] = []
+        self.ntmp = 0
+        self.ops = TritonOps(self)
+
+    # ---- helpers
+    def newvar(self, expr: str, dtype, rdep=None, prefix="tmp") -> CSEVar:
+        key = expr
+        if key in self.cse:
+            return self.cse[key]
+        if rdep is None:
+            rdep = self.expr_rdep(expr)
+        name = f"{prefix}{self.ntmp}"
+        self.ntmp += 1
+        self.lines.append(f"{name} = {expr}")
+        v = CSEVar(name, dtype, rdep)
+        if rdep:
+            self.rdep_names.add(name)
+        self.cse[key] = v
+        return v
+
+    def expr_rdep(self, expr) -> bool:
+        return any(tok in self.rdep_names for tok in re.findall(r"[A-Za-z_]\w*", str(expr)))
+
+    def index_vars(self, ranges, prefix):
+        base = "xindex" if prefix == "x" else "rindex"
+        out = []
+        for e in unflatten_index(base, list(ranges)):
+            if isinstance(e, int) or e == base:
+                out.append(e)
+            else:
+                out.append(self.newvar(e, torch.int32, rdep=(prefix == "r"), prefix=prefix).name)
+        return out
+
+    def mask_for(self, index) -> str:
+        parts = ["xmask"]
+        if self.reduction and self.expr_rdep(index):
+            parts.append("rmask")
+        parts += self.mask_stack
+        return " & ".join(parts)
+
+    def ptr(self, name, table, prefix):
+        if name not in table:
+            table[name] = f"{prefix}{len(table)}"
+        return table[name]
+
+    def _index_str(self, index):
+        if isinstance(index, int):
+            return f"xindex * 0 + {index}" if index else "xindex * 0"
+        return str(index)
+
+    # ---- memory
+    def load(self, name, index, dtype):
+        key = (name, str(index))
+        if key in self.store_cache:
+            return self.store_cache[key]
+        if name in self.stored:
+            raise FusionIllegal(f"{name} is read at {index} but written at {self.stored[name]} in one kernel")
+        self.loaded.setdefault(name, set()).add(str(index))
+        ptr = self.ptr(name, self.in_args, "in_ptr")
+        idx = self._index_str(index)
+        mask = self.mask_for(index)
+        return self.newvar(f"tl.load({ptr} + ({idx}), {mask}, other=0)", dtype,
+                           rdep=self.expr_rdep(index) or any(m in self.rdep_names for m in self.mask_stack))
+
+    def store(self, name, index, value: CSEVar, mutation=False):
+        if mutation and any(i != str(index) for i in self.loaded.get(name, ())):
+            raise FusionIllegal(f"{name} is mutated at {index} but read elsewhere in the kernel")
+        self.store_cache[(name, str(index))] = value
+        self.stored.setdefault(name, set()).add(str(index))
+        if self.store_names is not None and name not in self.store_names:
+            return
+        ptr = self.ptr(name, self.out_args, "out_ptr")
+        mask = self.mask_for(index)
+        val = value.name
+        if self.reduction and not self.expr_rdep(index):
+            val = f"tl.broadcast_to({val}, [XBLOCK, 1])"
+        self.lines.append(f"tl.store({ptr} + ({self._index_str(index)}), {val}, {mask})")
+
+    # ---- nodes
+    def split_ranges(self, ranges):
+        """Index of a pointwise node in this kernel's tile."""
+        if not self.reduction:
+            if prod(ranges) != self.xnumel:
+                raise FusionIllegal("numel mismatch")
+            return self.index_vars(ranges, "x")
+        if prod(ranges) == self.xnumel:
+            return self.index_vars(ranges, "x")
+        if prod(ranges) != self.xnumel * self.rnumel:
+            raise FusionIllegal("numel mismatch")
+        for k in range(len(ranges) + 1):
+            if prod(ranges[:k]) == self.xnumel and prod(ranges[k:]) == self.rnumel:
+                return self.index_vars(ranges[:k], "x") + self.index_vars(ranges[k:], "r")
+        raise FusionIllegal("ranges do not split into the reduction tile")
+
+    def render(self, node: ComputedBuffer):
+        data = node.data
+        target = node.mutates or node.name
+        if isinstance(data, Reduction):
+            if not self.reduction or prod(data.ranges) != self.xnumel or prod(data.reduction_ranges) != self.rnumel:
+                raise FusionIllegal("reduction tile mismatch")
+            idx = self.index_vars(data.ranges, "x")
+            ridx = self.index_vars(data.reduction_ranges, "r")
+            value = data.inner_fn(self.ops, idx, ridx)
+            result = self.reduce(data, value)
+        else:
+            idx = self.split_ranges(data.ranges)
+            result = self.ops.to_dtype(data.inner_fn(self.ops, idx), node.get_dtype())
+        self.store(target, node.layout.index(idx), result, mutation=node.mutates is not None)
+
+    def reduce(self, data: Reduction, value: CSEVar) -> CSEVar:
+        rt, odt = data.reduction_type, data.dtype
+        src = value.dtype
+        ops = self.ops
+        full = "xmask & rmask"
+        if rt in ("sum", "prod", "mean"):
+            acc = torch.float32 if odt in (torch.float16, torch.bfloat16) else odt
+        elif rt in ("max", "min", "argmax", "argmin"):
+            acc = torch.float32 if src in (torch.float16, torch.bfloat16) else (
+                torch.int8 if src == torch.bool else src)
+        elif rt == "var_unnormalized":
+            acc = torch.float32 if odt in (torch.float16, torch.bfloat16) else odt
+        else:  # any / all
+            acc = torch.bool
+        v = ops.to_dtype(value, acc)
+        T = TRITON_DTYPES[acc]
+        b = self.newvar(f"tl.broadcast_to({v}, [XBLOCK, RBLOCK])", acc)
+        if rt in ("sum", "mean"):
+            m = self.newvar(f"tl.where({full}, {b}, 0)", acc)
+            r = self.newvar(f"tl.sum({m}, 1)[:, None]", acc, rdep=False)
+        elif rt == "prod":
+            m = self.newvar(f"tl.where({full}, {b}, 1)", acc)
+            r = self.newvar(f"tl.reduce({m}, 1, _prod_combine)[:, None]", acc, rdep=False)
+        elif rt in ("max", "argmax", "min", "argmin"):
+            is_max = rt in ("max", "argmax")
+            if _f(acc):
+                ident = "float('-inf')" if is_max else "float('inf')"
+            else:
+                info = torch.iinfo(acc)
+                ident = str(info.min if is_max else info.max)
+            m = self.newvar(f"tl.where({full}, {b}, {ident})", acc)
+            if rt in ("max", "min"):
+                r = self.newvar(f"tl.{'max' if is_max else 'min'}({m}, 1)[:, None]", acc, rdep=False)
+            else:
+                r = self.newvar(f"tl.{rt}({m}, 1)[:, None].to(tl.int64)", torch.int64, rdep=False)
+        elif rt in ("any", "all"):
+            fill = "0" if rt == "any" else "1"
+            m = self.newvar(f"tl.where({full}, {b}, {fill}).to(tl.int8)", torch.int8)
+            r = self.newvar(f"tl.{'max' if rt == 'any' else 'min'}({m}, 1)[:, None] != 0", torch.bool, rdep=False)
+        elif rt == "var_unnormalized":
+            m = self.newvar(f"tl.where({full}, {b}, 0)", acc)
+            mean = self.newvar(f"tl.sum({m}, 1)[:, None] / {float(self.rnumel)}", acc, rdep=False)
+            d = self.newvar(f"tl.where({full}, {b} - {mean}, 0)", acc)
+            r = self.newvar(f"tl.sum({d} * {d}, 1)[:, None]", acc, rdep=False)
+        else:
+            raise NotImplementedError(rt)
+        del T
+        return ops.to_dtype(r, odt)
+
+    # ---- source
+    def source(self, name) -> str:
+        args = list(self.in_args.values()) + list(self.out_args.values())
+        sig = ", ".join(args + ["xnumel", "rnumel", "XBLOCK: tl.constexpr", "RBLOCK: tl.constexpr"])
+        head = ["xoffset = tl.program_id(0) * XBLOCK"]
+        if self.reduction:
+            head += ["xindex = xoffset + tl.arange(0, XBLOCK)[:, None]", "xmask = xindex < xnumel",
+                     "rindex = tl.arange(0, RBLOCK)[None, :]", "rmask = rindex < rnumel"]
+        else:
+            head += ["xindex = xoffset + tl.arange(0, XBLOCK)", "xmask = xindex < xnumel"]
+        body = "\n".join("    " + ln for ln in head + self.lines)
+        return f"@triton.jit\ndef {name}({sig}):\n{body}\n"
+
+    def block_sizes(self):
+        if self.reduction:
+            rb = next_pow2(self.rnumel)
+            xb = max(1, min(next_pow2(self.xnumel), max(1, 4096 // rb)))
+            return xb, rb
+        return min(next_pow2(self.xnumel), 1024), 1
+
+
+class TritonOps:
+    """The `ops` handler loop bodies call while a kernel is rendered."""
+
+    def __init__(self, kernel: TritonKernel):
+        self.k = kernel
+
+    def _rank_full(self):
+        return "[1, 1]" if self.k.reduction else "[1]"
+
+    def load(self, name, index, dtype):
+        return self.k.load(name, index, dtype)
+
+    def constant(self, value, dtype):
+        return self.k.newvar(f"tl.full({self._rank_full()}, {_const(value, dtype)}, {TRITON_DTYPES[dtype]})",
+                             dtype, rdep=False)
+
+    def index_expr(self, expr, dtype):
+        if isinstance(expr, int):
+            return self.constant(expr, dtype)
+        return self.k.newvar(f"({expr}).to({TRITON_DTYPES[dtype]})", dtype)
+
+    def indirect_indexing(self, var: CSEVar, size):
+        v = self.k.newvar(f"tl.where({var} < 0, {var} + {size}, {var})", var.dtype, rdep=var.rdep)
+        return v.name
+
+    def to_dtype(self, var: CSEVar, dtype):
+        if var.dtype == dtype:
+            return var
+        if dtype == torch.bool:
+            return self.k.newvar(f"{var} != 0", dtype, rdep=var.rdep)
+        return self.k.newvar(f"{var}.to({TRITON_DTYPES[dtype]})", dtype, rdep=var.rdep)
+
+    def call(self, name, *args):
+        tmpl = TEMPLATES[name]
+        dtypes = [a.dtype for a in args]
+        if callable(tmpl):
+            tmpl = tmpl(dtypes if name != "where" else dtypes[1:])
+        if name in _BOOL_OPS:
+            dtype = torch.bool
+        elif name == "where":
+            dtype = args[1].dtype
+        else:
+            dtype = args[0].dtype
+        expr = tmpl.replace("{T}", TRITON_DTYPES[dtype]).format(*[a.name for a in args])
+        return self.k.newvar(expr, dtype, rdep=any(a.rdep for a in args))
+
+    def masked(self, cond: CSEVar, body, other):
+        self.k.mask_stack.append(cond.name)
+        try:
+            v = body()
+        finally:
+            self.k.mask_stack.pop()
+        o = self.constant(other, v.dtype)
+        return self.k.newvar(f"tl.where({cond}, {v}, {o})", v.dtype, rdep=v.rdep or cond.rdep)
+
+
+# --------------------------------------------------------------------------- wrapper
+HEADER = '''"""Generated by bytegraph's inductor backend."""
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _prod_combine(a, b):
+    return a * b
+
+
+def _reinterpret(t, size, stride, offset):
+    return t.as_strided(size, stride, t.storage_offset() + offset)
+
+'''
+
+
+class WrapperCodegen:
+    """Writes the module source: kernels and `call(args, externs)`."""
+
+    def __init__(self, graph, groups, store_names):
+        self.graph, self.groups, self.store_names = graph, groups, store_names
+        self.kernels: dict[str, str] = {}   # kernel body source -> kernel name
+        self.kernel_defs: list[str] = []
+        self.externs: list = []
+        self.lines: list[str] = []
+        self.kernel_launches = 0
+
+    def ref(self, ir) -> str:
+        """Python expression for a realized IR value inside `call`."""
+        if isinstance(ir, ReinterpretView):
+            L = ir.layout
+            return f"_reinterpret({ir.data.name}, {tuple(L.size)}, {tuple(L.stride)}, {L.offset})"
+        if isinstance(ir, Buffer):
+            return ir.name
+        raise TypeError(ir)
+
+    def generate(self) -> str:
+        g = self.graph
+        names = [b.name if b is not None else f"_unused{i}" for i, b in enumerate(g.inputs)]
+        self.lines.append("def call(args, externs):")
+        self.lines.append(f"    {', '.join(names)}{',' if len(names) == 1 else ''} = args"
+                          if names else "    pass")
+        last_use = self._last_uses()
+        free: dict[tuple, list[str]] = {}
+        output_names = {o.get_name() for o in g.outputs if isinstance(o, (Buffer, ReinterpretView))}
+        for gi, group in enumerate(self.groups):
+            if group.kind == "extern":
+                for node in group.nodes:
+                    self._extern(node)
+            else:
+                for node in group.nodes:
+                    if node.mutates or node.name not in self.store_names:
+                        continue
+                    self._alloc(node, free)
+                self._kernel(group)
+            # buffers whose last reader is this group die here: their storage can be reused
+            for name, (lg, buf) in last_use.items():
+                if lg == gi and name not in output_names and buf is not None:
+                    free.setdefault(self._alloc_key(buf), []).append(name)
+        outs = []
+        for o in g.outputs:
+            if isinstance(o, (Buffer, ReinterpretView)):
+                outs.append(self.ref(o))
+            else:
+                outs.append(repr(o))
+        self.lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
+        return HEADER + "\n\n".join(self.kernel_defs) + "\n\n" + "\n".join(self.lines) + "\n"
+
+    @staticmethod
+    def _alloc_key(buf):
+        L = buf.layout
+        return (tuple(L.size), tuple(L.stride), L.dtype, str(L.device))
+
+    def _last_uses(self):
+        """name -> (index of the last group that reads it, buffer) for intermediate buffers."""
+        by_name = {}
+        for gi, group in enumerate(self.groups):
+            for node in group.nodes:
+                if isinstance(node, (ComputedBuffer, ExternKernel)) and node.layout is not None \
+                        and not getattr(node, "mutates", None):
+                    by_name.setdefault(node.name, [gi, node])
+        for gi, group in enumerate(self.groups):
+            for node in group.nodes:
+                for r in node.get_reads():
+                    if r in by_name:
+                        by_name[r][0] = max(by_name[r][0], gi)
+        # extern outputs (and buffers only ever read by a MultiOutput) are not reused to keep it simple
+        return {k: (v[0], v[1] if isinstance(v[1], ComputedBuffer) else None) for k, v in by_name.items()}
+
+    def _alloc(self, node, free):
+        L = node.layout
+        key = self._alloc_key(node)
+        if free.get(key):
+            self.lines.append(f"    {node.name} = {free[key].pop()}  # reuse")
+            return
+        self.lines.append(f"    {node.name} = torch.empty_strided({tuple(L.size)}, {tuple(L.stride)}, "
+                          f"dtype={L.dtype}, device='{L.device}')")
+
+    def _extern(self, node):
+        if isinstance(node, MultiOutput):
+            self.lines.append(f"    {node.name} = {node.parent.name}" + "".join(f"[{i}]" for i in node.path))
+            return
+        tensors = []
+
+        def collect(a):
+            if isinstance(a, (Buffer, ReinterpretView)):
+                tensors.append(a)
+                return _Slot(len(tensors) - 1)
+            if isinstance(a, (list, tuple)):
+                return type(a)(collect(x) for x in a)
+            return a
+        args = collect(list(node.args))
+        kwargs = {k: collect(v) for k, v in node.kwargs.items()}
+        op = node.op
+
+        def fill(a, ts):
+            if isinstance(a, _Slot):
+                return ts[a.i]
+            if isinstance(a, (list, tuple)):
+                return type(a)(fill(x, ts) for x in a)
+            return a
+
+        def run(*ts, op=op, args=args, kwargs=kwargs):
+            return op(*fill(args, ts), **{k: fill(v, ts) for k, v in kwargs.items()})
+        self.externs.append(run)
+        refs = ", ".join(self.ref(t) for t in tensors)
+        self.lines.append(f"    {node.name} = externs[{len(self.externs) - 1}]({refs})  # {op}")
+
+    def _kernel(self, group):
+        k = TritonKernel(group.xnumel, group.rnumel, group.reduction, store_names=self.store_names)
+        for node in group.nodes:
+            k.render(node)
+        body = k.source("KERNEL")
+        if body not in self.kernels:
+            kname = f"kernel{len(self.kernels)}"
+            self.kernels[body] = kname
+            self.kernel_defs.append(body.replace("def KERNEL(", f"def {kname}("))
+        kname = self.kernels[body]
+        xb, rb = k.block_sizes()
+        args = [n for n in list(k.in_args) + list(k.out_args)]
+        grid = -(-group.xnumel // xb)
+        self.kernel_launches += 1
+        comment = ", ".join(n.name for n in group.nodes)
+        self.lines.append(f"    {kname}[({grid},)]({', '.join(args)}, {group.xnumel}, {group.rnumel}, "
+                          f"XBLOCK={xb}, RBLOCK={rb})  # {comment}")
+
+
+class _Slot:
+    __slots__ = ("i",)
+
+    def __init__(self, i):
+        self.i = i
+
+
+__all__ = ["TritonKernel", "TritonOps", "WrapperCodegen", "FusionIllegal", "TEMPLATES", "ix_add"]

@@ -1,0 +1,924 @@
+"""Lowering: an fx graph -> core-aten graph (make_fx + decompositions) -> loop-level IR (compile time).
+
+`GraphLowering.run()` walks the aten graph once. Each aten op with an entry in `LOWERINGS` becomes IR
+(`Pointwise`, `Reduction`, a view); every other op becomes an `ExternKernel` that calls the aten op —
+a missing lowering costs a kernel boundary, never an error. A value computed by a loop body is
+*realized* (given a buffer) only when it has several users, is a graph output, feeds an extern call,
+or is about to be overwritten by an input mutation.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import operator
+from typing import Callable
+
+import torch
+import torch.fx
+from torch._decomp import core_aten_decompositions, get_decompositions
+from torch.fx.experimental.proxy_tensor import make_fx
+
+from .ir import (
+    Buffer, ComputedBuffer, ExternKernel, InputBuffer, Layout, Loops, MultiOutput, Pointwise, Reduction,
+    ReinterpretView, TensorBox, contiguous_strides, flatten_index, ix_add, ix_mul, prod, unflatten_index,
+)
+
+aten = torch.ops.aten
+prims = torch.ops.prims
+
+
+# --------------------------------------------------------------------------- tracing to core aten
+@functools.lru_cache(None)
+def decomposition_table():
+    table = dict(core_aten_decompositions())
+    table.update(get_decompositions([
+        aten.native_layer_norm, aten._softmax, aten._log_softmax, aten.logsumexp, aten.std.correction,
+        aten.native_group_norm, aten._native_batch_norm_legit_no_training, aten.addmm,
+        aten.linalg_vector_norm, aten.native_dropout, aten.mse_loss, aten.hardswish, aten.hardsigmoid,
+        aten.softplus, aten.elu, aten.mish, aten.lerp, aten.masked_fill, aten.addcmul, aten.addcdiv,
+        aten.native_layer_norm_backward, aten._softmax_backward_data, aten._log_softmax_backward_data,
+        aten.gelu_backward, aten.sigmoid_backward, aten.tanh_backward, aten.threshold_backward,
+        aten.silu, aten.silu_backward, aten.nll_loss_forward, aten.nll_loss_backward,
+    ]))
+    # things we lower directly (better than their decomposition)
+    for op in (aten.gelu.default, aten.gelu.out, aten.embedding.default, aten.var_mean.correction):
+        table.pop(op, None)
+    return table
+
+
+def trace_to_aten(gm: torch.fx.GraphModule, example_inputs) -> torch.fx.GraphModule:
+    """Functionalize (in-place ops on inputs become a final `copy_`) and decompose to core aten."""
+    from torch.func import functionalize
+
+    def run(*args):
+        return gm(*args)
+
+    fn = functionalize(run, remove="mutations")
+    return make_fx(fn, decomposition_table=decomposition_table(), tracing_mode="fake")(*example_inputs)
+
+
+# --------------------------------------------------------------------------- lowering registry
+LOWERINGS: dict = {}
+
+
+def register(*ops):
+    def deco(fn):
+        for op in ops:
+            if isinstance(op, torch._ops.OpOverloadPacket):
+                for name in op.overloads():
+                    LOWERINGS[getattr(op, name)] = fn
+            else:
+                LOWERINGS[op] = fn
+        return fn
+    return deco
+
+
+class Fallback(Exception):
+    """Raised by a lowering that cannot handle this particular call: use an ExternKernel."""
+
+
+def _half(dt):
+    return torch.float32 if dt in (torch.float16, torch.bfloat16) else dt
+
+
+def _meta(x):
+    if isinstance(x, torch.fx.Node):
+        return x.meta.get("val")
+    return x
+
+
+def broadcast_loader(x, out_size):
+    """Loader of `x` broadcast (numpy rules) to `out_size`."""
+    if not isinstance(x, TensorBox):
+        return None
+    in_size = x.get_size()
+    lead = len(out_size) - len(in_size)
+
+    def load(ops, idx):
+        return x.load(ops, [0 if s == 1 else idx[lead + j] for j, s in enumerate(in_size)])
+    return load
+
+
+def make_pointwise(fn: Callable, *, compute: str = "out", out_dtype=None):
+    """A lowering for an elementwise op. `compute` is "out" (compute in the result dtype),
+    "promote" (in the promoted input dtype; comparisons and logical ops) or "float"."""
+
+    def lowering(g, node, *args, **kwargs):
+        val = node.meta["val"]
+        odt = out_dtype or val.dtype
+        size = tuple(val.shape)
+        if compute == "promote":
+            metas = [_meta(a) for a in node.args if isinstance(_meta(a), (torch.Tensor, int, float, bool))]
+            cdt = torch.result_type(*metas) if len(metas) > 1 else (
+                metas[0].dtype if isinstance(metas[0], torch.Tensor) else odt)
+        else:
+            cdt = odt
+        cdt = _half(cdt)
+        loaders = []
+        for a in args:
+            if isinstance(a, TensorBox):
+                loaders.append(("t", broadcast_loader(a, size)))
+            elif isinstance(a, (int, float, bool)):
+                loaders.append(("c", a))
+            else:
+                raise Fallback(f"argument {a!r}")
+
+        def inner(ops, idx):
+            vals = []
+            for kind, v in loaders:
+                if kind == "t":
+                    vals.append(ops.to_dtype(v(ops, idx), cdt))
+                else:
+                    vals.append(ops.constant(v, cdt))
+            return ops.to_dtype(fn(ops, *vals, **kwargs), odt)
+        return TensorBox(g, Pointwise(val.device, odt, size, inner))
+    return lowering
+
+
+def _is_float(dt):
+    return dt.is_floating_point
+
+
+def simple(name, compute="out", **kw):
+    def fn(ops, *vals):
+        return ops.call(name, *vals, **kw)
+    return make_pointwise(fn, compute=compute)
+
+
+# --------------------------------------------------------------------------- pointwise ops
+for _op, _name in [
+    (aten.neg, "neg"), (aten.abs, "abs"), (aten.exp, "exp"), (aten.exp2, "exp2"), (aten.expm1, "expm1"),
+    (aten.log, "log"), (aten.log2, "log2"), (aten.log10, "log10"), (aten.log1p, "log1p"),
+    (aten.sqrt, "sqrt"), (aten.rsqrt, "rsqrt"), (aten.reciprocal, "reciprocal"), (aten.sin, "sin"),
+    (aten.cos, "cos"), (aten.tan, "tan"), (aten.tanh, "tanh"), (aten.sinh, "sinh"), (aten.cosh, "cosh"),
+    (aten.sigmoid, "sigmoid"), (aten.erf, "erf"), (aten.floor, "floor"), (aten.ceil, "ceil"),
+    (aten.round.default, "round"), (aten.trunc, "trunc"), (aten.sign, "sign"), (aten.relu, "relu"),
+    (aten.bitwise_not, "bitwise_not"), (aten.mul, "mul"),
+    (aten.bitwise_and, "bitwise_and"), (aten.bitwise_or, "bitwise_or"), (aten.bitwise_xor, "bitwise_xor"),
+    (aten.fmod, "fmod"), (aten.remainder, "remainder"), (aten.floor_divide, "floor_divide"),
+    (aten.maximum, "maximum"), (aten.minimum, "minimum"), (aten.where.self, "where"),
+    (aten.where.ScalarSelf, "where"), (aten.where.ScalarOther, "where"), (aten.where.Scalar, "where"),
+]:
+    register(_op)(simple(_name))
+
+for _op, _name in [(aten.eq, "eq"), (aten.ne, "ne"), (aten.lt, "lt"), (aten.le, "le"), (aten.gt, "gt"),
+                   (aten.ge, "ge"), (aten.logical_and, "logical_and"), (aten.logical_or, "logical_or"),
+                   (aten.logical_xor, "logical_xor"), (aten.logical_not, "logical_not"),
+                   (aten.isnan, "isnan"), (aten.isinf, "isinf")]:
+    register(_op)(simple(_name, compute="promote"))
+
+
+def _where_fix(fn):
+    # where(cond, a, b): the condition is loaded as bool, not converted to the compute dtype
+    def lowering(g, node, cond, a, b):
+        val = node.meta["val"]
+        size, odt = tuple(val.shape), val.dtype
+        cdt = _half(odt)
+        lc = broadcast_loader(cond, size)
+        la, lb = broadcast_loader(a, size), broadcast_loader(b, size)
+
+        def inner(ops, idx):
+            c = ops.to_dtype(lc(ops, idx), torch.bool)
+            va = ops.to_dtype(la(ops, idx), cdt) if la else ops.constant(a, cdt)
+            vb = ops.to_dtype(lb(ops, idx), cdt) if lb else ops.constant(b, cdt)
+            return ops.to_dtype(ops.call("where", c, va, vb), odt)
+        return TensorBox(g, Pointwise(val.device, odt, size, inner))
+    return lowering
+
+
+register(aten.where.self, aten.where.ScalarSelf, aten.where.ScalarOther, aten.where.Scalar)(_where_fix(None))
+
+
+@register(aten.add, aten.sub)
+def _add_sub(g, node, a, b, alpha=1):
+    name = "add" if node.target in (aten.add.Tensor, aten.add.Scalar) else "sub"
+
+    def fn(ops, x, y):
+        if alpha != 1:
+            y = ops.call("mul", y, ops.constant(alpha, y.dtype))
+        return ops.call(name, x, y)
+    return make_pointwise(fn)(g, node, a, b)
+
+
+@register(aten.rsub)
+def _rsub(g, node, a, b, alpha=1):
+    def fn(ops, x, y):
+        if alpha != 1:
+            x = ops.call("mul", x, ops.constant(alpha, x.dtype))
+        return ops.call("sub", y, x)
+    return make_pointwise(fn)(g, node, a, b)
+
+
+@register(aten.div)
+def _div(g, node, a, b, rounding_mode=None):
+    if rounding_mode is None:
+        return simple("truediv")(g, node, a, b)
+    odt = node.meta["val"].dtype
+    if rounding_mode == "trunc":
+        def fn(ops, x, y):
+            if _is_float(x.dtype):
+                return ops.call("trunc", ops.call("truediv", x, y))
+            return ops.call("int_truncdiv", x, y)
+    else:
+        def fn(ops, x, y):
+            return ops.call("floor_divide", x, y)
+    del odt
+    return make_pointwise(fn)(g, node, a, b)
+
+
+@register(aten.pow.Tensor_Scalar)
+def _pow_scalar(g, node, x, e):
+    if not isinstance(e, (int, float)):
+        raise Fallback("pow exponent")
+
+    def fn(ops, v):
+        if e == 0:
+            return ops.constant(1, v.dtype)
+        if float(e).is_integer() and abs(e) <= 8:
+            r = v
+            for _ in range(int(abs(e)) - 1):
+                r = ops.call("mul", r, v)
+            return ops.call("reciprocal", r) if e < 0 else r
+        if e == 0.5:
+            return ops.call("sqrt", v)
+        if e == -0.5:
+            return ops.call("rsqrt", v)
+        if not _is_float(v.dtype):
+            raise Fallback("integer pow")
+        return ops.call("pow_float", v, ops.constant(float(e), v.dtype))
+    if not _is_float(node.meta["val"].dtype) and not (float(e).is_integer() and 0 <= e <= 8):
+        raise Fallback("integer pow")
+    return make_pointwise(fn)(g, node, x)
+
+
+@register(aten.pow.Tensor_Tensor, aten.pow.Scalar)
+def _pow_tensor(g, node, x, e):
+    if not _is_float(node.meta["val"].dtype):
+        raise Fallback("integer pow")
+    # only well defined for a positive base without sign handling; handle sign for integer exponents
+    return simple("pow_float")(g, node, x, e)
+
+
+@register(aten.clamp, aten.clamp_min, aten.clamp_max, aten.hardtanh)
+def _clamp(g, node, x, lo=None, hi=None):
+    if node.target in (aten.clamp_max.default, aten.clamp_max.Tensor):
+        lo, hi = None, lo
+    if isinstance(lo, TensorBox) or isinstance(hi, TensorBox):
+        raise Fallback("tensor clamp bounds")
+
+    def fn(ops, v):
+        if lo is not None:
+            v = ops.call("maximum", v, ops.constant(lo, v.dtype))
+        if hi is not None:
+            v = ops.call("minimum", v, ops.constant(hi, v.dtype))
+        return v
+    return make_pointwise(fn)(g, node, x)
+
+
+@register(aten.gelu)
+def _gelu(g, node, x, approximate="none"):
+    return make_pointwise(lambda ops, v: ops.call("gelu_tanh" if approximate == "tanh" else "gelu", v))(g, node, x)
+
+
+@register(aten.leaky_relu)
+def _leaky_relu(g, node, x, slope=0.01):
+    def fn(ops, v):
+        return ops.call("where", ops.call("gt", v, ops.constant(0, v.dtype)), v,
+                        ops.call("mul", v, ops.constant(slope, v.dtype)))
+    return make_pointwise(fn)(g, node, x)
+
+
+@register(aten.isfinite)
+def _isfinite(g, node, x):
+    def fn(ops, v):
+        return ops.call("logical_not", ops.call("logical_or", ops.call("isnan", v), ops.call("isinf", v)))
+    return make_pointwise(fn, compute="promote")(g, node, x)
+
+
+@register(aten._to_copy, prims.convert_element_type)
+def _to_copy(g, node, x, dtype=None, **kwargs):
+    val = node.meta["val"]
+    if val.device != x.get_device() or not isinstance(x, TensorBox):
+        raise Fallback("device copy")
+    odt = val.dtype
+
+    def inner(ops, idx):
+        return ops.to_dtype(x.load(ops, idx), odt)
+    return TensorBox(g, Pointwise(val.device, odt, x.get_size(), inner))
+
+
+@register(aten.clone, aten.lift_fresh_copy, aten.contiguous)
+def _clone(g, node, x, **kwargs):
+    return TensorBox(g, Pointwise(x.get_device(), x.get_dtype(), x.get_size(), x.load))
+
+
+@register(aten.alias, aten.detach, aten.lift_fresh)
+def _alias(g, node, x):
+    return x
+
+
+@register(aten.full, aten.scalar_tensor, aten.full_like, aten.zeros_like, aten.ones_like, aten.zeros,
+          aten.ones, aten.new_full, aten.new_zeros, aten.new_ones)
+def _full(g, node, *args, **kwargs):
+    val = node.meta["val"]
+    t = node.target
+    if t in (aten.full.default, aten.full_like.default, aten.new_full.default):
+        value = args[-1] if t is not aten.new_full.default else args[2]
+    elif t is aten.scalar_tensor.default:
+        value = args[0]
+    elif t in (aten.zeros_like.default, aten.zeros.default, aten.new_zeros.default):
+        value = 0
+    elif t in (aten.ones_like.default, aten.ones.default, aten.new_ones.default):
+        value = 1
+    else:
+        raise Fallback(str(t))
+    if not isinstance(value, (int, float, bool)):
+        raise Fallback("symbolic fill")
+    return TensorBox(g, Pointwise(val.device, val.dtype, tuple(val.shape),
+                                  lambda ops, idx: ops.constant(value, val.dtype)))
+
+
+@register(aten.arange.start_step, aten.arange.default, aten.arange.start, prims.iota)
+def _arange(g, node, *args, **kwargs):
+    val = node.meta["val"]
+    if node.target is prims.iota.default:
+        start, step = kwargs["start"], kwargs["step"]
+    elif node.target is aten.arange.default:
+        start, step = 0, 1
+    else:
+        start = args[0]
+        step = args[2] if len(args) > 2 else kwargs.get("step", 1)
+    if not all(isinstance(v, (int, float)) for v in (start, step)):
+        raise Fallback("symbolic arange")
+    odt = val.dtype
+
+    def inner(ops, idx):
+        if isinstance(start, int) and isinstance(step, int):
+            return ops.to_dtype(ops.index_expr(ix_add(start, ix_mul(idx[0], step)), torch.int64), odt)
+        i = ops.to_dtype(ops.index_expr(idx[0], torch.int64), torch.float64 if odt == torch.float64 else
+                         torch.float32)
+        v = ops.call("add", ops.constant(float(start), i.dtype),
+                     ops.call("mul", i, ops.constant(float(step), i.dtype)))
+        return ops.to_dtype(v, odt)
+    return TensorBox(g, Pointwise(val.device, odt, tuple(val.shape), inner))
+
+
+# --------------------------------------------------------------------------- views
+def _view(g, x: TensorBox, new_size, reindex, strided=None):
+    """A view: a ReinterpretView when `x` is realized and `strided(layout)` gives a layout, else a
+    Pointwise that loads `x` at `reindex(index)`."""
+    new_size = tuple(new_size)
+    sl = x.strided_layout()
+    if sl is not None and strided is not None:
+        base, layout = sl
+        new_layout = strided(layout)
+        if new_layout is not None:
+            return TensorBox(g, ReinterpretView(base, new_layout))
+    return TensorBox(g, Pointwise(x.get_device(), x.get_dtype(), new_size,
+                                  lambda ops, idx: x.load(ops, reindex(list(idx)))))
+
+
+def _lay(layout, size, stride, offset=None):
+    return Layout(tuple(size), tuple(stride), layout.dtype, layout.device,
+                  layout.offset if offset is None else offset)
+
+
+def _norm_dim(d, n):
+    return d + n if d < 0 else d
+
+
+@register(aten.permute)
+def _permute(g, node, x, dims):
+    n = len(x.get_size())
+    dims = [_norm_dim(d, n) for d in dims]
+    size = [x.get_size()[d] for d in dims]
+    inv = [dims.index(i) for i in range(n)]
+    return _view(g, x, size, lambda idx: [idx[inv[i]] for i in range(n)],
+                 lambda L: _lay(L, size, [L.stride[d] for d in dims]))
+
+
+@register(aten.expand)
+def _expand(g, node, x, sizes, implicit=False):
+    old = x.get_size()
+    sizes = list(sizes)
+    lead = len(sizes) - len(old)
+    size = [old[i - lead] if (s == -1 and i >= lead) else s for i, s in enumerate(sizes)]
+
+    def reindex(idx):
+        return [0 if old[j] == 1 and size[j + lead] != 1 else idx[j + lead] for j in range(len(old))]
+
+    def strided(L):
+        st = [0] * lead + [0 if old[j] == 1 and size[j + lead] != 1 else L.stride[j] for j in range(len(old))]
+        return _lay(L, size, st)
+    return _view(g, x, size, reindex, strided)
+
+
+@register(aten.unsqueeze)
+def _unsqueeze(g, node, x, dim):
+    n = len(x.get_size())
+    dim = _norm_dim(dim, n + 1)
+    size = list(x.get_size())
+    size.insert(dim, 1)
+
+    def strided(L):
+        st = list(L.stride)
+        st.insert(dim, 1)
+        return _lay(L, size, st)
+    return _view(g, x, size, lambda idx: idx[:dim] + idx[dim + 1:], strided)
+
+
+@register(aten.squeeze)
+def _squeeze(g, node, x, dim=None):
+    old = x.get_size()
+    n = len(old)
+    if dim is None:
+        dims = [i for i, s in enumerate(old) if s == 1]
+    else:
+        dims = [_norm_dim(d, n) for d in (dim if isinstance(dim, (list, tuple)) else [dim])]
+        dims = [d for d in dims if n and old[d] == 1]
+    keep = [i for i in range(n) if i not in dims]
+    size = [old[i] for i in keep]
+
+    def reindex(idx):
+        full = [0] * n
+        for j, i in enumerate(keep):
+            full[i] = idx[j]
+        return full
+    return _view(g, x, size, reindex, lambda L: _lay(L, size, [L.stride[i] for i in keep]))
+
+
+@register(aten.view, aten._unsafe_view, aten.reshape, aten.view.dtype)
+def _reshape(g, node, x, sizes):
+    if not isinstance(sizes, (list, tuple)):
+        raise Fallback("view(dtype)")
+    size = tuple(node.meta["val"].shape)
+    old = x.get_size()
+    if [s for s in old if s != 1] == [s for s in size if s != 1]:
+        # only size-1 dims move: no index arithmetic beyond dropping/adding zeros
+        old_nz = [i for i, s in enumerate(old) if s != 1]
+        new_nz = [i for i, s in enumerate(size) if s != 1]
+
+        def reindex(idx):
+            full = [0] * len(old)
+            for o, nn in zip(old_nz, new_nz):
+                full[o] = idx[nn]
+            return full
+
+        def strided(L):
+            st = [1] * len(size)
+            for o, nn in zip(old_nz, new_nz):
+                st[nn] = L.stride[o]
+            return _lay(L, size, st)
+        return _view(g, x, size, reindex, strided)
+
+    def reindex(idx):
+        return unflatten_index(flatten_index(idx, size), old)
+
+    def strided(L):
+        return _lay(L, size, contiguous_strides(size)) if L.is_contiguous() else None
+    return _view(g, x, size, reindex, strided)
+
+
+@register(aten.slice)
+def _slice(g, node, x, dim=0, start=None, end=None, step=1):
+    old = x.get_size()
+    dim = _norm_dim(dim, len(old))
+    n = old[dim]
+    start = 0 if start is None else start
+    end = n if end is None else end
+    start = max(0, min(n, start + n if start < 0 else start))
+    end = max(start, min(n, end + n if end < 0 else end))
+    size = list(old)
+    size[dim] = (end - start + step - 1) // step
+
+    def reindex(idx):
+        idx = list(idx)
+        idx[dim] = ix_add(ix_mul(idx[dim], step), start)
+        return idx
+
+    def strided(L):
+        st = list(L.stride)
+        off = L.offset + start * st[dim]
+        st[dim] *= step
+        return _lay(L, size, st, off)
+    return _view(g, x, size, reindex, strided)
+
+
+@register(aten.select)
+def _select(g, node, x, dim, index):
+    old = x.get_size()
+    dim = _norm_dim(dim, len(old))
+    index = index + old[dim] if index < 0 else index
+    size = old[:dim] + old[dim + 1:]
+
+    def reindex(idx):
+        return idx[:dim] + [index] + idx[dim:]
+
+    def strided(L):
+        return _lay(L, size, L.stride[:dim] + L.stride[dim + 1:], L.offset + index * L.stride[dim])
+    return _view(g, x, size, reindex, strided)
+
+
+@register(aten.split_with_sizes, aten.split)
+def _split(g, node, x, sizes, dim=0):
+    n = x.get_size()[_norm_dim(dim, len(x.get_size()))]
+    if isinstance(sizes, int):
+        sizes = [min(sizes, n - i) for i in range(0, n, sizes)]
+    out, start = [], 0
+    for s in sizes:
+        out.append(_slice(g, node, x, dim, start, start + s))
+        start += s
+    return out
+
+
+@register(aten.unbind)
+def _unbind(g, node, x, dim=0):
+    n = x.get_size()[_norm_dim(dim, len(x.get_size()))]
+    return [_select(g, node, x, dim, i) for i in range(n)]
+
+
+@register(aten.as_strided)
+def _as_strided(g, node, x, size, stride, storage_offset=None):
+    sl = x.strided_layout()
+    if sl is None:
+        x.realize()
+        sl = x.strided_layout()
+    base, L = sl
+    if isinstance(base, InputBuffer) and storage_offset is not None:
+        raise Fallback("as_strided with offset of an input")
+    off = L.offset if storage_offset is None else storage_offset
+    return TensorBox(g, ReinterpretView(base, _lay(L, size, stride, off)))
+
+
+# --------------------------------------------------------------------------- cat / pad / indexing
+@register(aten.cat)
+def _cat(g, node, tensors, dim=0):
+    val = node.meta["val"]
+    size = tuple(val.shape)
+    dim = _norm_dim(dim, len(size))
+    parts, start = [], 0
+    for t in tensors:
+        if len(t.get_size()) != len(size):  # legacy empty tensors
+            continue
+        n = t.get_size()[dim]
+        if n:
+            parts.append((t, start, start + n))
+        start += n
+    odt = val.dtype
+
+    def inner(ops, idx):
+        result = None
+        for t, lo, hi in reversed(parts):
+            i = idx[dim]
+            sub = list(idx)
+            sub[dim] = ix_add(i, -lo)
+            if result is None:
+                result = ops.to_dtype(t.load(ops, sub), odt)
+                continue
+            cond = ops.index_expr(f"({i} >= {lo}) & ({i} < {hi})" if lo else f"{i} < {hi}", torch.bool)
+            v = ops.masked(cond, lambda t=t, sub=sub: ops.to_dtype(t.load(ops, sub), odt), 0)
+            result = ops.call("where", cond, v, result)
+        return result
+    return TensorBox(g, Pointwise(val.device, odt, size, inner))
+
+
+@register(aten.constant_pad_nd)
+def _pad(g, node, x, pad, value=0):
+    val = node.meta["val"]
+    size, old = tuple(val.shape), x.get_size()
+    n = len(size)
+    pads = {n - 1 - k // 2: (pad[k], pad[k + 1]) for k in range(0, len(pad), 2)}
+    if any(lo < 0 or hi < 0 for lo, hi in pads.values()):
+        raise Fallback("negative pad")
+
+    def inner(ops, idx):
+        conds, src = [], list(idx)
+        for d, (lo, hi) in pads.items():
+            src[d] = ix_add(idx[d], -lo)
+            conds.append(f"({idx[d]} >= {lo}) & ({idx[d]} < {lo + old[d]})")
+        if not conds:
+            return x.load(ops, src)
+        cond = ops.index_expr(" & ".join(conds), torch.bool)
+        v = ops.masked(cond, lambda: x.load(ops, src), value)
+        return ops.call("where", cond, v, ops.constant(value, val.dtype))
+    return TensorBox(g, Pointwise(val.device, val.dtype, size, inner))
+
+
+@register(aten.embedding.default)
+def _embedding(g, node, weight, indices, *args):
+    val = node.meta["val"]
+    isize = indices.get_size()
+    V = weight.get_size()[0]
+
+    def inner(ops, idx):
+        i = ops.indirect_indexing(indices.load(ops, idx[:len(isize)]), V)
+        return weight.load(ops, [i, idx[-1]])
+    return TensorBox(g, Pointwise(val.device, val.dtype, tuple(val.shape), inner))
+
+
+@register(aten.gather.default)
+def _gather(g, node, x, dim, index, sparse_grad=False):
+    val = node.meta["val"]
+    dim = _norm_dim(dim, len(x.get_size()))
+
+    def inner(ops, idx):
+        i = ops.indirect_indexing(index.load(ops, idx), x.get_size()[dim])
+        full = list(idx)
+        full[dim] = i
+        return x.load(ops, full)
+    return TensorBox(g, Pointwise(val.device, val.dtype, tuple(val.shape), inner))
+
+
+@register(aten.index_select.default)
+def _index_select(g, node, x, dim, index):
+    val = node.meta["val"]
+    dim = _norm_dim(dim, len(x.get_size()))
+
+    def inner(ops, idx):
+        full = list(idx)
+        full[dim] = ops.indirect_indexing(index.load(ops, [idx[dim]] if index.get_size() else []),
+                                          x.get_size()[dim])
+        return x.load(ops, full)
+    return TensorBox(g, Pointwise(val.device, val.dtype, tuple(val.shape), inner))
+
+
+@register(aten.index.Tensor)
+def _index(g, node, x, indices):
+    val = node.meta["val"]
+    pos = [i for i, t in enumerate(indices) if t is not None]
+    if not pos or pos != list(range(pos[0], pos[-1] + 1)):
+        raise Fallback("non-adjacent advanced indices")
+    if any(t.get_dtype() in (torch.bool, torch.uint8) for t in indices if t is not None):
+        raise Fallback("boolean mask index")
+    out = tuple(val.shape)
+    xs = x.get_size()
+    first = pos[0]
+    bshape = out[first:len(out) - (len(xs) - pos[-1] - 1)]
+    loaders = {p: broadcast_loader(indices[p], bshape) for p in pos}
+
+    def inner(ops, idx):
+        bidx = idx[first:first + len(bshape)]
+        full = list(idx[:first])
+        for p in pos:
+            full.append(ops.indirect_indexing(loaders[p](ops, bidx), xs[p]))
+        full += idx[first + len(bshape):]
+        return x.load(ops, full)
+    return TensorBox(g, Pointwise(val.device, val.dtype, out, inner))
+
+
+# --------------------------------------------------------------------------- reductions
+def _reduce_dims(x, dims):
+    n = len(x.get_size())
+    if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
+        return list(range(n))
+    if isinstance(dims, int):
+        dims = [dims]
+    return sorted({_norm_dim(d, n) for d in dims}) if n else []
+
+
+def make_reduction(g, x: TensorBox, dims, keepdim, rtype, out_dtype) -> TensorBox:
+    size = x.get_size()
+    n = len(size)
+    dims = _reduce_dims(x, dims)
+    kept = [i for i in range(n) if i not in dims]
+    ranges = [size[i] for i in kept]
+    rranges = [size[i] for i in dims]
+
+    def inner(ops, idx, ridx):
+        full = [None] * n
+        for i, v in zip(kept, idx):
+            full[i] = v
+        for i, v in zip(dims, ridx):
+            full[i] = v
+        return x.load(ops, full)
+    red = Reduction(x.get_device(), out_dtype, ranges, rranges, rtype, inner, x.get_dtype())
+    box = TensorBox(g, red)
+    box.realize()
+    if keepdim:
+        ksize = [1 if i in dims else size[i] for i in range(n)]
+        box = _keepdim_view(g, box, ksize)
+    return box
+
+
+def _keepdim_view(g, box, ksize):
+    # the reduction buffer is contiguous over the kept dims, so contiguous strides of the keepdim
+    # size address the same elements (size-1 dims never contribute to an index)
+    base, L = box.strided_layout()
+    return TensorBox(g, ReinterpretView(base, _lay(L, ksize, contiguous_strides(ksize))))
+
+
+def _red(rtype):
+    def lowering(g, node, x, dims=None, keepdim=False, *, dtype=None, **kwargs):
+        val = node.meta["val"]
+        if isinstance(dims, bool):  # any.default(x) style signatures never pass bool dims, but be safe
+            dims, keepdim = None, dims
+        if rtype == "mean":
+            n = prod(x.get_size()[d] for d in _reduce_dims(x, dims))
+            s = make_reduction(g, x, dims, keepdim, "sum", _half(val.dtype))
+            odt = val.dtype
+            return TensorBox(g, Pointwise(val.device, odt, s.get_size(), lambda ops, idx: ops.to_dtype(
+                ops.call("truediv", s.load(ops, idx), ops.constant(float(n), _half(odt))), odt)))
+        return make_reduction(g, x, dims, keepdim, rtype, val.dtype)
+    return lowering
+
+
+register(aten.sum.dim_IntList, aten.sum.default)(_red("sum"))
+register(aten.prod.dim_int, aten.prod.default)(_red("prod"))
+register(aten.amax, aten.max.default)(_red("max"))
+register(aten.amin, aten.min.default)(_red("min"))
+register(aten.mean.dim, aten.mean.default)(_red("mean"))
+register(aten.any.dim, aten.any.dims, aten.any.default)(_red("any"))
+register(aten.all.dim, aten.all.dims, aten.all.default)(_red("all"))
+
+
+@register(aten.argmax, aten.argmin)
+def _argmax(g, node, x, dim=None, keepdim=False):
+    rtype = "argmax" if node.target is aten.argmax.default else "argmin"
+    if dim is None:
+        if keepdim:
+            raise Fallback("argmax keepdim without dim")
+        flat = _view(g, x, (x.numel(),), lambda idx: unflatten_index(idx[0], x.get_size()))
+        return make_reduction(g, flat, [0], False, rtype, torch.int64)
+    return make_reduction(g, x, [dim], keepdim, rtype, torch.int64)
+
+
+@register(aten.max.dim, aten.min.dim)
+def _max_dim(g, node, x, dim, keepdim=False):
+    is_max = node.target is aten.max.dim
+    v = make_reduction(g, x, [dim], keepdim, "max" if is_max else "min", x.get_dtype())
+    i = make_reduction(g, x, [dim], keepdim, "argmax" if is_max else "argmin", torch.int64)
+    return (v, i)
+
+
+def _var(g, x, dims, correction, keepdim, odt):
+    dims_n = _reduce_dims(x, dims)
+    n = prod(x.get_size()[d] for d in dims_n)
+    m2 = make_reduction(g, x, dims, keepdim, "var_unnormalized", _half(odt))
+    denom = float(max(0, n - (1 if correction is None else correction)))
+    return TensorBox(g, Pointwise(x.get_device(), odt, m2.get_size(), lambda ops, idx: ops.to_dtype(
+        ops.call("truediv", m2.load(ops, idx), ops.constant(denom, _half(odt))), odt)))
+
+
+@register(aten.var.correction)
+def _var_correction(g, node, x, dims=None, *, correction=None, keepdim=False):
+    return _var(g, x, dims, correction, keepdim, node.meta["val"].dtype)
+
+
+@register(aten.var_mean.correction)
+def _var_mean(g, node, x, dims=None, *, correction=None, keepdim=False):
+    odt = node.meta["val"][0].dtype
+    var = _var(g, x, dims, correction, keepdim, odt)
+    mean = _red("mean")(g, node_with_val(node, node.meta["val"][1]), x, dims, keepdim)
+    return (var, mean)
+
+
+class node_with_val:
+    def __init__(self, node, val):
+        self.meta, self.target = {"val": val}, node.target
+
+
+# --------------------------------------------------------------------------- the graph lowering
+class GraphLowering:
+    def __init__(self, gm: torch.fx.GraphModule, example_inputs):
+        self.gm = gm
+        self.example_inputs = example_inputs
+        self.buffers: list[Buffer] = []          # ComputedBuffer / ExternKernel / MultiOutput, in order
+        self.inputs: list = []                   # per placeholder: InputBuffer or None (non-tensor)
+        self.outputs: list = []                  # IR per graph output: Buffer, ReinterpretView or constant
+        self.mutations: list[ComputedBuffer] = []
+        self.extern_ops: list = []
+        self._names = iter(f"buf{i}" for i in range(1 << 30))
+
+    def new_name(self):
+        return next(self._names)
+
+    def register_computed(self, data: Loops, layout=None, mutates=None) -> ComputedBuffer:
+        size = tuple(data.get_size())
+        layout = layout or Layout(size, contiguous_strides(size), data.get_dtype(), data.get_device())
+        buf = ComputedBuffer(self.new_name(), layout, data, mutates)
+        self.buffers.append(buf)
+        return buf
+
+    def realize_input(self, x):
+        """Make `x` something the wrapper can pass to an aten op (a buffer or a strided view)."""
+        if isinstance(x, TensorBox):
+            return x.realize()
+        if isinstance(x, (list, tuple)):
+            return type(x)(self.realize_input(y) for y in x)
+        return x
+
+    def fallback(self, node, args, kwargs):
+        args, kwargs = self.realize_input(args), {k: self.realize_input(v) for k, v in kwargs.items()}
+        val = node.meta.get("val")
+        self.extern_ops.append(node.target)
+
+        def layout_of(t):
+            return Layout(tuple(t.shape), tuple(t.stride()), t.dtype, t.device)
+        if isinstance(val, torch.Tensor):
+            k = ExternKernel(self.new_name(), layout_of(val), node.target, args, kwargs)
+            self.buffers.append(k)
+            return TensorBox(self, k)
+        k = ExternKernel(self.new_name(), None, node.target, args, kwargs)
+        self.buffers.append(k)
+
+        def wrap(v, path):
+            if isinstance(v, torch.Tensor):
+                m = MultiOutput(self.new_name(), layout_of(v), k, path)
+                self.buffers.append(m)
+                return TensorBox(self, m)
+            if isinstance(v, (list, tuple)):
+                return type(v)(wrap(y, path + (i,)) for i, y in enumerate(v))
+            return v
+        return wrap(val, ())
+
+    def call_op(self, node, args, kwargs):
+        fn = LOWERINGS.get(node.target)
+        if fn is not None and not self._needs_fallback(node, args, kwargs):
+            try:
+                return fn(self, node, *args, **kwargs)
+            except Fallback:
+                pass
+        return self.fallback(node, args, kwargs)
+
+    @staticmethod
+    def _needs_fallback(node, args, kwargs):
+        vals = [node.meta.get("val")]
+        vals = vals[0] if isinstance(vals[0], (list, tuple)) else vals
+        for v in vals:
+            if isinstance(v, torch.Tensor) and (v.is_complex() or v.dtype in (
+                    torch.float8_e4m3fn, torch.float8_e5m2) or any(not isinstance(s, int) for s in v.shape) or v.numel() == 0):
+                return True
+        for a in list(args) + list(kwargs.values()):
+            if isinstance(a, TensorBox) and (a.get_dtype().is_complex or a.numel() == 0):
+                return True
+        return False
+
+    def copy_into_input(self, node, dst: TensorBox, src):
+        base = dst.data
+        if not isinstance(base, InputBuffer):
+            return self.fallback(node, [dst, src], {})
+        # everything still pending must read the old value: realize it now
+        for v in list(self.env.values()):
+            for t in (v if isinstance(v, (list, tuple)) else [v]):
+                if isinstance(t, TensorBox) and isinstance(t.data, Loops) and t is not src:
+                    t.realize()
+        size, odt = base.get_size(), base.get_dtype()
+        load = broadcast_loader(src, size) if isinstance(src, TensorBox) else (
+            lambda ops, idx: ops.constant(src, odt))
+        buf = self.register_computed(
+            Pointwise(base.get_device(), odt, size, lambda ops, idx: ops.to_dtype(load(ops, idx), odt)),
+            layout=base.layout, mutates=base.name)
+        self.mutations.append(buf)
+        return dst
+
+    def run(self):
+        self.env = env = {}
+        placeholders = [n for n in self.gm.graph.nodes if n.op == "placeholder"]
+        for n, ex in zip(placeholders, self.example_inputs):
+            if isinstance(ex, torch.Tensor):
+                buf = InputBuffer(f"arg{len(self.inputs)}", Layout(
+                    tuple(ex.shape), tuple(ex.stride()), ex.dtype, ex.device))
+                self.inputs.append(buf)
+                env[n] = TensorBox(self, buf)
+            else:
+                self.inputs.append(None)
+                env[n] = ex
+        for node in self.gm.graph.nodes:
+            if node.op == "placeholder":
+                continue
+            if node.op == "output":
+                self.outputs = [self.realize_output(env[a]) if isinstance(a, torch.fx.Node) else a
+                                for a in node.args[0]]
+                continue
+            args = torch.fx.node.map_arg(node.args, lambda a: env[a])
+            kwargs = torch.fx.node.map_arg(node.kwargs, lambda a: env[a])
+            if node.op != "call_function":
+                raise RuntimeError(f"unexpected node {node.format_node()}")
+            if node.target is operator.getitem:
+                result = args[0][args[1]]
+            elif node.target is aten.copy_.default:
+                result = self.copy_into_input(node, *args)
+            elif not isinstance(node.target, torch._ops.OpOverload):
+                result = node.target(*args, **kwargs)  # python scalars (sym arithmetic)
+            else:
+                result = self.call_op(node, args, kwargs)
+            if isinstance(result, TensorBox) and isinstance(result.data, Loops) and len(node.users) > 1:
+                result.realize()
+            env[node] = result
+        return self
+
+    def realize_output(self, x):
+        if not isinstance(x, TensorBox):
+            return x
+        d = x.data
+        if isinstance(d, InputBuffer) or (isinstance(d, ReinterpretView) and isinstance(d.data, InputBuffer)):
+            # an input returned as is (or a view of one): aliasing is what eager does
+            return d
+        return x.realize()
+
+
+def lower(gm, example_inputs) -> GraphLowering:
+    return GraphLowering(gm, example_inputs).run()
+
+
+__all__ = ["trace_to_aten", "lower", "GraphLowering", "LOWERINGS", "decomposition_table", "math"]

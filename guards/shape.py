@@ -1,0 +1,247 @@
+"""Symbolic shapes: which input dims are dynamic, and the shape guards that protect a graph traced
+with symbolic sizes.
+
+Compile time only; the rendered guard expressions run inside the generated check function.
+
+- `ShapePolicy` decides, per input tensor, which dims get a symbol: every dim (`dynamic=True` /
+  `BYTEGRAPH_DYNAMIC_SHAPES=1`), none (`dynamic=False`), or the dims marked with
+  `bytegraph.mark_dynamic` plus those that automatic dynamic saw change (`dynamic=None`).
+  Parameters and buffers of nn.Modules stay static unless marked.
+- `AutomaticDynamic` remembers, per code object and input source, the dims whose size changed
+  between compiles (filled in by convert_frame when a miss is explained only by sizes).
+- `shape_guards` turns what torch's `ShapeEnv` assumed while tracing (duck-sized equalities,
+  the 0/1 specialization ranges, every guard on a symbolic value) into `SHAPE` guards: Python
+  expressions over the input sources, printed through sympy, e.g.
+  `L['x'].size(0) == L['y'].size(0)` and `2 <= L['x'].size(0)`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import weakref
+from typing import Mapping, Optional
+
+import sympy
+import torch
+from torch._guards import GuardSource
+from torch._guards import Source as TorchSource
+from torch.fx.experimental.symbolic_shapes import DimDynamic, StatelessSymbolicContext
+from torch.utils._sympy.printers import PythonPrinter
+
+from .source import ModuleStateSource, Source, TensorPropertySource
+
+DYNAMIC_DIMS_ATTR = "_bytegraph_dynamic_dims"
+
+
+# -- policy -----------------------------------------------------------------------------------
+def mark_dynamic(t: torch.Tensor, dim) -> None:
+    """Compile `t`'s dimension(s) `dim` with a symbolic size (a size of 0 or 1 still specializes)."""
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"mark_dynamic expects a tensor, got {type(t).__name__}")
+    dims = set(getattr(t, DYNAMIC_DIMS_ATTR, ()))
+    for d in (dim if isinstance(dim, (list, tuple, set, frozenset)) else (dim,)):
+        if not isinstance(d, int) or not -t.dim() <= d < t.dim():
+            raise IndexError(f"mark_dynamic: dim {d!r} out of range for a {t.dim()}-d tensor")
+        dims.add(d % t.dim())
+    setattr(t, DYNAMIC_DIMS_ATTR, frozenset(dims))
+
+
+def marked_dims(t: torch.Tensor) -> frozenset:
+    return getattr(t, DYNAMIC_DIMS_ATTR, frozenset())
+
+
+def _is_module_state(value, source: Source) -> bool:
+    if isinstance(value, torch.nn.Parameter):
+        return True
+    s = source
+    while s is not None:
+        if isinstance(s, ModuleStateSource):
+            return True
+        s = getattr(s, "base", None)
+    return False
+
+
+@dataclasses.dataclass(frozen=True)
+class ShapePolicy:
+    """Which dims of an input tensor are symbolic, for one compile."""
+    mode: Optional[bool] = False                  # True: all dims; False: static; None: automatic
+    automatic_dims: Mapping[str, frozenset] = dataclasses.field(default_factory=dict)
+
+    def dynamic_dims(self, value: torch.Tensor, source: Source) -> dict:
+        """{dim: DimDynamic} for the symbolic dims of `value` (empty: fully static)."""
+        marked = {d: DimDynamic.DYNAMIC for d in marked_dims(value) if d < value.dim()}
+        if self.mode is False or _is_module_state(value, source):
+            return marked
+        if self.mode is True:
+            dims = range(value.dim())
+        else:
+            dims = [d for d in self.automatic_dims.get(source.name(), ()) if d < value.dim()]
+        return {d: DimDynamic.DUCK for d in dims} | marked
+
+    @staticmethod
+    def symbolic_context(value: torch.Tensor, dims: dict) -> StatelessSymbolicContext:
+        return StatelessSymbolicContext(dynamic_sizes=[dims.get(i, DimDynamic.STATIC) for i in range(value.dim())])
+
+
+class AutomaticDynamic:
+    """Per code object: input source name -> dims whose size changed between calls."""
+
+    def __init__(self):
+        self._by_code: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+    def dims_for(self, code) -> dict:
+        return dict(self._by_code.get(code, {}))
+
+    def note(self, code, source_name: str, dims) -> bool:
+        """Record changed dims; True if that made something newly dynamic."""
+        table = self._by_code.setdefault(code, {})
+        before = table.get(source_name, frozenset())
+        table[source_name] = before | frozenset(dims)
+        return table[source_name] != before
+
+    def clear(self) -> None:
+        self._by_code.clear()
+
+
+class ShapeEnvSource(TorchSource):
+    """Our Source as torch's ShapeEnv wants it (a `torch._guards.Source` with a `name`), so its
+    symbols record where they came from in its logs and errors."""
+
+    def __init__(self, source: Source):
+        self.source = source
+
+    @property
+    def name(self) -> str:
+        return self.source.name()
+
+    @property
+    def guard_source(self):
+        return GuardSource.LOCAL if self.source.is_local() else GuardSource.GLOBAL
+
+    def __hash__(self):
+        return hash(self.source)
+
+    def __eq__(self, other):
+        return isinstance(other, ShapeEnvSource) and other.source == self.source
+
+    def __repr__(self):
+        return f"ShapeEnvSource({self.source.name()})"
+
+
+# -- shape guards -----------------------------------------------------------------------------
+class ShapeGuardError(Exception):
+    """A shape assumption that cannot be expressed over the frame's inputs."""
+
+
+def sym_expr(value) -> sympy.Expr:
+    if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        return value.node.expr
+    return sympy.sympify(value)
+
+
+def tensor_properties(source: Source, fake: torch.Tensor) -> list:
+    """(TensorPropertySource, sympy expr) for every size, stride and the storage offset."""
+    props = [(TensorPropertySource(source, "size", i), sym_expr(s)) for i, s in enumerate(fake.size())]
+    props += [(TensorPropertySource(source, "stride", i), sym_expr(s)) for i, s in enumerate(fake.stride())]
+    props.append((TensorPropertySource(source, "storage_offset"), sym_expr(fake.storage_offset())))
+    return props
+
+
+class _SourcePrinter(PythonPrinter):
+    def __init__(self, names: dict):
+        super().__init__()
+        self.names = names
+
+    def _print_Symbol(self, expr):
+        if expr not in self.names:
+            raise ShapeGuardError(f"symbol {expr} does not come from an input")
+        return self.names[expr]
+
+
+@dataclasses.dataclass(frozen=True)
+class ShapeCheck:
+    """One shape relation: readable (`L['x'].size(0)`) and fast (`L_x.size(0)`) Python text."""
+    readable: str
+    fast: str
+    sources: tuple   # the TensorPropertySources it reads, to show their values when it fails
+
+    def explain(self, env) -> Optional[str]:
+        try:
+            if eval(self.fast, env):
+                return None
+        except Exception as e:  # noqa: BLE001
+            return f"shape guard {self.readable} could not be evaluated: {type(e).__name__}: {e}"
+        values = []
+        for s in self.sources:
+            try:
+                values.append(f"{s.name()} = {eval(s.expr(), env)}")
+            except Exception:  # noqa: BLE001
+                values.append(f"{s.name()} unreadable")
+        return f"shape guard failed: {self.readable} ({', '.join(values)})"
+
+
+def _bound(b):
+    """A finite ValueRanges bound as a Python int, or None."""
+    try:
+        if b.is_finite is False or b in (sympy.oo, -sympy.oo) or str(b) in ("int_oo", "-int_oo"):
+            return None
+        return int(b)
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+def shape_guards(shape_env, properties: list) -> list:
+    """The SHAPE guards for a graph traced with `shape_env` over the inputs whose sizes, strides
+    and offsets are `properties` ([(TensorPropertySource, sympy expr at input creation)], in
+    input order). The first place a symbol appears defines it; every other place, every
+    specialization, every guard the ShapeEnv recorded and every symbol's range become checks."""
+    from .guard import Guard
+    definers: dict = {}
+    for source, expr in properties:
+        if isinstance(expr, sympy.Symbol) and expr not in definers:
+            definers[expr] = source
+    readable = _SourcePrinter({s: src.name() for s, src in definers.items()})
+    fast = _SourcePrinter({s: src.expr() for s, src in definers.items()})
+    checks: dict = {}
+
+    def add(expr: sympy.Expr, lhs: Optional[TensorPropertySource] = None):
+        if lhs is None:
+            text_r, text_f = readable.doprint(expr), fast.doprint(expr)
+            used = tuple(definers[s] for s in sorted(expr.free_symbols, key=str))
+        else:
+            text_r = f"{lhs.name()} == {readable.doprint(expr)}"
+            text_f = f"{lhs.expr()} == {fast.doprint(expr)}"
+            used = (lhs,) + tuple(definers[s] for s in sorted(expr.free_symbols, key=str))
+        if text_f not in checks:
+            checks[text_f] = ShapeCheck(text_r, text_f, tuple(dict.fromkeys(used)))
+
+    # 1. every size/stride/offset that is not the definition of its symbol: equal to its expression
+    for source, expr in properties:
+        if not expr.free_symbols:
+            continue            # static: TENSOR_MATCH checks sizes and strides
+        simplified = shape_env.simplify(expr)
+        if definers.get(expr) == source and simplified == expr:
+            continue
+        add(simplified, source)
+    # 2. what tracing assumed about symbolic values
+    for guard in shape_env.guards:
+        expr = shape_env.simplify(guard.expr)
+        if expr == sympy.true:
+            continue
+        if expr == sympy.false:
+            raise ShapeGuardError(f"shape guard {guard.expr} is false after simplification")
+        add(expr)
+    # 3. ranges: the 0/1 specialization (sizes >= 2) and any bounds learned from guards
+    for sym, source in definers.items():
+        if shape_env.simplify(sym) != sym:
+            continue            # specialized or replaced: covered by 1. and 2.
+        vr = shape_env.var_to_range.get(sym)
+        if vr is None:
+            continue
+        lower, upper = _bound(vr.lower), _bound(vr.upper)
+        if lower is not None:
+            checks.setdefault(f"{lower} <= {source.expr()}",
+                              ShapeCheck(f"{lower} <= {source.name()}", f"{lower} <= {source.expr()}", (source,)))
+        if upper is not None:
+            checks.setdefault(f"{source.expr()} <= {upper}",
+                              ShapeCheck(f"{source.name()} <= {upper}", f"{source.expr()} <= {upper}", (source,)))
+    return [Guard.shape(check) for check in checks.values()]

@@ -1,0 +1,359 @@
+"""The `aot_eager` backend: training through AOTAutograd's forward and backward graphs, compared step
+by step with eager; input mutation, aliasing outputs, inference; the min-cut partitioner."""
+import copy
+import logging
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.testing import assert_close
+
+import bytegraph
+
+PARTITIONERS = ["default", "min_cut"]
+
+
+class AotGraphs:
+    """A `graph_hook` for aot_eager: records every (kind, ATen graph) AOTAutograd produced."""
+
+    def __init__(self):
+        self.graphs = []
+
+    def __call__(self, kind, gm):
+        self.graphs.append((kind, gm))
+
+    @property
+    def kinds(self):
+        return [kind for kind, _ in self.graphs]
+
+    def only(self, kind):
+        found = [gm for k, gm in self.graphs if k == kind]
+        assert len(found) == 1, self.kinds
+        return found[0]
+
+
+def aten_targets(gm):
+    return {str(n.target) for n in gm.graph.nodes if n.op == "call_function"}
+
+
+def saved_for_backward(fw_gm, n_user_outputs):
+    """How many values the forward graph hands to the backward: its outputs past the user's."""
+    (outputs,) = fw_gm.graph.find_nodes(op="output")[0].args
+    return len(outputs) - n_user_outputs
+
+
+# -- models ----------------------------------------------------------------------
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(12, 32)
+        self.fc2 = nn.Linear(32, 32)
+        self.drop = nn.Dropout(p=0.0)
+        self.out = nn.Linear(32, 5)
+
+    def forward(self, x):
+        x = self.drop(F.relu(self.fc1(x)))
+        x = torch.tanh(self.fc2(x))
+        return self.out(x)
+
+
+class SmallCNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.conv2 = nn.Conv2d(8, 8, 3, padding=1)
+        self.bn2 = nn.BatchNorm2d(8)
+        self.fc = nn.Linear(8 * 4 * 4, 4)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 2)
+        x = F.relu(self.bn2(self.conv2(x)))
+        return self.fc(torch.flatten(x, 1))
+
+
+class TransformerBlock(nn.Module):
+    """Pre-norm block: causal multi-head self-attention and a GELU MLP, with residuals."""
+
+    def __init__(self, dim=16, heads=2, seq=8):
+        super().__init__()
+        self.heads = heads
+        self.ln1 = nn.LayerNorm(dim)
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+        self.ln2 = nn.LayerNorm(dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+        self.register_buffer("mask", torch.tril(torch.ones(seq, seq)))
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(C, dim=2)
+        q = q.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        k = k.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        v = v.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / (C // self.heads) ** 0.5)
+        att = att.masked_fill(self.mask[:T, :T] == 0, float("-inf"))
+        att = F.softmax(att, dim=-1)
+        y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+        x = x + self.proj(y)
+        return x + self.mlp(self.ln2(x))
+
+
+def train_side_by_side(model, make_batch, loss_fn, make_optimizer, partitioner, steps=5):
+    """Train `model` compiled with aot_eager and an eager copy on the same batches; compare losses,
+    gradients, parameters and buffers after every step. Returns the recorded AOT graphs."""
+    reference = copy.deepcopy(model)
+    graphs = AotGraphs()
+    compiled = bytegraph.compile(model, backend="aot_eager",
+                                 options={"partitioner": partitioner, "graph_hook": graphs})
+    opt, ref_opt = make_optimizer(model.parameters()), make_optimizer(reference.parameters())
+    for step in range(steps):
+        x, target = make_batch()
+        loss = loss_fn(compiled(x), target)
+        ref_loss = loss_fn(reference(x), target)
+        assert_close(loss, ref_loss, rtol=1e-5, atol=1e-5, msg=f"loss at step {step}")
+        loss.backward()
+        ref_loss.backward()
+        for (name, p), q in zip(model.named_parameters(), reference.parameters()):
+            assert p.grad is not None, f"no gradient for {name} at step {step}"
+            assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-5, msg=f"grad of {name} at step {step}")
+        opt.step()
+        ref_opt.step()
+        opt.zero_grad()
+        ref_opt.zero_grad()
+        for (name, a), b in zip(model.state_dict().items(), reference.state_dict().values()):
+            assert_close(a, b, rtol=1e-4, atol=1e-5, msg=f"{name} after step {step}")
+    # one frame, one graph, no breaks; AOTAutograd built exactly one forward and one backward
+    assert bytegraph.stats.frames_compiled == 1
+    assert bytegraph.stats.graphs == 1
+    assert not bytegraph.stats.graph_breaks
+    assert graphs.kinds == ["forward", "backward"]
+    return graphs
+
+
+# -- training ----------------------------------------------------------------------
+@pytest.mark.parametrize("partitioner", PARTITIONERS)
+def test_mlp_training_matches_eager(partitioner):
+    torch.manual_seed(0)
+    graphs = train_side_by_side(
+        MLP(), lambda: (torch.randn(16, 12), torch.randint(0, 5, (16,))), F.cross_entropy,
+        lambda params: torch.optim.SGD(params, lr=0.1), partitioner)
+    assert "aten.addmm.default" in aten_targets(graphs.only("forward"))
+    assert "aten.mm.default" in aten_targets(graphs.only("backward"))
+
+
+@pytest.mark.parametrize("partitioner", PARTITIONERS)
+def test_cnn_with_batchnorm_training_matches_eager(partitioner):
+    torch.manual_seed(0)
+    model = SmallCNN()
+    graphs = train_side_by_side(
+        model, lambda: (torch.randn(4, 3, 8, 8), torch.randint(0, 4, (4,))), F.cross_entropy,
+        lambda params: torch.optim.SGD(params, lr=0.05, momentum=0.9), partitioner)
+    # running statistics were updated in the real buffers, once per step (compared with eager above)
+    assert model.bn1.num_batches_tracked.item() == 5
+    assert not torch.equal(model.bn2.running_var, torch.ones(8))
+    # batch norm was functionalized: the forward computes new statistics, nothing mutates in-graph
+    fw, bw = graphs.only("forward"), graphs.only("backward")
+    assert "aten._native_batch_norm_legit_functional.default" in aten_targets(fw)
+    assert "aten.native_batch_norm_backward.default" in aten_targets(bw)
+    assert "aten.convolution_backward.default" in aten_targets(bw)
+
+
+@pytest.mark.parametrize("partitioner", PARTITIONERS)
+def test_transformer_block_training_matches_eager(partitioner):
+    torch.manual_seed(0)
+    graphs = train_side_by_side(
+        TransformerBlock(), lambda: (torch.randn(2, 8, 16), torch.randn(2, 8, 16)), F.mse_loss,
+        lambda params: torch.optim.Adam(params, lr=1e-2), partitioner)
+    assert "aten._softmax_backward_data.default" in aten_targets(graphs.only("backward"))
+
+
+# -- what AOTAutograd's runtime handles ---------------------------------------------------
+def test_inference_under_no_grad_builds_no_backward():
+    torch.manual_seed(0)
+    model = SmallCNN()             # train mode: batch norm still updates its running statistics
+    reference = copy.deepcopy(model)
+    graphs = AotGraphs()
+    compiled = bytegraph.compile(model, backend="aot_eager", options={"graph_hook": graphs})
+    with torch.no_grad():
+        for _ in range(3):
+            x = torch.randn(4, 3, 8, 8)
+            out = compiled(x)
+            assert_close(out, reference(x), rtol=1e-5, atol=1e-5)
+            assert not out.requires_grad
+    assert graphs.kinds == ["inference"]
+    for (name, a), b in zip(model.state_dict().items(), reference.state_dict().values()):
+        assert_close(a, b, rtol=1e-5, atol=1e-6, msg=name)
+    # the buffer updates stay in the inference graph as copy_ into the inputs
+    assert "aten.copy_.default" in aten_targets(graphs.only("inference"))
+
+
+def test_input_mutation_is_applied_to_the_real_tensors():
+    graphs = AotGraphs()
+
+    def step(x, w, counter, stats):
+        counter.add_(1)
+        y = x @ w
+        stats.mul_(0.9).add_(y.detach().mean(0), alpha=0.1)
+        return y.relu().sum()
+
+    compiled = bytegraph.compile(step, backend="aot_eager", options={"graph_hook": graphs})
+    w = torch.randn(3, 4, requires_grad=True)
+    counter, stats = torch.zeros((), dtype=torch.long), torch.zeros(4)
+    ref_w, ref_counter, ref_stats = w.detach().clone().requires_grad_(), counter.clone(), stats.clone()
+    for _ in range(3):
+        x = torch.randn(5, 3)
+        compiled(x, w, counter, stats).backward()
+        step(x, ref_w, ref_counter, ref_stats).backward()
+    assert counter.item() == 3
+    assert_close(stats, ref_stats)
+    assert_close(w.grad, ref_w.grad)
+    assert graphs.kinds == ["forward", "backward"]
+
+
+def test_mutating_an_input_that_requires_grad():
+    def f(a, b):
+        a.mul_(b)               # a is a non-leaf that requires grad
+        return (a * 2).sum()
+
+    graphs = AotGraphs()
+    compiled = bytegraph.compile(f, backend="aot_eager", options={"graph_hook": graphs})
+    x, y = torch.randn(4, requires_grad=True), torch.randn(4, requires_grad=True)
+    a = x * 1
+    compiled(a, y).backward()
+    ref_x, ref_y = x.detach().clone().requires_grad_(), y.detach().clone().requires_grad_()
+    ref_a = ref_x * 1
+    f(ref_a, ref_y).backward()
+    assert_close(a, ref_a)
+    assert_close(x.grad, ref_x.grad)
+    assert_close(y.grad, ref_y.grad)
+    assert graphs.kinds == ["forward", "backward"]
+
+
+def test_outputs_aliasing_inputs():
+    def f(x, w):
+        return x.t(), x[0], w * 2
+
+    graphs = AotGraphs()
+    compiled = bytegraph.compile(f, backend="aot_eager", options={"graph_hook": graphs})
+    x, w = torch.randn(3, 4), torch.randn(4, requires_grad=True)
+    xt, row, w2 = compiled(x, w)
+    assert xt.shape == (4, 3) and xt.data_ptr() == x.data_ptr() and xt._base is x
+    assert row.data_ptr() == x.data_ptr()
+    xt[0, 0] = 100.0            # a real view: writes through to the input
+    assert x[0, 0].item() == 100.0
+    w2.sum().backward()
+    assert_close(w.grad, torch.full((4,), 2.0))
+    assert graphs.kinds == ["forward", "backward"]
+
+    # an alias of an input that requires grad carries the gradient back to it
+    y = torch.randn(3, 4, requires_grad=True)
+    yt, _, _ = compiled(y, w)
+    (yt * torch.arange(12.0).view(4, 3)).sum().backward()
+    assert_close(y.grad, torch.arange(12.0).view(4, 3).t())
+
+
+def test_inputs_that_do_not_require_grad():
+    def f(x, w, b):
+        return torch.sigmoid(x @ w + b).sum()
+
+    graphs = AotGraphs()
+    compiled = bytegraph.compile(f, backend="aot_eager", options={"graph_hook": graphs})
+    x, w, b = torch.randn(5, 3), torch.randn(3, 2, requires_grad=True), torch.randn(2)
+    compiled(x, w, b).backward()
+    ref_w = w.detach().clone().requires_grad_()
+    f(x, ref_w, b).backward()
+    assert x.grad is None and b.grad is None
+    assert_close(w.grad, ref_w.grad)
+    # the backward computes only the gradient of w
+    bw = graphs.only("backward")
+    (grads,) = bw.graph.find_nodes(op="output")[0].args
+    assert sum(g is not None for g in grads) == 1
+
+
+# -- partitioners ----------------------------------------------------------------------
+def pointwise_heavy(x, w):
+    y = torch.sin(x) * w
+    y = torch.cos(y) + torch.exp(y)
+    y = torch.tanh(y) * torch.sigmoid(y)
+    return (y * y).sum()
+
+
+def test_min_cut_saves_fewer_tensors_than_default():
+    x, w = torch.randn(8, 16, requires_grad=True), torch.randn(16, requires_grad=True)
+    saved, grads = {}, {}
+    for partitioner in PARTITIONERS:
+        bytegraph.reset()
+        graphs = AotGraphs()
+        compiled = bytegraph.compile(pointwise_heavy, backend="aot_eager",
+                                     options={"partitioner": partitioner, "graph_hook": graphs})
+        x.grad = w.grad = None
+        out = compiled(x, w)
+        out.backward()
+        assert_close(out, pointwise_heavy(x, w))
+        grads[partitioner] = (x.grad, w.grad)
+        saved[partitioner] = saved_for_backward(graphs.only("forward"), n_user_outputs=1)
+    assert_close(grads["min_cut"], grads["default"])
+    # min_cut saves only the inputs and recomputes the pointwise chain in the backward
+    assert saved["min_cut"] < saved["default"], saved
+    assert saved["min_cut"] == 2, saved
+
+
+def test_min_cut_keeps_random_ops_in_the_forward():
+    def f(x):
+        y = F.dropout(torch.sin(x), p=0.5, training=True)
+        return (y * y.cos()).sum()
+
+    graphs = AotGraphs()
+    compiled = bytegraph.compile(f, backend="aot_eager", options={"partitioner": "min_cut", "graph_hook": graphs})
+    x = torch.randn(64, requires_grad=True)
+    torch.manual_seed(3)
+    compiled(x).backward()
+    ref_x = x.detach().clone().requires_grad_()
+    torch.manual_seed(3)
+    f(ref_x).backward()
+    assert_close(x.grad, ref_x.grad)
+    assert "aten.native_dropout.default" in aten_targets(graphs.only("forward"))
+    random_in_backward = [n.target for n in graphs.only("backward").graph.nodes
+                          if isinstance(n.target, torch._ops.OpOverload)
+                          and torch.Tag.nondeterministic_seeded in n.target.tags]
+    assert not random_in_backward    # the mask is saved, never drawn again in the backward
+
+
+def test_unknown_partitioner_and_options_are_errors():
+    with pytest.raises(TypeError, match="does not accept options"):
+        bytegraph.compile(lambda x: x + 1, backend="aot_eager", options={"no_such_option": 1})
+    compiled = bytegraph.compile(lambda x: x + 1, backend="aot_eager", options={"partitioner": "nope"})
+    with pytest.raises(Exception, match="unknown partitioner 'nope'"):
+        compiled(torch.randn(2, requires_grad=True))
+
+
+def test_aot_graphs_log():
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logger = logging.getLogger("bytegraph.aot_graphs")
+    logger.addHandler(handler)
+    try:
+        with bytegraph.config.patch(logs="aot_graphs"):
+            compiled = bytegraph.compile(lambda x: torch.sin(x).sum(), backend="aot_eager")
+            compiled(torch.randn(3, requires_grad=True)).backward()
+    finally:
+        logger.removeHandler(handler)
+    text = "\n".join(r.getMessage() for r in records)
+    assert "aot forward graph" in text and "aot backward graph" in text
+    assert "torch.ops.aten.sin.default" in text and "torch.ops.aten.cos.default" in text
+
+
+@pytest.mark.skip(reason="dynamic shapes are not implemented in the frontend yet: symbolic sizes graph-break "
+                         "(OutputGraph.wrap_value), so BYTEGRAPH_DYNAMIC_SHAPES=1 cannot reach the backend")
+def test_varying_batch_size_under_dynamic_shapes_compiles_once():
+    with bytegraph.config.patch(dynamic_shapes=True):
+        model = MLP()
+        graphs = AotGraphs()
+        compiled = bytegraph.compile(model, backend="aot_eager", options={"graph_hook": graphs})
+        for batch in (4, 7, 9):
+            compiled(torch.randn(batch, 12)).sum().backward()
+        assert bytegraph.stats.frames_compiled == 1
+        assert graphs.kinds == ["forward", "backward"]
