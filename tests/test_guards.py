@@ -202,9 +202,10 @@ def test_compiled_module_is_not_kept_alive():
     assert ref() is None
 
 
-def test_cache_size_limit_runs_eagerly_after_the_limit(caplog):
-    opt, cnt = compiled(three)
-    with bytegraph.config.patch(cache_size_limit=3):
+def test_cache_size_limit_runs_eagerly_after_the_limit():
+    cnt = CompileCounter()
+    opt = bytegraph.compile(three, backend=cnt, dynamic=False)  # every size is a new entry
+    with bytegraph.config.patch(cache_size_limit=3, automatic_dynamic_shapes=False):  # one entry per size
         for n in range(1, 7):
             x = torch.randn(n, 2)
             check(opt, three, x)
