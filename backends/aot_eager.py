@@ -5,12 +5,16 @@ functionalization, differentiates it into a joint forward+backward graph, and a 
 (`backends/partitioners.py`) splits that into a forward graph and a backward graph. Both run
 eagerly as fx GraphModules, wrapped in an autograd.Function by AOTAutograd's runtime.
 
-What the runtime takes care of, given that the frontend lifts parameters and buffers as graph
-inputs: mutations of inputs (batch-norm running statistics, `buf.add_(1)`) are functionalized in
-the graph and copied back into the real tensors after the forward; outputs that alias inputs are
-regenerated as views of the real inputs; inputs that do not require grad get no gradient; when no
-input requires grad or grad mode is off (`torch.no_grad()`), only an inference graph is built and
-no backward exists.
+What AOTAutograd takes care of, given that the frontend lifts parameters and buffers as graph
+inputs: mutations of inputs (batch-norm running statistics, `buf.add_(1)`) are functionalized, and
+the new values are written into the real tensors -- by a `copy_` at the end of the forward graph
+for inputs that do not require grad, by the runtime wrapper after the forward otherwise; outputs
+that alias inputs are regenerated as views of the real inputs; inputs that do not require grad get
+no gradient; when no input requires grad or grad mode is off (`torch.no_grad()`), only an
+inference graph is built and there is no backward.
+
+Dynamic shapes: when the frontend made sizes symbolic, AOTAutograd traces with the frontend's fake
+inputs and ShapeEnv, so the ATen graphs take SymInt inputs and the frame's shape guards cover them.
 
 Options, through `bytegraph.compile(fn, backend="aot_eager", options={...})`:
 
@@ -31,7 +35,9 @@ passes its own graph compiler. Compile time only, except the small `run` wrapper
 from __future__ import annotations
 
 import itertools
-from typing import Callable
+from collections.abc import Callable
+
+import torch
 
 from ..config import config
 from ..debug_dir import write_artifact
@@ -65,6 +71,21 @@ def _logged(kind: str, number: int, compile_graph: Callable, graph_hook: Callabl
     return compile_and_log
 
 
+def _tracing_inputs(gm, example_inputs) -> list:
+    """What AOTAutograd traces with. With static shapes, the real inputs (it fakifies them with
+    static sizes). When the frontend made sizes symbolic, its own fake values instead -- the
+    placeholders' `example_value`s, which share the frontend's FakeTensorMode and ShapeEnv -- so
+    the ATen graphs stay symbolic and any assumption AOTAutograd adds lands in the ShapeEnv the
+    frame's guards are printed from."""
+    from torch.fx.experimental.symbolic_shapes import free_symbols
+    fakes = [node.meta.get("example_value") for node in gm.graph.find_nodes(op="placeholder")]
+    if len(fakes) != len(example_inputs) or any(f is None for f in fakes):
+        return example_inputs
+    if not any(free_symbols(f) for f in fakes if isinstance(f, (torch.Tensor, torch.SymInt, torch.SymFloat))):
+        return example_inputs
+    return fakes
+
+
 def aot_autograd(gm, example_inputs, *, fw_compiler: Callable = run_eagerly, bw_compiler: Callable | None = None,
                  inference_compiler: Callable | None = None, partitioner="default", decompositions=None,
                  graph_hook: Callable | None = None):
@@ -75,10 +96,12 @@ def aot_autograd(gm, example_inputs, *, fw_compiler: Callable = run_eagerly, bw_
     # should not pay for
     import torch._functorch.config
     from torch._functorch.aot_autograd import aot_module_simplified
+
+    from ..eval_frame import disable
     number = next(_graph_numbers)
     with torch._functorch.config.patch(force_non_lazy_backward_lowering=True):
-        return aot_module_simplified(
-            gm, example_inputs,
+        compiled = aot_module_simplified(
+            gm, _tracing_inputs(gm, example_inputs),
             fw_compiler=_logged("forward", number, fw_compiler, graph_hook),
             bw_compiler=_logged("backward", number, bw_compiler or fw_compiler, graph_hook),
             inference_compiler=_logged("inference", number, inference_compiler or fw_compiler, graph_hook),
@@ -87,6 +110,9 @@ def aot_autograd(gm, example_inputs, *, fw_compiler: Callable = run_eagerly, bw_
             # under no_grad, keep input mutations as copy_ in the graph instead of a runtime epilogue
             keep_inference_input_mutations=True,
         )
+    # AOTAutograd's runtime is torch code, but not all of it looks like torch's to the frame hook
+    # (dataclass __init__s generated with exec have the file name "<string>"): run it unhooked
+    return disable(compiled)
 
 
 @register_backend("aot_eager")

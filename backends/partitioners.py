@@ -18,11 +18,11 @@ Compile time only.
 from __future__ import annotations
 
 import operator
-from typing import Callable
+from collections.abc import Callable
 
 import networkx as nx
 import torch
-import torch.fx as fx
+from torch import fx
 from torch.fx.experimental.symbolic_shapes import find_symbol_binding_fx_nodes, free_symbols
 
 from ..logs import log
@@ -48,10 +48,6 @@ def _is_sym(node: fx.Node) -> bool:
     return isinstance(node.meta.get("val"), (torch.SymInt, torch.SymFloat, torch.SymBool))
 
 
-def _is_tensor(node: fx.Node) -> bool:
-    return isinstance(node.meta.get("val"), torch.Tensor)
-
-
 def _is_random(node: fx.Node) -> bool:
     target = node.target
     return isinstance(target, torch._ops.OpOverload) and torch.Tag.nondeterministic_seeded in target.tags
@@ -75,6 +71,40 @@ def _is_recomputable(node: fx.Node) -> bool:
     tags = target.tags
     return (torch.Tag.pointwise in tags or torch.Tag.reduction in tags or target.is_view
             or target.overloadpacket in _CHEAP_PACKETS)
+
+
+def _written_memory(joint: fx.Graph) -> set:
+    """Nodes whose memory some op of the graph writes (the in-graph `copy_` into a mutated input,
+    after functionalization), with every view of them and the mutating nodes themselves. Saving one
+    of these, or recomputing from it in the backward, would read the value after the write."""
+    written: set = set()
+    for node in joint.nodes:
+        if not _is_mutating(node):
+            continue
+        written.add(node)
+        for arg, schema_arg in zip(node.args, node.target._schema.arguments):
+            if isinstance(arg, fx.Node) and schema_arg.alias_info is not None and schema_arg.alias_info.is_write:
+                written.add(arg)
+        for name, arg in node.kwargs.items():
+            schema_arg = next((a for a in node.target._schema.arguments if a.name == name), None)
+            if isinstance(arg, fx.Node) and schema_arg is not None and schema_arg.alias_info is not None \
+                    and schema_arg.alias_info.is_write:
+                written.add(arg)
+
+    def is_view(node):
+        return isinstance(node.target, torch._ops.OpOverload) and node.target.is_view and node.args \
+            and isinstance(node.args[0], fx.Node)
+    # the bases the written views were taken of, then every view of anything written
+    stack = list(written)
+    while stack:
+        node = stack.pop()
+        if is_view(node) and node.args[0] not in written:
+            written.add(node.args[0])
+            stack.append(node.args[0])
+    for node in joint.nodes:
+        if is_view(node) and node.args[0] in written:
+            written.add(node)
+    return written
 
 
 def _nbytes(node: fx.Node) -> int | None:
@@ -129,8 +159,8 @@ def _extract(joint: fx.Graph, inputs: list, outputs: list, *, backward: bool, ta
 
 
 def _symbol_bindings(joint: fx.Graph, saved_syms: list, needed: list) -> list:
-    """Sym nodes that bind every free symbol in the shapes of `needed`, so the backward graph has
-    a value for each symbol its inputs' shapes mention (dynamic shapes)."""
+    """Sym nodes (not yet in `saved_syms`) that bind every free symbol of the values in `needed`, so
+    the backward graph has a value for each symbol its inputs mention (dynamic shapes)."""
     bindings = find_symbol_binding_fx_nodes(joint)
     have = set()
     for node in saved_syms:
@@ -153,8 +183,7 @@ class _Unsupported(Exception):
     pass
 
 
-def _solve_min_cut(joint: fx.Graph, fwd_outputs: list, bwd_outputs: list, tangent_dependent: set,
-                   static_inputs: set) -> list:
+def _solve_min_cut(joint: fx.Graph, bwd_outputs: list, tangent_dependent: set, static_inputs: set) -> list:
     """The forward values to save, in graph order.
 
     Each node n becomes an edge n_in -> n_out whose capacity is what saving n costs; every use
@@ -171,6 +200,7 @@ def _solve_min_cut(joint: fx.Graph, fwd_outputs: list, bwd_outputs: list, tangen
             stack.extend(node.all_input_nodes)
 
     grad_outputs = {n for n in bwd_outputs if isinstance(n, fx.Node)}
+    written = _written_memory(joint)
     flow = nx.DiGraph()
     for node in joint.nodes:
         if node.op == "output":
@@ -181,8 +211,8 @@ def _solve_min_cut(joint: fx.Graph, fwd_outputs: list, bwd_outputs: list, tangen
             continue
         if _is_primal(node) or not _is_recomputable(node):
             flow.add_edge("source", node.name + "_in")
-        cost = _nbytes(node)
-        if node in static_inputs:
+        cost = None if node in written else _nbytes(node)
+        if cost is not None and node in static_inputs:
             cost = 0      # alive for the whole step anyway (parameters)
         if cost is None:
             flow.add_edge(node.name + "_in", node.name + "_out")
@@ -241,7 +271,7 @@ def _min_cut_partition(joint_module, num_fwd_outputs, static_lifetime_input_indi
         if _is_tangent(node) or any(arg in tangent_dependent for arg in node.all_input_nodes):
             tangent_dependent.add(node)
 
-    saved = _solve_min_cut(joint, fwd_outputs, bwd_outputs, tangent_dependent, static_inputs)
+    saved = _solve_min_cut(joint, bwd_outputs, tangent_dependent, static_inputs)
     saved_syms = [n for n in saved if _is_sym(n)]
     saved_tensors = [n for n in saved if not _is_sym(n)]
 
@@ -254,7 +284,7 @@ def _min_cut_partition(joint_module, num_fwd_outputs, static_lifetime_input_indi
     used = {p.name for p in extract_backward().find_nodes(op="placeholder") if p.users}
     saved_tensors = [n for n in saved_tensors if n.name in used]
     saved_syms = [n for n in saved_syms if n.name in used]
-    saved_syms = _symbol_bindings(joint, saved_syms, saved_tensors + tangents) + saved_syms
+    saved_syms = _symbol_bindings(joint, saved_syms, saved_syms + saved_tensors + tangents) + saved_syms
 
     if fwd_descs is not None:
         from torch._functorch._aot_autograd.descriptors import SavedForBackwardsAOTOutput

@@ -1,4 +1,10 @@
-"""`make bench`: run every benchmark, print markdown tables, and write bench_results/*.json."""
+"""`make bench`: run every benchmark, print markdown tables, and write bench_results/.
+
+Sections: per-call overhead (`overhead.py`), real models side by side with torch.compile
+(`models.py`) and recompiles/compile time over 10 sequence lengths, static vs dynamic
+(`dynamic_shapes.py`). Each prints a markdown table and writes JSON (the models section also a PNG chart)
+into `--out`. `--only overhead|models|dynamic` runs one section; `--quick` is a one-minute subset.
+"""
 from __future__ import annotations
 
 import argparse
@@ -8,21 +14,53 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import overhead  # noqa: E402
+import dynamic_shapes
+import models
+import overhead
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="fewer calls per measurement")
-    parser.add_argument("--out", default="bench_results")
-    args = parser.parse_args()
-    os.makedirs(args.out, exist_ok=True)
+def run_overhead(args) -> None:
     rows = overhead.run(quick=args.quick)
     print("## Per-call overhead (compiled minus eager), backend=eager\n")
     print(overhead.to_markdown(rows))
-    with open(os.path.join(args.out, "overhead.json"), "w") as f:
+    path = os.path.join(args.out, "overhead.json")
+    with open(path, "w") as f:
         json.dump(rows, f, indent=2)
-    print(f"\nwrote {os.path.join(args.out, 'overhead.json')}")
+    print(f"\nwrote {path}\n")
+
+
+def run_models(args) -> None:
+    rows = models.run(models.selected_models(args), quick=args.quick)
+    print('## Real models: bytegraph vs torch.compile(backend="eager")\n')
+    print(models.to_markdown(rows))
+    for path in models.write_outputs(rows, args.out):
+        print(f"\nwrote {path}")
+
+
+def run_dynamic(args) -> None:
+    rows = dynamic_shapes.run(quick=args.quick)
+    print(f"## Dynamic shapes: a transformer block over {len(dynamic_shapes.SEQ_LENS)} sequence lengths\n")
+    print(dynamic_shapes.to_markdown(rows))
+    path = os.path.join(args.out, "dynamic_shapes.json")
+    with open(path, "w") as f:
+        json.dump(rows, f, indent=2)
+    print(f"\nwrote {path}\n")
+
+
+SECTIONS = {"overhead": run_overhead, "models": run_models, "dynamic": run_dynamic}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer calls per measurement, fewer models")
+    parser.add_argument("--out", default="bench_results")
+    parser.add_argument("--only", choices=sorted(SECTIONS), help="run one section")
+    models.add_arguments(parser)
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    for name, section in SECTIONS.items():
+        if args.only in (None, name):
+            section(args)
 
 
 if __name__ == "__main__":

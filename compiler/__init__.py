@@ -11,10 +11,10 @@ table of time per compile phase; `bytegraph.debug` has replay/minify; see `confi
 dir (BYTEGRAPH_COMPILE_DEBUG), the minifier (BYTEGRAPH_REPRO_AFTER) and logs (BYTEGRAPH_LOGS).
 """
 from . import backends  # noqa: F401  (registers the built-in backends)
-from .backends.registry import list_backends, register_backend
-from .config import config
 from . import debug, debug_dir  # noqa: F401  (bytegraph.debug.replay, bytegraph.debug_dir.write_artifact)
 from . import timing as _timing
+from .backends.registry import list_backends, register_backend
+from .config import config
 from .convert_frame import forget_all_codes, stats
 from .eval_frame import OptimizedModule, compile, disable, run
 from .explain import ExplainOutput, explain

@@ -3,6 +3,7 @@
 //
 //   TensorGuards(specs)(t0, t1, ...) -> bool
 //
+// The tensors must be distinct objects (the graph was traced with them unaliased).
 // spec_i = (cls, dtype, device, sizes, strides, requires_grad, dispatch_keys) describes t_i; sizes
 // and strides hold None for a dimension that is symbolic (checked by the shape guards instead).
 // Reading the tensor's metadata through the C++ API avoids one Python attribute call per field.
@@ -69,6 +70,14 @@ class TensorGuards {
   bool check(const py::args& tensors) const {
     if (tensors.size() != specs_.size()) {
       return false;
+    }
+    // inputs that were distinct tensors when traced must still be distinct (no aliasing)
+    for (size_t i = 0; i < tensors.size(); i++) {
+      for (size_t j = i + 1; j < tensors.size(); j++) {
+        if (tensors[i].ptr() == tensors[j].ptr()) {
+          return false;
+        }
+      }
     }
     for (size_t i = 0; i < specs_.size(); i++) {
       PyObject* obj = tensors[i].ptr();

@@ -16,8 +16,8 @@ import weakref
 
 from . import _C, timing
 from .config import config
-from .debug import FrameSession
-from .logs import log
+from .debug import FrameSession, failure_site
+from .logs import enabled, log
 from .skipfiles import is_skipped_file
 from .frontend.frame_translator import InstructionTranslator
 from .frontend.graph_break import GraphBreakError, Unsupported, format_user_stack
@@ -120,7 +120,7 @@ class FrameCompiler:
             if n_entries >= config.cache_size_limit:
                 return None
         session = FrameSession(code, func, args)   # debug dir, minifier, replay record, bytecode logs
-        start = time.perf_counter()
+        start, tx = time.perf_counter(), None
         try:
             with timing.phase("tracing"):
                 tx = InstructionTranslator(code, func, args, config, session.wrap_backend(self.backend),
@@ -137,7 +137,7 @@ class FrameCompiler:
             raise
         except Exception as e:  # noqa: BLE001 - an internal error of bytegraph
             session.failed(e)
-            return self._on_internal_error(code, e)
+            return self._on_internal_error(code, e, tx)
         finally:
             self.stats.compile_time += time.perf_counter() - start
         for e in compiled.breaks:
@@ -223,14 +223,16 @@ class FrameCompiler:
         log("graph_breaks", f"graph break in {location}: {e.reason}", logging.WARNING
             if "graph_breaks" in config.logs else logging.DEBUG)
 
-    def _on_internal_error(self, code, e):
+    def _on_internal_error(self, code, e, tx=None):
         where = f"{code.co_name} ({code.co_filename}:{code.co_firstlineno})"
         if config.suppress_errors:
             logging.getLogger("bytegraph").warning("internal error while compiling %s, running it eagerly: "
                                                    "%s: %s", where, type(e).__name__, e)
             _touched_codes.add(code)
             return False
-        detail = "".join(traceback.format_exception(e)) if config.verbose else ""
-        raise InternalError(f"bytegraph failed to compile {where}: {type(e).__name__}: {e}\n"
+        verbose = config.verbose or enabled("frontend", logging.DEBUG)
+        detail = "".join(traceback.format_exception(e)) if verbose else \
+            "(the internal traceback is shown with config.verbose or BYTEGRAPH_LOGS=+frontend)"
+        raise InternalError(f"bytegraph failed to compile {where}: {type(e).__name__}: {e}{failure_site(tx)}\n"
                             "set bytegraph.config.suppress_errors = True (BYTEGRAPH_SUPPRESS_ERRORS=1) to run "
                             f"such frames eagerly instead{detail and chr(10) + detail}") from e

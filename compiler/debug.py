@@ -23,12 +23,11 @@ from .config import config
 from .debug_dir import FrameDir, artifacts_into, bytecode_listing, readable_graph, runnable_script
 from .logs import enabled, log
 from .minifier import AccuracyError, BackendCompilerFailed, compile_checked
-from .minifier import minify as _minify
 from .replay import load_record, record_failure, replay
 from .timing import compile_times, phase
 
-__all__ = ["replay", "load_record", "minify", "compile_times", "StatsReport", "FrameSession",
-           "BackendCompilerFailed", "AccuracyError"]
+__all__ = ["AccuracyError", "BackendCompilerFailed", "FrameSession", "StatsReport", "compile_times", "load_record",
+           "minify", "replay"]
 
 _warned: set = set()
 
@@ -97,6 +96,20 @@ class FrameSession:
             record_failure(self.code, self.func, self.args, error, self.backend, self.dir)
 
 
+def failure_site(tx) -> str:
+    """Where tracing was when an internal error struck: the construct and the user's source line."""
+    ins = getattr(tx, "current", None)
+    if ins is None:
+        return ""
+    construct = ins.opname if ins.arg is None else f"{ins.opname} {ins.argval!r}"
+    try:
+        where = tx.user_stack()[-1]
+    except Exception:  # noqa: BLE001 - the message must not fail in turn
+        return f"\n  while tracing {construct}"
+    line = f"\n      {where.line.strip()}" if where.line else ""
+    return f"\n  while tracing {construct} at {where.filename}:{where.lineno} in {where.name}{line}"
+
+
 def side_by_side(original, transformed, width: int = 56) -> str:
     def rows(code):
         return [f"{i.offset:>4} {i.opname:<20} {i.argrepr}"[:width] for i in dis.get_instructions(code)]
@@ -125,14 +138,16 @@ class StatsReport:
     frames_compiled: int
     graphs: int
     recompiles: int
+    recompiles_by_function: dict    # function name -> count
     graph_breaks: dict          # reason -> count
     compile_time: float         # seconds in convert_frame
     cache_hits: int | None      # None: not counted (the C hook has no counter yet)
 
     @classmethod
-    def of(cls, stats) -> "StatsReport":
-        return cls(stats.frames_compiled, stats.graphs, stats.recompiles, dict(stats.graph_breaks.most_common()),
-                   stats.compile_time, None)
+    def of(cls, stats) -> StatsReport:
+        by_function = getattr(stats, "recompiles_by_function", None) or {}
+        return cls(stats.frames_compiled, stats.graphs, stats.recompiles, dict(by_function),
+                   dict(stats.graph_breaks.most_common()), stats.compile_time, None)
 
     def __str__(self) -> str:
         hits = "not counted" if self.cache_hits is None else str(self.cache_hits)
@@ -140,6 +155,7 @@ class StatsReport:
                  f"  frames compiled   {self.frames_compiled}",
                  f"  graphs            {self.graphs}",
                  f"  recompiles        {self.recompiles}",
+                 *(f"    {count:>4}  {name}" for name, count in self.recompiles_by_function.items()),
                  f"  cache hits        {hits}",
                  f"  compile time      {self.compile_time:.3f} s",
                  f"  graph breaks      {sum(self.graph_breaks.values())}"]

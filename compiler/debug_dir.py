@@ -43,7 +43,7 @@ import torch.fx
 from .config import config
 
 _run_dirs: dict[str, str] = {}          # debug_dir -> this process's run folder in it
-_frame_numbers = itertools.count()
+_frame_numbers: dict[str, itertools.count] = {}   # run folder -> numbers of its frame folders
 _local = threading.local()
 
 
@@ -57,6 +57,7 @@ def run_dir() -> str:
         path = os.path.join(base, f"run_{stamp}-pid_{os.getpid()}")
         os.makedirs(path, exist_ok=True)
         _run_dirs[base] = path
+        _frame_numbers[path] = itertools.count()
     return path
 
 
@@ -70,7 +71,8 @@ class FrameDir:
     @property
     def path(self) -> str:
         if self._path is None:
-            self._path = os.path.join(run_dir(), f"{next(_frame_numbers)}_{self.name}")
+            run = run_dir()
+            self._path = os.path.join(run, f"{next(_frame_numbers[run])}_{self.name}")
         os.makedirs(self._path, exist_ok=True)
         return self._path
 
@@ -190,7 +192,7 @@ def random_inputs(example_inputs, seed: int = 0) -> list:
     """In this process, exactly the inputs `make_inputs()` of a generated script creates."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        return [eval(_input_expr(v), {"rand_strided": rand_strided, "torch": torch})
+        return [rand_strided(tuple(v.shape), tuple(v.stride()), v.dtype, str(v.device), v.requires_grad)
                 if isinstance(v, torch.Tensor) else v for v in example_inputs]
 
 
@@ -221,7 +223,7 @@ def module_source(gm: torch.fx.GraphModule, class_name: str = "Repro") -> str:
         if node.op == "get_attr" and "." in node.target:
             body = body.replace(f"self.{node.target}", f"self.{node.target.replace('.', '_')}")
     lines.append("")
-    lines += ["    " + line if line.strip() else "" for line in body.splitlines()]
+    lines += ["    " + line for line in body.splitlines() if line.strip()]
     return "\n".join(lines)
 
 
@@ -276,7 +278,7 @@ def backend_reference(backend) -> dict | None:
         try:
             if lookup_backend(name) is backend:
                 return {"kind": "registry", "name": name}
-        except Exception:  # noqa: BLE001 - a broken entry point is not ours to report here
+        except Exception:  # noqa: BLE001, S112 - a broken entry point is not ours to report here
             continue
     module_name = getattr(backend, "__module__", None)
     qualname = getattr(backend, "__qualname__", None)
@@ -457,7 +459,7 @@ def transformed_source(code) -> str:
                 lines[-1] = f"return {lines[-1][len(value) + 3:]}"
             else:
                 lines.append(f"return {value}")
-        elif op.startswith("POP_JUMP") or op.startswith("JUMP_IF"):
+        elif op.startswith(("POP_JUMP", "JUMP_IF")):
             cond = pop()[0]
             neg = "not " if "FALSE" in op else ""
             test = f"{cond} is {'not ' if 'NOT_NONE' in op else ''}None" if "NONE" in op else f"{neg}{cond}"

@@ -76,9 +76,9 @@ class ExplainOutput:
         per = " + ".join(str(len(o)) for o in self.ops_per_graph)
         total = sum(self.compile_times.values())
         out = [f"bytegraph.explain({self.fn_name})",
-               f"  graphs: {self.graph_count}    graph breaks: {self.graph_break_count}    "
-               f"ops: {ops}{f' ({per})' if len(self.ops_per_graph) > 1 else ''}    guards: {len(self.out_guards)}"
-               f"    compile time: {total * 1e3:.1f} ms"]
+               (f"  graphs: {self.graph_count}    graph breaks: {self.graph_break_count}    "
+                f"ops: {ops}{f' ({per})' if len(self.ops_per_graph) > 1 else ''}    guards: {len(self.out_guards)}"
+                f"    compile time: {total * 1e3:.1f} ms")]
         if self.break_reasons:
             out += ["", "Graph breaks"]
             for i, b in enumerate(self.break_reasons, 1):
@@ -89,10 +89,11 @@ class ExplainOutput:
         for i, frame in enumerate(graphs, 1):
             ends = [self.break_reasons.index(b) + 1 for b in frame.breaks if b in self.break_reasons]
             ending = f", ends at graph break {', '.join(map(str, ends))}" if ends else ""
-            out += ["", f"Graph {i} of {len(graphs)}: {frame.name} ({_short(frame.filename)}:{frame.lineno}) — "
-                        f"{len(frame.ops)} op(s){ending}",
+            out += ["", (f"Graph {i} of {len(graphs)}: {frame.name} ({_short(frame.filename)}:{frame.lineno}) — "
+                         f"{len(frame.ops)} op(s){ending}"),
                     f"  ops: {', '.join(op_name(op) for op in frame.ops)}"]
-            out += ["  " + line if line else "" for line in readable_graph(frame.graph).splitlines()[2:]]
+            code = [line for line in readable_graph(frame.graph).splitlines()[2:] if line.strip()]
+            out += ["  " + line for line in code]
             out.append(f"  guards ({len(frame.guards)}):")
             out += [f"    {g.describe()}" for g in frame.guards]
         if self.compile_times:

@@ -73,17 +73,28 @@ def compile_checked(backend, gm, example_inputs, frame_dir: FrameDir, level: int
         compiled = backend(gm, example_inputs)
     except Exception as e:  # noqa: BLE001 - any backend failure is what we are here for
         failure, error = Failure("compile", type(e)), e
+    concrete = concrete_inputs(example_inputs)     # what the compiled code is called with
     if failure is None and level >= 3:
-        failure, error = _check_compiled(compiled, pristine, example_inputs, level)
+        failure, error = _check_compiled(compiled, pristine, concrete, level)
     if failure is None:
         return compiled
     with phase("minifier"):
-        repro = minify(backend, pristine, example_inputs, failure, frame_dir, title, shrink=level >= 2)
+        repro = minify(backend, pristine, concrete, failure, frame_dir, title, shrink=level >= 2)
     where = f"; minified repro: {repro}" if repro else "; no repro could be written"
     if failure.stage == "accuracy":
         raise AccuracyError(f"{title}: {error}{where}", repro)
     raise BackendCompilerFailed(f"backend failed on {title}: {type(error).__name__}: {error}{where}", repro) \
         from error
+
+
+def concrete_inputs(inputs) -> list:
+    """Example inputs with symbolic sizes (SymInt...) replaced by the numbers they stand for."""
+    out = []
+    for v in inputs:
+        if isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)) and v.node.hint is not None:
+            v = v.node.pytype(v.node.hint)
+        out.append(v)
+    return out
 
 
 def _check_compiled(compiled, gm, example_inputs, level):

@@ -20,7 +20,7 @@ from .variables.functions import BoundMethodVariable, PartialVariable, UserFunct
 from .variables.lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable
 from .variables.misc import PythonModuleVariable
 from .variables.nn_module import NNModuleVariable
-from .variables.torch import AutocastVariable, TorchFunctionVariable, is_torch_op
+from .variables.torch import AutocastVariable, GradModeVariable, TorchFunctionVariable, is_torch_op
 from .variables.user_defined import EnumVariable, UserDefinedClassVariable, UserDefinedObjectVariable
 
 
@@ -48,6 +48,16 @@ def _trace_only_classes():
 
 def is_skipped_function(fn) -> bool:
     return getattr(fn, "__code__", None) in _skipped_wrapper_codes() or getattr(fn, "_bytegraph_disabled", False)
+
+
+def _is_frame_varkw(tx, source) -> bool:
+    import inspect
+    from ..guards.source import LocalSource
+    code = tx.code
+    if tx.parent is not None or not isinstance(source, LocalSource) or not code.co_flags & inspect.CO_VARKEYWORDS:
+        return False
+    index = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & inspect.CO_VARARGS)
+    return source.local_name == code.co_varnames[index]
 
 
 def wrap_constant_result(tx, value):
@@ -111,7 +121,10 @@ def _wrap(tx, value, source, trusted):
         factory = None
         if isinstance(value, collections.defaultdict):
             factory = wrap(tx, value.default_factory, None, True)
-        return DictVariable.create(tx, pairs, type(value), factory, source=source)
+        # the frame's own **kwargs dict is new on every call and seen by no one else: it is tracked
+        # like a dict made while tracing (changes need no write-back; it is rebuilt if it escapes)
+        return DictVariable.create(tx, pairs, type(value), factory,
+                                   source=None if _is_frame_varkw(tx, source) else source)
     if type(value) in (set, frozenset):
         if not all(is_constant_value(v) for v in value):
             raise Unsupported("unsupported_op", what="a set of values that are not constants")
@@ -130,6 +143,12 @@ def _wrap(tx, value, source, trusted):
     if isinstance(value, types.ModuleType):
         guard(Guard.id_match(source, value))
         return PythonModuleVariable(value=value, source=source)
+    grad_modes = {torch.no_grad: lambda m: False, torch.enable_grad: lambda m: True,
+                  torch.inference_mode: lambda m: not m.mode, torch.set_grad_enabled: lambda m: m.mode}
+    if type(value) in grad_modes:
+        # a grad-mode context manager object (`@torch.no_grad()` keeps one to enter on each call)
+        guard(Guard.id_match(source, value))
+        return GradModeVariable(target=grad_modes[type(value)](value), source=source)
     if isinstance(value, torch.amp.autocast):
         guard(Guard.id_match(source, value))
         return AutocastVariable.from_real(value).with_source(source)
@@ -141,10 +160,15 @@ def _wrap(tx, value, source, trusted):
         return TorchFunctionVariable(fn=value, source=source)
     if isinstance(value, types.FunctionType):
         guard(Guard.id_match(source, value))
+        if has_builtin_handler(value):   # a Python function answered by a handler (inspect.signature)
+            return BuiltinVariable(fn=value, source=source)
         return UserFunctionVariable(fn=value, source=source)
     if isinstance(value, types.MethodType):
         from ..guards.source import AttrSource
         self_var = wrap(tx, value.__self__, AttrSource(source, "__self__") if source else None, trusted)
+        if isinstance(self_var, (GradModeVariable, AutocastVariable)):
+            # a method of a torch context manager (`no_grad().clone`): the tracker models the object
+            return self_var.var_getattr(tx, value.__func__.__name__)
         fn_var = wrap(tx, value.__func__, AttrSource(source, "__func__") if source else None, trusted)
         return BoundMethodVariable(fn=fn_var, self_var=self_var, source=source)
     if isinstance(value, functools.partial):

@@ -1,9 +1,12 @@
 """PyCodegen: emits CPython 3.11 bytecode (as `bytecode.Instr`s) that rebuilds values after a graph
-ran: graph outputs, constants, containers, new objects, side-effect replay. Compile time only."""
+ran: graph outputs, constants, containers, new objects, functions with their closure cells, the
+`__exit__` of an open `with` block, side-effect replay. Compile time only (the small helpers
+`_rebuild_object` and `RestoreGradMode` run inside transformed code)."""
 from __future__ import annotations
 
 import types
 
+import torch
 from bytecode import Bytecode, Instr
 from bytecode.instr import BinaryOp, CellVar, FreeVar
 
@@ -15,6 +18,25 @@ def _rebuild_object(cls, attrs):
     for name, value in attrs.items():
         object.__setattr__(obj, name, value)
     return obj
+
+
+class RestoreGradMode:
+    """Run time: the `__exit__` of a grad-mode `with` block that transformed code rebuilt on the
+    stack at a graph break. Calling it (normal exit, or an exception unwinding through the block's
+    handler) sets grad mode back to its value before the block; it never swallows an exception."""
+    __slots__ = ("mode",)
+
+    def __init__(self, mode: bool):
+        self.mode = mode
+
+    def __call__(self, *exc_info):
+        torch._C._set_grad_enabled(self.mode)
+
+    def __repr__(self):
+        return f"RestoreGradMode({self.mode})"
+
+
+RESTORE_GRAD = {True: RestoreGradMode(True), False: RestoreGradMode(False)}
 
 
 class PyCodegen:
@@ -130,8 +152,12 @@ class PyCodegen:
             self.binary_subscr()
             return
         from .variables.builtins import BuiltinVariable
+        from .variables.ctx import WithExitVariable
         from .variables.functions import BoundMethodVariable
         from .variables.lists import NamedTupleVariable
+        if isinstance(var, WithExitVariable):
+            self.with_exit(var)
+            return
         if isinstance(var, NamedTupleVariable) and var.source is not None:
             # the object read from the frame, not a new one: calling the class could run (and
             # compile) a user-level __new__, which at a graph break can recurse through resume code
@@ -142,6 +168,14 @@ class PyCodegen:
             name = getattr(var.fn.fn, "__name__", None)
             if name is None:
                 raise Unsupported("unsupported_op", what=f"rebuilding {var.describe()} after the graph")
+            if hasattr(var.fn.fn, "__objclass__"):
+                # an unbound method of a builtin type bound to an instance (`super().__setitem__` in a dict
+                # subclass): `obj.name` would find the subclass's own method, so bind the very descriptor
+                self.load_callable(types.MethodType)
+                self.load_const(var.fn.fn)
+                self.reconstruct(var.self_var)
+                self.call(2)
+                return
             self.reconstruct(var.self_var)
             self.load_attr(name)
             return
@@ -164,19 +198,79 @@ class PyCodegen:
         self.build_map(len(attrs))
         self.call(2)
 
+    def with_exit(self, var):
+        """The `__exit__` an open `with` block keeps on the stack: a grad-mode block's restores the
+        mode from before the block; a user context manager's is the bound method of the object."""
+        from .variables.torch import GradModeVariable
+        ctx = var.ctx
+        if isinstance(ctx, GradModeVariable):
+            self.load_const(RESTORE_GRAD[bool(ctx.previous)])
+            return
+        from .variables.user_defined import UserDefinedObjectVariable
+        if isinstance(ctx, UserDefinedObjectVariable):
+            if ctx not in self.temps:
+                self.reconstruct_to_temp(ctx)    # the same object as other references to it
+            self.reconstruct(ctx)
+            self.load_attr("__exit__")
+            return
+        raise Unsupported("unsupported_op", what=f"rebuilding the exit of a `with` block on {ctx.describe()}")
+
+    def load_cell(self, cell):
+        """Push a closure cell object: the frame's own cells and free variables through
+        LOAD_CLOSURE, cells of functions outside the frame as they are, cells made while tracing
+        (an inlined function's) as new cells holding their current contents."""
+        from .variables.misc import RealCellVariable
+        if cell in self.temps:
+            self.append(Instr("LOAD_FAST", self.temps[cell]))
+            return
+        for name, known in self.tx.cells.items():
+            if known is cell:
+                if name in self.cellvars:
+                    self.append(Instr("LOAD_CLOSURE", CellVar(name)))
+                    return
+                if name in self.freevars:
+                    self.append(Instr("LOAD_CLOSURE", FreeVar(name)))
+                    return
+        if isinstance(cell, RealCellVariable):
+            if cell.source is not None:
+                cell.source.reconstruct(self)     # this call's cell, not the one seen while tracing
+            else:
+                self.load_const(cell.cell)
+            return
+        contents = self.tx.output.side_effects.cells
+        self.load_callable(types.CellType)
+        if cell in contents:
+            self.reconstruct(contents[cell])
+            self.call(1)
+        else:
+            self.call(0)
+        name = f"__bytegraph_tmp{len(self.temps)}"
+        self.append(Instr("STORE_FAST", name))
+        self.temps[cell] = name
+        self.append(Instr("LOAD_FAST", name))
+
     def make_function(self, fn_var):
-        if fn_var.closure:
-            raise Unsupported("unsupported_op", what="returning a closure created in compiled code")
-        self.load_callable(types.FunctionType)
+        """types.FunctionType(code, globals, name, defaults, closure), then the keyword defaults
+        and qualified name."""
+        if fn_var.wrapped is not None:
+            raise Unsupported("unsupported_op", what="rebuilding a function made by functools.wraps")
+        self.load_callable(_make_function)
         self.load_const(fn_var.code)
         self.load_callable(_globals_of)
         self.load_const(fn_var.f_globals.get("__name__"))
         self.call(1)
-        self.load_const(fn_var.code.co_name)
         for d in fn_var.defaults:
             self.reconstruct(d)
         self.build_tuple(len(fn_var.defaults))
-        self.call(4)
+        for cell in fn_var.closure:
+            self.load_cell(cell)
+        self.build_tuple(len(fn_var.closure))
+        for name, d in fn_var.kwdefaults:
+            self.load_const(name)
+            self.reconstruct(d)
+        self.build_map(len(fn_var.kwdefaults))
+        self.load_const(fn_var.qualname)
+        self.call(6)
 
 
 def _globals_of(module_name):
@@ -184,13 +278,23 @@ def _globals_of(module_name):
     return vars(sys.modules[module_name])
 
 
+def _make_function(code, f_globals, defaults, closure, kwdefaults, qualname):
+    fn = types.FunctionType(code, f_globals, code.co_name, defaults or None, closure or None)
+    if kwdefaults:
+        fn.__kwdefaults__ = kwdefaults
+    fn.__qualname__ = qualname
+    return fn
+
+
 def binary_op_instr(op: int):
     return Instr("BINARY_OP", BinaryOp(op))
 
 
-def new_code(template: types.CodeType, body: list, prefix: list, nargs: int, name_suffix: str = ""):
+def new_code(template: types.CodeType, body: list, prefix: list, nargs: int, name_suffix: str = "",
+             copies_template: bool = False):
     """A code object with `template`'s arguments (all positional), cells, free variables, name and
-    file, running `prefix` (MAKE_CELL/COPY_FREE_VARS), RESUME, then `body`."""
+    file, running `prefix` (MAKE_CELL/COPY_FREE_VARS), RESUME, then `body`. `copies_template`: the
+    body jumps into a copy of the template's own code (and exception table)."""
     bc = Bytecode()
     bc.name = template.co_name
     bc.qualname = template.co_qualname
@@ -209,4 +313,7 @@ def new_code(template: types.CodeType, body: list, prefix: list, nargs: int, nam
     bc.extend(prefix)
     bc.append(Instr("RESUME", 0, lineno=template.co_firstlineno))
     bc.extend(body)
+    if copies_template:
+        from .resume import assemble
+        return assemble(bc, template)
     return bc.to_code()

@@ -3,26 +3,81 @@
 Compile time only. It sets up the frame's arguments, cells and free variables as trackers, runs
 the interpreter to RETURN_VALUE, compiles the graph with the backend, and generates bytecode that
 calls the graph, replays side effects and rebuilds the return value.
+
+Graph breaks. The translator takes a checkpoint before every instruction it can break at (CALL,
+a conditional jump on a value that is not a constant, a value op on an unusual operand). When that
+instruction raises `Unsupported`, it rolls back to the checkpoint, compiles the graph so far and
+emits code that calls the graph, rebuilds the stack values and live locals, replays side effects
+(including this frame's own closure cells), runs the instruction natively and calls the resume
+function(s) for the rest of the frame (see `resume.py`). Two shapes of transformed code:
+
+- *linear* (the instruction is not inside a `try`/`with` block): the native instruction is emitted
+  on its own — push its operands, run it, call the resume function with the result.
+- *in a block* (the exception table covers the instruction, or a `with` exit is on the stack): the
+  transformed code rebuilds the whole stack and the live locals in their real slots, then jumps
+  into a copy of the frame's own bytecode at the instruction, exception table included. If the
+  instruction raises, the frame's own handlers run natively: `except`/`finally` bodies, a user
+  context manager's `__exit__` (which may swallow the exception), grad mode/autocast restored by
+  the block's exit. If it succeeds, control leaves the copy at once for a continuation (outside
+  every exception range) that pops the stack, exits the torch contexts and calls the resume
+  function, whose prologue re-enters them (`resume.py`).
+
+Grad mode and autocast at a break. Grad mode is runtime state: the transformed code sets
+`torch._C._set_grad_enabled(mode at the break)` right before the native instruction, so it runs as
+in eager (grad disabled inside `with torch.no_grad()`), whatever the backend did with the graph's
+own grad-mode nodes. On the stack, a grad-mode `__exit__` becomes a `RestoreGradMode(previous)`
+object, a `torch.autocast` one the real entered context manager, a user context manager's the
+bound `__exit__` of the rebuilt object. After the instruction the continuation calls the torch
+exits innermost first (grad mode back to its value outside the blocks) and the resume function
+enters the blocks again, so grad mode is right on both sides and each block is exited exactly once.
+An autocast block open at the break is closed in the graph (`_exit_autocast`), so every graph is
+self-contained.
+
+Not resumable (the frame runs eagerly, the reason is recorded): generators and coroutines, a break
+while an exception is being handled (inside an `except` body or a `with` exit path: the caught
+exception cannot be rebuilt), a break in a resume prologue, values that cannot be rebuilt.
 """
 from __future__ import annotations
 
 import dataclasses
 import inspect
+import types
 
+import torch
 from bytecode import Instr, Label
 from bytecode.instr import CellVar, FreeVar
 
 from ..guards.source import ClosureSource, LocalSource
 from .builder import wrap
-from .codegen import PyCodegen, new_code
+from .codegen import RESTORE_GRAD, PyCodegen, new_code
 from .graph_break import Unsupported
 from .output_graph import OutputGraph
-from .resume import ITER_SLOT as _ITER_SLOT, NULL_SLOT as _NULL_SLOT, VALUE_SLOT as _VALUE_SLOT
-from .resume import in_exception_block, live_locals_at, resume_code, resume_function
+from .resume import (
+    ITER_SLOT,
+    NULL_SLOT,
+    PROLOGUE_CALLABLES,
+    VALUE_SLOT,
+    ResumeCall,
+    autocast_slot,
+    body_items,
+    call_start_index,
+    closure_names,
+    exception_entry_at,
+    grad_slot,
+    in_exception_handler,
+    instruction_index,
+    is_context_slot,
+    is_resume_code,
+    live_locals_at,
+    original_location,
+    resume_code,
+    resume_function,
+    run_resume,
+)
 from .translator import InstructionTranslatorBase, ReturnValue, UserException
 from .variables.base import VariableTracker
 from .variables.constant import ConstantVariable
-from .variables.misc import CellVariable, NullVariable, RealCellVariable
+from .variables.misc import CellVariable, ExceptionVariable, NullVariable, RealCellVariable
 from .variables.tensor import SymNodeVariable, TensorVariable
 
 
@@ -35,7 +90,7 @@ class FrameFreeCell(CellVariable):
     def load(self, tx):
         if self in tx.output.side_effects.cells:
             return tx.output.side_effects.cells[self]
-        cell = tx.func.__closure__[self.index]
+        cell = tx.root().func.__closure__[self.index]
         try:
             value = cell.cell_contents
         except ValueError:
@@ -59,6 +114,20 @@ def frame_arg_names(code) -> tuple:
     return code.co_varnames[:n]
 
 
+def _load_const(tx, ins):
+    """LOAD_CONST, plus the torch context-manager factories that resume prologues load as constants."""
+    value = ins.argval
+    if any(value is c for c in PROLOGUE_CALLABLES):
+        tx.push(wrap(tx, value, None, trusted=True))
+    else:
+        tx.base_dispatch["LOAD_CONST"](tx, ins)
+
+
+def _autocast_variable_type():
+    from .variables import torch as torch_variables
+    return getattr(torch_variables, "AutocastVariable", None)
+
+
 class InstructionTranslator(InstructionTranslatorBase):
     def __init__(self, code, func, args, config, backend, allow_breaks=True, shape_policy=None):
         output = OutputGraph(code, config, backend, shape_policy)
@@ -69,12 +138,36 @@ class InstructionTranslator(InstructionTranslatorBase):
         self.gm = None
         self.arg_names = frame_arg_names(code)
         super().__init__(code, func.__globals__, {}, {}, output, config)
+        self.base_dispatch = self.dispatch
+        self.dispatch = dict(self.dispatch, LOAD_CONST=_load_const)
+        self._entry_grad = self.output.grad_enabled
+        resuming = is_resume_code(code)
         for name, value in zip(self.arg_names, args):
-            self.symbolic_locals[name] = wrap(self, value, LocalSource(name))
+            if resuming and _is_closure_function(value):
+                self.symbolic_locals[name] = self._wrap_closure_argument(name, value)
+            else:
+                self.symbolic_locals[name] = wrap(self, value, LocalSource(name))
         for name in code.co_cellvars:
             self.cells[name] = CellVariable.new(self, self.symbolic_locals.get(name))
+        closure = func.__closure__ or ()
         for i, name in enumerate(code.co_freevars):
-            self.cells[name] = FrameFreeCell(name=name, index=i)
+            cell = self.cells[name] = FrameFreeCell(name=name, index=i)
+            if i < len(closure):   # a closure of this frame that holds the same cell sees the same tracker
+                self.output.wrapped_objects[("cell", id(closure[i]))] = (closure[i], cell)
+
+    def _wrap_closure_argument(self, name, fn):
+        """A function with a closure passed to a resume function: a closure made before the break
+        is a new object on every call, so guard on its code, not its identity (its defaults and cell
+        contents are read, and guarded, through their sources)."""
+        from ..guards.guard import Guard
+        from ..guards.source import AttrSource
+        from .variables.functions import UserFunctionVariable
+        source = LocalSource(name)
+        self.output.guards.add(Guard.type_match(source, types.FunctionType))
+        self.output.guards.add(Guard.id_match(AttrSource(source, "__code__"), fn.__code__))
+        var = UserFunctionVariable(fn=fn, source=source)
+        self.output.wrapped_objects[id(fn)] = (fn, var)
+        return var
 
     def trace(self) -> CompiledFrame:
         try:
@@ -106,26 +199,28 @@ class InstructionTranslator(InstructionTranslatorBase):
             self._checkpoint = None
 
     def can_break_at_checkpoint(self) -> bool:
-        """Breaking needs a checkpoint at the failing root instruction, outside try/with blocks, in a
-        plain function without cells."""
+        """Breaking needs a checkpoint at the failing root instruction, in a plain function (not a
+        generator), outside exception handlers (a caught exception cannot be rebuilt)."""
         cp = self._checkpoint
         if not self.allow_breaks or cp is None or cp[0] is not self.current:
             return False
-        code = self.code
-        if code.co_cellvars:
-            return False   # the resume function would need this frame's cells: not supported yet
-        if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+        if self.code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
             return False
-        return not in_exception_block(code, cp[0].offset)
+        if in_exception_handler(self.code, cp[0].offset):
+            return False     # sys.exc_info() and a bare `raise` need the exception being handled
+        return not any(isinstance(v, ExceptionVariable) for v in cp[1])
 
     def break_at_checkpoint(self) -> CompiledFrame:
         """Roll back to the checkpoint, compile the graph so far, and emit: call graph, replay side
         effects, rebuild the stack and live locals, run the instruction natively, call the resume
         function(s) for the rest of the frame."""
+        from .variables.ctx import WithExitVariable
         ins, stack, symbolic_locals, kw_names, state = self._checkpoint
         self.output.restore(state)
         self.stack = list(stack)
         self.symbolic_locals = dict(symbolic_locals)
+        grad_at_break = self.output.grad_enabled
+        code = self.code
         next_offset = self.instructions[ins.index + 1].offset
         if ins.opname == "CALL" or ins.opname in _VALUE_OPS:
             consumed = ins.arg + 2 if ins.opname == "CALL" else _VALUE_OPS[ins.opname]
@@ -138,11 +233,24 @@ class InstructionTranslator(InstructionTranslatorBase):
             target_offset = self.instructions[ins.target].offset
             jump_stack = stack if ins.opname.endswith("_OR_POP") else prefix
             paths = [(next_offset, list(prefix)), (target_offset, list(jump_stack))]
-        lives = [tuple(sorted(n for n in live_locals_at(self.code, off) if n in self.symbolic_locals))
+        in_block = exception_entry_at(code, ins.offset) is not None or \
+            any(isinstance(v, WithExitVariable) for v in stack)
+        lives = [tuple(sorted(n for n in live_locals_at(code, off) if n in self.symbolic_locals))
                  for off, _ in paths]
-        live_vars = [self.symbolic_locals[n] for n in sorted(set().union(*map(set, lives)))]
-        values = [v for v in stack if not isinstance(v, NullVariable)] + live_vars
+        needed = set().union(*map(set, lives))
+        if in_block:
+            needed |= {n for n in live_locals_at(code, ins.offset) if n in self.symbolic_locals}
+        needed = sorted(needed)
+        live_vars = [self.symbolic_locals[n] for n in needed]
 
+        # an autocast block open at the break ends in this graph (the resume function re-enters it)
+        autocast_type = _autocast_variable_type()
+        if autocast_type is not None:
+            for v in reversed(stack):
+                if isinstance(v, WithExitVariable) and isinstance(v.ctx, autocast_type):
+                    v.ctx.exit(self)
+
+        values = [v for v in stack if not isinstance(v, NullVariable)] + live_vars
         # stack slots below the instruction that are lone iterators travel as tuples of their items
         counts: dict = {}
         for v in values:
@@ -152,7 +260,7 @@ class InstructionTranslator(InstructionTranslatorBase):
 
         cg = self._codegen_graph_prefix(values)
         for v in values:
-            if v in cg.temps:
+            if v in cg.temps or _is_torch_context_exit(v, autocast_type):
                 continue
             if id(v) in iter_slots:
                 items = self.output.side_effects.get(v)
@@ -164,53 +272,159 @@ class InstructionTranslator(InstructionTranslatorBase):
                 cg.temps[v] = name
             else:
                 cg.reconstruct_to_temp(v)
-        _replay_side_effects(self, cg)
+        _replay_side_effects(self, cg, own_cells=True)
+        if in_block:
+            return self._break_in_block(cg, ins, stack, paths, lives, needed, iter_slots, grad_at_break,
+                                        autocast_type)
+
+        _emit_set_grad(cg, grad_at_break)
         for v in stack[-consumed:]:
             cg.reconstruct(v)          # NULL -> PUSH_NULL, others from their temps
-        lineno = ins.lineno
+        temps = cg.temps
+
+        def load_slot(i, v, kind):
+            cg.append(Instr("LOAD_FAST", "__bytegraph_result" if v is _RESULT else temps[v]))
+
+        def load_local(name):
+            cg.append(Instr("LOAD_FAST", temps[self.symbolic_locals[name]]))
+
         if ins.opname == "CALL" or ins.opname in _VALUE_OPS:
             if ins.opname == "CALL":
                 cg.call(ins.arg, kw_names)
             else:
                 cg.append(_native_instr(ins))
             cg.append(Instr("STORE_FAST", "__bytegraph_result"))
-            self._call_resume(cg, paths[0], lives[0], iter_slots, lineno)
+            self._call_resume(cg, paths[0], lives[0], iter_slots, grad_at_break, load_slot, load_local)
         else:
             jump_label = Label()
             cg.append(Instr(ins.opname.replace("BACKWARD", "FORWARD"), jump_label))
-            self._call_resume(cg, paths[0], lives[0], iter_slots, lineno)
+            self._call_resume(cg, paths[0], lives[0], iter_slots, grad_at_break, load_slot, load_local)
             cg.append(jump_label)
             if ins.opname.endswith("_OR_POP"):
                 cg.pop_top()           # the kept value is passed from its temp
-            self._call_resume(cg, paths[1], lives[1], iter_slots, lineno)
+            self._call_resume(cg, paths[1], lives[1], iter_slots, grad_at_break, load_slot, load_local)
         return self._finish_code(cg)
 
-    def _call_resume(self, cg, path, live, iter_slots, lineno):
-        offset, after = path
-        layout = tuple(_NULL_SLOT if isinstance(v, NullVariable) else
-                       _ITER_SLOT if v is not _RESULT and id(v) in iter_slots else _VALUE_SLOT for v in after)
-        if self.code.co_freevars:
-            cg.push_null()
-            for name in self.code.co_freevars:
-                cg.append(Instr("LOAD_CLOSURE", FreeVar(name)))
-            cg.build_tuple(len(self.code.co_freevars))
-            cg.load_const(resume_code(self.code, offset, layout, live))
-            cg.append(Instr("MAKE_FUNCTION", 0x08))
-        else:
-            cg.load_callable(resume_function(self.code, self.func.__globals__, offset, layout, live))
-        n = 0
-        for v in after:
+    def _break_in_block(self, cg, ins, stack, paths, lives, needed, iter_slots, grad_at_break, autocast_type):
+        """The break instruction is inside a try/with block: rebuild the real stack and locals, jump
+        into a copy of this frame's code at the instruction (its handlers protect it), and leave the
+        copy right after it for continuations that call the resume functions."""
+        from .variables.ctx import WithExitVariable
+        from .variables.torch import GradModeVariable
+        code = self.code
+        for v in stack:
             if isinstance(v, NullVariable):
-                continue
-            if v is _RESULT:
-                cg.append(Instr("LOAD_FAST", "__bytegraph_result"))
+                cg.push_null()
+            elif isinstance(v, WithExitVariable) and isinstance(v.ctx, GradModeVariable):
+                cg.load_const(RESTORE_GRAD[bool(v.ctx.previous)])
+            elif isinstance(v, WithExitVariable) and autocast_type is not None and \
+                    isinstance(v.ctx, autocast_type):
+                cg.load_callable(torch.autocast)   # enter the real context manager again
+                for value in (v.ctx.device, v.ctx.dtype, v.ctx.enabled, v.ctx.cache_enabled):
+                    cg.load_const(value)
+                cg.call(4)
+                cg.append(Instr("BEFORE_WITH"))
+                cg.pop_top()
             else:
                 cg.append(Instr("LOAD_FAST", cg.temps[v]))
+                if id(v) in iter_slots:
+                    cg.append(Instr("GET_ITER"))
+        for name in needed:
+            cg.append(Instr("LOAD_FAST", cg.temps[self.symbolic_locals[name]]))
+            cg.append(Instr("STORE_FAST", name))
+        _emit_set_grad(cg, grad_at_break)
+        index = instruction_index(code, ins.offset)
+        start = call_start_index(code, index) if ins.opname == "CALL" else index
+        enter, conts = Label(), [Label() for _ in paths]
+        cg.append(Instr("JUMP_FORWARD", enter))
+
+        def edit(item):
+            if len(paths) == 1:
+                return [item, Instr("JUMP_FORWARD", conts[0], location=item.location)]
+            name = item.name.replace("BACKWARD", "FORWARD")
+            return [Instr(name, conts[1], location=item.location),
+                    Instr("JUMP_FORWARD", conts[0], location=item.location)]
+        cg.instructions.extend(body_items(code, labels={start: enter}, replace={index: edit}))
+
+        def load_local(name):
+            cg.append(Instr("LOAD_FAST", name))
+
+        for label, path, live in zip(conts, paths, lives):
+            cg.append(label)
+            after = path[1]
+            for i in reversed(range(len(after))):
+                cg.append(Instr("STORE_FAST", f"__bytegraph_cont{i}"))
+            for i in reversed(range(len(after))):   # leave the torch contexts, innermost first
+                if _is_torch_context_exit(after[i], autocast_type):
+                    cg.push_null()
+                    cg.append(Instr("LOAD_FAST", f"__bytegraph_cont{i}"))
+                    for _ in range(3):
+                        cg.load_const(None)
+                    cg.call(3)
+                    cg.pop_top()
+
+            def load_slot(i, v, kind):
+                if kind == ITER_SLOT:
+                    cg.load_callable(tuple)
+                    cg.append(Instr("LOAD_FAST", f"__bytegraph_cont{i}"))
+                    cg.call(1)
+                else:
+                    cg.append(Instr("LOAD_FAST", f"__bytegraph_cont{i}"))
+            self._call_resume(cg, path, live, iter_slots, grad_at_break, load_slot, load_local)
+        return self._finish_code(cg, copied=True)
+
+    def _slot_kind(self, v, iter_slots):
+        from .variables.ctx import WithExitVariable
+        from .variables.torch import GradModeVariable
+        if isinstance(v, NullVariable):
+            return NULL_SLOT
+        if v is _RESULT:
+            return VALUE_SLOT
+        if isinstance(v, WithExitVariable):
+            if isinstance(v.ctx, GradModeVariable):
+                return grad_slot(v.ctx.target)
+            autocast_type = _autocast_variable_type()
+            if autocast_type is not None and isinstance(v.ctx, autocast_type):
+                return autocast_slot(v.ctx.device, v.ctx.dtype, v.ctx.enabled, v.ctx.cache_enabled)
+            return VALUE_SLOT
+        return ITER_SLOT if id(v) in iter_slots else VALUE_SLOT
+
+    def _call_resume(self, cg, path, live, iter_slots, grad_at_break, load_slot, load_local):
+        offset, after = path
+        origin = original_location(self.code, offset)
+        if origin is None:
+            raise Unsupported("unsupported_op", what="a graph break in a resume function's prologue")
+        original, orig_offset = origin
+        layout = tuple(self._slot_kind(v, iter_slots) for v in after)
+        grad_slots = [k for k in layout if is_context_slot(k) and k[0] == "grad"]
+        grad_after = grad_at_break if grad_slots and grad_slots[-1][1] != grad_at_break else None
+        # a resume function hands the next one back to the original frame's `run_resume` loop
+        handing_back = is_resume_code(self.code)
+        cg.load_callable(ResumeCall if handing_back else run_resume)
+        names = closure_names(original)
+        if names:
+            cells = set(self.code.co_cellvars)
+            for name in names:
+                cg.append(Instr("LOAD_CLOSURE", CellVar(name) if name in cells else FreeVar(name)))
+            cg.build_tuple(len(names))
+            cg.load_const(resume_code(original, orig_offset, layout, live, grad_after))
+            cg.append(Instr("MAKE_FUNCTION", 0x08))
+        else:
+            cg.load_const(resume_function(original, self.f_globals, orig_offset, layout, live, grad_after))
+        n = 0
+        for i, (v, kind) in enumerate(zip(after, layout)):
+            if kind == NULL_SLOT or is_context_slot(kind):
+                continue
+            load_slot(i, v, kind)
             n += 1
         for name in live:
-            cg.append(Instr("LOAD_FAST", cg.temps[self.symbolic_locals[name]]))
+            load_local(name)
             n += 1
-        cg.call(n)
+        if handing_back:
+            cg.build_tuple(n)
+            cg.call(2)
+        else:
+            cg.call(n + 1)
         cg.append(Instr("RETURN_VALUE"))
 
     # -- finishing ------------------------------------------------------------------
@@ -222,11 +436,11 @@ class InstructionTranslator(InstructionTranslatorBase):
         output = self.output
         effects = output.side_effects
         roots = list(values)
-        for var in effects.mutated_in_order():
-            roots.append(var)
+        roots.extend(effects.mutated_in_order())
         roots.extend(effects.globals.values())
         roots.extend(effects.cells.values())
         tensors = _collect_graph_values(self, roots)
+        output.prune_size_inputs(tensors)
         self.op_count = output.count_ops()
         self.gm = None
         cg = PyCodegen(self)
@@ -246,20 +460,22 @@ class InstructionTranslator(InstructionTranslatorBase):
             raise Unsupported("unsupported_op", what="tensor values with no graph")
         return cg
 
-    def _finish_code(self, cg) -> CompiledFrame:
+    def _finish_code(self, cg, copied=False) -> CompiledFrame:
         if self._graph_call is not None:
             self.gm, compiled = self.output.compile_graph(self._graph_outputs)
             self._graph_call.arg = compiled
         prefix = [Instr("MAKE_CELL", CellVar(n)) for n in self.code.co_cellvars]
         if self.code.co_freevars:
             prefix.append(Instr("COPY_FREE_VARS", len(self.code.co_freevars)))
-        code = new_code(self.code, cg.instructions, prefix, len(self.arg_names))
+        code = new_code(self.code, cg.instructions, prefix, len(self.arg_names), copies_template=copied)
         return CompiledFrame(code, self.output.final_guards(), self.gm, self.op_count, self.arg_names)
 
     def finish(self, return_value) -> CompiledFrame:
         cg = self._codegen_graph_prefix([return_value])
         cg.reconstruct_to_temp(return_value)
         _replay_side_effects(self, cg)
+        if self.output.grad_enabled != self._entry_grad:
+            _emit_set_grad(cg, self.output.grad_enabled)   # `torch.set_grad_enabled(m)` outside a `with`
         cg.reconstruct(return_value)
         cg.append(Instr("RETURN_VALUE"))
         return self._finish_code(cg)
@@ -273,6 +489,29 @@ _VALUE_OPS = {"BINARY_OP": 2, "COMPARE_OP": 2, "BINARY_SUBSCR": 2, "CONTAINS_OP"
               "UNARY_NEGATIVE": 1, "UNARY_NOT": 1, "UNARY_INVERT": 1, "UNARY_POSITIVE": 1, "LOAD_ATTR": 1}
 _PLAIN = (TensorVariable, SymNodeVariable, ConstantVariable)
 _RESULT = object()   # the result of the instruction run natively at a break
+
+
+def _is_closure_function(value) -> bool:
+    from .builder import is_skipped_function
+    return isinstance(value, types.FunctionType) and value.__closure__ is not None and \
+        not is_skipped_function(value) and not is_resume_code(value.__code__)
+
+
+def _is_torch_context_exit(v, autocast_type) -> bool:
+    """The `__exit__` of a grad-mode or autocast `with` block (not passed to resume functions: their
+    prologue enters the block again)."""
+    from .variables.ctx import WithExitVariable
+    from .variables.torch import GradModeVariable
+    if not isinstance(v, WithExitVariable):
+        return False
+    return isinstance(v.ctx, GradModeVariable) or (autocast_type is not None and isinstance(v.ctx, autocast_type))
+
+
+def _emit_set_grad(cg, mode: bool) -> None:
+    cg.load_callable(torch._C._set_grad_enabled)
+    cg.load_const(bool(mode))
+    cg.call(1)
+    cg.pop_top()
 
 
 def _native_instr(ins) -> Instr:
@@ -291,6 +530,7 @@ def _native_instr(ins) -> Instr:
 
 def _collect_graph_values(tx, roots) -> list:
     """Tensors and symbolic values reachable from the roots, in a stable order, without duplicates."""
+    from .variables.ctx import WithExitVariable
     from .variables.dicts import DictVariable, SetVariable
     from .variables.functions import BoundMethodVariable, NestedFunctionVariable, PartialVariable
     from .variables.iterators import ListIteratorVariable
@@ -335,12 +575,21 @@ def _collect_graph_values(tx, roots) -> list:
         elif isinstance(var, NestedFunctionVariable):
             for d in var.defaults:
                 visit(d)
+            for _, d in var.kwdefaults:
+                visit(d)
+            for cell in var.closure:
+                if cell in effects.cells:
+                    visit(effects.cells[cell])
+        elif isinstance(var, WithExitVariable):
+            visit(var.ctx)
     for root in roots:
         visit(root)
     return found
 
 
-def _replay_side_effects(tx, cg):
+def _replay_side_effects(tx, cg, own_cells=False):
+    """Write back what the traced code changed. `own_cells`: also store the frame's own closure
+    cells (needed before code that reads them runs: the resume functions)."""
     from .variables.dicts import DictVariable, SetVariable
     from .variables.lists import ListVariable
     from .variables.user_defined import _MISSING, UserDefinedObjectVariable
@@ -396,6 +645,7 @@ def _replay_side_effects(tx, cg):
         cg.append(Instr("STORE_GLOBAL", name))
     for name in effects.deleted_globals:
         cg.append(Instr("DELETE_GLOBAL", name))
+    own = {tx.cells[n]: n for n in tx.code.co_cellvars} if own_cells else {}
     for cell, value in effects.cells.items():
         if isinstance(cell, FrameFreeCell):
             cg.reconstruct(value)
@@ -404,3 +654,6 @@ def _replay_side_effects(tx, cg):
             cg.reconstruct(value)
             cell.source.reconstruct(cg)
             cg.store_attr("cell_contents")
+        elif cell in own:
+            cg.reconstruct(value)
+            cg.append(Instr("STORE_DEREF", CellVar(own[cell])))

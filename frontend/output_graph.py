@@ -14,8 +14,11 @@ import re
 import sympy
 import torch
 import torch.fx
-from torch._subclasses.fake_tensor import (DataDependentOutputException, DynamicOutputShapeException,
-                                           FakeTensorMode)
+from torch._subclasses.fake_tensor import (
+    DataDependentOutputException,
+    DynamicOutputShapeException,
+    FakeTensorMode,
+)
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv
 
 from ..guards.guard import Guard, TensorMeta, global_state_guards
@@ -50,6 +53,12 @@ _SYMBOLIC_AWARE = {abs, round, math.floor, math.ceil, math.trunc, min, max, bool
                    torch._sym_sqrt, torch.sym_max, torch.sym_min, torch.sym_not}
 # metadata-only graph nodes: dropped when their result is unused
 _PURE_METHODS = {"size", "stride", "storage_offset", "numel", "dim", "nelement"}
+
+
+def _is_python_function(fn) -> bool:
+    """A builtin, `math` or `operator` function (not a torch op, which takes SymInts as they are)."""
+    return getattr(fn, "__module__", None) in ("builtins", "math", "_operator", "operator") or \
+        fn in (int, float, bool, str, complex)
 
 
 def _is_symbolic(value) -> bool:
@@ -194,7 +203,7 @@ class OutputGraph:
             self.grad_enabled = mode
 
     def call_function(self, fn, args, kwargs):
-        if any(isinstance(a, SymNodeVariable) for a in args) and \
+        if any(isinstance(a, SymNodeVariable) for a in args) and _is_python_function(fn) and \
                 not any(isinstance(a, TensorVariable) for a in list(args) + list(kwargs.values())):
             return self._call_on_symbolic(fn, args, kwargs)
         return self._create("call_function", fn, args, kwargs)
@@ -256,7 +265,10 @@ class OutputGraph:
 
     def as_proxy(self, var):
         from .variables.lists import BaseSequence, SliceVariable
-        if isinstance(var, (TensorVariable, SymNodeVariable)):
+        if isinstance(var, SymNodeVariable):
+            known = self._specialized(var.value)
+            return var.proxy.node if known is None else known
+        if isinstance(var, TensorVariable):
             return var.proxy.node
         if isinstance(var, ConstantVariable):
             return var.value
@@ -310,7 +322,7 @@ class OutputGraph:
         if isinstance(example, _SYMBOLIC):
             if not _is_symbolic(example):
                 self._drop_if_pure(proxy.node)
-                return ConstantVariable(example.node.pytype(example)(example))
+                return ConstantVariable(example.node.pytype(example))
             return SymNodeVariable(proxy=proxy, value=example)
         if example is None or isinstance(example, (int, float, bool)):
             self._drop_if_pure(proxy.node)
@@ -327,7 +339,7 @@ class OutputGraph:
         """A Python number or symbolic number produced by metadata queries."""
         if isinstance(value, _SYMBOLIC):
             if not _is_symbolic(value):
-                return ConstantVariable(value.node.pytype(value)(value))
+                return ConstantVariable(value.node.pytype(value))
             known = self.symbol_inputs.get(value.node.expr)
             if known is not None:
                 return known
@@ -366,11 +378,35 @@ class OutputGraph:
                 raise Unsupported("unsupported_op", what=f"a shape assumption that cannot be guarded ({e})")
         return guards
 
-    def _prune_dead_metadata(self) -> None:
+    def _specialized(self, value):
+        """The constant a symbolic int/float was specialized to while tracing, or None."""
+        if isinstance(value, (torch.SymInt, torch.SymFloat)):
+            expr = self.shape_env.replace(value.node.expr)
+            if expr.is_number:
+                return int(expr) if isinstance(value, torch.SymInt) else float(expr)
+        return None
+
+    def prune_size_inputs(self, live_values) -> None:
+        """Before the graph call is generated: drop the size placeholders of symbols that tracing
+        specialized to a constant (`L['x'].size(1) == 8`) and that nothing uses. The others stay,
+        even unused, so a backend can bind every symbol of its tensor inputs."""
+        live = {v.proxy.node for v in live_values if isinstance(v, (TensorVariable, SymNodeVariable))}
+        self._prune_dead_metadata(live)
+        for i in reversed(range(len(self.graph_inputs))):
+            source, proxy, value = self.graph_inputs[i]
+            node = proxy.node
+            # a specialized value that is live is output as its constant (see as_proxy)
+            if isinstance(value, torch.SymInt) and not node.users and self._specialized(value) is not None:
+                self.graph.erase_node(node)
+                del self.graph_inputs[i]
+                del self.input_by_source[source]
+                self.symbol_inputs.pop(value.node.expr, None)
+
+    def _prune_dead_metadata(self, live=frozenset()) -> None:
         """Drop shape arithmetic whose result was only used to decide something at trace time
         (`if x.shape[0] > 2`): the decision is a guard, not a graph computation."""
         for node in reversed(list(self.graph.nodes)):
-            if node.users or node.op not in ("call_function", "call_method"):
+            if node.users or node in live or node.op not in ("call_function", "call_method"):
                 continue
             if not isinstance(node.meta.get("example_value"), _SYMBOLIC + (int, float, bool)):
                 continue

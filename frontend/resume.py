@@ -1,11 +1,39 @@
 """Resume functions: the rest of a frame after a graph break, as an ordinary function.
 
-Compile time only. When the root frame breaks at an instruction, the transformed code runs that
+Compile time only. When a frame breaks at an instruction, the transformed code runs that
 instruction natively and then calls a resume function whose arguments are the values left on the
-stack (minus NULLs, which the prologue pushes back) followed by the live locals. Its body is the
-original code with a prologue that rebuilds the stack and jumps to the instruction after the break.
-The function is cached per (code, offset, stack layout, live locals), so a loop does not create a new
-code object on every call; the frame hook compiles it like any other frame.
+stack (minus NULLs, which the prologue pushes back) followed by the live locals. Its body is a copy
+of the original code — with the original exception table, so `try`/`with` blocks that enclose the
+break point still protect the rest of the frame — behind a prologue that rebuilds the stack and
+jumps to the instruction after the break.
+
+Stack slots (the `layout`, one entry per stack slot, bottom first):
+
+- `NULL_SLOT`: a NULL under a callable; not passed, pushed back by the prologue.
+- `VALUE_SLOT`: passed as is.
+- `ITER_SLOT`: an iterator passed as a tuple of its remaining items; the prologue re-iterates it.
+- `("grad", mode)` / `("autocast", device, dtype, enabled, cache_enabled)`: the `__exit__` that
+  `BEFORE_WITH` left for an enclosing `with torch.no_grad()` / `torch.autocast(...)` block. Nothing
+  is passed: the prologue enters the context again (`torch.set_grad_enabled(mode)` /
+  `torch.autocast(...)`, then `BEFORE_WITH`), so the resumed body runs in the same mode, the
+  block's normal and exceptional exits (copied from the original code) restore the mode that was
+  current before the block, and the frame hook traces the re-entry like any other `with`.
+
+`grad_after` (optional) is the grad mode the prologue sets last, when the mode at the break differs
+from what re-entering the enclosing blocks gives (a `torch.set_grad_enabled(False)` call inside a
+`with torch.enable_grad()` block).
+
+The frame's own cell variables become free variables of the resume function (the transformed code
+passes its cells in the closure), so closures made before the break and code after it share cells.
+
+Resume functions do not call each other: the transformed code of a resume function *returns*
+`ResumeCall(next_fn, args)` at its break, and the original frame's transformed code runs the chain
+(`run_resume`), so the Python stack does not grow with the number of breaks executed.
+
+Resume code objects are cached per (code, offset, layout, live locals, grad_after) on the original
+code object. A break inside a resume function is mapped back to the original code's offsets, so
+breaking again in a loop reuses the same resume code object instead of nesting new ones; the frame
+hook compiles it like any other frame.
 """
 from __future__ import annotations
 
@@ -14,26 +42,49 @@ import inspect
 import types
 import weakref
 
-from bytecode import Bytecode, Instr, Label
+import torch
+from bytecode import Bytecode, ControlFlowGraph, Instr, Label
+from bytecode.instr import CellVar, FreeVar
 
 # layout of one stack slot passed to a resume function
 NULL_SLOT = "null"       # a NULL under a callable: not passed, pushed back by the prologue
 VALUE_SLOT = "value"     # passed as is
 ITER_SLOT = "iter"       # an iterator passed as a tuple of its remaining items; the prologue re-iterates it
 
-_RESUME_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-_LIVENESS_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+def grad_slot(mode: bool) -> tuple:
+    """The exit of an enclosing grad-mode `with` block, re-entered by the prologue."""
+    return ("grad", bool(mode))
+
+
+def autocast_slot(device, dtype, enabled, cache_enabled) -> tuple:
+    """The exit of an enclosing `torch.autocast` block, re-entered by the prologue."""
+    return ("autocast", device, dtype, enabled, cache_enabled)
+
+
+def is_context_slot(kind) -> bool:
+    return isinstance(kind, tuple)
+
+
+_RESUME_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_LIVENESS_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# resume code -> (original code, {offset in the resume code: offset in the original})
+_ORIGIN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 _NO_FALLTHROUGH = {"RETURN_VALUE", "RAISE_VARARGS", "RERAISE", "JUMP_FORWARD", "JUMP_BACKWARD",
                    "JUMP_BACKWARD_NO_INTERRUPT", "JUMP_ABSOLUTE"}
+# instructions of the original body that a resume function (whose cells are all free) must not run
+_CELL_SETUP = {"MAKE_CELL", "COPY_FREE_VARS"}
 
 
 def _instructions(code):
     return [i for i in dis.get_instructions(code) if i.opname != "EXTENDED_ARG"]
 
 
+# -- analysis ------------------------------------------------------------------------------
 def live_locals_at(code, offset) -> set:
-    """Names of fast locals that may be read before being written, starting at `offset`."""
+    """Names of fast locals that may be read before being written, starting at `offset`
+    (exception handlers that cover an instruction count as its successors)."""
     table = _LIVENESS_CACHE.get(code)
     if table is None:
         table = _compute_liveness(code)
@@ -81,62 +132,239 @@ def _compute_liveness(code) -> dict:
     return {ins.offset: live_in[i] for i, ins in enumerate(insts)}
 
 
+def exception_entry_at(code, offset):
+    """The (innermost) exception-table entry covering `offset`, or None."""
+    for e in dis._parse_exception_table(code):
+        if e.start <= offset < e.end:
+            return e
+    return None
+
+
+_HANDLER_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def in_exception_handler(code, offset) -> bool:
+    """Whether `offset` runs while an exception is being handled (from PUSH_EXC_INFO to its
+    POP_EXCEPT: an `except`/`finally` body on the exception path, a `with` block's exit path)."""
+    offsets = _HANDLER_CACHE.get(code)
+    if offsets is None:
+        offsets = _HANDLER_CACHE[code] = _handler_offsets(code)
+    return offset in offsets
+
+
+def _handler_offsets(code) -> frozenset:
+    insts = _instructions(code)
+    index = {ins.offset: i for i, ins in enumerate(insts)}
+    seen: set = set()
+    todo = [index[e.target] for e in dis._parse_exception_table(code)
+            if insts[index[e.target]].opname == "PUSH_EXC_INFO"]
+    while todo:
+        i = todo.pop()
+        if i in seen or i >= len(insts):
+            continue
+        seen.add(i)
+        ins = insts[i]
+        if ins.opname == "POP_EXCEPT":
+            continue            # the exception is handled: what follows is ordinary code
+        if ins.opcode in dis.hasjrel or ins.opcode in dis.hasjabs:
+            todo.append(index[ins.argval])
+        if ins.opname not in _NO_FALLTHROUGH:
+            todo.append(i + 1)
+    return frozenset(insts[i].offset for i in seen)
+
+
 def in_exception_block(code, offset) -> bool:
-    return any(e.start <= offset < e.end for e in dis._parse_exception_table(code))
+    return exception_entry_at(code, offset) is not None
 
 
-def resume_code(code, offset: int, layout: tuple, live: tuple):
-    """The cached resume code object for `code` continuing at `offset`. It has `code`'s free
-    variables: a frame with a closure makes the function at run time (MAKE_FUNCTION with its cells)."""
+def is_resume_code(code) -> bool:
+    return code in _ORIGIN
+
+
+def original_location(code, offset):
+    """(original code, offset there) for an instruction of `code`, which may be a resume code.
+    None when the instruction belongs to a resume prologue (it has no original)."""
+    origin = _ORIGIN.get(code)
+    if origin is None:
+        return code, offset
+    original, offsets = origin
+    if offset not in offsets:
+        return None
+    return original, offsets[offset]
+
+
+def closure_names(code) -> tuple:
+    """The free variables of `code`'s resume functions, in closure order: its cells, then its own
+    free variables."""
+    return tuple(code.co_cellvars) + tuple(code.co_freevars)
+
+
+# -- bytecode helpers shared with the transformed code ---------------------------------------
+def body_items(code, labels: dict | None = None, replace: dict | None = None) -> list:
+    """`code` as `bytecode` items (instructions, labels, try markers), with `labels[i]` placed
+    before the i-th instruction (EXTENDED_ARG not counted) and the i-th instruction replaced by
+    the items `replace[i](instruction)` returns, if given."""
+    labels = labels or {}
+    replace = replace or {}
+    insts = _instructions(code)
+    out, n = [], 0
+    for item in Bytecode.from_code(code, conserve_exception_block_stackdepth=True):
+        if isinstance(item, Instr):
+            assert item.name == insts[n].opname, (item.name, insts[n].opname)
+            if n in labels:
+                out.append(labels[n])
+            if n in replace:
+                out.extend(replace[n](item))
+                n += 1
+                continue
+            n += 1
+        out.append(item)
+    return out
+
+
+def assemble(bc: Bytecode, template) -> types.CodeType:
+    """Assemble code that jumps into the middle of `template`'s body (maybe into a try range,
+    past the start of the range): keep the original exception-table depths (the jump rebuilds the
+    same stack) and reserve at least `template`'s stack size, since handlers reached only through
+    skipped range starts are not seen by the stack-depth analysis."""
+    cfg = ControlFlowGraph.from_bytecode(bc)
+    size = cfg.compute_stacksize(check_pre_and_post=False, compute_exception_stack_depths=False)
+    return bc.to_code(stacksize=max(size, template.co_stacksize) + 2, compute_exception_stack_depths=False)
+
+
+def call_start_index(code, index: int) -> int:
+    """The index of the first instruction of the call sequence ending with the CALL at `index`
+    (KW_NAMES / PRECALL come first in 3.11)."""
+    insts = _instructions(code)
+    start = index
+    if start > 0 and insts[start - 1].opname == "PRECALL":
+        start -= 1
+        if start > 0 and insts[start - 1].opname == "KW_NAMES":
+            start -= 1
+    return start
+
+
+def instruction_index(code, offset: int) -> int:
+    return next(i for i, ins in enumerate(_instructions(code)) if ins.offset == offset)
+
+
+def enter_context_instrs(kind, lineno) -> list:
+    """Prologue instructions re-entering a context slot: push the manager, BEFORE_WITH, drop the
+    value of `__enter__` (leaving the `__exit__` on the stack, where the body expects it)."""
+    if kind[0] == "grad":
+        out = [Instr("PUSH_NULL", lineno=lineno), Instr("LOAD_CONST", torch.set_grad_enabled, lineno=lineno),
+               Instr("LOAD_CONST", kind[1], lineno=lineno), Instr("PRECALL", 1, lineno=lineno),
+               Instr("CALL", 1, lineno=lineno)]
+    elif kind[0] == "autocast":
+        out = [Instr("PUSH_NULL", lineno=lineno), Instr("LOAD_CONST", torch.autocast, lineno=lineno)]
+        out += [Instr("LOAD_CONST", v, lineno=lineno) for v in kind[1:]]
+        out += [Instr("PRECALL", 4, lineno=lineno), Instr("CALL", 4, lineno=lineno)]
+    else:
+        raise AssertionError(kind)
+    return out + [Instr("BEFORE_WITH", lineno=lineno), Instr("POP_TOP", lineno=lineno)]
+
+
+# -- run time: calling resume functions without nesting -------------------------------------
+class ResumeCall:
+    """Run time: what the transformed code of a *resume function* returns at a graph break — "call
+    `fn(*args)` next" — instead of calling the next resume function itself. The original frame's
+    transformed code runs the chain in `run_resume`, so a break inside a loop that runs a thousand
+    times costs a loop, not a thousand nested frames (and no RecursionError). Resume functions are
+    only ever called from `run_resume`, so a `ResumeCall` never reaches user code."""
+    __slots__ = ("args", "fn")
+
+    def __init__(self, fn, args):
+        self.fn = fn
+        self.args = args
+
+
+def run_resume(fn, *args):
+    """Run time: call the first resume function of a frame, then each one it hands back."""
+    result = fn(*args)
+    while type(result) is ResumeCall:
+        result = result.fn(*result.args)
+    return result
+
+
+# callables that resume prologues load with LOAD_CONST; the translator wraps them as torch functions
+PROLOGUE_CALLABLES = (torch.set_grad_enabled, torch.autocast)
+
+
+# -- resume functions ----------------------------------------------------------------------
+def resume_code(code, offset: int, layout: tuple, live: tuple, grad_after=None):
+    """The cached resume code object for the original `code` continuing at `offset`. Its free
+    variables are `closure_names(code)`: a frame with cells or a closure makes the function at run
+    time (MAKE_FUNCTION with its cells)."""
+    assert code not in _ORIGIN, "resume functions are made from the original code"
     per_code = _RESUME_CACHE.get(code)
     if per_code is None:
         per_code = _RESUME_CACHE[code] = {}
-    key = ("code", offset, layout, live)
+    key = ("code", offset, layout, live, grad_after)
     new = per_code.get(key)
     if new is None:
-        new = per_code[key] = _make_resume_code(code, offset, layout, live)
+        new = per_code[key] = _make_resume_code(code, offset, layout, live, grad_after)
     return new
 
 
-def resume_function(code, f_globals, offset: int, layout: tuple, live: tuple):
-    """The cached resume function (for a frame without free variables)."""
-    assert not code.co_freevars
-    new = resume_code(code, offset, layout, live)
+def resume_function(code, f_globals, offset: int, layout: tuple, live: tuple, grad_after=None):
+    """The cached resume function (for a frame without cells or free variables)."""
+    assert not closure_names(code)
+    new = resume_code(code, offset, layout, live, grad_after)
     per_code = _RESUME_CACHE[code]
-    key = ("fn", offset, layout, live, id(f_globals))
+    key = ("fn", offset, layout, live, grad_after, id(f_globals))
     fn = per_code.get(key)
     if fn is None or fn.__globals__ is not f_globals:
         fn = per_code[key] = types.FunctionType(new, f_globals, new.co_name)
     return fn
 
 
-def _make_resume_code(code, offset: int, layout: tuple, live: tuple):
-    original = Bytecode.from_code(code)
+def resume_codes_of(code) -> list:
+    """The resume code objects made so far for `code` (for tests and debugging)."""
+    return [v for k, v in _RESUME_CACHE.get(code, {}).items() if k[0] == "code"]
+
+
+def _make_resume_code(code, offset: int, layout: tuple, live: tuple, grad_after):
     insts = _instructions(code)
     target_index = next(i for i, ins in enumerate(insts) if ins.offset == offset)
     target_line = insts[target_index].positions.lineno or code.co_firstlineno
     label = Label()
-    body, n = [], 0
-    for item in original:
+    cells = set(code.co_cellvars)
+    body = []
+    kept = []      # original offsets of the body instructions, in order
+    n = 0
+    for item in body_items(code, labels={target_index: label}):
         if isinstance(item, Instr):
-            assert item.name == insts[n].opname, (item.name, insts[n].opname)
-            if n == target_index:
-                body.append(label)
+            original = insts[n]
             n += 1
+            if item.name in _CELL_SETUP:
+                continue     # the cells come from the closure
+            if isinstance(item.arg, CellVar) and item.arg.name in cells:
+                item = Instr(item.name, FreeVar(item.arg.name), location=item.location)
+            kept.append(original.offset)
         body.append(item)
 
-    stack_names = [f"__bytegraph_stack{i}" for i, kind in enumerate(layout) if kind != NULL_SLOT]
+    stack_names = [f"__bytegraph_stack{i}" for i, kind in enumerate(layout)
+                   if kind in (VALUE_SLOT, ITER_SLOT)]
+    freevars = closure_names(code)
     prologue = []
-    if code.co_freevars:
-        prologue.append(Instr("COPY_FREE_VARS", len(code.co_freevars), lineno=code.co_firstlineno))
+    if freevars:
+        prologue.append(Instr("COPY_FREE_VARS", len(freevars), lineno=code.co_firstlineno))
     prologue.append(Instr("RESUME", 0, lineno=code.co_firstlineno))
     for i, kind in enumerate(layout):
         if kind == NULL_SLOT:
             prologue.append(Instr("PUSH_NULL", lineno=target_line))
+        elif is_context_slot(kind):
+            prologue.extend(enter_context_instrs(kind, target_line))
         else:
             prologue.append(Instr("LOAD_FAST", f"__bytegraph_stack{i}", lineno=target_line))
             if kind == ITER_SLOT:
                 prologue.append(Instr("GET_ITER", lineno=target_line))
+    if grad_after is not None:
+        prologue += [Instr("PUSH_NULL", lineno=target_line),
+                     Instr("LOAD_CONST", torch.set_grad_enabled, lineno=target_line),
+                     Instr("LOAD_CONST", bool(grad_after), lineno=target_line),
+                     Instr("PRECALL", 1, lineno=target_line), Instr("CALL", 1, lineno=target_line),
+                     Instr("POP_TOP", lineno=target_line)]
     prologue.append(Instr("JUMP_FORWARD", label, lineno=target_line))
 
     bc = Bytecode()
@@ -150,10 +378,21 @@ def _make_resume_code(code, offset: int, layout: tuple, live: tuple):
     bc.kwonlyargcount = 0
     bc.argnames = args
     bc.cellvars = []
-    bc.freevars = list(code.co_freevars)
+    bc.freevars = list(freevars)
     bc.flags = (code.co_flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR |
                                   inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR)) | inspect.CO_NEWLOCALS \
         | inspect.CO_OPTIMIZED
+    if not freevars:
+        bc.flags &= ~inspect.CO_NESTED
     bc.extend(prologue)
     bc.extend(body)
-    return bc.to_code()
+    new = assemble(bc, code)
+
+    # map the body back to the original offsets (breaks in the resume function resume the original)
+    new_insts = _instructions(new)
+    n_prologue = len(new_insts) - len(kept)
+    if n_prologue == sum(isinstance(i, Instr) for i in prologue):
+        _ORIGIN[new] = (code, {ins.offset: off for ins, off in zip(new_insts[n_prologue:], kept)})
+    else:   # the assembler changed the instruction count: breaks in this resume function run eagerly
+        _ORIGIN[new] = (code, {})
+    return new

@@ -222,6 +222,9 @@ class InstructionTranslatorBase:
         from .variables.builtins import is_tensorish
         from .variables.constant import FOLDABLE
         if is_tensorish(a) or is_tensorish(b):
+            from .variables.tensor import TensorVariable
+            if op in _INPLACE_TO_BINARY and not isinstance(a, TensorVariable):
+                op = _INPLACE_TO_BINARY[op]   # `n += t` on a number: numbers have no in-place operators
             return self.output.call_function(op, [a, b], {})
         if a.is_python_constant() and b.is_python_constant() and not hasattr(a, "get_items") \
                 and not hasattr(b, "get_items"):
@@ -234,6 +237,11 @@ class InstructionTranslatorBase:
         user_result = _user_operator(self, a, b, [name] if inplace else [], _DUNDER[base], _RDUNDER.get(base))
         if user_result is not None:
             return user_result
+        if _RDUNDER.get(base) and _reflected_first(a, b):
+            try:
+                return b.call_method(self, _RDUNDER[base], [a], {})   # `(2,) + x.shape` is a torch.Size
+            except Unsupported:
+                pass
         if inplace:
             try:
                 return a.call_method(self, name, [b], {})
@@ -390,6 +398,15 @@ class InliningTranslator(InstructionTranslatorBase):
         except ReturnValue as r:
             return r.value
         raise AssertionError("unreachable")
+
+
+def _reflected_first(a, b) -> bool:
+    """Python tries `b`'s reflected operator first when b's type is a proper subclass of a's."""
+    try:
+        ta, tb = a.python_type(), b.python_type()
+    except Unsupported:
+        return False
+    return isinstance(ta, type) and isinstance(tb, type) and tb is not ta and issubclass(tb, ta)
 
 
 def _user_operator(tx, a, b, inplace_names, name, reflected_name):

@@ -106,6 +106,17 @@ class CheckFunction:
                 why = g.expected.explain(env)
             if why:
                 failed.append((g, value, why))
+        tensors = {}
+        for g in self.guards:
+            if g.kind == "TENSOR_MATCH":
+                try:
+                    value = eval(g.source.expr(), env)
+                except Exception:  # noqa: BLE001 - reported above
+                    continue
+                if id(value) in tensors:
+                    failed.append((g, value, f"{g.source.name()} and {tensors[id(value)]} are now the same "
+                                             "tensor (they were distinct when compiled)"))
+                tensors[id(value)] = g.source.name()
         return failed
 
 

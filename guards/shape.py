@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import weakref
-from typing import Mapping, Optional
+from collections.abc import Mapping
 
 import sympy
 import torch
@@ -63,7 +63,7 @@ def _is_module_state(value, source: Source) -> bool:
 @dataclasses.dataclass(frozen=True)
 class ShapePolicy:
     """Which dims of an input tensor are symbolic, for one compile."""
-    mode: Optional[bool] = False                  # True: all dims; False: static; None: automatic
+    mode: bool | None = False                  # True: all dims; False: static; None: automatic
     automatic_dims: Mapping[str, frozenset] = dataclasses.field(default_factory=dict)
 
     def dynamic_dims(self, value: torch.Tensor, source: Source) -> dict:
@@ -86,7 +86,7 @@ class AutomaticDynamic:
     """Per code object: input source name -> dims whose size changed between calls."""
 
     def __init__(self):
-        self._by_code: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+        self._by_code: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def dims_for(self, code) -> dict:
         return dict(self._by_code.get(code, {}))
@@ -164,7 +164,7 @@ class ShapeCheck:
     fast: str
     sources: tuple   # the TensorPropertySources it reads, to show their values when it fails
 
-    def explain(self, env) -> Optional[str]:
+    def explain(self, env) -> str | None:
         try:
             if eval(self.fast, env):
                 return None
@@ -203,7 +203,7 @@ def shape_guards(shape_env, properties: list) -> list:
     fast = _SourcePrinter({s: src.expr() for s, src in definers.items()})
     checks: dict = {}
 
-    def add(expr: sympy.Expr, lhs: Optional[TensorPropertySource] = None):
+    def add(expr: sympy.Expr, lhs: TensorPropertySource | None = None):
         if lhs is None:
             text_r, text_f = readable.doprint(expr), fast.doprint(expr)
             used = tuple(definers[s] for s in sorted(expr.free_symbols, key=str))

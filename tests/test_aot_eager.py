@@ -3,13 +3,12 @@ by step with eager; input mutation, aliasing outputs, inference; the min-cut par
 import copy
 import logging
 
+import bytegraph
 import pytest
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
+from torch import nn
 from torch.testing import assert_close
-
-import bytegraph
 
 PARTITIONERS = ["default", "min_cut"]
 
@@ -153,9 +152,11 @@ def test_cnn_with_batchnorm_training_matches_eager(partitioner):
     # running statistics were updated in the real buffers, once per step (compared with eager above)
     assert model.bn1.num_batches_tracked.item() == 5
     assert not torch.equal(model.bn2.running_var, torch.ones(8))
-    # batch norm was functionalized: the forward computes new statistics, nothing mutates in-graph
+    # batch norm was functionalized: the forward computes new statistics and ends by copying them
+    # (and num_batches_tracked + 1) into the buffers, which were graph inputs
     fw, bw = graphs.only("forward"), graphs.only("backward")
     assert "aten._native_batch_norm_legit_functional.default" in aten_targets(fw)
+    assert sum(n.target is torch.ops.aten.copy_.default for n in fw.graph.nodes) == 6
     assert "aten.native_batch_norm_backward.default" in aten_targets(bw)
     assert "aten.convolution_backward.default" in aten_targets(bw)
 
@@ -321,6 +322,21 @@ def test_min_cut_keeps_random_ops_in_the_forward():
     assert not random_in_backward    # the mask is saved, never drawn again in the backward
 
 
+def test_min_cut_never_recomputes_from_an_input_mutated_in_the_graph():
+    def f(x, buf):
+        z = buf.float().exp()    # saving the half-precision buf would be cheaper than saving z...
+        buf.add_(1)              # ...but buf holds the new value by the time the backward runs
+        return (x * z).sum()
+
+    graphs = AotGraphs()
+    compiled = bytegraph.compile(f, backend="aot_eager", options={"partitioner": "min_cut", "graph_hook": graphs})
+    x, buf = torch.randn(3, requires_grad=True), torch.ones(3, dtype=torch.half)
+    compiled(x, buf).backward()
+    assert_close(x.grad, torch.full((3,), 1.0).exp())
+    assert_close(buf, torch.full((3,), 2.0, dtype=torch.half))
+    assert "aten.copy_.default" in aten_targets(graphs.only("forward"))   # the mutation is in the graph
+
+
 def test_unknown_partitioner_and_options_are_errors():
     with pytest.raises(TypeError, match="does not accept options"):
         bytegraph.compile(lambda x: x + 1, backend="aot_eager", options={"no_such_option": 1})
@@ -346,14 +362,48 @@ def test_aot_graphs_log():
     assert "torch.ops.aten.sin.default" in text and "torch.ops.aten.cos.default" in text
 
 
-@pytest.mark.skip(reason="dynamic shapes are not implemented in the frontend yet: symbolic sizes graph-break "
-                         "(OutputGraph.wrap_value), so BYTEGRAPH_DYNAMIC_SHAPES=1 cannot reach the backend")
-def test_varying_batch_size_under_dynamic_shapes_compiles_once():
+@pytest.mark.parametrize("model_cls, feature_shape, partitioner",
+                         [(MLP, (12,), "min_cut"), (SmallCNN, (3, 8, 8), "default")])
+def test_varying_batch_size_under_dynamic_shapes_compiles_once(model_cls, feature_shape, partitioner):
+    torch.manual_seed(0)
+    model = model_cls()
+    reference = copy.deepcopy(model)
+    graphs = AotGraphs()
     with bytegraph.config.patch(dynamic_shapes=True):
-        model = MLP()
-        graphs = AotGraphs()
-        compiled = bytegraph.compile(model, backend="aot_eager", options={"graph_hook": graphs})
-        for batch in (4, 7, 9):
-            compiled(torch.randn(batch, 12)).sum().backward()
-        assert bytegraph.stats.frames_compiled == 1
-        assert graphs.kinds == ["forward", "backward"]
+        compiled = bytegraph.compile(model, backend="aot_eager",
+                                     options={"partitioner": partitioner, "graph_hook": graphs})
+        for batch in (4, 7, 2):    # (3 would equal the CNN's channel count: duck sizing ties them)
+            x = torch.randn(batch, *feature_shape)
+            out, ref_out = compiled(x), reference(x)
+            assert_close(out, ref_out, rtol=1e-5, atol=1e-5)
+            out.pow(2).mean().backward()
+            ref_out.pow(2).mean().backward()
+            for (name, p), q in zip(model.named_parameters(), reference.parameters()):
+                assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-5, msg=f"grad of {name}, batch {batch}")
+    assert bytegraph.stats.frames_compiled == 1
+    assert graphs.kinds == ["forward", "backward"]
+    # the ATen graphs are symbolic: the batch size is a SymInt input of the forward
+    fw = graphs.only("forward")
+    assert any(isinstance(p.meta.get("val"), torch.SymInt) for p in fw.graph.find_nodes(op="placeholder"))
+
+
+def test_transformer_block_with_a_dynamic_batch_dim_compiles_once():
+    # only the batch dim is symbolic (mark_dynamic): with BYTEGRAPH_DYNAMIC_SHAPES=1 the frontend
+    # currently graph-breaks on `q.view(B, T, heads, C // heads)` when C is symbolic too
+    torch.manual_seed(0)
+    model = TransformerBlock()
+    reference = copy.deepcopy(model)
+    graphs = AotGraphs()
+    compiled = bytegraph.compile(model, backend="aot_eager", options={"partitioner": "min_cut", "graph_hook": graphs})
+    for batch in (2, 3, 5):
+        x = torch.randn(batch, 8, 16)
+        bytegraph.mark_dynamic(x, 0)
+        out, ref_out = compiled(x), reference(x)
+        assert_close(out, ref_out, rtol=1e-5, atol=1e-5)
+        out.pow(2).mean().backward()
+        ref_out.pow(2).mean().backward()
+        for (name, p), q in zip(model.named_parameters(), reference.parameters()):
+            assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-5, msg=f"grad of {name}, batch {batch}")
+    assert bytegraph.stats.frames_compiled == 1
+    assert not bytegraph.stats.graph_breaks
+    assert graphs.kinds == ["forward", "backward"]

@@ -221,3 +221,16 @@ def test_guard_source_is_readable():
     source = entries[0][2].check.source
     assert source.startswith("def guard_three(__func, L_x):")
     assert "L_x" in source
+
+
+def test_inputs_distinct_when_traced_must_stay_distinct():
+    def f(x, y):
+        x.add_(1)
+        return x + y
+
+    opt, cnt = compiled(f)
+    a, b = torch.zeros(2), torch.zeros(2)
+    torch.testing.assert_close(opt(a, b), torch.ones(2))
+    t = torch.zeros(2)
+    torch.testing.assert_close(opt(t, t), torch.full((2,), 2.0))
+    assert cnt.frame_count == 2

@@ -40,12 +40,29 @@ def test_rollback_restores_fake_tensor_metadata():
     assert sum(1 for n in tx.output.graph.nodes if n.op == "call_method") == 0
 
 
+def _assert_same(got, expected):
+    """Equal values of any structure: tensors by torch.testing, containers item by item, the rest by ==."""
+    assert type(got) is type(expected), (type(got), type(expected))
+    if isinstance(expected, torch.Tensor):
+        torch.testing.assert_close(got, expected)
+    elif isinstance(expected, (list, tuple)):
+        assert len(got) == len(expected)
+        for a, b in zip(got, expected):
+            _assert_same(a, b)
+    elif isinstance(expected, dict):
+        assert list(got) == list(expected)
+        for k in expected:
+            _assert_same(got[k], expected[k])
+    else:
+        assert got == expected
+
+
 def _check_one_graph(fn, *args, ops=None):
     cnt = CompileCounter()
     opt = bytegraph.compile(fn, backend=cnt)
     expected = fn(*args)
     got = opt(*args)
-    torch.testing.assert_close(got, expected)
+    _assert_same(got, expected)
     assert cnt.frame_count == 1, f"expected one graph, got {cnt.frame_count}"
     assert not bytegraph.stats.break_records
     if ops is not None:
@@ -179,3 +196,183 @@ def test_user_error_type_and_message_reach_the_caller():
         assert str(e) == "bad size 4"
     else:
         raise AssertionError("no error")
+
+
+# -- Python protocols that real model code leans on ----------------------------------------------
+class LazyAttrs:
+    def __init__(self):
+        self.base = 3
+
+    def __getattr__(self, name):
+        if name.startswith("times_"):
+            return self.base * int(name[len("times_"):])
+        raise AttributeError(name)
+
+
+def test_hasattr_and_getattr_default_see_attribute_error_raised_by_user_code():
+    def f(x):
+        obj = LazyAttrs()
+        return x * obj.times_4 + getattr(obj, "missing", 1), hasattr(obj, "nothing"), hasattr(x, "jax")
+
+    _check_one_graph(f, torch.randn(2))
+
+
+class Remapped:
+    """A class with a Python __getattribute__ (like transformers' PretrainedConfig)."""
+    attribute_map = {"width": "hidden"}
+
+    def __init__(self):
+        self.hidden = 4
+
+    def __getattribute__(self, key):
+        if key != "attribute_map" and key in super().__getattribute__("attribute_map"):
+            key = super().__getattribute__("attribute_map")[key]
+        return super().__getattribute__(key)
+
+
+def test_python_getattribute_is_inlined():
+    cfg = Remapped()
+
+    def f(x):
+        return x * cfg.width + getattr(cfg, "depth", 2), cfg.__dict__.get("hidden")
+
+    _check_one_graph(f, torch.randn(2))
+
+
+class Record(dict):
+    """A dict subclass whose Python methods call dict's own (like transformers' ModelOutput)."""
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        super().__setattr__(key, value)
+
+    def to_tuple(self):
+        return tuple(self[k] for k in self.keys())
+
+
+def test_dict_subclass_built_in_traced_code():
+    def f(x):
+        r = Record()
+        r["a"] = x + 1
+        r["b"] = x * 2
+        return r, r.a, r.to_tuple(), len(r), "b" in r
+
+    cnt = _check_one_graph(f, torch.randn(2))
+    out = bytegraph.compile(f, backend=cnt)(torch.ones(2))
+    assert type(out[0]) is Record and list(out[0]) == ["a", "b"] and out[0].b is out[0]["b"]
+
+
+def test_constant_str_methods_with_tracked_arguments():
+    def f(x):
+        parts = "a,b,c".split(",")
+        parts.append("d")
+        return x * len("-".join(parts)), "-".join(parts), "".join(str(i) for i in range(3))
+
+    _check_one_graph(f, torch.randn(2))
+
+
+def test_operator_getters_and_stdlib_collections():
+    import collections
+    import operator
+
+    def f(xs, d):
+        first, last = operator.itemgetter(0, -1)(xs)
+        shape = operator.attrgetter("shape")(xs[0])
+        od = collections.OrderedDict([("a", 1), ("b", 2)])
+        od.move_to_end("a")
+        groups = collections.defaultdict(list)
+        groups["k"].append(first)
+        dq = collections.deque([first, last], maxlen=2)
+        dq.appendleft(last * 2)
+        return (operator.methodcaller("sum")(first) + last.sum(), shape, list(od), dict(groups), list(dq),
+                operator.itemgetter("b")(d), operator.contains(d, "b"))
+
+    _check_one_graph(f, [torch.randn(2), torch.randn(2)], {"b": 4})
+
+
+def test_module_buffer_assignment_is_written_back():
+    class Steps(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("steps", torch.zeros((), dtype=torch.long))
+
+        def forward(self, x):
+            self.steps = self.steps + 1
+            self.steps += 1            # in place on the new buffer
+            return x * self.steps
+
+    m = Steps()
+    cnt = CompileCounter()
+    opt = bytegraph.compile(m, backend=cnt)
+    for expected in (2, 4, 6):
+        torch.testing.assert_close(opt(torch.ones(2)), torch.full((2,), float(expected)))
+        assert int(m.steps) == expected and list(m._buffers) == ["steps"]
+    assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+
+
+def test_autocast_block_is_one_graph_with_enter_and_exit_nodes():
+    def f(a, b):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            c = a @ b
+        return c.dtype, c, (a @ b).dtype
+
+    a, b = torch.randn(4, 4), torch.randn(4, 4)
+    cnt = _check_one_graph(f, a, b)
+    targets = [n.target for n in cnt.graphs[0].graph.nodes]
+    assert torch.amp.autocast_mode._enter_autocast in targets and torch.amp.autocast_mode._exit_autocast in targets
+    assert not torch.is_autocast_enabled("cpu")   # tracing left the real autocast state as it found it
+
+
+def test_autocast_state_is_left_when_tracing_breaks_inside_the_block():
+    def helper(a):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            c = a @ a
+            print("graph break")
+            return c
+
+    def f(a):
+        return helper(a) + 1
+
+    a = torch.randn(3, 3)
+    out = bytegraph.compile(f, backend=CompileCounter())(a)
+    assert out.dtype == torch.bfloat16 and not torch.is_autocast_enabled("cpu")
+
+
+def test_model_code_helpers():
+    import inspect
+
+    layers = torch.nn.ModuleList(torch.nn.Linear(3, 3) for _ in range(3))
+
+    @torch.no_grad()
+    def rotary(x):
+        return x.cos()
+
+    def chunk_fn(t):
+        return t * 2
+
+    def f(x, **kwargs):
+        scale = kwargs.pop("scale", 1.0)
+        n = 0
+        n += x                       # a number in-place-added to a tensor
+        for layer in layers[: 2]:
+            x = layer(x)
+        nargs = len(inspect.signature(chunk_fn).parameters)
+        return x * scale + torch.finfo(x.dtype).min * 0 + rotary(n) * nargs, sorted(kwargs)
+
+    def g(x):
+        return f(x, scale=2.0, other=1)
+
+    _check_one_graph(g, torch.randn(2, 3))
+
+
+class Defaulting(dict):
+    def __missing__(self, key):
+        return len(key)
+
+
+def test_dict_subclass_missing_hook():
+    def f(x):
+        d = Defaulting(a=1)
+        return x * d["a"] + d["four"], "four" in d
+
+    _check_one_graph(f, torch.randn(2))

@@ -105,7 +105,7 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs):
     from .lowering import lower, trace_to_aten
     from .scheduler import Scheduler
 
-    _setup_device(example_inputs)
+    devices = _setup_device(example_inputs)
     t0 = time.perf_counter()
     aten_gm = trace_to_aten(gm, example_inputs)
     out_node = next(n for n in aten_gm.graph.nodes if n.op == "output")
@@ -118,6 +118,7 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs):
     source = wrapper.generate()
     mod = load_module(source)
     externs = wrapper.externs
+    constants = [t for _, t in graph.constants]
 
     metrics.kernel_count = wrapper.kernel_launches
     metrics.unique_kernel_count = len(wrapper.kernels)
@@ -131,17 +132,102 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs):
     _debug_dump(aten_gm, graph, groups, source)
 
     call = mod.call
+    from bytegraph import disable
 
+    if "cuda" not in devices:
+        import numpy as np
+        inner_call = call
+
+        def call(args, externs, constants):
+            # masked-off lanes of interpreted kernels may divide by zero etc.: harmless, silence numpy
+            with np.errstate(all="ignore"):
+                return inner_call(args, externs, constants)
+
+    # generated code (and Triton's interpreter, which runs kernels as Python) must never be traced
+    @disable
     def compiled(*args):
-        return pytree.tree_unflatten(list(call(args, externs)), out_spec)
+        return pytree.tree_unflatten(list(call(args, externs, constants)), out_spec)
     compiled.source = source
     compiled.kernel_count = wrapper.kernel_launches
     return compiled
 
 
+def _materialize(x):
+    """Static-shape stand-ins for fake example inputs (AOTAutograd passes FakeTensors); only their
+    metadata is used."""
+    from torch._subclasses.fake_tensor import FakeTensor
+    if isinstance(x, FakeTensor):
+        if any(not isinstance(s, int) for s in (*x.shape, *x.stride())):
+            raise NotImplementedError("inductor backend: symbolic shapes are not supported yet")
+        return torch.empty_strided(tuple(x.shape), tuple(x.stride()), dtype=x.dtype, device=x.device)
+    return x
+
+
+def _boxed(gm, example_inputs):
+    """`compile_fx` in AOTAutograd's boxed calling convention (one list argument)."""
+    fn = compile_fx(gm, [_materialize(x) for x in example_inputs])
+
+    def run(args):
+        out = fn(*args)
+        args.clear()
+        return out
+    run._boxed_call = True
+    return run
+
+
+def _needs_autograd(example_inputs):
+    return torch.is_grad_enabled() and any(
+        isinstance(x, torch.Tensor) and x.requires_grad for x in example_inputs)
+
+
+def _is_symbolic(example_inputs):
+    for x in example_inputs:
+        if isinstance(x, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            return True
+        if isinstance(x, torch.Tensor) and any(not isinstance(s, int) for s in (*x.shape, *x.stride())):
+            return True
+    return False
+
+
+class SpecializeOnShapes:
+    """Dynamic-shape graphs: the frontend compiles the frame once with symbolic sizes; this backend
+    (whose IR is static for now) compiles one static version per concrete set of input sizes, on
+    first use, and keeps them all."""
+
+    def __init__(self, gm):
+        self.gm = gm
+        self.compiled: dict = {}
+
+    @staticmethod
+    def key(args):
+        return tuple((tuple(a.shape), tuple(a.stride()), a.dtype, str(a.device), a.requires_grad)
+                     if isinstance(a, torch.Tensor) else (type(a), a) for a in args)
+
+    def __call__(self, *args):
+        k = self.key(args)
+        fn = self.compiled.get(k)
+        if fn is None:
+            fn = self.compiled[k] = _compile_static(self.gm, list(args))
+        return fn(*args)
+
+
 @register_backend("inductor")
 def inductor(gm, example_inputs):
+    """Inference graphs compile directly; when gradients are needed, AOTAutograd splits the graph into
+    forward and backward ATen graphs and each is compiled to Triton kernels. Graphs with symbolic
+    sizes are specialized per concrete size at call time (`SpecializeOnShapes`)."""
+    if _is_symbolic(example_inputs):
+        from bytegraph import disable
+        return disable(SpecializeOnShapes(gm))
+    return _compile_static(gm, example_inputs)
+
+
+def _compile_static(gm, example_inputs):
+    if _needs_autograd(example_inputs):
+        from ..aot_eager import aot_autograd
+        from .lowering import decomposition_table
+        return aot_autograd(gm, example_inputs, fw_compiler=_boxed, decompositions=decomposition_table())
     return compile_fx(gm, example_inputs)
 
 
-__all__ = ["inductor", "compile_fx", "metrics", "Metrics"]
+__all__ = ["Metrics", "compile_fx", "inductor", "metrics"]

@@ -18,7 +18,15 @@ import re
 import torch
 
 from .ir import (
-    Buffer, ComputedBuffer, ExternKernel, MultiOutput, Reduction, ReinterpretView, ix_add, prod, unflatten_index,
+    Buffer,
+    ComputedBuffer,
+    ExternKernel,
+    MultiOutput,
+    Reduction,
+    ReinterpretView,
+    ix_add,
+    prod,
+    unflatten_index,
 )
 
 TRITON_DTYPES = {
@@ -92,7 +100,7 @@ class FusionIllegal(Exception):
 
 
 class CSEVar:
-    __slots__ = ("name", "dtype", "rdep")
+    __slots__ = ("dtype", "name", "rdep")
 
     def __init__(self, name, dtype, rdep):
         self.name, self.dtype, self.rdep = name, dtype, rdep
@@ -158,14 +166,11 @@ class TritonKernel:
         return any(tok in self.rdep_names for tok in re.findall(r"[A-Za-z_]\w*", str(expr)))
 
     def index_vars(self, ranges, prefix):
+        """Per-dimension index expressions of `ranges` iterated in row-major order by xindex/rindex.
+        Kept inline (not named) so that the same position is spelled the same way whichever node or
+        view computes it: in-kernel reuse of stored values compares index strings."""
         base = "xindex" if prefix == "x" else "rindex"
-        out = []
-        for e in unflatten_index(base, list(ranges)):
-            if isinstance(e, int) or e == base:
-                out.append(e)
-            else:
-                out.append(self.newvar(e, torch.int32, rdep=(prefix == "r"), prefix=prefix).name)
-        return out
+        return unflatten_index(base, list(ranges))
 
     def mask_for(self, index) -> str:
         parts = ["xmask"]
@@ -213,35 +218,77 @@ class TritonKernel:
         self.lines.append(f"tl.store({ptr} + ({self._index_str(index)}), {val}, {mask})")
 
     # ---- nodes
-    def split_ranges(self, ranges):
-        """Index of a pointwise node in this kernel's tile."""
-        if not self.reduction:
+    def split_candidates(self, ranges):
+        """Ways to map a pointwise node onto this kernel's tile: lists of (dim, "x"|"r")."""
+        n = len(ranges)
+        if not self.reduction or prod(ranges) == self.xnumel:
             if prod(ranges) != self.xnumel:
                 raise FusionIllegal("numel mismatch")
-            return self.index_vars(ranges, "x")
-        if prod(ranges) == self.xnumel:
-            return self.index_vars(ranges, "x")
+            return [[(d, "x") for d in range(n)]]
         if prod(ranges) != self.xnumel * self.rnumel:
             raise FusionIllegal("numel mismatch")
-        for k in range(len(ranges) + 1):
-            if prod(ranges[:k]) == self.xnumel and prod(ranges[k:]) == self.rnumel:
-                return self.index_vars(ranges[:k], "x") + self.index_vars(ranges[k:], "r")
-        raise FusionIllegal("ranges do not split into the reduction tile")
+        out = []
+        # contiguous splits first (rows reduced along the last dims), then any subset of dims as the
+        # reduced part (e.g. the epilogue of a reduction over dim 0)
+        for k in range(n + 1):
+            if prod(ranges[:k]) == self.xnumel:
+                out.append([(d, "x" if d < k else "r") for d in range(n)])
+        if n <= 8:
+            for mask in range(1 << n):
+                rdims = [d for d in range(n) if mask >> d & 1]
+                if prod(ranges[d] for d in rdims) != self.rnumel:
+                    continue
+                cand = [(d, "r" if d in rdims else "x") for d in range(n)]
+                if cand not in out:
+                    out.append(cand)
+        if not out:
+            raise FusionIllegal("ranges do not split into the reduction tile")
+        return out
+
+    def index_for(self, ranges, cand):
+        xd = [d for d, p in cand if p == "x"]
+        rd = [d for d, p in cand if p == "r"]
+        idx = [None] * len(ranges)
+        for d, v in zip(xd, self.index_vars([ranges[d] for d in xd], "x")):
+            idx[d] = v
+        for d, v in zip(rd, self.index_vars([ranges[d] for d in rd], "r")):
+            idx[d] = v
+        return idx
+
+    def _snapshot(self):
+        return (len(self.lines), dict(self.cse), set(self.rdep_names), dict(self.in_args), dict(self.out_args),
+                dict(self.store_cache), {k: set(v) for k, v in self.stored.items()},
+                {k: set(v) for k, v in self.loaded.items()}, self.ntmp)
+
+    def _restore(self, snap):
+        (n, self.cse, self.rdep_names, self.in_args, self.out_args, self.store_cache, self.stored,
+         self.loaded, self.ntmp) = snap
+        del self.lines[n:]
 
     def render(self, node: ComputedBuffer):
         data = node.data
         target = node.mutates or node.name
+        mutation = node.mutates is not None
         if isinstance(data, Reduction):
             if not self.reduction or prod(data.ranges) != self.xnumel or prod(data.reduction_ranges) != self.rnumel:
                 raise FusionIllegal("reduction tile mismatch")
             idx = self.index_vars(data.ranges, "x")
             ridx = self.index_vars(data.reduction_ranges, "r")
             value = data.inner_fn(self.ops, idx, ridx)
-            result = self.reduce(data, value)
-        else:
-            idx = self.split_ranges(data.ranges)
-            result = self.ops.to_dtype(data.inner_fn(self.ops, idx), node.get_dtype())
-        self.store(target, node.layout.index(idx), result, mutation=node.mutates is not None)
+            self.store(target, node.layout.index(idx), self.reduce(data, value), mutation=mutation)
+            return
+        cands = self.split_candidates(data.ranges)
+        for i, cand in enumerate(cands):
+            snap = self._snapshot() if i + 1 < len(cands) else None
+            try:
+                idx = self.index_for(data.ranges, cand)
+                result = self.ops.to_dtype(data.inner_fn(self.ops, idx), node.get_dtype())
+                self.store(target, node.layout.index(idx), result, mutation=mutation)
+                return
+            except FusionIllegal:
+                if snap is None:
+                    raise
+                self._restore(snap)
 
     def reduce(self, data: Reduction, value: CSEVar) -> CSEVar:
         rt, odt = data.reduction_type, data.dtype
@@ -258,11 +305,13 @@ class TritonKernel:
         else:  # any / all
             acc = torch.bool
         v = ops.to_dtype(value, acc)
-        T = TRITON_DTYPES[acc]
         b = self.newvar(f"tl.broadcast_to({v}, [XBLOCK, RBLOCK])", acc)
+        # only builtins and combine functions from the module header: under the interpreter,
+        # triton.language's own @jit helpers (tl.sum, tl.max, ...) are unusable when triton was imported
+        # before TRITON_INTERPRET was set
         if rt in ("sum", "mean"):
             m = self.newvar(f"tl.where({full}, {b}, 0)", acc)
-            r = self.newvar(f"tl.sum({m}, 1)[:, None]", acc, rdep=False)
+            r = self.newvar(f"tl.reduce({m}, 1, _sum_combine)[:, None]", acc, rdep=False)
         elif rt == "prod":
             m = self.newvar(f"tl.where({full}, {b}, 1)", acc)
             r = self.newvar(f"tl.reduce({m}, 1, _prod_combine)[:, None]", acc, rdep=False)
@@ -275,21 +324,23 @@ class TritonKernel:
                 ident = str(info.min if is_max else info.max)
             m = self.newvar(f"tl.where({full}, {b}, {ident})", acc)
             if rt in ("max", "min"):
-                r = self.newvar(f"tl.{'max' if is_max else 'min'}({m}, 1)[:, None]", acc, rdep=False)
+                r = self.newvar(f"tl.reduce({m}, 1, _{rt}_combine)[:, None]", acc, rdep=False)
             else:
-                r = self.newvar(f"tl.{rt}({m}, 1)[:, None].to(tl.int64)", torch.int64, rdep=False)
+                ri = self.newvar("tl.broadcast_to(rindex, [XBLOCK, RBLOCK])", torch.int32)
+                r = self.newvar(f"tl.reduce(({m}, {ri}), 1, _{rt}_combine)[1][:, None].to(tl.int64)",
+                                torch.int64, rdep=False)
         elif rt in ("any", "all"):
             fill = "0" if rt == "any" else "1"
             m = self.newvar(f"tl.where({full}, {b}, {fill}).to(tl.int8)", torch.int8)
-            r = self.newvar(f"tl.{'max' if rt == 'any' else 'min'}({m}, 1)[:, None] != 0", torch.bool, rdep=False)
+            comb = "_max_combine" if rt == "any" else "_min_combine"
+            r = self.newvar(f"tl.reduce({m}, 1, {comb})[:, None] != 0", torch.bool, rdep=False)
         elif rt == "var_unnormalized":
             m = self.newvar(f"tl.where({full}, {b}, 0)", acc)
-            mean = self.newvar(f"tl.sum({m}, 1)[:, None] / {float(self.rnumel)}", acc, rdep=False)
+            mean = self.newvar(f"tl.reduce({m}, 1, _sum_combine)[:, None] / {float(self.rnumel)}", acc, rdep=False)
             d = self.newvar(f"tl.where({full}, {b} - {mean}, 0)", acc)
-            r = self.newvar(f"tl.sum({d} * {d}, 1)[:, None]", acc, rdep=False)
+            r = self.newvar(f"tl.reduce({d} * {d}, 1, _sum_combine)[:, None]", acc, rdep=False)
         else:
             raise NotImplementedError(rt)
-        del T
         return ops.to_dtype(r, odt)
 
     # ---- source
@@ -343,6 +394,11 @@ class TritonOps:
             return var
         if dtype == torch.bool:
             return self.k.newvar(f"{var} != 0", dtype, rdep=var.rdep)
+        if dtype == torch.bfloat16 and _f(var.dtype) and var.dtype != torch.float16:
+            if var.dtype == torch.float64:
+                var = self.to_dtype(var, torch.float32)
+            # round to nearest even explicitly: Triton's interpreter truncates fp32 -> bf16
+            return self.k.newvar(f"_f32_to_bf16({var})", dtype, rdep=var.rdep)
         return self.k.newvar(f"{var}.to({TRITON_DTYPES[dtype]})", dtype, rdep=var.rdep)
 
     def call(self, name, *args):
@@ -377,8 +433,42 @@ import triton.language as tl
 
 
 @triton.jit
+def _sum_combine(a, b):
+    return a + b
+
+
+@triton.jit
 def _prod_combine(a, b):
     return a * b
+
+
+@triton.jit
+def _max_combine(a, b):
+    return tl.where((a > b) | (a != a), a, b)
+
+
+@triton.jit
+def _min_combine(a, b):
+    return tl.where((a < b) | (a != a), a, b)
+
+
+@triton.jit
+def _argmax_combine(v1, i1, v2, i2):
+    pick1 = (v1 > v2) | ((v1 == v2) & (i1 < i2)) | ((v1 != v1) & ((v2 == v2) | (i1 < i2)))
+    return tl.where(pick1, v1, v2), tl.where(pick1, i1, i2)
+
+
+@triton.jit
+def _argmin_combine(v1, i1, v2, i2):
+    pick1 = (v1 < v2) | ((v1 == v2) & (i1 < i2)) | ((v1 != v1) & ((v2 == v2) | (i1 < i2)))
+    return tl.where(pick1, v1, v2), tl.where(pick1, i1, i2)
+
+
+@triton.jit
+def _f32_to_bf16(x):
+    b = x.to(tl.uint32, bitcast=True)
+    b = b + 0x7FFF + ((b >> 16) & 1)
+    return (b >> 16).to(tl.uint16).to(tl.bfloat16, bitcast=True)
 
 
 def _reinterpret(t, size, stride, offset):
@@ -397,6 +487,7 @@ class WrapperCodegen:
         self.externs: list = []
         self.lines: list[str] = []
         self.kernel_launches = 0
+        self.allocated: set[str] = set()
 
     def ref(self, ir) -> str:
         """Python expression for a realized IR value inside `call`."""
@@ -410,9 +501,12 @@ class WrapperCodegen:
     def generate(self) -> str:
         g = self.graph
         names = [b.name if b is not None else f"_unused{i}" for i, b in enumerate(g.inputs)]
-        self.lines.append("def call(args, externs):")
+        self.lines.append("def call(args, externs, constants):")
         self.lines.append(f"    {', '.join(names)}{',' if len(names) == 1 else ''} = args"
                           if names else "    pass")
+        consts = [b.name for b, _ in g.constants]
+        if consts:
+            self.lines.append(f"    {', '.join(consts)}{',' if len(consts) == 1 else ''} = constants")
         last_use = self._last_uses()
         free: dict[tuple, list[str]] = {}
         output_names = {o.get_name() for o in g.outputs if isinstance(o, (Buffer, ReinterpretView))}
@@ -428,7 +522,7 @@ class WrapperCodegen:
                 self._kernel(group)
             # buffers whose last reader is this group die here: their storage can be reused
             for name, (lg, buf) in last_use.items():
-                if lg == gi and name not in output_names and buf is not None:
+                if lg == gi and name not in output_names and buf is not None and name in self.allocated:
                     free.setdefault(self._alloc_key(buf), []).append(name)
         outs = []
         for o in g.outputs:
@@ -462,6 +556,7 @@ class WrapperCodegen:
 
     def _alloc(self, node, free):
         L = node.layout
+        self.allocated.add(node.name)
         key = self._alloc_key(node)
         if free.get(key):
             self.lines.append(f"    {node.name} = {free[key].pop()}  # reuse")
@@ -525,4 +620,4 @@ class _Slot:
         self.i = i
 
 
-__all__ = ["TritonKernel", "TritonOps", "WrapperCodegen", "FusionIllegal", "TEMPLATES", "ix_add"]
+__all__ = ["TEMPLATES", "FusionIllegal", "TritonKernel", "TritonOps", "WrapperCodegen", "ix_add"]

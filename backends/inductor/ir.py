@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import re
-from typing import Callable, Optional
+from collections.abc import Callable
 
 import torch
 
@@ -63,11 +63,41 @@ def ix_mul(a, b):
     return f"{_p(a)}*{_p(b)}"
 
 
+_DIV = re.compile(r"^(\w+) // (\d+)$")                 # base // d
+_MOD = re.compile(r"^(\w+) % (\d+)$")                  # base % m
+_DIVMOD = re.compile(r"^\((\w+) // (\d+)\) % (\d+)$")  # (base // d) % m
+
+
+def _parse(a):
+    """(base, d, m) for the forms above (m None: no modulus), else None."""
+    s = str(a)
+    if _ATOM.match(s) and not s.isdigit():
+        return s, 1, None
+    for rx, f in ((_DIV, lambda g: (g[0], int(g[1]), None)), (_MOD, lambda g: (g[0], 1, int(g[1]))),
+                  (_DIVMOD, lambda g: (g[0], int(g[1]), int(g[2])))):
+        mt = rx.match(s)
+        if mt:
+            return f(mt.groups())
+    return None
+
+
+def _unparse(base, d, m):
+    e = base if d == 1 else f"{base} // {d}"
+    return e if m is None else f"{_p(e)} % {m}"
+
+
 def ix_floordiv(a, b):
     if b == 1:
         return a
     if isinstance(a, int) and isinstance(b, int):
         return a // b
+    p = _parse(a) if isinstance(b, int) else None
+    if p is not None:
+        base, d, m = p
+        if m is None:
+            return _unparse(base, d * b, None)   # (x // d) // b == x // (d*b)
+        if m % b == 0:
+            return _unparse(base, d * b, m // b)  # ((x // d) % m) // b == (x // (d*b)) % (m/b)
     return f"{_p(a)} // {_p(b)}"
 
 
@@ -76,6 +106,11 @@ def ix_mod(a, b):
         return 0
     if isinstance(a, int) and isinstance(b, int):
         return a % b
+    p = _parse(a) if isinstance(b, int) else None
+    if p is not None:
+        base, d, m = p
+        if m is not None and m % b == 0:
+            return _unparse(base, d, b)           # ((x // d) % m) % b == (x // d) % b  when b | m
     return f"{_p(a)} % {_p(b)}"
 
 
@@ -193,7 +228,7 @@ class Reduction(Loops):
 class Buffer(IRNode):
     """Named storage with a fixed layout."""
 
-    def __init__(self, name: str, layout: Optional[Layout]):
+    def __init__(self, name: str, layout: Layout | None):
         self.name, self.layout = name, layout
 
     def get_size(self):
@@ -226,7 +261,7 @@ class ComputedBuffer(Buffer):
     """A buffer computed by a loop body (`Pointwise` or `Reduction`). With `mutates` set, the result is
     written into that (input) buffer instead of fresh storage."""
 
-    def __init__(self, name, layout, data: Loops, mutates: Optional[str] = None):
+    def __init__(self, name, layout, data: Loops, mutates: str | None = None):
         super().__init__(name, layout)
         self.data = data
         self.mutates = mutates
@@ -355,7 +390,7 @@ class TensorBox:
             return self.realize().load(ops, idx)
         return d.load(ops, idx)
 
-    def strided_layout(self) -> Optional[tuple[Buffer, Layout]]:
+    def strided_layout(self) -> tuple[Buffer, Layout] | None:
         """(base buffer, layout) if this value is a realized strided tensor."""
         d = self.data
         if isinstance(d, Buffer):

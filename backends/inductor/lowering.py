@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import math
 import operator
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 import torch.fx
@@ -19,8 +19,24 @@ from torch._decomp import core_aten_decompositions, get_decompositions
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from .ir import (
-    Buffer, ComputedBuffer, ExternKernel, InputBuffer, Layout, Loops, MultiOutput, Pointwise, Reduction,
-    ReinterpretView, TensorBox, contiguous_strides, flatten_index, ix_add, ix_mul, prod, unflatten_index,
+    Buffer,
+    ComputedBuffer,
+    ExternKernel,
+    InputBuffer,
+    Layout,
+    Loops,
+    MultiOutput,
+    Pointwise,
+    Reduction,
+    ReinterpretView,
+    TensorBox,
+    contiguous_strides,
+    flatten_index,
+    ix_add,
+    ix_mod,
+    ix_mul,
+    prod,
+    unflatten_index,
 )
 
 aten = torch.ops.aten
@@ -34,6 +50,7 @@ def decomposition_table():
     table.update(get_decompositions([
         aten.native_layer_norm, aten._softmax, aten._log_softmax, aten.logsumexp, aten.std.correction,
         aten.native_group_norm, aten._native_batch_norm_legit_no_training, aten.addmm,
+        aten.native_batch_norm, aten._native_batch_norm_legit, aten._native_batch_norm_legit_functional,
         aten.linalg_vector_norm, aten.native_dropout, aten.mse_loss, aten.hardswish, aten.hardsigmoid,
         aten.softplus, aten.elu, aten.mish, aten.lerp, aten.masked_fill, aten.addcmul, aten.addcdiv,
         aten.native_layer_norm_backward, aten._softmax_backward_data, aten._log_softmax_backward_data,
@@ -471,12 +488,50 @@ def _reshape(g, node, x, sizes):
             return _lay(L, size, st)
         return _view(g, x, size, reindex, strided)
 
+    groups = _view_groups(list(old), list(size))
+
     def reindex(idx):
-        return unflatten_index(flatten_index(idx, size), old)
+        out = [0] * len(old)
+        for og, ng in groups:
+            if len(og) == 1 and len(ng) == 1:
+                out[og[0]] = idx[ng[0]]
+                continue
+            flat = flatten_index([idx[j] for j in ng], [size[j] for j in ng])
+            for i, v in zip(og, unflatten_index(flat, [old[i] for i in og])):
+                out[i] = v
+        return out
 
     def strided(L):
         return _lay(L, size, contiguous_strides(size)) if L.is_contiguous() else None
     return _view(g, x, size, reindex, strided)
+
+
+def _view_groups(old, new):
+    """Pair up runs of old and new dims with equal products (a reshape only regroups within them)."""
+    groups, i, j = [], 0, 0
+    while i < len(old) or j < len(new):
+        og, ng, po, pn = [], [], 1, 1
+        if i < len(old):
+            og.append(i)
+            po *= old[i]
+            i += 1
+        if j < len(new):
+            ng.append(j)
+            pn *= new[j]
+            j += 1
+        while po != pn:
+            if po < pn and i < len(old):
+                og.append(i)
+                po *= old[i]
+                i += 1
+            elif j < len(new):
+                ng.append(j)
+                pn *= new[j]
+                j += 1
+            else:
+                break
+        groups.append((og, ng))
+    return groups
 
 
 @register(aten.slice)
@@ -548,6 +603,58 @@ def _as_strided(g, node, x, size, stride, storage_offset=None):
         raise Fallback("as_strided with offset of an input")
     off = L.offset if storage_offset is None else storage_offset
     return TensorBox(g, ReinterpretView(base, _lay(L, size, stride, off)))
+
+
+@register(aten.flip)
+def _flip(g, node, x, dims):
+    size = x.get_size()
+    dims = [_norm_dim(d, len(size)) for d in dims]
+
+    def reindex(idx):
+        return [ix_add(size[d] - 1, ix_mul(i, -1)) if d in dims else i for d, i in enumerate(idx)]
+
+    # negative strides cannot be expressed by torch.as_strided: a flip is always index arithmetic
+    return _view(g, x, size, reindex, None)
+
+
+@register(aten.repeat)
+def _repeat(g, node, x, repeats):
+    size = tuple(node.meta["val"].shape)
+    old = x.get_size()
+    lead = len(size) - len(old)
+
+    def reindex(idx):
+        return [ix_mod(idx[lead + j], s) if repeats[lead + j] != 1 else idx[lead + j] for j, s in enumerate(old)]
+    return _view(g, x, size, reindex, None)
+
+
+@register(aten.slice_scatter, aten.select_scatter)
+def _slice_scatter(g, node, base, src, dim=0, *rest):
+    size = base.get_size()
+    dim = _norm_dim(dim, len(size))
+    n = size[dim]
+    if node.target is aten.select_scatter.default:
+        index = rest[0] + n if rest[0] < 0 else rest[0]
+        start, end, step, select = index, index + 1, 1, True
+    else:
+        start, end, step = (list(rest) + [None, None, 1])[:3]
+        start = 0 if start is None else (start + n if start < 0 else start)
+        end = n if end is None else min(n, end + n if end < 0 else end)
+        step, select = step or 1, False
+    odt = node.meta["val"].dtype
+
+    def inner(ops, idx):
+        i = idx[dim]
+        cond_s = f"({i} >= {start}) & ({i} < {end})" + (f" & ((({i}) - {start}) % {step} == 0)" if step != 1 else "")
+        cond = ops.index_expr(cond_s, torch.bool)
+        sub = list(idx)
+        if select:
+            del sub[dim]
+        else:
+            sub[dim] = f"(({i}) - {start}) // {step}" if step != 1 else ix_add(i, -start)
+        v = ops.masked(cond, lambda: ops.to_dtype(src.load(ops, sub), odt), 0)
+        return ops.call("where", cond, v, ops.to_dtype(base.load(ops, idx), odt))
+    return TensorBox(g, Pointwise(base.get_device(), odt, size, inner))
 
 
 # --------------------------------------------------------------------------- cat / pad / indexing
@@ -786,6 +893,7 @@ class GraphLowering:
         self.inputs: list = []                   # per placeholder: InputBuffer or None (non-tensor)
         self.outputs: list = []                  # IR per graph output: Buffer, ReinterpretView or constant
         self.mutations: list[ComputedBuffer] = []
+        self.constants: list = []                # (InputBuffer, tensor) for tensors held by the graph
         self.extern_ops: list = []
         self._names = iter(f"buf{i}" for i in range(1 << 30))
 
@@ -886,6 +994,13 @@ class GraphLowering:
         for node in self.gm.graph.nodes:
             if node.op == "placeholder":
                 continue
+            if node.op == "get_attr":
+                t = getattr(self.gm, node.target)
+                buf = InputBuffer(f"const{len(self.constants)}", Layout(
+                    tuple(t.shape), tuple(t.stride()), t.dtype, t.device))
+                self.constants.append((buf, t))
+                env[node] = TensorBox(self, buf)
+                continue
             if node.op == "output":
                 self.outputs = [self.realize_output(env[a]) if isinstance(a, torch.fx.Node) else a
                                 for a in node.args[0]]
@@ -911,6 +1026,8 @@ class GraphLowering:
         if not isinstance(x, TensorBox):
             return x
         d = x.data
+        if isinstance(d, InputBuffer) and d.name.startswith("const"):
+            return _clone(self, None, x).realize()  # never hand out the graph's own constant
         if isinstance(d, InputBuffer) or (isinstance(d, ReinterpretView) and isinstance(d.data, InputBuffer)):
             # an input returned as is (or a view of one): aliasing is what eager does
             return d
@@ -921,4 +1038,4 @@ def lower(gm, example_inputs) -> GraphLowering:
     return GraphLowering(gm, example_inputs).run()
 
 
-__all__ = ["trace_to_aten", "lower", "GraphLowering", "LOWERINGS", "decomposition_table", "math"]
+__all__ = ["LOWERINGS", "GraphLowering", "decomposition_table", "lower", "math", "trace_to_aten"]

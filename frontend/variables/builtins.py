@@ -6,6 +6,7 @@ import builtins
 import collections
 import dataclasses
 import functools
+import inspect
 import itertools
 import math
 import operator
@@ -37,6 +38,9 @@ def compare_equal(tx, a, b) -> bool:
     result = tx.compare(operator.eq, a, b)
     if result.is_python_constant():
         return bool(result.as_python_constant())
+    from .tensor import SymNodeVariable
+    if isinstance(result, SymNodeVariable):
+        return result.truth(tx)      # symbolic sizes: specializes the comparison, with a shape guard
     return a is b
 
 
@@ -82,6 +86,9 @@ class BuiltinVariable(VariableTracker):
         return wrap_constant_result(tx, getattr(self.fn, name))
 
     def call_function(self, tx, args, kwargs):
+        unbound = _unbound_builtin_method(tx, self.fn, args, kwargs)
+        if unbound is not None:
+            return unbound
         handler = _HANDLERS.get(self.fn)
         if handler is not None:
             result = handler(tx, *args, **kwargs)
@@ -103,6 +110,50 @@ class BuiltinVariable(VariableTracker):
                 return method(tx, *args)
             return tx.call_method_on(args[0], method, list(args[1:]), kwargs)
         raise Unsupported("unsupported_call", fn=self.describe(), detail=" with these arguments")
+
+
+def _unbound_builtin_method(tx, fn, args, kwargs):
+    """`object.__setattr__(obj, ...)`, `dict.__setitem__(obj, ...)`, `super().keys()`...: a method of a
+    builtin type called on an instance of a user subclass. Object methods use the generic attribute
+    protocol (no user `__setattr__`); dict methods act on the items of a dict-subclass object."""
+    import types
+    if not args or not isinstance(fn, (types.MethodDescriptorType, types.WrapperDescriptorType)):
+        return None
+    from .user_defined import _READ_ONLY_DICT_METHODS, UserDefinedObjectVariable, dict_store
+    obj = args[0]
+    if not isinstance(obj, UserDefinedObjectVariable):
+        return None
+    owner, name = fn.__objclass__, fn.__name__
+    if owner is object:
+        if name == "__setattr__" and len(args) == 3 and args[1].is_python_constant():
+            obj.generic_setattr(tx, args[1].as_python_constant(), args[2])
+            return const(None)
+        if name == "__getattribute__" and len(args) == 2 and args[1].is_python_constant():
+            return obj.generic_getattr(tx, args[1].as_python_constant())
+        if name == "__delattr__" and len(args) == 2 and args[1].is_python_constant():
+            obj.delattr(tx, args[1].as_python_constant())
+            return const(None)
+        if name == "__init__" and len(args) == 1 and not kwargs:
+            return const(None)
+        return None
+    if not issubclass(owner, dict):
+        return None
+    store = dict_store(tx, obj)
+    if store is None:
+        return None
+    if not obj.is_new() and name not in _READ_ONLY_DICT_METHODS:
+        raise Unsupported("unsupported_op", what=f"{owner.__name__}.{name} on {obj.describe()} that existed "
+                                                 "before the compiled frame")
+    if name == "__init__":
+        if args[1:] or kwargs:
+            store.call_method(tx, "update", list(args[1:]), kwargs)
+        return const(None)
+    missing = inspect.getattr_static(obj.cls, "__missing__", None)
+    if name == "__getitem__" and isinstance(missing, types.FunctionType) and len(args) == 2 and \
+            store.lookup(tx, args[1]) is None:
+        from .functions import UserFunctionVariable
+        return UserFunctionVariable(fn=missing).call_function(tx, [obj, args[1]], {})   # dict calls __missing__
+    return store.call_method(tx, name, list(args[1:]), kwargs)
 
 
 # -- handlers ----------------------------------------------------------------
@@ -663,6 +714,33 @@ def _wraps(tx, wrapped, *args, **kwargs):
     return WrapsDecorator(wrapped=wrapped)
 
 
+def real_callable(var):
+    """The real Python callable a function-like tracker stands for, or None (a function made while
+    tracing has no real counterpart)."""
+    import types
+    from .functions import BoundMethodVariable, UserFunctionVariable
+    if isinstance(var, UserFunctionVariable):
+        return var.fn
+    if isinstance(var, BoundMethodVariable) and isinstance(var.fn, VariableTracker):
+        fn, obj = real_callable(var.fn), getattr(var.self_var, "value", None)
+        if fn is not None and obj is not None:
+            return types.MethodType(fn, obj)
+        return None
+    if var.is_python_constant() and callable(var.as_python_constant()):
+        return var.as_python_constant()
+    value = getattr(var, "value", None)
+    return value if callable(value) else None
+
+
+def _signature(tx, fn, **kwargs):
+    """inspect.signature(f): computed from the real function now. The result is immutable and
+    depends only on the function, whose identity is already guarded where it was read."""
+    real = real_callable(fn)
+    if real is None or kwargs:
+        raise Unsupported("unsupported_call", fn="inspect.signature", detail=f" on {fn.describe()}")
+    return ConstantVariable(inspect.signature(real))
+
+
 def _print(tx, *args, **kwargs):
     raise Unsupported("io", fn="print()")
 
@@ -683,7 +761,7 @@ _HANDLERS: dict[Any, Callable] = {
     itertools.count: _count, itertools.chain: _chain, itertools.product: _product, itertools.islice: _islice,
     itertools.accumulate: _accumulate, itertools.combinations: _combos(itertools.combinations),
     itertools.permutations: _combos(itertools.permutations), functools.reduce: _reduce,
-    functools.partial: _partial, functools.wraps: _wraps,
+    functools.partial: _partial, functools.wraps: _wraps, inspect.signature: _signature,
     dict.fromkeys: _fromkeys(dict),
     collections.OrderedDict: _mapping(collections.OrderedDict),
     collections.defaultdict: _mapping(collections.defaultdict), collections.deque: _deque,

@@ -166,6 +166,11 @@ class SizeVariable(TupleVariable):
             for item in self.items:
                 result = tx.binary_op(operator.mul, result, item)
             return result
+        if name in ("__add__", "__radd__") and args and _is_constant_tuple(args[0]):
+            other = tuple(const(v) for v in args[0].as_python_constant())
+            return SizeVariable(self.items + other if name == "__add__" else other + self.items)
+        if name == "__radd__" and args and isinstance(args[0], BaseSequence):
+            return SizeVariable(tuple(args[0].get_items(tx)) + self.items)
         return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, codegen):
@@ -432,6 +437,11 @@ class SliceVariable(VariableTracker):
         for part in (self.start, self.stop, self.step):
             codegen.reconstruct(part)
         codegen.build_slice(3)
+
+
+def _is_constant_tuple(var) -> bool:
+    return not isinstance(var, BaseSequence) and var.is_python_constant() and \
+        isinstance(var.as_python_constant(), tuple)
 
 
 def is_sequence(var) -> bool:

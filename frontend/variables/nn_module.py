@@ -98,7 +98,13 @@ class NNModuleVariable(UserDefinedObjectVariable):
             if name == "__getitem__":
                 key = args[0].as_python_constant()
                 if isinstance(key, slice):
-                    raise Unsupported("unsupported_op", what="slicing a module container")
+                    # the container's own __getitem__ builds a new container of the same children; the
+                    # children were just wrapped with their sources, and reading them through the new
+                    # container finds those same trackers
+                    if isinstance(module, (torch.nn.ModuleDict, torch.nn.ParameterDict)):
+                        raise Unsupported("unsupported_op", what="slicing a module dict")
+                    sub = module[key]
+                    return NNModuleVariable(value=sub, cls=type(sub))
                 if isinstance(key, str):
                     return dict(children)[key]
                 return children[key][1]

@@ -65,6 +65,12 @@ class TensorVariable(VariableTracker):
         if callable(attr):
             from .functions import BoundMethodVariable
             return BoundMethodVariable(TensorMethod(name), self)
+        if not hasattr(torch.Tensor, name):
+            real = tx.output.real_value_of(self) if self.is_graph_input() else None
+            if real is None or name not in getattr(real, "__dict__", {}):
+                # no such attribute on tensors (`hasattr(x, "jax")`): the same error as eager
+                raise AttributeError(f"'{type(example).__name__ if real is None else type(real).__name__}' "
+                                     f"object has no attribute '{name}'")
         raise Unsupported("unsupported_attr", name=name, obj="a tensor")
 
     def call_method(self, tx, name, args, kwargs):

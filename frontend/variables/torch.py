@@ -26,14 +26,12 @@ FOLDED: dict[Any, Callable] = {
     torch.jit.is_scripting: lambda: False, torch.jit.is_tracing: lambda: False,
     torch._C._get_tracing_state: lambda: None,
 }
-for _name in ("is_compiling",):
-    for _mod in (getattr(torch, "_utils", None), getattr(torch, "_dynamo", None)):
-        _fn = getattr(_mod, _name, None) if _mod is not None and _mod.__name__ != "torch._dynamo" else None
-        if _fn is not None:
-            FOLDED[_fn] = _is_compiling
+if hasattr(torch._utils, "is_compiling"):  # the older spelling libraries still ask
+    FOLDED[torch._utils.is_compiling] = _is_compiling
 
 # Functions that change global state or observe the outside world: never inside a graph.
-UNSUPPORTED = {torch.manual_seed, torch.seed, torch.set_default_dtype, torch.use_deterministic_algorithms, torch.set_printoptions, torch.save, torch.load}
+UNSUPPORTED = {torch.manual_seed, torch.seed, torch.set_default_dtype, torch.use_deterministic_algorithms,
+               torch.set_printoptions, torch.save, torch.load, torch.autograd.grad, torch.autograd.backward}
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -104,6 +102,20 @@ class GradModeVariable(VariableTracker):
         if args and isinstance(args[0], BaseUserFunction):
             return GradModeWrapped(fn=args[0], target=self.target)
         raise Unsupported("unsupported_call", fn=self.describe(), detail="")
+
+    def var_getattr(self, tx, name):
+        if name in ("clone", "__enter__", "__exit__"):
+            from .functions import BoundMethodVariable
+            from .tensor import TensorMethod
+            return BoundMethodVariable(fn=TensorMethod(name), self_var=self)
+        return super().var_getattr(tx, name)
+
+    def call_method(self, tx, name, args, kwargs):
+        if name == "clone":   # a fresh manager with the same target (what torch's decorators enter)
+            return GradModeVariable(target=self.target)
+        if name == "__enter__":
+            raise Unsupported("unsupported_op", what="calling __enter__ of a grad-mode manager directly")
+        return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, codegen):
         codegen.push_null()
@@ -284,15 +296,23 @@ for _dev in ("cpu", "cuda"):
         GRAD_MODE_FACTORIES[_cls] = _device_autocast(_dev)
 
 
+_NOT_OPS = tuple(f"torch.{name}" for name in ("_dynamo", "_inductor", "utils", "nn.modules", "fx", "compiler"))
+
+
 def is_torch_op(value) -> bool:
     """A callable from torch that becomes one graph node when called."""
     if isinstance(value, type):
-        return value in GRAD_MODE_FACTORIES or value is torch.Size
+        return value in GRAD_MODE_FACTORIES or value is torch.Size or value in FOLDED   # torch.finfo, torch.device
     module = getattr(value, "__module__", None) or ""
     if not callable(value):
         return False
-    if module.startswith("torch._dynamo") or module.startswith("torch.utils") or \
-            module.startswith("torch.nn.modules") or module.startswith("torch.fx"):
+    try:
+        if value in FOLDED:
+            return True
+    except TypeError:  # unhashable callables
+        pass
+    # torch's own Python machinery (compilers, utilities, module classes, fx) is not an op
+    if module.startswith(_NOT_OPS):
         return False
     if module == "torch" or module.startswith("torch.") or isinstance(value, torch._ops.OpOverloadPacket) \
             or isinstance(value, torch._ops.OpOverload):

@@ -2,8 +2,10 @@
 methods, super(), dataclasses, enums, and the dunder protocols (__call__, __getitem__, ...)."""
 from __future__ import annotations
 
+import collections
 import dataclasses
 import enum
+import functools
 import inspect
 import types
 from typing import Any
@@ -136,6 +138,8 @@ class UserDefinedClassVariable(VariableTracker):
         if issubclass(cls, torch.nn.Module):
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (creating a module inside "
                                                                           "compiled code)")
+        if issubclass(cls, dict) and cls.__new__ is dict.__new__ and cls.__module__ != "builtins":
+            return self._new_dict_subclass(tx, args, kwargs)
         if cls.__new__ is not object.__new__ or (cls.__init__ is not object.__init__ and
                                                  not isinstance(inspect.getattr_static(cls, "__init__"),
                                                                 types.FunctionType)):
@@ -154,6 +158,85 @@ class UserDefinedClassVariable(VariableTracker):
             raise TypeError(f"{cls.__name__}() takes no arguments")
         return obj
 
+    def _new_dict_subclass(self, tx, args, kwargs):
+        """An instance of a user subclass of dict/OrderedDict (e.g. a dataclass-like ModelOutput):
+        attributes and dict items both tracked; Python methods inlined, dict's own methods applied
+        to the items."""
+        cls = self.value
+        obj = UserDefinedObjectVariable.create_new(tx, cls)
+        init = inspect.getattr_static(cls, "__init__")
+        if isinstance(init, types.FunctionType):
+            obj.var_getattr(tx, "__init__").call_function(tx, args, kwargs)
+        elif args or kwargs:
+            dict_store(tx, obj).call_method(tx, "update", list(args), kwargs)
+        return obj
+
+
+# Objects of dict subclasses made while tracing keep their items in a DictVariable stored under
+# this reserved attribute name (so everything reachable from the object is in its attribute dict).
+_DICT_STORE = "__bytegraph_dict_items__"
+
+
+def dict_store(tx, var):
+    """The DictVariable holding the items of a dict-subclass object, or None. For an object made
+    while tracing it is stored with its attributes; for one that existed before the frame it is
+    read from the real object (keys guarded) and is read-only (`_READ_ONLY_DICT_METHODS`)."""
+    if not isinstance(var, UserDefinedObjectVariable) or not issubclass(var.cls, dict):
+        return None
+    if var.is_new():
+        return var.attrs(tx).get(_DICT_STORE)
+    key = ("dict_store", id(var.value))
+    known = tx.output.wrapped_objects.get(key)
+    if known is not None and known[0] is var.value:
+        return known[1]
+    from ..builder import wrap
+    from ...guards.guard import Guard
+    from ...guards.source import ItemSource
+    from .dicts import DictVariable
+    real = var.value
+    keys = list(dict.keys(real))
+    if not all(isinstance(k, (str, int, float, bool, type(None))) for k in keys):
+        raise Unsupported("unsupported_op", what=f"reading {var.describe()} (keys that are not constants)")
+    if var.source is not None:
+        tx.output.guards.add(Guard.type_match(var.source, type(real)))
+        tx.output.guards.add(Guard.dict_keys(var.source, keys))
+    pairs = [(const(k), wrap(tx, dict.__getitem__(real, k), ItemSource(var.source, k) if var.source else None))
+             for k in keys]
+    store = DictVariable.create(tx, pairs, dict)
+    tx.output.wrapped_objects[key] = (real, store)
+    return store
+
+
+_READ_ONLY_DICT_METHODS = {"get", "__getitem__", "__contains__", "__len__", "keys", "values", "items", "__iter__",
+                           "copy", "__eq__", "__ne__", "__or__"}
+
+
+@functools.lru_cache(maxsize=4096)
+def _attribute_hooks(cls):
+    """The class's Python `__getattribute__` and `__getattr__` (None when it has none)."""
+    getattribute = inspect.getattr_static(cls, "__getattribute__", None)
+    getattr_fn = inspect.getattr_static(cls, "__getattr__", None)
+    return (getattribute if isinstance(getattribute, types.FunctionType) else None,
+            getattr_fn if isinstance(getattr_fn, types.FunctionType) else None)
+
+
+def real_instance_dict(value) -> dict:
+    """The real object's `__dict__`, read without running a Python `__getattribute__` of its class."""
+    try:
+        return object.__getattribute__(value, "__dict__")
+    except AttributeError:
+        return {}
+
+
+def _rebuild_dict_object(cls, attrs, items):
+    obj = cls.__new__(cls)
+    base = next(c for c in cls.__mro__ if c in (collections.OrderedDict, dict))   # not the subclass's own methods
+    for key, value in items.items():
+        base.__setitem__(obj, key, value)   # (dict.update would bypass an OrderedDict's key order)
+    for name, value in attrs.items():
+        object.__setattr__(obj, name, value)
+    return obj
+
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class UserDefinedObjectVariable(VariableTracker):
@@ -165,7 +248,12 @@ class UserDefinedObjectVariable(VariableTracker):
     @staticmethod
     def create_new(tx, cls):
         var = UserDefinedObjectVariable(cls=cls)
-        tx.output.side_effects.track(var, {})
+        attrs = {}
+        if issubclass(cls, dict):
+            from .dicts import DictVariable
+            attrs[_DICT_STORE] = DictVariable.create(
+                tx, [], collections.OrderedDict if issubclass(cls, collections.OrderedDict) else dict)
+        tx.output.side_effects.track(var, attrs)
         return var
 
     def is_new(self):
@@ -183,12 +271,28 @@ class UserDefinedObjectVariable(VariableTracker):
         return tx.output.side_effects.get(self)
 
     def var_getattr(self, tx, name):
+        """`obj.name` by Python's protocol: a Python `__getattribute__` of the class (inlined) or the
+        generic lookup, then `__getattr__` when that raised AttributeError."""
+        from .functions import UserFunctionVariable
+        getattribute, getattr_fn = _attribute_hooks(self.cls)
+        try:
+            if isinstance(getattribute, types.FunctionType) and name != "__class__":
+                return UserFunctionVariable(fn=getattribute).call_function(tx, [self, const(name)], {})
+            return self.generic_getattr(tx, name)
+        except Exception as e:
+            from .builtins import raised_by_user
+            if not isinstance(getattr_fn, types.FunctionType) or not raised_by_user(e, AttributeError):
+                raise
+        return UserFunctionVariable(fn=getattr_fn).call_function(tx, [self, const(name)], {})
+
+    def generic_getattr(self, tx, name):
+        """object.__getattribute__: data descriptors, the instance's attributes, then the class."""
         from ..builder import wrap
         from ...guards.source import AttrSource
         if name == "__class__":
             return wrap_class(tx, self.cls)
         if name == "__dict__":
-            raise Unsupported("unsupported_attr", name=name, obj=self.describe())
+            return InstanceDictVariable(obj=self)
         cls = self.cls
         # data descriptors on the class win over the instance dict
         for klass in cls.__mro__:
@@ -204,28 +308,30 @@ class UserDefinedObjectVariable(VariableTracker):
                 raise AttributeError(f"'{cls.__name__}' object has no attribute '{name}'")
             return written[name]
         if self.value is not None:
-            instance_dict = getattr(self.value, "__dict__", {})
+            instance_dict = real_instance_dict(self.value)
             if name in instance_dict:
                 return wrap(tx, instance_dict[name], AttrSource(self.source, name) if self.source else None)
         for klass in cls.__mro__:
             if name in klass.__dict__:
                 attr = klass.__dict__[name]
                 if isinstance(attr, types.MemberDescriptorType) and self.value is not None:
-                    return wrap(tx, getattr(self.value, name), AttrSource(self.source, name) if self.source
+                    return wrap(tx, attr.__get__(self.value, cls), AttrSource(self.source, name) if self.source
                                 else None)
                 return bind_descriptor(tx, self, klass, attr, name)
-        getattr_fn = inspect.getattr_static(cls, "__getattr__", None)
-        if isinstance(getattr_fn, types.FunctionType):
-            from .functions import UserFunctionVariable
-            return UserFunctionVariable(fn=getattr_fn).call_function(tx, [self, const(name)], {})
         raise AttributeError(f"'{cls.__name__}' object has no attribute '{name}'")
 
     def setattr(self, tx, name, value):
         setattr_fn = inspect.getattr_static(self.cls, "__setattr__", object.__setattr__)
-        if setattr_fn is not object.__setattr__ and not (dataclasses.is_dataclass(self.cls) and
-                                                          setattr_fn.__qualname__.endswith("__setattr__") and
-                                                          getattr(self.cls, "__dataclass_params__").frozen):
+        if isinstance(setattr_fn, types.FunctionType):   # a Python __setattr__ (a frozen dataclass's too)
+            from .functions import UserFunctionVariable
+            UserFunctionVariable(fn=setattr_fn).call_function(tx, [self, const(name), value], {})
+            return
+        if setattr_fn is not object.__setattr__:
             raise Unsupported("unsupported_op", what=f"{self.cls.__name__}.__setattr__")
+        self.generic_setattr(tx, name, value)
+
+    def generic_setattr(self, tx, name, value):
+        """object.__setattr__: a property's setter, or the instance's attributes."""
         for klass in self.cls.__mro__:
             attr = klass.__dict__.get(name)
             if isinstance(attr, property):
@@ -273,11 +379,30 @@ class UserDefinedObjectVariable(VariableTracker):
             if isinstance(method, types.FunctionType):
                 result = self.call_method(tx, name, [], {})
                 return bool(result.as_python_constant()) if result.is_python_constant() else result.truth(tx)
+        store = dict_store(tx, self)
+        if store is not None:
+            return store.truth(tx)
+        if self.value is not None and not isinstance(self.value, torch.nn.Module) and \
+                inspect.getattr_static(self.cls, "__len__", None) is not None:
+            raise Unsupported("unsupported_op", what=f"truth value of {self.describe()}")
         return True
 
     def reconstruct(self, codegen):
         if self.source is not None:
             return self.source.reconstruct(codegen)
+        store = dict_store(codegen.tx, self)
+        if store is not None:
+            attrs = {k: v for k, v in codegen.tx.output.side_effects.get(self).items()
+                     if k != _DICT_STORE and v is not _MISSING}
+            codegen.load_callable(_rebuild_dict_object)
+            codegen.load_const(self.cls)
+            for name, value in attrs.items():
+                codegen.load_const(name)
+                codegen.reconstruct(value)
+            codegen.build_map(len(attrs))
+            codegen.reconstruct(store)
+            codegen.call(3)
+            return
         if self.value is not None:
             # a real object reached without a source (a class attribute, a descriptor...)
             if tuple(codegen.tx.output.side_effects.contents.get(self, {})):
@@ -316,3 +441,58 @@ def call_user_dunder(tx, var, name, args):
     if result.is_python_constant() and result.as_python_constant() is NotImplemented:
         return None
     return result
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class InstanceDictVariable(VariableTracker):
+    """`obj.__dict__` of a user object: reads see the instance's attributes; writes set them
+    without calling a user `__setattr__`, as writing the real `__dict__` does."""
+    obj: UserDefinedObjectVariable = None
+
+    def python_type(self):
+        return dict
+
+    def describe(self):
+        return f"__dict__ of {self.obj.describe()}"
+
+    def _entries(self, tx) -> dict:
+        """name -> tracker of the instance attributes as they are now."""
+        from ..builder import wrap
+        from ...guards.guard import Guard
+        from ...guards.source import AttrSource
+        entries = {}
+        real = self.obj.value
+        if real is not None:
+            real_dict = real_instance_dict(real)
+            if self.obj.source is not None:
+                dict_source = AttrSource(self.obj.source, "__dict__")
+                tx.output.guards.add(Guard.dict_keys(dict_source, list(real_dict)))
+            for name, value in real_dict.items():
+                entries[name] = wrap(tx, value, AttrSource(self.obj.source, name) if self.obj.source else None)
+        for name, value in self.obj.attrs(tx).items():
+            if name == _DICT_STORE:
+                continue
+            if value is _MISSING:
+                entries.pop(name, None)
+            else:
+                entries[name] = value
+        return entries
+
+    def unpack(self, tx):
+        return [const(k) for k in self._entries(tx)]
+
+    def truth(self, tx):
+        return bool(self._entries(tx))
+
+    def call_method(self, tx, name, args, kwargs):
+        if name in ("__setitem__", "__delitem__") and args and args[0].is_python_constant():
+            attrs = dict(self.obj.attrs(tx))
+            attrs[args[0].as_python_constant()] = args[1] if name == "__setitem__" else _MISSING
+            tx.output.side_effects.store(self.obj, attrs)
+            return const(None)
+        from .dicts import DictVariable
+        snapshot = DictVariable.create(tx, [(const(k), v) for k, v in self._entries(tx).items()])
+        if name in ("get", "__getitem__", "__contains__", "__len__", "keys", "values", "items", "__iter__",
+                    "copy", "__eq__"):
+            return snapshot.call_method(tx, name, args, kwargs)
+        raise Unsupported("unsupported_op", what=f"{name} on {self.describe()}")

@@ -1,0 +1,361 @@
+"""Dynamic shapes: symbolic sizes from torch's ShapeEnv, the dynamic policy (dynamic=True/False/None,
+BYTEGRAPH_DYNAMIC_SHAPES, mark_dynamic, automatic dynamic), 0/1 specialization, duck sizing, shape
+guards, symbolic values in Python code and data-dependent values."""
+import math
+
+import bytegraph
+import pytest
+import torch
+from bytegraph.testing import CompileCounter
+from torch import nn
+
+
+def check(opt, fn, *args):
+    got, expected = opt(*args), fn(*args)
+    assert_same(got, expected)
+    return got
+
+
+def assert_same(got, expected):
+    if isinstance(expected, torch.Tensor):
+        torch.testing.assert_close(got, expected)
+    elif isinstance(expected, (tuple, list)) and not isinstance(expected, torch.Size):
+        assert type(got) is type(expected) and len(got) == len(expected)
+        for g, e in zip(got, expected):
+            assert_same(g, e)
+    else:
+        assert type(got) is type(expected) and got == expected, (got, expected)
+
+
+def sym_placeholders(gm):
+    return [n for n in gm.graph.nodes if n.op == "placeholder" and isinstance(n.meta["example_value"], torch.SymInt)]
+
+
+def entries(fn):
+    code = fn.__code__ if hasattr(fn, "__code__") else fn.forward.__code__
+    return bytegraph._C.peek_cache(code) or []
+
+
+def guard_text(fn, index=0):
+    return entries(fn)[index][2].check.readable()
+
+
+# -- every dim symbolic from the first compile ---------------------------------------------------
+def heads_fn(x):
+    b, d = x.shape[0] * 2, x.size(-1) // 4
+    y = x.repeat(2, 1).view(b, -1, d)
+    return (y * x.shape[0]).sum(1), y.shape, b
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(8, 32), nn.Linear(32, 4)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x))).softmax(-1)
+
+
+class Attention(nn.Module):
+    def __init__(self, dim=16, heads=4):
+        super().__init__()
+        self.qkv, self.proj, self.heads = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim), heads
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).split(C, dim=-1)
+        q, k, v = (t.view(B, T, self.heads, C // self.heads).transpose(1, 2) for t in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(k.size(-1))
+        mask = torch.tril(torch.ones(T, T, dtype=torch.bool))
+        att = att.masked_fill(~mask, float("-inf")).softmax(-1)
+        return self.proj((att @ v).transpose(1, 2).contiguous().view(B, T, C))
+
+
+def test_function_compiles_once_for_every_batch_size():
+    cnt = CompileCounter()
+    with bytegraph.config.patch(dynamic_shapes=True):
+        opt = bytegraph.compile(heads_fn, backend=cnt)
+        for n in range(2, 13):
+            got = check(opt, heads_fn, torch.randn(n, 8))
+            assert type(got[2]) is int and got[2] == 2 * n
+            assert type(got[1]) is torch.Size and got[1] == (2 * n, 4, 2)
+    assert cnt.frame_count == 1
+    assert bytegraph.stats.recompiles == 0
+    assert sym_placeholders(cnt.graphs[0])
+
+
+def test_mlp_compiles_once_for_every_batch_size():
+    model, cnt = MLP(), CompileCounter()
+    with bytegraph.config.patch(dynamic_shapes=True):
+        opt = bytegraph.compile(model, backend=cnt)
+        for n in range(2, 13):
+            check(opt, model, torch.randn(n, 8))
+    assert cnt.frame_count == 1
+    assert len(sym_placeholders(cnt.graphs[0])) == 1     # the batch; the feature dim is fixed by fc1
+    text = guard_text(model)
+    assert "L['x'].size(1) == 8" in text and "2 <= L['x'].size(0)" in text
+    # parameters stay static
+    assert "L['self'].fc1.weight: Parameter torch.float32 cpu size=[32, 8]" in text
+
+
+def test_attention_compiles_once_for_every_batch_and_sequence_length():
+    model, cnt = Attention(), CompileCounter()
+    with bytegraph.config.patch(dynamic_shapes=True):
+        opt = bytegraph.compile(model, backend=cnt)
+        for b in range(2, 13):
+            check(opt, model, torch.randn(b, 3 + (b * 5) % 15, 16))
+        for t in range(3, 18):
+            check(opt, model, torch.randn(3, t, 16))
+    assert cnt.frame_count == 1
+    assert bytegraph.stats.graph_breaks == {} or not sum(bytegraph.stats.graph_breaks.values())
+    assert len(sym_placeholders(cnt.graphs[0])) == 2     # B and T
+
+
+def test_compile_dynamic_true_and_false():
+    def f(x):
+        return x.mean(0) * x.shape[0]
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt, dynamic=True)
+    for n in (2, 3, 4, 5):
+        check(opt, f, torch.randn(n, 3))
+    assert cnt.frame_count == 1 and sym_placeholders(cnt.graphs[0])
+
+    bytegraph.reset()
+    cnt = CompileCounter()
+    with bytegraph.config.patch(dynamic_shapes=True):   # an explicit dynamic=False wins
+        opt = bytegraph.compile(f, backend=cnt, dynamic=False)
+        for n in (2, 3, 4, 3):
+            check(opt, f, torch.randn(n, 3))
+    assert cnt.frame_count == 3
+    assert not any(sym_placeholders(g) for g in cnt.graphs)
+
+
+def test_backend_receives_symbolic_example_inputs():
+    seen = []
+
+    def backend(gm, example_inputs):
+        seen.append([type(v) for v in example_inputs])
+        return gm.forward
+
+    def f(x):
+        return x * x.shape[0]
+    opt = bytegraph.compile(f, backend=backend, dynamic=True)
+    assert opt(torch.ones(3, 2)).sum() == 18
+    assert opt(torch.ones(4, 2)).sum() == 32
+    assert len(seen) == 1 and torch.SymInt in seen[0] and torch.Tensor in seen[0]
+
+
+# -- automatic dynamic ---------------------------------------------------------------------------
+def test_automatic_dynamic_recompiles_once_then_never():
+    def f(x, y):
+        return (x @ y).relu() + x.shape[0]
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    check(opt, f, torch.randn(2, 3), torch.randn(3, 4))
+    assert cnt.frame_count == 1 and not sym_placeholders(cnt.graphs[0])
+    check(opt, f, torch.randn(5, 3), torch.randn(3, 4))
+    assert cnt.frame_count == 2 and len(sym_placeholders(cnt.graphs[1])) == 1
+    for n in (6, 7, 11, 2, 3):
+        check(opt, f, torch.randn(n, 3), torch.randn(3, 4))
+    assert cnt.frame_count == 2
+    assert bytegraph.stats.recompiles == 1
+    reason = bytegraph.stats.recompile_reasons[0][1]
+    assert "L['x'].size(0) changed: expected 2, got 5" in reason and "automatic dynamic" in reason
+    # a second dim changing later makes that one dynamic too (once)
+    check(opt, f, torch.randn(4, 6), torch.randn(6, 4))
+    for k in (7, 9):
+        check(opt, f, torch.randn(4, k), torch.randn(k, 4))
+    assert cnt.frame_count == 3
+
+
+def test_automatic_dynamic_not_for_other_changes():
+    def f(x):
+        return x * 2
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    check(opt, f, torch.randn(2, 3))
+    check(opt, f, torch.randn(2, 3, dtype=torch.float64))     # dtype: a plain static recompile
+    check(opt, f, torch.randn(2, 3, 1))                       # rank
+    assert cnt.frame_count == 3
+    assert not any(sym_placeholders(g) for g in cnt.graphs)
+
+
+def test_automatic_dynamic_can_be_turned_off():
+    def f(x):
+        return x + 1
+    cnt = CompileCounter()
+    with bytegraph.config.patch(automatic_dynamic_shapes=False):
+        opt = bytegraph.compile(f, backend=cnt)
+        for n in (2, 3, 4):
+            check(opt, f, torch.randn(n))
+    assert cnt.frame_count == 3
+
+
+# -- mark_dynamic ------------------------------------------------------------------------------
+def test_mark_dynamic():
+    def f(x):
+        return x.sum(0) / x.shape[0]
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    for n in (2, 3, 7):
+        x = torch.randn(n, 5)
+        bytegraph.mark_dynamic(x, 0)
+        check(opt, f, x)
+    assert cnt.frame_count == 1
+    assert len(sym_placeholders(cnt.graphs[0])) == 1
+    assert "L['x'].size(1) == 5" not in guard_text(f)            # dim 1 is static: TENSOR_MATCH
+    assert "size=[*, 5]" in guard_text(f)
+    with pytest.raises(IndexError):
+        bytegraph.mark_dynamic(torch.randn(2), 1)
+
+
+# -- 0/1 specialization and duck sizing ----------------------------------------------------------
+def test_sizes_zero_and_one_are_specialized():
+    def f(x):
+        return x.sum(0) * x.shape[0], x.shape[0]
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt, dynamic=True)
+    for n in (1, 2, 3, 0, 1, 5, 0):
+        check(opt, f, torch.randn(n, 3))
+    assert cnt.frame_count == 3    # size 1, size 0, and one graph for every size >= 2
+    dim0_symbolic = sorted(any(n.meta["source"].name() == "L['x'].size(0)" for n in sym_placeholders(g))
+                           for g in cnt.graphs)
+    assert dim0_symbolic == [False, False, True]
+
+
+def test_duck_sizing_equal_then_unequal_recompiles_once():
+    def f(x, y):
+        if x.shape[0] == y.shape[0]:
+            return x + y, "same"
+        return torch.cat([x, y]), "different"
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt, dynamic=True)
+    check(opt, f, torch.randn(3), torch.randn(3))
+    check(opt, f, torch.randn(5), torch.randn(5))
+    assert cnt.frame_count == 1
+    assert len(sym_placeholders(cnt.graphs[0])) == 1                 # one shared symbol
+    assert "L['y'].size(0) == L['x'].size(0)" in guard_text(f)
+    assert check(opt, f, torch.randn(4), torch.randn(2))[1] == "different"
+    assert cnt.frame_count == 2
+    assert "shape guard failed: L['y'].size(0) == L['x'].size(0)" in bytegraph.stats.recompile_reasons[0][1]
+    assert check(opt, f, torch.randn(7), torch.randn(3))[1] == "different"
+    assert check(opt, f, torch.randn(6), torch.randn(6))[1] == "same"
+    assert cnt.frame_count == 2
+
+
+def test_shape_guards_are_readable_python():
+    def f(x, y):
+        return x + y
+    opt = bytegraph.compile(f, backend=CompileCounter(), dynamic=True)
+    opt(torch.randn(4, 3), torch.randn(4, 3))
+    text = guard_text(f)
+    assert "2 <= L['x'].size(0)" in text
+    assert "L['y'].size(0) == L['x'].size(0)" in text
+    assert "L['x'].stride(0) == L['x'].size(1)" in text
+    source = entries(f)[0][2].check.source
+    assert "L_y.size(0) == L_x.size(0)" in source
+
+
+# -- symbolic values in Python code -------------------------------------------------------------
+def test_size_arithmetic_and_comparisons_stay_symbolic():
+    def f(x, y):
+        n = x.shape[0]
+        same = x.shape[1:] == y.shape[1:]
+        s = x.shape + (1,)
+        out = x.reshape(s).squeeze(-1) * (n // 2) + math.floor(n / 2) + int(n) + float(n) / 2
+        return out, same, s, x.shape.numel(), abs(-n), max(n, 3), n % 3, len(x)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt, dynamic=True)
+    for n in (3, 4, 6, 9):
+        got = check(opt, f, torch.randn(n, 2), torch.randn(5, 2))
+        assert type(got[2]) is torch.Size and type(got[3]) is int and type(got[-1]) is int
+    assert cnt.frame_count == 1
+
+
+def test_specializing_uses_add_guards():
+    def f(x):
+        acc = torch.zeros(x.shape[1])
+        for i in range(x.size(0)):        # unrolled: specializes x.size(0), with a guard
+            acc = acc + x[i] * (i + 1)
+        return acc, str(x.shape[1])
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt, dynamic=True)
+    check(opt, f, torch.randn(3, 4))
+    check(opt, f, torch.randn(3, 4))
+    assert cnt.frame_count == 1
+    text = guard_text(f)
+    assert "L['x'].size(0) == 3" in text and "L['x'].size(1) == 4" in text
+    check(opt, f, torch.randn(5, 4))
+    check(opt, f, torch.randn(3, 6))
+    assert cnt.frame_count == 3
+    assert "L['x'].size(0) == 3" in bytegraph.stats.recompile_reasons[0][1]
+
+
+def test_inplace_metadata_ops_do_not_change_input_guards():
+    def f(x):
+        x.t_()
+        x.unsqueeze_(0)
+        x.squeeze_(0)
+        x.transpose_(0, 1)
+        return x * x.shape[0], x.shape
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt, dynamic=True)
+    for n in (3, 4, 5):
+        a, b = torch.randn(n, 2), None
+        b = a.clone()
+        got, expected = opt(a), f(b)
+        torch.testing.assert_close(got, expected)
+        assert a.shape == b.shape and a.stride() == b.stride()
+    assert cnt.frame_count == 1
+    text = guard_text(f)   # the layout the input had when it was passed, not after `t_()`
+    assert "L['x']: Tensor torch.float32 cpu size=[*, *] stride=[*, 1]" in text
+    assert "L['x'].stride(0) == L['x'].size(1)" in text
+
+
+# -- data-dependent values -----------------------------------------------------------------------
+def test_data_dependent_values_break_by_default():
+    def f(x):
+        y = x * 2
+        v = y.sum().item()
+        return y + v
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    check(opt, f, torch.randn(3))
+    assert cnt.frame_count == 2
+    assert any("item" in reason for reason in bytegraph.stats.graph_breaks)
+
+    def g(x):
+        return x.nonzero().shape, x.tolist()
+    bytegraph.reset()
+    cnt = CompileCounter()
+    opt = bytegraph.compile(g, backend=cnt)
+    assert opt(torch.tensor([0.0, 1.0, 2.0])) == g(torch.tensor([0.0, 1.0, 2.0]))
+    assert sum(bytegraph.stats.graph_breaks.values()) >= 1
+
+
+def test_capture_scalar_outputs_makes_item_an_unbacked_symbol():
+    def f(x):
+        y = x * 2
+        v = y.sum().item()
+        return y + v, v
+    cnt = CompileCounter()
+    with bytegraph.config.patch(capture_scalar_outputs=True):
+        opt = bytegraph.compile(f, backend=cnt)
+        for _ in range(3):
+            x = torch.randn(3)
+            got = check(opt, f, x)
+            assert type(got[1]) is float
+    assert cnt.frame_count == 1
+    assert sum(bytegraph.stats.graph_breaks.values()) == 0
+    assert any(n.target == "item" for n in cnt.graphs[0].graph.nodes)
+
+    def g(x):
+        if x.sum().item() > 0:     # a decision on the data: still a graph break
+            return x + 1
+        return x - 1
+    cnt = CompileCounter()
+    with bytegraph.config.patch(capture_scalar_outputs=True):
+        opt = bytegraph.compile(g, backend=cnt)
+        check(opt, g, torch.ones(3))
+        check(opt, g, -torch.ones(3))
+    assert sum(bytegraph.stats.graph_breaks.values()) >= 1
