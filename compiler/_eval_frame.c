@@ -9,9 +9,10 @@
  * transformed code as a new function with the same globals and closure,
  * called with the original arguments (all positional). On a miss the
  * per-thread Python callback decides:
- *     callback(code, func, args_tuple, n_entries) -> None | False | entry
- * None runs the frame as is, False also marks the code to be skipped for good,
- * an entry (already stored by the callback) runs its transformed code.
+ *     callback(code, func, args_tuple, n_entries) -> None | False | Ellipsis | entry
+ * None runs the frame as is, False also marks the code to be skipped for good, Ellipsis runs
+ * it as is with the hook off for everything it calls, an entry (already stored by the
+ * callback) runs its transformed code.
  * The callback's and the guards' own frames are never intercepted.
  */
 #define PY_SSIZE_T_CLEAN
@@ -169,6 +170,15 @@ static PyObject *bytegraph_eval_frame(PyThreadState *ts, _PyInterpreterFrame *fr
     if (decision == Py_None) {
         Py_DECREF(decision);
         return run_previous(ts, frame, throwflag);
+    }
+    if (decision == Py_Ellipsis) {
+        /* run this call eagerly, frames it calls included (e.g. past the cache size limit) */
+        Py_DECREF(decision);
+        PyObject *saved = tl_callback;
+        tl_callback = NULL;
+        PyObject *result = run_previous(ts, frame, throwflag);
+        tl_callback = saved;
+        return result;
     }
     if (decision == Py_False) {
         Py_DECREF(decision);

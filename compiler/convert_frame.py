@@ -109,7 +109,8 @@ class FrameCompiler:
         if is_skipped_file(code.co_filename) or code.co_name == "<module>":
             _touched_codes.add(code)
             return False
-        if config.debug_function and code.co_name != config.debug_function:
+        if config.debug_function and code.co_name != config.debug_function and \
+                not code.co_name.startswith(f"__bytegraph_resume_{config.debug_function}_at_"):
             _touched_codes.add(code)
             return False
         cache = _C.get_cache(code)
@@ -118,7 +119,7 @@ class FrameCompiler:
         if n_entries:
             self._note_recompile(code, func, args, cache)
             if n_entries >= config.cache_size_limit:
-                return None
+                return ...  # eagerly, with what it calls: no per-submodule graphs past the limit
         session = FrameSession(code, func, args)   # debug dir, minifier, replay record, bytecode logs
         start, tx = time.perf_counter(), None
         try:

@@ -544,3 +544,12 @@ def test_fresh_python_floats_across_a_break_do_not_recompile():
     for _ in range(4):
         opt(torch.randn(3))
     assert bytegraph.stats.recompiles <= 1
+
+
+def test_debug_function_also_compiles_its_resume_functions(capsys):
+    cnt = CompileCounter()
+    with bytegraph.config.patch(debug_function="straight_line_print"):
+        opt = bytegraph.compile(straight_line_print, backend=cnt)
+        x = torch.randn(3)
+        torch.testing.assert_close(opt(x), straight_line_print(x))
+    assert cnt.frame_count == 2

@@ -28,21 +28,23 @@ def bind_descriptor(tx, obj_var, cls_owner, attr, name, attr_source=None):
     """Turn a class attribute found in the MRO into what `obj.name` evaluates to."""
     from ..builder import wrap
     from .functions import BoundMethodVariable, UserFunctionVariable
+    # looked up on a class (`object.__setattr__`, `Cls.method`), descriptors stay unbound
+    is_class = isinstance(obj_var, UserDefinedClassVariable) or isinstance(obj_var.as_python_constant_or_none(), type)
     if isinstance(attr, staticmethod):
         return wrap(tx, attr.__func__, None)
     if isinstance(attr, classmethod):
-        cls_var = obj_var if isinstance(obj_var, UserDefinedClassVariable) else wrap_class(tx, obj_var.python_type())
+        cls_var = obj_var if is_class else wrap_class(tx, obj_var.python_type())
         return BoundMethodVariable(fn=wrap(tx, attr.__func__, None), self_var=cls_var)
     if isinstance(attr, property):
         if attr.fget is None:
             raise AttributeError(f"property {name!r} has no getter")
         return wrap(tx, attr.fget, None).call_function(tx, [obj_var], {})
     if isinstance(attr, types.FunctionType):
-        if isinstance(obj_var, UserDefinedClassVariable):
+        if is_class:
             return UserFunctionVariable(fn=attr)
         return BoundMethodVariable(fn=UserFunctionVariable(fn=attr), self_var=obj_var)
     if isinstance(attr, (types.GetSetDescriptorType, types.MemberDescriptorType)) and \
-            not isinstance(obj_var, UserDefinedClassVariable):
+            not is_class:
         # a C-level attribute slot (deque.maxlen, __slots__ entries): read it from the real object
         real = getattr(obj_var, "value", None)
         if real is None:
@@ -55,7 +57,7 @@ def bind_descriptor(tx, obj_var, cls_owner, attr, name, attr_source=None):
             owner = obj_var.python_type()
         return wrap(tx, attr.__get__(None, owner), None)
     if isinstance(attr, (types.MethodDescriptorType, types.WrapperDescriptorType)) and \
-            not isinstance(obj_var, UserDefinedClassVariable):
+            not is_class:
         from .builtins import BuiltinVariable
         return BoundMethodVariable(fn=BuiltinVariable(fn=attr), self_var=obj_var)
     if hasattr(type(attr), "__get__") and not isinstance(attr, (type, types.BuiltinFunctionType)) and \
