@@ -1,6 +1,7 @@
 """Resume functions: the rest of a frame after a graph break, as an ordinary function.
 
-Compile time only. When a frame breaks at an instruction, the transformed code runs that
+Compile time, except `ResumeCall` and `run_resume`, which run inside transformed code (hot path of
+a frame with a break). When a frame breaks at an instruction, the transformed code runs that
 instruction natively and then calls a resume function whose arguments are the values left on the
 stack (minus NULLs, which the prologue pushes back) followed by the live locals. Its body is a copy
 of the original code — with the original exception table, so `try`/`with` blocks that enclose the
@@ -18,6 +19,8 @@ Stack slots (the `layout`, one entry per stack slot, bottom first):
   `torch.autocast(...)`, then `BEFORE_WITH`), so the resumed body runs in the same mode, the
   block's normal and exceptional exits (copied from the original code) restore the mode that was
   current before the block, and the frame hook traces the re-entry like any other `with`.
+  A user context manager's `__exit__` is an ordinary `VALUE_SLOT` (the bound method of the object,
+  which is entered once and exited once, by the resumed body).
 
 `grad_after` (optional) is the grad mode the prologue sets last, when the mode at the break differs
 from what re-entering the enclosing blocks gives (a `torch.set_grad_enabled(False)` call inside a

@@ -7,12 +7,14 @@ through one table built once per Python version.
 from __future__ import annotations
 
 import dis
+import logging
 import operator
 import sys
 import traceback
 import types
 
 from ..guards.source import ClosureSource, GlobalSource, LocalSource, ModuleGlobalSource
+from ..logs import enabled, log
 from .graph_break import Unsupported
 from .variables.base import VariableTracker
 from .variables.constant import ConstantVariable, const
@@ -120,6 +122,7 @@ class InstructionTranslatorBase:
     # -- the loop ------------------------------------------------------------
     def run(self):
         budget = self.config.max_instructions
+        trace = enabled("frontend", logging.DEBUG)   # BYTEGRAPH_LOGS=+frontend
         while True:
             if self.ip >= len(self.instructions):
                 raise Unsupported("unsupported_op", what="falling off the end of the code")
@@ -132,6 +135,10 @@ class InstructionTranslatorBase:
             handler = self.dispatch.get(ins.opname)
             if handler is None:
                 raise Unsupported("unsupported_opcode", opname=ins.opname)
+            if trace:
+                log("frontend", f"{'  ' * self.depth}{self.code.co_name}:{ins.lineno} {ins.opname} "
+                                f"{ins.argval if ins.arg is not None else ''}  stack={self.describe_stack()}",
+                    logging.DEBUG)
             self.maybe_checkpoint(ins)
             try:
                 handler(self, ins)
@@ -150,6 +157,9 @@ class InstructionTranslatorBase:
 
     def maybe_checkpoint(self, ins):
         """Hook: the root translator snapshots its state before instructions it can break at."""
+
+    def describe_stack(self) -> str:
+        return "[" + ", ".join(v.describe() for v in self.stack) + "]"
 
     def handle_exception(self, exc_var):
         """Jump to this frame's handler for an exception raised at the current instruction,

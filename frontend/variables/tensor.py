@@ -15,6 +15,8 @@ from .constant import ConstantVariable
 # Methods answered from the fake value's metadata at trace time (no graph node).
 _STATIC_METHODS = {"dim", "ndimension", "is_contiguous", "is_floating_point", "is_complex", "element_size",
                    "get_device", "is_sparse", "nelement", "numel", "stride", "size", "type", "storage_offset"}
+# Methods that act on the real autograd graph (not on values): they run outside the graph.
+_AUTOGRAD_RUNTIME = {"backward", "retain_grad", "register_hook", "register_post_accumulate_grad_hook"}
 _DATA_DEPENDENT = {"item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__", "nonzero_static",
                    "data_ptr", "untyped_storage", "storage", "cpu_numpy"}
 _ATTR_CONSTANTS = {"dtype", "device", "layout", "ndim", "requires_grad", "is_leaf", "is_cuda", "is_sparse",
@@ -75,6 +77,9 @@ class TensorVariable(VariableTracker):
 
     def call_method(self, tx, name, args, kwargs):
         example = self.example
+        if name in _AUTOGRAD_RUNTIME:
+            raise Unsupported("unsupported_call", fn=f"Tensor.{name}",
+                              detail=" (it acts on the autograd graph at run time)")
         if name in _DATA_DEPENDENT:
             if name == "item" and tx.config.capture_scalar_outputs:
                 return tx.output.call_method(self, name, args, kwargs)
