@@ -159,7 +159,14 @@ def _wrap(tx, value, source, trusted):
         guard(Guard.id_match(source, value))
         return TorchFunctionVariable(fn=value, source=source)
     if isinstance(value, types.FunctionType):
-        guard(Guard.id_match(source, value))
+        if value.__closure__ and source is not None:
+            # a closure made per call (a lambda, a nested function): same code, and its cells and
+            # defaults are guarded through their own sources when read
+            from ..guards.source import AttrSource
+            guard(Guard.type_match(source, types.FunctionType))
+            guard(Guard.id_match(AttrSource(source, "__code__"), value.__code__))
+        else:
+            guard(Guard.id_match(source, value))
         if has_builtin_handler(value):   # a Python function answered by a handler (inspect.signature)
             return BuiltinVariable(fn=value, source=source)
         return UserFunctionVariable(fn=value, source=source)

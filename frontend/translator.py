@@ -153,6 +153,9 @@ class InstructionTranslatorBase:
             except USER_EXCEPTIONS as e:
                 if isinstance(e, (Unsupported,)):
                     raise
+                if trace:  # a handler's own bug would surface here too: show where it came from
+                    log("frontend", "exception raised while tracing, handled as the program's own:\n" +
+                        "".join(traceback.format_exception(e)), logging.DEBUG)
                 self.handle_exception(ExceptionVariable(cls=type(e), args=tuple(const(a) for a in e.args)))
 
     def maybe_checkpoint(self, ins):

@@ -234,3 +234,20 @@ def test_inputs_distinct_when_traced_must_stay_distinct():
     t = torch.zeros(2)
     torch.testing.assert_close(opt(t, t), torch.full((2,), 2.0))
     assert cnt.frame_count == 2
+
+
+def test_closure_made_per_call_is_guarded_by_code_and_cells():
+    def apply(fn, x):
+        return fn(x) + 1
+
+    cnt = CompileCounter()
+    opt = bytegraph.compile(apply, backend=cnt)
+    x = torch.randn(3)
+    for k in (2.0, 2.0, 2.0):
+        torch.testing.assert_close(opt(lambda t: t * k, x), x * k + 1)
+    assert cnt.frame_count == 1  # a new lambda object each call, same code and cell value
+    k = 5.0
+    torch.testing.assert_close(opt(lambda t: t * k, x), x * 5 + 1)
+    assert cnt.frame_count == 2  # the cell's value changed
+    torch.testing.assert_close(opt(lambda t: t - k, x), x - 5 + 1)
+    assert cnt.frame_count == 3  # different code
