@@ -40,7 +40,7 @@ from collections.abc import Callable
 import torch
 
 from ..config import config
-from ..debug_dir import write_artifact
+from ..debug_dir import FrameDir, current_frame_dir, write_artifact
 from ..logs import enabled, log
 from .partitioners import get_partitioner
 from .registry import register_backend
@@ -67,6 +67,11 @@ def _logged(kind: str, number: int, compile_graph: Callable, graph_hook: Callabl
             write_artifact(f"aot_{kind}_graph.py", text)
         if graph_hook is not None:
             graph_hook(kind, gm)
+        if config.repro_after == "aot":  # minify the ATen graph the inner compiler fails on
+            from ..minifier import compile_checked
+            frame_dir = current_frame_dir() or FrameDir(f"aot_{kind}_{number}")
+            return compile_checked(compile_graph, gm, example_inputs, frame_dir, config.repro_level,
+                                   f"aot {kind} graph {number}")
         return compile_graph(gm, example_inputs)
     return compile_and_log
 

@@ -50,10 +50,10 @@ class FrameSession:
         """The backend as the frontend should call it: timed, and with the debug dir and the minifier
         when they are on."""
         self.backend = backend
-        if config.repro_after not in ("", "dynamo") and config.repro_after not in _warned:
+        if config.repro_after not in ("", "dynamo", "aot") and config.repro_after not in _warned:
             _warned.add(config.repro_after)
             logging.getLogger("bytegraph").warning(
-                "BYTEGRAPH_REPRO_AFTER=%s is not supported yet (only 'dynamo'); no repro will be written",
+                "BYTEGRAPH_REPRO_AFTER=%s is not known (use 'dynamo' or 'aot'); no repro will be written",
                 config.repro_after)
 
         def backend_with_debugging(gm, example_inputs):

@@ -94,6 +94,11 @@ def artifacts_into(frame_dir: FrameDir | None):
         _local.frame_dir = prev
 
 
+def current_frame_dir() -> FrameDir | None:
+    """The folder of the frame whose graph a backend is compiling (None outside a compile)."""
+    return getattr(_local, "frame_dir", None)
+
+
 def write_artifact(name: str, text: str) -> str | None:
     """For backends: save `text` as `name` in the debug folder of the frame being compiled.
     Does nothing (returns None) unless the debug dir is on."""

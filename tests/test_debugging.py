@@ -446,3 +446,31 @@ def test_internal_error_names_the_construct_and_the_source_line():
     with bytegraph.config.patch(verbose=True), pytest.raises(bytegraph.convert_frame.InternalError) as info:
         bytegraph.compile(replayed_fn, backend=exploding_backend)(torch.randn(2))
     assert "Traceback (most recent call last)" in str(info.value)
+
+
+def relu_hating_aten_compiler(aten_gm, inputs):
+    """A toy ATen-level compiler with a bug: it cannot handle aten.relu."""
+    for node in aten_gm.graph.nodes:
+        if node.target is torch.ops.aten.relu.default:
+            raise NotImplementedError("toy aot compiler: no lowering for aten.relu")
+    return aten_gm
+
+
+def aot_relu_hating_backend(gm, example_inputs):
+    from bytegraph.backends.aot_eager import aot_autograd
+    return aot_autograd(gm, example_inputs, fw_compiler=relu_hating_aten_compiler)
+
+
+def test_minifier_after_aot_shrinks_the_aten_graph(tmp_path):
+    x, y = torch.randn(4, 3), torch.randn(3)
+    with bytegraph.config.patch(repro_after="aot", debug_dir=str(tmp_path)):
+        opt = bytegraph.compile(many_ops, backend=aot_relu_hating_backend)
+        with pytest.raises(Exception, match="minified repro: .*repro.py") as info:
+            opt(x, y)
+    (repro,) = glob.glob(str(tmp_path / "run_*" / "*_many_ops" / "repro.py"))
+    module = load_script(repro)
+    (node,) = call_nodes(torch.fx.symbolic_trace(module.Repro()))
+    assert node.target is torch.ops.aten.relu.default
+    result = run_script(repro)
+    assert result.returncode != 0
+    assert "no lowering for aten.relu" in result.stderr

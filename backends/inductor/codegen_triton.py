@@ -9,6 +9,11 @@ reuses the stored value (the scheduler only fuses when that holds).
 
 `WrapperCodegen` writes the module: kernels, then `call(args, externs)` that allocates buffers
 (reusing dead ones), launches kernels, calls extern aten ops and returns the outputs.
+
+Symbolic shapes: sizes are sympy expressions over size symbols. The wrapper binds each symbol from
+the real arguments (`s0 = arg0.size(0)`), allocates with expressions of them, and computes each
+launch's `xnumel`/`rnumel`, block sizes and grid at call time; a kernel takes the symbols its
+index arithmetic uses as extra (non-constexpr) arguments. One generated module serves every size.
 """
 from __future__ import annotations
 
@@ -19,6 +24,8 @@ import torch
 
 from .ir import (
     Buffer,
+    is_symbolic,
+    texpr,
     ComputedBuffer,
     ExternKernel,
     MultiOutput,
@@ -124,6 +131,11 @@ def _const(value, dtype):
     return str(int(value))
 
 
+def _paren(e):
+    s = texpr(e)
+    return s if re.match(r"^[\w.]+$", s) else f"({s})"
+
+
 def next_pow2(n):
     return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
 
@@ -131,8 +143,9 @@ def next_pow2(n):
 class TritonKernel:
     """Renders one fused group. `xnumel`/`rnumel` fix the tile; `rnumel == 1` means pointwise."""
 
-    def __init__(self, xnumel, rnumel, reduction: bool, store_names=None):
+    def __init__(self, xnumel, rnumel, reduction: bool, store_names=None, symbols=()):
         self.xnumel, self.rnumel, self.reduction = xnumel, rnumel, reduction
+        self.symbols = set(symbols)     # names of size symbols: kernel arguments where used
         self.store_names = store_names  # None: store everything (trial renders)
         self.lines: list[str] = []
         self.cse: dict[str, CSEVar] = {}
@@ -187,7 +200,10 @@ class TritonKernel:
     def _index_str(self, index):
         if isinstance(index, int):
             return f"xindex * 0 + {index}" if index else "xindex * 0"
-        return str(index)
+        s = texpr(index)
+        if not re.search(r"\b[xr]index\b", s):
+            return f"xindex * 0 + ({s})"  # a scalar offset (symbolic): give it the tile's shape
+        return s
 
     # ---- memory
     def load(self, name, index, dtype):
@@ -336,7 +352,8 @@ class TritonKernel:
             r = self.newvar(f"tl.reduce({m}, 1, {comb})[:, None] != 0", torch.bool, rdep=False)
         elif rt == "var_unnormalized":
             m = self.newvar(f"tl.where({full}, {b}, 0)", acc)
-            mean = self.newvar(f"tl.reduce({m}, 1, _sum_combine)[:, None] / {float(self.rnumel)}", acc, rdep=False)
+            n = f"rnumel.to({TRITON_DTYPES[acc]})" if is_symbolic(self.rnumel) else float(self.rnumel)
+            mean = self.newvar(f"tl.reduce({m}, 1, _sum_combine)[:, None] / {n}", acc, rdep=False)
             d = self.newvar(f"tl.where({full}, {b} - {mean}, 0)", acc)
             r = self.newvar(f"tl.reduce({d} * {d}, 1, _sum_combine)[:, None]", acc, rdep=False)
         else:
@@ -344,8 +361,17 @@ class TritonKernel:
         return ops.to_dtype(r, odt)
 
     # ---- source
+    def used_symbols(self) -> list[str]:
+        """Size symbols the kernel body reads (kernel arguments after the pointers)."""
+        if not self.symbols:
+            return []
+        tokens = set()
+        for ln in self.lines:
+            tokens.update(re.findall(r"[A-Za-z_]\w*", ln))
+        return sorted(tokens & self.symbols, key=lambda s: (len(s), s))
+
     def source(self, name) -> str:
-        args = list(self.in_args.values()) + list(self.out_args.values())
+        args = list(self.in_args.values()) + list(self.out_args.values()) + self.used_symbols()
         sig = ", ".join(args + ["xnumel", "rnumel", "XBLOCK: tl.constexpr", "RBLOCK: tl.constexpr"])
         head = ["xoffset = tl.program_id(0) * XBLOCK"]
         if self.reduction:
@@ -357,11 +383,19 @@ class TritonKernel:
         return f"@triton.jit\ndef {name}({sig}):\n{body}\n"
 
     def block_sizes(self):
-        if self.reduction:
-            rb = next_pow2(self.rnumel)
-            xb = max(1, min(next_pow2(self.xnumel), max(1, 4096 // rb)))
-            return xb, rb
-        return min(next_pow2(self.xnumel), 1024), 1
+        """(XBLOCK, RBLOCK); None when the tile is symbolic (the wrapper picks them at launch)."""
+        if is_symbolic(self.xnumel) or is_symbolic(self.rnumel):
+            return None
+        return block_sizes(self.xnumel, self.rnumel, self.reduction)
+
+
+def block_sizes(xnumel, rnumel, reduction):
+    """Block sizes of a tile; also emitted into symbolic wrappers, which call it at launch."""
+    if reduction:
+        rb = next_pow2(rnumel)
+        xb = max(1, min(next_pow2(xnumel), max(1, 4096 // rb)))
+        return xb, rb
+    return min(next_pow2(xnumel), 1024), 1
 
 
 class TritonOps:
@@ -383,10 +417,10 @@ class TritonOps:
     def index_expr(self, expr, dtype):
         if isinstance(expr, int):
             return self.constant(expr, dtype)
-        return self.k.newvar(f"({expr}).to({TRITON_DTYPES[dtype]})", dtype)
+        return self.k.newvar(f"({texpr(expr)}).to({TRITON_DTYPES[dtype]})", dtype)
 
     def indirect_indexing(self, var: CSEVar, size):
-        v = self.k.newvar(f"tl.where({var} < 0, {var} + {size}, {var})", var.dtype, rdep=var.rdep)
+        v = self.k.newvar(f"tl.where({var} < 0, {var} + {_paren(size)}, {var})", var.dtype, rdep=var.rdep)
         return v.name
 
     def to_dtype(self, var: CSEVar, dtype):

@@ -15,7 +15,12 @@ Views (permute, slice, expand, reshape, ...) are index arithmetic: `ReinterpretV
 a realized buffer and the view is strided, otherwise a `Pointwise` that re-indexes its base.
 
 Index expressions are Python ints (constants) or strings (Triton expressions); `ix_*` helpers fold
-the trivial cases so the generated code stays readable.
+the trivial cases so the generated code stays readable. Sizes and strides are ints or, for graphs
+traced with symbolic shapes, sympy expressions over the ShapeEnv's size symbols (`s0`, `s1`, ...):
+a symbol is a kernel argument and a variable of the wrapper, bound from the real inputs at call
+time. `sym(v)` turns a SymInt into that form; `texpr(e)` prints an expression as Python/Triton.
+Size symbols are never 0 or 1 (the frontend specializes those), so a symbolic size compares
+unequal to 1 structurally, which is all the folding here needs.
 """
 from __future__ import annotations
 
@@ -24,15 +29,49 @@ import itertools
 import re
 from collections.abc import Callable
 
+import sympy
 import torch
+from torch.utils._sympy.printers import PythonPrinter
 
 _ATOM = re.compile(r"^[\w.]+$")
+_PRINTER = PythonPrinter()
+
+
+# --------------------------------------------------------------------------- symbolic sizes
+def sym(v):
+    """An int for a concrete size, a sympy expression for a symbolic one (SymInt/SymFloat/sympy)."""
+    if isinstance(v, (torch.SymInt, torch.SymFloat)):
+        v = v.node.expr
+    if isinstance(v, sympy.Basic):
+        if v.is_number:
+            return int(v) if v.is_integer else float(v)
+        return v
+    return v
+
+
+def is_symbolic(v) -> bool:
+    return isinstance(v, sympy.Basic) and not v.is_number
+
+
+def texpr(e) -> str:
+    """Python/Triton source for an int, an index string or a sympy expression."""
+    if isinstance(e, sympy.Basic):
+        return _PRINTER.doprint(e)
+    return str(e)
+
+
+def free_symbols(*values) -> set:
+    out = set()
+    for v in _flatten(values):
+        if isinstance(v, sympy.Basic):
+            out |= v.free_symbols
+    return out
 
 
 # --------------------------------------------------------------------------- index arithmetic
 def _p(e) -> str:
     """Parenthesize `e` unless it is atomic."""
-    s = str(e)
+    s = texpr(e)
     return s if _ATOM.match(s) else f"({s})"
 
 
@@ -43,7 +82,7 @@ def ix_add(*terms):
         if isinstance(t, int):
             const += t
         else:
-            parts.append(str(t))
+            parts.append(texpr(t))
     if const:
         parts.append(str(const))
     if not parts:
@@ -125,13 +164,17 @@ def contiguous_strides(size):
     strides, acc = [], 1
     for s in reversed(size):
         strides.append(acc)
-        acc *= max(s, 1)
+        acc = acc * (max(s, 1) if isinstance(s, int) else s)
     return tuple(reversed(strides))
 
 
 def flatten_index(index, size):
     """Row-major flat position of `index` in a tensor of `size`."""
     return ix_add(*[ix_mul(i, st) for i, st, s in zip(index, contiguous_strides(size), size) if s != 1])
+
+
+def _may_exceed_one(n) -> bool:
+    return n > 1 if isinstance(n, int) else True
 
 
 def unflatten_index(flat, size):
@@ -142,7 +185,7 @@ def unflatten_index(flat, size):
             out.append(0)
             continue
         v = ix_floordiv(flat, st)
-        if k > 0 and prod(size[:k]) > 1:
+        if k > 0 and _may_exceed_one(prod(size[:k])):
             v = ix_mod(v, s)
         out.append(v)
     return out

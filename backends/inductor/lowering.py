@@ -13,6 +13,7 @@ import math
 import operator
 from collections.abc import Callable
 
+import sympy
 import torch
 import torch.fx
 from torch._decomp import core_aten_decompositions, get_decompositions
@@ -32,10 +33,14 @@ from .ir import (
     TensorBox,
     contiguous_strides,
     flatten_index,
+    free_symbols,
+    is_symbolic,
     ix_add,
     ix_mod,
     ix_mul,
     prod,
+    sym,
+    texpr,
     unflatten_index,
 )
 
@@ -94,6 +99,11 @@ class Fallback(Exception):
     """Raised by a lowering that cannot handle this particular call: use an ExternKernel."""
 
 
+class SymbolicUnsupported(NotImplementedError):
+    """A symbolic-shape graph this backend cannot make shape-generic (e.g. a data-dependent size):
+    the caller compiles one static version per size instead."""
+
+
 def _half(dt):
     return torch.float32 if dt in (torch.float16, torch.bfloat16) else dt
 
@@ -102,6 +112,22 @@ def _meta(x):
     if isinstance(x, torch.fx.Node):
         return x.meta.get("val")
     return x
+
+
+def _size(t) -> tuple:
+    """Sizes of a (fake) tensor as ints and sympy expressions."""
+    return tuple(sym(s) for s in t.shape)
+
+
+def _stride(t) -> tuple:
+    return tuple(sym(s) for s in t.stride())
+
+
+def _scalar(ops, v, dtype):
+    """A scalar operand of a loop body: a constant, or a symbolic size read from a kernel argument."""
+    if is_symbolic(v):
+        return ops.to_dtype(ops.index_expr(texpr(v), torch.int64), dtype)
+    return ops.constant(v, dtype)
 
 
 def broadcast_loader(x, out_size):
@@ -123,7 +149,7 @@ def make_pointwise(fn: Callable, *, compute: str = "out", out_dtype=None):
     def lowering(g, node, *args, **kwargs):
         val = node.meta["val"]
         odt = out_dtype or val.dtype
-        size = tuple(val.shape)
+        size = _size(val)
         if compute == "promote":
             metas = [_meta(a) for a in node.args if isinstance(_meta(a), (torch.Tensor, int, float, bool))]
             cdt = torch.result_type(*metas) if len(metas) > 1 else (
@@ -135,7 +161,7 @@ def make_pointwise(fn: Callable, *, compute: str = "out", out_dtype=None):
         for a in args:
             if isinstance(a, TensorBox):
                 loaders.append(("t", broadcast_loader(a, size)))
-            elif isinstance(a, (int, float, bool)):
+            elif isinstance(a, (int, float, bool)) or is_symbolic(a):
                 loaders.append(("c", a))
             else:
                 raise Fallback(f"argument {a!r}")
@@ -146,7 +172,7 @@ def make_pointwise(fn: Callable, *, compute: str = "out", out_dtype=None):
                 if kind == "t":
                     vals.append(ops.to_dtype(v(ops, idx), cdt))
                 else:
-                    vals.append(ops.constant(v, cdt))
+                    vals.append(_scalar(ops, v, cdt))
             return ops.to_dtype(fn(ops, *vals, **kwargs), odt)
         return TensorBox(g, Pointwise(val.device, odt, size, inner))
     return lowering
@@ -189,15 +215,15 @@ def _where_fix(fn):
     # where(cond, a, b): the condition is loaded as bool, not converted to the compute dtype
     def lowering(g, node, cond, a, b):
         val = node.meta["val"]
-        size, odt = tuple(val.shape), val.dtype
+        size, odt = _size(val), val.dtype
         cdt = _half(odt)
         lc = broadcast_loader(cond, size)
         la, lb = broadcast_loader(a, size), broadcast_loader(b, size)
 
         def inner(ops, idx):
             c = ops.to_dtype(lc(ops, idx), torch.bool)
-            va = ops.to_dtype(la(ops, idx), cdt) if la else ops.constant(a, cdt)
-            vb = ops.to_dtype(lb(ops, idx), cdt) if lb else ops.constant(b, cdt)
+            va = ops.to_dtype(la(ops, idx), cdt) if la else _scalar(ops, a, cdt)
+            vb = ops.to_dtype(lb(ops, idx), cdt) if lb else _scalar(ops, b, cdt)
             return ops.to_dtype(ops.call("where", c, va, vb), odt)
         return TensorBox(g, Pointwise(val.device, odt, size, inner))
     return lowering
@@ -351,7 +377,7 @@ def _full(g, node, *args, **kwargs):
         raise Fallback(str(t))
     if not isinstance(value, (int, float, bool)):
         raise Fallback("symbolic fill")
-    return TensorBox(g, Pointwise(val.device, val.dtype, tuple(val.shape),
+    return TensorBox(g, Pointwise(val.device, val.dtype, _size(val),
                                   lambda ops, idx: ops.constant(value, val.dtype)))
 
 
@@ -377,7 +403,7 @@ def _arange(g, node, *args, **kwargs):
         v = ops.call("add", ops.constant(float(start), i.dtype),
                      ops.call("mul", i, ops.constant(float(step), i.dtype)))
         return ops.to_dtype(v, odt)
-    return TensorBox(g, Pointwise(val.device, odt, tuple(val.shape), inner))
+    return TensorBox(g, Pointwise(val.device, odt, _size(val), inner))
 
 
 # --------------------------------------------------------------------------- views
@@ -468,7 +494,7 @@ def _squeeze(g, node, x, dim=None):
 def _reshape(g, node, x, sizes):
     if not isinstance(sizes, (list, tuple)):
         raise Fallback("view(dtype)")
-    size = tuple(node.meta["val"].shape)
+    size = _size(node.meta["val"])
     old = x.get_size()
     if [s for s in old if s != 1] == [s for s in size if s != 1]:
         # only size-1 dims move: no index arithmetic beyond dropping/adding zeros
@@ -488,7 +514,7 @@ def _reshape(g, node, x, sizes):
             return _lay(L, size, st)
         return _view(g, x, size, reindex, strided)
 
-    groups = _view_groups(list(old), list(size))
+    groups = _view_groups(list(old), list(size), g.lt)
 
     def reindex(idx):
         out = [0] * len(old)
@@ -506,7 +532,7 @@ def _reshape(g, node, x, sizes):
     return _view(g, x, size, reindex, strided)
 
 
-def _view_groups(old, new):
+def _view_groups(old, new, lt=lambda a, b: a < b):
     """Pair up runs of old and new dims with equal products (a reshape only regroups within them)."""
     groups, i, j = [], 0, 0
     while i < len(old) or j < len(new):
@@ -520,7 +546,7 @@ def _view_groups(old, new):
             pn *= new[j]
             j += 1
         while po != pn:
-            if po < pn and i < len(old):
+            if i < len(old) and lt(po, pn):
                 og.append(i)
                 po *= old[i]
                 i += 1
@@ -539,12 +565,16 @@ def _slice(g, node, x, dim=0, start=None, end=None, step=1):
     old = x.get_size()
     dim = _norm_dim(dim, len(old))
     n = old[dim]
-    start = 0 if start is None else start
-    end = n if end is None else end
-    start = max(0, min(n, start + n if start < 0 else start))
-    end = max(start, min(n, end + n if end < 0 else end))
+    start = 0 if start is None else sym(start)
+    end = n if end is None else sym(end)
+    start = g.max(0, g.min(n, start + n if g.lt(start, 0) else start))
+    end = g.max(start, g.min(n, end + n if g.lt(end, 0) else end))
     size = list(old)
-    size[dim] = (end - start + step - 1) // step
+    val = node.meta["val"]
+    if isinstance(val, torch.Tensor) and node.target is aten.slice.Tensor:
+        size[dim] = _size(val)[dim]
+    else:
+        size[dim] = (end - start + step - 1) // step
 
     def reindex(idx):
         idx = list(idx)
@@ -563,7 +593,8 @@ def _slice(g, node, x, dim=0, start=None, end=None, step=1):
 def _select(g, node, x, dim, index):
     old = x.get_size()
     dim = _norm_dim(dim, len(old))
-    index = index + old[dim] if index < 0 else index
+    index = sym(index)
+    index = index + old[dim] if g.lt(index, 0) else index
     size = old[:dim] + old[dim + 1:]
 
     def reindex(idx):
@@ -577,6 +608,8 @@ def _select(g, node, x, dim, index):
 @register(aten.split_with_sizes, aten.split)
 def _split(g, node, x, sizes, dim=0):
     n = x.get_size()[_norm_dim(dim, len(x.get_size()))]
+    if is_symbolic(n) or any(is_symbolic(s) for s in (sizes if isinstance(sizes, (list, tuple)) else [sizes])):
+        raise Fallback("symbolic split")
     if isinstance(sizes, int):
         sizes = [min(sizes, n - i) for i in range(0, n, sizes)]
     out, start = [], 0
@@ -589,6 +622,8 @@ def _split(g, node, x, sizes, dim=0):
 @register(aten.unbind)
 def _unbind(g, node, x, dim=0):
     n = x.get_size()[_norm_dim(dim, len(x.get_size()))]
+    if is_symbolic(n):
+        raise Fallback("symbolic unbind")
     return [_select(g, node, x, dim, i) for i in range(n)]
 
 
@@ -619,7 +654,7 @@ def _flip(g, node, x, dims):
 
 @register(aten.repeat)
 def _repeat(g, node, x, repeats):
-    size = tuple(node.meta["val"].shape)
+    size = _size(node.meta["val"])
     old = x.get_size()
     lead = len(size) - len(old)
 
@@ -641,6 +676,8 @@ def _slice_scatter(g, node, base, src, dim=0, *rest):
         start = 0 if start is None else (start + n if start < 0 else start)
         end = n if end is None else min(n, end + n if end < 0 else end)
         step, select = step or 1, False
+    if any(is_symbolic(v) for v in (start, end, step, n)):
+        raise Fallback("symbolic slice_scatter")
     odt = node.meta["val"].dtype
 
     def inner(ops, idx):
@@ -661,7 +698,7 @@ def _slice_scatter(g, node, base, src, dim=0, *rest):
 @register(aten.cat)
 def _cat(g, node, tensors, dim=0):
     val = node.meta["val"]
-    size = tuple(val.shape)
+    size = _size(val)
     dim = _norm_dim(dim, len(size))
     parts, start = [], 0
     for t in tensors:
@@ -682,7 +719,8 @@ def _cat(g, node, tensors, dim=0):
             if result is None:
                 result = ops.to_dtype(t.load(ops, sub), odt)
                 continue
-            cond = ops.index_expr(f"({i} >= {lo}) & ({i} < {hi})" if lo else f"{i} < {hi}", torch.bool)
+            cond = ops.index_expr(f"({i} >= {texpr(lo)}) & ({i} < {texpr(hi)})" if lo != 0 else
+                                  f"{i} < {texpr(hi)}", torch.bool)
             v = ops.masked(cond, lambda t=t, sub=sub: ops.to_dtype(t.load(ops, sub), odt), 0)
             result = ops.call("where", cond, v, result)
         return result
@@ -692,9 +730,11 @@ def _cat(g, node, tensors, dim=0):
 @register(aten.constant_pad_nd)
 def _pad(g, node, x, pad, value=0):
     val = node.meta["val"]
-    size, old = tuple(val.shape), x.get_size()
+    size, old = _size(val), x.get_size()
     n = len(size)
     pads = {n - 1 - k // 2: (pad[k], pad[k + 1]) for k in range(0, len(pad), 2)}
+    if any(is_symbolic(v) for p in pads.values() for v in p):
+        raise Fallback("symbolic pad")
     if any(lo < 0 or hi < 0 for lo, hi in pads.values()):
         raise Fallback("negative pad")
 
@@ -702,7 +742,7 @@ def _pad(g, node, x, pad, value=0):
         conds, src = [], list(idx)
         for d, (lo, hi) in pads.items():
             src[d] = ix_add(idx[d], -lo)
-            conds.append(f"({idx[d]} >= {lo}) & ({idx[d]} < {lo + old[d]})")
+            conds.append(f"({idx[d]} >= {lo}) & ({idx[d]} < {texpr(lo + old[d])})")
         if not conds:
             return x.load(ops, src)
         cond = ops.index_expr(" & ".join(conds), torch.bool)
@@ -720,7 +760,7 @@ def _embedding(g, node, weight, indices, *args):
     def inner(ops, idx):
         i = ops.indirect_indexing(indices.load(ops, idx[:len(isize)]), V)
         return weight.load(ops, [i, idx[-1]])
-    return TensorBox(g, Pointwise(val.device, val.dtype, tuple(val.shape), inner))
+    return TensorBox(g, Pointwise(val.device, val.dtype, _size(val), inner))
 
 
 @register(aten.gather.default)
@@ -733,7 +773,7 @@ def _gather(g, node, x, dim, index, sparse_grad=False):
         full = list(idx)
         full[dim] = i
         return x.load(ops, full)
-    return TensorBox(g, Pointwise(val.device, val.dtype, tuple(val.shape), inner))
+    return TensorBox(g, Pointwise(val.device, val.dtype, _size(val), inner))
 
 
 @register(aten.index_select.default)
@@ -746,7 +786,7 @@ def _index_select(g, node, x, dim, index):
         full[dim] = ops.indirect_indexing(index.load(ops, [idx[dim]] if index.get_size() else []),
                                           x.get_size()[dim])
         return x.load(ops, full)
-    return TensorBox(g, Pointwise(val.device, val.dtype, tuple(val.shape), inner))
+    return TensorBox(g, Pointwise(val.device, val.dtype, _size(val), inner))
 
 
 @register(aten.index.Tensor)
@@ -757,7 +797,7 @@ def _index(g, node, x, indices):
         raise Fallback("non-adjacent advanced indices")
     if any(t.get_dtype() in (torch.bool, torch.uint8) for t in indices if t is not None):
         raise Fallback("boolean mask index")
-    out = tuple(val.shape)
+    out = _size(val)
     xs = x.get_size()
     first = pos[0]
     bshape = out[first:len(out) - (len(xs) - pos[-1] - 1)]
@@ -824,7 +864,8 @@ def _red(rtype):
             s = make_reduction(g, x, dims, keepdim, "sum", _half(val.dtype))
             odt = val.dtype
             return TensorBox(g, Pointwise(val.device, odt, s.get_size(), lambda ops, idx: ops.to_dtype(
-                ops.call("truediv", s.load(ops, idx), ops.constant(float(n), _half(odt))), odt)))
+                ops.call("truediv", s.load(ops, idx), _scalar(ops, n if is_symbolic(n) else float(n), _half(odt))),
+                odt)))
         return make_reduction(g, x, dims, keepdim, rtype, val.dtype)
     return lowering
 
@@ -861,9 +902,10 @@ def _var(g, x, dims, correction, keepdim, odt):
     dims_n = _reduce_dims(x, dims)
     n = prod(x.get_size()[d] for d in dims_n)
     m2 = make_reduction(g, x, dims, keepdim, "var_unnormalized", _half(odt))
-    denom = float(max(0, n - (1 if correction is None else correction)))
+    denom = n - (1 if correction is None else correction)
+    denom = g.max(0, denom) if is_symbolic(denom) else float(max(0, denom))
     return TensorBox(g, Pointwise(x.get_device(), odt, m2.get_size(), lambda ops, idx: ops.to_dtype(
-        ops.call("truediv", m2.load(ops, idx), ops.constant(denom, _half(odt))), odt)))
+        ops.call("truediv", m2.load(ops, idx), _scalar(ops, denom, _half(odt))), odt)))
 
 
 @register(aten.var.correction)
@@ -896,6 +938,59 @@ class GraphLowering:
         self.constants: list = []                # (InputBuffer, tensor) for tensors held by the graph
         self.extern_ops: list = []
         self._names = iter(f"buf{i}" for i in range(1 << 30))
+        # symbolic shapes: the ShapeEnv of the fake example inputs, and how the wrapper computes each
+        # size symbol from its arguments (`s0 -> "arg0.size(0)"`)
+        self.shape_env = _shape_env(example_inputs)
+        self.symbol_bindings: dict = {}
+
+    # ---- decisions about (possibly symbolic) sizes. A decision sympy cannot make statically is
+    # evaluated by the ShapeEnv at the example sizes, which records a guard: the frontend reads the
+    # ShapeEnv's guards after the backend returns, so the compiled code is only reused where it holds.
+    def lt(self, a, b) -> bool:
+        a, b = sym(a), sym(b)
+        if not (is_symbolic(a) or is_symbolic(b)):
+            return a < b
+        expr = sympy.Lt(a, b)
+        if expr in (sympy.true, sympy.false):
+            return bool(expr)
+        if self.shape_env is None:
+            raise SymbolicUnsupported(f"cannot decide {expr}")
+        return bool(self.shape_env.evaluate_expr(expr))
+
+    def min(self, a, b):
+        return a if (a == b or self.lt(a, b)) else b
+
+    def max(self, a, b):
+        return a if (a == b or self.lt(b, a)) else b
+
+    def bound_symbols(self) -> set:
+        return set(self.symbol_bindings)
+
+    def _bind_symbols(self, placeholders):
+        """Wrapper expressions for every size symbol of the inputs: the first size, stride or SymInt
+        argument that is exactly that symbol defines it."""
+        later = []
+        for i, (n, ex) in enumerate(zip(placeholders, self.example_inputs)):
+            if isinstance(ex, torch.Tensor):
+                name = self.inputs[i].name
+                for d, s in enumerate(_size(ex)):
+                    if isinstance(s, sympy.Symbol):
+                        self.symbol_bindings.setdefault(s, f"{name}.size({d})")
+                for d, s in enumerate(_stride(ex)):
+                    if isinstance(s, sympy.Symbol):
+                        later.append((s, f"{name}.stride({d})"))
+            elif isinstance(sym(ex), sympy.Symbol):
+                self.symbol_bindings.setdefault(sym(ex), f"_unused{i}")
+        for s, src in later:
+            self.symbol_bindings.setdefault(s, src)
+        needed = set()
+        for b in self.inputs:
+            if b is not None:
+                needed |= free_symbols(b.layout.size, b.layout.stride)
+        missing = needed - set(self.symbol_bindings)
+        if missing:
+            raise SymbolicUnsupported(f"sizes of the inputs use symbols {sorted(map(str, missing))} "
+                                      "that no input defines")
 
     def new_name(self):
         return next(self._names)
@@ -921,7 +1016,7 @@ class GraphLowering:
         self.extern_ops.append(node.target)
 
         def layout_of(t):
-            return Layout(tuple(t.shape), tuple(t.stride()), t.dtype, t.device)
+            return Layout(_size(t), _stride(t), t.dtype, t.device)
         if isinstance(val, torch.Tensor):
             k = ExternKernel(self.new_name(), layout_of(val), node.target, args, kwargs)
             self.buffers.append(k)
@@ -946,6 +1041,10 @@ class GraphLowering:
                 return fn(self, node, *args, **kwargs)
             except Fallback:
                 pass
+            except TypeError:
+                # a symbolic size reached a comparison the lowering has no rule for: call the aten op
+                if self.shape_env is None:
+                    raise
         return self.fallback(node, args, kwargs)
 
     @staticmethod
@@ -954,7 +1053,7 @@ class GraphLowering:
         vals = vals[0] if isinstance(vals[0], (list, tuple)) else vals
         for v in vals:
             if isinstance(v, torch.Tensor) and (v.is_complex() or v.dtype in (
-                    torch.float8_e4m3fn, torch.float8_e5m2) or any(not isinstance(s, int) for s in v.shape) or v.numel() == 0):
+                    torch.float8_e4m3fn, torch.float8_e5m2) or any(s == 0 for s in _size(v))):
                 return True
         for a in list(args) + list(kwargs.values()):
             if isinstance(a, TensorBox) and (a.get_dtype().is_complex or a.numel() == 0):
@@ -984,13 +1083,14 @@ class GraphLowering:
         placeholders = [n for n in self.gm.graph.nodes if n.op == "placeholder"]
         for n, ex in zip(placeholders, self.example_inputs):
             if isinstance(ex, torch.Tensor):
-                buf = InputBuffer(f"arg{len(self.inputs)}", Layout(
-                    tuple(ex.shape), tuple(ex.stride()), ex.dtype, ex.device))
+                buf = InputBuffer(f"arg{len(self.inputs)}", Layout(_size(ex), _stride(ex), ex.dtype, ex.device))
                 self.inputs.append(buf)
                 env[n] = TensorBox(self, buf)
             else:
                 self.inputs.append(None)
-                env[n] = ex
+                env[n] = sym(ex)
+        if self.shape_env is not None:
+            self._bind_symbols(placeholders)
         for node in self.gm.graph.nodes:
             if node.op == "placeholder":
                 continue
@@ -1009,7 +1109,13 @@ class GraphLowering:
             kwargs = torch.fx.node.map_arg(node.kwargs, lambda a: env[a])
             if node.op != "call_function":
                 raise RuntimeError(f"unexpected node {node.format_node()}")
-            if node.target is operator.getitem:
+            if isinstance(node.meta.get("val"), (torch.SymInt, torch.SymFloat)):
+                result = sym(node.meta["val"])  # size arithmetic: its (simplified) expression
+                if isinstance(result, sympy.Basic) and not result.free_symbols <= self.bound_symbols():
+                    raise SymbolicUnsupported(f"unbound symbols in {node.format_node()}")
+            elif isinstance(node.meta.get("val"), torch.SymBool):
+                raise SymbolicUnsupported(f"symbolic bool {node.format_node()}")
+            elif node.target is operator.getitem:
                 result = args[0][args[1]]
             elif node.target is aten.copy_.default:
                 result = self.copy_into_input(node, *args)
@@ -1032,6 +1138,16 @@ class GraphLowering:
             # an input returned as is (or a view of one): aliasing is what eager does
             return d
         return x.realize()
+
+
+def _shape_env(example_inputs):
+    """The ShapeEnv of symbolic example inputs (None when every size is static)."""
+    for x in example_inputs:
+        if isinstance(x, (torch.SymInt, torch.SymFloat)):
+            return x.node.shape_env
+        if isinstance(x, torch.Tensor) and any(isinstance(s, torch.SymInt) for s in (*x.shape, *x.stride())):
+            return x.fake_mode.shape_env
+    return None
 
 
 def lower(gm, example_inputs) -> GraphLowering:

@@ -480,6 +480,29 @@ class InstanceDictVariable(VariableTracker):
                 entries[name] = value
         return entries
 
+    def _lookup(self, tx, name, key, rest):
+        """One key (`obj.__dict__.get("x")`), without wrapping every attribute of the object."""
+        from ..builder import wrap
+        from ...guards.guard import Guard
+        from ...guards.source import AttrSource
+        written = self.obj.attrs(tx)
+        found = _MISSING
+        if key in written and key != _DICT_STORE:
+            found = written[key]
+        elif self.obj.value is not None:
+            real_dict = real_instance_dict(self.obj.value)
+            if self.obj.source is not None:
+                tx.output.guards.add(Guard.dict_keys(AttrSource(self.obj.source, "__dict__"), list(real_dict)))
+            if key in real_dict:
+                found = wrap(tx, real_dict[key], AttrSource(self.obj.source, key) if self.obj.source else None)
+        if name == "__contains__":
+            return const(found is not _MISSING)
+        if found is not _MISSING:
+            return found
+        if name == "get":
+            return rest[0] if rest else const(None)
+        raise KeyError(key)
+
     def unpack(self, tx):
         return [const(k) for k in self._entries(tx)]
 
@@ -492,6 +515,8 @@ class InstanceDictVariable(VariableTracker):
             attrs[args[0].as_python_constant()] = args[1] if name == "__setitem__" else _MISSING
             tx.output.side_effects.store(self.obj, attrs)
             return const(None)
+        if name in ("get", "__getitem__", "__contains__") and args and args[0].is_python_constant():
+            return self._lookup(tx, name, args[0].as_python_constant(), args[1:])
         from .dicts import DictVariable
         snapshot = DictVariable.create(tx, [(const(k), v) for k, v in self._entries(tx).items()])
         if name in ("get", "__getitem__", "__contains__", "__len__", "keys", "values", "items", "__iter__",
