@@ -181,6 +181,15 @@ class PyCodegen:
             return
         var.reconstruct(self)
 
+    def store_temp(self) -> str:
+        """Pop the top of the stack into a fresh local; returns its name."""
+        name = f"__bytegraph_tmp{len(self.temps)}_{len(self.instructions)}"
+        self.append(Instr("STORE_FAST", name))
+        return name
+
+    def load_temp(self, name: str):
+        self.append(Instr("LOAD_FAST", name))
+
     def reconstruct_to_temp(self, var):
         """Rebuild once and keep the object in a local, so later uses see the same object."""
         self.reconstruct(var)

@@ -594,44 +594,54 @@ def _replay_side_effects(tx, cg, own_cells=False):
     from .variables.lists import ListVariable
     from .variables.user_defined import _MISSING, UserDefinedObjectVariable
     effects = tx.output.side_effects
+    # 1. rebuild every new value first: they may be read from objects that step 2 overwrites
+    payloads = []
     for var in effects.mutated_in_order():
         if isinstance(var, ListVariable):
-            # src[:] = [new items]
             items = effects.get(var)
             for item in items:
                 cg.reconstruct(item)
             cg.build_list(len(items))
-            var.source.reconstruct(cg)
-            cg.load_const(slice(None))
-            cg.append(Instr("STORE_SUBSCR"))
         elif isinstance(var, DictVariable):
-            var.source.reconstruct(cg)
-            cg.load_method("clear")
-            cg.call_method(0)
-            cg.pop_top()
-            var.source.reconstruct(cg)
-            cg.load_method("update")
             pairs = effects.get(var)
             for k, v in pairs:
                 cg.reconstruct(k)
                 cg.reconstruct(v)
             cg.build_map(len(pairs))
-            cg.call_method(1)
-            cg.pop_top()
         elif isinstance(var, SetVariable):
-            var.source.reconstruct(cg)
-            cg.load_method("clear")
-            cg.call_method(0)
-            cg.pop_top()
-            var.source.reconstruct(cg)
-            cg.load_method("update")
             items = effects.get(var)
             for item in items:
                 cg.reconstruct(item)
             cg.build_tuple(len(items))
-            cg.call_method(1)
-            cg.pop_top()
         elif isinstance(var, UserDefinedObjectVariable):
+            for name, value in effects.get(var).items():
+                if value is not _MISSING and value not in cg.temps:
+                    cg.reconstruct_to_temp(value)
+            continue
+        else:
+            continue
+        payloads.append((var, cg.store_temp()))
+    global_values = []
+    for name, value in effects.globals.items():
+        cg.reconstruct(value)
+        global_values.append((name, cg.store_temp()))
+    # 2. write them back, in program order
+    for var, temp in payloads:
+        if isinstance(var, ListVariable):   # src[:] = new items
+            cg.load_temp(temp)
+            var.source.reconstruct(cg)
+            cg.load_const(slice(None))
+            cg.append(Instr("STORE_SUBSCR"))
+        else:                               # src.clear(); src.update(new contents)
+            for method, args in (("clear", ()), ("update", (temp,))):
+                var.source.reconstruct(cg)
+                cg.load_method(method)
+                for a in args:
+                    cg.load_temp(a)
+                cg.call_method(len(args))
+                cg.pop_top()
+    for var in effects.mutated_in_order():
+        if isinstance(var, UserDefinedObjectVariable):
             for name, value in effects.get(var).items():
                 if value is _MISSING:
                     var.source.reconstruct(cg)
@@ -640,8 +650,8 @@ def _replay_side_effects(tx, cg, own_cells=False):
                     cg.reconstruct(value)
                     var.source.reconstruct(cg)
                     cg.store_attr(name)
-    for name, value in effects.globals.items():
-        cg.reconstruct(value)
+    for name, temp in global_values:
+        cg.load_temp(temp)
         cg.append(Instr("STORE_GLOBAL", name))
     for name in effects.deleted_globals:
         cg.append(Instr("DELETE_GLOBAL", name))

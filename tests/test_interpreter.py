@@ -376,3 +376,20 @@ def test_dict_subclass_missing_hook():
         return x * d["a"] + d["four"], "four" in d
 
     _check_one_graph(f, torch.randn(2))
+
+
+def test_dict_argument_mutation_replays_values_read_from_it():
+    def f(x, d):
+        d.pop("a")
+        d["c"] = d["b"] * 2
+        return x + 1
+
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    d1, d2 = {"a": 1, "b": torch.ones(1)}, {"a": 1, "b": torch.ones(1)}
+    b = d1["b"]
+    torch.testing.assert_close(opt(torch.zeros(1), d1), f(torch.zeros(1), d2))
+    assert list(d1) == list(d2) == ["b", "c"]
+    assert d1["b"] is b
+    torch.testing.assert_close(d1["c"], d2["c"])
+    assert cnt.frame_count == 1

@@ -8,6 +8,15 @@ the returned callable is the hot path).
 On CUDA the kernels are compiled by Triton; on CPU they run under Triton's interpreter
 (`TRITON_INTERPRET=1`, set here before triton is imported). `metrics` counts what the last compile
 generated, so tests can assert fusion (`metrics.kernel_count`).
+
+Dynamic shapes: the frontend passes real example tensors plus SymInt size arguments, and keeps each
+tensor placeholder's fake value (symbolic sizes) in `meta["example_value"]`. The graph is re-traced
+to aten over those fake values, in the frontend's ShapeEnv (any guard that tracing adds is read by
+the frontend after the backend returns), so sizes in the IR are sympy expressions and one generated
+module (shape-generic kernels, see codegen_triton.py) serves every size. Training graphs go through
+AOTAutograd, which traces with the same fake values, so the forward and backward graphs are compiled
+shape-generic too (`_boxed`). Inference graphs whose sizes cannot all be computed from the inputs
+(data-dependent sizes) are compiled once per concrete size instead (`SpecializeOnShapes`).
 """
 from __future__ import annotations
 
@@ -112,6 +121,8 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs):
     flat_out, out_spec = pytree.tree_flatten(out_node.args[0])
     out_node.args = (tuple(flat_out),)
     graph = lower(aten_gm, example_inputs)
+    if graph.shape_env is not None:
+        _check_bound(graph)
     sched = Scheduler(graph)
     groups = sched.schedule()
     wrapper = WrapperCodegen(graph, groups, sched.store_names())
@@ -152,6 +163,41 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs):
     return compiled
 
 
+def _check_bound(graph):
+    """Every symbol a buffer's size uses must be computable by the wrapper from the inputs."""
+    from .ir import free_symbols
+    from .lowering import SymbolicUnsupported
+    used = set()
+    for b in graph.buffers:
+        if b.layout is not None:
+            used |= free_symbols(b.layout.size, b.layout.stride, b.layout.offset)
+        d = getattr(b, "data", None)
+        if d is not None and hasattr(d, "ranges"):
+            used |= free_symbols(d.ranges, getattr(d, "reduction_ranges", ()))
+    missing = used - graph.bound_symbols()
+    if missing:
+        raise SymbolicUnsupported(f"sizes use symbols no input defines: {sorted(map(str, missing))}")
+
+
+def _symbolic_inputs(gm, example_inputs):
+    """The fake (symbolic-size) value of each tensor placeholder, SymInts as they are; None when a
+    placeholder has no fake value to trace with."""
+    from torch._subclasses.fake_tensor import FakeTensor
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    if len(placeholders) != len(example_inputs):
+        return None
+    out = []
+    for n, x in zip(placeholders, example_inputs):
+        if isinstance(x, torch.Tensor):
+            fake = n.meta.get("example_value")
+            if not isinstance(fake, FakeTensor) or fake.dim() != x.dim() or fake.dtype != x.dtype:
+                return None
+            out.append(fake)
+        else:
+            out.append(x)
+    return out
+
+
 def _materialize(x):
     """Static-shape stand-ins for fake example inputs (AOTAutograd passes FakeTensors); only their
     metadata is used."""
@@ -164,8 +210,17 @@ def _materialize(x):
 
 
 def _boxed(gm, example_inputs):
-    """`compile_fx` in AOTAutograd's boxed calling convention (one list argument)."""
-    fn = compile_fx(gm, [_materialize(x) for x in example_inputs])
+    """`compile_fx` in AOTAutograd's boxed calling convention (one list argument). AOTAutograd traces
+    with the frontend's fake values when sizes are symbolic: the forward/backward graphs are then
+    compiled shape-generic (or, if that is impossible, run as ATen graphs)."""
+    from .lowering import SymbolicUnsupported, _shape_env
+    if _shape_env(example_inputs) is not None:
+        try:
+            fn = compile_fx(gm, list(example_inputs))
+        except SymbolicUnsupported:
+            fn = gm
+    else:
+        fn = compile_fx(gm, [_materialize(x) for x in example_inputs])
 
     def run(args):
         out = fn(*args)
@@ -190,9 +245,8 @@ def _is_symbolic(example_inputs):
 
 
 class SpecializeOnShapes:
-    """Dynamic-shape graphs: the frontend compiles the frame once with symbolic sizes; this backend
-    (whose IR is static for now) compiles one static version per concrete set of input sizes, on
-    first use, and keeps them all."""
+    """Dynamic-shape graphs the backend cannot make shape-generic (data-dependent sizes): one static
+    version per concrete set of input sizes, compiled on first use and kept."""
 
     def __init__(self, gm):
         self.gm = gm
@@ -215,9 +269,19 @@ class SpecializeOnShapes:
 def inductor(gm, example_inputs):
     """Inference graphs compile directly; when gradients are needed, AOTAutograd splits the graph into
     forward and backward ATen graphs and each is compiled to Triton kernels. Graphs with symbolic
-    sizes are specialized per concrete size at call time (`SpecializeOnShapes`)."""
+    sizes compile once to shape-generic kernels; where that is not possible (see module docstring)
+    they are specialized per concrete size at call time (`SpecializeOnShapes`)."""
     if _is_symbolic(example_inputs):
+        if _needs_autograd(example_inputs):
+            return _compile_static(gm, example_inputs)  # AOTAutograd traces symbolically, see _boxed
         from bytegraph import disable
+        from .lowering import SymbolicUnsupported
+        fake_inputs = _symbolic_inputs(gm, example_inputs)
+        if fake_inputs is not None:
+            try:
+                return compile_fx(gm, fake_inputs)
+            except SymbolicUnsupported:
+                pass
         return disable(SpecializeOnShapes(gm))
     return _compile_static(gm, example_inputs)
 

@@ -510,6 +510,26 @@ def _reinterpret(t, size, stride, offset):
 
 '''
 
+# helpers of wrappers whose sizes are symbolic: block sizes and grids are picked at launch
+SYMBOLIC_HEADER = '''
+def _next_pow2(n):
+    return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
+
+
+def _block_sizes(xnumel, rnumel, reduction):
+    if reduction:
+        rb = _next_pow2(rnumel)
+        return max(1, min(_next_pow2(xnumel), max(1, 4096 // rb))), rb
+    return min(_next_pow2(xnumel), 1024), 1
+
+'''
+
+
+def _tuple(xs) -> str:
+    """Source of a tuple of ints/sympy expressions (`repr` of a tuple of ints)."""
+    items = [texpr(x) for x in xs]
+    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
 
 class WrapperCodegen:
     """Writes the module source: kernels and `call(args, externs)`."""
@@ -527,7 +547,7 @@ class WrapperCodegen:
         """Python expression for a realized IR value inside `call`."""
         if isinstance(ir, ReinterpretView):
             L = ir.layout
-            return f"_reinterpret({ir.data.name}, {tuple(L.size)}, {tuple(L.stride)}, {L.offset})"
+            return f"_reinterpret({ir.data.name}, {_tuple(L.size)}, {_tuple(L.stride)}, {texpr(L.offset)})"
         if isinstance(ir, Buffer):
             return ir.name
         raise TypeError(ir)
@@ -541,6 +561,9 @@ class WrapperCodegen:
         consts = [b.name for b, _ in g.constants]
         if consts:
             self.lines.append(f"    {', '.join(consts)}{',' if len(consts) == 1 else ''} = constants")
+        self.symbols = {str(s) for s in g.symbol_bindings}
+        for s, src in sorted(g.symbol_bindings.items(), key=lambda kv: str(kv[1])):
+            self.lines.append(f"    {s} = {src}")
         last_use = self._last_uses()
         free: dict[tuple, list[str]] = {}
         output_names = {o.get_name() for o in g.outputs if isinstance(o, (Buffer, ReinterpretView))}
@@ -563,9 +586,10 @@ class WrapperCodegen:
             if isinstance(o, (Buffer, ReinterpretView)):
                 outs.append(self.ref(o))
             else:
-                outs.append(repr(o))
+                outs.append(texpr(o) if is_symbolic(o) else repr(o))
         self.lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
-        return HEADER + "\n\n".join(self.kernel_defs) + "\n\n" + "\n".join(self.lines) + "\n"
+        header = HEADER + (SYMBOLIC_HEADER if self.symbols else "")
+        return header + "\n\n".join(self.kernel_defs) + "\n\n" + "\n".join(self.lines) + "\n"
 
     @staticmethod
     def _alloc_key(buf):
@@ -595,19 +619,22 @@ class WrapperCodegen:
         if free.get(key):
             self.lines.append(f"    {node.name} = {free[key].pop()}  # reuse")
             return
-        self.lines.append(f"    {node.name} = torch.empty_strided({tuple(L.size)}, {tuple(L.stride)}, "
+        self.lines.append(f"    {node.name} = torch.empty_strided({_tuple(L.size)}, {_tuple(L.stride)}, "
                           f"dtype={L.dtype}, device='{L.device}')")
 
     def _extern(self, node):
         if isinstance(node, MultiOutput):
             self.lines.append(f"    {node.name} = {node.parent.name}" + "".join(f"[{i}]" for i in node.path))
             return
-        tensors = []
+        tensors, syms = [], []
 
         def collect(a):
             if isinstance(a, (Buffer, ReinterpretView)):
                 tensors.append(a)
                 return _Slot(len(tensors) - 1)
+            if is_symbolic(a):  # a size argument: its value is computed by the wrapper at call time
+                syms.append(a)
+                return _SymSlot(len(syms) - 1)
             if isinstance(a, (list, tuple)):
                 return type(a)(collect(x) for x in a)
             return a
@@ -615,21 +642,26 @@ class WrapperCodegen:
         kwargs = {k: collect(v) for k, v in node.kwargs.items()}
         op = node.op
 
-        def fill(a, ts):
+        def fill(a, ts, ss):
+            if isinstance(a, _SymSlot):
+                return ss[a.i]
             if isinstance(a, _Slot):
                 return ts[a.i]
             if isinstance(a, (list, tuple)):
-                return type(a)(fill(x, ts) for x in a)
+                return type(a)(fill(x, ts, ss) for x in a)
             return a
 
-        def run(*ts, op=op, args=args, kwargs=kwargs):
-            return op(*fill(args, ts), **{k: fill(v, ts) for k, v in kwargs.items()})
+        def run(*ts, syms=(), op=op, args=args, kwargs=kwargs):
+            return op(*fill(args, ts, syms), **{k: fill(v, ts, syms) for k, v in kwargs.items()})
         self.externs.append(run)
         refs = ", ".join(self.ref(t) for t in tensors)
+        if syms:
+            refs += f"{', ' if refs else ''}syms={_tuple(syms)}"
         self.lines.append(f"    {node.name} = externs[{len(self.externs) - 1}]({refs})  # {op}")
 
     def _kernel(self, group):
-        k = TritonKernel(group.xnumel, group.rnumel, group.reduction, store_names=self.store_names)
+        k = TritonKernel(group.xnumel, group.rnumel, group.reduction, store_names=self.store_names,
+                         symbols=self.symbols)
         for node in group.nodes:
             k.render(node)
         body = k.source("KERNEL")
@@ -638,13 +670,22 @@ class WrapperCodegen:
             self.kernels[body] = kname
             self.kernel_defs.append(body.replace("def KERNEL(", f"def {kname}("))
         kname = self.kernels[body]
-        xb, rb = k.block_sizes()
-        args = [n for n in list(k.in_args) + list(k.out_args)]
-        grid = -(-group.xnumel // xb)
+        args = [n for n in list(k.in_args) + list(k.out_args)] + k.used_symbols()
         self.kernel_launches += 1
         comment = ", ".join(n.name for n in group.nodes)
-        self.lines.append(f"    {kname}[({grid},)]({', '.join(args)}, {group.xnumel}, {group.rnumel}, "
-                          f"XBLOCK={xb}, RBLOCK={rb})  # {comment}")
+        blocks = k.block_sizes()
+        if blocks is not None:
+            xb, rb = blocks
+            grid = -(-group.xnumel // xb)
+            self.lines.append(f"    {kname}[({grid},)]({', '.join(args)}, {group.xnumel}, {group.rnumel}, "
+                              f"XBLOCK={xb}, RBLOCK={rb})  # {comment}")
+            return
+        # symbolic tile: numels, block sizes and grid are computed from the bound symbols at launch
+        xn, rn = texpr(group.xnumel), texpr(group.rnumel)
+        self.lines.append(f"    xnumel, rnumel = {xn}, {rn}")
+        self.lines.append(f"    xblock, rblock = _block_sizes(xnumel, rnumel, {group.reduction})")
+        self.lines.append(f"    {kname}[(-(-xnumel // xblock),)]({', '.join(args)}, xnumel, rnumel, "
+                          f"XBLOCK=xblock, RBLOCK=rblock)  # {comment}")
 
 
 class _Slot:
@@ -652,6 +693,10 @@ class _Slot:
 
     def __init__(self, i):
         self.i = i
+
+
+class _SymSlot(_Slot):
+    """A symbolic size argument of an extern call."""
 
 
 __all__ = ["TEMPLATES", "FusionIllegal", "TritonKernel", "TritonOps", "WrapperCodegen", "ix_add"]

@@ -75,8 +75,42 @@ def trace_to_aten(gm: torch.fx.GraphModule, example_inputs) -> torch.fx.GraphMod
     def run(*args):
         return gm(*args)
 
+    if _shape_env(example_inputs) is not None:
+        # symbolic example inputs (fake tensors of the frontend's FakeTensorMode/ShapeEnv, SymInts):
+        # trace symbolically in that ShapeEnv so sizes stay expressions. torch.func.functionalize's
+        # C++ wrappers read sizes as ints (specializing every symbol); the Python functionalization
+        # mode does not
+        return make_fx(_functionalize_symbolic(run), decomposition_table=decomposition_table(),
+                       tracing_mode="symbolic")(*example_inputs)
     fn = functionalize(run, remove="mutations")
     return make_fx(fn, decomposition_table=decomposition_table(), tracing_mode="fake")(*example_inputs)
+
+
+def _functionalize_symbolic(fn):
+    """`functionalize(fn, remove="mutations")` through the Python `FunctionalTensorMode`: in-place ops
+    become out-of-place ones, and an input whose data was mutated gets one final `copy_`."""
+    from torch._subclasses.functional_tensor import FunctionalTensor, FunctionalTensorMode
+
+    def unwrap(t):
+        torch._sync(t)
+        return torch._from_functional_tensor(t.elem)
+
+    def inner(*args):
+        exclude = torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.DispatchKey.Functionalize))
+        mutated = []
+        with exclude, FunctionalTensorMode():
+            fargs = [FunctionalTensor.to_functional(a) if isinstance(a, torch.Tensor) else a for a in args]
+            out = fn(*fargs)
+            out = torch.utils._pytree.tree_map_only(FunctionalTensor, unwrap, out)
+            for a, fa in zip(args, fargs):
+                if isinstance(fa, FunctionalTensor):
+                    torch._sync(fa)
+                    if torch._functionalize_has_data_mutation(fa.elem):
+                        mutated.append((a, unwrap(fa)))
+        for a, new in mutated:
+            a.copy_(new)
+        return out
+    return inner
 
 
 # --------------------------------------------------------------------------- lowering registry
@@ -126,7 +160,9 @@ def _stride(t) -> tuple:
 def _scalar(ops, v, dtype):
     """A scalar operand of a loop body: a constant, or a symbolic size read from a kernel argument."""
     if is_symbolic(v):
-        return ops.to_dtype(ops.index_expr(texpr(v), torch.int64), dtype)
+        # an integer size expression, or a float one (`x.shape[1] / 2`, a SymFloat)
+        kind = torch.int64 if v.is_integer else torch.float64
+        return ops.to_dtype(ops.index_expr(texpr(v), kind), dtype)
     return ops.constant(v, dtype)
 
 
@@ -574,7 +610,7 @@ def _slice(g, node, x, dim=0, start=None, end=None, step=1):
     if isinstance(val, torch.Tensor) and node.target is aten.slice.Tensor:
         size[dim] = _size(val)[dim]
     else:
-        size[dim] = (end - start + step - 1) // step
+        size[dim] = end - start if step == 1 else (end - start + step - 1) // step
 
     def reindex(idx):
         idx = list(idx)
@@ -608,8 +644,8 @@ def _select(g, node, x, dim, index):
 @register(aten.split_with_sizes, aten.split)
 def _split(g, node, x, sizes, dim=0):
     n = x.get_size()[_norm_dim(dim, len(x.get_size()))]
-    if is_symbolic(n) or any(is_symbolic(s) for s in (sizes if isinstance(sizes, (list, tuple)) else [sizes])):
-        raise Fallback("symbolic split")
+    if isinstance(sizes, int) and is_symbolic(n):
+        raise Fallback("symbolic split into equal chunks")
     if isinstance(sizes, int):
         sizes = [min(sizes, n - i) for i in range(0, n, sizes)]
     out, start = [], 0
@@ -669,26 +705,30 @@ def _slice_scatter(g, node, base, src, dim=0, *rest):
     dim = _norm_dim(dim, len(size))
     n = size[dim]
     if node.target is aten.select_scatter.default:
-        index = rest[0] + n if rest[0] < 0 else rest[0]
+        index = sym(rest[0])
+        index = index + n if g.lt(index, 0) else index
         start, end, step, select = index, index + 1, 1, True
     else:
         start, end, step = (list(rest) + [None, None, 1])[:3]
-        start = 0 if start is None else (start + n if start < 0 else start)
-        end = n if end is None else min(n, end + n if end < 0 else end)
+        start = 0 if start is None else sym(start)
+        start = start + n if g.lt(start, 0) else start
+        end = n if end is None else sym(end)
+        end = g.min(n, end + n if g.lt(end, 0) else end)
         step, select = step or 1, False
-    if any(is_symbolic(v) for v in (start, end, step, n)):
-        raise Fallback("symbolic slice_scatter")
+    if is_symbolic(step):
+        raise Fallback("symbolic slice_scatter step")
     odt = node.meta["val"].dtype
+    lo, hi = texpr(start), texpr(end)
 
     def inner(ops, idx):
         i = idx[dim]
-        cond_s = f"({i} >= {start}) & ({i} < {end})" + (f" & ((({i}) - {start}) % {step} == 0)" if step != 1 else "")
+        cond_s = f"({i} >= {lo}) & ({i} < {hi})" + (f" & ((({i}) - ({lo})) % {step} == 0)" if step != 1 else "")
         cond = ops.index_expr(cond_s, torch.bool)
         sub = list(idx)
         if select:
             del sub[dim]
         else:
-            sub[dim] = f"(({i}) - {start}) // {step}" if step != 1 else ix_add(i, -start)
+            sub[dim] = f"(({i}) - ({lo})) // {step}" if step != 1 else ix_add(i, -start)
         v = ops.masked(cond, lambda: ops.to_dtype(src.load(ops, sub), odt), 0)
         return ops.call("where", cond, v, ops.to_dtype(base.load(ops, idx), odt))
     return TensorBox(g, Pointwise(base.get_device(), odt, size, inner))
