@@ -10,13 +10,12 @@ import operator
 import sys
 
 from .graph_break import Unsupported
-from .variables.base import VariableTracker
-from .variables.constant import ConstantVariable, const
+from .variables.constant import const
 from .variables.dicts import DictVariable, SetVariable
 from .variables.functions import NestedFunctionVariable
-from .variables.iterators import ListIteratorVariable, StopIterationSignal
+from .variables.iterators import StopIterationSignal
 from .variables.lists import ListVariable, SliceVariable, TupleVariable
-from .variables.misc import NULL, CellVariable, ExceptionVariable, NullVariable, PythonModuleVariable
+from .variables.misc import NULL, ExceptionVariable, NullVariable, PythonModuleVariable
 
 H = {}
 

@@ -13,12 +13,12 @@ import sys
 import traceback
 import types
 
-from ..guards.source import ClosureSource, GlobalSource, LocalSource, ModuleGlobalSource
+from ..guards.source import GlobalSource, ModuleGlobalSource
 from ..logs import enabled, log
 from .graph_break import Unsupported
 from .variables.base import VariableTracker
-from .variables.constant import ConstantVariable, const
-from .variables.misc import CellVariable, ExceptionVariable, NullVariable
+from .variables.constant import const
+from .variables.misc import CellVariable, ExceptionVariable
 
 # Python exceptions that the traced program itself raises (a failed dict lookup, a bad call...):
 # they follow the program's own try/except, or end tracing so the frame raises them eagerly.

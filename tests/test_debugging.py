@@ -465,7 +465,7 @@ def test_minifier_after_aot_shrinks_the_aten_graph(tmp_path):
     x, y = torch.randn(4, 3), torch.randn(3)
     with bytegraph.config.patch(repro_after="aot", debug_dir=str(tmp_path)):
         opt = bytegraph.compile(many_ops, backend=aot_relu_hating_backend)
-        with pytest.raises(Exception, match="minified repro: .*repro.py") as info:
+        with pytest.raises(Exception, match="minified repro: .*repro.py"):
             opt(x, y)
     (repro,) = glob.glob(str(tmp_path / "run_*" / "*_many_ops" / "repro.py"))
     module = load_script(repro)

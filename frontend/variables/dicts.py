@@ -79,7 +79,7 @@ class DictVariable(VariableTracker):
         self.set_pairs(tx, mapping.values())
 
     def call_method(self, tx, name, args, kwargs):
-        from .lists import ListVariable, TupleVariable
+        from .lists import TupleVariable
         from .iterators import ListIteratorVariable
         pairs = self.pairs(tx)
         if name == "__getitem__":

@@ -7,7 +7,6 @@ import dataclasses
 import torch
 
 from ..graph_break import Unsupported
-from .base import VariableTracker
 from .constant import const
 from .user_defined import UserDefinedObjectVariable
 
