@@ -34,7 +34,9 @@ passes its own graph compiler. Compile time only, except the small `run` wrapper
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
+import os
 from collections.abc import Callable
 
 import torch
@@ -91,6 +93,24 @@ def _tracing_inputs(gm, example_inputs) -> list:
     return fakes
 
 
+@contextlib.contextmanager
+def _symfloat_inputs_kept():
+    """Unspecialized Python floats reach the graph as SymFloat inputs (frontend/output_graph.py).
+    AOTAutograd's `tensorify_python_scalars` pass expects torch.compile's encoding instead (a
+    float64 0-d tensor input read with `.item()`), and for any other float symbol asks torch's
+    frontend to restart -- an exception bytegraph cannot act on. Without the pass the ATen graphs
+    take the SymFloat as it is (run time: the very Python float, as in eager)."""
+    old = os.environ.get("TENSORIFY_PYTHON_SCALARS")
+    os.environ["TENSORIFY_PYTHON_SCALARS"] = "0"
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("TENSORIFY_PYTHON_SCALARS", None)
+        else:
+            os.environ["TENSORIFY_PYTHON_SCALARS"] = old
+
+
 def aot_autograd(gm, example_inputs, *, fw_compiler: Callable = run_eagerly, bw_compiler: Callable | None = None,
                  inference_compiler: Callable | None = None, partitioner="default", decompositions=None,
                  graph_hook: Callable | None = None):
@@ -104,7 +124,7 @@ def aot_autograd(gm, example_inputs, *, fw_compiler: Callable = run_eagerly, bw_
 
     from ..eval_frame import disable
     number = next(_graph_numbers)
-    with torch._functorch.config.patch(force_non_lazy_backward_lowering=True):
+    with torch._functorch.config.patch(force_non_lazy_backward_lowering=True), _symfloat_inputs_kept():
         compiled = aot_module_simplified(
             gm, _tracing_inputs(gm, example_inputs),
             fw_compiler=_logged("forward", number, fw_compiler, graph_hook),

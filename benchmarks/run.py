@@ -2,8 +2,8 @@
 
 Sections: per-call overhead (`overhead.py`), real models side by side with torch.compile
 (`models.py`) and recompiles/compile time over 10 sequence lengths, static vs dynamic
-(`dynamic_shapes.py`). Each prints a markdown table and writes JSON (the models section also a PNG chart)
-into `--out`. `--only overhead|models|dynamic` runs one section; `--quick` is a one-minute subset.
+(`dynamic_shapes.py`), and kernels per model under the inductor backend (`inductor_kernels.py`). Each prints a markdown table and writes JSON (the models section also a PNG chart)
+into `--out`. `--only overhead|models|dynamic|inductor` runs one section; `--quick` is a one-minute subset.
 """
 from __future__ import annotations
 
@@ -15,18 +15,24 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import dynamic_shapes
+import inductor_kernels
 import models
 import overhead
 
 
-def run_overhead(args) -> None:
-    rows = overhead.run(quick=args.quick)
-    print("## Per-call overhead (compiled minus eager), backend=eager\n")
-    print(overhead.to_markdown(rows))
-    path = os.path.join(args.out, "overhead.json")
+def _table(title: str, markdown: str, rows, out: str, filename: str) -> None:
+    print(f"## {title}\n")
+    print(markdown)
+    path = os.path.join(out, filename)
     with open(path, "w") as f:
         json.dump(rows, f, indent=2)
     print(f"\nwrote {path}\n")
+
+
+def run_overhead(args) -> None:
+    rows = overhead.run(quick=args.quick)
+    _table("Per-call overhead (compiled minus eager), backend=eager", overhead.to_markdown(rows), rows,
+           args.out, "overhead.json")
 
 
 def run_models(args) -> None:
@@ -39,15 +45,17 @@ def run_models(args) -> None:
 
 def run_dynamic(args) -> None:
     rows = dynamic_shapes.run(quick=args.quick)
-    print(f"## Dynamic shapes: a transformer block over {len(dynamic_shapes.SEQ_LENS)} sequence lengths\n")
-    print(dynamic_shapes.to_markdown(rows))
-    path = os.path.join(args.out, "dynamic_shapes.json")
-    with open(path, "w") as f:
-        json.dump(rows, f, indent=2)
-    print(f"\nwrote {path}\n")
+    _table(f"Dynamic shapes: a transformer block over {len(dynamic_shapes.SEQ_LENS)} sequence lengths",
+           dynamic_shapes.to_markdown(rows), rows, args.out, "dynamic_shapes.json")
 
 
-SECTIONS = {"overhead": run_overhead, "models": run_models, "dynamic": run_dynamic}
+def run_inductor(args) -> None:
+    rows = inductor_kernels.run(quick=args.quick)
+    _table('Kernels per model, backend="inductor"', inductor_kernels.to_markdown(rows), rows, args.out,
+           "inductor_kernels.json")
+
+
+SECTIONS = {"overhead": run_overhead, "models": run_models, "dynamic": run_dynamic, "inductor": run_inductor}
 
 
 def main():

@@ -22,7 +22,7 @@ from .skipfiles import is_skipped_file
 from .frontend.frame_translator import InstructionTranslator
 from .frontend.graph_break import GraphBreakError, Unsupported, format_user_stack
 from .guards.builder import CheckFunction
-from .guards.shape import AutomaticDynamic, ShapePolicy
+from .guards.shape import AutomaticDynamic, ScalarConstantGuard, ShapePolicy
 
 
 @dataclasses.dataclass
@@ -168,23 +168,28 @@ class FrameCompiler:
 
     def _shape_policy(self, code) -> ShapePolicy:
         mode = self._dynamic_mode()
-        automatic = _automatic_dynamic.dims_for(code) if mode is None and config.automatic_dynamic_shapes else {}
-        return ShapePolicy(mode=mode, automatic_dims=automatic)
+        automatic = mode is None and config.automatic_dynamic_shapes
+        return ShapePolicy(mode=mode, automatic_dims=_automatic_dynamic.dims_for(code) if automatic else {},
+                           automatic_scalars=_automatic_dynamic.scalars_for(code) if automatic else frozenset())
 
     def _note_size_changes(self, code, failed) -> list:
-        """Automatic dynamic: when an entry failed only because input sizes changed, remember those
-        dims so the recompile makes them symbolic. Returns what became dynamic, for the log."""
+        """Automatic dynamic: when an entry failed only because input sizes changed, or Python
+        ints/floats read from the frame changed value (see guards/shape.py), remember those dims
+        and numbers so the recompile makes them symbolic. Returns what became dynamic, for the log."""
         if self._dynamic_mode() is not None or not config.automatic_dynamic_shapes or not failed:
             return []
-        changes = []
+        changes, scalars = [], []
         for guard, value, _ in failed:
+            if isinstance(guard, ScalarConstantGuard) and guard.value_change(value):
+                scalars.append(guard.source.name())
+                continue
             dims = guard.expected.size_change(value) if guard.kind == "TENSOR_MATCH" else None
             if guard.kind == "TENSOR_MATCH" and dims is None or guard.kind not in ("TENSOR_MATCH", "SHAPE"):
-                return []          # something other than a size changed: a plain recompile
+                return []          # something other than a size or a number changed: a plain recompile
             if dims:
                 changes.append((guard.source.name(), dims))
-        return [f"{name} dims {sorted(dims)}" for name, dims in changes
-                if _automatic_dynamic.note(code, name, dims)]
+        return [f"{name} dims {sorted(dims)}" for name, dims in changes if _automatic_dynamic.note(code, name, dims)] \
+            + [name for name in scalars if _automatic_dynamic.note_scalar(code, name)]
 
     def _note_recompile(self, code, func, args, cache):
         reasons, made_dynamic = [], []

@@ -11,6 +11,7 @@ import types
 import torch
 
 from ..guards.guard import Guard
+from ..guards.shape import ScalarConstantGuard, scalar_can_be_dynamic
 from ..guards.source import ItemSource
 from .graph_break import Unsupported
 from .variables.builtins import BuiltinVariable, OperatorGetterVariable, has_builtin_handler
@@ -80,6 +81,16 @@ def wrap(tx, value, source, trusted=False):
     return var
 
 
+def _through_module(output, source) -> bool:
+    """Whether `source` reads an attribute (at any depth) of an nn.Module."""
+    s = getattr(source, "base", None)
+    while s is not None:
+        if s in output.module_sources:
+            return True
+        s = getattr(s, "base", None)
+    return False
+
+
 def _guard(tx, guard):
     if guard.source is not None:
         tx.output.guards.add(guard)
@@ -91,6 +102,14 @@ def _wrap(tx, value, source, trusted):
         if source is None:
             return tx.output.add_constant_tensor(value)
         return tx.output.add_graph_input(value, source)
+    if type(value) in (int, float) and source is not None and not trusted:
+        out = tx.output
+        if out.shape_policy.dynamic_scalar(value, source, _through_module(out, source)):
+            return out.add_scalar_input(value, source)
+        if scalar_can_be_dynamic(value, source, _through_module(out, source)):
+            # a constant until a miss shows it changing (automatic dynamic, see guards/shape.py)
+            guard(ScalarConstantGuard.of(source, value))
+            return ConstantVariable(value, source=source)
     if is_constant_value(value) and not isinstance(value, (tuple, frozenset)):
         guard(Guard.constant(source, value) if not isinstance(value, (torch.dtype, torch.device, range, slice,
                                                                       torch.layout, torch.memory_format))
@@ -136,6 +155,8 @@ def _wrap(tx, value, source, trusted):
         return SetVariable.create(tx, [ConstantVariable(v) for v in value], type(value), source=source)
     if isinstance(value, torch.nn.Module):
         guard(Guard.id_match(source, value))
+        if source is not None:
+            tx.output.module_sources.add(source)
         return NNModuleVariable(value=value, cls=type(value), source=source)
     if isinstance(value, enum.Enum):
         guard(Guard.id_match(source, value))

@@ -86,6 +86,7 @@ class OutputGraph:
         self.grad_enabled = torch.is_grad_enabled()
         self.metadata_log: list = []        # (fake tensor, size, stride, offset) before a metadata mutation
         self.constant_tensors: list = []
+        self.module_sources: set = set()    # sources of nn.Modules (their int attributes stay constants)
         self._names: set = set()
 
     # -- checkpoints ------------------------------------------------------------
@@ -168,6 +169,32 @@ class OutputGraph:
             for (prop_source, expr), sym in zip(props, values):
                 if isinstance(expr, sympy.Symbol) and expr not in self.symbol_inputs:
                     self._add_size_input(prop_source, sym)
+        return var
+
+    def add_scalar_input(self, value, source) -> SymNodeVariable:
+        """An unspecialized Python int/float (see guards/shape.py): a SymInt/SymFloat placeholder
+        of its own symbol, fed the real number from `source`. Guards: its type, and whatever
+        tracing assumes about the symbol (printed over `source` like a size)."""
+        known = self.input_by_source.get(source)
+        if known is not None:
+            return known
+        from torch.fx.experimental.symbolic_shapes import DimDynamic
+        env_source = ShapeEnvSource(source)
+        sym = self.shape_env.create_unspecified_symbol(value, env_source, dynamic_dim=DimDynamic.DYNAMIC)
+        if type(value) is int:
+            symbolic = self.shape_env.create_symintnode(sym, hint=value, source=env_source)
+        else:
+            symbolic = self.shape_env.create_symfloatnode(sym, hint=value, source=env_source)
+        node = self._placeholder(self._unique_name(source.name().replace("L[", "L_").replace("G[", "G_")))
+        node.meta["example_value"] = symbolic
+        node.meta["source"] = source
+        proxy = torch.fx.Proxy(node, self.tracer)
+        var = SymNodeVariable(proxy=proxy, value=symbolic, source=source)
+        self.graph_inputs.append((source, proxy, symbolic))
+        self.input_by_source[source] = var
+        self.symbol_inputs[sym] = var
+        self.input_properties[source] = [(source, sym)]
+        self.guards.add(Guard.type_match(source, type(value)))
         return var
 
     def _add_size_input(self, source, sym: torch.SymInt) -> None:
@@ -371,7 +398,9 @@ class OutputGraph:
         """Every guard of the frame: those collected while tracing plus the shape guards."""
         guards = set(self.guards)
         if self.input_properties:
-            props = [p for source, _, _ in self.graph_inputs for p in self.input_properties.get(source, ())]
+            # in input order (the first place a symbol appears defines it); an unspecialized
+            # number whose placeholder was pruned (specialized, unused) still needs its guards
+            props = [p for props in self.input_properties.values() for p in props]
             try:
                 guards.update(shape_guards(self.shape_env, props))
             except ShapeGuardError as e:
@@ -396,7 +425,8 @@ class OutputGraph:
             source, proxy, value = self.graph_inputs[i]
             node = proxy.node
             # a specialized value that is live is output as its constant (see as_proxy)
-            if isinstance(value, torch.SymInt) and not node.users and self._specialized(value) is not None:
+            if isinstance(value, (torch.SymInt, torch.SymFloat)) and not node.users and \
+                    self._specialized(value) is not None:
                 self.graph.erase_node(node)
                 del self.graph_inputs[i]
                 del self.input_by_source[source]

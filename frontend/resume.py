@@ -99,6 +99,9 @@ def _compute_liveness(code) -> dict:
     insts = _instructions(code)
     index = {ins.offset: i for i, ins in enumerate(insts)}
     handlers = dis._parse_exception_table(code)
+    super_self = zero_arg_super_self(code)
+    if super_self is not None and super_self in code.co_cellvars:
+        super_self = None                 # a cell: it reaches resume functions through the closure
     succs, uses, defs = [], [], []
     for i, ins in enumerate(insts):
         s = []
@@ -111,7 +114,10 @@ def _compute_liveness(code) -> dict:
                 s.append(index[entry.target])
                 break
         succs.append(s)
-        if ins.opname in ("LOAD_FAST", "DELETE_FAST"):
+        if super_self is not None and _is_super_load(ins):
+            uses.append({super_self})     # zero-argument super() reads the first local implicitly
+            defs.append(set())
+        elif ins.opname in ("LOAD_FAST", "DELETE_FAST"):
             uses.append({ins.argval})
             defs.append(set() if ins.opname == "LOAD_FAST" else {ins.argval})
         elif ins.opname == "STORE_FAST":
@@ -133,6 +139,47 @@ def _compute_liveness(code) -> dict:
                 live_in[i] = new
                 changed = True
     return {ins.offset: live_in[i] for i, ins in enumerate(insts)}
+
+
+def zero_arg_super_self(code):
+    """The name of the local that a zero-argument `super()` in `code` binds (its first argument),
+    or None when `code` cannot call zero-argument super (no `__class__` free variable). None for a
+    resume code: its super() calls are explicit already (`_explicit_super`)."""
+    if "__class__" not in code.co_freevars or code.co_argcount == 0 or code in _ORIGIN:
+        return None
+    return code.co_varnames[0]
+
+
+def _is_super_load(ins) -> bool:
+    return ins.opname == "LOAD_GLOBAL" and ins.argval == "super"
+
+
+def _explicit_super(body: list, origins: list, self_name: str, self_is_cell: bool) -> None:
+    """Rewrite each zero-argument `super()` call of a resume body (`LOAD_GLOBAL (NULL + super);
+    PRECALL 0; CALL 0`) into `super(__class__, <first local>)`, in place. CPython's zero-argument
+    super reads the frame's first local and its `__class__` cell, and the first local of a resume
+    function is a stack value, not the method's `self`. `origins` (the original offset of each
+    instruction of `body`, in order) gets None for the inserted loads."""
+    instrs = [i for i, item in enumerate(body) if isinstance(item, Instr)]
+    rank = {pos: n for n, pos in enumerate(instrs)}
+    hits = []
+    for n, pos in enumerate(instrs[:-2]):
+        load, precall, call = body[pos], body[instrs[n + 1]], body[instrs[n + 2]]
+        if load.name == "LOAD_GLOBAL" and load.arg[1] == "super" and load.arg[0] and \
+                precall.name == "PRECALL" and precall.arg == 0 and call.name == "CALL" and call.arg == 0 and \
+                instrs[n + 2] == pos + 2:      # contiguous: no label or try marker in between
+            hits.append(pos)
+    for pos in reversed(hits):
+        load = body[pos]
+        loc = load.location
+        self_arg = FreeVar(self_name) if self_is_cell else self_name
+        inserted = [Instr("LOAD_DEREF", FreeVar("__class__"), location=loc),
+                    Instr("LOAD_DEREF" if self_is_cell else "LOAD_FAST", self_arg, location=loc)]
+        body[pos + 1] = Instr("PRECALL", 2, location=body[pos + 1].location)
+        body[pos + 2] = Instr("CALL", 2, location=body[pos + 2].location)
+        body[pos + 1:pos + 1] = inserted
+        k = rank[pos] + 1
+        origins[k:k] = [None, None]
 
 
 def exception_entry_at(code, offset):
@@ -333,7 +380,7 @@ def _make_resume_code(code, offset: int, layout: tuple, live: tuple, grad_after)
     label = Label()
     cells = set(code.co_cellvars)
     body = []
-    kept = []      # original offsets of the body instructions, in order
+    kept = []      # original offsets of the body instructions, in order (None: inserted)
     n = 0
     for item in body_items(code, labels={target_index: label}):
         if isinstance(item, Instr):
@@ -345,6 +392,9 @@ def _make_resume_code(code, offset: int, layout: tuple, live: tuple, grad_after)
                 item = Instr(item.name, FreeVar(item.arg.name), location=item.location)
             kept.append(original.offset)
         body.append(item)
+    super_self = zero_arg_super_self(code)
+    if super_self is not None:
+        _explicit_super(body, kept, super_self, super_self in cells)
 
     stack_names = [f"__bytegraph_stack{i}" for i, kind in enumerate(layout)
                    if kind in (VALUE_SLOT, ITER_SLOT)]
@@ -395,7 +445,8 @@ def _make_resume_code(code, offset: int, layout: tuple, live: tuple, grad_after)
     new_insts = _instructions(new)
     n_prologue = len(new_insts) - len(kept)
     if n_prologue == sum(isinstance(i, Instr) for i in prologue):
-        _ORIGIN[new] = (code, {ins.offset: off for ins, off in zip(new_insts[n_prologue:], kept)})
+        _ORIGIN[new] = (code, {ins.offset: off for ins, off in zip(new_insts[n_prologue:], kept)
+                               if off is not None})
     else:   # the assembler changed the instruction count: breaks in this resume function run eagerly
         _ORIGIN[new] = (code, {})
     return new

@@ -8,7 +8,19 @@ Compile time only; the rendered guard expressions run inside the generated check
   `bytegraph.mark_dynamic` plus those that automatic dynamic saw change (`dynamic=None`).
   Parameters and buffers of nn.Modules stay static unless marked.
 - `AutomaticDynamic` remembers, per code object and input source, the dims whose size changed
-  between compiles (filled in by convert_frame when a miss is explained only by sizes).
+  between compiles, and the Python int/float inputs whose value changed (filled in by
+  convert_frame when a miss is explained only by sizes and such values).
+- Unspecialized scalars (`ShapePolicy.dynamic_scalar`), following torch.compile: a Python `int` or
+  `float` (never `bool`) read from the frame is a constant guarded with CONSTANT_MATCH until a miss
+  shows its value changing; then the recompile makes it a graph input -- an int a SymInt, a float a
+  SymFloat, each a ShapeEnv symbol of its own (`DimDynamic.DYNAMIC`: no duck sizing, no 0/1
+  specialization, any sign -- torch's `create_unspecified_symbol`). The transformed code passes the
+  real number from its source, so the graph computes with exactly the value eager would, and the
+  guards check only its type plus whatever tracing assumed about it (`L['n'] == 3` after a branch
+  that needed the value, `L['lr'] > 0.1`...). With `dynamic=True` they are symbolic from the first
+  compile, as torch's `assume_static_by_default=False` does; with `dynamic=False` never. As in
+  torch, ints are only unspecialized when read from the frame's locals or closure cells (not from
+  globals or nn.Module attributes); floats from any source; nan/inf stay constants.
 - `shape_guards` turns what torch's `ShapeEnv` assumed while tracing (duck-sized equalities,
   the 0/1 specialization ranges, every guard on a symbolic value) into `SHAPE` guards: Python
   expressions over the input sources, printed through sympy, e.g.
@@ -17,6 +29,7 @@ Compile time only; the rendered guard expressions run inside the generated check
 from __future__ import annotations
 
 import dataclasses
+import math
 import weakref
 from collections.abc import Mapping
 
@@ -27,6 +40,7 @@ from torch._guards import Source as TorchSource
 from torch.fx.experimental.symbolic_shapes import DimDynamic, StatelessSymbolicContext
 from torch.utils._sympy.printers import PythonPrinter
 
+from .guard import Guard
 from .source import ModuleStateSource, Source, TensorPropertySource
 
 DYNAMIC_DIMS_ATTR = "_bytegraph_dynamic_dims"
@@ -60,11 +74,30 @@ def _is_module_state(value, source: Source) -> bool:
     return False
 
 
+def scalar_can_be_dynamic(value, source: Source, in_module: bool = False) -> bool:
+    """Whether a Python number read through `source` may become a symbolic graph input (torch's
+    rules: exact int/float, never bool; ints only from locals and closure cells, not through an
+    nn.Module; floats not nan/inf)."""
+    from .source import ClosureSource, LocalSource
+    if type(value) is float:
+        return not (math.isnan(value) or math.isinf(value))
+    if type(value) is int:
+        return not in_module and isinstance(source.root(), (LocalSource, ClosureSource))
+    return False
+
+
 @dataclasses.dataclass(frozen=True)
 class ShapePolicy:
-    """Which dims of an input tensor are symbolic, for one compile."""
+    """Which dims of an input tensor, and which Python numbers, are symbolic for one compile."""
     mode: bool | None = False                  # True: all dims; False: static; None: automatic
     automatic_dims: Mapping[str, frozenset] = dataclasses.field(default_factory=dict)
+    automatic_scalars: frozenset = frozenset()  # source names of numbers that changed between calls
+
+    def dynamic_scalar(self, value, source: Source, in_module: bool = False) -> bool:
+        """Whether the int/float `value` read through `source` becomes a symbolic graph input."""
+        if self.mode is False or not scalar_can_be_dynamic(value, source, in_module):
+            return False
+        return self.mode is True or source.name() in self.automatic_scalars
 
     def dynamic_dims(self, value: torch.Tensor, source: Source) -> dict:
         """{dim: DimDynamic} for the symbolic dims of `value` (empty: fully static)."""
@@ -83,13 +116,26 @@ class ShapePolicy:
 
 
 class AutomaticDynamic:
-    """Per code object: input source name -> dims whose size changed between calls."""
+    """Per code object: input source name -> dims whose size changed between calls, and the
+    sources of Python numbers whose value changed."""
 
     def __init__(self):
         self._by_code: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._scalars: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def dims_for(self, code) -> dict:
         return dict(self._by_code.get(code, {}))
+
+    def scalars_for(self, code) -> frozenset:
+        return frozenset(self._scalars.get(code, ()))
+
+    def note_scalar(self, code, source_name: str) -> bool:
+        """Record a number whose value changed; True if it was not dynamic yet."""
+        names = self._scalars.setdefault(code, set())
+        if source_name in names:
+            return False
+        names.add(source_name)
+        return True
 
     def note(self, code, source_name: str, dims) -> bool:
         """Record changed dims; True if that made something newly dynamic."""
@@ -100,6 +146,22 @@ class AutomaticDynamic:
 
     def clear(self) -> None:
         self._by_code.clear()
+        self._scalars.clear()
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ScalarConstantGuard(Guard):
+    """CONSTANT_MATCH on a Python int/float that automatic dynamic may unspecialize: when only such
+    guards (and sizes) fail, convert_frame recompiles with these sources symbolic."""
+
+    @staticmethod
+    def of(source: Source, value) -> "ScalarConstantGuard":
+        return ScalarConstantGuard(source, "CONSTANT_MATCH", value)
+
+    def value_change(self, value) -> bool:
+        """The value changed but is still a number of the same type (what automatic dynamic fixes)."""
+        return type(value) is type(self.expected) and value != self.expected and \
+            scalar_can_be_dynamic(value, self.source)
 
 
 class ShapeEnvSource(TorchSource):
@@ -156,6 +218,10 @@ class _SourcePrinter(PythonPrinter):
             raise ShapeGuardError(f"symbol {expr} does not come from an input")
         return self.names[expr]
 
+    def _print_Float(self, expr):
+        # sympy prints 15 significant digits; a guard on a float must compare with the exact double
+        return repr(float(expr))
+
 
 @dataclasses.dataclass(frozen=True)
 class ShapeCheck:
@@ -192,7 +258,7 @@ def _bound(b):
 def shape_guards(shape_env, properties: list) -> list:
     """The SHAPE guards for a graph traced with `shape_env` over the inputs whose sizes, strides
     and offsets are `properties` ([(TensorPropertySource, sympy expr at input creation)], in
-    input order). The first place a symbol appears defines it; every other place, every
+    input order; an unspecialized Python number is (its own source, its symbol)). The first place a symbol appears defines it; every other place, every
     specialization, every guard the ShapeEnv recorded and every symbol's range become checks."""
     from .guard import Guard
     definers: dict = {}
@@ -232,8 +298,8 @@ def shape_guards(shape_env, properties: list) -> list:
         add(expr)
     # 3. ranges: the 0/1 specialization (sizes >= 2) and any bounds learned from guards
     for sym, source in definers.items():
-        if shape_env.simplify(sym) != sym:
-            continue            # specialized or replaced: covered by 1. and 2.
+        if shape_env.simplify(sym) != sym or not sym.is_integer:
+            continue            # specialized or replaced: covered by 1. and 2.; floats: by 2.
         vr = shape_env.var_to_range.get(sym)
         if vr is None:
             continue

@@ -553,3 +553,94 @@ def test_debug_function_also_compiles_its_resume_functions(capsys):
         x = torch.randn(3)
         torch.testing.assert_close(opt(x), straight_line_print(x))
     assert cnt.frame_count == 2
+
+
+# -- zero-argument super() after a break: resume functions bind it to the method's first argument
+class _SuperSetattrConfig:
+    def __setitem__(self, k, v):
+        v = v * 2
+        print(k)                          # break: the rest runs in a resume function
+        super().__setattr__(k, v + 1)     # `self` is not otherwise read after the break
+
+
+class _SuperDoubleDict(dict):
+    def __setitem__(self, k, v):
+        print(k)
+        super().__setitem__(k, v.cos())
+
+
+class _SuperBase:
+    def scale(self, x):
+        return x * self.factor
+
+
+class _SuperChild(_SuperBase):
+    factor = 3
+
+    def scale(self, x):
+        get = lambda: self.factor         # noqa: E731 -- makes `self` a cell variable
+        y = x.sin()
+        print("in scale")
+        return super().scale(y) + get()
+
+    def twice(self, x):
+        for _ in range(2):
+            x = x + 1
+            print("loop")                 # a break in a loop: the resume function breaks again
+            x = super().scale(x)
+        return x
+
+
+def test_zero_arg_super_setattr_after_a_break_in_setitem(capsys):
+    def f(x, c):
+        y = x.sin()
+        c["a"] = y
+        return y.cos()
+
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    x = torch.randn(4)
+    c_opt, c_ref = _SuperSetattrConfig(), _SuperSetattrConfig()
+    torch.testing.assert_close(opt(x, c_opt), f(x, c_ref))
+    torch.testing.assert_close(c_opt.a, c_ref.a)
+    # f cannot resume after a STORE_SUBSCR, so it runs eagerly; __setitem__ compiles: mul | add
+    assert cnt.frame_count == 2
+    assert cnt.op_count == 2
+    assert capsys.readouterr().out == "a\na\n"
+    c2 = _SuperSetattrConfig()
+    torch.testing.assert_close(opt(x, c2), f(x, _SuperSetattrConfig()))
+    torch.testing.assert_close(c2.a, x.sin() * 2 + 1)
+    assert cnt.frame_count == 2
+
+
+def test_zero_arg_super_setitem_of_a_dict_subclass_after_a_break(capsys):
+    def f(x, d):
+        d["w"] = x + 1
+        return x * 2
+
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    x = torch.randn(3)
+    d_opt, d_ref = _SuperDoubleDict(), _SuperDoubleDict()
+    torch.testing.assert_close(opt(x, d_opt), f(x, d_ref))
+    assert list(d_opt) == ["w"]
+    torch.testing.assert_close(d_opt["w"], d_ref["w"])
+    assert cnt.frame_count == 1           # the resume function's cos (dict.__setitem__ runs natively)
+    assert capsys.readouterr().out == "w\nw\n"
+
+
+def test_zero_arg_super_with_self_in_a_cell_and_in_a_loop(capsys):
+    def f(obj, x):
+        return obj.scale(x) + obj.twice(x)
+
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    x = torch.randn(5)
+    obj = _SuperChild()
+    torch.testing.assert_close(opt(obj, x), f(obj, x))
+    # f: sin | scale's resume: mul, add | twice: add | its resume: mul, add (loop again) | mul | f's resume: add
+    assert cnt.frame_count == 6
+    out = capsys.readouterr().out
+    assert out == "in scale\nloop\nloop\n" * 2
+    torch.testing.assert_close(opt(obj, x), f(obj, x))
+    assert cnt.frame_count == 6

@@ -508,6 +508,16 @@ def _f32_to_bf16(x):
 def _reinterpret(t, size, stride, offset):
     return t.as_strided(size, stride, t.storage_offset() + offset)
 
+
+def _with_strides(t, stride):
+    """An extern op's result in the layout its meta function promised (which kernels and views of it
+    assume): some aten kernels return another layout than their meta (e.g. CPU flash attention)."""
+    if all(n <= 1 or a == b for n, a, b in zip(t.shape, t.stride(), stride)):
+        return t
+    out = torch.empty_strided(t.shape, stride, dtype=t.dtype, device=t.device)
+    out.copy_(t)
+    return out
+
 '''
 
 # helpers of wrappers whose sizes are symbolic: block sizes and grids are picked at launch
@@ -624,7 +634,8 @@ class WrapperCodegen:
 
     def _extern(self, node):
         if isinstance(node, MultiOutput):
-            self.lines.append(f"    {node.name} = {node.parent.name}" + "".join(f"[{i}]" for i in node.path))
+            value = f"{node.parent.name}" + "".join(f"[{i}]" for i in node.path)
+            self.lines.append(f"    {node.name} = _with_strides({value}, {_tuple(node.layout.stride)})")
             return
         tensors, syms = [], []
 
@@ -657,7 +668,10 @@ class WrapperCodegen:
         refs = ", ".join(self.ref(t) for t in tensors)
         if syms:
             refs += f"{', ' if refs else ''}syms={_tuple(syms)}"
-        self.lines.append(f"    {node.name} = externs[{len(self.externs) - 1}]({refs})  # {op}")
+        call = f"externs[{len(self.externs) - 1}]({refs})"
+        if node.layout is not None:
+            call = f"_with_strides({call}, {_tuple(node.layout.stride)})"
+        self.lines.append(f"    {node.name} = {call}  # {op}")
 
     def _kernel(self, group):
         k = TritonKernel(group.xnumel, group.rnumel, group.reduction, store_names=self.store_names,

@@ -230,6 +230,31 @@ def real_instance_dict(value) -> dict:
         return {}
 
 
+def instance_dict_source(var):
+    """The source of the real `var.__dict__` (None without a source). For a class with a Python
+    `__getattribute__` it bypasses that method (guards and transformed code would otherwise run it on
+    every read); for others `base.__dict__` is the cheaper expression."""
+    from ...guards.source import AttrSource, InstanceDictSource
+    if var.source is None:
+        return None
+    if _attribute_hooks(var.cls)[0] is not None:
+        return InstanceDictSource(var.source)
+    return AttrSource(var.source, "__dict__")
+
+
+def instance_attr_source(var, name):
+    """The source of attribute `name` that tracing read from the real instance dict of `var`. With
+    a Python `__getattribute__` on the class it is the instance-dict entry itself (`base.__dict__[name]`
+    read by `object.__getattribute__`): cheap, and a guard on it fails if the attribute leaves the
+    instance dict. Otherwise `base.name`, which the interpreter's attribute cache makes fastest."""
+    from ...guards.source import AttrSource, InstanceDictSource, ItemSource
+    if var.source is None:
+        return None
+    if _attribute_hooks(var.cls)[0] is not None:
+        return ItemSource(InstanceDictSource(var.source), name)
+    return AttrSource(var.source, name)
+
+
 def _rebuild_dict_object(cls, attrs, items):
     obj = cls.__new__(cls)
     base = next(c for c in cls.__mro__ if c in (collections.OrderedDict, dict))   # not the subclass's own methods
@@ -312,7 +337,7 @@ class UserDefinedObjectVariable(VariableTracker):
         if self.value is not None:
             instance_dict = real_instance_dict(self.value)
             if name in instance_dict:
-                return wrap(tx, instance_dict[name], AttrSource(self.source, name) if self.source else None)
+                return wrap(tx, instance_dict[name], instance_attr_source(self, name))
         for klass in cls.__mro__:
             if name in klass.__dict__:
                 attr = klass.__dict__[name]
@@ -467,10 +492,9 @@ class InstanceDictVariable(VariableTracker):
         if real is not None:
             real_dict = real_instance_dict(real)
             if self.obj.source is not None:
-                dict_source = AttrSource(self.obj.source, "__dict__")
-                tx.output.guards.add(Guard.dict_keys(dict_source, list(real_dict)))
+                tx.output.guards.add(Guard.dict_keys(instance_dict_source(self.obj), list(real_dict)))
             for name, value in real_dict.items():
-                entries[name] = wrap(tx, value, AttrSource(self.obj.source, name) if self.obj.source else None)
+                entries[name] = wrap(tx, value, instance_attr_source(self.obj, name))
         for name, value in self.obj.attrs(tx).items():
             if name == _DICT_STORE:
                 continue
@@ -492,9 +516,9 @@ class InstanceDictVariable(VariableTracker):
         elif self.obj.value is not None:
             real_dict = real_instance_dict(self.obj.value)
             if self.obj.source is not None:
-                tx.output.guards.add(Guard.dict_keys(AttrSource(self.obj.source, "__dict__"), list(real_dict)))
+                tx.output.guards.add(Guard.dict_keys(instance_dict_source(self.obj), list(real_dict)))
             if key in real_dict:
-                found = wrap(tx, real_dict[key], AttrSource(self.obj.source, key) if self.obj.source else None)
+                found = wrap(tx, real_dict[key], instance_attr_source(self.obj, key))
         if name == "__contains__":
             return const(found is not _MISSING)
         if found is not _MISSING:
