@@ -24,6 +24,10 @@ class Config:
     dynamic_shapes: bool = dataclasses.field(default_factory=lambda: _env_flag("BYTEGRAPH_DYNAMIC_SHAPES"))
     # automatic dynamic: recompile with symbolic dims when only a size changed
     automatic_dynamic_shapes: bool = True
+    # Python floats stay constants (CONSTANT_MATCH) even when they change between calls, instead of
+    # becoming SymFloat graph inputs (automatic dynamic, guards/shape.py); a backend that cannot take
+    # SymFloat inputs says so with an attribute `specialize_float = True` on its function
+    specialize_float: bool = False
     # recompiles per code object before the frame runs eagerly
     cache_size_limit: int = dataclasses.field(default_factory=lambda: _env_int("BYTEGRAPH_CACHE_SIZE_LIMIT", 8))
     # fall back to eager (with a logged warning) on internal errors instead of raising

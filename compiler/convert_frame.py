@@ -94,6 +94,15 @@ def _with_options(backend, options: dict):
     return functools.partial(backend, **options)
 
 
+def _backend_specializes_float(backend) -> bool:
+    """A backend that cannot take SymFloat inputs sets `specialize_float = True` on its function."""
+    while backend is not None:
+        if getattr(backend, "specialize_float", False):
+            return True
+        backend = getattr(backend, "func", None)    # functools.partial (backend options)
+    return False
+
+
 class FrameCompiler:
     """The callback installed by `bytegraph.compile`: one per compiled callable."""
 
@@ -170,7 +179,8 @@ class FrameCompiler:
         mode = self._dynamic_mode()
         automatic = mode is None and config.automatic_dynamic_shapes
         return ShapePolicy(mode=mode, automatic_dims=_automatic_dynamic.dims_for(code) if automatic else {},
-                           automatic_scalars=_automatic_dynamic.scalars_for(code) if automatic else frozenset())
+                           automatic_scalars=_automatic_dynamic.scalars_for(code) if automatic else frozenset(),
+                           specialize_float=config.specialize_float or _backend_specializes_float(self.backend))
 
     def _note_size_changes(self, code, failed) -> list:
         """Automatic dynamic: when an entry failed only because input sizes changed, or Python
@@ -180,7 +190,8 @@ class FrameCompiler:
             return []
         changes, scalars = [], []
         for guard, value, _ in failed:
-            if isinstance(guard, ScalarConstantGuard) and guard.value_change(value):
+            if isinstance(guard, ScalarConstantGuard) and guard.value_change(value) and not \
+                    (type(value) is float and (config.specialize_float or _backend_specializes_float(self.backend))):
                 scalars.append(guard.source.name())
                 continue
             dims = guard.expected.size_change(value) if guard.kind == "TENSOR_MATCH" else None

@@ -107,9 +107,9 @@ def _wrap(tx, value, source, trusted):
         if out.shape_policy.dynamic_scalar(value, source, _through_module(out, source)):
             return out.add_scalar_input(value, source)
         if scalar_can_be_dynamic(value, source, _through_module(out, source)):
-            # a constant until a miss shows it changing (automatic dynamic, see guards/shape.py)
-            guard(ScalarConstantGuard.of(source, value))
-            return ConstantVariable(value, source=source)
+            # a constant until a miss shows it changing (automatic dynamic, see guards/shape.py),
+            # guarded only once its value is used
+            return LazyGuardedScalarVariable(value, source=source, output=out)
     if is_constant_value(value) and not isinstance(value, (tuple, frozenset)):
         guard(Guard.constant(source, value) if not isinstance(value, (torch.dtype, torch.device, range, slice,
                                                                       torch.layout, torch.memory_format))
@@ -228,6 +228,39 @@ def _wrap(tx, value, source, trusted):
 import dataclasses  # noqa: E402
 
 from .variables.base import VariableTracker  # noqa: E402
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class LazyGuardedScalarVariable(ConstantVariable):
+    """A Python int/float read from the frame that is a constant for this compile, but whose
+    CONSTANT_MATCH guard (a `ScalarConstantGuard`, which automatic dynamic can act on) is installed
+    only when something reads its value. A number the frame merely passes along -- stored in a
+    local, handed to a resume function, returned -- is rebuilt from its source and adds no guard,
+    so a value that changes on every call (`start = time.perf_counter()` before a break) does not
+    recompile the frames it only passes through (torch.compile's lazy trackers do the same)."""
+    output: object = dataclasses.field(default=None, kw_only=True, repr=False)
+
+    def __getattribute__(self, name):
+        if name == "value":
+            output = object.__getattribute__(self, "output")
+            source = object.__getattribute__(self, "source")
+            value = object.__getattribute__(self, "value")
+            output.guards.add(ScalarConstantGuard.of(source, value))
+            return value
+        return object.__getattribute__(self, name)
+
+    def _peek(self):
+        """The value without guarding it (for messages)."""
+        return object.__getattribute__(self, "value")
+
+    def describe(self):
+        return f"constant {self._peek()!r}"[:80]
+
+    def __repr__(self):
+        return f"LazyGuardedScalarVariable({self._peek()!r}, source={self.source})"
+
+    def reconstruct(self, codegen):
+        self.source.reconstruct(codegen)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

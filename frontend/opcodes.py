@@ -275,6 +275,9 @@ def format_value(tx, ins):
     spec = tx.pop().as_python_constant() if flags & 0x04 else ""
     value = tx.pop()
     conv = flags & 0x03
+    from .variables.tensor import SymNodeVariable
+    if isinstance(value, SymNodeVariable):
+        value = const(value.evaluate())   # formatting needs the number: specialized, with a guard
     if not value.is_python_constant():
         if conv in (0, 1) and hasattr(value, "get_items"):
             raise Unsupported("unsupported_op", what="formatting a container that is not constant")

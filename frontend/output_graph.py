@@ -4,9 +4,15 @@ effects, and the final step that compiles the graph with the backend. Compile ti
 Symbolic shapes: input tensors are fakeified with the dims the frame's `ShapePolicy` makes dynamic;
 each new size symbol becomes a SymInt placeholder (fed `L['x'].size(0)` at run time), sizes read
 in Python code are SymNodeVariables, and `final_guards()` adds the ShapeEnv's assumptions as
-SHAPE guards (guards/shape.py)."""
+SHAPE guards (guards/shape.py). Unspecialized Python ints/floats (`add_scalar_input`) are SymInt /
+SymFloat placeholders of their own symbols, fed the real number from their source.
+
+Grad mode and autocast are state of the trace (`grad_enabled`, `autocast_stack`), checkpointed
+with the rest; fake propagation runs under them (`tracing_state`), the process's state is never
+changed while tracing."""
 from __future__ import annotations
 
+import contextlib
 import math
 import operator
 import re
@@ -84,6 +90,11 @@ class OutputGraph:
         self.side_effects = SideEffects()
         self.wrapped_objects: dict = {}     # id(real) -> (real, tracker): one tracker per real object
         self.grad_enabled = torch.is_grad_enabled()
+        # autocast blocks open at this point of the trace, outermost first: (enter node, the
+        # (device, dtype, enabled, cache_enabled) entered). Like grad mode, this is state of the
+        # trace, not of the process: fake propagation runs under it (`tracing_state`), the graph
+        # enters/exits it with `_enter_autocast`/`_exit_autocast` nodes
+        self.autocast_stack: tuple = ()
         self.metadata_log: list = []        # (fake tensor, size, stride, offset) before a metadata mutation
         self.constant_tensors: list = []
         self.module_sources: set = set()    # sources of nn.Modules (their int attributes stay constants)
@@ -94,10 +105,11 @@ class OutputGraph:
         return (list(self.graph.nodes)[-1] if len(self.graph.nodes) else None, len(self.graph_inputs),
                 dict(self.input_by_source), set(self.guards), self.side_effects.snapshot(),
                 dict(self.wrapped_objects), self.grad_enabled, len(self.metadata_log), len(self.constant_tensors),
-                dict(self.input_properties), dict(self.symbol_inputs))
+                dict(self.input_properties), dict(self.symbol_inputs), self.autocast_stack)
 
     def restore(self, state) -> None:
-        (last, n_inputs, by_source, guards, effects, wrapped, grad, n_log, n_consts, props, symbols) = state
+        (last, n_inputs, by_source, guards, effects, wrapped, grad, n_log, n_consts, props, symbols,
+         autocast) = state
         nodes = list(self.graph.nodes)
         keep = 0 if last is None else nodes.index(last) + 1
         for node in reversed(nodes[keep:]):
@@ -114,6 +126,7 @@ class OutputGraph:
         self.side_effects.restore(effects)
         self.wrapped_objects = wrapped
         self.grad_enabled = grad
+        self.autocast_stack = autocast
         with self.fake_mode:
             for fake, size, stride, offset in reversed(self.metadata_log[n_log:]):
                 fake.as_strided_(size, stride, offset)
@@ -229,6 +242,31 @@ class OutputGraph:
             self.graph.call_function(torch._C._set_grad_enabled, (mode,))
             self.grad_enabled = mode
 
+    def enter_autocast(self, values: tuple):
+        """Enter an autocast block: an `_enter_autocast(*values)` node, whose result `exit_autocast`
+        takes."""
+        node = self.graph.call_function(torch.amp.autocast_mode._enter_autocast, tuple(values))
+        self.autocast_stack = self.autocast_stack + ((node, tuple(values)),)
+        return node
+
+    def exit_autocast(self, node) -> None:
+        self.graph.call_function(torch.amp.autocast_mode._exit_autocast, (node,))
+        self.autocast_stack = tuple(entry for entry in self.autocast_stack if entry[0] is not node)
+
+    @contextlib.contextmanager
+    def tracing_state(self):
+        """The grad mode and autocast state of the trace at this point, for running something on
+        fake values (or a function that reads that state, like `torch.is_autocast_enabled`)."""
+        entered = []
+        try:
+            with torch.set_grad_enabled(self.grad_enabled):
+                for _, values in self.autocast_stack:
+                    entered.append(torch.amp.autocast_mode._enter_autocast(*values))
+                yield
+        finally:
+            for mode in reversed(entered):
+                torch.amp.autocast_mode._exit_autocast(mode)
+
     def call_function(self, fn, args, kwargs):
         if any(isinstance(a, SymNodeVariable) for a in args) and _is_python_function(fn) and \
                 not any(isinstance(a, TensorVariable) for a in list(args) + list(kwargs.values())):
@@ -267,7 +305,7 @@ class OutputGraph:
             t = fake_args[0]
             self.metadata_log.append((t, tuple(t.shape), tuple(t.stride()), t.storage_offset()))
         try:
-            with self.fake_mode, torch.set_grad_enabled(self.grad_enabled):
+            with self.tracing_state(), self.fake_mode:
                 if kind == "call_function":
                     example = target(*fake_args, **fake_kwargs)
                 else:

@@ -26,6 +26,10 @@ Stack slots (the `layout`, one entry per stack slot, bottom first):
 from what re-entering the enclosing blocks gives (a `torch.set_grad_enabled(False)` call inside a
 `with torch.enable_grad()` block).
 
+Zero-argument `super()` reads the frame's first local and its `__class__` cell; a resume function's
+first local is a stack value, so its body calls `super(__class__, <first argument>)` instead
+(`_explicit_super`), and liveness counts a zero-argument `super` as a read of the first argument.
+
 The frame's own cell variables become free variables of the resume function (the transformed code
 passes its cells in the closure), so closures made before the break and code after it share cells.
 

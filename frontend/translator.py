@@ -385,12 +385,7 @@ class InstructionTranslatorBase:
             from .variables.iterators import GeneratorVariable
             return GeneratorVariable.create(self, code, fn_var.get_globals(), bound, cells, fn_var.describe())
         tx = InliningTranslator(code, fn_var.get_globals(), bound, cells, self.output, self.config, parent=self)
-        try:
-            return tx.run_inline()
-        except BaseException:
-            from .variables.torch import leave_abandoned_autocast
-            leave_abandoned_autocast(tx)   # a real autocast state it entered must not outlive its trace
-            raise
+        return tx.run_inline()
 
     def make_super(self, args):
         from .variables.misc import SuperVariable

@@ -92,10 +92,12 @@ class ShapePolicy:
     mode: bool | None = False                  # True: all dims; False: static; None: automatic
     automatic_dims: Mapping[str, frozenset] = dataclasses.field(default_factory=dict)
     automatic_scalars: frozenset = frozenset()  # source names of numbers that changed between calls
+    specialize_float: bool = False              # floats always constants (config / backend)
 
     def dynamic_scalar(self, value, source: Source, in_module: bool = False) -> bool:
         """Whether the int/float `value` read through `source` becomes a symbolic graph input."""
-        if self.mode is False or not scalar_can_be_dynamic(value, source, in_module):
+        if self.mode is False or not scalar_can_be_dynamic(value, source, in_module) or \
+                (self.specialize_float and type(value) is float):
             return False
         return self.mode is True or source.name() in self.automatic_scalars
 
@@ -258,8 +260,9 @@ def _bound(b):
 def shape_guards(shape_env, properties: list) -> list:
     """The SHAPE guards for a graph traced with `shape_env` over the inputs whose sizes, strides
     and offsets are `properties` ([(TensorPropertySource, sympy expr at input creation)], in
-    input order; an unspecialized Python number is (its own source, its symbol)). The first place a symbol appears defines it; every other place, every
-    specialization, every guard the ShapeEnv recorded and every symbol's range become checks."""
+    input order; an unspecialized Python number is (its own source, its symbol)). The first place
+    a symbol appears defines it; every other place, every specialization, every guard the
+    ShapeEnv recorded and every symbol's range become checks."""
     from .guard import Guard
     definers: dict = {}
     for source, expr in properties:

@@ -359,3 +359,220 @@ def test_capture_scalar_outputs_makes_item_an_unbacked_symbol():
         check(opt, g, torch.ones(3))
         check(opt, g, -torch.ones(3))
     assert sum(bytegraph.stats.graph_breaks.values()) >= 1
+
+
+# -- unspecialized Python ints and floats (automatic dynamic for scalars) --------------------------
+def scale_fn(x, scale):
+    return x * scale + scale / 3
+
+
+def step_fn(x, step):
+    return x + step * 2, step + 1
+
+
+def test_a_changing_float_recompiles_once_as_a_symfloat_input():
+    cnt = CompileCounter()
+    opt = bytegraph.compile(scale_fn, backend=cnt)
+    x = torch.randn(4)
+    for scale in (0.5, 1.5, -2.25, 3.0, 1e-3):
+        got = opt(x, scale)
+        assert torch.equal(got, scale_fn(x, scale))     # the real float: bit-for-bit eager
+    assert cnt.frame_count == 2
+    assert "automatic dynamic: L['scale'] now symbolic" in bytegraph.stats.recompile_reasons[0][1]
+    placeholders = [n for n in cnt.graphs[1].graph.nodes if n.op == "placeholder"]
+    assert any(isinstance(n.meta["example_value"], torch.SymFloat) for n in placeholders)
+    text = guard_text(scale_fn, 1)
+    assert "type(L['scale']) is float" in text and "L['scale'] ==" not in text
+
+
+def test_a_changing_int_step_counter_recompiles_once_zero_and_one_included():
+    # like torch: an unspecialized int is its own symbol (no duck sizing) and 0/1 are not specialized
+    cnt = CompileCounter()
+    opt = bytegraph.compile(step_fn, backend=cnt)
+    for step in range(6):
+        x = torch.randn(3)
+        got = opt(x, step)
+        expected = step_fn(x, step)
+        assert torch.equal(got[0], expected[0]) and got[1] == expected[1] and type(got[1]) is int
+    assert cnt.frame_count == 2
+    assert sym_placeholders(cnt.graphs[1])
+    assert "type(L['step']) is int" in guard_text(step_fn, 1)
+
+
+def test_a_decision_on_an_unspecialized_number_is_a_guard():
+    def f(x, lr):
+        if lr > 0.15:
+            return x * lr
+        return x - lr
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    x = torch.randn(3)
+    for lr in (0.1, 0.2, 0.3, 0.4, 0.05, 0.01):
+        assert torch.equal(opt(x, lr), f(x, lr))
+    assert cnt.frame_count == 3         # 0.1 static; 0.2 symbolic (lr > 0.15); 0.05 symbolic (lr <= 0.15)
+    assert any("L['lr'] > 0.15" in guard_text(f, i) for i in range(3))
+
+    def g(x, n):
+        return sum(x * i for i in range(n))   # range() needs the value: specialized with a guard
+    opt = bytegraph.compile(g, backend=CompileCounter())
+    for n in (2, 3, 3, 2):
+        assert torch.equal(opt(x, n), g(x, n))
+    assert "L['n'] == 3" in guard_text(g, 1)
+
+
+def test_floats_crossing_a_break_into_a_resume_function(capsys):
+    def f(x, lr):
+        y = x * 2
+        print("step")          # graph break: `lr` is handed to the resume function
+        return y * lr
+
+    def g(x):
+        v = x.sum().item()     # a new float every call, crossing the break
+        return x * v
+    for fn, make_args in ((f, lambda i: (torch.randn(3), 0.1 * (i + 1))), (g, lambda i: (torch.randn(3),))):
+        bytegraph.reset()
+        cnt = CompileCounter()
+        opt = bytegraph.compile(fn, backend=cnt)
+        for i in range(6):
+            args = make_args(i)
+            assert torch.equal(opt(*args), fn(*args))
+        assert bytegraph.stats.recompiles == 1, bytegraph.stats.recompile_reasons
+        assert cnt.frame_count == 3     # the first graph, then the resume function's: static, symbolic
+
+
+_GLOBAL_INT, _GLOBAL_FLOAT = 2, 0.5
+
+
+def test_global_ints_stay_constants_global_floats_become_dynamic():
+    global _GLOBAL_INT, _GLOBAL_FLOAT
+
+    def f(x):
+        return x * _GLOBAL_INT + _GLOBAL_FLOAT
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    x = torch.randn(3)
+    try:
+        for i in range(3):
+            _GLOBAL_INT, _GLOBAL_FLOAT = 2, 0.5 + i
+            assert torch.equal(opt(x), f(x))
+        assert cnt.frame_count == 2
+        for i in range(3):       # torch's rule: ints from globals are specialized
+            _GLOBAL_INT, _GLOBAL_FLOAT = 3 + i, 0.5
+            assert torch.equal(opt(x), f(x))
+        assert cnt.frame_count == 5
+    finally:
+        _GLOBAL_INT, _GLOBAL_FLOAT = 2, 0.5
+
+
+def test_module_int_attributes_stay_constants():
+    class Scale(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.k = 1
+
+        def forward(self, x, n):
+            return x * self.k + n
+    m = Scale()
+    cnt = CompileCounter()
+    opt = bytegraph.compile(m, backend=cnt)
+    x = torch.randn(3)
+    for k, n in ((1, 1), (1, 2), (2, 3), (3, 4)):
+        m.k = k
+        assert torch.equal(opt(x, n), m(x, n))
+    assert cnt.frame_count == 4    # every new self.k recompiles; n became symbolic at the second call
+    assert "L['self'].k == 3" in guard_text(m, 3)
+    assert all("L['n'] ==" not in guard_text(m, i) for i in range(1, 4))
+
+
+def test_dynamic_true_makes_numbers_symbolic_from_the_start_and_false_never():
+    cnt = CompileCounter()
+    opt = bytegraph.compile(scale_fn, backend=cnt, dynamic=True)
+    for scale in (0.5, 1.5, 2.5):
+        x = torch.randn(3)
+        assert torch.equal(opt(x, scale), scale_fn(x, scale))
+    assert cnt.frame_count == 1
+    cnt = CompileCounter()
+    opt = bytegraph.compile(step_fn, backend=cnt, dynamic=False)
+    for step in (1, 2, 3):
+        opt(torch.randn(3), step)
+    assert cnt.frame_count == 3
+
+
+def test_bools_are_never_unspecialized():
+    def f(x, flag):
+        return x + 1 if flag else x - 1
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    for flag in (True, False, True, False):
+        assert torch.equal(opt(torch.ones(2), flag), f(torch.ones(2), flag))
+    assert cnt.frame_count == 2
+    assert "L['flag'] == True" in guard_text(f, 0)
+
+
+def test_unspecialized_numbers_through_aot_eager_forward_and_backward():
+    def f(w, lr, n):
+        return (w * lr).pow(2).sum() * n + lr
+    opt = bytegraph.compile(f, backend="aot_eager")
+    for i in range(4):
+        lr, n = 0.1 * (i + 1), i + 2
+        w1 = torch.randn(5, requires_grad=True)
+        w2 = w1.detach().clone().requires_grad_(True)
+        got, expected = opt(w1, lr, n), f(w2, lr, n)
+        torch.testing.assert_close(got, expected)
+        got.backward()
+        expected.backward()
+        torch.testing.assert_close(w1.grad, w2.grad)
+    assert bytegraph.stats.recompiles == 1
+    with torch.no_grad():      # the inference graph too
+        torch.testing.assert_close(opt(torch.ones(3), 0.7, 5), f(torch.ones(3), 0.7, 5))
+
+
+# -- autocast is state of the trace, not of the process --------------------------------------------
+def test_tracing_inside_autocast_does_not_change_the_process_autocast_state():
+    seen = []
+
+    def backend(gm, example_inputs):
+        seen.append(torch.is_autocast_enabled("cpu"))   # the first graph compiles at the break
+        return gm.forward
+
+    def f(x, w):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = x @ w
+            inside = torch.is_autocast_enabled("cpu")
+            print("break")
+            z = y @ w
+        return y, z, inside
+    x, w = torch.randn(4, 4), torch.randn(4, 4)
+    opt = bytegraph.compile(f, backend=backend)
+    y, z, inside = opt(x, w)
+    ey, ez, einside = f(x, w)
+    assert y.dtype == ey.dtype == torch.bfloat16 and z.dtype == ez.dtype and inside is einside is True
+    torch.testing.assert_close(z, ez)
+    assert seen and not any(seen)
+    assert not torch.is_autocast_enabled("cpu")
+
+
+def test_a_backend_without_symfloat_support_keeps_floats_constant():
+    cnt = CompileCounter()
+
+    def backend(gm, example_inputs):
+        assert not any(isinstance(x, torch.SymFloat) for x in example_inputs)
+        return cnt(gm, example_inputs)
+    backend.specialize_float = True
+    opt = bytegraph.compile(step_fn, backend=backend)
+    for step in range(3):                           # ints still become symbolic
+        opt(torch.randn(2), step)
+    assert cnt.frame_count == 2
+    cnt.clear()
+    opt = bytegraph.compile(scale_fn, backend=backend)
+    for scale in (0.5, 1.5, 2.5):
+        x = torch.randn(2)
+        assert torch.equal(opt(x, scale), scale_fn(x, scale))
+    assert cnt.frame_count == 3
+    bytegraph.reset()
+    cnt.clear()
+    with bytegraph.config.patch(specialize_float=True):
+        opt = bytegraph.compile(scale_fn, backend=cnt)
+        for scale in (0.5, 1.5, 2.5):
+            opt(torch.randn(2), scale)
+    assert cnt.frame_count == 3

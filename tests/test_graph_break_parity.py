@@ -9,8 +9,8 @@ break; those functions are marked `torch_skips_frame`, and when torch indeed cap
 test checks, live, that bytegraph captured more ops (so the mark cannot hide a regression; if torch
 starts capturing them, the graph-count comparison applies again).
 
-Every function here gets the same arguments on every call; a Python float that changes from call
-to call and crosses a break is a known gap (see test_graph_breaks.py, the xfail at the end).
+Every function here gets the same arguments on every call; Python floats that change from call to
+call and cross a break are covered in test_graph_breaks.py and test_dynamic.py.
 """
 from __future__ import annotations
 

@@ -251,3 +251,84 @@ def test_closure_made_per_call_is_guarded_by_code_and_cells():
     assert cnt.frame_count == 2  # the cell's value changed
     torch.testing.assert_close(opt(lambda t: t - k, x), x - 5 + 1)
     assert cnt.frame_count == 3  # different code
+
+
+class _AliasConfig:
+    """Like a HuggingFace config: a Python __getattribute__ that maps alias names."""
+    attribute_map = {"factor": "scale"}
+    bias = 0.5            # a class attribute, shadowed by the instance's in some tests
+
+    def __init__(self, scale, bias=None):
+        self.scale = scale
+        if bias is not None:
+            self.bias = bias
+
+    def __getattribute__(self, key):
+        if key != "attribute_map" and key in object.__getattribute__(self, "attribute_map"):
+            key = object.__getattribute__(self, "attribute_map")[key]
+        return object.__getattribute__(self, key)
+
+
+def _getattribute_calls(fn, *args):
+    """(fn(*args), how many times _AliasConfig.__getattribute__ ran during the call). The probe
+    swaps in a counting wrapper for the call (guards do not check the method's identity)."""
+    original = _AliasConfig.__dict__["__getattribute__"]
+    calls = []
+
+    def counting(self, key):
+        calls.append(key)
+        return original(self, key)
+
+    _AliasConfig.__getattribute__ = counting
+    try:
+        result = fn(*args)
+    finally:
+        _AliasConfig.__getattribute__ = original
+    return result, len(calls)
+
+
+def test_attribute_of_object_with_python_getattribute_recompiles_when_it_changes():
+    def f(x, cfg):
+        return x * cfg.factor + cfg.bias
+
+    opt, cnt = compiled(f)
+    x = torch.randn(3)
+    cfg = _AliasConfig(2.0, bias=1.0)
+    check(opt, f, x, cfg)
+    assert cnt.frame_count == 1
+    # a cache hit reads the instance dict directly: the class's __getattribute__ does not run
+    result, calls = _getattribute_calls(opt, x, cfg)
+    torch.testing.assert_close(result, f(x, cfg))
+    assert calls == 0
+    assert cnt.frame_count == 1
+    assert "L['cfg'].__dict__['scale'] == 2.0" in [g.describe() for g in bytegraph.explain(f)(x, cfg).out_guards]
+
+    cfg.scale = 3.0                       # the value changes
+    check(opt, f, x, cfg)
+    assert cnt.frame_count == 2
+    assert "L['cfg'].__dict__['scale']" in last_reason()
+
+    del cfg.bias                          # the attribute leaves the instance dict: the class's 0.5 now
+    check(opt, f, x, cfg)
+    assert cnt.frame_count == 3
+    torch.testing.assert_close(opt(x, cfg), x * 3.0 + 0.5)
+
+    cfg.bias = 1.0                        # back in the instance dict: the first entries apply again
+    check(opt, f, x, cfg)
+    check(opt, f, x, _AliasConfig(2.0, bias=1.0))
+    assert cnt.frame_count == 3
+
+
+def test_instance_dict_of_object_with_python_getattribute_is_guarded():
+    def f(x, cfg):
+        return x + len(cfg.__dict__) + cfg.__dict__.get("extra", 0)
+
+    opt, cnt = compiled(f)
+    x = torch.randn(3)
+    cfg = _AliasConfig(2.0)
+    check(opt, f, x, cfg)
+    cfg.extra = 10
+    check(opt, f, x, cfg)
+    assert cnt.frame_count == 2
+    check(opt, f, x, _AliasConfig(7.0))
+    assert cnt.frame_count == 2

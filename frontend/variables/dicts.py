@@ -18,9 +18,11 @@ def hashable_key(var):
             return value
         except TypeError:
             pass
-    from .tensor import TensorVariable
+    from .tensor import SymNodeVariable, TensorVariable
     if isinstance(var, TensorVariable):
         return ("__tensor__", var.proxy.node)
+    if isinstance(var, SymNodeVariable):
+        return var.evaluate()   # a symbolic number hashes as its value: specialized, with a guard
     if var.source is not None:
         return ("__source__", var.source)
     return ("__id__", id(var))

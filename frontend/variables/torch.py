@@ -63,7 +63,8 @@ class TorchFunctionVariable(VariableTracker):
             if fn is torch.is_grad_enabled:
                 return const(tx.output.grad_enabled)
             from ..builder import wrap_constant_result
-            return wrap_constant_result(tx, folded(*real_args, **real_kwargs))
+            with tx.output.tracing_state():   # `torch.is_autocast_enabled()` inside a traced block
+                return wrap_constant_result(tx, folded(*real_args, **real_kwargs))
         if fn in UNSUPPORTED:
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (it changes global state)")
         if fn in GRAD_MODE_FACTORIES:
@@ -145,15 +146,14 @@ class AutocastVariable(VariableTracker):
 
     Entering it emits `torch.amp._enter_autocast(...)` into the graph and exiting emits
     `torch.amp._exit_autocast(mode)`, so the graph runs its ops under the same autocast state as
-    eager. While the block is traced the real autocast state is entered too, so fake tensors
-    propagate the dtypes autocast gives (a bfloat16 matmul); it is left again on exit, or when
-    tracing of the frame that entered it is abandoned (see `leave_abandoned_autocast`)."""
+    eager. The autocast state is the trace's (`OutputGraph.autocast_stack`, checkpointed like grad
+    mode), never the process's: fake tensors propagate under it, so they get the dtypes autocast
+    gives (a bfloat16 matmul)."""
     device: str = "cpu"
     dtype: Any = None
     enabled: bool = True
     cache_enabled: bool = True
     node: Any = None        # the enter node once entered
-    real_mode: Any = None   # the real autocast state entered while tracing the block
 
     @staticmethod
     def from_real(mode):
@@ -170,18 +170,10 @@ class AutocastVariable(VariableTracker):
         return (self.device, self.dtype, self.enabled, self.cache_enabled)
 
     def enter(self, tx):
-        enter_fn = torch.amp.autocast_mode._enter_autocast
-        node = tx.output.graph.call_function(enter_fn, self._values())
-        real_mode = torch.amp.autocast_mode._UnmanagedAutocast(*self._values())
-        real_mode.__enter__()
-        entered = dataclasses.replace(self, node=node, real_mode=real_mode)
-        _ENTERED_AUTOCAST.setdefault(id(tx), []).append(real_mode)
-        _finalize_autocast_with(tx)
-        return entered, const(None)
+        return dataclasses.replace(self, node=tx.output.enter_autocast(self._values())), const(None)
 
     def exit(self, tx):
-        tx.output.graph.call_function(torch.amp.autocast_mode._exit_autocast, (self.node,))
-        _leave(self.real_mode)
+        tx.output.exit_autocast(self.node)
         return const(None)
 
     def call_function(self, tx, args, kwargs):
@@ -196,43 +188,6 @@ class AutocastVariable(VariableTracker):
         for v in self._values():
             codegen.load_const(v)
         codegen.call(4)
-
-
-# real autocast states entered while tracing, by id of the translator that entered them
-_ENTERED_AUTOCAST: dict = {}
-
-
-def _leave(real_mode):
-    for key, modes in list(_ENTERED_AUTOCAST.items()):
-        if real_mode in modes:
-            modes.remove(real_mode)
-            real_mode.__exit__(None, None, None)
-            if not modes:
-                del _ENTERED_AUTOCAST[key]
-            return
-
-
-def leave_abandoned_autocast(tx) -> None:
-    """Tracing of `tx`'s frame was abandoned (a graph break or an internal error propagates out of it)
-    inside an autocast block: leave the real autocast state it entered, innermost first."""
-    _leave_key(id(tx))
-
-
-def _finalize_autocast_with(tx):
-    """The root frame has no caller to clean up after it: leave its autocast state when the
-    translator goes away."""
-    import weakref
-    if getattr(tx, "parent", None) is None and not getattr(tx, "_autocast_finalizer", None):
-        key = id(tx)
-        try:
-            object.__setattr__(tx, "_autocast_finalizer", weakref.finalize(tx, _leave_key, key))
-        except TypeError:
-            pass
-
-
-def _leave_key(key):
-    for real_mode in reversed(_ENTERED_AUTOCAST.pop(key, [])):
-        real_mode.__exit__(None, None, None)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

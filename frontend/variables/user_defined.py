@@ -486,7 +486,6 @@ class InstanceDictVariable(VariableTracker):
         """name -> tracker of the instance attributes as they are now."""
         from ..builder import wrap
         from ...guards.guard import Guard
-        from ...guards.source import AttrSource
         entries = {}
         real = self.obj.value
         if real is not None:
@@ -508,7 +507,6 @@ class InstanceDictVariable(VariableTracker):
         """One key (`obj.__dict__.get("x")`), without wrapping every attribute of the object."""
         from ..builder import wrap
         from ...guards.guard import Guard
-        from ...guards.source import AttrSource
         written = self.obj.attrs(tx)
         found = _MISSING
         if key in written and key != _DICT_STORE:
