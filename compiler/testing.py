@@ -35,6 +35,8 @@ class CompileCounterWithBackend(CompileCounter):
     def __init__(self, backend: str):
         super().__init__()
         self.backend = lookup_backend(backend)
+        # what the wrapped backend says about its inputs holds for the counter too
+        self.specialize_float = getattr(self.backend, "specialize_float", False)
 
     def __call__(self, gm, example_inputs):
         super().__call__(gm, example_inputs)

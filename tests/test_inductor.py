@@ -521,3 +521,18 @@ def test_debug_dir_dump(tmp_path):
 def test_op_suite_size():
     # the issue asks for at least 60 ops/patterns
     assert len(POINTWISE) + len(VIEWS) + len(INDEXING) + len(REDUCTIONS) + len(NORMS) + len(EXTERNS) >= 60
+
+
+def test_changing_python_float_argument_stays_correct():
+    """The backend asks for Python floats as constants (specialize_float): each value recompiles,
+    results stay equal to eager."""
+    cnt = CompileCounterWithBackend("inductor")
+
+    def scale_relu(x, s):
+        return (x * s).relu()
+
+    opt = bytegraph.compile(scale_relu, backend=cnt)
+    x = torch.randn(4)
+    for s in (0.5, 1.5, 2.5):
+        torch.testing.assert_close(opt(x, s), scale_relu(x, s))
+    assert cnt.frame_count == 3

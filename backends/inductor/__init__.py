@@ -295,3 +295,7 @@ def _compile_static(gm, example_inputs):
 
 
 __all__ = ["Metrics", "compile_fx", "inductor", "metrics"]
+
+
+# Python floats reach the kernels as constants: the Triton code generator has no float arguments yet.
+inductor.specialize_float = True
