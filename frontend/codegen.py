@@ -142,8 +142,12 @@ class PyCodegen:
             return
         if isinstance(var, (TensorVariable, SymNodeVariable)):
             node = var.proxy.node
-            if node.op == "placeholder" and var.source is not None:
-                var.source.reconstruct(self)
+            source = var.source or node.meta.get("source")
+            # a graph input is fetched again (the same object), unless it is a size the graph also
+            # returns: the tensor it was read from may have changed shape since (`x.t_()`)
+            if node.op == "placeholder" and source is not None and not (
+                    isinstance(var, SymNodeVariable) and node in self.output_index):
+                source.reconstruct(self)
                 return
             if node not in self.output_index:
                 raise Unsupported("unsupported_op", what="a tensor that is not a graph output")

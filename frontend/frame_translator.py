@@ -453,7 +453,7 @@ class InstructionTranslator(InstructionTranslatorBase):
             self._graph_call = Instr("LOAD_CONST", None)
             cg.append(self._graph_call)
             for _, proxy, _ in output.graph_inputs:
-                cg.reconstruct(output.input_by_source[proxy.node.meta["source"]])
+                proxy.node.meta["source"].reconstruct(cg)   # each input fetched from where it came
             cg.call(len(output.graph_inputs))
             cg.append(Instr("STORE_FAST", cg.graph_outputs_local))
         elif tensors and any(v.proxy.node.op != "placeholder" for v in tensors):

@@ -17,7 +17,7 @@ from ..guards.source import GlobalSource, ModuleGlobalSource
 from ..logs import enabled, log
 from .graph_break import Unsupported
 from .variables.base import VariableTracker
-from .variables.constant import const
+from .variables.constant import ConstantVariable, const
 from .variables.misc import CellVariable, ExceptionVariable
 
 # Python exceptions that the traced program itself raises (a failed dict lookup, a bad call...):
@@ -280,6 +280,7 @@ class InstructionTranslatorBase:
             return self.output.call_function(op, [a, b], {})
         if a.is_python_constant() and b.is_python_constant():
             return const(op(a.as_python_constant(), b.as_python_constant()))
+        a, b = _constant_tuple_as_sequence(a), _constant_tuple_as_sequence(b)
         if op in (operator.eq, operator.ne) and hasattr(a, "get_items") and hasattr(b, "get_items"):
             ia, ib = a.get_items(self), b.get_items(self)
             same_kind = (a.python_type() is list) == (b.python_type() is list)
@@ -397,6 +398,14 @@ class InstructionTranslatorBase:
         first = self.code.co_varnames[0]
         obj = self.cells[first].load(self) if first in self.cells else self.symbolic_locals[first]
         return SuperVariable(cls=cls, obj=obj)
+
+
+def _constant_tuple_as_sequence(var):
+    """A constant tuple, item by item (to compare it with a torch.Size of symbolic sizes)."""
+    if isinstance(var, ConstantVariable) and type(var.value) is tuple:
+        from .variables.lists import TupleVariable
+        return TupleVariable(tuple(const(v) for v in var.value))
+    return var
 
 
 class InliningTranslator(InstructionTranslatorBase):

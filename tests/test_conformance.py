@@ -13,10 +13,13 @@ CORPUS = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "conforma
 
 
 @pytest.mark.skipif(not os.path.exists(CORPUS), reason="../shared/conformance is not beside the repository")
-def test_conformance_corpus(tmp_path):
+@pytest.mark.parametrize("dynamic_shapes", ["0", "1"], ids=["static", "dynamic"])
+def test_conformance_corpus(tmp_path, dynamic_shapes):
     out = tmp_path / "conformance.json"
+    env = dict(os.environ, BYTEGRAPH_DYNAMIC_SHAPES=dynamic_shapes)
     proc = subprocess.run([sys.executable, CORPUS, "--impl", "bytegraph", "--backend", "counter",
-                           "--require-capture", "--json", str(out)], capture_output=True, text=True, timeout=1200)
+                           "--require-capture", "--json", str(out)], capture_output=True, text=True, timeout=1200,
+                          env=env)
     report = json.loads(out.read_text())
     cases = report["cases"]
     cases = cases.values() if isinstance(cases, dict) else cases

@@ -576,3 +576,17 @@ def test_a_backend_without_symfloat_support_keeps_floats_constant():
         for scale in (0.5, 1.5, 2.5):
             opt(torch.randn(2), scale)
     assert cnt.frame_count == 3
+
+
+def test_symbolic_size_compares_with_constant_tuples():
+    def f(x):
+        s = x.shape
+        return x * 2, s == (3, 4), s != (3, 4), s[1:] == (4,), s == (3, 5)
+
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt, dynamic=True)
+    x = torch.randn(3, 4)
+    out, expected = opt(x), f(x)
+    torch.testing.assert_close(out[0], expected[0])
+    assert out[1:] == expected[1:] == (True, False, True, False)
+    assert cnt.frame_count == 1
