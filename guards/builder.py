@@ -7,14 +7,50 @@ is explained guard by guard with `CheckFunction.failures`.
 from __future__ import annotations
 
 import math
+import collections
 import re
 import sys
 
 import torch
 
 from .guard import Guard
-from .source import local_param
+from .source import LocalSource, local_param
 from .._tensor_guards import GlobalStateGuard, TensorGuards
+
+
+class SharedReads:
+    """Renders guard sources so that a value read by several guards (`L['self']._modules['h']`...)
+    is evaluated once: its first use binds a local with `:=`, later uses read that local. The checks
+    are one `and` chain evaluated left to right, so the binding always runs before any later use."""
+
+    def __init__(self, sources):
+        counts = collections.Counter()
+        for source in sources:
+            for s in _chain(source):
+                counts[s] += 1
+        self.names = {s: f"___v{i}" for i, s in enumerate(s for s, n in counts.items()
+                                                          if n > 1 and not isinstance(s, LocalSource))}
+        self.bound: set = set()
+
+    def __call__(self, source) -> str:
+        name = self.names.get(source)
+        if name is None:
+            return source.expr(self)
+        if name in self.bound:
+            return name
+        self.bound.add(name)
+        return f"({name} := {source.expr(self)})"
+
+
+def _chain(source):
+    """The source and every source it is read from."""
+    seen, todo = [], [source]
+    while todo:
+        s = todo.pop()
+        if s not in seen:
+            seen.append(s)
+            todo.extend(s.bases())
+    return seen
 
 
 class CheckFunction:
@@ -23,6 +59,7 @@ class CheckFunction:
         self.arg_names = arg_names
         self.fn_name = fn_name
         self.consts: dict[str, object] = {}
+        self.shared = SharedReads([g.source for g in self.guards if g.source is not None])
         fused = ("TENSOR_MATCH", "GLOBAL_STATE")
         self.checks = []
         state = {g.expected[0]: g.expected[1] for g in self.guards if g.kind == "GLOBAL_STATE"}
@@ -36,7 +73,7 @@ class CheckFunction:
         if tensor_guards:
             # one C++ call checks every tensor input
             fast = TensorGuards(tuple(tensor_spec(g.expected) for g in tensor_guards))
-            self.checks.append(f"{self._const(fast, 'tensor_guards')}({', '.join(g.source.expr() for g in tensor_guards)})")
+            self.checks.append(f"{self._const(fast, 'tensor_guards')}({', '.join(g.source.sub_expr(self.shared) for g in tensor_guards)})")
         params = ", ".join(["__func"] + [local_param(n) for n in arg_names])
         body = " and\n            ".join(f"({c})" for c in self.checks) or "True"
         prologue = ""
@@ -58,7 +95,7 @@ class CheckFunction:
         return name
 
     def _render(self, g: Guard) -> str:
-        x = g.source.expr() if g.source is not None else None
+        x = g.source.sub_expr(self.shared) if g.source is not None else None
         exp = g.expected
         if g.kind == "TYPE_MATCH":
             return f"type({x}) is {self._const(exp, exp.__name__)}"

@@ -21,8 +21,18 @@ class Source:
     def name(self) -> str:
         raise NotImplementedError
 
-    def expr(self) -> str:
+    def expr(self, render=None) -> str:
+        """The fast expression. `render(source)`, if given, renders sub-sources (the guard builder
+        uses it to evaluate a shared prefix such as `L['self']._modules['layers']` only once)."""
         raise NotImplementedError
+
+    def sub_expr(self, render=None) -> str:
+        return render(self) if render is not None else self.expr()
+
+    def bases(self) -> tuple:
+        """The sources this one is read from."""
+        base = getattr(self, "base", None)
+        return (base,) if isinstance(base, Source) else ()
 
     def reconstruct(self, codegen) -> None:
         raise NotImplementedError
@@ -44,7 +54,7 @@ class LocalSource(Source):
     def name(self):
         return f"L[{self.local_name!r}]"
 
-    def expr(self):
+    def expr(self, render=None):
         return local_param(self.local_name)
 
     def reconstruct(self, codegen):
@@ -58,7 +68,7 @@ class GlobalSource(Source):
     def name(self):
         return f"G[{self.global_name!r}]"
 
-    def expr(self):
+    def expr(self, render=None):
         return f"G[{self.global_name!r}]"
 
     def reconstruct(self, codegen):
@@ -72,7 +82,7 @@ class BuiltinSource(Source):
     def name(self):
         return f"B[{self.builtin_name!r}]"
 
-    def expr(self):
+    def expr(self, render=None):
         return f"B[{self.builtin_name!r}]"
 
     def reconstruct(self, codegen):
@@ -88,7 +98,7 @@ class ClosureSource(Source):
     def name(self):
         return f"F[{self.var_name!r}]"
 
-    def expr(self):
+    def expr(self, render=None):
         return f"__func.__closure__[{self.index}].cell_contents"
 
     def reconstruct(self, codegen):
@@ -102,7 +112,7 @@ class FunctionSource(Source):
     def name(self):
         return "FN"
 
-    def expr(self):
+    def expr(self, render=None):
         return "__func"
 
     def reconstruct(self, codegen):
@@ -117,10 +127,10 @@ class AttrSource(Source):
     def name(self):
         return f"{self.base.name()}.{self.attr}"
 
-    def expr(self):
+    def expr(self, render=None):
         if self.attr.isidentifier() and not self.attr.startswith("__"):
-            return f"{self.base.expr()}.{self.attr}"
-        return f"getattr({self.base.expr()}, {self.attr!r})"
+            return f"{self.base.sub_expr(render)}.{self.attr}"
+        return f"getattr({self.base.sub_expr(render)}, {self.attr!r})"
 
     def reconstruct(self, codegen):
         self.base.reconstruct(codegen)
@@ -142,8 +152,8 @@ class InstanceDictSource(Source):
     def name(self):
         return f"{self.base.name()}.__dict__"
 
-    def expr(self):
-        return f"object.__getattribute__({self.base.expr()}, '__dict__')"
+    def expr(self, render=None):
+        return f"object.__getattribute__({self.base.sub_expr(render)}, '__dict__')"
 
     def reconstruct(self, codegen):
         codegen.load_callable(object.__getattribute__)
@@ -163,8 +173,8 @@ class ItemSource(Source):
     def name(self):
         return f"{self.base.name()}[{self.key!r}]"
 
-    def expr(self):
-        return f"{self.base.expr()}[{self.key!r}]"
+    def expr(self, render=None):
+        return f"{self.base.sub_expr(render)}[{self.key!r}]"
 
     def reconstruct(self, codegen):
         self.base.reconstruct(codegen)
@@ -185,8 +195,8 @@ class ModuleStateSource(Source):
     def name(self):
         return f"{self.base.name()}.{self.key}"
 
-    def expr(self):
-        return f"{self.base.expr()}.{self.table}[{self.key!r}]"
+    def expr(self, render=None):
+        return f"{self.base.sub_expr(render)}.{self.table}[{self.key!r}]"
 
     def reconstruct(self, codegen):
         self.base.reconstruct(codegen)
@@ -205,8 +215,8 @@ class TypeSource(Source):
     def name(self):
         return f"type({self.base.name()})"
 
-    def expr(self):
-        return f"type({self.base.expr()})"
+    def expr(self, render=None):
+        return f"type({self.base.sub_expr(render)})"
 
     def reconstruct(self, codegen):
         codegen.load_global_builtin("type")
@@ -226,7 +236,7 @@ class ModuleGlobalSource(Source):
     def name(self):
         return f"sys.modules[{self.module_name!r}].{self.global_name}"
 
-    def expr(self):
+    def expr(self, render=None):
         return f"___modules[{self.module_name!r}].__dict__[{self.global_name!r}]"
 
     def reconstruct(self, codegen):
@@ -247,8 +257,8 @@ class TensorPropertySource(Source):
     def name(self):
         return f"{self.base.name()}.{self.prop}({'' if self.index is None else self.index})"
 
-    def expr(self):
-        return f"{self.base.expr()}.{self.prop}({'' if self.index is None else self.index})"
+    def expr(self, render=None):
+        return f"{self.base.sub_expr(render)}.{self.prop}({'' if self.index is None else self.index})"
 
     def reconstruct(self, codegen):
         self.base.reconstruct(codegen)
