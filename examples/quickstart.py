@@ -41,7 +41,12 @@ def main():
     opt_block(torch.randn(2, 5, 16))
     print(f"\nsecond call with the same shapes: graphs = {counter.frame_count} (no recompile)")
     opt_block(torch.randn(3, 5, 16))
-    print(f"a new batch size: graphs = {counter.frame_count} (one recompile, static shapes)")
+    print(f"a new batch size: graphs = {counter.frame_count} (one recompile, with the batch size symbolic)")
+    opt_block(torch.randn(7, 5, 16))
+    print(f"another batch size: graphs = {counter.frame_count} (no recompile: automatic dynamic shapes)")
+
+    report = bytegraph.explain(gelu_mlp)(x, w1, w2)
+    print(f"\nexplain: {report.graph_count} graph(s), {report.graph_break_count} graph break(s)")
 
 
 if __name__ == "__main__":
