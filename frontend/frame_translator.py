@@ -50,7 +50,7 @@ from bytecode.instr import CellVar, FreeVar
 from ..guards.source import ClosureSource, LocalSource
 from .builder import wrap
 from .codegen import RESTORE_GRAD, PyCodegen, new_code
-from .graph_break import Unsupported
+from .graph_break import Unsupported, user_error
 from .output_graph import OutputGraph
 from .resume import (
     ITER_SLOT,
@@ -94,7 +94,7 @@ class FrameFreeCell(CellVariable):
         try:
             value = cell.cell_contents
         except ValueError:
-            raise NameError(f"free variable '{self.name}' referenced before assignment") from None
+            raise user_error(NameError(f"free variable '{self.name}' referenced before assignment")) from None
         return wrap(tx, value, ClosureSource(self.name, self.index))
 
 

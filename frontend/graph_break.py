@@ -74,6 +74,23 @@ class Unsupported(Exception):
         return self.message()
 
 
+def user_error(exc: BaseException) -> BaseException:
+    """Mark an exception raised on purpose while modelling Python semantics (a failed dict lookup,
+    a bad call...): it is the traced program's own and may run the program's `except` blocks. Any
+    other exception raised while tracing is never taken for the program's (see translator.run)."""
+    exc.bytegraph_user_exception = True
+    return exc
+
+
+def fold(fn, *args, **kwargs):
+    """Call `fn` on the program's own constant values (constant folding): whatever it raises is
+    what the program itself would raise."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as e:  # noqa: BLE001 - re-raised, marked as the program's
+        raise user_error(e) from None
+
+
 class GraphBreakError(RuntimeError):
     """fullgraph=True and the code could not be captured in one graph."""
 

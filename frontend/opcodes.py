@@ -9,7 +9,7 @@ import dis
 import operator
 import sys
 
-from .graph_break import Unsupported
+from .graph_break import Unsupported, user_error
 from .variables.constant import const
 from .variables.dicts import DictVariable, SetVariable
 from .variables.functions import NestedFunctionVariable
@@ -66,8 +66,8 @@ def load_fast(tx, ins):
     try:
         tx.push(tx.symbolic_locals[ins.argval])
     except KeyError:
-        raise UnboundLocalError(f"cannot access local variable '{ins.argval}' where it is not associated "
-                                "with a value") from None
+        raise user_error(UnboundLocalError(f"cannot access local variable '{ins.argval}' where it is not "
+                                           "associated with a value")) from None
 
 
 @handler("STORE_FAST")
@@ -329,7 +329,7 @@ def dict_update(tx, ins):
     if ins.opname == "DICT_MERGE" and isinstance(value, DictVariable):
         for k, _ in value.pairs(tx):
             if target.lookup(tx, k) is not None:
-                raise TypeError(f"got multiple values for keyword argument '{k.as_python_constant()}'")
+                raise user_error(TypeError(f"got multiple values for keyword argument '{k.as_python_constant()}'"))
     target.call_method(tx, "update", [value], {})
 
 
@@ -343,8 +343,8 @@ def unpack_sequence(tx, ins):
     items = tx.unpack_iterable(tx.pop())
     if len(items) != ins.arg:
         if len(items) > ins.arg:
-            raise ValueError(f"too many values to unpack (expected {ins.arg})")
-        raise ValueError(f"not enough values to unpack (expected {ins.arg}, got {len(items)})")
+            raise user_error(ValueError(f"too many values to unpack (expected {ins.arg})"))
+        raise user_error(ValueError(f"not enough values to unpack (expected {ins.arg}, got {len(items)})"))
     for item in reversed(items):
         tx.push(item)
 
@@ -354,7 +354,7 @@ def unpack_ex(tx, ins):
     before, after = ins.arg & 0xFF, ins.arg >> 8
     items = tx.unpack_iterable(tx.pop())
     if len(items) < before + after:
-        raise ValueError(f"not enough values to unpack (expected at least {before + after}, got {len(items)})")
+        raise user_error(ValueError(f"not enough values to unpack (expected at least {before + after}, got {len(items)})"))
     middle = ListVariable.create(tx, items[before:len(items) - after])
     for item in reversed(items[:before] + [middle] + items[len(items) - after:]):
         tx.push(item)

@@ -15,7 +15,7 @@ import types
 
 from ..guards.source import GlobalSource, ModuleGlobalSource
 from ..logs import enabled, log
-from .graph_break import Unsupported
+from .graph_break import Unsupported, fold, user_error
 from .variables.base import VariableTracker
 from .variables.constant import ConstantVariable, const
 from .variables.misc import CellVariable, ExceptionVariable
@@ -151,11 +151,14 @@ class InstructionTranslatorBase:
             except UserException as e:
                 self.handle_exception(e.exc_var)
             except USER_EXCEPTIONS as e:
-                if isinstance(e, (Unsupported,)):
-                    raise
-                if trace:  # a handler's own bug would surface here too: show where it came from
-                    log("frontend", "exception raised while tracing, handled as the program's own:\n" +
-                        "".join(traceback.format_exception(e)), logging.DEBUG)
+                if not getattr(e, "bytegraph_user_exception", False):
+                    # not raised on purpose (see graph_break.user_error): it may be bytegraph's own bug,
+                    # so it must never steer the program's except blocks. Running the code eagerly
+                    # gives the right answer, raising the real error if there is one.
+                    if trace:
+                        log("frontend", "unexpected exception while tracing:\n" +
+                            "".join(traceback.format_exception(e)), logging.DEBUG)
+                    raise Unsupported("unsupported_op", what=f"{type(e).__name__} while tracing ({e})") from e
                 self.handle_exception(ExceptionVariable(cls=type(e), args=tuple(const(a) for a in e.args)))
 
     def maybe_checkpoint(self, ins):
@@ -243,7 +246,7 @@ class InstructionTranslatorBase:
                 and not hasattr(b, "get_items"):
             base = _INPLACE_TO_BINARY.get(op, op)
             if base in FOLDABLE:
-                return const(base(a.as_python_constant(), b.as_python_constant()))
+                return const(fold(base, a.as_python_constant(), b.as_python_constant()))
         name = _DUNDER.get(op)
         inplace = op in _INPLACE_TO_BINARY
         base = _INPLACE_TO_BINARY.get(op, op)
@@ -279,7 +282,7 @@ class InstructionTranslatorBase:
         if is_tensorish(a) or is_tensorish(b):
             return self.output.call_function(op, [a, b], {})
         if a.is_python_constant() and b.is_python_constant():
-            return const(op(a.as_python_constant(), b.as_python_constant()))
+            return const(fold(op, a.as_python_constant(), b.as_python_constant()))
         a, b = _constant_tuple_as_sequence(a), _constant_tuple_as_sequence(b)
         if op in (operator.eq, operator.ne) and hasattr(a, "get_items") and hasattr(b, "get_items"):
             ia, ib = a.get_items(self), b.get_items(self)
@@ -331,7 +334,7 @@ class InstructionTranslatorBase:
         if is_tensorish(a):
             return self.output.call_function(op, [a], {})
         if a.is_python_constant():
-            return const(op(a.as_python_constant()))
+            return const(fold(op, a.as_python_constant()))
         return a.call_method(self, {operator.neg: "__neg__", operator.pos: "__pos__",
                                     operator.invert: "__invert__"}[op], [], {})
 
@@ -353,12 +356,12 @@ class InstructionTranslatorBase:
             if name in effects.globals:
                 return effects.globals[name]
             if name in effects.deleted_globals:
-                raise NameError(f"name '{name}' is not defined")
+                raise user_error(NameError(f"name '{name}' is not defined"))
         if name in self.f_globals:
             return wrap(self, self.f_globals[name], self.global_source(name))
         if name in self.f_builtins:
             return wrap(self, self.f_builtins[name], None, trusted=True)
-        raise NameError(f"name '{name}' is not defined")
+        raise user_error(NameError(f"name '{name}' is not defined"))
 
     def store_global(self, name, value):
         if self.f_globals is not self.root().f_globals:
@@ -393,7 +396,7 @@ class InstructionTranslatorBase:
         if args:
             return SuperVariable(cls=args[0].as_python_constant(), obj=args[1])
         if "__class__" not in self.cells or not self.code.co_varnames:
-            raise RuntimeError("super(): no arguments")
+            raise user_error(RuntimeError("super(): no arguments"))
         cls = self.cells["__class__"].load(self).as_python_constant()
         first = self.code.co_varnames[0]
         obj = self.cells[first].load(self) if first in self.cells else self.symbolic_locals[first]
@@ -414,7 +417,7 @@ class InliningTranslator(InstructionTranslatorBase):
             self.run()
         except ReturnValue as r:
             return r.value
-        raise AssertionError("unreachable")
+        raise user_error(AssertionError("unreachable"))
 
 
 def _reflected_first(a, b) -> bool:

@@ -393,3 +393,27 @@ def test_dict_argument_mutation_replays_values_read_from_it():
     assert d1["b"] is b
     torch.testing.assert_close(d1["c"], d2["c"])
     assert cnt.frame_count == 1
+
+
+def test_internal_error_never_runs_the_programs_except_block(monkeypatch):
+    """An exception from bytegraph's own code (here a simulated bug) is not the program's: the frame
+    runs eagerly instead of taking the user's `except KeyError` branch."""
+    from bytegraph.frontend.variables import tensor as tensor_variables
+    original = tensor_variables.TensorVariable.call_method
+
+    def buggy(self, tx, name, args, kwargs):
+        if name == "relu":
+            return {}["internal-bug"]
+        return original(self, tx, name, args, kwargs)
+
+    monkeypatch.setattr(tensor_variables.TensorVariable, "call_method", buggy)
+
+    def f(x):
+        try:
+            y = x.relu()
+        except KeyError:
+            y = x * 0
+        return y + 1
+
+    x = torch.randn(4)
+    torch.testing.assert_close(bytegraph.compile(f, backend=CompileCounter())(x), f(x))

@@ -12,7 +12,7 @@ import math
 import operator
 from typing import Any, Callable
 
-from ..graph_break import Unsupported
+from ..graph_break import Unsupported, fold, user_error
 from .base import VariableTracker
 from .constant import ConstantVariable, const
 
@@ -100,7 +100,7 @@ class BuiltinVariable(VariableTracker):
             return tx.output.call_function(self.fn, list(args), kwargs)
         if is_pure(self.fn) and all(a.is_python_constant() for a in args) and \
                 all(v.is_python_constant() for v in kwargs.values()):
-            value = self.fn(*[a.as_python_constant() for a in args],
+            value = fold(self.fn, *[a.as_python_constant() for a in args],
                             **{k: v.as_python_constant() for k, v in kwargs.items()})
             from ..builder import wrap_constant_result
             return wrap_constant_result(tx, value)
@@ -235,7 +235,7 @@ def _minmax(fn):
         if not items:
             if "default" in kwargs:
                 return kwargs["default"]
-            raise ValueError(f"{fn.__name__}() arg is an empty sequence")
+            raise user_error(ValueError(f"{fn.__name__}() arg is an empty sequence"))
         if all(i.is_python_constant() for i in items) and "key" not in kwargs:
             return const(fn(i.as_python_constant() for i in items))
         if "key" in kwargs:
@@ -313,7 +313,7 @@ def _zip(tx, *iterables, strict=None):
     if strict is not None and strict.as_python_constant():
         lists = [tx.unpack_iterable(i) for i in iterables]
         if len({len(x) for x in lists}) > 1:
-            raise ValueError("zip() arguments have different lengths")
+            raise user_error(ValueError("zip() arguments have different lengths"))
         return ListIteratorVariable.create(tx, [TupleVariable(tuple(t)) for t in zip(*lists)], "zip")
     return _lockstep(tx, tuple(tx.get_iter(i) for i in iterables), "zip")
 
@@ -363,7 +363,7 @@ def _next(tx, it, *default):
         except StopIterationSignal:
             if default:
                 return default[0]
-            raise StopIteration from None
+            raise user_error(StopIteration()) from None
     return tx.call_method_on(it, "__next__", [], {})
 
 
@@ -587,7 +587,7 @@ class OperatorGetterVariable(VariableTracker):
 
     def call_function(self, tx, args, kwargs):
         if len(args) != 1 or kwargs:
-            raise TypeError(f"{self.kind.__name__} expected 1 argument, got {len(args)}")
+            raise user_error(TypeError(f"{self.kind.__name__} expected 1 argument, got {len(args)}"))
         obj = args[0]
         if self.kind is operator.methodcaller:
             return tx.call_method_on(obj, self.name, list(self.args), dict(self.kwargs))
@@ -697,7 +697,7 @@ def _reduce(tx, fn, iterable, *initial):
         acc, rest = initial[0], items
     else:
         if not items:
-            raise TypeError("reduce() of empty iterable with no initial value")
+            raise user_error(TypeError("reduce() of empty iterable with no initial value"))
         acc, rest = items[0], items[1:]
     for item in rest:
         acc = fn.call_function(tx, [acc, item], {})

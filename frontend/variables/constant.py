@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from ..graph_break import Unsupported
+from ..graph_break import Unsupported, fold
 from .base import NotConstant, VariableTracker
 
 # Types whose values are plain immutable constants (compared by ==, rebuilt with LOAD_CONST).
@@ -52,7 +52,7 @@ class ConstantVariable(VariableTracker):
         except NotConstant:
             return super().call_method(tx, name, args, kwargs)
         method = getattr(self.value, name)
-        result = method(*real_args, **real_kwargs)
+        result = fold(method, *real_args, **real_kwargs)
         from ..builder import wrap_constant_result
         return wrap_constant_result(tx, result)
 

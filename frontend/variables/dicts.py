@@ -4,7 +4,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 
-from ..graph_break import Unsupported
+from ..graph_break import Unsupported, user_error
 from .base import NotConstant, VariableTracker
 from .constant import const
 
@@ -94,7 +94,7 @@ class DictVariable(VariableTracker):
                     return value
                 if self.cls is not dict and hasattr(self.cls, "__missing__") and self.default_factory is None:
                     raise Unsupported("unsupported_op", what=f"{self.cls.__name__}.__missing__")
-                raise KeyError(args[0].as_python_constant() if args[0].is_python_constant() else "<key>")
+                raise user_error(KeyError(args[0].as_python_constant() if args[0].is_python_constant() else "<key>"))
             return found
         if name == "get":
             found = self.lookup(tx, args[0])
@@ -121,13 +121,13 @@ class DictVariable(VariableTracker):
             if key not in mapping:
                 if name == "pop" and len(args) > 1:
                     return args[1]
-                raise KeyError(args[0].as_python_constant() if args[0].is_python_constant() else "<key>")
+                raise user_error(KeyError(args[0].as_python_constant() if args[0].is_python_constant() else "<key>"))
             value = mapping.pop(key)[1]
             self.set_pairs(tx, mapping.values())
             return value if name == "pop" else const(None)
         if name == "popitem":
             if not pairs:
-                raise KeyError("dictionary is empty" if self.cls is not dict else "popitem(): dictionary is empty")
+                raise user_error(KeyError("dictionary is empty" if self.cls is not dict else "popitem(): dictionary is empty"))
             last = kwargs.get("last", args[0] if args else const(True)).as_python_constant()
             if last:
                 k, v = pairs[-1]
@@ -294,7 +294,7 @@ class SetVariable(VariableTracker):
         if name in ("discard", "remove"):
             k = hashable_key(args[0])
             if k not in keys and name == "remove":
-                raise KeyError(args[0].as_python_constant() if args[0].is_python_constant() else "<item>")
+                raise user_error(KeyError(args[0].as_python_constant() if args[0].is_python_constant() else "<item>"))
             keys.pop(k, None)
             tx.output.side_effects.store(self, tuple(keys.values()))
             return const(None)
@@ -329,7 +329,7 @@ class SetVariable(VariableTracker):
         if name == "pop":
             items = self.items(tx)
             if not items:
-                raise KeyError("pop from an empty set")
+                raise user_error(KeyError("pop from an empty set"))
             tx.output.side_effects.store(self, items[1:])
             return items[0]
         if name == "clear":

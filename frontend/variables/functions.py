@@ -8,7 +8,7 @@ import inspect
 import types
 from typing import Any, Optional
 
-from ..graph_break import Unsupported
+from ..graph_break import Unsupported, user_error
 from .base import VariableTracker
 from .constant import ConstantVariable, const
 
@@ -31,31 +31,31 @@ def bind_arguments(tx, code: types.CodeType, fn_name: str, args: list, kwargs: d
             bound[name] = positional[i]
     extra = positional[nargs:]
     if extra and not has_varargs:
-        raise TypeError(f"{fn_name}() takes {nargs} positional arguments but {len(positional)} were given")
+        raise user_error(TypeError(f"{fn_name}() takes {nargs} positional arguments but {len(positional)} were given"))
     kw_names = names[nargs:nargs + nkw]
     extra_kw = {}
     for key, value in kwargs.items():
         if key in names[posonly:nargs] or key in kw_names:
             if key in bound:
-                raise TypeError(f"{fn_name}() got multiple values for argument '{key}'")
+                raise user_error(TypeError(f"{fn_name}() got multiple values for argument '{key}'"))
             bound[key] = value
         elif has_varkw:
             extra_kw[key] = value
         else:
-            raise TypeError(f"{fn_name}() got an unexpected keyword argument '{key}'")
+            raise user_error(TypeError(f"{fn_name}() got an unexpected keyword argument '{key}'"))
     first_default = nargs - len(defaults)
     for i, name in enumerate(names[:nargs]):
         if name not in bound:
             if i >= first_default:
                 bound[name] = defaults[i - first_default]
             else:
-                raise TypeError(f"{fn_name}() missing 1 required positional argument: '{name}'")
+                raise user_error(TypeError(f"{fn_name}() missing 1 required positional argument: '{name}'"))
     for name in kw_names:
         if name not in bound:
             if name in kwdefaults:
                 bound[name] = kwdefaults[name]
             else:
-                raise TypeError(f"{fn_name}() missing 1 required keyword-only argument: '{name}'")
+                raise user_error(TypeError(f"{fn_name}() missing 1 required keyword-only argument: '{name}'"))
     index = nargs + nkw
     if has_varargs:
         bound[names[index]] = TupleVariable(tuple(extra))

@@ -5,7 +5,7 @@ import dataclasses
 import types
 from typing import Any
 
-from ..graph_break import Unsupported
+from ..graph_break import Unsupported, user_error
 from .base import VariableTracker
 from .constant import const
 
@@ -53,7 +53,7 @@ class ListIteratorVariable(VariableTracker):
             try:
                 return self.next_item(tx)
             except StopIterationSignal:
-                raise StopIteration from None
+                raise user_error(StopIteration()) from None
         if name == "__iter__":
             return self
         if name == "__length_hint__":
@@ -108,7 +108,7 @@ class GeneratorVariable(VariableTracker):
         if state.started:
             gtx.push(sent if sent is not None else const(None))  # the value of the paused `yield`
         elif sent is not None and not (sent.is_python_constant() and sent.as_python_constant() is None):
-            raise TypeError("can't send non-None value to a just-started generator")
+            raise user_error(TypeError("can't send non-None value to a just-started generator"))
         try:
             gtx.run()
         except GeneratorYield as y:
@@ -118,7 +118,7 @@ class GeneratorVariable(VariableTracker):
         except ReturnValue as r:
             tx.output.side_effects.track(self, None)
             raise StopIterationSignal(r.value) from None
-        raise AssertionError("unreachable")
+        raise user_error(AssertionError("unreachable"))
 
     def unpack(self, tx):
         items = []
@@ -135,7 +135,7 @@ class GeneratorVariable(VariableTracker):
             try:
                 return self.next_item(tx, args[0] if name == "send" else None)
             except StopIterationSignal:
-                raise StopIteration from None
+                raise user_error(StopIteration()) from None
         if name == "__iter__":
             return self
         return super().call_method(tx, name, args, kwargs)
@@ -208,7 +208,7 @@ class ZipVariable(VariableTracker):
             try:
                 return self.next_item(tx)
             except StopIterationSignal:
-                raise StopIteration from None
+                raise user_error(StopIteration()) from None
         if name == "__iter__":
             return self
         return super().call_method(tx, name, args, kwargs)

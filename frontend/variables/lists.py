@@ -6,7 +6,7 @@ import operator
 
 import torch
 
-from ..graph_break import Unsupported
+from ..graph_break import Unsupported, user_error
 from .base import NotConstant, VariableTracker
 from .constant import ConstantVariable, const
 
@@ -60,7 +60,7 @@ class BaseSequence(VariableTracker):
             for n, i in enumerate(items):
                 if compare_equal(tx, i, args[0]):
                     return const(n)
-            raise ValueError(f"{args[0].as_python_constant()!r} is not in {self.python_type().__name__}")
+            raise user_error(ValueError(f"{args[0].as_python_constant()!r} is not in {self.python_type().__name__}"))
         if name == "count":
             from .builtins import compare_equal
             return const(sum(1 for i in items if compare_equal(tx, i, args[0])))
@@ -221,7 +221,7 @@ class ListVariable(BaseSequence):
         if name == "pop":
             index = args[0].as_python_constant() if args else -1
             if not items:
-                raise IndexError("pop from empty list")
+                raise user_error(IndexError("pop from empty list"))
             value = items.pop(index)
             self.set_items(tx, items)
             return value
@@ -232,7 +232,7 @@ class ListVariable(BaseSequence):
                     del items[n]
                     self.set_items(tx, items)
                     return const(None)
-            raise ValueError("list.remove(x): x not in list")
+            raise user_error(ValueError("list.remove(x): x not in list"))
         if name == "clear":
             self.set_items(tx, [])
             return const(None)
@@ -313,7 +313,7 @@ class DequeVariable(BaseSequence):
 
     def getitem(self, tx, index_var):
         if isinstance(index_var.as_python_constant_or_none(), slice):
-            raise TypeError("sequence index must be integer, not 'slice'")
+            raise user_error(TypeError("sequence index must be integer, not 'slice'"))
         return super().getitem(tx, index_var)
 
     def call_method(self, tx, name, args, kwargs):
@@ -328,7 +328,7 @@ class DequeVariable(BaseSequence):
             self.set_items(tx, tx.unpack_iterable(args[0])[::-1] + items, left=True)
         elif name in ("pop", "popleft"):
             if not items:
-                raise IndexError(f"{name} from an empty deque")
+                raise user_error(IndexError(f"{name} from an empty deque"))
             value = items.pop() if name == "pop" else items.pop(0)
             self.set_items(tx, items)
             return value
@@ -351,10 +351,10 @@ class DequeVariable(BaseSequence):
                     del items[n]
                     self.set_items(tx, items)
                     return const(None)
-            raise ValueError("deque.remove(x): x not in deque")
+            raise user_error(ValueError("deque.remove(x): x not in deque"))
         elif name == "insert":
             if self.maxlen is not None and len(items) >= self.maxlen:
-                raise IndexError("deque already at its maximum size")
+                raise user_error(IndexError("deque already at its maximum size"))
             items.insert(args[0].as_python_constant(), args[1])
             self.set_items(tx, items)
         elif name == "__setitem__":

@@ -5,7 +5,7 @@ import dataclasses
 import types
 from typing import Any
 
-from ..graph_break import Unsupported
+from ..graph_break import Unsupported, user_error
 from .base import VariableTracker
 from .constant import const
 
@@ -51,7 +51,7 @@ class CellVariable(VariableTracker):
         try:
             return tx.output.side_effects.cells[self]
         except KeyError:
-            raise NameError("free variable referenced before assignment in enclosing scope") from None
+            raise user_error(NameError("free variable referenced before assignment in enclosing scope")) from None
 
     def store(self, tx, value):
         tx.output.side_effects.cells[self] = value
@@ -69,7 +69,7 @@ class RealCellVariable(CellVariable):
         try:
             value = self.cell.cell_contents
         except ValueError:
-            raise NameError("free variable referenced before assignment in enclosing scope") from None
+            raise user_error(NameError("free variable referenced before assignment in enclosing scope")) from None
         var = wrap(tx, value, AttrSource(self.source, "cell_contents") if self.source else None)
         return var
 

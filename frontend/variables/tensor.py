@@ -8,7 +8,7 @@ from typing import Any
 import torch
 import torch.fx
 
-from ..graph_break import Unsupported
+from ..graph_break import Unsupported, user_error
 from .base import VariableTracker
 from .constant import ConstantVariable
 
@@ -71,8 +71,8 @@ class TensorVariable(VariableTracker):
             real = tx.output.real_value_of(self) if self.is_graph_input() else None
             if real is None or name not in getattr(real, "__dict__", {}):
                 # no such attribute on tensors (`hasattr(x, "jax")`): the same error as eager
-                raise AttributeError(f"'{type(example).__name__ if real is None else type(real).__name__}' "
-                                     f"object has no attribute '{name}'")
+                owner = type(example).__name__ if real is None else type(real).__name__
+                raise user_error(AttributeError(f"'{owner}' object has no attribute '{name}'"))
         raise Unsupported("unsupported_attr", name=name, obj="a tensor")
 
     def call_method(self, tx, name, args, kwargs):
@@ -95,7 +95,7 @@ class TensorVariable(VariableTracker):
             return tx.output.metadata(self, name, tuple(const_args), value)
         if name == "__len__":
             if not example.dim():
-                raise TypeError("len() of a 0-d tensor")
+                raise user_error(TypeError("len() of a 0-d tensor"))
             return tx.output.metadata(self, "size", (0,), example.shape[0])
         if name in ("__getitem__",):
             return tx.output.call_function(operator.getitem, [self] + args, kwargs)

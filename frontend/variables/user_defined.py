@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from ..graph_break import Unsupported
+from ..graph_break import Unsupported, user_error
 from .base import VariableTracker
 from .constant import const
 
@@ -37,7 +37,7 @@ def bind_descriptor(tx, obj_var, cls_owner, attr, name, attr_source=None):
         return BoundMethodVariable(fn=wrap(tx, attr.__func__, None), self_var=cls_var)
     if isinstance(attr, property):
         if attr.fget is None:
-            raise AttributeError(f"property {name!r} has no getter")
+            raise user_error(AttributeError(f"property {name!r} has no getter"))
         return wrap(tx, attr.fget, None).call_function(tx, [obj_var], {})
     if isinstance(attr, types.FunctionType):
         if is_class:
@@ -70,7 +70,7 @@ def lookup_in_mro(tx, obj_var, mro, name):
     for klass in mro:
         if name in klass.__dict__:
             return bind_descriptor(tx, obj_var, klass, klass.__dict__[name], name)
-    raise AttributeError(f"'super' object has no attribute '{name}'")
+    raise user_error(AttributeError(f"'super' object has no attribute '{name}'"))
 
 
 def class_attribute(tx, obj_var, cls, name):
@@ -78,7 +78,7 @@ def class_attribute(tx, obj_var, cls, name):
     for klass in cls.__mro__:
         if name in klass.__dict__:
             return bind_descriptor(tx, obj_var, klass, klass.__dict__[name], name)
-    raise AttributeError(f"'{cls.__name__}' object has no attribute '{name}'")
+    raise user_error(AttributeError(f"'{cls.__name__}' object has no attribute '{name}'"))
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -157,7 +157,7 @@ class UserDefinedClassVariable(VariableTracker):
         if isinstance(init, types.FunctionType):
             obj.var_getattr(tx, "__init__").call_function(tx, args, kwargs)
         elif args or kwargs:
-            raise TypeError(f"{cls.__name__}() takes no arguments")
+            raise user_error(TypeError(f"{cls.__name__}() takes no arguments"))
         return obj
 
     def _new_dict_subclass(self, tx, args, kwargs):
@@ -332,7 +332,7 @@ class UserDefinedObjectVariable(VariableTracker):
         written = self.attrs(tx)
         if name in written:
             if written[name] is _MISSING:
-                raise AttributeError(f"'{cls.__name__}' object has no attribute '{name}'")
+                raise user_error(AttributeError(f"'{cls.__name__}' object has no attribute '{name}'"))
             return written[name]
         if self.value is not None:
             instance_dict = real_instance_dict(self.value)
@@ -345,7 +345,7 @@ class UserDefinedObjectVariable(VariableTracker):
                     return wrap(tx, attr.__get__(self.value, cls), AttrSource(self.source, name) if self.source
                                 else None)
                 return bind_descriptor(tx, self, klass, attr, name)
-        raise AttributeError(f"'{cls.__name__}' object has no attribute '{name}'")
+        raise user_error(AttributeError(f"'{cls.__name__}' object has no attribute '{name}'"))
 
     def setattr(self, tx, name, value):
         setattr_fn = inspect.getattr_static(self.cls, "__setattr__", object.__setattr__)
@@ -363,7 +363,7 @@ class UserDefinedObjectVariable(VariableTracker):
             attr = klass.__dict__.get(name)
             if isinstance(attr, property):
                 if attr.fset is None:
-                    raise AttributeError(f"property '{name}' of '{self.cls.__name__}' object has no setter")
+                    raise user_error(AttributeError(f"property '{name}' of '{self.cls.__name__}' object has no setter"))
                 from ..builder import wrap
                 wrap(tx, attr.fset, None).call_function(tx, [self, value], {})
                 return
@@ -391,7 +391,7 @@ class UserDefinedObjectVariable(VariableTracker):
         if name in ("__str__", "__repr__") and method in (object.__str__, object.__repr__):
             raise Unsupported("unsupported_op", what=f"{name} of {self.describe()}")
         if name == "__len__" and method is None:
-            raise TypeError(f"object of type '{self.cls.__name__}' has no len()")
+            raise user_error(TypeError(f"object of type '{self.cls.__name__}' has no len()"))
         if method is None and name.startswith("__"):
             raise Unsupported("unsupported_op", what=f"{name} on {self.describe()}")
         return self.var_getattr(tx, name).call_function(tx, args, kwargs)
@@ -523,7 +523,7 @@ class InstanceDictVariable(VariableTracker):
             return found
         if name == "get":
             return rest[0] if rest else const(None)
-        raise KeyError(key)
+        raise user_error(KeyError(key))
 
     def unpack(self, tx):
         return [const(k) for k in self._entries(tx)]
