@@ -4,7 +4,9 @@
  *
  * Per code object, co_extra holds either nothing (not seen yet), Py_None (skip:
  * always run as is) or a list of cache entries. An entry is a tuple
- * (guard, transformed_code, ...): guard(func, *args) -> bool is called with the
+ * (guard, transformed_code, info, owner); only entries whose owner is the current callback (the
+ * compile that made them: its backend, fullgraph...) are used, run-only mode uses any.
+ * guard(func, *args) -> bool is called with the
  * frame's function and its arguments; the first entry that accepts runs its
  * transformed code as a new function with the same globals and closure,
  * called with the original arguments (all positional). On a miss the
@@ -122,9 +124,14 @@ static PyObject *bytegraph_eval_frame(PyThreadState *ts, _PyInterpreterFrame *fr
     Py_ssize_t n_entries = 0;
     if (extra != NULL) {
         Py_INCREF(extra);  /* a guard may reset the cache under us */
-        n_entries = PyList_GET_SIZE(extra);
         for (Py_ssize_t i = 0; i < PyList_GET_SIZE(extra); i++) {
             PyObject *entry = PyList_GET_ITEM(extra, i);
+            /* an entry belongs to the callback that compiled it (its backend, fullgraph...);
+               run-only mode uses any */
+            if (callback != Py_False && PyTuple_GET_SIZE(entry) > 3 && PyTuple_GET_ITEM(entry, 3) != callback) {
+                continue;
+            }
+            n_entries++;
             Py_INCREF(entry);
             int ok = call_guard(PyTuple_GET_ITEM(entry, 0), frame, nargs);
             if (ok < 0) {

@@ -155,7 +155,7 @@ class FrameCompiler:
         with timing.phase("guards"):
             check = CheckFunction(list(compiled.guards), compiled.arg_names, code.co_name)
         _C.mark_skip(compiled.code)
-        entry = (check.fn, compiled.code, CacheEntryInfo(check, compiled.graph, compiled.op_count))
+        entry = (check.fn, compiled.code, CacheEntryInfo(check, compiled.graph, compiled.op_count), self)
         cache.append(entry)
         _touched_codes.add(code)
         self.stats.frames_compiled += 1
@@ -202,21 +202,26 @@ class FrameCompiler:
         return [f"{name} dims {sorted(dims)}" for name, dims in changes if _automatic_dynamic.note(code, name, dims)] \
             + [name for name in scalars if _automatic_dynamic.note_scalar(code, name)]
 
+    def own_entries(self, cache) -> list:
+        """The cache entries this compiler made (another compile of the same function has its own)."""
+        return [entry for entry in cache if entry[3] is self]
+
     def _note_recompile(self, code, func, args, cache):
         reasons, made_dynamic = [], []
-        for entry in cache:
+        for entry in self.own_entries(cache):
             failed = entry[2].check.failed_guards(func, args)
             reasons.extend(why for _, _, why in failed[:1])
             made_dynamic.extend(self._note_size_changes(code, failed))
         text = "; ".join(reasons) or "no guard explains the miss"
         if made_dynamic:
             text += f" (automatic dynamic: {', '.join(dict.fromkeys(made_dynamic))} now symbolic)"
-        if len(cache) < config.cache_size_limit:
+        own = len(self.own_entries(cache))
+        if own < config.cache_size_limit:
             self.stats.recompiles += 1
             self.stats.recompiles_by_function[code.co_name] += 1
             self.stats.recompile_reasons.append((code.co_name, text))
         log("recompiles", f"recompiling {code.co_name} ({code.co_filename}:{code.co_firstlineno}): {text}")
-        if len(cache) >= config.cache_size_limit and code not in _warned_limit:
+        if own >= config.cache_size_limit and code not in _warned_limit:
             _warned_limit.add(code)
             logging.getLogger("bytegraph").warning(
                 "%s (%s:%d) hit config.cache_size_limit (%d); it now runs eagerly when no cached graph "

@@ -249,3 +249,20 @@ def test_aliased_arguments_are_guarded():
     b, c = torch.zeros(2), torch.zeros(2)
     torch.testing.assert_close(opt(b, c), torch.ones(2))
     assert cnt.frame_count == 2
+
+
+def test_each_compile_keeps_its_own_entries():
+    """Compiling the same function twice (another backend, fullgraph) never reuses the other's graph."""
+    first, second = CompileCounter(), CompileCounter()
+    x, y = torch.randn(3), torch.randn(3)
+    torch.testing.assert_close(bytegraph.compile(three_ops, backend=first)(x, y), three_ops(x, y))
+    torch.testing.assert_close(bytegraph.compile(three_ops, backend=second)(x, y), three_ops(x, y))
+    assert (first.frame_count, second.frame_count) == (1, 1)
+
+    def breaks(t):
+        print("")
+        return t + 1
+
+    bytegraph.compile(breaks)(x)
+    with pytest.raises(bytegraph.GraphBreakError):
+        bytegraph.compile(breaks, fullgraph=True)(x)
