@@ -76,51 +76,6 @@ class OptimizedModule(torch.nn.Module):
     def __repr__(self):
         return f"OptimizedModule({self._orig_mod!r})"
 
-    # delegated so that they act on the original module, not on the wrapper
-    def state_dict(self, *args, **kwargs):
-        return self._orig_mod.state_dict(*args, **kwargs)
-
-    def load_state_dict(self, *args, **kwargs):
-        return self._orig_mod.load_state_dict(*args, **kwargs)
-
-    def parameters(self, *args, **kwargs):
-        return self._orig_mod.parameters(*args, **kwargs)
-
-    def named_parameters(self, *args, **kwargs):
-        return self._orig_mod.named_parameters(*args, **kwargs)
-
-    def buffers(self, *args, **kwargs):
-        return self._orig_mod.buffers(*args, **kwargs)
-
-    def named_buffers(self, *args, **kwargs):
-        return self._orig_mod.named_buffers(*args, **kwargs)
-
-    def children(self):
-        return self._orig_mod.children()
-
-    def modules(self):
-        return self._orig_mod.modules()
-
-    def train(self, mode: bool = True):
-        self._orig_mod.train(mode)
-        return self
-
-    def eval(self):
-        return self.train(False)
-
-    def to(self, *args, **kwargs):
-        self._orig_mod.to(*args, **kwargs)
-        return self
-
-    def zero_grad(self, set_to_none: bool = True):
-        self._orig_mod.zero_grad(set_to_none)
-
-    def register_forward_hook(self, *args, **kwargs):
-        return self._orig_mod.register_forward_hook(*args, **kwargs)
-
-    def register_forward_pre_hook(self, *args, **kwargs):
-        return self._orig_mod.register_forward_pre_hook(*args, **kwargs)
-
     @property
     def training(self):
         return self._orig_mod.training
@@ -131,6 +86,21 @@ class OptimizedModule(torch.nn.Module):
         # always lives on the original module.
         if "_orig_mod" in self.__dict__:
             self._orig_mod.training = mode
+
+
+def _delegate(name):
+    def method(self, *args, **kwargs):
+        result = getattr(self._orig_mod, name)(*args, **kwargs)
+        return self if result is self._orig_mod else result   # chaining (`.to()`, `.train()`) keeps the wrapper
+    method.__name__ = name
+    return method
+
+
+# Every public nn.Module method acts on the original module (state_dict, parameters, to, double,
+# train/eval, apply, hooks...), never on the empty wrapper.
+for _name, _value in vars(torch.nn.Module).items():
+    if callable(_value) and not _name.startswith("_") and _name not in ("forward",):
+        setattr(OptimizedModule, _name, _delegate(_name))
 
 
 def compile(fn_or_module=None, *, backend="eager", fullgraph=False, dynamic=None, options=None):

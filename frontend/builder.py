@@ -220,7 +220,8 @@ def _wrap(tx, value, source, trusted):
         guard(Guard.id_match(source, value))
         return BuiltinVariable(fn=value, source=source)
     if isinstance(value, (torch.finfo, torch.iinfo)):
-        return ConstantVariable(value)
+        guard(Guard.id_match(source, value))   # torch keeps one finfo/iinfo object per dtype
+        return ConstantVariable(value, source=source)
     guard(Guard.type_match(source, type(value)))
     return UserDefinedObjectVariable(value=value, cls=type(value), source=source)
 

@@ -104,6 +104,8 @@ class CheckFunction:
         if g.kind == "CONSTANT_MATCH":
             if exp is None or isinstance(exp, bool):
                 return f"{x} is {exp!r}"
+            if type(exp) is float:  # bit-exact: -0.0 is not 0.0, and nan matches nan
+                return f"type({x}) is float and {x}.hex() == {exp.hex()!r}"
             return f"type({x}) is {self._const(type(exp))} and {x} == {self._const(exp)}"
         if g.kind == "LEN_MATCH":
             return f"len({x}) == {exp}"

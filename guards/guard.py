@@ -198,7 +198,7 @@ class Guard:
             return None if type(value) is exp else \
                 f"type({name}) changed: expected {exp.__qualname__}, got {type(value).__qualname__}"
         if self.kind == "CONSTANT_MATCH":
-            ok = type(value) is type(exp) and value == exp
+            ok = type(value) is type(exp) and (value.hex() == exp.hex() if type(exp) is float else value == exp)
             return None if ok else f"{name} changed: expected {exp!r}, got {value!r}"
         if self.kind == "LEN_MATCH":
             return None if len(value) == exp else f"len({name}) changed: expected {exp}, got {len(value)}"

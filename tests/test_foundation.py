@@ -266,3 +266,16 @@ def test_each_compile_keeps_its_own_entries():
     bytegraph.compile(breaks)(x)
     with pytest.raises(bytegraph.GraphBreakError):
         bytegraph.compile(breaks, fullgraph=True)(x)
+
+
+def test_module_wrapper_methods_act_on_the_original():
+    mod = Small()
+    opt = bytegraph.compile(mod, backend=CompileCounter())
+    assert opt.double() is opt and mod.lin.weight.dtype == torch.float64
+    opt.float()
+    seen = []
+    opt.apply(lambda m: seen.append(type(m).__name__))
+    assert seen == ["Linear", "Small"]
+    assert [n for n, _ in opt.named_modules()] == ["", "lin"]
+    x = torch.randn(2, 4)
+    torch.testing.assert_close(opt(x), mod(x))

@@ -332,3 +332,20 @@ def test_instance_dict_of_object_with_python_getattribute_is_guarded():
     assert cnt.frame_count == 2
     check(opt, f, x, _AliasConfig(7.0))
     assert cnt.frame_count == 2
+
+
+def test_float_constants_are_guarded_bit_exactly():
+    import math
+
+    def f(x, s):
+        return x * math.copysign(1.0, s)
+
+    opt, cnt = compiled(f)
+    x = torch.ones(2)
+    with bytegraph.config.patch(specialize_float=True):
+        check(opt, f, x, 0.0)
+        check(opt, f, x, -0.0)   # == 0.0, but another sign
+        assert cnt.frame_count == 2
+        check(opt, f, x, float("nan"))
+        check(opt, f, x, float("nan"))  # nan matches nan: no recompile storm
+        assert cnt.frame_count == 3
