@@ -13,7 +13,7 @@ import sys
 
 import torch
 
-from .guard import Guard
+from .guard import MODULE_HOOK_TABLES, Guard
 from .source import LocalSource, local_param
 from .._tensor_guards import GlobalStateGuard, TensorGuards
 
@@ -110,9 +110,13 @@ class CheckFunction:
         if g.kind == "LEN_MATCH":
             return f"len({x}) == {exp}"
         if g.kind == "DICT_KEYS":
+            if not exp:
+                return f"not {x}"
             return f"tuple({x}.keys()) == {self._const(exp)}"
         if g.kind == "GRAD_IS_NONE":
             return f"{x}.grad is None"
+        if g.kind == "NO_MODULE_HOOKS":
+            return f"not ({' or '.join(f'{x}.{t}' for t in MODULE_HOOK_TABLES)})"
         if g.kind == "SAME_OBJECT":
             return f"{x} is {exp.expr()}"
         if g.kind == "SHAPE":

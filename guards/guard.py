@@ -15,7 +15,7 @@ from .source import Source
 
 # cheap checks first
 _ORDER = {"GLOBAL_STATE": 0, "ID_MATCH": 1, "TYPE_MATCH": 2, "CONSTANT_MATCH": 3, "LEN_MATCH": 4,
-          "DICT_KEYS": 5, "GRAD_IS_NONE": 6, "TENSOR_MATCH": 7,
+          "DICT_KEYS": 5, "NO_MODULE_HOOKS": 5, "GRAD_IS_NONE": 6, "TENSOR_MATCH": 7,
           "SAME_OBJECT": 8, "SHAPE": 9}
 
 
@@ -151,6 +151,11 @@ class Guard:
         return Guard(source, "SAME_OBJECT", other_source)
 
     @staticmethod
+    def no_module_hooks(source):
+        """The module has no forward/backward (pre-)hooks (tracing called none)."""
+        return Guard(source, "NO_MODULE_HOOKS", None)
+
+    @staticmethod
     def grad_is_none(source):
         return Guard(source, "GRAD_IS_NONE", None)
 
@@ -175,6 +180,8 @@ class Guard:
             return f"list({name}.keys()) == {list(exp)!r}"
         if self.kind == "GRAD_IS_NONE":
             return f"{name}.grad is None"
+        if self.kind == "NO_MODULE_HOOKS":
+            return f"{name} has no forward/backward hooks"
         if self.kind == "SAME_OBJECT":
             return f"{name} is {exp.name()}"
         if self.kind == "GLOBAL_STATE":
@@ -207,6 +214,8 @@ class Guard:
                 f"{name} keys changed: expected {list(exp)!r}, got {list(value.keys())!r}"
         if self.kind == "GRAD_IS_NONE":
             return None if value.grad is None else f"{name}.grad is no longer None"
+        if self.kind == "NO_MODULE_HOOKS":
+            return None if not any(getattr(value, t) for t in MODULE_HOOK_TABLES) else f"{name} now has hooks"
         if self.kind in ("SAME_OBJECT", "SHAPE"):
             return None  # explained by the caller, which can read several sources
         if self.kind == "GLOBAL_STATE":
@@ -214,6 +223,8 @@ class Guard:
             return None if current == exp[1] else f"{exp[0]} changed: expected {exp[1]!r}, got {current!r}"
         return None
 
+
+MODULE_HOOK_TABLES = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
 
 GLOBAL_STATE_READERS = {
     "grad_enabled": torch.is_grad_enabled,

@@ -349,3 +349,30 @@ def test_float_constants_are_guarded_bit_exactly():
         check(opt, f, x, float("nan"))
         check(opt, f, x, float("nan"))  # nan matches nan: no recompile storm
         assert cnt.frame_count == 3
+
+
+def test_hooks_and_container_changes_after_compiling_recompile():
+    layers = torch.nn.ModuleList([torch.nn.Linear(3, 3)])
+    net = torch.nn.Sequential(torch.nn.Linear(3, 3))
+
+    def f(x):
+        for layer in layers:
+            x = layer(x)
+        return net(x)
+
+    opt, cnt = compiled(f)
+    x = torch.randn(2, 3)
+    check(opt, f, x)
+    layers.append(torch.nn.Linear(3, 3))
+    check(opt, f, x)
+    assert cnt.frame_count == 2
+    assert "keys changed" in last_reason()
+    calls = []
+    handle = net[0].register_forward_hook(lambda m, i, o: calls.append(1))
+    check(opt, f, x)
+    assert cnt.frame_count == 3 and calls  # the new hook runs
+    handle.remove()
+    n = len(calls)
+    check(opt, f, x)
+    assert len(calls) == n  # neither the compiled nor the eager call ran the removed hook
+    assert cnt.frame_count == 3  # back to the hook-less entry

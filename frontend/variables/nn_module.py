@@ -73,7 +73,12 @@ class NNModuleVariable(UserDefinedObjectVariable):
     # -- containers -----------------------------------------------------------
     def children_vars(self, tx):
         from ..builder import wrap
+        from ...guards.guard import Guard
+        from ...guards.source import AttrSource
         module = self.module
+        table = "_parameters" if isinstance(module, (torch.nn.ParameterList, torch.nn.ParameterDict)) else "_modules"
+        if self.source is not None:   # the container's length and keys (`layers.append(...)` recompiles)
+            tx.output.guards.add(Guard.dict_keys(AttrSource(self.source, table), getattr(module, table)))
         if isinstance(module, (torch.nn.ParameterList, torch.nn.ParameterDict)):
             return [(k, wrap(tx, v, self._state_source("_parameters", k))) for k, v in module._parameters.items()]
         return [(k, wrap(tx, v, self._state_source("_modules", k))) for k, v in module._modules.items()]
@@ -155,6 +160,7 @@ class NNModuleVariable(UserDefinedObjectVariable):
         from .functions import UserFunctionVariable
         from .lists import TupleVariable
         module = self.module
+        self._guard_hooks(tx)
         if torch.nn.modules.module._global_forward_hooks or torch.nn.modules.module._global_forward_pre_hooks:
             raise Unsupported("unsupported_op", what="global module hooks")
         if module._backward_hooks or module._backward_pre_hooks:
@@ -162,7 +168,8 @@ class NNModuleVariable(UserDefinedObjectVariable):
         for hook_id, hook in module._forward_pre_hooks.items():
             if hook_id in module._forward_pre_hooks_with_kwargs:
                 raise Unsupported("unsupported_op", what="forward pre-hooks with kwargs")
-            result = wrap(tx, hook, None).call_function(tx, [self, TupleVariable(tuple(args))], {})
+            result = wrap(tx, hook, self._hook_source("_forward_pre_hooks", hook_id)).call_function(
+                tx, [self, TupleVariable(tuple(args))], {})
             if not (result.is_python_constant() and result.as_python_constant() is None):
                 args = list(result.items) if isinstance(result, TupleVariable) else [result]
         forward = type(module).forward
@@ -174,10 +181,31 @@ class NNModuleVariable(UserDefinedObjectVariable):
         for hook_id, hook in module._forward_hooks.items():
             if hook_id in module._forward_hooks_with_kwargs:
                 raise Unsupported("unsupported_op", what="forward hooks with kwargs")
-            result = wrap(tx, hook, None).call_function(tx, [self, TupleVariable(tuple(args)), output], {})
+            result = wrap(tx, hook, self._hook_source("_forward_hooks", hook_id)).call_function(
+                tx, [self, TupleVariable(tuple(args)), output], {})
             if not (result.is_python_constant() and result.as_python_constant() is None):
                 output = result
         return output
+
+    def _guard_hooks(self, tx):
+        """Which hooks ran was decided while tracing: a hook added or removed later recompiles."""
+        from ...guards.guard import MODULE_HOOK_TABLES, Guard
+        from ...guards.source import AttrSource, ModuleGlobalSource
+        for name in ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks"):
+            table = getattr(torch.nn.modules.module, name)
+            tx.output.guards.add(Guard.dict_keys(ModuleGlobalSource("torch.nn.modules.module", name), table))
+        if self.source is None:
+            return
+        module = self.module
+        if not any(getattr(module, t) for t in MODULE_HOOK_TABLES):
+            tx.output.guards.add(Guard.no_module_hooks(self.source))
+        else:
+            for t in MODULE_HOOK_TABLES:
+                tx.output.guards.add(Guard.dict_keys(AttrSource(self.source, t), getattr(module, t)))
+
+    def _hook_source(self, table, hook_id):
+        from ...guards.source import AttrSource, ItemSource
+        return ItemSource(AttrSource(self.source, table), hook_id) if self.source else None
 
     def reconstruct(self, codegen):
         if self.source is not None:
