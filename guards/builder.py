@@ -115,6 +115,8 @@ class CheckFunction:
             return f"tuple({x}.keys()) == {self._const(exp)}"
         if g.kind == "GRAD_IS_NONE":
             return f"{x}.grad is None"
+        if g.kind == "KEY_ABSENT":
+            return f"{exp!r} not in {x}"
         if g.kind == "NO_MODULE_HOOKS":
             return f"not ({' or '.join(f'{x}.{t}' for t in MODULE_HOOK_TABLES)})"
         if g.kind == "SAME_OBJECT":

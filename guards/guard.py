@@ -15,7 +15,7 @@ from .source import Source
 
 # cheap checks first
 _ORDER = {"GLOBAL_STATE": 0, "ID_MATCH": 1, "TYPE_MATCH": 2, "CONSTANT_MATCH": 3, "LEN_MATCH": 4,
-          "DICT_KEYS": 5, "NO_MODULE_HOOKS": 5, "GRAD_IS_NONE": 6, "TENSOR_MATCH": 7,
+          "DICT_KEYS": 5, "NO_MODULE_HOOKS": 5, "KEY_ABSENT": 5, "GRAD_IS_NONE": 6, "TENSOR_MATCH": 7,
           "SAME_OBJECT": 8, "SHAPE": 9}
 
 
@@ -151,6 +151,11 @@ class Guard:
         return Guard(source, "SAME_OBJECT", other_source)
 
     @staticmethod
+    def key_absent(source, key):
+        """`key` is not in the mapping `source` (e.g. an instance does not shadow a class attribute)."""
+        return Guard(source, "KEY_ABSENT", key)
+
+    @staticmethod
     def no_module_hooks(source):
         """The module has no forward/backward (pre-)hooks (tracing called none)."""
         return Guard(source, "NO_MODULE_HOOKS", None)
@@ -182,6 +187,8 @@ class Guard:
             return f"{name}.grad is None"
         if self.kind == "NO_MODULE_HOOKS":
             return f"{name} has no forward/backward hooks"
+        if self.kind == "KEY_ABSENT":
+            return f"{exp!r} not in {name}"
         if self.kind == "SAME_OBJECT":
             return f"{name} is {exp.name()}"
         if self.kind == "GLOBAL_STATE":
@@ -214,6 +221,8 @@ class Guard:
                 f"{name} keys changed: expected {list(exp)!r}, got {list(value.keys())!r}"
         if self.kind == "GRAD_IS_NONE":
             return None if value.grad is None else f"{name}.grad is no longer None"
+        if self.kind == "KEY_ABSENT":
+            return None if exp not in value else f"{name} now has {exp!r}"
         if self.kind == "NO_MODULE_HOOKS":
             return None if not any(getattr(value, t) for t in MODULE_HOOK_TABLES) else f"{name} now has hooks"
         if self.kind in ("SAME_OBJECT", "SHAPE"):

@@ -376,3 +376,32 @@ def test_hooks_and_container_changes_after_compiling_recompile():
     check(opt, f, x)
     assert len(calls) == n  # neither the compiled nor the eager call ran the removed hook
     assert cnt.frame_count == 3  # back to the hook-less entry
+
+
+class Knob:
+    scale = 2.0
+
+    def method(self, x):
+        return x + 1
+
+
+def test_class_attributes_and_methods_are_guarded():
+    def f(k, x):
+        return k.method(x) * k.scale
+
+    opt, cnt = compiled(f)
+    k, x = Knob(), torch.randn(3)
+    check(opt, f, k, x)
+    Knob.scale = 9.0
+    try:
+        check(opt, f, k, x)
+        assert cnt.frame_count == 2
+        Knob.method = lambda self, x: x - 1
+        check(opt, f, k, x)
+        assert cnt.frame_count == 3
+        k.scale = 10.0  # the instance now shadows the class attribute
+        check(opt, f, k, x)
+        assert cnt.frame_count == 4
+    finally:
+        Knob.scale = 2.0
+        Knob.method = lambda self, x: x + 1

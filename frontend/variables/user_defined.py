@@ -338,14 +338,29 @@ class UserDefinedObjectVariable(VariableTracker):
             instance_dict = real_instance_dict(self.value)
             if name in instance_dict:
                 return wrap(tx, instance_dict[name], instance_attr_source(self, name))
-        for klass in cls.__mro__:
+        for index, klass in enumerate(cls.__mro__):
             if name in klass.__dict__:
                 attr = klass.__dict__[name]
                 if isinstance(attr, types.MemberDescriptorType) and self.value is not None:
                     return wrap(tx, attr.__get__(self.value, cls), AttrSource(self.source, name) if self.source
                                 else None)
+                self._guard_class_attribute(tx, index, name, attr)
                 return bind_descriptor(tx, self, klass, attr, name)
         raise user_error(AttributeError(f"'{cls.__name__}' object has no attribute '{name}'"))
+
+    def _guard_class_attribute(self, tx, mro_index, name, attr):
+        """`obj.name` came from the class: guard that the class still holds that object and that the
+        instance does not shadow it (an attribute assigned after compiling recompiles)."""
+        from ...guards.guard import Guard
+        from ...guards.source import AttrSource, InstanceDictSource, ItemSource, TypeSource
+        if self.source is None or self.value is None:
+            return
+        if hasattr(self.value, "__dict__"):
+            tx.output.guards.add(Guard.key_absent(InstanceDictSource(self.source), name))
+        if isinstance(attr, types.FunctionType) and isinstance(self.value, torch.nn.Module):
+            return  # methods of modules: the module's identity is guarded, its class is taken as fixed
+        owner = ItemSource(AttrSource(TypeSource(self.source), "__mro__"), mro_index)
+        tx.output.guards.add(Guard.id_match(ItemSource(AttrSource(owner, "__dict__"), name), attr))
 
     def setattr(self, tx, name, value):
         setattr_fn = inspect.getattr_static(self.cls, "__setattr__", object.__setattr__)
