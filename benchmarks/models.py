@@ -298,7 +298,8 @@ def run(models=MODELS, quick=False) -> list:
 # -- reporting ------------------------------------------------------------------------------------
 def to_markdown(rows) -> str:
     lines = ["| model | params | graphs (bg / tc) | breaks (bg / tc) | max abs diff vs eager (bg / tc) | "
-             "compile s (bg / tc, ratio) | steady ms, best round (eager / bg / tc, ratio) | recompiles over 3 lengths (bg / tc) |",
+             "compile s (bg / tc, ratio) | steady ms, best round (eager / bg / tc, ratio) | "
+             "recompiles over 3 lengths (bg / tc) |",
              "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         bg, tc = r["bytegraph"], r["torch.compile"]

@@ -2,7 +2,8 @@
 
 Sections: per-call overhead (`overhead.py`), real models side by side with torch.compile
 (`models.py`) and recompiles/compile time over 10 sequence lengths, static vs dynamic
-(`dynamic_shapes.py`), and kernels per model under the inductor backend (`inductor_kernels.py`). Each prints a markdown table and writes JSON (the models section also a PNG chart)
+(`dynamic_shapes.py`), and kernels per model under the inductor backend (`inductor_kernels.py`).
+Each prints a markdown table and writes JSON (the models section also a PNG chart)
 into `--out`. `--only overhead|models|dynamic|inductor` runs one section; `--quick` is a one-minute subset.
 """
 from __future__ import annotations

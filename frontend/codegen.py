@@ -8,7 +8,7 @@ import types
 
 import torch
 from bytecode import Bytecode, Instr
-from bytecode.instr import BinaryOp, CellVar, FreeVar
+from bytecode.instr import CellVar, FreeVar
 
 from .graph_break import Unsupported
 
@@ -70,11 +70,6 @@ class PyCodegen:
         else:
             self.append(Instr("LOAD_FAST", name))
 
-    def store_local(self, name):
-        if name in self.cellvars:
-            self.append(Instr("STORE_DEREF", CellVar(name)))
-        else:
-            self.append(Instr("STORE_FAST", name))
 
     def load_deref(self, name):
         self.append(Instr("LOAD_DEREF", FreeVar(name) if name in self.freevars else CellVar(name)))
@@ -127,11 +122,6 @@ class PyCodegen:
     def pop_top(self):
         self.append(Instr("POP_TOP"))
 
-    def rot2(self):
-        self.append(Instr("SWAP", 2))
-
-    def dup_top(self):
-        self.append(Instr("COPY", 1))
 
     # -- values ---------------------------------------------------------------
     def reconstruct(self, var):
@@ -297,10 +287,6 @@ def _make_function(code, f_globals, defaults, closure, kwdefaults, qualname):
         fn.__kwdefaults__ = kwdefaults
     fn.__qualname__ = qualname
     return fn
-
-
-def binary_op_instr(op: int):
-    return Instr("BINARY_OP", BinaryOp(op))
 
 
 def new_code(template: types.CodeType, body: list, prefix: list, nargs: int, name_suffix: str = "",

@@ -95,9 +95,5 @@ class GraphBreakError(RuntimeError):
     """fullgraph=True and the code could not be captured in one graph."""
 
 
-def unsupported(kind: str, **context) -> Unsupported:
-    return Unsupported(kind, **context)
-
-
 def format_user_stack(stack: list[traceback.FrameSummary]) -> str:
     return "".join(traceback.format_list(stack)).rstrip()

@@ -354,7 +354,8 @@ def unpack_ex(tx, ins):
     before, after = ins.arg & 0xFF, ins.arg >> 8
     items = tx.unpack_iterable(tx.pop())
     if len(items) < before + after:
-        raise user_error(ValueError(f"not enough values to unpack (expected at least {before + after}, got {len(items)})"))
+        raise user_error(ValueError(f"not enough values to unpack (expected at least {before + after}, "
+                                    f"got {len(items)})"))
     middle = ListVariable.create(tx, items[before:len(items) - after])
     for item in reversed(items[:before] + [middle] + items[len(items) - after:]):
         tx.push(item)

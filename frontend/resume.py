@@ -227,10 +227,6 @@ def _handler_offsets(code) -> frozenset:
     return frozenset(insts[i].offset for i in seen)
 
 
-def in_exception_block(code, offset) -> bool:
-    return exception_entry_at(code, offset) is not None
-
-
 def is_resume_code(code) -> bool:
     return code in _ORIGIN
 

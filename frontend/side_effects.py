@@ -56,6 +56,3 @@ class SideEffects:
     def delete_global(self, name: str) -> None:
         self.globals.pop(name, None)
         self.deleted_globals.add(name)
-
-    def has_pending_effects(self) -> bool:
-        return bool(self.mutated or self.globals or self.deleted_globals or self.cells)

@@ -73,7 +73,8 @@ class CheckFunction:
         if tensor_guards:
             # one C++ call checks every tensor input
             fast = TensorGuards(tuple(tensor_spec(g.expected) for g in tensor_guards))
-            self.checks.append(f"{self._const(fast, 'tensor_guards')}({', '.join(g.source.sub_expr(self.shared) for g in tensor_guards)})")
+            tensors = ", ".join(g.source.sub_expr(self.shared) for g in tensor_guards)
+            self.checks.append(f"{self._const(fast, 'tensor_guards')}({tensors})")
         params = ", ".join(["__func"] + [local_param(n) for n in arg_names])
         body = " and\n            ".join(f"({c})" for c in self.checks) or "True"
         prologue = ""

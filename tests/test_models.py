@@ -10,7 +10,7 @@ from bytegraph.testing import CompileCounter
 
 transformers = pytest.importorskip("transformers")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
-from models import build_model, output_tensors
+from models import build_model, output_tensors  # noqa: E402  (benchmarks/ is not a package)
 
 
 def _assert_one_graph_equal_to_eager(name, seq_len=16):

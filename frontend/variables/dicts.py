@@ -127,7 +127,8 @@ class DictVariable(VariableTracker):
             return value if name == "pop" else const(None)
         if name == "popitem":
             if not pairs:
-                raise user_error(KeyError("dictionary is empty" if self.cls is not dict else "popitem(): dictionary is empty"))
+                message = "dictionary is empty" if self.cls is not dict else "popitem(): dictionary is empty"
+                raise user_error(KeyError(message))
             last = kwargs.get("last", args[0] if args else const(True)).as_python_constant()
             if last:
                 k, v = pairs[-1]

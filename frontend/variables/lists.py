@@ -142,10 +142,6 @@ class SizeVariable(TupleVariable):
     Slicing, `+`, `*` and `numel()` keep the symbolic items; comparisons compare item by item
     (a symbolic comparison specializes, with a shape guard)."""
 
-    @staticmethod
-    def from_sizes(tx, tensor_var, sizes):
-        return tx.output.metadata(tensor_var, "size", (), torch.Size(sizes))
-
     def python_type(self):
         return torch.Size
 
@@ -444,9 +440,3 @@ def _is_constant_tuple(var) -> bool:
         isinstance(var.as_python_constant(), tuple)
 
 
-def is_sequence(var) -> bool:
-    return isinstance(var, BaseSequence)
-
-
-def const_tuple(values) -> TupleVariable:
-    return TupleVariable(tuple(ConstantVariable(v) for v in values))
