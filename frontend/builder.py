@@ -111,9 +111,7 @@ def _wrap(tx, value, source, trusted):
             # guarded only once its value is used
             return LazyGuardedScalarVariable(value, source=source, output=out)
     if is_constant_value(value) and not isinstance(value, (tuple, frozenset)):
-        guard(Guard.constant(source, value) if not isinstance(value, (torch.dtype, torch.device, range, slice,
-                                                                      torch.layout, torch.memory_format))
-              else Guard.constant(source, value))
+        guard(Guard.constant(source, value))
         return ConstantVariable(value, source=source)
     if isinstance(value, torch.Size):
         guard(Guard.constant(source, value))
@@ -147,11 +145,7 @@ def _wrap(tx, value, source, trusted):
     if type(value) in (set, frozenset):
         if not all(is_constant_value(v) for v in value):
             raise Unsupported("unsupported_op", what="a set of values that are not constants")
-        guard(Guard.constant(source, frozenset(value)) if type(value) is frozenset else
-              Guard.type_match(source, set))
-        if type(value) is set:
-            guard(Guard.length(source, len(value)))
-            guard(Guard.constant(source, value))
+        guard(Guard.constant(source, value))   # type and contents
         return SetVariable.create(tx, [ConstantVariable(v) for v in value], type(value), source=source)
     if isinstance(value, torch.nn.Module):
         guard(Guard.id_match(source, value))

@@ -12,6 +12,7 @@ import operator
 import sys
 import traceback
 import types
+import weakref
 
 from ..guards.source import GlobalSource, ModuleGlobalSource
 from ..logs import enabled, log
@@ -62,7 +63,7 @@ class Instruction:
         return f"{self.offset} {self.opname} {self.argval!r}"
 
 
-_INSTRUCTION_CACHE: dict = {}
+_INSTRUCTION_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # code -> decoded
 
 
 def instructions_of(code: types.CodeType):
@@ -327,9 +328,6 @@ class InstructionTranslatorBase:
     def unary_op(self, op, a):
         from .variables.builtins import is_tensorish
         if op in (operator.not_, operator.truth):
-            from .variables.tensor import SymNodeVariable
-            if isinstance(a, SymNodeVariable):
-                return const(op(a.truth(self)))
             return const(op(a.truth(self)))
         if is_tensorish(a):
             return self.output.call_function(op, [a], {})
