@@ -1,4 +1,10 @@
-"""bytegraph configuration: one object, scoped overrides, and the only place env vars are read."""
+"""bytegraph configuration: one object, scoped overrides, and the only place env vars are read.
+
+Two environment variables are *set* (for libraries that only read the environment), not read:
+`TRITON_INTERPRET=1` by the inductor backend on a machine without a GPU (before triton compiles
+anything), and `TENSORIFY_PYTHON_SCALARS=0` by aot_eager around AOTAutograd when floats are SymFloat
+graph inputs (see backends/aot_eager.py).
+"""
 from __future__ import annotations
 
 import contextlib

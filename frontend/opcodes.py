@@ -15,7 +15,7 @@ from .variables.dicts import DictVariable, SetVariable
 from .variables.functions import NestedFunctionVariable
 from .variables.iterators import StopIterationSignal
 from .variables.lists import ListVariable, SliceVariable, TupleVariable
-from .variables.misc import NULL, ExceptionVariable, NullVariable, PythonModuleVariable
+from .variables.misc import NULL, CellVariable, ExceptionVariable, NullVariable, PythonModuleVariable
 
 H = {}
 
@@ -109,7 +109,10 @@ def store_deref(tx, ins):
 
 @handler("DELETE_DEREF")
 def delete_deref(tx, ins):
-    tx.output.side_effects.cells.pop(tx.cells[ins.argval], None)
+    cell = tx.cells[ins.argval]
+    if type(cell) is not CellVariable:   # a cell that existed before the frame: its deletion is not replayed
+        raise Unsupported("unsupported_op", what=f"deleting the enclosing function's variable {ins.argval!r}")
+    tx.output.side_effects.cells.pop(cell, None)
 
 
 @handler("LOAD_CLOSURE")

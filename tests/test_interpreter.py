@@ -417,3 +417,25 @@ def test_internal_error_never_runs_the_programs_except_block(monkeypatch):
 
     x = torch.randn(4)
     torch.testing.assert_close(bytegraph.compile(f, backend=CompileCounter())(x), f(x))
+
+
+def test_deleting_an_enclosing_functions_variable_is_not_lost():
+    def outer():
+        v = 1
+
+        def inner(x):
+            nonlocal v
+            del v
+            return x + 1
+
+        return inner, lambda: v
+
+    inner, read_v = outer()
+    x = torch.randn(2)
+    torch.testing.assert_close(bytegraph.compile(inner, backend=CompileCounter())(x), x + 1)
+    try:
+        read_v()
+    except NameError:
+        pass
+    else:
+        raise AssertionError("the deletion was not applied")
