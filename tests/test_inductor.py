@@ -536,3 +536,60 @@ def test_changing_python_float_argument_stays_correct():
     for s in (0.5, 1.5, 2.5):
         torch.testing.assert_close(opt(x, s), scale_relu(x, s))
     assert cnt.frame_count == 3
+
+
+# --------------------------------------------------------------------------- Welford var / looped reductions
+def _welford_reduces(src):
+    return src.count("_welford_combine)")
+
+
+@pytest.mark.parametrize("name,fn,args,kernels", [
+    ("var", lambda x: x.var(1), (_r(4, 37),), 1),
+    ("std_keepdim", lambda x: x.std(0, keepdim=True), (_r(37, 4),), 1),
+    ("var_all_correction0", lambda x: x.var(correction=0), (_r(6, 7),), 1),
+    ("var_mean", lambda x: torch.var_mean(x, -1), (_r(3, 9) * 100 + 1000,), 1),
+    ("layer_norm", lambda x, w, b: F.layer_norm(x, (16,), w, b), (_r(5, 16), _r(16), _r(16)), 1),
+    ("batch_norm_train", lambda x: F.batch_norm(x, None, None, training=True), (_r(6, 3, 4),), None),
+])
+def test_welford_var(name, fn, args, kernels):
+    m = _run(fn, args, kernels=kernels, atol=1e-4, rtol=1e-4)
+    assert "def _welford_combine" in m.last_source
+    assert _welford_reduces(m.last_source) >= 1
+    assert "_sum_combine)[:, None] / " not in m.last_source  # not the old two-pass var
+
+
+def test_var_mean_shares_one_welford_reduce():
+    # the mean of var_mean is read off the same tl.reduce as the variance
+    m = _run(lambda x: torch.var_mean(x, 1), (_r(4, 10),), kernels=1)
+    assert _welford_reduces(m.last_source) == 1 and "_sum_combine)" not in m.last_source
+
+
+def test_welford_var_large_offset_is_stable():
+    # a large mean with a tiny spread: Welford keeps the variance accurate in fp32
+    x = (torch.randn(4, 64) * 0.1 + 1000).float()
+    m = _run(lambda x: x.var(1), (x,), kernels=1, atol=1e-6, rtol=1e-3)
+    assert _welford_reduces(m.last_source) == 1
+
+
+@pytest.mark.parametrize("name,fn,args,loops", [
+    ("sum", lambda x: x.sum(1), (_r(4, 4096),), 1),
+    ("softmax", lambda x: torch.softmax(x, -1), (_r(4, 4096),), 3),          # max | sum exp | divide
+    ("var_mean", lambda x: torch.var_mean(x, 1), (_r(4, 4096),), 1),         # one Welford loop
+    ("layer_norm", lambda x, w, b: F.layer_norm(x, (4096,), w, b), (_r(4, 4096), _r(4096), _r(4096)), 2),
+    ("argmax_any", lambda x: (x.argmax(1), (x > 3.0).any(1)), (_r(4, 4096),), 1),
+    ("prod", lambda x: (x * 0.01 + 1).prod(1), (_r(2, 2000),), 1),
+    ("sum_dim0", lambda x: x.sum(0) * 2, (_r(1500, 3),), 1),
+])
+def test_looped_reduction_large_rows(name, fn, args, loops):
+    # rows longer than LOOP_THRESHOLD are reduced in a loop over RBLOCK chunks, still one kernel
+    m = _run(fn, args, kernels=1, atol=1e-4, rtol=1e-4)
+    src = m.last_source
+    assert src.count("for roffset in range(0, rnumel, RBLOCK):") == loops, src
+    assert "RBLOCK=1024" in src
+    if name in ("var_mean", "layer_norm"):
+        assert _welford_reduces(src) == 1 and "_welford_combine(_acc" in src
+
+
+def test_small_rows_stay_persistent():
+    m = _run(lambda x: torch.softmax(x, -1) + x.var(1, keepdim=True), (_r(4, 1024),), kernels=1, atol=1e-4, rtol=1e-4)
+    assert "for roffset" not in m.last_source and "_welford_combine)" in m.last_source

@@ -1,8 +1,10 @@
 """Triton code generation for fused groups, and the Python wrapper that launches them (compile time).
 
 One `TritonKernel` renders one fused group of IR nodes into one `@triton.jit` function. A kernel
-iterates a tile of `xnumel` outputs (1-D, pointwise) or `xnumel x rnumel` (2-D, persistent
-reduction: a whole reduced row lives in one `[XBLOCK, RBLOCK]` tile). Loop bodies are called with a
+iterates a tile of `xnumel` outputs (1-D, pointwise) or `xnumel x rnumel` (2-D reduction: persistent,
+a whole reduced row in one `[XBLOCK, RBLOCK]` tile, or, for static rows longer than LOOP_THRESHOLD,
+looped over RBLOCK-wide chunks with accumulators; see `TritonKernel.looped`). var/var_mean use a
+Welford reduction (`_welford_combine` over (mean, m2, weight)). Loop bodies are called with a
 `TritonOps` handler; every value becomes a named temporary (common subexpressions are shared), loads
 and stores are masked, and a load of a buffer stored earlier in the same kernel at the same index
 reuses the stored value (the scheduler only fuses when that holds).
@@ -140,14 +142,37 @@ def next_pow2(n):
     return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
 
 
+# rows longer than this (static sizes only) are reduced in a loop over RBLOCK-wide chunks
+LOOP_THRESHOLD = 1024
+LOOP_RBLOCK = 1024
+
+
+def is_looped(rnumel, reduction) -> bool:
+    return bool(reduction) and not is_symbolic(rnumel) and rnumel > LOOP_THRESHOLD
+
+
+class _NewPhase(Exception):
+    """A looped kernel's r-dependent line reads a reduction result of the current loop."""
+
+
 class TritonKernel:
     """Renders one fused group. `xnumel`/`rnumel` fix the tile; `rnumel == 1` means pointwise."""
 
     def __init__(self, xnumel, rnumel, reduction: bool, store_names=None, symbols=()):
         self.xnumel, self.rnumel, self.reduction = xnumel, rnumel, reduction
+        # looped reduction: the body runs as phases, each `pre` lines (x only), a loop over RBLOCK
+        # chunks of the row (r-dependent lines, accumulator updates) and `post` lines (final
+        # tl.reduce of the accumulators and whatever reads them). An r-dependent line that reads a
+        # result of the current phase ("tainted") re-renders its node in a new phase (a new loop).
+        self.looped = is_looped(rnumel, reduction)
+        self.phase = 0
+        self.tainted: set = set()
+        self.red_cache: dict = {}
+        self.nacc = 0
+        self.recompute: dict = {}  # (name, index) -> (Pointwise, idx, dtype) rendered in this kernel
         self.symbols = set(symbols)     # names of size symbols: kernel arguments where used
         self.store_names = store_names  # None: store everything (trial renders)
-        self.lines: list[str] = []
+        self.lines: list[tuple] = []   # ((phase, 0 pre | 1 loop | 2 post), source line)
         self.cse: dict[str, CSEVar] = {}
         self.rdep_names = {"rindex", "rmask"}
         self.in_args: dict[str, str] = {}
@@ -168,12 +193,35 @@ class TritonKernel:
             rdep = self.expr_rdep(expr)
         name = f"{prefix}{self.ntmp}"
         self.ntmp += 1
-        self.lines.append(f"{name} = {expr}")
+        self.emit(f"{name} = {expr}", rdep, name)
         v = CSEVar(name, dtype, rdep)
         if rdep:
             self.rdep_names.add(name)
         self.cse[key] = v
         return v
+
+    def emit(self, line, rdep, name=None, section=None):
+        """Append a line; in a looped kernel, to the section of the current phase it belongs to."""
+        if not self.looped:
+            self.lines.append(((0, 0), line))
+            return
+        if section is None:
+            reads = set(re.findall(r"[A-Za-z_]\w*", line.split("=", 1)[1] if name else line))
+            tainted = bool(reads & self.tainted)
+            if rdep and tainted:
+                raise _NewPhase()
+            section = 1 if rdep else (2 if tainted else 0)
+            if tainted and name:
+                self.tainted.add(name)
+        self.lines.append(((self.phase, section), line))
+
+    def new_phase(self):
+        self.phase += 1
+        self.tainted = set()
+        # values of the previous loop are not live in the next one
+        self.cse = {k: v for k, v in self.cse.items() if not v.rdep}
+        self.store_cache = {k: v for k, v in self.store_cache.items() if not v.rdep}
+        self.red_cache = {}
 
     def expr_rdep(self, expr) -> bool:
         return any(tok in self.rdep_names for tok in re.findall(r"[A-Za-z_]\w*", str(expr)))
@@ -210,6 +258,12 @@ class TritonKernel:
         key = (name, str(index))
         if key in self.store_cache:
             return self.store_cache[key]
+        if key in self.recompute:
+            # stored in an earlier loop of a looped reduction: recompute it here (it is not in memory)
+            data, idx, dt = self.recompute[key]
+            v = self.ops.to_dtype(data.inner_fn(self.ops, idx), dt)
+            self.store_cache[key] = v
+            return v
         if name in self.stored:
             raise FusionIllegal(f"{name} is read at {index} but written at {self.stored[name]} in one kernel")
         self.loaded.setdefault(name, set()).add(str(index))
@@ -231,7 +285,8 @@ class TritonKernel:
         val = value.name
         if self.reduction and not self.expr_rdep(index):
             val = f"tl.broadcast_to({val}, [XBLOCK, 1])"
-        self.lines.append(f"tl.store({ptr} + ({self._index_str(index)}), {val}, {mask})")
+        self.emit(f"tl.store({ptr} + ({self._index_str(index)}), {val}, {mask})",
+                  value.rdep or self.expr_rdep(index) or self.expr_rdep(mask))
 
     # ---- nodes
     def split_candidates(self, ranges):
@@ -274,14 +329,26 @@ class TritonKernel:
     def _snapshot(self):
         return (len(self.lines), dict(self.cse), set(self.rdep_names), dict(self.in_args), dict(self.out_args),
                 dict(self.store_cache), {k: set(v) for k, v in self.stored.items()},
-                {k: set(v) for k, v in self.loaded.items()}, self.ntmp)
+                {k: set(v) for k, v in self.loaded.items()}, self.ntmp, self.phase, set(self.tainted),
+                dict(self.red_cache), self.nacc, dict(self.recompute))
 
     def _restore(self, snap):
         (n, self.cse, self.rdep_names, self.in_args, self.out_args, self.store_cache, self.stored,
-         self.loaded, self.ntmp) = snap
+         self.loaded, self.ntmp, self.phase, self.tainted, self.red_cache, self.nacc, self.recompute) = snap
         del self.lines[n:]
 
     def render(self, node: ComputedBuffer):
+        if not self.looped:
+            return self._render(node)
+        snap = self._snapshot()
+        try:
+            return self._render(node)
+        except _NewPhase:
+            self._restore(snap)
+            self.new_phase()
+            return self._render(node)
+
+    def _render(self, node: ComputedBuffer):
         data = node.data
         target = node.mutates or node.name
         mutation = node.mutates is not None
@@ -300,6 +367,8 @@ class TritonKernel:
                 idx = self.index_for(data.ranges, cand)
                 result = self.ops.to_dtype(data.inner_fn(self.ops, idx), node.get_dtype())
                 self.store(target, node.layout.index(idx), result, mutation=mutation)
+                if self.looped and not mutation and result.rdep:
+                    self.recompute[(target, str(node.layout.index(idx)))] = (data, idx, node.get_dtype())
                 return
             except FusionIllegal:
                 if snap is None:
@@ -316,12 +385,14 @@ class TritonKernel:
         elif rt in ("max", "min", "argmax", "argmin"):
             acc = torch.float32 if src in (torch.float16, torch.bfloat16) else (
                 torch.int8 if src == torch.bool else src)
-        elif rt == "var_unnormalized":
+        elif rt in ("var_unnormalized", "welford_mean"):
             acc = torch.float32 if odt in (torch.float16, torch.bfloat16) else odt
         else:  # any / all
             acc = torch.bool
         v = ops.to_dtype(value, acc)
         b = self.newvar(f"tl.broadcast_to({v}, [XBLOCK, RBLOCK])", acc)
+        if self.looped:
+            return ops.to_dtype(self._reduce_looped(rt, acc, b), odt)
         # only builtins and combine functions from the module header: under the interpreter,
         # triton.language's own @jit helpers (tl.sum, tl.max, ...) are unusable when triton was imported
         # before TRITON_INTERPRET was set
@@ -350,15 +421,83 @@ class TritonKernel:
             m = self.newvar(f"tl.where({full}, {b}, {fill}).to(tl.int8)", torch.int8)
             comb = "_max_combine" if rt == "any" else "_min_combine"
             r = self.newvar(f"tl.reduce({m}, 1, {comb})[:, None] != 0", torch.bool, rdep=False)
-        elif rt == "var_unnormalized":
+        elif rt in ("var_unnormalized", "welford_mean"):
+            # Welford: per element (mean=x, m2=0, weight=1), masked lanes weight 0, merged pairwise
+            # with the parallel (Chan et al.) formula; var_mean's mean shares the same tl.reduce (CSE)
+            T = TRITON_DTYPES[acc]
             m = self.newvar(f"tl.where({full}, {b}, 0)", acc)
-            n = f"rnumel.to({TRITON_DTYPES[acc]})" if is_symbolic(self.rnumel) else float(self.rnumel)
-            mean = self.newvar(f"tl.reduce({m}, 1, _sum_combine)[:, None] / {n}", acc, rdep=False)
-            d = self.newvar(f"tl.where({full}, {b} - {mean}, 0)", acc)
-            r = self.newvar(f"tl.reduce({d} * {d}, 1, _sum_combine)[:, None]", acc, rdep=False)
+            w = self.newvar(f"tl.where({full}, 1, 0).to({T})", acc)
+            z = self.newvar(f"tl.full([XBLOCK, RBLOCK], 0, {T})", acc, rdep=True)
+            wf = self.newvar(f"tl.reduce(({m}, {z}, {w}), 1, _welford_combine)", acc, rdep=False)
+            r = self.newvar(f"{wf}[{1 if rt == 'var_unnormalized' else 0}][:, None]", acc, rdep=False)
         else:
             raise NotImplementedError(rt)
         return ops.to_dtype(r, odt)
+
+    def _reduce_looped(self, rt, acc, b) -> CSEVar:
+        """Accumulate `b` over the chunks of the row in [XBLOCK, RBLOCK] accumulators, then reduce."""
+        full = "xmask & rmask"
+        T = TRITON_DTYPES[acc]
+        if rt in ("sum", "mean", "prod"):
+            kind, ident, comb = "sum" if rt != "prod" else "prod", "0" if rt != "prod" else "1", None
+        elif rt in ("max", "min", "argmax", "argmin"):
+            is_max = rt in ("max", "argmax")
+            if _f(acc):
+                ident = "float('-inf')" if is_max else "float('inf')"
+            else:
+                info = torch.iinfo(acc)
+                ident = str(info.min if is_max else info.max)
+            kind = rt
+        elif rt in ("any", "all"):
+            kind, ident, T = rt, "0" if rt == "any" else "1", "tl.int8"
+        elif rt in ("var_unnormalized", "welford_mean"):
+            kind, ident = "welford", "0"
+        else:
+            raise NotImplementedError(rt)
+        if b.name in self.tainted:  # an x-only value computed from this loop's results
+            raise _NewPhase()
+        key = (kind, b.name)
+        if key not in self.red_cache:
+            a = f"_acc{self.nacc}"
+            self.nacc += 1
+            pre = lambda ln: self.emit(ln, False, section=0)  # noqa: E731
+            loop = lambda ln: self.emit(ln, True, section=1)  # noqa: E731
+            zero = f"tl.full([XBLOCK, RBLOCK], {ident}, {T})"
+            if kind == "welford":
+                pre(f"{a}_mean = {zero}")
+                pre(f"{a}_m2 = {zero}")
+                pre(f"{a}_w = {zero}")
+                loop(f"{a}_mean, {a}_m2, {a}_w = _welford_combine({a}_mean, {a}_m2, {a}_w, "
+                     f"tl.where({full}, {b}, 0), {zero}, tl.where({full}, 1, 0).to({T}))")
+                res = f"tl.reduce(({a}_mean, {a}_m2, {a}_w), 1, _welford_combine)"
+            elif kind in ("argmax", "argmin"):
+                pre(f"{a} = {zero}")
+                pre(f"{a}_idx = tl.full([XBLOCK, RBLOCK], 2147483647, tl.int32)")
+                loop(f"{a}, {a}_idx = _{kind}_combine({a}, {a}_idx, tl.where({full}, {b}, {ident}), "
+                     f"tl.broadcast_to(rindex, [XBLOCK, RBLOCK]))")
+                res = f"tl.reduce(({a}, {a}_idx), 1, _{kind}_combine)"
+            else:
+                comb = {"sum": "_sum_combine", "prod": "_prod_combine", "max": "_max_combine",
+                        "min": "_min_combine", "any": "_max_combine", "all": "_min_combine"}[kind]
+                pre(f"{a} = {zero}")
+                val = f"tl.where({full}, {b}, {ident})" + (".to(tl.int8)" if kind in ("any", "all") else "")
+                loop(f"{a} = {comb}({a}, {val})")
+                res = f"tl.reduce({a}, 1, {comb})"
+            name = f"tmp{self.ntmp}"
+            self.ntmp += 1
+            self.emit(f"{name} = {res}", False, section=2)
+            self.tainted.add(name)
+            self.red_cache[key] = name
+        name = self.red_cache[key]
+        if kind == "welford":
+            expr, dt = f"{name}[{1 if rt == 'var_unnormalized' else 0}][:, None]", acc
+        elif kind in ("argmax", "argmin"):
+            expr, dt = f"{name}[1][:, None].to(tl.int64)", torch.int64
+        elif kind in ("any", "all"):
+            expr, dt = f"{name}[:, None] != 0", torch.bool
+        else:
+            expr, dt = f"{name}[:, None]", acc
+        return self.newvar(expr, dt, rdep=False)
 
     # ---- source
     def used_symbols(self) -> list[str]:
@@ -366,7 +505,7 @@ class TritonKernel:
         if not self.symbols:
             return []
         tokens = set()
-        for ln in self.lines:
+        for _, ln in self.lines:
             tokens.update(re.findall(r"[A-Za-z_]\w*", ln))
         return sorted(tokens & self.symbols, key=lambda s: (len(s), s))
 
@@ -374,12 +513,25 @@ class TritonKernel:
         args = list(self.in_args.values()) + list(self.out_args.values()) + self.used_symbols()
         sig = ", ".join(args + ["xnumel", "rnumel", "XBLOCK: tl.constexpr", "RBLOCK: tl.constexpr"])
         head = ["xoffset = tl.program_id(0) * XBLOCK"]
+        if self.looped:
+            head += ["xindex = xoffset + tl.arange(0, XBLOCK)[:, None]", "xmask = xindex < xnumel",
+                     "rbase = tl.arange(0, RBLOCK)[None, :]"]
+            body_lines = list(head)
+            for (phase, sec), ln in sorted(self.lines, key=lambda t: t[0]):  # stable: keeps emit order
+                if sec == 1 and (phase, 1) != getattr(self, "_open", None):
+                    self._open = (phase, 1)
+                    body_lines += ["for roffset in range(0, rnumel, RBLOCK):", "    rindex = roffset + rbase",
+                                   "    rmask = rindex < rnumel"]
+                body_lines.append(("    " if sec == 1 else "") + ln)
+            self._open = None
+            body = "\n".join("    " + ln for ln in body_lines)
+            return f"@triton.jit\ndef {name}({sig}):\n{body}\n"
         if self.reduction:
             head += ["xindex = xoffset + tl.arange(0, XBLOCK)[:, None]", "xmask = xindex < xnumel",
                      "rindex = tl.arange(0, RBLOCK)[None, :]", "rmask = rindex < rnumel"]
         else:
             head += ["xindex = xoffset + tl.arange(0, XBLOCK)", "xmask = xindex < xnumel"]
-        body = "\n".join("    " + ln for ln in head + self.lines)
+        body = "\n".join("    " + ln for _, ln in head_pairs(head) + self.lines)
         return f"@triton.jit\ndef {name}({sig}):\n{body}\n"
 
     def block_sizes(self):
@@ -389,8 +541,14 @@ class TritonKernel:
         return block_sizes(self.xnumel, self.rnumel, self.reduction)
 
 
+def head_pairs(lines):
+    return [(None, ln) for ln in lines]
+
+
 def block_sizes(xnumel, rnumel, reduction):
     """Block sizes of a tile; also emitted into symbolic wrappers, which call it at launch."""
+    if is_looped(rnumel, reduction):
+        return max(1, min(next_pow2(xnumel), max(1, 4096 // LOOP_RBLOCK))), LOOP_RBLOCK
     if reduction:
         rb = next_pow2(rnumel)
         xb = max(1, min(next_pow2(xnumel), max(1, 4096 // rb)))
@@ -496,6 +654,14 @@ def _argmax_combine(v1, i1, v2, i2):
 def _argmin_combine(v1, i1, v2, i2):
     pick1 = (v1 < v2) | ((v1 == v2) & (i1 < i2)) | ((v1 != v1) & ((v2 == v2) | (i1 < i2)))
     return tl.where(pick1, v1, v2), tl.where(pick1, i1, i2)
+
+
+@triton.jit
+def _welford_combine(mean1, m2_1, w1, mean2, m2_2, w2):
+    delta = mean2 - mean1
+    new_w = w1 + w2
+    w2_over_w = tl.where(new_w == 0, 0, w2 / tl.where(new_w == 0, 1, new_w))
+    return mean1 + delta * w2_over_w, m2_1 + m2_2 + delta * delta * w1 * w2_over_w, new_w
 
 
 @triton.jit

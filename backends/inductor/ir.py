@@ -254,7 +254,7 @@ class Reduction(Loops):
     """out[index] = reduce_{rindex in reduction_ranges} inner_fn(ops, index, rindex)"""
 
     # identity used for padding lanes that fall outside the reduced range
-    TYPES = ("sum", "prod", "max", "min", "argmax", "argmin", "any", "all", "var_unnormalized", "mean")
+    TYPES = ("sum", "prod", "max", "min", "argmax", "argmin", "any", "all", "var_unnormalized", "welford_mean", "mean")
 
     def __init__(self, device, dtype, ranges, reduction_ranges, reduction_type, inner_fn, src_dtype):
         super().__init__(device, dtype, ranges, inner_fn)

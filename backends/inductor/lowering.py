@@ -960,7 +960,11 @@ def _var_correction(g, node, x, dims=None, *, correction=None, keepdim=False):
 def _var_mean(g, node, x, dims=None, *, correction=None, keepdim=False):
     odt = node.meta["val"][0].dtype
     var = _var(g, x, dims, correction, keepdim, odt)
-    mean = _red("mean")(g, node_with_val(node, node.meta["val"][1]), x, dims, keepdim)
+    # the mean of the same Welford reduction (one tl.reduce in the fused kernel)
+    mval = node.meta["val"][1]
+    wm = make_reduction(g, x, dims, keepdim, "welford_mean", _half(mval.dtype))
+    mean = wm if wm.get_dtype() == mval.dtype else TensorBox(g, Pointwise(
+        mval.device, mval.dtype, wm.get_size(), lambda ops, idx: ops.to_dtype(wm.load(ops, idx), mval.dtype)))
     return (var, mean)
 
 
