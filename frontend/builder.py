@@ -21,6 +21,7 @@ from .variables.functions import BoundMethodVariable, PartialVariable, UserFunct
 from .variables.lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable
 from .variables.misc import PythonModuleVariable
 from .variables.nn_module import NNModuleVariable
+from .variables.numpy import NumpyFunctionVariable, lookup_numpy_function
 from .variables.torch import AutocastVariable, GradModeVariable, TorchFunctionVariable, is_torch_op
 from .variables.user_defined import EnumVariable, UserDefinedClassVariable, UserDefinedObjectVariable
 
@@ -173,6 +174,10 @@ def _wrap(tx, value, source, trusted):
     if is_torch_op(value):
         guard(Guard.id_match(source, value))
         return TorchFunctionVariable(fn=value, source=source)
+    numpy_fn = lookup_numpy_function(value)
+    if numpy_fn is not None:   # traced through its torch._numpy twin (variables/numpy.py)
+        guard(Guard.id_match(source, value))
+        return NumpyFunctionVariable(fn=value, twin=numpy_fn[1], name=numpy_fn[2], source=source)
     if isinstance(value, types.FunctionType):
         if value.__closure__ and source is not None:
             # a closure made per call (a lambda, a nested function): same code, and its cells and

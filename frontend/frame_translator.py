@@ -582,6 +582,9 @@ def _collect_graph_values(tx, roots) -> list:
                     visit(effects.cells[cell])
         elif isinstance(var, WithExitVariable):
             visit(var.ctx)
+        elif hasattr(var, "graph_values"):   # a tracker backed by graph values (a traced ndarray)
+            for v in var.graph_values():
+                visit(v)
     for root in roots:
         visit(root)
     return found

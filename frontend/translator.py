@@ -238,6 +238,8 @@ class InstructionTranslatorBase:
     def binary_op(self, op, a, b):
         from .variables.builtins import is_tensorish
         from .variables.constant import FOLDABLE
+        if _owns_operators(a) or _owns_operators(b):
+            return self._owned_operator(op, a, b)
         if is_tensorish(a) or is_tensorish(b):
             from .variables.tensor import TensorVariable
             if op in _INPLACE_TO_BINARY and not isinstance(a, TensorVariable):
@@ -263,6 +265,8 @@ class InstructionTranslatorBase:
             try:
                 return a.call_method(self, name, [b], {})
             except Unsupported:
+                if getattr(a, "has_inplace_operators", False):
+                    raise    # a mutable value: `a = a + b` would not update its other references
                 name = _DUNDER[base]
         try:
             return a.call_method(self, _DUNDER[base], [b], {})
@@ -280,6 +284,8 @@ class InstructionTranslatorBase:
             return const(same if op is operator.is_ else not same)
         if op is operator.contains:
             return b.call_method(self, "__contains__", [a], {})
+        if _owns_operators(a) or _owns_operators(b):
+            return self._owned_operator(op, a, b)
         if is_tensorish(a) or is_tensorish(b):
             return self.output.call_function(op, [a, b], {})
         if a.is_python_constant() and b.is_python_constant():
@@ -324,6 +330,19 @@ class InstructionTranslatorBase:
         if va is not None and vb is not None:
             return va is vb
         return False
+
+    def _owned_operator(self, op, a, b):
+        """An operator with an operand whose tracker implements the whole operator protocol itself
+        (a traced numpy array): its dunders answer, with no fallback to another meaning."""
+        if not _owns_operators(a):
+            base = _INPLACE_TO_BINARY.get(op, op)
+            reflected = _RDUNDER.get(base) or _DUNDER.get(_REFLECTED_COMPARE.get(base))
+            if reflected is None:
+                raise Unsupported("unsupported_op", what=f"{getattr(op, '__name__', op)} on {b.describe()}")
+            return b.call_method(self, reflected, [a], {})
+        if op in _INPLACE_TO_BINARY and not getattr(a, "has_inplace_operators", False):
+            op = _INPLACE_TO_BINARY[op]     # immutable (a numpy scalar): `s += 1` is `s = s + 1`
+        return a.call_method(self, _DUNDER[op], [b], {})
 
     def unary_op(self, op, a):
         from .variables.builtins import is_tensorish
@@ -416,6 +435,10 @@ class InliningTranslator(InstructionTranslatorBase):
         except ReturnValue as r:
             return r.value
         raise user_error(AssertionError("unreachable"))
+
+
+def _owns_operators(var) -> bool:
+    return getattr(var, "owns_operators", False)
 
 
 def _reflected_first(a, b) -> bool:

@@ -647,3 +647,126 @@ def test_zero_arg_super_with_self_in_a_cell_and_in_a_loop(capsys):
     assert out == "in scale\nloop\nloop\n" * 2
     torch.testing.assert_close(opt(obj, x), f(obj, x))
     assert cnt.frame_count == 6
+
+
+# -- numpy traced through torch._numpy (frontend/variables/numpy.py) -----------------------------
+
+def _same_numpy(a, b):
+    import numpy as np
+    assert type(a) is type(b)
+    if isinstance(a, (tuple, list)):
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            _same_numpy(x, y)
+    elif isinstance(a, (np.ndarray, np.generic)):
+        assert a.dtype == b.dtype and np.shape(a) == np.shape(b) and np.array_equal(a, b)
+    elif isinstance(a, torch.Tensor):
+        assert a.dtype == b.dtype and torch.equal(a, b)
+    else:
+        assert a == b
+
+
+def _numpy_roundtrip(x):
+    import numpy as np
+    a = x.numpy()
+    b = np.square(a) + 1
+    return torch.from_numpy(b), float(np.sum(b)), b.shape
+
+
+def _numpy_made_in_frame(x):
+    import numpy as np
+    return np.arange(4) * 2, np.ones((2, 2)) + x.shape[0], x
+
+
+def _numpy_scalars(x):
+    import numpy as np
+    s = np.float64(1.5) * 2
+    arr = np.array(2.5)           # a 0-d array, not a scalar
+    v = np.arange(6).reshape(2, 3)
+    return s, arr, -v, v[1, 2], v[1], v.sum(), np.maximum(v, 3).T, 2 ** v, x + 1
+
+
+@pytest.mark.parametrize("fn", [_numpy_roundtrip, _numpy_made_in_frame, _numpy_scalars])
+def test_numpy_calls_are_traced_and_equal_eager(fn):
+    pytest.importorskip("numpy")
+    x = torch.randn(3)
+    expected = fn(x.clone())
+    cnt = CompileCounter()
+    got = bytegraph.compile(fn, backend=cnt)(x.clone())
+    _same_numpy(got, expected)
+    assert cnt.frame_count >= 1 and cnt.op_count >= 2
+
+
+def test_numpy_array_identity_and_memory_are_kept():
+    np = pytest.importorskip("numpy")
+
+    def fn(x):
+        a = x.numpy()
+        b = a * 2
+        t = torch.from_numpy(b)
+        return a, b, b, t
+
+    x = torch.randn(3)
+    cnt = CompileCounter()
+    a, b, b2, t = bytegraph.compile(fn, backend=cnt)(x)
+    assert cnt.frame_count == 1
+    assert b is b2 and isinstance(a, np.ndarray) and a.dtype == np.float32
+    a[0] = 100.0          # x.numpy() shares memory with x, as in eager
+    assert x[0].item() == 100.0
+    b[1] = 7.0            # torch.from_numpy(b) shares memory with b
+    assert t[1].item() == 7.0 and t is not x
+
+
+def test_untraced_numpy_uses_break_and_stay_correct():
+    np = pytest.importorskip("numpy")
+
+    def fn(x):
+        y = x * 2
+        a = np.arange(3.0)
+        a.fill(2.0)             # not traced: runs at a break
+        n = np.ones(3).item(0)  # reads a value: runs at a break
+        return y + 1, a, n, np.squeeze(np.ones((1,)))   # a 0-d result of unknown kind: at a break
+
+    x = torch.randn(3)
+    expected = fn(x)
+    cnt = CompileCounter()
+    _same_numpy(bytegraph.compile(fn, backend=cnt)(x), expected)
+    assert cnt.frame_count >= 1
+
+
+def test_numpy_inplace_operator_updates_shared_memory():
+    np = pytest.importorskip("numpy")
+
+    def fn(x):
+        a = x.numpy()
+        a += 1            # updates x too, as in eager
+        s = np.float64(2.0)
+        t = s
+        s += 1            # a numpy scalar is immutable: t keeps its value
+        return a, s, t
+
+    x = torch.zeros(3)
+    ref = torch.zeros(3)
+    expected = fn(ref)
+    cnt = CompileCounter()
+    got = bytegraph.compile(fn, backend=cnt)(x)
+    _same_numpy(got, expected)
+    assert torch.equal(x, ref) and cnt.frame_count == 1
+
+
+def test_numpy_result_differing_from_torch_numpy_breaks_and_item_assignment_is_traced():
+    np = pytest.importorskip("numpy")
+
+    def fn(x):
+        v = np.arange(6, dtype=np.int32)
+        w = v / 2          # numpy: float64; torch._numpy: float32 -> a graph break, eager numpy
+        a = x.numpy()
+        a[1] = 5.0         # writes through to x, as in eager
+        return w, a * 2, x + 1
+
+    x = torch.zeros(3)
+    ref = torch.zeros(3)
+    expected = fn(ref)
+    cnt = CompileCounter()
+    _same_numpy(bytegraph.compile(fn, backend=cnt)(x), expected)
+    assert torch.equal(x, ref) and cnt.frame_count >= 1

@@ -80,6 +80,9 @@ class TensorVariable(VariableTracker):
         if name in _AUTOGRAD_RUNTIME:
             raise Unsupported("unsupported_call", fn=f"Tensor.{name}",
                               detail=" (it acts on the autograd graph at run time)")
+        if name == "numpy" and not args and not kwargs:
+            from .numpy import tensor_as_ndarray
+            return tensor_as_ndarray(tx, self)
         if name in _DATA_DEPENDENT:
             if name == "item" and tx.config.capture_scalar_outputs:
                 return tx.output.call_method(self, name, args, kwargs)

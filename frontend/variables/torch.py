@@ -69,6 +69,10 @@ class TorchFunctionVariable(VariableTracker):
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (it changes global state)")
         if fn in GRAD_MODE_FACTORIES:
             return GRAD_MODE_FACTORIES[fn](tx, args, kwargs)
+        if fn in (torch.from_numpy, torch.as_tensor) and len(args) == 1 and not kwargs:
+            from .numpy import NumpyNdarrayVariable, ndarray_as_tensor
+            if isinstance(args[0], NumpyNdarrayVariable):
+                return ndarray_as_tensor(tx, args[0])
         if fn is torch.Size:
             from .lists import SizeVariable
             return SizeVariable(tuple(tx.unpack_iterable(args[0])) if args else ())
