@@ -20,7 +20,36 @@ class StopIterationSignal(Exception):
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class ListIteratorVariable(VariableTracker):
+class IteratorVariable(VariableTracker):
+    """The iterator protocol over `next_item(tx)`, which returns the next tracker or raises
+    StopIterationSignal."""
+
+    def next_item(self, tx):
+        raise NotImplementedError
+
+    def unpack(self, tx):
+        items = []
+        while True:
+            try:
+                items.append(self.next_item(tx))
+            except StopIterationSignal:
+                return items
+            if len(items) > tx.config.max_instructions:
+                raise Unsupported("unsupported_op", what=f"consuming {self.describe()} (endless?)")
+
+    def call_method(self, tx, name, args, kwargs):
+        if name == "__next__":
+            try:
+                return self.next_item(tx)
+            except StopIterationSignal:
+                raise user_error(StopIteration()) from None
+        if name == "__iter__":
+            return self
+        return super().call_method(tx, name, args, kwargs)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ListIteratorVariable(IteratorVariable):
     """An iterator whose remaining items live in SideEffects (advancing it is a mutation)."""
     kind: str = "iterator"
 
@@ -49,13 +78,6 @@ class ListIteratorVariable(VariableTracker):
         return list(remaining)
 
     def call_method(self, tx, name, args, kwargs):
-        if name == "__next__":
-            try:
-                return self.next_item(tx)
-            except StopIterationSignal:
-                raise user_error(StopIteration()) from None
-        if name == "__iter__":
-            return self
         if name == "__length_hint__":
             return const(len(tx.output.side_effects.get(self)))
         return super().call_method(tx, name, args, kwargs)
@@ -71,7 +93,7 @@ class ListIteratorVariable(VariableTracker):
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class GeneratorVariable(VariableTracker):
+class GeneratorVariable(IteratorVariable):
     """A generator made by calling a user generator function (or a generator expression) while
     tracing. It runs lazily, like the real one: each `next()` resumes its body in a fresh
     translator from the saved position and stops at the next `yield`, so the body's effects
@@ -118,26 +140,14 @@ class GeneratorVariable(VariableTracker):
         except ReturnValue as r:
             tx.output.side_effects.track(self, None)
             raise StopIterationSignal(r.value) from None
-        raise user_error(AssertionError("unreachable"))
-
-    def unpack(self, tx):
-        items = []
-        while True:
-            try:
-                items.append(self.next_item(tx))
-            except StopIterationSignal:
-                return items
-            if len(items) > tx.config.max_instructions:
-                raise Unsupported("unsupported_op", what=f"consuming {self.describe()} (endless?)")
+        raise AssertionError("unreachable")
 
     def call_method(self, tx, name, args, kwargs):
-        if name in ("__next__", "send"):
+        if name == "send":
             try:
-                return self.next_item(tx, args[0] if name == "send" else None)
+                return self.next_item(tx, args[0])
             except StopIterationSignal:
                 raise user_error(StopIteration()) from None
-        if name == "__iter__":
-            return self
         return super().call_method(tx, name, args, kwargs)
 
 
@@ -166,7 +176,7 @@ def next_of(tx, it):
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class ZipVariable(VariableTracker):
+class ZipVariable(IteratorVariable):
     """zip/map/enumerate over iterators, pulled lazily in lockstep as in eager mode (so endless
     generators work, and a generator's effects happen when its item is asked for). `fn(tx, items)`
     turns one item from each iterator into the produced item."""
@@ -195,28 +205,9 @@ class ZipVariable(VariableTracker):
     def next_item(self, tx):
         return self.fn(tx, [next_of(tx, it) for it in self.iterators])
 
-    def unpack(self, tx):
-        items = []
-        while True:
-            try:
-                items.append(self.next_item(tx))
-            except StopIterationSignal:
-                return items
-
-    def call_method(self, tx, name, args, kwargs):
-        if name == "__next__":
-            try:
-                return self.next_item(tx)
-            except StopIterationSignal:
-                raise user_error(StopIteration()) from None
-        if name == "__iter__":
-            return self
-        return super().call_method(tx, name, args, kwargs)
-
-
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class CountIteratorVariable(VariableTracker):
+class CountIteratorVariable(IteratorVariable):
     """itertools.count (and enumerate's index): an endless counter whose next value lives in
     SideEffects."""
     step: VariableTracker = None
@@ -249,10 +240,3 @@ class CountIteratorVariable(VariableTracker):
         codegen.reconstruct(codegen.tx.output.side_effects.get(self))
         codegen.reconstruct(self.step)
         codegen.call(2)
-
-    def call_method(self, tx, name, args, kwargs):
-        if name == "__next__":
-            return self.next_item(tx)
-        if name == "__iter__":
-            return self
-        return super().call_method(tx, name, args, kwargs)
