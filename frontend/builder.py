@@ -11,13 +11,13 @@ import types
 import torch
 
 from ..guards.guard import Guard
-from ..guards.shape import ScalarConstantGuard, scalar_can_be_dynamic
+from ..guards.shape import scalar_can_be_dynamic
 from ..guards.source import ItemSource
 from .graph_break import Unsupported
 from .variables.builtins import BuiltinVariable, OperatorGetterVariable, has_builtin_handler
-from .variables.constant import ConstantVariable, is_constant_value
+from .variables.constant import ConstantVariable, LazyGuardedScalarVariable, is_constant_value
 from .variables.dicts import DictVariable, SetVariable
-from .variables.functions import BoundMethodVariable, PartialVariable, UserFunctionVariable
+from .variables.functions import BoundMethodVariable, PartialVariable, SkippedFunctionVariable, UserFunctionVariable
 from .variables.lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable
 from .variables.misc import PythonModuleVariable
 from .variables.nn_module import NNModuleVariable
@@ -223,56 +223,3 @@ def _wrap(tx, value, source, trusted):
         return ConstantVariable(value, source=source)
     guard(Guard.type_match(source, type(value)))
     return UserDefinedObjectVariable(value=value, cls=type(value), source=source)
-
-
-import dataclasses  # noqa: E402
-
-from .variables.base import VariableTracker  # noqa: E402
-
-
-@dataclasses.dataclass(frozen=True, eq=False, repr=False)
-class LazyGuardedScalarVariable(ConstantVariable):
-    """A Python int/float read from the frame that is a constant for this compile, but whose
-    CONSTANT_MATCH guard (a `ScalarConstantGuard`, which automatic dynamic can act on) is installed
-    only when something reads its value. A number the frame merely passes along -- stored in a
-    local, handed to a resume function, returned -- is rebuilt from its source and adds no guard,
-    so a value that changes on every call (`start = time.perf_counter()` before a break) does not
-    recompile the frames it only passes through (torch.compile's lazy trackers do the same)."""
-    output: object = dataclasses.field(default=None, kw_only=True, repr=False)
-
-    def __getattribute__(self, name):
-        if name == "value":
-            output = object.__getattribute__(self, "output")
-            source = object.__getattribute__(self, "source")
-            value = object.__getattribute__(self, "value")
-            output.guards.add(ScalarConstantGuard.of(source, value))
-            return value
-        return object.__getattribute__(self, name)
-
-    def _peek(self):
-        """The value without guarding it (for messages)."""
-        return object.__getattribute__(self, "value")
-
-    def describe(self):
-        return f"constant {self._peek()!r}"[:80]
-
-    def __repr__(self):
-        return f"LazyGuardedScalarVariable({self._peek()!r}, source={self.source})"
-
-    def reconstruct(self, codegen):
-        self.source.reconstruct(codegen)
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class SkippedFunctionVariable(VariableTracker):
-    """A function that must run as normal Python (bytegraph.disable, or marked by torch)."""
-    fn: object = None
-
-    def describe(self):
-        return f"function {getattr(self.fn, '__qualname__', self.fn)}"
-
-    def as_python_constant(self):
-        return self.fn
-
-    def call_function(self, tx, args, kwargs):
-        raise Unsupported("skipped_function", fn=self.describe())

@@ -101,3 +101,37 @@ FOLDABLE = {operator.add, operator.sub, operator.mul, operator.truediv, operator
             operator.matmul, operator.neg, operator.pos, operator.invert, operator.not_, operator.lt,
             operator.le, operator.eq, operator.ne, operator.gt, operator.ge, operator.getitem,
             operator.contains, operator.is_, operator.is_not, operator.truth, operator.abs, operator.index}
+
+
+@dataclasses.dataclass(frozen=True, eq=False, repr=False)
+class LazyGuardedScalarVariable(ConstantVariable):
+    """A Python int/float read from the frame that is a constant for this compile, but whose
+    CONSTANT_MATCH guard (a `ScalarConstantGuard`, which automatic dynamic can act on) is installed
+    only when something reads its value. A number the frame merely passes along -- stored in a
+    local, handed to a resume function, returned -- is rebuilt from its source and adds no guard,
+    so a value that changes on every call (`start = time.perf_counter()` before a break) does not
+    recompile the frames it only passes through (torch.compile's lazy trackers do the same)."""
+    output: object = dataclasses.field(default=None, kw_only=True, repr=False)
+
+    def __getattribute__(self, name):
+        if name == "value":
+            output = object.__getattribute__(self, "output")
+            source = object.__getattribute__(self, "source")
+            value = object.__getattribute__(self, "value")
+            from ...guards.shape import ScalarConstantGuard
+            output.guards.add(ScalarConstantGuard.of(source, value))
+            return value
+        return object.__getattribute__(self, name)
+
+    def _peek(self):
+        """The value without guarding it (for messages)."""
+        return object.__getattribute__(self, "value")
+
+    def describe(self):
+        return f"constant {self._peek()!r}"[:80]
+
+    def __repr__(self):
+        return f"LazyGuardedScalarVariable({self._peek()!r}, source={self.source})"
+
+    def reconstruct(self, codegen):
+        self.source.reconstruct(codegen)

@@ -289,3 +289,18 @@ class WrapsDecorator(VariableTracker):
         if isinstance(fn, NestedFunctionVariable):
             return dataclasses.replace(fn, wrapped=self.wrapped)
         return fn
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class SkippedFunctionVariable(VariableTracker):
+    """A function that must run as normal Python (bytegraph.disable, or marked by torch)."""
+    fn: object = None
+
+    def describe(self):
+        return f"function {getattr(self.fn, '__qualname__', self.fn)}"
+
+    def as_python_constant(self):
+        return self.fn
+
+    def call_function(self, tx, args, kwargs):
+        raise Unsupported("skipped_function", fn=self.describe())

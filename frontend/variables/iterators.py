@@ -83,7 +83,6 @@ class ListIteratorVariable(IteratorVariable):
         return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, codegen):
-        from .constant import const as _c  # noqa: F401
         remaining = codegen.tx.output.side_effects.get(self)
         codegen.load_global_builtin("iter")
         for item in remaining:
