@@ -192,14 +192,19 @@ class PyCodegen:
         self.temps[var] = name
 
     def build_new_object(self, var):
-        attrs = self.tx.output.side_effects.get(var)
-        self.load_callable(_rebuild_object)
-        self.load_const(var.cls)
+        self.build_object(_rebuild_object, var.cls, self.tx.output.side_effects.get(var))
+
+    def build_object(self, rebuild, cls, attrs: dict, extra=()):
+        """Push `rebuild(cls, {name: value...}, *extra)`, evaluated at run time."""
+        self.load_callable(rebuild)
+        self.load_const(cls)
         for name, value in attrs.items():
             self.load_const(name)
             self.reconstruct(value)
         self.build_map(len(attrs))
-        self.call(2)
+        for value in extra:
+            self.reconstruct(value)
+        self.call(2 + len(extra))
 
     def with_exit(self, var):
         """The `__exit__` an open `with` block keeps on the stack: a grad-mode block's restores the

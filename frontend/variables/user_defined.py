@@ -436,14 +436,7 @@ class UserDefinedObjectVariable(VariableTracker):
         if store is not None:
             attrs = {k: v for k, v in codegen.tx.output.side_effects.get(self).items()
                      if k != _DICT_STORE and v is not _MISSING}
-            codegen.load_callable(_rebuild_dict_object)
-            codegen.load_const(self.cls)
-            for name, value in attrs.items():
-                codegen.load_const(name)
-                codegen.reconstruct(value)
-            codegen.build_map(len(attrs))
-            codegen.reconstruct(store)
-            codegen.call(3)
+            codegen.build_object(_rebuild_dict_object, self.cls, attrs, (store,))
             return
         if self.value is not None:
             # a real object reached without a source (a class attribute, a descriptor...)
