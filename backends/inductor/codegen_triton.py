@@ -403,12 +403,7 @@ class TritonKernel:
             m = self.newvar(f"tl.where({full}, {b}, 1)", acc)
             r = self.newvar(f"tl.reduce({m}, 1, _prod_combine)[:, None]", acc, rdep=False)
         elif rt in ("max", "argmax", "min", "argmin"):
-            is_max = rt in ("max", "argmax")
-            if _f(acc):
-                ident = "float('-inf')" if is_max else "float('inf')"
-            else:
-                info = torch.iinfo(acc)
-                ident = str(info.min if is_max else info.max)
+            ident = _extremum_identity(acc, rt in ("max", "argmax"))
             m = self.newvar(f"tl.where({full}, {b}, {ident})", acc)
             if rt in ("max", "min"):
                 r = self.newvar(f"tl.reduce({m}, 1, _{rt}_combine)[:, None]", acc, rdep=False)
@@ -441,12 +436,7 @@ class TritonKernel:
         if rt in ("sum", "mean", "prod"):
             kind, ident, comb = "sum" if rt != "prod" else "prod", "0" if rt != "prod" else "1", None
         elif rt in ("max", "min", "argmax", "argmin"):
-            is_max = rt in ("max", "argmax")
-            if _f(acc):
-                ident = "float('-inf')" if is_max else "float('inf')"
-            else:
-                info = torch.iinfo(acc)
-                ident = str(info.min if is_max else info.max)
+            ident = _extremum_identity(acc, rt in ("max", "argmax"))
             kind = rt
         elif rt in ("any", "all"):
             kind, ident, T = rt, "0" if rt == "any" else "1", "tl.int8"
@@ -880,3 +870,11 @@ class _SymSlot(_Slot):
 
 
 __all__ = ["TEMPLATES", "FusionIllegal", "TritonKernel", "TritonOps", "WrapperCodegen", "ix_add"]
+
+
+def _extremum_identity(dtype, is_max: bool) -> str:
+    """The neutral element of a max (or min) reduction in `dtype`, as Triton source."""
+    if _f(dtype):
+        return "float('-inf')" if is_max else "float('inf')"
+    info = torch.iinfo(dtype)
+    return str(info.min if is_max else info.max)

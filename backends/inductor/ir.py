@@ -268,11 +268,8 @@ class Reduction(Loops):
                 f" over {list(self.reduction_ranges)})")
 
 
-class Buffer(IRNode):
-    """Named storage with a fixed layout."""
-
-    def __init__(self, name: str, layout: Layout | None):
-        self.name, self.layout = name, layout
+class LaidOut(IRNode):
+    """A node whose size, stride, dtype and device are those of its `layout`."""
 
     def get_size(self):
         return self.layout.size
@@ -285,6 +282,14 @@ class Buffer(IRNode):
 
     def get_device(self):
         return self.layout.device
+
+
+class Buffer(LaidOut):
+    """Named storage with a fixed layout."""
+
+    def __init__(self, name: str, layout: Layout | None):
+        self.name, self.layout = name, layout
+
 
     def load(self, ops, idx):
         return ops.load(self.name, self.layout.index(idx), self.layout.dtype)
@@ -350,7 +355,7 @@ class MultiOutput(Buffer):
         return [self.parent.name]
 
 
-class ReinterpretView(IRNode):
+class ReinterpretView(LaidOut):
     """A strided view of a realized buffer: same storage, another layout."""
 
     def __init__(self, data: Buffer, layout: Layout):
@@ -359,17 +364,6 @@ class ReinterpretView(IRNode):
     def get_name(self):
         return self.data.name
 
-    def get_size(self):
-        return self.layout.size
-
-    def get_stride(self):
-        return self.layout.stride
-
-    def get_dtype(self):
-        return self.layout.dtype
-
-    def get_device(self):
-        return self.layout.device
 
     def load(self, ops, idx):
         return ops.load(self.data.name, self.layout.index(idx), self.layout.dtype)
