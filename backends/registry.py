@@ -12,9 +12,17 @@ def register_backend(name: str | None = None, fn: Callable | None = None):
     """Register `fn` under `name`; usable as `@register_backend("name")` or `@register_backend`."""
     if callable(name) and fn is None:
         fn, name = name, name.__name__
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"register_backend(name) takes a str; got {type(name).__name__} {name!r:.60}")
     if fn is None:
-        return lambda f: register_backend(name or f.__name__, f)
-    _BACKENDS[name or fn.__name__] = fn
+        return lambda f: register_backend(name or getattr(f, "__name__", None), f)
+    if not callable(fn):
+        raise TypeError(f"register_backend({name!r}) needs a callable(gm, example_inputs) -> callable; "
+                        f"got {type(fn).__name__} {fn!r:.60}")
+    name = name or getattr(fn, "__name__", None)
+    if not name:
+        raise TypeError(f"register_backend: {fn!r:.60} has no __name__; pass the name: register_backend(name, fn)")
+    _BACKENDS[name] = fn
     return fn
 
 
@@ -38,3 +46,72 @@ def lookup_backend(backend) -> Callable:
         raise ValueError(f"unknown bytegraph backend {backend!r}; known backends: {', '.join(list_backends())}. "
                          "Register one with bytegraph.register_backend(name).")
     return _BACKENDS[backend]
+
+
+class BackendContractError(TypeError):
+    """A backend returned something that is not a compiled graph (see `check_compiled`)."""
+
+
+def backend_name(backend) -> str:
+    """How to name a backend in an error: its registered name, else its function or class name."""
+    for name, fn in _BACKENDS.items():
+        if fn is backend:
+            return name
+    inner = getattr(backend, "func", None)          # functools.partial (backend options)
+    if inner is not None:
+        return backend_name(inner)
+    return getattr(backend, "__name__", None) or type(backend).__name__
+
+
+def _expected_outputs(gm) -> list:
+    """What each graph output is: a tensor, or a Python number (a size or a scalar)."""
+    outputs = gm.graph.output_node().args[0]
+    return [getattr(node, "meta", {}).get("example_value") for node in outputs]
+
+
+def check_compiled(backend, compiled, gm, example_inputs):
+    """The backend contract, checked once per compiled graph: `backend(gm, example_inputs)` returns a
+    callable taking the graph's inputs positionally, which returns one value per graph output (a
+    tensor where the graph returns a tensor). The first call's result is checked too, so a backend
+    that returns garbage fails loudly, naming itself, instead of corrupting the program."""
+    import inspect
+    name = backend_name(backend)
+    if not callable(compiled):
+        raise BackendContractError(
+            f"backend {name!r} returned {type(compiled).__name__} {compiled!r:.80} for a graph; a backend must "
+            "return a callable that runs the graph (e.g. `return gm.forward`)")
+    try:
+        inspect.signature(compiled, follow_wrapped=False).bind(*example_inputs)
+    except TypeError as e:
+        raise BackendContractError(
+            f"backend {name!r} returned {compiled!r:.80}, which cannot take the graph's {len(example_inputs)} "
+            f"positional inputs ({e})") from None
+    except ValueError:  # no signature to read (a builtin): the first call will tell
+        pass
+    expected = _expected_outputs(gm)
+    checked = False
+
+    def compiled_graph(*args):
+        nonlocal checked
+        result = compiled(*args)
+        if not checked:
+            _check_result(name, result, expected)
+            checked = True
+        return result
+    compiled_graph.__qualname__ = "compiled_graph"
+    return compiled_graph
+
+
+def _check_result(name, result, expected) -> None:
+    import torch
+    if not isinstance(result, (tuple, list)) or len(result) != len(expected):
+        got = f"{type(result).__name__} of length {len(result)}" if isinstance(result, (tuple, list)) else \
+            type(result).__name__
+        raise BackendContractError(
+            f"the function compiled by backend {name!r} returned {got}; the graph has {len(expected)} output(s) "
+            "and it must return them as a tuple or list")
+    for i, (value, want) in enumerate(zip(result, expected)):
+        if isinstance(want, torch.Tensor) and not isinstance(value, torch.Tensor):
+            raise BackendContractError(
+                f"the function compiled by backend {name!r} returned {type(value).__name__} as output {i}, "
+                "where the graph returns a tensor")

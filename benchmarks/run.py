@@ -2,9 +2,10 @@
 
 Sections: per-call overhead (`overhead.py`), real models side by side with torch.compile
 (`models.py`) and recompiles/compile time over 10 sequence lengths, static vs dynamic
-(`dynamic_shapes.py`), and kernels per model under the inductor backend (`inductor_kernels.py`).
+(`dynamic_shapes.py`), kernels per model under the inductor backend (`inductor_kernels.py`), and the
+edges: a frame past the cache size limit, memory after compiled closures die (`edges.py`).
 Each prints a markdown table and writes JSON (the models section also a PNG chart)
-into `--out`. `--only overhead|models|dynamic|inductor` runs one section; `--quick` is a one-minute subset.
+into `--out`. `--only overhead|models|dynamic|inductor|edges` runs one section; `--quick` is a one-minute subset.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import dynamic_shapes
+import edges
 import inductor_kernels
 import models
 import overhead
@@ -56,7 +58,14 @@ def run_inductor(args) -> None:
            "inductor_kernels.json")
 
 
-SECTIONS = {"overhead": run_overhead, "models": run_models, "dynamic": run_dynamic, "inductor": run_inductor}
+def run_edges(args) -> None:
+    rows = edges.run(quick=args.quick)
+    _table("Edges: past the cache size limit, dead compiled closures", edges.to_markdown(rows), rows, args.out,
+           "edges.json")
+
+
+SECTIONS = {"overhead": run_overhead, "models": run_models, "dynamic": run_dynamic, "inductor": run_inductor,
+            "edges": run_edges}
 
 
 def main():

@@ -4,8 +4,10 @@
  *
  * Per code object, co_extra holds either nothing (not seen yet), Py_None (skip:
  * always run as is) or a list of cache entries. An entry is a tuple
- * (guard, transformed_code, info, owner); only entries whose owner is the current callback (the
- * compile that made them: its backend, fullgraph...) are used, run-only mode uses any.
+ * (guard, transformed_code, info, owner_ref); only entries whose owner (a weak reference to the
+ * callback of the compile that made them: its backend, fullgraph...) is the current callback are
+ * used, run-only mode uses any. A second co_extra slot lists (weakly) the callbacks that reached
+ * their cache size limit on this code: on a miss they run the frame eagerly without being called.
  * guard(func, *args) -> bool is called with the
  * frame's function and its arguments; the first entry that accepts runs its
  * transformed code as a new function with the same globals and closure,
@@ -24,6 +26,7 @@
 #undef Py_BUILD_CORE
 
 static Py_ssize_t extra_index = -1;
+static Py_ssize_t limit_index = -1;
 static _PyFrameEvalFunction previous_eval = NULL;
 static int hook_installed = 0;
 
@@ -36,17 +39,42 @@ static __thread int tl_busy = 0;
 
 static void free_extra(void *p) { Py_XDECREF((PyObject *)p); }
 
-static PyObject *get_extra(PyCodeObject *code) {
+static PyObject *get_slot(PyCodeObject *code, Py_ssize_t index) {
     void *extra = NULL;
-    _PyCode_GetExtra((PyObject *)code, extra_index, &extra);
+    _PyCode_GetExtra((PyObject *)code, index, &extra);
     return (PyObject *)extra;
 }
 
-static int set_extra(PyCodeObject *code, PyObject *value) {
+static int set_slot(PyCodeObject *code, Py_ssize_t index, PyObject *value) {
     Py_XINCREF(value);
     /* the old value is released through free_extra */
-    return _PyCode_SetExtra((PyObject *)code, extra_index, value);
+    return _PyCode_SetExtra((PyObject *)code, index, value);
 }
+
+static PyObject *get_extra(PyCodeObject *code) { return get_slot(code, extra_index); }
+static int set_extra(PyCodeObject *code, PyObject *value) { return set_slot(code, extra_index, value); }
+
+/* The object a weak reference points to (borrowed; Py_None once dead), or the object itself. */
+static PyObject *deref(PyObject *ref) {
+    return PyWeakref_Check(ref) ? PyWeakref_GET_OBJECT(ref) : ref;
+}
+
+/* Whether `callback` reached its cache size limit on `code`. */
+static int limit_reached(PyCodeObject *code, PyObject *callback) {
+    PyObject *owners = get_slot(code, limit_index);
+    if (owners == NULL) {
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(owners); i++) {
+        if (deref(PyList_GET_ITEM(owners, i)) == callback) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Run the frame as is, with the hook off for everything it calls. */
+static PyObject *run_eagerly(PyThreadState *ts, _PyInterpreterFrame *frame, int throwflag);
 
 static PyObject *run_previous(PyThreadState *ts, _PyInterpreterFrame *f, int throwflag) {
     if (previous_eval != NULL) {
@@ -128,7 +156,7 @@ static PyObject *bytegraph_eval_frame(PyThreadState *ts, _PyInterpreterFrame *fr
             PyObject *entry = PyList_GET_ITEM(extra, i);
             /* an entry belongs to the callback that compiled it (its backend, fullgraph...);
                run-only mode uses any */
-            if (callback != Py_False && PyTuple_GET_SIZE(entry) > 3 && PyTuple_GET_ITEM(entry, 3) != callback) {
+            if (callback != Py_False && PyTuple_GET_SIZE(entry) > 3 && deref(PyTuple_GET_ITEM(entry, 3)) != callback) {
                 continue;
             }
             n_entries++;
@@ -151,6 +179,9 @@ static PyObject *bytegraph_eval_frame(PyThreadState *ts, _PyInterpreterFrame *fr
     }
     if (callback == Py_False) {
         return run_previous(ts, frame, throwflag);
+    }
+    if (n_entries && limit_reached(code, callback)) {
+        return run_eagerly(ts, frame, throwflag);
     }
     PyObject *args = PyTuple_New(nargs);
     if (args == NULL) {
@@ -181,11 +212,7 @@ static PyObject *bytegraph_eval_frame(PyThreadState *ts, _PyInterpreterFrame *fr
     if (decision == Py_Ellipsis) {
         /* run this call eagerly, frames it calls included (e.g. past the cache size limit) */
         Py_DECREF(decision);
-        PyObject *saved = tl_callback;
-        tl_callback = NULL;
-        PyObject *result = run_previous(ts, frame, throwflag);
-        tl_callback = saved;
-        return result;
+        return run_eagerly(ts, frame, throwflag);
     }
     if (decision == Py_False) {
         Py_DECREF(decision);
@@ -201,6 +228,14 @@ static PyObject *bytegraph_eval_frame(PyThreadState *ts, _PyInterpreterFrame *fr
     }
     PyObject *result = run_transformed(frame, decision, nargs);
     Py_DECREF(decision);
+    return result;
+}
+
+static PyObject *run_eagerly(PyThreadState *ts, _PyInterpreterFrame *frame, int throwflag) {
+    PyObject *saved = tl_callback;
+    tl_callback = NULL;
+    PyObject *result = run_previous(ts, frame, throwflag);
+    tl_callback = saved;
     return result;
 }
 
@@ -289,7 +324,29 @@ static PyObject *py_mark_skip(PyObject *self, PyObject *code) {
 }
 
 static PyObject *py_clear(PyObject *self, PyObject *code) {
-    if (check_code(code) < 0 || _PyCode_SetExtra(code, extra_index, NULL) < 0) {
+    if (check_code(code) < 0 || _PyCode_SetExtra(code, extra_index, NULL) < 0 ||
+        _PyCode_SetExtra(code, limit_index, NULL) < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* mark_limit(code, owner_ref): on a miss, the owner's frames of `code` run eagerly without the callback. */
+static PyObject *py_mark_limit(PyObject *self, PyObject *args) {
+    PyObject *code, *owner_ref;
+    if (!PyArg_ParseTuple(args, "OO", &code, &owner_ref) || check_code(code) < 0) {
+        return NULL;
+    }
+    PyObject *owners = get_slot((PyCodeObject *)code, limit_index);
+    if (owners == NULL) {
+        owners = PyList_New(0);
+        if (owners == NULL || set_slot((PyCodeObject *)code, limit_index, owners) < 0) {
+            Py_XDECREF(owners);
+            return NULL;
+        }
+        Py_DECREF(owners);
+    }
+    if (PyList_Append(owners, owner_ref) < 0) {
         return NULL;
     }
     Py_RETURN_NONE;
@@ -311,6 +368,7 @@ static PyMethodDef methods[] = {
     {"mark_skip", py_mark_skip, METH_O, "Always run this code object as is."},
     {"clear", py_clear, METH_O, "Forget everything stored on a code object."},
     {"is_skipped", py_is_skipped, METH_O, "Whether a code object is marked to run as is."},
+    {"mark_limit", py_mark_limit, METH_VARARGS, "mark_limit(code, owner_ref): the owner reached its cache size limit."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -319,7 +377,8 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "bytegraph._C", NULL,
 PyMODINIT_FUNC PyInit__C(void) {
     if (extra_index < 0) {
         extra_index = _PyEval_RequestCodeExtraIndex(free_extra);
-        if (extra_index < 0) {
+        limit_index = _PyEval_RequestCodeExtraIndex(free_extra);
+        if (extra_index < 0 || limit_index < 0) {
             PyErr_SetString(PyExc_RuntimeError, "bytegraph: no co_extra slot available");
             return NULL;
         }

@@ -21,6 +21,7 @@ from .logs import enabled, log
 from .skipfiles import is_skipped_file
 from .frontend.frame_translator import InstructionTranslator
 from .frontend.graph_break import GraphBreakError, Unsupported, format_user_stack
+from .backends.registry import BackendContractError
 from .guards.builder import CheckFunction
 from .guards.shape import AutomaticDynamic, ScalarConstantGuard, ShapePolicy
 
@@ -79,6 +80,14 @@ def forget_all_codes() -> None:
     _automatic_dynamic.clear()
 
 
+def _drop_entries_of(owner_ref) -> None:
+    """A compiled function was freed: drop the cache entries it made (and with them their graphs)."""
+    for code in list(_touched_codes):
+        cache = _C.peek_cache(code)
+        if cache:
+            cache[:] = [entry for entry in cache if entry[3] is not owner_ref]
+
+
 def _with_options(backend, options: dict):
     """`compile(..., options={...})` reaches the backend as keyword arguments:
     `backend(gm, example_inputs, **options)`. Without options the backend is called as is."""
@@ -113,6 +122,9 @@ class FrameCompiler:
         self.dynamic = dynamic
         self.hooks = hooks
         self.stats = _process_stats if stats is None else stats   # explain() counts apart
+        # cache entries hold their compile weakly (the C hook compares it with the running callback),
+        # so entries die with the compiled function instead of living as long as the code object
+        self.ref = weakref.ref(self, _drop_entries_of)
 
     def __call__(self, code, func, args, n_entries):
         if is_skipped_file(code.co_filename) or code.co_name == "<module>":
@@ -128,7 +140,10 @@ class FrameCompiler:
         if n_entries:
             self._note_recompile(code, func, args, cache)
             if n_entries >= config.cache_size_limit:
-                return ...  # eagerly, with what it calls: no per-submodule graphs past the limit
+                # eagerly, with what it calls (no per-submodule graphs past the limit); from now on
+                # the C hook does so on a miss without calling back
+                _C.mark_limit(code, self.ref)
+                return ...
         session = FrameSession(code, func, args)   # debug dir, minifier, replay record, bytecode logs
         start, tx = time.perf_counter(), None
         try:
@@ -143,8 +158,8 @@ class FrameCompiler:
                     raise
         except Unsupported as e:
             return self._on_unsupported(code, e)
-        except GraphBreakError:
-            raise
+        except (GraphBreakError, BackendContractError):
+            raise   # the user's to fix (fullgraph, their backend), never hidden as an internal error
         except Exception as e:  # noqa: BLE001 - an internal error of bytegraph
             session.failed(e)
             return self._on_internal_error(code, e, tx)
@@ -155,7 +170,7 @@ class FrameCompiler:
         with timing.phase("guards"):
             check = CheckFunction(list(compiled.guards), compiled.arg_names, code.co_name)
         _C.mark_skip(compiled.code)
-        entry = (check.fn, compiled.code, CacheEntryInfo(check, compiled.graph, compiled.op_count), self)
+        entry = (check.fn, compiled.code, CacheEntryInfo(check, compiled.graph, compiled.op_count), self.ref)
         cache.append(entry)
         _touched_codes.add(code)
         self.stats.frames_compiled += 1
@@ -204,7 +219,7 @@ class FrameCompiler:
 
     def own_entries(self, cache) -> list:
         """The cache entries this compiler made (another compile of the same function has its own)."""
-        return [entry for entry in cache if entry[3] is self]
+        return [entry for entry in cache if entry[3] is self.ref]
 
     def _note_recompile(self, code, func, args, cache):
         reasons, made_dynamic = [], []

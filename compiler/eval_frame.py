@@ -9,7 +9,7 @@ import functools
 import torch
 
 from . import _C
-from .backends.registry import lookup_backend
+from .backends.registry import list_backends, lookup_backend
 from .convert_frame import FrameCompiler
 
 
@@ -103,8 +103,23 @@ for _name, _value in vars(torch.nn.Module).items():
         setattr(OptimizedModule, _name, _delegate(_name))
 
 
+def _check_compile_arguments(backend, fullgraph, dynamic, options) -> None:
+    """Reject what `compile` would otherwise accept silently and misread later."""
+    if not isinstance(backend, str) and not callable(backend):
+        raise TypeError(f"bytegraph.compile(backend=...) takes a backend name ({', '.join(list_backends())}) or a "
+                        f"callable(gm, example_inputs); got {type(backend).__name__} {backend!r:.60}")
+    if not isinstance(fullgraph, bool):
+        raise TypeError(f"bytegraph.compile(fullgraph=...) takes True or False; got {fullgraph!r}")
+    if dynamic is not None and not isinstance(dynamic, bool):
+        raise TypeError(f"bytegraph.compile(dynamic=...) takes None (automatic), True or False; got {dynamic!r}")
+    if options is not None and not isinstance(options, dict):
+        raise TypeError(f"bytegraph.compile(options=...) takes a dict of keyword arguments for the backend; "
+                        f"got {type(options).__name__}")
+
+
 def compile(fn_or_module=None, *, backend="eager", fullgraph=False, dynamic=None, options=None):
     """Compile a function or nn.Module; usable as `@bytegraph.compile` or `@bytegraph.compile(...)`."""
+    _check_compile_arguments(backend, fullgraph, dynamic, options)
     if fn_or_module is None:
         return lambda f: compile(f, backend=backend, fullgraph=fullgraph, dynamic=dynamic, options=options)
     backend_fn = lookup_backend(backend)

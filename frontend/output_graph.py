@@ -35,8 +35,10 @@ from .variables.constant import ConstantVariable
 from .variables.tensor import SymNodeVariable, TensorVariable
 
 # in-place ops that change a tensor's metadata (shape/stride), which checkpoints must undo
-_METADATA_MUTATIONS = {"t_", "transpose_", "squeeze_", "unsqueeze_", "resize_", "as_strided_", "swapdims_",
-                       "swapaxes_", "resize_as_", "set_"}
+_METADATA_MUTATIONS = {"t_", "transpose_", "squeeze_", "unsqueeze_", "as_strided_", "swapdims_", "swapaxes_"}
+# in-place ops that replace or grow a tensor's storage: functionalizing backends (aot_eager, inductor)
+# cannot express them on a graph input, so they run as Python (a graph break)
+_STORAGE_MUTATIONS = {"resize_", "resize_as_", "set_"}
 
 
 def _is_pure_function(fn) -> bool:
@@ -297,6 +299,9 @@ class OutputGraph:
         return self._create("call_method", name, [self_var] + list(args), kwargs)
 
     def _create(self, kind, target, args, kwargs):
+        name = target if kind == "call_method" else getattr(target, "__name__", None)
+        if name in _STORAGE_MUTATIONS:
+            raise Unsupported("unsupported_call", fn=f"Tensor.{name}", detail=" (it replaces the tensor's storage)")
         proxy_args = tuple(self.as_proxy(a) for a in args)
         proxy_kwargs = {k: self.as_proxy(v) for k, v in kwargs.items()}
         fake_args = torch.fx.node.map_arg(proxy_args, lambda n: n.meta["example_value"])
