@@ -39,6 +39,9 @@ class RestoreGradMode:
 RESTORE_GRAD = {True: RestoreGradMode(True), False: RestoreGradMode(False)}
 
 
+_PLAIN_CONSTANTS = (int, float, bool, str, bytes, complex, type(None))
+
+
 class PyCodegen:
     def __init__(self, tx, graph_outputs_local: str = "__bytegraph_out", output_index=None):
         self.tx = tx
@@ -112,6 +115,23 @@ class PyCodegen:
 
     def build_set(self, n):
         self.append(Instr("BUILD_SET", n))
+
+    def build_sequence(self, items, kind: type):
+        """Push a list or tuple of trackers. A run of plain constants goes in as one constant tuple,
+        as CPython compiles `[0, 1, 2]`, so a long list costs a few instructions, not one per item."""
+        from .variables.constant import ConstantVariable
+        if len(items) > 8 and all(type(i) is ConstantVariable and type(i.value) in _PLAIN_CONSTANTS for i in items):
+            values = tuple(i.value for i in items)
+            if kind is tuple:
+                self.load_const(values)
+                return
+            self.build_list(0)
+            self.load_const(values)
+            self.append(Instr("LIST_EXTEND", 1))
+            return
+        for item in items:
+            self.reconstruct(item)
+        self.build_tuple(len(items)) if kind is tuple else self.build_list(len(items))
 
     def build_map(self, n):
         self.append(Instr("BUILD_MAP", n))

@@ -142,3 +142,17 @@ def test_resize_of_an_input_runs_as_python(backend):
     assert b.shape == a.shape == (8,)
     assert cnt.frame_count == 2 and explained.graph_break_count == 1
     assert "resize_" in str(explained.break_reasons[0])
+
+
+def test_a_long_list_of_constants_is_rebuilt_as_one_constant():
+    def make_list(x, n):
+        return x + 1, [0] * n, tuple(range(n))
+    cnt = CompileCounter()
+    x = torch.ones(2)
+    opt = bytegraph.compile(make_list, backend=cnt)
+    got, want = opt(x, 5000), make_list(x, 5000)
+    torch.testing.assert_close(got[0], want[0])
+    assert got[1:] == want[1:] and type(got[1]) is list and type(got[2]) is tuple
+    assert (cnt.frame_count, cnt.op_count) == (1, 1)
+    (entry,) = _C.peek_cache(make_list.__code__)
+    assert len(list(entry[1].co_code)) < 200       # not one instruction per item

@@ -99,9 +99,7 @@ class TupleVariable(BaseSequence):
     def reconstruct(self, codegen):
         if self.source is not None:
             return self.source.reconstruct(codegen)
-        for item in self.items:
-            codegen.reconstruct(item)
-        codegen.build_tuple(len(self.items))
+        codegen.build_sequence(self.items, tuple)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -264,10 +262,7 @@ class ListVariable(BaseSequence):
     def reconstruct(self, codegen):
         if self.source is not None:
             return self.source.reconstruct(codegen)
-        items = codegen.tx.output.side_effects.get(self)
-        for item in items:
-            codegen.reconstruct(item)
-        codegen.build_list(len(items))
+        codegen.build_sequence(codegen.tx.output.side_effects.get(self), list)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
