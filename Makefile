@@ -4,7 +4,7 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.install-stamp
 
-.PHONY: install test demo bench lint conformance clean
+.PHONY: install test demo bench lint conformance hf-sweep clean
 
 install: $(STAMP)
 
@@ -22,6 +22,9 @@ test: install
 
 conformance: install
 	$(VPY) ../shared/conformance/run.py --impl bytegraph --backend counter --require-capture
+
+hf-sweep: install
+	$(VPY) benchmarks/hf_sweep.py
 
 demo: install
 	$(VPY) examples/quickstart.py

@@ -1,0 +1,325 @@
+"""Every HuggingFace architecture `transformers` can build offline, through bytegraph and torch.compile.
+
+An oracle nobody here wrote: for each model type in `transformers`' auto mappings, a tiny model is
+built from its default config with every size shrunk (2 layers, hidden 64, 4 heads, vocab 1000;
+random weights, nothing downloaded) and its inputs are made from the model's own input names. Each
+model then runs in a fresh subprocess (a crash or a hang costs one row) through:
+
+- eager, twice (a model that is not deterministic in eval mode is reported, not compared);
+- bytegraph and torch.compile, each with a backend that counts graphs: graphs, graph breaks,
+  equality with eager on two calls (values, output type), recompiles over three sequence lengths
+  (batch sizes for image and audio inputs) with `dynamic=None`;
+- a training step with `aot_eager` (bytegraph) against eager: loss and every parameter's gradient.
+
+A row is `wrong` when a compiler returned something other than eager without raising: that is the
+worst bug a compiler can have. `python benchmarks/hf_sweep.py [--models gpt2,bert] [--limit N]
+[--timeout S]` prints a table and writes `bench_results/hf_sweep.json`; `make hf-sweep` runs it all.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import logging
+import os
+import subprocess
+import sys
+import time
+import warnings
+
+VOCAB = 1000
+HIDDEN = 64
+HEADS = 4
+
+# config attribute -> tiny value (attributes a config does not have are left alone)
+_SIZES = {
+    **dict.fromkeys(["num_hidden_layers", "n_layer", "num_layers", "n_layers", "encoder_layers", "decoder_layers",
+                     "num_decoder_layers", "num_encoder_layers", "text_layers", "vision_layers"], 2),
+    **dict.fromkeys(["hidden_size", "n_embd", "d_model", "embed_dim", "dim", "hidden_dim", "n_embed"], HIDDEN),
+    **dict.fromkeys(["num_attention_heads", "n_head", "n_heads", "num_heads", "encoder_attention_heads",
+                     "decoder_attention_heads"], HEADS),
+    **dict.fromkeys(["num_key_value_heads", "num_kv_heads", "n_kv_heads"], 2),
+    **dict.fromkeys(["intermediate_size", "n_inner", "ffn_dim", "encoder_ffn_dim", "decoder_ffn_dim", "d_ff",
+                     "hidden_dim_ffn", "moe_intermediate_size", "shared_expert_intermediate_size"], 128),
+    "head_dim": HIDDEN // HEADS, "d_kv": HIDDEN // HEADS, "kv_channels": HIDDEN // HEADS,
+    "vocab_size": VOCAB, "max_position_embeddings": 128, "n_positions": 128, "max_source_positions": 128,
+    "max_target_positions": 128, "num_experts": 4, "num_local_experts": 4, "n_routed_experts": 4,
+    "num_experts_per_tok": 2, "image_size": 32, "patch_size": 8, "num_mel_bins": 16,
+}
+_TOKENS = {"bos_token_id": 0, "eos_token_id": 1, "pad_token_id": 2, "decoder_start_token_id": 0}
+
+
+def model_types() -> list[str]:
+    from transformers.models.auto import modeling_auto
+    return sorted(modeling_auto.MODEL_MAPPING_NAMES)
+
+
+def _shrink(config) -> None:
+    for name, value in _SIZES.items():
+        if isinstance(getattr(config, name, None), int) and getattr(config, name) > value:
+            setattr(config, name, value)
+    for name, value in _TOKENS.items():
+        if hasattr(config, name):
+            setattr(config, name, value)
+    for name in ("use_cache", "return_dict"):
+        if hasattr(config, name):
+            setattr(config, name, name == "return_dict")
+    if hasattr(config, "attn_implementation"):
+        config._attn_implementation = "eager"
+    for sub in ("text_config", "vision_config", "audio_config", "encoder", "decoder", "speech_config"):
+        inner = getattr(config, sub, None)
+        if inner is not None and hasattr(inner, "to_dict"):
+            _shrink(inner)
+
+
+def build(model_type: str):
+    """A tiny model of this type in eval mode, and `make_inputs(length, batch)`."""
+    import torch
+    import transformers
+    from transformers.models.auto import modeling_auto
+    transformers.logging.set_verbosity_error()
+    config = transformers.AutoConfig.for_model(model_type)
+    _shrink(config)
+    torch.manual_seed(0)
+    cls = getattr(transformers, modeling_auto.MODEL_MAPPING_NAMES[model_type])
+    model = cls(config).eval()
+    return model, _input_maker(model, config)
+
+
+def _input_maker(model, config):
+    import inspect
+
+    import torch
+    params = inspect.signature(model.forward).parameters
+    main = getattr(model, "main_input_name", "input_ids")
+
+    def make_inputs(length: int, batch: int = 2) -> dict:
+        g = torch.Generator().manual_seed(length * 31 + batch)
+        inputs = {}
+        if main == "input_ids" or "input_ids" in params and main not in params:
+            inputs["input_ids"] = torch.randint(3, VOCAB, (batch, length), generator=g)
+            if "attention_mask" in params:
+                inputs["attention_mask"] = torch.ones(batch, length, dtype=torch.long)
+        elif main == "pixel_values":
+            size = getattr(config, "image_size", 32)
+            size = size[0] if isinstance(size, (list, tuple)) else size
+            inputs["pixel_values"] = torch.randn(batch, getattr(config, "num_channels", 3), size, size, generator=g)
+        elif main == "input_values":
+            inputs["input_values"] = torch.randn(batch, 400 * length, generator=g)
+        elif main == "input_features":
+            bins = getattr(config, "num_mel_bins", getattr(config, "feature_size", 16))
+            frames = 2 * config.max_source_positions if hasattr(config, "max_source_positions") else 8 * length
+            inputs["input_features"] = torch.randn(batch, bins, frames, generator=g)
+        else:
+            raise ValueError(f"no input maker for main input {main!r}")
+        if "decoder_input_ids" in params and getattr(config, "is_encoder_decoder", False):
+            inputs["decoder_input_ids"] = torch.randint(3, VOCAB, (batch, length), generator=g)
+        return inputs
+    return make_inputs
+
+
+# -- one model, in a subprocess ------------------------------------------------------------------
+def _tensors(out) -> list:
+    import torch
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, dict):
+        return [t for v in out.values() for t in _tensors(v)]
+    if isinstance(out, (list, tuple)):
+        return [t for v in out for t in _tensors(v)]
+    return []
+
+
+def _same(a, b) -> bool:
+    import torch
+    ta, tb = _tensors(a), _tensors(b)
+    return type(a) is type(b) and len(ta) == len(tb) and all(
+        x.shape == y.shape and x.dtype == y.dtype and torch.allclose(x, y, rtol=1e-4, atol=1e-5, equal_nan=True)
+        for x, y in zip(ta, tb))
+
+
+class _Counting:
+    def __init__(self, inner):
+        self.inner, self.graphs = inner, 0
+
+    def __call__(self, gm, example_inputs):
+        self.graphs += 1
+        return self.inner(gm, example_inputs)
+
+
+def _compiler(name: str):
+    """(reset, compile(model, backend_name) -> (callable, counter), graph breaks so far)."""
+    import torch
+    if name == "bytegraph":
+        import bytegraph
+        from bytegraph.backends.registry import lookup_backend
+
+        def compile_(model, backend):
+            counter = _Counting(lookup_backend(backend))
+            return bytegraph.compile(model, backend=counter), counter
+        return bytegraph.reset, compile_, lambda: len(bytegraph.stats.break_records)
+    import torch._dynamo   # the reference
+    from torch._dynamo.backends.registry import lookup_backend as torch_lookup
+    from torch._dynamo.utils import counters
+
+    def compile_(model, backend):
+        counter = _Counting(torch_lookup(backend))
+        return torch.compile(model, backend=counter), counter
+    return torch._dynamo.reset, compile_, lambda: sum(counters["graph_break"].values())
+
+
+def check_model(model_type: str) -> dict:
+    import torch
+    row = {"model": model_type}
+    try:
+        model, make_inputs = build(model_type)
+        inputs = make_inputs(8)
+        with torch.no_grad():
+            ref, ref2 = model(**inputs), model(**inputs)
+    except Exception as e:  # noqa: BLE001 - not the compilers' fault: the model cannot be built tiny
+        row["status"] = "not built"
+        row["why"] = f"{type(e).__name__}: {str(e)[:150]}"
+        return row
+    if not _same(ref, ref2):
+        row["status"] = "not deterministic"
+        return row
+    row["status"] = "ok"
+    for name in ("bytegraph", "torch.compile"):
+        reset, compile_, breaks = _compiler(name)
+        result = row[name] = {}
+        try:
+            reset()
+            opt, counter = compile_(model, "eager")
+            with torch.no_grad():
+                out1, out2 = opt(**inputs), opt(**inputs)
+            result["graphs"], result["breaks"] = counter.graphs, breaks()
+            result["equal"] = _same(out1, ref) and _same(out2, ref)
+            # three sequence lengths for token inputs, three batch sizes for the others
+            for length, batch in ((12, 2), (16, 2)) if "input_ids" in inputs else ((8, 3), (8, 4)):
+                more = make_inputs(length, batch)
+                with torch.no_grad():
+                    result["equal"] &= _same(opt(**more), model(**more))
+            result["recompiles"] = counter.graphs - result["graphs"]
+        except Exception as e:  # noqa: BLE001 - reported per compiler
+            result["error"] = f"{type(e).__name__}: {' '.join(str(e).split())[:200]}"
+    row["training"] = _training_step(model, inputs)
+    return row
+
+
+def _training_step(model, inputs) -> dict:
+    """One forward/backward with bytegraph's aot_eager against eager: loss and parameter gradients."""
+    import torch
+
+    import bytegraph
+
+    def step(fn):
+        model.zero_grad(set_to_none=True)
+        out = fn(**inputs)
+        loss = sum(t.float().sum() for t in _tensors(out) if t.is_floating_point())
+        loss.backward()
+        return loss.detach(), {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+    try:
+        model.train()
+        torch.manual_seed(0)
+        want_loss, want_grads = step(model)
+        bytegraph.reset()
+        torch.manual_seed(0)
+        got_loss, got_grads = step(bytegraph.compile(model, backend="aot_eager"))
+        equal = torch.allclose(got_loss, want_loss, rtol=1e-4, atol=1e-4) and got_grads.keys() == want_grads.keys() \
+            and all(torch.allclose(got_grads[n], want_grads[n], rtol=1e-3, atol=1e-4) for n in want_grads)
+        return {"equal": bool(equal)}
+    except Exception as e:  # noqa: BLE001
+        return {"error": f"{type(e).__name__}: {' '.join(str(e).split())[:200]}"}
+    finally:
+        model.eval()
+
+
+def _run_one(model_type: str, timeout: float) -> dict:
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", model_type]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"model": model_type, "status": "timeout"}
+    for line in reversed(done.stdout.splitlines()):
+        if line.startswith("{"):
+            return json.loads(line)
+    return {"model": model_type, "status": "crashed", "why": done.stderr.strip().splitlines()[-1:]}
+
+
+# -- report ----------------------------------------------------------------------------------------
+def verdict(result: dict) -> str:
+    if not result:
+        return "-"
+    if "error" in result:
+        return "error"
+    if not result.get("equal"):
+        return "WRONG"
+    return "1 graph" if result["graphs"] == 1 and not result["breaks"] else f"{result['graphs']} graphs"
+
+
+def summarize(rows) -> dict:
+    ran = [r for r in rows if r.get("status") == "ok"]
+    out = {"model types": len(rows), "built and ran eagerly": len(ran)}
+    for name in ("bytegraph", "torch.compile"):
+        results = [r[name] for r in ran]
+        out[f"{name}: one graph, equal"] = sum(verdict(x) == "1 graph" for x in results)
+        out[f"{name}: wrong"] = sum(verdict(x) == "WRONG" for x in results)
+        out[f"{name}: error"] = sum(verdict(x) == "error" for x in results)
+        out[f"{name}: recompiled over 3 lengths"] = sum(x.get("recompiles", 0) > 0 for x in results)
+    out["torch one graph, bytegraph not"] = sum(verdict(r["torch.compile"]) == "1 graph" and
+                                                verdict(r["bytegraph"]) != "1 graph" for r in ran)
+    out["aot_eager training equal"] = sum(r["training"].get("equal", False) for r in ran)
+    out["aot_eager training wrong"] = sum(r["training"].get("equal") is False for r in ran)
+    return out
+
+
+def to_markdown(rows) -> str:
+    lines = ["| model | bytegraph | torch.compile | bytegraph recompiles | training (aot_eager) |", "|---|---|---|---|---|"]
+    for r in rows:
+        if r.get("status") != "ok":
+            continue
+        b, t = r["bytegraph"], r["torch.compile"]
+        train = r["training"]
+        lines.append(f"| {r['model']} | {verdict(b)} | {verdict(t)} | {b.get('recompiles', '-')} | "
+                     f"{'equal' if train.get('equal') else 'WRONG' if 'equal' in train else 'error'} |")
+    lines += ["", "| summary | count |", "|---|---|"] + [f"| {k} | {v} |" for k, v in summarize(rows).items()]
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", help="comma-separated model types (default: all)")
+    parser.add_argument("--limit", type=int, help="only the first N model types")
+    parser.add_argument("--timeout", type=float, default=300, help="seconds per model")
+    parser.add_argument("--out", default="bench_results")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        warnings.simplefilter("ignore")
+        logging.disable(logging.WARNING)
+        with contextlib.redirect_stdout(io.StringIO()):
+            row = check_model(args.worker)
+        print(json.dumps(row))
+        return
+    types = args.models.split(",") if args.models else model_types()
+    types = types[:args.limit] if args.limit else types
+    rows = []
+    start = time.time()
+    for i, model_type in enumerate(types):
+        row = _run_one(model_type, args.timeout)
+        rows.append(row)
+        status = row.get("status")
+        detail = f"bytegraph {verdict(row.get('bytegraph', {}))}, torch {verdict(row.get('torch.compile', {}))}" \
+            if status == "ok" else status
+        print(f"[{i + 1}/{len(types)} {time.time() - start:.0f}s] {model_type}: {detail}", file=sys.stderr, flush=True)
+    os.makedirs(args.out, exist_ok=True)
+    path = os.path.join(args.out, "hf_sweep.json")
+    with open(path, "w") as f:
+        json.dump({"summary": summarize(rows), "rows": rows}, f, indent=1)
+    print(to_markdown(rows))
+    print(f"\nwrote {path}")
+
+
+if __name__ == "__main__":
+    main()
