@@ -275,7 +275,8 @@ def summarize(rows) -> dict:
 
 
 def to_markdown(rows) -> str:
-    lines = ["| model | bytegraph | torch.compile | bytegraph recompiles | training (aot_eager) |", "|---|---|---|---|---|"]
+    lines = ["| model | bytegraph | torch.compile | bytegraph recompiles | training (aot_eager) |",
+             "|---|---|---|---|---|"]
     for r in rows:
         if r.get("status") != "ok":
             continue
