@@ -49,7 +49,7 @@ def lookup_backend(backend) -> Callable:
 
 
 class BackendContractError(TypeError):
-    """A backend returned something that is not a compiled graph (see `check_compiled`)."""
+    """A backend returned something that is not a compiled graph (see `graph_runner`)."""
 
 
 def backend_name(backend) -> str:
@@ -69,12 +69,16 @@ def _expected_outputs(gm) -> list:
     return [getattr(node, "meta", {}).get("example_value") for node in outputs]
 
 
-def check_compiled(backend, compiled, gm, example_inputs):
-    """The backend contract, checked once per compiled graph: `backend(gm, example_inputs)` returns a
-    callable taking the graph's inputs positionally, which returns one value per graph output (a
-    tensor where the graph returns a tensor). The first call's result is checked too, so a backend
-    that returns garbage fails loudly, naming itself, instead of corrupting the program."""
+def graph_runner(backend, compiled, gm, example_inputs):
+    """What the transformed code calls to run a graph: the backend's compiled callable, run with the
+    frame hook off (what a graph calls, e.g. a custom op's Python implementation, is never compiled on
+    its own) and checked against the backend contract: `backend(gm, example_inputs)` returns a callable
+    taking the graph's inputs positionally, which returns one value per graph output (a tensor where
+    the graph returns a tensor). The first call's result is checked too, so a backend that returns
+    garbage fails loudly, naming itself, instead of corrupting the program."""
     import inspect
+
+    from .. import _C
     name = backend_name(backend)
     if not callable(compiled):
         raise BackendContractError(
@@ -93,7 +97,11 @@ def check_compiled(backend, compiled, gm, example_inputs):
 
     def compiled_graph(*args):
         nonlocal checked
-        result = compiled(*args)
+        hook = _C.set_callback(None)
+        try:
+            result = compiled(*args)
+        finally:
+            _C.set_callback(hook)
         if not checked:
             _check_result(name, result, expected)
             checked = True

@@ -21,7 +21,7 @@ import logging
 from . import debug_dir as _debug_dir
 from .config import config
 from .debug_dir import FrameDir, artifacts_into, bytecode_listing, readable_graph, runnable_script
-from .backends.registry import check_compiled
+from .backends.registry import graph_runner
 from .logs import enabled, log
 from .minifier import AccuracyError, BackendCompilerFailed, compile_checked
 from .replay import load_record, record_failure, replay
@@ -68,7 +68,7 @@ class FrameSession:
                     compiled = compile_checked(backend, gm, example_inputs, self.dir, config.repro_level, self.title)
                 else:
                     compiled = backend(gm, example_inputs)
-            return check_compiled(backend, compiled, gm, example_inputs)
+            return graph_runner(backend, compiled, gm, example_inputs)
         return backend_with_debugging
 
     def compiled(self, compiled, check) -> None:

@@ -156,3 +156,27 @@ def test_a_long_list_of_constants_is_rebuilt_as_one_constant():
     assert (cnt.frame_count, cnt.op_count) == (1, 1)
     (entry,) = _C.peek_cache(make_list.__code__)
     assert len(list(entry[1].co_code)) < 200       # not one instruction per item
+
+
+@torch.library.custom_op("bytegraph_test::split_sum", mutates_args=())
+def _split_sum(x: torch.Tensor, offs: torch.Tensor) -> torch.Tensor:
+    start, parts = 0, []
+    for end in offs.tolist():       # a break if this Python implementation were compiled on its own
+        parts.append(x[start:end].sum(0))
+        start = end
+    return torch.stack(parts)
+
+
+@_split_sum.register_fake
+def _(x, offs):
+    return x.new_empty(offs.shape[0], *x.shape[1:])
+
+
+def test_what_a_graph_calls_is_never_compiled_on_its_own():
+    def routed(x, offs):
+        return torch.ops.bytegraph_test.split_sum(x.relu(), offs) * 2
+    cnt = CompileCounter()
+    x, offs = torch.randn(6, 3), torch.tensor([2, 5, 6])
+    torch.testing.assert_close(bytegraph.compile(routed, backend=cnt)(x, offs), routed(x, offs))
+    assert (cnt.frame_count, cnt.op_count) == (1, 3)
+    assert bytegraph.stats.frames_compiled == 1 and not bytegraph.stats.break_records
