@@ -171,20 +171,13 @@ def _compiler(name: str):
 
 def check_model(model_type: str) -> dict:
     import torch
-    row = {"model": model_type}
-    try:
-        model, make_inputs = build(model_type)
-        inputs = make_inputs(8)
-        with torch.no_grad():
-            ref, ref2 = model(**inputs), model(**inputs)
-    except Exception as e:  # noqa: BLE001 - not the compilers' fault: the model cannot be built tiny
-        row["status"] = "not built"
-        row["why"] = f"{type(e).__name__}: {str(e)[:150]}"
+    row = build_check(model_type)
+    if row["status"] != "ok":
         return row
-    if not _same(ref, ref2):
-        row["status"] = "not deterministic"
-        return row
-    row["status"] = "ok"
+    model, make_inputs = build(model_type)
+    inputs = make_inputs(8)
+    with torch.no_grad():
+        ref = model(**inputs)
     for name in ("bytegraph", "torch.compile"):
         reset, compile_, breaks = _compiler(name)
         result = row[name] = {}
@@ -233,6 +226,27 @@ def _training_step(model, inputs) -> dict:
         return {"error": f"{type(e).__name__}: {' '.join(str(e).split())[:200]}"}
     finally:
         model.eval()
+
+
+def _buildable(types, timeout: float) -> tuple[list, list]:
+    """Split model types into those a tiny model can be built and run eagerly for, and the rows of
+    the others, checked together in one subprocess (no compiler involved: this is cheap)."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--build-check", ",".join(types)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    rows = json.loads(done.stdout.strip().splitlines()[-1])
+    return [r["model"] for r in rows if r["status"] == "ok"], [r for r in rows if r["status"] != "ok"]
+
+
+def build_check(model_type: str) -> dict:
+    import torch
+    try:
+        model, make_inputs = build(model_type)
+        inputs = make_inputs(8)
+        with torch.no_grad():
+            ref, ref2 = model(**inputs), model(**inputs)
+    except Exception as e:  # noqa: BLE001 - not the compilers' fault: the model cannot be built tiny
+        return {"model": model_type, "status": "not built", "why": f"{type(e).__name__}: {str(e)[:150]}"}
+    return {"model": model_type, "status": "ok" if _same(ref, ref2) else "not deterministic"}
 
 
 def _run_one(model_type: str, timeout: float) -> dict:
@@ -295,7 +309,15 @@ def main():
     parser.add_argument("--timeout", type=float, default=300, help="seconds per model")
     parser.add_argument("--out", default="bench_results")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--build-check", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.build_check:
+        warnings.simplefilter("ignore")
+        logging.disable(logging.WARNING)
+        with contextlib.redirect_stdout(io.StringIO()):
+            rows = [build_check(t) for t in args.build_check.split(",")]
+        print(json.dumps(rows))
+        return
     if args.worker:
         warnings.simplefilter("ignore")
         logging.disable(logging.WARNING)
@@ -305,7 +327,8 @@ def main():
         return
     types = args.models.split(",") if args.models else model_types()
     types = types[:args.limit] if args.limit else types
-    rows = []
+    types, rows = _buildable(types, timeout=max(args.timeout, 60 * 30))
+    print(f"{len(types)} model types build tiny and run eagerly; {len(rows)} do not", file=sys.stderr, flush=True)
     start = time.time()
     for i, model_type in enumerate(types):
         row = _run_one(model_type, args.timeout)
