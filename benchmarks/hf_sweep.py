@@ -228,12 +228,21 @@ def _training_step(model, inputs) -> dict:
         model.eval()
 
 
-def _buildable(types, timeout: float) -> tuple[list, list]:
-    """Split model types into those a tiny model can be built and run eagerly for, and the rows of
-    the others, checked together in one subprocess (no compiler involved: this is cheap)."""
+def _build_rows(types, timeout: float) -> list:
     cmd = [sys.executable, os.path.abspath(__file__), "--build-check", ",".join(types)]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    rows = json.loads(done.stdout.strip().splitlines()[-1])
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        return json.loads(done.stdout.strip().splitlines()[-1])
+    except (subprocess.TimeoutExpired, IndexError, json.JSONDecodeError):
+        if len(types) > 1:                  # one model crashed or hung the batch: try them one by one
+            return [row for t in types for row in _build_rows([t], timeout)]
+        return [{"model": types[0], "status": "not built", "why": "crashed or timed out while building"}]
+
+
+def _buildable(types, timeout: float, batch: int = 25) -> tuple[list, list]:
+    """Split model types into those a tiny model can be built and run eagerly for, and the rows of
+    the others, checked in batches per subprocess (no compiler involved: this is cheap)."""
+    rows = [row for i in range(0, len(types), batch) for row in _build_rows(types[i:i + batch], timeout)]
     return [r["model"] for r in rows if r["status"] == "ok"], [r for r in rows if r["status"] != "ok"]
 
 
@@ -327,7 +336,7 @@ def main():
         return
     types = args.models.split(",") if args.models else model_types()
     types = types[:args.limit] if args.limit else types
-    types, rows = _buildable(types, timeout=max(args.timeout, 60 * 30))
+    types, rows = _buildable(types, timeout=max(args.timeout, 600))
     print(f"{len(types)} model types build tiny and run eagerly; {len(rows)} do not", file=sys.stderr, flush=True)
     start = time.time()
     for i, model_type in enumerate(types):
