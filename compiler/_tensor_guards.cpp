@@ -101,28 +101,52 @@ class TensorGuards {
   std::vector<TensorSpec> specs_;
 };
 
-// The global state a graph depends on: grad mode, default dtype, deterministic algorithms, CPU
-// autocast. Checked with one call instead of one Python call per setting.
+// The global state a graph depends on: grad mode, default dtype, deterministic algorithms, and
+// autocast (enabled and dtype on every device type, and the cast cache). Checked with one call
+// instead of one Python call per setting.
 class GlobalStateGuard {
  public:
-  GlobalStateGuard(bool grad_enabled, py::handle default_dtype, bool deterministic, bool autocast_cpu)
+  GlobalStateGuard(bool grad_enabled, py::handle default_dtype, bool deterministic, const py::tuple& autocast,
+                   bool autocast_cache)
       : grad_enabled_(grad_enabled),
         default_dtype_(reinterpret_cast<THPDtype*>(default_dtype.ptr())->scalar_type),
         deterministic_(deterministic),
-        autocast_cpu_(autocast_cpu) {}
+        autocast_cache_(autocast_cache) {
+    // autocast: ((device type name, enabled, dtype), ...)
+    for (auto item : autocast) {
+      auto entry = item.cast<py::tuple>();
+      autocast_.push_back({c10::Device(entry[0].cast<std::string>()).type(), entry[1].cast<bool>(),
+                           reinterpret_cast<THPDtype*>(entry[2].ptr())->scalar_type});
+    }
+  }
 
   bool check() const {
-    return at::GradMode::is_enabled() == grad_enabled_ &&
-        c10::typeMetaToScalarType(at::get_default_dtype()) == default_dtype_ &&
-        at::globalContext().deterministicAlgorithms() == deterministic_ &&
-        at::autocast::is_autocast_enabled(at::kCPU) == autocast_cpu_;
+    if (at::GradMode::is_enabled() != grad_enabled_ ||
+        c10::typeMetaToScalarType(at::get_default_dtype()) != default_dtype_ ||
+        at::globalContext().deterministicAlgorithms() != deterministic_ ||
+        at::autocast::is_autocast_cache_enabled() != autocast_cache_) {
+      return false;
+    }
+    for (const auto& a : autocast_) {
+      if (at::autocast::is_autocast_enabled(a.device) != a.enabled ||
+          at::autocast::get_autocast_dtype(a.device) != a.dtype) {
+        return false;
+      }
+    }
+    return true;
   }
 
  private:
+  struct AutocastState {
+    at::DeviceType device;
+    bool enabled;
+    at::ScalarType dtype;
+  };
   bool grad_enabled_;
   at::ScalarType default_dtype_;
   bool deterministic_;
-  bool autocast_cpu_;
+  bool autocast_cache_;
+  std::vector<AutocastState> autocast_;
 };
 
 }  // namespace
@@ -133,6 +157,6 @@ PYBIND11_MODULE(_tensor_guards, m) {
       .def(py::init<const py::tuple&>())
       .def("__call__", &TensorGuards::check);
   py::class_<GlobalStateGuard>(m, "GlobalStateGuard")
-      .def(py::init<bool, py::handle, bool, bool>())
+      .def(py::init<bool, py::handle, bool, const py::tuple&, bool>())
       .def("__call__", &GlobalStateGuard::check);
 }

@@ -14,7 +14,7 @@ import sys
 import torch
 
 from .guard import MODULE_HOOK_TABLES, Guard
-from .source import LocalSource, local_param
+from .source import ConstSource, LocalSource, const_name, local_param, type_lookup
 from .._tensor_guards import GlobalStateGuard, TensorGuards
 
 
@@ -60,13 +60,18 @@ class CheckFunction:
         self.fn_name = fn_name
         self.consts: dict[str, object] = {}
         self.shared = SharedReads([g.source for g in self.guards if g.source is not None])
+        for g in self.guards:   # objects the guards hold directly (guards/source.py ConstSource)
+            for s in _chain(g.source) if g.source is not None else ():
+                if isinstance(s, ConstSource):
+                    self.consts[const_name(s.value)] = s.value
         fused = ("TENSOR_MATCH", "GLOBAL_STATE")
         self.checks = []
         state = {g.expected[0]: g.expected[1] for g in self.guards if g.kind == "GLOBAL_STATE"}
         if state:
             # one C++ call checks grad mode, default dtype, deterministic algorithms and autocast
             fast_state = GlobalStateGuard(state["grad_enabled"], state["default_dtype"],
-                                          state["deterministic_algorithms"], state["autocast_cpu"])
+                                          state["deterministic_algorithms"], state["autocast"],
+                                          state["autocast_cache"])
             self.checks.append(f"{self._const(fast_state, 'global_state')}()")
         self.checks += [self._render(g) for g in self.guards if g.kind not in fused]
         tensor_guards = [g for g in self.guards if g.kind == "TENSOR_MATCH"]
@@ -85,7 +90,7 @@ class CheckFunction:
         py_name = "guard_" + re.sub(r"\W", "_", fn_name)  # `<lambda>`, `<genexpr>`... are not identifiers
         self.source = (f"def {py_name}({params}):\n{prologue}"
                        f"    try:\n        return ({body})\n    except Exception:\n        return False\n")
-        namespace = dict(self.consts, ___modules=sys.modules, **_SHAPE_GLOBALS)
+        namespace = dict(self.consts, **_GUARD_GLOBALS)
         exec(compile(self.source, f"<bytegraph guards for {fn_name}>", "exec"), namespace)
         self.fn = namespace[py_name]
 
@@ -137,7 +142,7 @@ class CheckFunction:
         """(guard, current value, reason) for each failing guard."""
         env = {"__func": func, "G": func.__globals__, "B": func.__builtins__}
         env.update({local_param(n): v for n, v in zip(self.arg_names, args)})
-        env.update(self.consts, ___modules=sys.modules, **_SHAPE_GLOBALS)
+        env.update(self.consts, **_GUARD_GLOBALS)
         failed = []
         for g in self.guards:
             try:
@@ -145,7 +150,10 @@ class CheckFunction:
             except Exception as e:  # noqa: BLE001 - the value is gone or changed shape
                 failed.append((g, None, f"{g.source.name()} could not be read: {type(e).__name__}: {e}"))
                 continue
-            why = g.explain(value)
+            try:
+                why = g.explain(value)
+            except Exception as e:  # noqa: BLE001 - e.g. len() of a value whose type changed
+                why = f"{g.source.name()} changed: {type(e).__name__}: {e}"
             if g.kind == "SAME_OBJECT" and value is not eval(g.expected.expr(), env):
                 why = f"{g.source.name()} is no longer the same object as {g.expected.name()}"
             if g.kind == "SHAPE":
@@ -167,6 +175,7 @@ class CheckFunction:
 
 
 _SHAPE_GLOBALS = {"math": math, "torch": torch}   # names that printed shape expressions may use
+_GUARD_GLOBALS = dict(_SHAPE_GLOBALS, ___modules=sys.modules, ___type_lookup=type_lookup)
 
 
 def tensor_spec(meta) -> tuple:

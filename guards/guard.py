@@ -6,6 +6,7 @@ and can explain, given the actual value, why it fails (for recompile reasons).
 from __future__ import annotations
 
 import dataclasses
+import types
 import weakref
 from typing import Any
 
@@ -75,6 +76,16 @@ class TensorMeta:
         return None
 
 
+def _label(obj) -> str:
+    """A readable name for a guarded object, read without running attribute hooks: a module's
+    `__getattr__` (torch.classes) or an object's `__getattribute__` may do anything, even raise."""
+    if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)):
+        return f"{obj.__qualname__} (id {id(obj)})"
+    if isinstance(obj, types.ModuleType):
+        return f"module {obj.__dict__.get('__name__')!s} (id {id(obj)})"
+    return f"{type(obj).__name__} (id {id(obj)})"
+
+
 def _dims(values) -> str:
     """A size/stride tuple with its dynamic entries shown as `*`."""
     return "[" + ", ".join("*" if v is None else str(v) for v in values) + "]"
@@ -126,6 +137,8 @@ class Guard:
 
     @staticmethod
     def constant(source, value):
+        if type(value) is set:
+            value = set(value)   # a snapshot: the guard compares with the contents as read, not the live set
         return Guard(source, "CONSTANT_MATCH", value)
 
     @staticmethod
@@ -173,8 +186,7 @@ class Guard:
         name = self.source.name() if self.source is not None else ""
         exp = self.expected
         if self.kind == "ID_MATCH":
-            obj = exp()
-            return f"{name} is {getattr(obj, '__qualname__', None) or type(obj).__name__} (id {id(obj)})"
+            return f"{name} is {_label(exp())}"
         if self.kind == "TYPE_MATCH":
             return f"type({name}) is {exp.__qualname__}"
         if self.kind == "CONSTANT_MATCH":
@@ -235,11 +247,16 @@ class Guard:
 
 MODULE_HOOK_TABLES = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
 
+# device types with an autocast state (an op on any of them may be autocast while the graph runs)
+AUTOCAST_DEVICES = ("cpu", "cuda", "xpu", "mps", "hpu", "xla", "ipu", "mtia", "privateuseone")
+
 GLOBAL_STATE_READERS = {
     "grad_enabled": torch.is_grad_enabled,
     "default_dtype": torch.get_default_dtype,
     "deterministic_algorithms": torch.are_deterministic_algorithms_enabled,
-    "autocast_cpu": lambda: torch.is_autocast_enabled("cpu"),
+    "autocast": lambda: tuple((d, torch.is_autocast_enabled(d), torch.get_autocast_dtype(d))
+                              for d in AUTOCAST_DEVICES),
+    "autocast_cache": torch.is_autocast_cache_enabled,
 }
 
 

@@ -271,3 +271,73 @@ class TensorPropertySource(Source):
 
     def root(self):
         return self.base.root()
+
+
+@dataclasses.dataclass(frozen=True)
+class ConstSource(Source):
+    """A real object the guards hold directly (a class whose attributes were read, a function whose
+    defaults were read when the object reached the trace without a source of its own). Facts read
+    from it are guarded through it, so they are re-read at run time like any other source."""
+    value: Any
+
+    def name(self):
+        return getattr(self.value, "__qualname__", None) or f"<{type(self.value).__name__} object>"
+
+    def expr(self, render=None):
+        return const_name(self.value)
+
+    def reconstruct(self, codegen):
+        codegen.load_const(self.value)
+
+    def __hash__(self):
+        return hash(id(self.value))
+
+    def __eq__(self, other):
+        return isinstance(other, ConstSource) and other.value is self.value
+
+
+def const_name(value) -> str:
+    """The name the guard function's namespace gives a ConstSource's object."""
+    return f"___const_{id(value)}"
+
+
+class _Missing:
+    """What `type_lookup` returns for an attribute that no class in the MRO defines."""
+    def __repr__(self):
+        return "<missing>"
+
+
+MISSING = _Missing()
+
+
+def type_lookup(cls, name):
+    """The raw entry `name` in the first class of `cls.__mro__` that defines it (what attribute
+    lookup on an instance finds in its class), or MISSING."""
+    for klass in cls.__mro__:
+        d = klass.__dict__
+        if name in d:
+            return d[name]
+    return MISSING
+
+
+@dataclasses.dataclass(frozen=True)
+class ClassAttrSource(Source):
+    """`name` looked up in the MRO of the class `base` without running descriptors: the function
+    object itself for a method, the staticmethod/classmethod/property object, or MISSING."""
+    base: Source
+    attr: str
+
+    def name(self):
+        return f"{self.base.name()}.__mro__[...].__dict__[{self.attr!r}]"
+
+    def expr(self, render=None):
+        return f"___type_lookup({self.base.sub_expr(render)}, {self.attr!r})"
+
+    def reconstruct(self, codegen):
+        codegen.load_callable(type_lookup)
+        self.base.reconstruct(codegen)
+        codegen.load_const(self.attr)
+        codegen.call(2)
+
+    def root(self):
+        return self.base.root()
