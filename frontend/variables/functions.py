@@ -108,22 +108,23 @@ class UserFunctionVariable(BaseUserFunction):
         return self.fn
 
     def bind(self, tx, args, kwargs):
-        from ..builder import wrap
-        from ...guards.source import AttrSource, ItemSource
-        defaults = self.fn.__defaults__ or ()
-        kwdefaults = self.fn.__kwdefaults__ or {}
-        dsrc = AttrSource(self.source, "__defaults__") if self.source else None
-        ksrc = AttrSource(self.source, "__kwdefaults__") if self.source else None
-        d = tuple(wrap(tx, v, ItemSource(dsrc, i) if dsrc else None) for i, v in enumerate(defaults))
-        k = {n: wrap(tx, v, ItemSource(ksrc, n) if ksrc else None) for n, v in kwdefaults.items()}
-        return bind_arguments(tx, self.fn.__code__, self.fn.__name__, args, kwargs, d, k)
+        from .. import reads
+        code = self.fn.__code__
+        reads.function_code(tx, self.fn, self.source)
+        positional = code.co_varnames[len(args):code.co_argcount]
+        keyword = code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
+        d, k = reads.function_defaults(tx, self.fn, self.source, any(n not in kwargs for n in positional),
+                                       any(n not in kwargs for n in keyword))
+        return bind_arguments(tx, code, self.fn.__name__, args, kwargs, d, k)
 
     def closure_cells(self, tx):
         from ...guards.source import AttrSource, ItemSource
         from .misc import CellVariable
         cells = {}
+        from ..reads import source_of
+        fn_source = source_of(self.fn, self.source)   # cells are guarded through the function, sourced or not
         for i, (name, cell) in enumerate(zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ())):
-            src = ItemSource(AttrSource(self.source, "__closure__"), i) if self.source else None
+            src = ItemSource(AttrSource(fn_source, "__closure__"), i)
             cells[name] = CellVariable.existing(tx, cell, src)
         return cells
 

@@ -1,0 +1,99 @@
+"""Guarded reads: the one place where the interpreter reads a fact from a real object while tracing.
+
+Each accessor reads one fact (what a class's MRO holds under a name, whether an instance has an
+attribute of its own, a function's defaults or code) and records the guard that keeps that fact
+true at run time, so a tracker that asks here cannot forget the guard. Values themselves are
+wrapped through their sources by `builder.wrap`, which guards them; what is read here is what
+decides *how* the program runs (which method, which default, which branch of a `hasattr`).
+
+A real object reached without a source of its own (a function found in a class, an object made
+before the frame and held by a class attribute) is guarded through a `ConstSource`: the guard
+holds the object and re-reads the fact from it on every call. Compile time only.
+"""
+from __future__ import annotations
+
+from ..guards.guard import Guard
+from ..guards.source import (MISSING, AttrSource, ClassAttrSource, ConstSource, InstanceDictSource, ItemSource,
+                             type_lookup)
+
+_IMMUTABLE_TYPE = 1 << 8   # Py_TPFLAGS_IMMUTABLETYPE: builtin and extension types cannot be changed
+
+
+def record(tx, guard: Guard) -> None:
+    if guard.source is not None:
+        tx.output.guards.add(guard)
+
+
+def source_of(real, source):
+    """`source`, or a ConstSource holding `real` when it reached the trace without one."""
+    return source if source is not None else ConstSource(real)
+
+
+def class_lookup(tx, cls: type, name: str, instance_source=None):
+    """`name` in the MRO of `cls` without descriptors (the raw class-dict entry, or MISSING), and
+    the source that re-reads it. Guarded once per class and name: the same lookup must find the same
+    object at run time (a method replaced or added on the class, or on a subclass, recompiles).
+    `instance_source`, if given, is an instance whose class this is: its exact type is guarded too."""
+    attr = type_lookup(cls, name)
+    if cls.__flags__ & _IMMUTABLE_TYPE:
+        return attr, None
+    src = ClassAttrSource(ConstSource(cls), name)
+    record(tx, Guard.id_match(src, attr))
+    if instance_source is not None:
+        record(tx, Guard.type_match(instance_source, cls))
+    return attr, src
+
+
+def instance_dict(real):
+    """The real object's `__dict__` (None if it has none), read without running a Python
+    `__getattribute__` of its class."""
+    try:
+        d = object.__getattribute__(real, "__dict__")
+    except AttributeError:
+        return None
+    return d if isinstance(d, dict) else None
+
+
+def instance_attr(tx, real, source, name: str, dict_source=None):
+    """`name` in the real object's own `__dict__` (or MISSING). Absence is guarded here; a value found
+    is guarded by the caller wrapping it through its source. `dict_source` re-reads the instance dict
+    (default: `object.__getattribute__(obj, '__dict__')`, which runs no user code)."""
+    d = instance_dict(real)
+    if d is not None and name in d:
+        return d[name]
+    if d is not None:   # (an object without a __dict__ never gets one)
+        src = dict_source or InstanceDictSource(source_of(real, source))
+        record(tx, Guard.key_absent(src, name))
+    return MISSING
+
+
+def function_code(tx, fn, source) -> None:
+    """The code a Python function runs: `f.__code__` may be reassigned on the same function object."""
+    record(tx, Guard.id_match(AttrSource(source_of(fn, source), "__code__"), fn.__code__))
+
+
+def function_defaults(tx, fn, source, need_positional: bool, need_keyword: bool):
+    """The trackers of a function's positional defaults (a tuple) and keyword-only defaults (a
+    dict), each read (and guarded) only when the call leaves some parameter of that kind unbound."""
+    from .builder import wrap
+    src = source_of(fn, source)
+    defaults, kwdefaults = (), {}
+    if need_positional:
+        dsrc = AttrSource(src, "__defaults__")
+        real = fn.__defaults__
+        if real is None:
+            record(tx, Guard.constant(dsrc, None))
+        else:
+            record(tx, Guard.type_match(dsrc, tuple))
+            record(tx, Guard.length(dsrc, len(real)))
+            defaults = tuple(wrap(tx, v, ItemSource(dsrc, i)) for i, v in enumerate(real))
+    if need_keyword:
+        ksrc = AttrSource(src, "__kwdefaults__")
+        real = fn.__kwdefaults__
+        if real is None:
+            record(tx, Guard.constant(ksrc, None))
+        else:
+            record(tx, Guard.type_match(ksrc, dict))
+            record(tx, Guard.dict_keys(ksrc, list(real)))
+            kwdefaults = {k: wrap(tx, v, ItemSource(ksrc, k)) for k, v in real.items()}
+    return defaults, kwdefaults
