@@ -97,3 +97,20 @@ def function_defaults(tx, fn, source, need_positional: bool, need_keyword: bool)
             record(tx, Guard.dict_keys(ksrc, list(real)))
             kwdefaults = {k: wrap(tx, v, ItemSource(ksrc, k)) for k, v in real.items()}
     return defaults, kwdefaults
+
+
+def mro_lookup(tx, classes, name: str):
+    """`name` in the first of `classes` (a slice of an MRO, as `super()` searches) whose dict has it:
+    (attr, source), or (MISSING, None). Each class passed over is guarded not to gain the name."""
+    for klass in classes:
+        d = klass.__dict__
+        dsrc = AttrSource(ConstSource(klass), "__dict__")
+        mutable = not klass.__flags__ & _IMMUTABLE_TYPE
+        if name in d:
+            src = ItemSource(dsrc, name) if mutable else None
+            if src is not None:
+                record(tx, Guard.id_match(src, d[name]))
+            return d[name], src
+        if mutable:
+            record(tx, Guard.key_absent(dsrc, name))
+    return MISSING, None

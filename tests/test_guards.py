@@ -271,19 +271,21 @@ class _AliasConfig:
 
 def _getattribute_calls(fn, *args):
     """(fn(*args), how many times _AliasConfig.__getattribute__ ran during the call). The probe
-    swaps in a counting wrapper for the call (guards do not check the method's identity)."""
-    original = _AliasConfig.__dict__["__getattribute__"]
+    watches calls with a profile hook (replacing the method on the class would recompile: guards
+    check the class's methods)."""
+    import sys
+    code = _AliasConfig.__dict__["__getattribute__"].__code__
     calls = []
 
-    def counting(self, key):
-        calls.append(key)
-        return original(self, key)
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code is code:
+            calls.append(frame.f_locals.get("key"))
 
-    _AliasConfig.__getattribute__ = counting
+    sys.setprofile(profile)
     try:
         result = fn(*args)
     finally:
-        _AliasConfig.__getattribute__ = original
+        sys.setprofile(None)
     return result, len(calls)
 
 

@@ -15,6 +15,7 @@ import torch
 from ..graph_break import Unsupported, user_error
 from .base import VariableTracker
 from .constant import const
+from ...guards.source import MISSING
 
 _MISSING = object()
 
@@ -30,26 +31,29 @@ def bind_descriptor(tx, obj_var, cls_owner, attr, name, attr_source=None):
     from .functions import BoundMethodVariable, UserFunctionVariable
     # looked up on a class (`object.__setattr__`, `Cls.method`), descriptors stay unbound
     is_class = isinstance(obj_var, UserDefinedClassVariable) or isinstance(obj_var.as_python_constant_or_none(), type)
+    from ...guards.source import AttrSource
+
+    def part(field):   # a read-only field of the found object, whose identity is guarded by the lookup
+        return wrap(tx, getattr(attr, field), AttrSource(attr_source, field) if attr_source else None, trusted=True)
     if isinstance(attr, staticmethod):
-        return wrap(tx, attr.__func__, None)
+        return part("__func__")
     if isinstance(attr, classmethod):
         cls_var = obj_var if is_class else wrap_class(tx, obj_var.python_type())
-        return BoundMethodVariable(fn=wrap(tx, attr.__func__, None), self_var=cls_var)
+        return BoundMethodVariable(fn=part("__func__"), self_var=cls_var)
     if isinstance(attr, property):
         if attr.fget is None:
             raise user_error(AttributeError(f"property {name!r} has no getter"))
-        return wrap(tx, attr.fget, None).call_function(tx, [obj_var], {})
+        return part("fget").call_function(tx, [obj_var], {})
     if isinstance(attr, types.FunctionType):
         if is_class:
-            return UserFunctionVariable(fn=attr)
-        return BoundMethodVariable(fn=UserFunctionVariable(fn=attr), self_var=obj_var)
+            return UserFunctionVariable(fn=attr, source=attr_source)
+        return BoundMethodVariable(fn=UserFunctionVariable(fn=attr, source=attr_source), self_var=obj_var)
     if isinstance(attr, (types.GetSetDescriptorType, types.MemberDescriptorType)) and \
             not is_class:
         # a C-level attribute slot (deque.maxlen, __slots__ entries): read it from the real object
         real = getattr(obj_var, "value", None)
         if real is None:
             raise Unsupported("unsupported_attr", name=name, obj=obj_var.describe())
-        from ...guards.source import AttrSource
         return wrap(tx, attr.__get__(real, type(real)), AttrSource(obj_var.source, name) if obj_var.source else None)
     if isinstance(attr, types.ClassMethodDescriptorType):  # dict.fromkeys, int.from_bytes...
         owner = obj_var.as_python_constant_or_none()
@@ -67,18 +71,29 @@ def bind_descriptor(tx, obj_var, cls_owner, attr, name, attr_source=None):
 
 
 def lookup_in_mro(tx, obj_var, mro, name):
-    for klass in mro:
-        if name in klass.__dict__:
-            return bind_descriptor(tx, obj_var, klass, klass.__dict__[name], name)
-    raise user_error(AttributeError(f"'super' object has no attribute '{name}'"))
+    from ..reads import mro_lookup
+    attr, src = mro_lookup(tx, mro, name)
+    if attr is MISSING:
+        raise user_error(AttributeError(f"'super' object has no attribute '{name}'"))
+    return bind_descriptor(tx, obj_var, None, attr, name, src)
 
 
 def class_attribute(tx, obj_var, cls, name):
     """`obj.name` resolved on the class (no instance dict)."""
-    for klass in cls.__mro__:
-        if name in klass.__dict__:
-            return bind_descriptor(tx, obj_var, klass, klass.__dict__[name], name)
-    raise user_error(AttributeError(f"'{cls.__name__}' object has no attribute '{name}'"))
+    from ..reads import class_lookup
+    attr, src = class_lookup(tx, cls, name)
+    if attr is MISSING:
+        raise user_error(AttributeError(f"'{cls.__name__}' object has no attribute '{name}'"))
+    return bind_descriptor(tx, obj_var, None, attr, name, src)
+
+
+def class_method(tx, var, name):
+    """The raw class-dict entry `name` in the MRO of `var`'s class (None when absent), guarded (see
+    frontend/reads.py), and its source."""
+    from ..reads import class_lookup
+    attr, src = class_lookup(tx, var.python_type(), name, getattr(var, "source", None)
+                             if getattr(var, "value", None) is not None else None)
+    return (None, None) if attr is MISSING else (attr, src)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -108,16 +123,16 @@ class UserDefinedClassVariable(VariableTracker):
         if name == "__mro__":
             from .lists import TupleVariable
             return TupleVariable(tuple(wrap_class(tx, c) for c in cls.__mro__))
-        for klass in cls.__mro__:
-            if name in klass.__dict__:
-                attr = klass.__dict__[name]
-                if isinstance(attr, (staticmethod, classmethod, types.FunctionType)):
-                    return bind_descriptor(tx, self, klass, attr, name)
-                if isinstance(attr, property):
-                    return wrap(tx, attr, None)
-                value = getattr(cls, name)
-                src = AttrSource(self.source, name) if self.source else None
-                return wrap(tx, value, src)
+        from ..reads import class_lookup
+        attr, attr_src = class_lookup(tx, cls, name)
+        if attr is not MISSING:
+            if isinstance(attr, (staticmethod, classmethod, types.FunctionType)):
+                return bind_descriptor(tx, self, None, attr, name, attr_src)
+            if isinstance(attr, property):
+                return wrap(tx, attr, attr_src, trusted=True)
+            value = getattr(cls, name)
+            src = AttrSource(self.source, name) if self.source else None
+            return wrap(tx, value, src)
         value = getattr(cls, name)  # metaclass attributes; raises AttributeError like eager
         return wrap(tx, value, AttrSource(self.source, name) if self.source else None)
 
@@ -301,16 +316,20 @@ class UserDefinedObjectVariable(VariableTracker):
         """`obj.name` by Python's protocol: a Python `__getattribute__` of the class (inlined) or the
         generic lookup, then `__getattr__` when that raised AttributeError."""
         from .functions import UserFunctionVariable
-        getattribute, getattr_fn = _attribute_hooks(self.cls)
+        getattribute, getattribute_src = class_method(tx, self, "__getattribute__")
         try:
             if isinstance(getattribute, types.FunctionType) and name != "__class__":
-                return UserFunctionVariable(fn=getattribute).call_function(tx, [self, const(name)], {})
+                return UserFunctionVariable(fn=getattribute, source=getattribute_src).call_function(
+                    tx, [self, const(name)], {})
             return self.generic_getattr(tx, name)
         except Exception as e:
             from .builtins import raised_by_user
-            if not isinstance(getattr_fn, types.FunctionType) or not raised_by_user(e, AttributeError):
+            if not raised_by_user(e, AttributeError):
                 raise
-        return UserFunctionVariable(fn=getattr_fn).call_function(tx, [self, const(name)], {})
+            getattr_fn, getattr_src = class_method(tx, self, "__getattr__")
+            if not isinstance(getattr_fn, types.FunctionType):
+                raise
+        return UserFunctionVariable(fn=getattr_fn, source=getattr_src).call_function(tx, [self, const(name)], {})
 
     def generic_getattr(self, tx, name):
         """object.__getattribute__: data descriptors, the instance's attributes, then the class."""
@@ -320,53 +339,37 @@ class UserDefinedObjectVariable(VariableTracker):
             return wrap_class(tx, self.cls)
         if name == "__dict__":
             return InstanceDictVariable(obj=self)
+        from .. import reads
         cls = self.cls
+        attr, attr_src = class_method(tx, self, name)
         # data descriptors on the class win over the instance dict
-        for klass in cls.__mro__:
-            if name in klass.__dict__:
-                attr = klass.__dict__[name]
-                if isinstance(attr, property) or (hasattr(type(attr), "__set__") and
-                                                  not isinstance(attr, types.MemberDescriptorType)):
-                    return bind_descriptor(tx, self, klass, attr, name)
-                break
+        if attr is not None and (isinstance(attr, property) or (hasattr(type(attr), "__set__") and
+                                                                not isinstance(attr, types.MemberDescriptorType))):
+            return bind_descriptor(tx, self, None, attr, name, attr_src)
         written = self.attrs(tx)
         if name in written:
             if written[name] is _MISSING:
                 raise user_error(AttributeError(f"'{cls.__name__}' object has no attribute '{name}'"))
             return written[name]
         if self.value is not None:
-            instance_dict = real_instance_dict(self.value)
-            if name in instance_dict:
-                return wrap(tx, instance_dict[name], instance_attr_source(self, name))
-        for index, klass in enumerate(cls.__mro__):
-            if name in klass.__dict__:
-                attr = klass.__dict__[name]
-                if isinstance(attr, types.MemberDescriptorType) and self.value is not None:
-                    return wrap(tx, attr.__get__(self.value, cls), AttrSource(self.source, name) if self.source
-                                else None)
-                self._guard_class_attribute(tx, index, name, attr)
-                return bind_descriptor(tx, self, klass, attr, name)
+            own = reads.instance_attr(tx, self.value, self.source, name, self._dict_source())
+            if own is not MISSING:
+                return wrap(tx, own, instance_attr_source(self, name))
+        if attr is not None:
+            if isinstance(attr, types.MemberDescriptorType) and self.value is not None:
+                return wrap(tx, attr.__get__(self.value, cls), AttrSource(self.source, name) if self.source else None)
+            return bind_descriptor(tx, self, None, attr, name, attr_src)
         raise user_error(AttributeError(f"'{cls.__name__}' object has no attribute '{name}'"))
 
-    def _guard_class_attribute(self, tx, mro_index, name, attr):
-        """`obj.name` came from the class: guard that the class still holds that object and that the
-        instance does not shadow it (an attribute assigned after compiling recompiles)."""
-        from ...guards.guard import Guard
-        from ...guards.source import AttrSource, InstanceDictSource, ItemSource, TypeSource
-        if self.source is None or self.value is None:
-            return
-        if hasattr(self.value, "__dict__"):
-            tx.output.guards.add(Guard.key_absent(InstanceDictSource(self.source), name))
-        if isinstance(attr, types.FunctionType) and isinstance(self.value, torch.nn.Module):
-            return  # methods of modules: the module's identity is guarded, its class is taken as fixed
-        owner = ItemSource(AttrSource(TypeSource(self.source), "__mro__"), mro_index)
-        tx.output.guards.add(Guard.id_match(ItemSource(AttrSource(owner, "__dict__"), name), attr))
+    def _dict_source(self):
+        from ...guards.source import InstanceDictSource
+        return InstanceDictSource(self.source) if self.source is not None else None
 
     def setattr(self, tx, name, value):
-        setattr_fn = inspect.getattr_static(self.cls, "__setattr__", object.__setattr__)
+        setattr_fn, setattr_src = class_method(tx, self, "__setattr__")
         if isinstance(setattr_fn, types.FunctionType):   # a Python __setattr__ (a frozen dataclass's too)
             from .functions import UserFunctionVariable
-            UserFunctionVariable(fn=setattr_fn).call_function(tx, [self, const(name), value], {})
+            UserFunctionVariable(fn=setattr_fn, source=setattr_src).call_function(tx, [self, const(name), value], {})
             return
         if setattr_fn is not object.__setattr__:
             raise Unsupported("unsupported_op", what=f"{self.cls.__name__}.__setattr__")
@@ -374,14 +377,17 @@ class UserDefinedObjectVariable(VariableTracker):
 
     def generic_setattr(self, tx, name, value):
         """object.__setattr__: a property's setter, or the instance's attributes."""
-        for klass in self.cls.__mro__:
-            attr = klass.__dict__.get(name)
-            if isinstance(attr, property):
-                if attr.fset is None:
-                    raise user_error(AttributeError(f"property '{name}' of '{self.cls.__name__}' object has no setter"))
-                from ..builder import wrap
-                wrap(tx, attr.fset, None).call_function(tx, [self, value], {})
-                return
+        attr, attr_src = class_method(tx, self, name)
+        if isinstance(attr, property):
+            if attr.fset is None:
+                raise user_error(AttributeError(f"property '{name}' of '{self.cls.__name__}' object has no setter"))
+            from ..builder import wrap
+            from ...guards.source import AttrSource
+            wrap(tx, attr.fset, AttrSource(attr_src, "fset") if attr_src else None, trusted=True).call_function(
+                tx, [self, value], {})
+            return
+        if hasattr(type(attr), "__set__") and not isinstance(attr, types.MemberDescriptorType):
+            raise Unsupported("unsupported_attr", name=name, obj=f"{self.cls.__name__} (custom descriptor)")
         attrs = dict(self.attrs(tx))
         attrs[name] = value
         tx.output.side_effects.store(self, attrs)
@@ -395,10 +401,10 @@ class UserDefinedObjectVariable(VariableTracker):
         return self.call_method(tx, "__call__", args, kwargs)
 
     def call_method(self, tx, name, args, kwargs):
-        method = inspect.getattr_static(self.cls, name, None)
+        method, method_src = class_method(tx, self, name)
         if isinstance(method, types.FunctionType):
             from .functions import UserFunctionVariable
-            return UserFunctionVariable(fn=method).call_function(tx, [self] + list(args), kwargs)
+            return UserFunctionVariable(fn=method, source=method_src).call_function(tx, [self] + list(args), kwargs)
         if name == "__eq__" and method is object.__eq__ or name in ("__eq__", "__ne__") and method is None:
             other = args[0]
             same = other is self or (self.value is not None and getattr(other, "value", None) is self.value)
@@ -417,7 +423,7 @@ class UserDefinedObjectVariable(VariableTracker):
 
     def truth(self, tx):
         for name in ("__bool__", "__len__"):
-            method = inspect.getattr_static(self.cls, name, None)
+            method, _ = class_method(tx, self, name)
             if isinstance(method, types.FunctionType):
                 result = self.call_method(tx, name, [], {})
                 return bool(result.as_python_constant()) if result.is_python_constant() else result.truth(tx)
@@ -425,7 +431,7 @@ class UserDefinedObjectVariable(VariableTracker):
         if store is not None:
             return store.truth(tx)
         if self.value is not None and not isinstance(self.value, torch.nn.Module) and \
-                inspect.getattr_static(self.cls, "__len__", None) is not None:
+                class_method(tx, self, "__len__")[0] is not None:
             raise Unsupported("unsupported_op", what=f"truth value of {self.describe()}")
         return True
 
@@ -470,7 +476,7 @@ def call_user_dunder(tx, var, name, args):
     silently fall back to another meaning."""
     if not isinstance(var, UserDefinedObjectVariable):
         return None
-    if not isinstance(inspect.getattr_static(var.cls, name, None), types.FunctionType):
+    if not isinstance(class_method(tx, var, name)[0], types.FunctionType):
         return None
     result = var.call_method(tx, name, list(args), {})
     if result.is_python_constant() and result.as_python_constant() is NotImplemented:
