@@ -157,9 +157,11 @@ class NNModuleVariable(UserDefinedObjectVariable):
     # -- calling ----------------------------------------------------------------
     def call_function(self, tx, args, kwargs):
         from ..builder import wrap
-        from .functions import UserFunctionVariable
         from .lists import TupleVariable
         module = self.module
+        from .user_defined import class_method
+        if class_method(tx, self, "__call__")[0] is not torch.nn.Module.__dict__["__call__"]:
+            raise Unsupported("unsupported_call", fn=self.describe(), detail=" (its class overrides __call__)")
         self._guard_hooks(tx)
         if torch.nn.modules.module._global_forward_hooks or torch.nn.modules.module._global_forward_pre_hooks:
             raise Unsupported("unsupported_op", what="global module hooks")
@@ -172,12 +174,9 @@ class NNModuleVariable(UserDefinedObjectVariable):
                 tx, [self, TupleVariable(tuple(args))], {})
             if not (result.is_python_constant() and result.as_python_constant() is None):
                 args = list(result.items) if isinstance(result, TupleVariable) else [result]
-        forward = type(module).forward
-        if "forward" in module.__dict__:
-            output = wrap(tx, module.__dict__["forward"], self._attr_source("forward")).call_function(
-                tx, list(args), kwargs)
-        else:
-            output = UserFunctionVariable(fn=forward).call_function(tx, [self] + list(args), kwargs)
+        # `forward` as `module.forward` finds it: replaced on the instance or on the class, the read
+        # is guarded (frontend/reads.py)
+        output = self.var_getattr(tx, "forward").call_function(tx, list(args), kwargs)
         for hook_id, hook in module._forward_hooks.items():
             if hook_id in module._forward_hooks_with_kwargs:
                 raise Unsupported("unsupported_op", what="forward hooks with kwargs")

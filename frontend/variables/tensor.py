@@ -67,12 +67,22 @@ class TensorVariable(VariableTracker):
         if callable(attr):
             from .functions import BoundMethodVariable
             return BoundMethodVariable(TensorMethod(name), self)
-        if not hasattr(torch.Tensor, name):
-            real = tx.output.real_value_of(self) if self.is_graph_input() else None
-            if real is None or name not in getattr(real, "__dict__", {}):
-                # no such attribute on tensors (`hasattr(x, "jax")`): the same error as eager
-                owner = type(example).__name__ if real is None else type(real).__name__
-                raise user_error(AttributeError(f"'{owner}' object has no attribute '{name}'"))
+        if not hasattr(self.cls, name):   # (the class is guarded with the tensor)
+            # an attribute of this tensor object's own (`x.test = ...`; `hasattr(x, "test")`): read from
+            # the real input, its presence or absence guarded
+            real = tx.output.real_value_of(self) if self.is_graph_input() and self.source is not None else None
+            if real is not None:
+                from .. import reads
+                from ...guards.source import AttrSource, ItemSource
+                dict_source = AttrSource(self.source, "__dict__")
+                own = reads.instance_attr(tx, real, self.source, name, dict_source)
+                if own is not reads.MISSING:
+                    from ..builder import wrap
+                    return wrap(tx, own, ItemSource(dict_source, name))
+                raise user_error(AttributeError(f"'{type(real).__name__}' object has no attribute '{name}'"))
+            if not self.is_graph_input():
+                # made while tracing: it has no attributes of its own (a write would be in side effects)
+                raise user_error(AttributeError(f"'{type(example).__name__}' object has no attribute '{name}'"))
         raise Unsupported("unsupported_attr", name=name, obj="a tensor")
 
     def call_method(self, tx, name, args, kwargs):
