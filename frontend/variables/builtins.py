@@ -148,11 +148,13 @@ def _unbound_builtin_method(tx, fn, args, kwargs):
         if args[1:] or kwargs:
             store.call_method(tx, "update", list(args[1:]), kwargs)
         return const(None)
-    missing = inspect.getattr_static(obj.cls, "__missing__", None)
-    if name == "__getitem__" and isinstance(missing, types.FunctionType) and len(args) == 2 and \
-            store.lookup(tx, args[1]) is None:
-        from .functions import UserFunctionVariable
-        return UserFunctionVariable(fn=missing).call_function(tx, [obj, args[1]], {})   # dict calls __missing__
+    if name == "__getitem__" and len(args) == 2 and store.lookup(tx, args[1]) is None:
+        from .user_defined import class_method
+        missing, missing_src = class_method(tx, obj, "__missing__")
+        if isinstance(missing, types.FunctionType):
+            from .functions import UserFunctionVariable
+            return UserFunctionVariable(fn=missing, source=missing_src).call_function(
+                tx, [obj, args[1]], {})   # dict calls __missing__
     return store.call_method(tx, name, list(args[1:]), kwargs)
 
 

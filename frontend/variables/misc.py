@@ -97,8 +97,16 @@ class PythonModuleVariable(VariableTracker):
         from ...guards.source import AttrSource
         if name in ("__name__", "__file__", "__package__"):
             return const(getattr(self.value, name))
-        value = getattr(self.value, name)
-        return wrap(tx, value, AttrSource(self.source, name) if self.source else None, trusted=self.is_trusted())
+        if self.is_trusted():
+            return wrap(tx, getattr(self.value, name), AttrSource(self.source, name) if self.source else None,
+                        trusted=True)
+        from .. import reads
+        value = reads.instance_attr(tx, self.value, self.source, name)   # absence guarded
+        if value is reads.MISSING:
+            if "__getattr__" in self.value.__dict__:
+                raise Unsupported("unsupported_attr", name=name, obj=f"{self.describe()} (module __getattr__)")
+            value = getattr(self.value, name)   # ModuleType's own attributes, or AttributeError as eager
+        return wrap(tx, value, AttrSource(self.source, name) if self.source else None)
 
     def is_trusted(self) -> bool:
         """Attributes of torch and the standard library are taken as constants (not guarded)."""

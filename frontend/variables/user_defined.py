@@ -144,11 +144,11 @@ class UserDefinedClassVariable(VariableTracker):
         if issubclass(cls, tuple) and hasattr(cls, "_fields"):
             from .functions import bind_arguments
             from .lists import NamedTupleVariable
+            from .. import reads
             new = cls.__new__
-            defaults = tuple(const(d) for d in (getattr(cls, "_field_defaults", {}) or {}).values())
-            defaults = defaults[-len(new.__defaults__ or ()):] if new.__defaults__ else ()
-            bound = bind_arguments(tx, new.__code__, cls.__name__, [self] + list(args), kwargs,
-                                   tuple(const(d) for d in (new.__defaults__ or ())), {})
+            reads.class_lookup(tx, cls, "__new__")
+            defaults, _ = reads.function_defaults(tx, new, None, True, False)
+            bound = bind_arguments(tx, new.__code__, cls.__name__, [self] + list(args), kwargs, defaults, {})
             return NamedTupleVariable(tuple(bound[f] for f in cls._fields), cls=cls)
         if issubclass(cls, enum.Enum) and len(args) == 1 and args[0].is_python_constant():
             return const(cls(args[0].as_python_constant()))
@@ -157,6 +157,9 @@ class UserDefinedClassVariable(VariableTracker):
                                                                           "compiled code)")
         if issubclass(cls, dict) and cls.__new__ is dict.__new__ and cls.__module__ != "builtins":
             return self._new_dict_subclass(tx, args, kwargs)
+        from ..reads import class_lookup
+        class_lookup(tx, cls, "__new__")    # what creating and initializing the object runs is decided here
+        class_lookup(tx, cls, "__init__")
         if cls.__new__ is not object.__new__ or (cls.__init__ is not object.__init__ and
                                                  not isinstance(inspect.getattr_static(cls, "__init__"),
                                                                 types.FunctionType)):
