@@ -115,3 +115,12 @@ def mro_lookup(tx, classes, name: str):
         if mutable:
             record(tx, Guard.key_absent(dsrc, name))
     return MISSING, None
+
+
+def mapping_lookup(tx, mapping: dict, mapping_source, name: str):
+    """`mapping[name]` (a globals or builtins dict) or MISSING; absence is guarded (a global defined
+    later, shadowing a builtin or answering a NameError, recompiles)."""
+    if name in mapping:
+        return mapping[name]
+    record(tx, Guard.key_absent(source_of(mapping, mapping_source), name))
+    return MISSING

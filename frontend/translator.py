@@ -14,7 +14,7 @@ import traceback
 import types
 import weakref
 
-from ..guards.source import GlobalSource, ModuleGlobalSource
+from ..guards.source import ConstSource, GlobalSource, ItemSource, ModuleGlobalSource, NamespaceSource
 from ..logs import enabled, log
 from .graph_break import Unsupported, fold, user_error
 from .variables.base import VariableTracker
@@ -363,21 +363,26 @@ class InstructionTranslatorBase:
         module = self.f_globals.get("__name__")
         if module in sys.modules and vars(sys.modules[module]) is self.f_globals:
             return ModuleGlobalSource(module, name)
-        return None
+        # globals of no imported module (exec'd code): the dict is fixed for the inlined function
+        return ItemSource(ConstSource(self.f_globals), name)
 
     def load_global(self, name):
+        from . import reads
         from .builder import wrap
         root = self.root()
-        if self.f_globals is root.f_globals:
+        is_root = self.f_globals is root.f_globals
+        if is_root:
             effects = self.output.side_effects
             if name in effects.globals:
                 return effects.globals[name]
             if name in effects.deleted_globals:
                 raise user_error(NameError(f"name '{name}' is not defined"))
-        if name in self.f_globals:
-            return wrap(self, self.f_globals[name], self.global_source(name))
-        if name in self.f_builtins:
-            return wrap(self, self.f_builtins[name], None, trusted=True)
+        value = reads.mapping_lookup(self, self.f_globals, NamespaceSource("G") if is_root else None, name)
+        if value is not reads.MISSING:
+            return wrap(self, value, self.global_source(name))
+        value = reads.mapping_lookup(self, self.f_builtins, NamespaceSource("B") if is_root else None, name)
+        if value is not reads.MISSING:
+            return wrap(self, value, None, trusted=True)
         raise user_error(NameError(f"name '{name}' is not defined"))
 
     def store_global(self, name, value):

@@ -83,9 +83,9 @@ class CheckFunction:
         params = ", ".join(["__func"] + [local_param(n) for n in arg_names])
         body = " and\n            ".join(f"({c})" for c in self.checks) or "True"
         prologue = ""
-        if any("G[" in c for c in self.checks):
+        if any(re.search(r"\bG\b", c) for c in self.checks):
             prologue += "    G = __func.__globals__\n"
-        if any("B[" in c for c in self.checks):
+        if any(re.search(r"\bB\b", c) for c in self.checks):
             prologue += "    B = __func.__builtins__\n"
         py_name = "guard_" + re.sub(r"\W", "_", fn_name)  # `<lambda>`, `<genexpr>`... are not identifiers
         self.source = (f"def {py_name}({params}):\n{prologue}"

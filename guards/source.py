@@ -76,6 +76,22 @@ class GlobalSource(Source):
 
 
 @dataclasses.dataclass(frozen=True)
+class NamespaceSource(Source):
+    """The frame function's globals (`G`) or builtins (`B`) dict itself (to guard that a name is
+    absent from it)."""
+    which: str   # "G" or "B"
+
+    def name(self):
+        return self.which
+
+    def expr(self, render=None):
+        return self.which
+
+    def reconstruct(self, codegen):
+        raise NotImplementedError("a frame's globals/builtins dict is not rebuilt")
+
+
+@dataclasses.dataclass(frozen=True)
 class BuiltinSource(Source):
     builtin_name: str
 
