@@ -150,6 +150,7 @@ def _wrap(tx, value, source, trusted):
         return SetVariable.create(tx, [ConstantVariable(v) for v in value], type(value), source=source)
     if isinstance(value, torch.nn.Module):
         guard(Guard.id_match(source, value))
+        guard(Guard.type_match(source, type(value)))   # (`__class__` can be reassigned on the same object)
         if source is not None:
             tx.output.module_sources.add(source)
         return NNModuleVariable(value=value, cls=type(value), source=source)

@@ -8,8 +8,6 @@ every container kind, closure cells, module attributes, nn.Module attributes, su
 defaults, tensor attributes, class attributes, function defaults); for each program a list of
 mutations (in place and by rebinding) applied between calls. After every mutation the compiled
 result must equal eager, and the first call must have been captured in one graph."""
-import collections
-import dataclasses
 import sys
 import types
 from unittest.mock import patch
@@ -337,7 +335,8 @@ PROGRAMS = {
                    ["S.add(3)", "S.discard(1)", "S = {4}", "S.clear()"]),
     "global frozenset": ("S = frozenset({1, 2})\ndef fn(x):\n    return x * len(S) + (3 in S)",
                          ["S = frozenset({3})", "S = {1, 2, 3}"]),
-    "global OrderedDict": ("D = collections.OrderedDict(a=1, b=2)\ndef fn(x):\n    return x * (list(D)[0] == 'a') + D['a']",
+    "global OrderedDict": ("D = collections.OrderedDict(a=1, b=2)\ndef fn(x):\n"
+                           "    return x * (list(D)[0] == 'a') + D['a']",
                            ["D.move_to_end('a')", "D['a'] = 3"]),
     "global defaultdict": ("D = collections.defaultdict(int, a=1)\ndef fn(x):\n    return x * D['a'] + len(D)",
                            ["D['a'] = 4", "D['b'] += 1"]),
@@ -420,7 +419,26 @@ PROGRAMS = {
     "nn.ModuleList": ("class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
                       "        self.layers = nn.ModuleList([nn.Identity()])\n    def forward(self, x):\n"
                       "        for l in self.layers:\n            x = l(x) + 1\n        return x\nMOD = M()\n"
-                      "def fn(x):\n    return MOD(x)", ["MOD.layers.append(nn.Identity())", "MOD.layers[0] = nn.ReLU()"]),
+                      "def fn(x):\n    return MOD(x)",
+                      ["MOD.layers.append(nn.Identity())", "MOD.layers[0] = nn.ReLU()"]),
+    "nn.Module parameters()": ("class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                               "        self.lin = nn.Linear(2, 2)\n    def forward(self, x):\n"
+                               "        ps = list(self.parameters())\n"
+                               "        return x * len(ps) + len(list(self.children())) + len(list(self.buffers()))\n"
+                               "MOD = M()\ndef fn(x):\n    return MOD(x)",
+                               ["MOD.register_parameter('extra', nn.Parameter(torch.ones(3)))",
+                                "MOD.lin.register_buffer('bb', torch.ones(1))", "MOD.add_module('l2', nn.Identity())",
+                                "del MOD.lin"]),
+    "nn.Module isinstance": ("MOD = nn.Linear(2, 2)\nclass L2(nn.Linear):\n    pass\ndef fn(x):\n"
+                             "    return x + 1 if type(MOD) is nn.Linear and not isinstance(MOD, L2) else x * 2",
+                             ["MOD.__class__ = L2"]),
+    "nn.Module hasattr": ("MOD = nn.Linear(2, 2)\ndef fn(x):\n    return x + 1 if hasattr(MOD, 'extra') else x * 2",
+                          ["MOD.register_buffer('extra', torch.ones(1))", "del MOD.extra",
+                           "MOD.extra = nn.Identity()", "del MOD.extra; MOD.extra = 3"]),
+    "callable and signature": ("import inspect\nclass C:\n    pass\nO = C()\ndef g(a, b=1):\n    pass\n"
+                               "def fn(x):\n    return x * callable(O) + len(inspect.signature(g).parameters)",
+                               ["C.__call__ = lambda self: 0", "g.__code__ = (lambda a, b, c=2: 0).__code__; "
+                                "g.__defaults__ = (1, 2)"]),
     "global grad mode": ("def fn(x):\n    return x * 2", ["torch.set_grad_enabled(False)", "UNDO"]),
     "global default dtype": ("def fn(x):\n    return x + torch.ones(2)", ["torch.set_default_dtype(torch.float64)",
                                                                           "UNDO"]),

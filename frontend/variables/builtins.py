@@ -476,7 +476,11 @@ def _callable(tx, obj):
     if obj.is_python_constant():
         return const(callable(obj.as_python_constant()))
     # an instance is callable when its class (not its metaclass) defines __call__
-    return const(any("__call__" in vars(k) for k in obj.python_type().__mro__))
+    from ..reads import MISSING, class_lookup
+    from .user_defined import UserDefinedObjectVariable, class_method
+    if isinstance(obj, UserDefinedObjectVariable):
+        return const(class_method(tx, obj, "__call__")[0] is not None)
+    return const(class_lookup(tx, obj.python_type(), "__call__")[0] is not MISSING)
 
 
 def _id(tx, obj):
@@ -735,11 +739,16 @@ def real_callable(var):
 
 
 def _signature(tx, fn, **kwargs):
-    """inspect.signature(f): computed from the real function now. The result is immutable and
-    depends only on the function, whose identity is already guarded where it was read."""
+    """inspect.signature(f): computed from the real function now. The result is immutable; it
+    depends on the function's identity (guarded where it was read), code and defaults (guarded here)."""
     real = real_callable(fn)
     if real is None or kwargs:
         raise Unsupported("unsupported_call", fn="inspect.signature", detail=f" on {fn.describe()}")
+    from .functions import UserFunctionVariable
+    if isinstance(fn, UserFunctionVariable):   # the signature comes from the code and the defaults
+        from .. import reads
+        reads.function_code(tx, fn.fn, fn.source)
+        reads.function_defaults(tx, fn.fn, fn.source, True, True)
     return ConstantVariable(inspect.signature(real))
 
 

@@ -171,7 +171,7 @@ class UserDefinedClassVariable(VariableTracker):
             if cls.__new__ is not object.__new__:
                 raise Unsupported("unsupported_call", fn=self.describe(), detail=" (custom __new__)")
         obj = UserDefinedObjectVariable.create_new(tx, cls)
-        init = inspect.getattr_static(cls, "__init__")
+        init, _ = class_method(tx, obj, "__init__")
         if isinstance(init, types.FunctionType):
             obj.var_getattr(tx, "__init__").call_function(tx, args, kwargs)
         elif args or kwargs:
@@ -184,7 +184,7 @@ class UserDefinedClassVariable(VariableTracker):
         to the items."""
         cls = self.value
         obj = UserDefinedObjectVariable.create_new(tx, cls)
-        init = inspect.getattr_static(cls, "__init__")
+        init, _ = class_method(tx, obj, "__init__")
         if isinstance(init, types.FunctionType):
             obj.var_getattr(tx, "__init__").call_function(tx, args, kwargs)
         elif args or kwargs:
