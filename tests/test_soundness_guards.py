@@ -303,6 +303,31 @@ def test_guard_overhead_one_class_guard_per_class():
     assert len(one) == len(twelve)
 
 
+def test_real_objects_are_read_through_the_guarded_accessors():
+    """The interpreter reads class entries, defaults and instance attributes of real objects only in
+    frontend/reads.py (which records the guard); elsewhere such a read would be unguarded."""
+    import pathlib
+    import re
+    root = pathlib.Path(bytegraph.__file__).resolve().parent / "frontend"
+    if not root.exists():   # installed as one package: frontend/ sits next to compiler/
+        root = pathlib.Path(__file__).resolve().parent.parent / "frontend"
+    pattern = re.compile(r"\.__(kw)?defaults__\b(?!\s*=[^=])|getattr_static\(|klass\.__dict__\[")
+    assert (root / "reads.py").exists() and (root / "variables" / "user_defined.py").exists()
+    allowed = {"_attribute_hooks"}   # picks the form of a source only (see its docstring)
+    offenders = []
+    for path in root.rglob("*.py"):
+        if path.name == "reads.py":
+            continue
+        function = ""
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            m = re.match(r"\s*def (\w+)", line)
+            if m:
+                function = m.group(1)
+            if pattern.search(line) and function not in allowed:
+                offenders.append(f"{path.name}:{number}: {line.strip()}")
+    assert not offenders, "\n".join(offenders)
+
+
 # -- the guard-completeness harness ---------------------------------------------------------------
 #
 # Each program is source text run in a fresh module namespace (so its globals are real globals);

@@ -158,18 +158,11 @@ class UserDefinedClassVariable(VariableTracker):
         if issubclass(cls, dict) and cls.__new__ is dict.__new__ and cls.__module__ != "builtins":
             return self._new_dict_subclass(tx, args, kwargs)
         from ..reads import class_lookup
-        class_lookup(tx, cls, "__new__")    # what creating and initializing the object runs is decided here
-        class_lookup(tx, cls, "__init__")
-        if cls.__new__ is not object.__new__ or (cls.__init__ is not object.__init__ and
-                                                 not isinstance(inspect.getattr_static(cls, "__init__"),
-                                                                types.FunctionType)):
-            if cls.__module__ == "builtins" or not all(
-                    isinstance(inspect.getattr_static(c, "__new__", object.__new__), (staticmethod,
-                                                                                     types.BuiltinMethodType))
-                    for c in cls.__mro__):
-                raise Unsupported("unsupported_call", fn=self.describe(), detail=" (custom __new__)")
-            if cls.__new__ is not object.__new__:
-                raise Unsupported("unsupported_call", fn=self.describe(), detail=" (custom __new__)")
+        new, _ = class_lookup(tx, cls, "__new__")   # what creating and initializing the object runs
+        init, _ = class_lookup(tx, cls, "__init__")
+        if new is not object.__dict__["__new__"] or (cls.__module__ == "builtins" and not isinstance(
+                init, types.FunctionType) and init is not object.__dict__["__init__"]):
+            raise Unsupported("unsupported_call", fn=self.describe(), detail=" (custom __new__)")
         obj = UserDefinedObjectVariable.create_new(tx, cls)
         init, _ = class_method(tx, obj, "__init__")
         if isinstance(init, types.FunctionType):
@@ -233,7 +226,9 @@ _READ_ONLY_DICT_METHODS = {"get", "__getitem__", "__contains__", "__len__", "key
 
 @functools.lru_cache(maxsize=4096)
 def _attribute_hooks(cls):
-    """The class's Python `__getattribute__` and `__getattr__` (None when it has none)."""
+    """The class's Python `__getattribute__` and `__getattr__` (None when it has none). Only chooses
+    how guards re-read an attribute (both forms are exact); tracing reads the hooks through
+    `class_method`, which guards them."""
     getattribute = inspect.getattr_static(cls, "__getattribute__", None)
     getattr_fn = inspect.getattr_static(cls, "__getattr__", None)
     return (getattribute if isinstance(getattribute, types.FunctionType) else None,
