@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import inspect
 
 from ..graph_break import Unsupported, user_error
 from .base import NotConstant, VariableTracker
@@ -23,6 +24,11 @@ def hashable_key(var):
         return ("__tensor__", var.proxy.node)
     if isinstance(var, SymNodeVariable):
         return var.evaluate()   # a symbolic number hashes as its value: specialized, with a guard
+    from .user_defined import UserDefinedObjectVariable
+    if isinstance(var, UserDefinedObjectVariable) and any(
+            inspect.getattr_static(var.cls, name, None) is not getattr(object, name) for name in ("__eq__", "__hash__")):
+        # a lookup would run the class's own __hash__/__eq__ (and match keys of other types)
+        raise Unsupported("unsupported_op", what=f"a {var.cls.__name__} key with its own __hash__ or __eq__")
     if var.source is not None:
         return ("__source__", var.source)
     return ("__id__", id(var))
@@ -180,10 +186,13 @@ class DictVariable(VariableTracker):
             merged = DictVariable.create(tx, pairs, self.cls, self.default_factory)
             merged.call_method(tx, "update", args, {})
             return merged
-        if name == "__eq__" and isinstance(args[0], DictVariable):
+        if name in ("__eq__", "__ne__") and isinstance(args[0], DictVariable):
             from .builtins import compare_equal
             a, b = self.as_mapping(tx), args[0].as_mapping(tx)
-            return const(a.keys() == b.keys() and all(compare_equal(tx, a[k][1], b[k][1]) for k in a))
+            equal = a.keys() == b.keys() and all(compare_equal(tx, a[k][1], b[k][1]) for k in a)
+            if equal and self.cls is collections.OrderedDict and args[0].cls is collections.OrderedDict:
+                equal = list(a) == list(b)      # two OrderedDicts compare in order too
+            return const(equal if name == "__eq__" else not equal)
         return super().call_method(tx, name, args, kwargs)
 
     def as_python_constant(self):
@@ -241,12 +250,39 @@ class DictViewVariable(VariableTracker):
         if name == "__iter__":
             from .iterators import ListIteratorVariable
             return ListIteratorVariable.create(tx, self.unpack(tx))
+        if name in ("__eq__", "__ne__") and self.kind in ("keys", "items"):
+            equal = self._set_equal(tx, args[0])
+            if equal is None:
+                return const(NotImplemented)
+            return const(equal if name == "__eq__" else not equal)
         if name in ("__and__", "__or__", "__sub__", "__xor__") and self.kind == "keys":
             mine = {hashable_key(k): k for k in self.unpack(tx)}
             theirs = {hashable_key(k): k for k in tx.unpack_iterable(args[0])}
             keys = getattr(set(mine), name)(set(theirs))
             return SetVariable.create(tx, [mine.get(k) or theirs[k] for k in keys])
         return super().call_method(tx, name, args, kwargs)
+
+    def _set_equal(self, tx, other):
+        """keys()/items() compare as sets with any set-like (None: not a set-like, NotImplemented)."""
+        from .builtins import compare_equal
+        if isinstance(other, DictViewVariable) and other.kind in ("keys", "items"):
+            theirs = other.unpack(tx)
+        elif isinstance(other, SetVariable):
+            theirs = other.unpack(tx)
+        else:
+            return None
+        mine = self.unpack(tx)
+        if len(mine) != len(theirs):
+            return False
+        if self.kind == "keys" and not (isinstance(other, DictViewVariable) and other.kind == "items"):
+            return {hashable_key(k) for k in mine} == {hashable_key(k) for k in theirs}
+        if self.kind == "items" and isinstance(other, DictViewVariable) and other.kind == "items":
+            for k, v in other.dict_var.pairs(tx):
+                found = self.dict_var.lookup(tx, k)
+                if found is None or not compare_equal(tx, found, v):
+                    return False
+            return True
+        raise Unsupported("unsupported_op", what=f"comparing {self.kind}() with {other.describe()}")
 
     def reconstruct(self, codegen):
         codegen.reconstruct(self.dict_var)
