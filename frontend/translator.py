@@ -225,6 +225,9 @@ class InstructionTranslatorBase:
         if isinstance(obj, UserDefinedObjectVariable) and not hasattr(obj, "children_vars"):
             it = obj.call_method(self, "__iter__", [], {})
             return it
+        from .variables.dicts import DictVariable, DictViewVariable, SetVariable
+        if isinstance(obj, (DictVariable, DictViewVariable, SetVariable)):
+            return obj.call_method(self, "__iter__", [], {})   # live: sees changes made while iterating
         return ListIteratorVariable.create(self, obj.unpack(self))
 
     def getitem(self, obj, index):

@@ -88,7 +88,7 @@ class DictVariable(VariableTracker):
 
     def call_method(self, tx, name, args, kwargs):
         from .lists import TupleVariable
-        from .iterators import ListIteratorVariable
+        from .iterators import ContainerIteratorVariable
         pairs = self.pairs(tx)
         if name == "__getitem__":
             found = self.lookup(tx, args[0])
@@ -172,7 +172,7 @@ class DictVariable(VariableTracker):
         if name == "items":
             return DictViewVariable.create(tx, self, "items")
         if name == "__iter__":
-            return ListIteratorVariable.create(tx, [k for k, _ in pairs])
+            return ContainerIteratorVariable.create(tx, self, "keys")
         if name == "move_to_end" and self.cls is collections.OrderedDict:
             mapping = self.as_mapping(tx)
             key = hashable_key(args[0])
@@ -248,8 +248,8 @@ class DictViewVariable(VariableTracker):
             from .builtins import compare_equal
             return const(any(compare_equal(tx, i, args[0]) for i in self.unpack(tx)))
         if name == "__iter__":
-            from .iterators import ListIteratorVariable
-            return ListIteratorVariable.create(tx, self.unpack(tx))
+            from .iterators import ContainerIteratorVariable
+            return ContainerIteratorVariable.create(tx, self.dict_var, self.kind)
         if name in ("__eq__", "__ne__") and self.kind in ("keys", "items"):
             equal = self._set_equal(tx, args[0])
             if equal is None:
@@ -346,8 +346,8 @@ class SetVariable(VariableTracker):
             tx.output.side_effects.store(self, tuple(keys.values()))
             return const(None)
         if name == "__iter__":
-            from .iterators import ListIteratorVariable
-            return ListIteratorVariable.create(tx, self.items(tx))
+            from .iterators import ContainerIteratorVariable
+            return ContainerIteratorVariable.create(tx, self, "set")
         if name in ("union", "__or__", "intersection", "__and__", "difference", "__sub__",
                     "symmetric_difference", "__xor__", "issubset", "issuperset", "__le__", "__ge__",
                     "__lt__", "__gt__", "__eq__", "isdisjoint"):

@@ -91,6 +91,90 @@ class ListIteratorVariable(IteratorVariable):
         codegen.call(1)
 
 
+_BROKEN = "broken"    # the container changed size: every later next() raises again, as in CPython
+
+
+def advanced(it, n):
+    """`it` after `n` items (rebuilds an iterator over a dict or set at its position)."""
+    for _ in range(n):
+        next(it)
+    return it
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ContainerIteratorVariable(IteratorVariable):
+    """iter() of a dict, of one of its views, or of a set: each step reads the container as it is
+    now, and raises RuntimeError once its size changed, as CPython's iterators do. A change that
+    keeps the size (a key replaced) is not modelled: CPython's answer depends on its hash table.
+    State in SideEffects: (position, keys when created), _BROKEN, or None when exhausted."""
+    container: VariableTracker = None    # a DictVariable or SetVariable
+    kind: str = "keys"                   # keys / values / items of a dict, or "set"
+
+    @staticmethod
+    def create(tx, container, kind):
+        var = ContainerIteratorVariable(container=container, kind=kind)
+        tx.output.side_effects.track(var, (0, tuple(k for k, _ in var._entries(tx))))
+        return var
+
+    def _entries(self, tx):
+        from .dicts import hashable_key
+        from .lists import TupleVariable
+        if self.kind == "set":
+            return [(hashable_key(i), i) for i in self.container.items(tx)]
+        pairs = self.container.pairs(tx)
+        if self.kind == "keys":
+            return [(hashable_key(k), k) for k, _ in pairs]
+        if self.kind == "values":
+            return [(hashable_key(k), v) for k, v in pairs]
+        return [(hashable_key(k), TupleVariable((k, v))) for k, v in pairs]
+
+    def python_type(self):
+        if self.kind == "set":
+            return type(iter(set()))
+        return type(iter(getattr({}, self.kind)()))
+
+    def describe(self):
+        return f"{self.container.describe()} {self.kind} iterator"
+
+    def next_item(self, tx):
+        state = tx.output.side_effects.get(self)
+        if state is None:
+            raise StopIterationSignal()
+        entries = self._entries(tx)
+        if state == _BROKEN or len(entries) != len(state[1]):
+            tx.output.side_effects.track(self, _BROKEN)
+            what = "Set" if self.kind == "set" else "dictionary"
+            raise user_error(RuntimeError(f"{what} changed size during iteration"))
+        position, keys = state
+        if tuple(k for k, _ in entries) != keys:
+            raise Unsupported("unsupported_op", what=f"a {self.container.describe()} whose keys changed "
+                                                     "(same size) while iterating it")
+        if position >= len(entries):
+            tx.output.side_effects.track(self, None)
+            raise StopIterationSignal()
+        tx.output.side_effects.track(self, (position + 1, keys))
+        return entries[position][1]
+
+    def reconstruct(self, codegen):
+        state = codegen.tx.output.side_effects.get(self)
+        entries = self._entries(codegen.tx)
+        if state is None:
+            position = len(entries)
+        elif state == _BROKEN or tuple(k for k, _ in entries) != state[1]:
+            raise Unsupported("unsupported_op", what=f"rebuilding {self.describe()} after its container changed")
+        else:
+            position = state[0]
+        codegen.load_callable(advanced)
+        codegen.load_global_builtin("iter")
+        codegen.reconstruct(self.container)
+        if self.kind in ("values", "items"):
+            codegen.load_method(self.kind)
+            codegen.call_method(0)
+        codegen.call(1)
+        codegen.load_const(position)
+        codegen.call(2)
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class GeneratorVariable(IteratorVariable):
     """A generator made by calling a user generator function (or a generator expression) while
