@@ -26,7 +26,8 @@ def hashable_key(var):
         return var.evaluate()   # a symbolic number hashes as its value: specialized, with a guard
     from .user_defined import UserDefinedObjectVariable
     if isinstance(var, UserDefinedObjectVariable) and any(
-            inspect.getattr_static(var.cls, name, None) is not getattr(object, name) for name in ("__eq__", "__hash__")):
+            inspect.getattr_static(var.cls, name, None) is not getattr(object, name)
+            for name in ("__eq__", "__hash__")):
         # a lookup would run the class's own __hash__/__eq__ (and match keys of other types)
         raise Unsupported("unsupported_op", what=f"a {var.cls.__name__} key with its own __hash__ or __eq__")
     if var.source is not None:

@@ -237,7 +237,19 @@ class ListVariable(BaseSequence):
             return ListVariable.create(tx, items)
         if name == "sort":
             from .builtins import sorted_items
-            self.set_items(tx, sorted_items(tx, items, kwargs))
+            if args or set(kwargs) - {"key", "reverse"}:
+                raise Unsupported("unsupported_call", fn="list.sort", detail=" with these arguments")
+            self.set_items(tx, ())     # CPython empties the list while sorting: a key function sees []
+            emptied = self.get_items(tx)
+            try:
+                ordered = sorted_items(tx, items, kwargs)
+            except Exception:
+                self.set_items(tx, items)   # a failing key leaves the list as it was
+                raise
+            modified = self.get_items(tx) is not emptied
+            self.set_items(tx, ordered)    # what the key function did to the list is dropped
+            if modified:
+                raise user_error(ValueError("list modified during sort"))
             return const(None)
         if name == "__setitem__":
             index = args[0].as_python_constant()
