@@ -23,6 +23,7 @@ _SYMBOLS = {"__add__": "+", "__sub__": "-", "__mul__": "*", "__truediv__": "/", 
             "__mod__": "%", "__pow__": "** or pow()", "__and__": "&", "__or__": "|", "__xor__": "^",
             "__matmul__": "@", "__lshift__": "<<", "__rshift__": ">>", "__lt__": "<", "__le__": "<=",
             "__gt__": ">", "__ge__": ">="}
+_EQUALITY_ONLY = (dict, range, complex, type(None))   # their ordering methods answer NotImplemented
 _NUMBERS = (int, bool, float, complex)   # their arithmetic methods also take only these operands
 _COMPARE_NAMES = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"}
 
@@ -66,7 +67,7 @@ def dunder(tx, x, name, y):
         other = _type_of(y)
         if other is None:
             raise Unsupported("unsupported_op", what=f"{name} of {x.describe()} with {y.describe()}")
-        if not issubclass(other, _COMPARABLE[cls]):
+        if not issubclass(other, _COMPARABLE[cls]) or (cls in _EQUALITY_ONLY and name not in ("__eq__", "__ne__")):
             return NOT_IMPLEMENTED
     if x.is_python_constant() and hasattr(y, "next_item"):
         # a constant's method would read the iterator's items first (see python_value)

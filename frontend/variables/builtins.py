@@ -286,7 +286,9 @@ def _minmax(fn):
 
 def _sum(tx, iterable, /, start=None):
     if start is not None and start.python_type() in (str, bytes, bytearray):
-        return None   # sum() refuses strings: the real builtin raises
+        kind = start.python_type()
+        what, join = ("strings", "''") if kind is str else (kind.__name__, "b''")
+        raise user_error(TypeError(f"sum() can't sum {what} [use {join}.join(seq) instead]"))
     result = start if start is not None else const(0)
     for item in tx.unpack_iterable(iterable):
         result = tx.binary_op(operator.add, result, item)
