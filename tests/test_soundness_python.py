@@ -257,7 +257,7 @@ def test_dict_mutated_during_iteration_raises():
             except RuntimeError as e:
                 out.append(str(e))
         return x + 1, out
-    assert check(h, torch.ones(1), breaks=0)[1][1] == ["dictionary changed size during iteration"] * 2
+    assert check(h, torch.ones(1), breaks=0)[1] == ["dictionary changed size during iteration"] * 2
 
 
 def test_dict_values_changed_during_iteration_is_fine():
