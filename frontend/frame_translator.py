@@ -255,15 +255,18 @@ class InstructionTranslator(InstructionTranslatorBase):
         counts: dict = {}
         for v in values:
             counts[id(v)] = counts.get(id(v), 0) + 1
-        from .variables.iterators import ListIteratorVariable
-        iter_slots = {id(v) for v in prefix if isinstance(v, ListIteratorVariable) and counts[id(v)] == 1}
+        from .variables.iterators import ListIteratorVariable, ListSequenceIteratorVariable
+        # (a list iterator travels as the list's remaining items: a change the resumed loop makes
+        # to the list is not seen by it)
+        iter_slots = {id(v) for v in prefix if isinstance(v, (ListIteratorVariable, ListSequenceIteratorVariable))
+                      and counts[id(v)] == 1}
 
         cg = self._codegen_graph_prefix(values)
         for v in values:
             if v in cg.temps or _is_torch_context_exit(v, autocast_type):
                 continue
             if id(v) in iter_slots:
-                items = self.output.side_effects.get(v)
+                items = v.remaining_items(self)
                 for item in items:
                     cg.reconstruct(item)
                 cg.build_tuple(len(items))
@@ -533,7 +536,7 @@ def _collect_graph_values(tx, roots) -> list:
     from .variables.ctx import WithExitVariable
     from .variables.dicts import DictVariable, SetVariable
     from .variables.functions import BoundMethodVariable, NestedFunctionVariable, PartialVariable
-    from .variables.iterators import ListIteratorVariable
+    from .variables.iterators import ListIteratorVariable, ListSequenceIteratorVariable
     from .variables.lists import BaseSequence, SliceVariable
     from .variables.user_defined import UserDefinedObjectVariable
     seen, found, nodes = set(), [], set()
@@ -558,6 +561,8 @@ def _collect_graph_values(tx, roots) -> list:
         elif isinstance(var, (SetVariable, ListIteratorVariable)):
             for item in effects.get(var):
                 visit(item)
+        elif isinstance(var, ListSequenceIteratorVariable):
+            visit(var.seq)
         elif isinstance(var, UserDefinedObjectVariable) and effects.is_tracked(var):
             for v in effects.get(var).values():
                 if isinstance(v, VariableTracker):

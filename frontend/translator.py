@@ -226,7 +226,8 @@ class InstructionTranslatorBase:
             it = obj.call_method(self, "__iter__", [], {})
             return it
         from .variables.dicts import DictVariable, DictViewVariable, SetVariable
-        if isinstance(obj, (DictVariable, DictViewVariable, SetVariable)):
+        from .variables.lists import ListVariable
+        if isinstance(obj, (DictVariable, DictViewVariable, SetVariable, ListVariable)):
             return obj.call_method(self, "__iter__", [], {})   # live: sees changes made while iterating
         return ListIteratorVariable.create(self, obj.unpack(self))
 

@@ -340,3 +340,44 @@ def test_match_uses_the_type_flags():
         return x + 1, y, classify(p), classify(p2), classify("ab"), classify(range(2)), classify({})
     got = check(f, torch.ones(1), Parent(), Parent2(), breaks=0)
     assert got[1:] == (0, "map", "seq", None, "seq", "map")
+
+
+def test_list_mutated_during_iteration_is_seen():
+    def f(x):
+        todo = [1, 2]
+        seen = []
+        for v in todo:           # a work list: items appended while iterating are visited
+            seen.append(v)
+            if v < 3:
+                todo.append(v + 2)
+        gone = [1, 2, 3]
+        kept = []
+        for v in gone:           # removing shifts the items under the iterator
+            kept.append(v)
+            gone.remove(v)
+        back = [1, 2, 3]
+        rev = []
+        for v in reversed(back):
+            rev.append(v)
+            if v == 3:
+                back.pop()
+        return x + 1, seen, todo, kept, gone, rev
+    got = check(f, torch.ones(1), breaks=0)
+    assert got[1:] == ([1, 2, 3, 4], [1, 2, 3, 4], [1, 3], [2], [3, 2, 1])
+
+
+def test_iterator_types_kept():
+    import itertools
+
+    def f(x):
+        return (x + 1, type(itertools.combinations("abcd", 3)).__name__, type(iter([1])).__name__,
+                type(reversed([1])).__name__, type(itertools.islice([1, 2], 1)).__name__,
+                type(reversed((1, 2))).__name__, type(iter({1: 2})).__name__, type(iter({1})).__name__)
+    got = check(f, torch.ones(1), breaks=0)
+    assert got[1:] == ("combinations", "list_iterator", "list_reverseiterator", "islice", "reversed",
+                       "dict_keyiterator", "set_iterator")
+
+    def g(x):
+        return x + 1, itertools.combinations("abc", 2)     # not rebuilt as another type: runs eagerly
+    want, got = g(torch.ones(1)), bytegraph.compile(g, backend=CompileCounter())(torch.ones(1))
+    assert type(got[1]) is type(want[1]) and list(got[1]) == list(want[1])

@@ -15,6 +15,7 @@ from typing import Any, Callable
 from ..graph_break import Unsupported, fold, user_error
 from .base import VariableTracker
 from .constant import ConstantVariable, const
+from .lists import BaseSequence
 
 # Pure functions folded when every argument is a constant.
 _PURE_MODULES = (math, operator)
@@ -321,11 +322,15 @@ def _sorted(tx, iterable, /, *, key=None, reverse=None):
 
 def _reversed(tx, seq, /):
     from .iterators import ListIteratorVariable
-    if seq.python_type() in (dict,) or not hasattr(seq, "get_items") and seq.python_type() not in (range,):
-        items = tx.unpack_iterable(seq)
-    else:
-        items = tx.unpack_iterable(seq)
-    return ListIteratorVariable.create(tx, items[::-1], "reversed")
+    from .lists import ListVariable
+    if isinstance(seq, ListVariable):
+        return seq.call_method(tx, "__reversed__", [], {})     # live over the list, as CPython's
+    cls = seq.python_type()
+    if cls in (tuple, str, bytes) or (isinstance(seq, BaseSequence) and cls is not collections.deque):
+        return ListIteratorVariable.create(tx, tx.unpack_iterable(seq)[::-1], "reversed")
+    if cls is range:
+        return ListIteratorVariable.create(tx, tx.unpack_iterable(seq)[::-1], "range_iterator")
+    raise Unsupported("unsupported_call", fn="reversed", detail=f" on {seq.describe()}")
 
 
 def _enumerate(tx, iterable, start=None):
@@ -714,7 +719,8 @@ def _islice(tx, iterable, /, *args):
         return None
     from .iterators import ListIteratorVariable
     items = _eager_items(tx, iterable, "islice")
-    return ListIteratorVariable.create(tx, list(itertools.islice(items, *[a.as_python_constant() for a in args])))
+    return ListIteratorVariable.create(tx, list(itertools.islice(items, *[a.as_python_constant() for a in args])),
+                                       "islice")
 
 
 def _accumulate(tx, iterable, func=None, *, initial=None):

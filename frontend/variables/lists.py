@@ -269,6 +269,9 @@ class ListVariable(BaseSequence):
         if name == "__imul__":
             self.set_items(tx, items * args[0].as_python_constant())
             return self
+        if name in ("__iter__", "__reversed__"):
+            from .iterators import ListSequenceIteratorVariable
+            return ListSequenceIteratorVariable.create(tx, self, reverse=name == "__reversed__")
         return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, codegen):
