@@ -49,6 +49,7 @@ class PyCodegen:
         self.graph_outputs_local = graph_outputs_local
         self.output_index = output_index or {}   # fx node -> index in the graph's outputs
         self.temps: dict = {}                    # tracker -> local holding its rebuilt value
+        self.building: set = set()               # ids of trackers being rebuilt (to catch cycles)
         self.cellvars = set(tx.code.co_cellvars)
         self.freevars = set(tx.code.co_freevars)
 
@@ -193,7 +194,14 @@ class PyCodegen:
             self.reconstruct(var.self_var)
             self.load_attr(name)
             return
-        var.reconstruct(self)
+        building = self.building
+        if id(var) in building:    # a container that holds itself: not rebuilt item by item
+            raise Unsupported("unsupported_op", what=f"rebuilding {var.describe()} that contains itself")
+        building.add(id(var))
+        try:
+            var.reconstruct(self)
+        finally:
+            building.discard(id(var))
 
     def store_temp(self) -> str:
         """Pop the top of the stack into a fresh local; returns its name."""

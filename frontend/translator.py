@@ -161,6 +161,11 @@ class InstructionTranslatorBase:
                             "".join(traceback.format_exception(e)), logging.DEBUG)
                     raise Unsupported("unsupported_op", what=f"{type(e).__name__} while tracing ({e})") from e
                 self.handle_exception(ExceptionVariable(cls=type(e), args=tuple(const(a) for a in e.args)))
+            except Exception as e:
+                if not getattr(e, "bytegraph_user_exception", False):
+                    raise
+                # the program's own, of a kind not listed above (MemoryError from a folded `[0] * n`)
+                self.handle_exception(ExceptionVariable(cls=type(e), args=tuple(const(a) for a in e.args)))
 
     def maybe_checkpoint(self, ins):
         """Hook: the root translator snapshots its state before instructions it can break at."""

@@ -381,3 +381,23 @@ def test_iterator_types_kept():
         return x + 1, itertools.combinations("abc", 2)     # not rebuilt as another type: runs eagerly
     want, got = g(torch.ones(1)), bytegraph.compile(g, backend=CompileCounter())(torch.ones(1))
     assert type(got[1]) is type(want[1]) and list(got[1]) == list(want[1])
+
+
+def test_repr_of_self_referencing_containers():
+    def f(x):
+        d = {}
+        d[1] = d
+        lst = [1]
+        lst.append(lst)
+        return x + 1, repr(d), repr(lst), repr([(1, "a"), {2: None}])
+    got = check(f, torch.ones(1), breaks=0)
+    assert got[1:3] == ("{1: {...}}", "[1, [...]]")
+
+
+def test_folded_sequence_repeat_raises_memory_error():
+    def f(x):
+        try:
+            return x + 1, len([4] * sys.maxsize)
+        except MemoryError:
+            return x + 2, "MemoryError"
+    assert check(f, torch.ones(1), breaks=0)[1] == "MemoryError"

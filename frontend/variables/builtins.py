@@ -530,6 +530,13 @@ def _id(tx, obj, /):
 def _repr(tx, obj, /):
     if obj.is_python_constant():
         return const(repr(obj.as_python_constant()))
+    from .base import NotConstant
+    from .constant import python_value
+    if obj.python_type() in (list, tuple, dict, set, frozenset) and not hasattr(obj, "next_item"):
+        try:     # builtin containers of constants: the real repr, self-references included
+            return const(repr(python_value(tx, obj)))
+        except NotConstant:
+            pass
     return tx.call_method_on(obj, "__repr__", [], {})
 
 

@@ -6,7 +6,7 @@ import operator
 
 import torch
 
-from ..graph_break import Unsupported, user_error
+from ..graph_break import Unsupported, fold, user_error
 from .base import NotConstant, VariableTracker
 from .constant import ConstantVariable, const
 
@@ -67,7 +67,7 @@ class BaseSequence(VariableTracker):
         if name in ("__add__",) and isinstance(args[0], BaseSequence):
             return self.rebuild(tx, items + tuple(args[0].get_items(tx)))
         if name in ("__mul__", "__rmul__") and args[0].is_python_constant():
-            return self.rebuild(tx, items * args[0].as_python_constant())
+            return self.rebuild(tx, fold(operator.mul, items, args[0].as_python_constant()))
         if name == "__iter__":
             from .iterators import ListIteratorVariable
             return ListIteratorVariable.create(tx, items)
@@ -267,7 +267,7 @@ class ListVariable(BaseSequence):
             self.set_items(tx, items + tx.unpack_iterable(args[0]))
             return self
         if name == "__imul__":
-            self.set_items(tx, items * args[0].as_python_constant())
+            self.set_items(tx, fold(operator.mul, items, args[0].as_python_constant()))
             return self
         if name in ("__iter__", "__reversed__"):
             from .iterators import ListSequenceIteratorVariable
