@@ -531,6 +531,20 @@ def _native_instr(ins) -> Instr:
     return Instr(ins.opname)
 
 
+def _had_attribute(obj, name) -> bool:
+    """Whether the real object has `name` in its instance dict or a filled slot (no user code runs)."""
+    if name in (getattr(obj, "__dict__", None) or {}):
+        return True
+    slot = inspect.getattr_static(type(obj), name, None)
+    if isinstance(slot, types.MemberDescriptorType):
+        try:
+            slot.__get__(obj)
+            return True
+        except AttributeError:
+            return False
+    return False
+
+
 def _collect_graph_values(tx, roots) -> list:
     """Tensors and symbolic values reachable from the roots, in a stable order, without duplicates."""
     from .variables.ctx import WithExitVariable
@@ -650,14 +664,18 @@ def _replay_side_effects(tx, cg, own_cells=False):
                 cg.pop_top()
     for var in effects.mutated_in_order():
         if isinstance(var, UserDefinedObjectVariable):
+            # the traced writes already went through the class's own __setattr__/__delattr__ (a
+            # frozen dataclass's raises): what is left is object's, which they are written back with
             for name, value in effects.get(var).items():
-                if value is _MISSING:
-                    var.source.reconstruct(cg)
-                    cg.append(Instr("DELETE_ATTR", name))
-                else:
+                if value is _MISSING and not _had_attribute(var.value, name):
+                    continue        # set and deleted again while tracing
+                cg.load_callable(object.__delattr__ if value is _MISSING else object.__setattr__)
+                var.source.reconstruct(cg)
+                cg.load_const(name)
+                if value is not _MISSING:
                     cg.reconstruct(value)
-                    var.source.reconstruct(cg)
-                    cg.store_attr(name)
+                cg.call(2 if value is _MISSING else 3)
+                cg.pop_top()
     for name, temp in global_values:
         cg.load_temp(temp)
         cg.append(Instr("STORE_GLOBAL", name))

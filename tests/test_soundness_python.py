@@ -401,3 +401,34 @@ def test_folded_sequence_repeat_raises_memory_error():
         except MemoryError:
             return x + 2, "MemoryError"
     assert check(f, torch.ones(1), breaks=0)[1] == "MemoryError"
+
+
+class _Frozen:
+    """Writes attributes only through object.__setattr__ (like a frozen dataclass)."""
+
+    def __init__(self, x):
+        object.__setattr__(self, "x", x)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+def test_object_setattr_written_back_without_the_class_setattr():
+    def f(x, obj):
+        object.__setattr__(obj, "x", 5)
+        object.__setattr__(obj, "y", 6)
+        object.__delattr__(obj, "y")
+        return x + obj.x
+    obj, obj2 = _Frozen(1), _Frozen(1)
+    want = f(torch.ones(1), obj)
+    cnt = CompileCounter()
+    got = bytegraph.compile(f, backend=cnt)(torch.ones(1), obj2)
+    assert torch.equal(got, want) and vars(obj2) == vars(obj) == {"x": 5}
+    assert cnt.frame_count == 1
+
+    def g(x):
+        return x + _Frozen(3).x      # a frozen dataclass's __init__ made this way
+    check(g, torch.ones(1), breaks=0)
