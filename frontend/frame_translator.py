@@ -270,7 +270,7 @@ class InstructionTranslator(InstructionTranslatorBase):
                 for item in items:
                     cg.reconstruct(item)
                 cg.build_tuple(len(items))
-                name = f"__bytegraph_tmp{len(cg.temps)}"
+                name = cg.new_temp_name()
                 cg.append(Instr("STORE_FAST", name))
                 cg.temps[v] = name
             else:
@@ -666,9 +666,17 @@ def _replay_side_effects(tx, cg, own_cells=False):
         if isinstance(var, UserDefinedObjectVariable):
             # the traced writes already went through the class's own __setattr__/__delattr__ (a
             # frozen dataclass's raises): what is left is object's, which they are written back with
+            # (a tracker with its own setattr model, an nn.Module's, is written back through the class)
+            generic = type(var).setattr is UserDefinedObjectVariable.setattr
             for name, value in effects.get(var).items():
-                if value is _MISSING and not _had_attribute(var.value, name):
+                if generic and value is _MISSING and not _had_attribute(var.value, name):
                     continue        # set and deleted again while tracing
+                if not generic:
+                    if value is not _MISSING:
+                        cg.reconstruct(value)
+                    var.source.reconstruct(cg)
+                    cg.append(Instr("DELETE_ATTR", name) if value is _MISSING else Instr("STORE_ATTR", name))
+                    continue
                 cg.load_callable(object.__delattr__ if value is _MISSING else object.__setattr__)
                 var.source.reconstruct(cg)
                 cg.load_const(name)

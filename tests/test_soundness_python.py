@@ -432,3 +432,35 @@ def test_object_setattr_written_back_without_the_class_setattr():
     def g(x):
         return x + _Frozen(3).x      # a frozen dataclass's __init__ made this way
     check(g, torch.ones(1), breaks=0)
+
+
+class _Made:
+    @classmethod
+    def cm(cls):
+        return (cls, "A")
+
+
+class _MadeD(_Made):
+    def cm(self):
+        return (self, super().cm(), "D")
+
+
+@bytegraph.disable
+def _first_is(a, b):
+    return a[0] is b
+
+
+def test_object_made_in_frame_keeps_its_identity_across_a_break():
+    def f(x):
+        d = _MadeD()
+        y = x + 1
+        return y, _first_is(d.cm(), d)      # `d` reaches the eager call twice: one object
+    got = check(f, torch.ones(1), frames=1, breaks=1)
+    assert got[1] is True
+
+    def g(x):
+        items = []
+        pair = (items, [items])
+        y = x + 1
+        return y, _first_is(pair[1], pair[0])
+    assert check(g, torch.ones(1), frames=1, breaks=1)[1] is True
