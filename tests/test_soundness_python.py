@@ -464,3 +464,18 @@ def test_object_made_in_frame_keeps_its_identity_across_a_break():
         y = x + 1
         return y, _first_is(pair[1], pair[0])
     assert check(g, torch.ones(1), frames=1, breaks=1)[1] is True
+
+
+def test_container_methods_use_every_argument():
+    def f(x):
+        items = [1, 2, 1, 2]
+        return x + 1, items.index(1, 1), items.index(2, -2, 4), (3, 4, 3).index(3, 1)
+    assert check(f, torch.ones(1), breaks=0)[1:] == (2, 3, 2)
+
+    def g(x, items):
+        y = x + 1
+        try:
+            return y, items.index(1, 0, 1, 5)        # too many arguments: not dropped
+        except TypeError as e:
+            return y, str(e)
+    check(g, torch.ones(1), [1, 2], breaks=1)

@@ -6,7 +6,7 @@ import dataclasses
 import inspect
 
 from ..graph_break import Unsupported, user_error
-from .base import NotConstant, VariableTracker
+from .base import NotConstant, VariableTracker, check_modelled_arguments
 from .constant import const
 
 
@@ -90,6 +90,11 @@ class DictVariable(VariableTracker):
     def call_method(self, tx, name, args, kwargs):
         from .lists import TupleVariable
         from .iterators import ContainerIteratorVariable
+        check_modelled_arguments(self.describe(), name, args, kwargs, _DICT_ARITY,
+                                 {"update": ("*",), "popitem": ("last",), "move_to_end": ("last",)})
+        if name == "update" and args and not isinstance(args[0], DictVariable) and \
+                hasattr(args[0].python_type(), "keys"):      # a mapping: CPython calls its keys()
+            raise Unsupported("unsupported_call", fn=f"{self.describe()}.update", detail=" with a mapping argument")
         pairs = self.pairs(tx)
         if name == "__getitem__":
             found = self.lookup(tx, args[0])
@@ -325,6 +330,7 @@ class SetVariable(VariableTracker):
 
     def call_method(self, tx, name, args, kwargs):
         keys = self.keys(tx)
+        check_modelled_arguments(self.cls.__name__, name, args, kwargs, _SET_ARITY)
         if name == "add":
             keys.setdefault(hashable_key(args[0]), args[0])
             tx.output.side_effects.store(self, tuple(keys.values()))
@@ -386,3 +392,11 @@ class SetVariable(VariableTracker):
         codegen.build_set(len(items))
         if self.cls is frozenset:
             codegen.call(1)
+
+
+# the positional arguments each modelled method takes (see check_modelled_arguments)
+_DICT_ARITY = {"__getitem__": 1, "get": 2, "__contains__": 1, "__len__": 0, "__setitem__": 2, "setdefault": 2,
+               "__delitem__": 1, "pop": 2, "popitem": 1, "update": 1, "clear": 0, "copy": 0, "keys": 0,
+               "values": 0, "items": 0, "__iter__": 0, "move_to_end": 2}
+_SET_ARITY = {"add": 1, "discard": 1, "remove": 1, "__contains__": 1, "__len__": 0, "__iter__": 0, "copy": 0,
+              "pop": 0, "clear": 0}
