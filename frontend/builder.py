@@ -117,6 +117,11 @@ def _wrap(tx, value, source, trusted):
     if isinstance(value, torch.Size):
         guard(Guard.constant(source, value))
         return SizeVariable(tuple(ConstantVariable(v) for v in value), source=source)
+    if isinstance(value, tuple) and hasattr(type(value), "n_fields") and is_constant_value(value):
+        # a struct sequence of constants (sys.float_info): immutable, kept as the real object so
+        # its type and named fields stay
+        guard(Guard.constant(source, value))
+        return ConstantVariable(value, source=source)
     if isinstance(value, tuple):
         guard(Guard.type_match(source, type(value)))
         guard(Guard.length(source, len(value)))

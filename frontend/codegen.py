@@ -49,6 +49,8 @@ class PyCodegen:
         self.graph_outputs_local = graph_outputs_local
         self.output_index = output_index or {}   # fx node -> index in the graph's outputs
         self.temps: dict = {}                    # tracker -> local holding its rebuilt value
+        self.temp_count = 0                      # temporaries named so far
+        self.building: set = set()               # ids of trackers being rebuilt (to catch cycles)
         self.cellvars = set(tx.code.co_cellvars)
         self.freevars = set(tx.code.co_freevars)
 
@@ -193,11 +195,28 @@ class PyCodegen:
             self.reconstruct(var.self_var)
             self.load_attr(name)
             return
-        var.reconstruct(self)
+        building = self.building
+        if id(var) in building:    # a container that holds itself: not rebuilt item by item
+            raise Unsupported("unsupported_op", what=f"rebuilding {var.describe()} that contains itself")
+        building.add(id(var))
+        try:
+            var.reconstruct(self)
+        finally:
+            building.discard(id(var))
+        if var.source is None and _has_identity(var):
+            # an object made while tracing, reachable twice (`d` and `(d, ...)`): built once
+            name = self.new_temp_name()
+            self.append(Instr("COPY", 1), Instr("STORE_FAST", name))
+            self.temps[var] = name
+
+    def new_temp_name(self) -> str:
+        """A local name no other temporary of this code uses."""
+        self.temp_count += 1
+        return f"__bytegraph_tmp{self.temp_count}"
 
     def store_temp(self) -> str:
         """Pop the top of the stack into a fresh local; returns its name."""
-        name = f"__bytegraph_tmp{len(self.temps)}_{len(self.instructions)}"
+        name = self.new_temp_name()
         self.append(Instr("STORE_FAST", name))
         return name
 
@@ -207,7 +226,7 @@ class PyCodegen:
     def reconstruct_to_temp(self, var):
         """Rebuild once and keep the object in a local, so later uses see the same object."""
         self.reconstruct(var)
-        name = f"__bytegraph_tmp{len(self.temps)}"
+        name = self.new_temp_name()
         self.append(Instr("STORE_FAST", name))
         self.temps[var] = name
 
@@ -272,7 +291,7 @@ class PyCodegen:
             self.call(1)
         else:
             self.call(0)
-        name = f"__bytegraph_tmp{len(self.temps)}"
+        name = self.new_temp_name()
         self.append(Instr("STORE_FAST", name))
         self.temps[cell] = name
         self.append(Instr("LOAD_FAST", name))
@@ -341,3 +360,11 @@ def new_code(template: types.CodeType, body: list, prefix: list, nargs: int, nam
         from .resume import assemble
         return assemble(bc, template)
     return bc.to_code()
+
+
+def _has_identity(var) -> bool:
+    """Mutable objects, whose identity the program can see (`is`, shared mutation)."""
+    from .variables.dicts import DictVariable, SetVariable
+    from .variables.lists import DequeVariable, ListVariable
+    from .variables.user_defined import UserDefinedObjectVariable
+    return isinstance(var, (UserDefinedObjectVariable, ListVariable, DictVariable, SetVariable, DequeVariable))

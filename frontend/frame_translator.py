@@ -255,19 +255,22 @@ class InstructionTranslator(InstructionTranslatorBase):
         counts: dict = {}
         for v in values:
             counts[id(v)] = counts.get(id(v), 0) + 1
-        from .variables.iterators import ListIteratorVariable
-        iter_slots = {id(v) for v in prefix if isinstance(v, ListIteratorVariable) and counts[id(v)] == 1}
+        from .variables.iterators import ListIteratorVariable, ListSequenceIteratorVariable
+        # (a list iterator travels as the list's remaining items: a change the resumed loop makes
+        # to the list is not seen by it)
+        iter_slots = {id(v) for v in prefix if isinstance(v, (ListIteratorVariable, ListSequenceIteratorVariable))
+                      and counts[id(v)] == 1}
 
         cg = self._codegen_graph_prefix(values)
         for v in values:
             if v in cg.temps or _is_torch_context_exit(v, autocast_type):
                 continue
             if id(v) in iter_slots:
-                items = self.output.side_effects.get(v)
+                items = v.remaining_items(self)
                 for item in items:
                     cg.reconstruct(item)
                 cg.build_tuple(len(items))
-                name = f"__bytegraph_tmp{len(cg.temps)}"
+                name = cg.new_temp_name()
                 cg.append(Instr("STORE_FAST", name))
                 cg.temps[v] = name
             else:
@@ -528,12 +531,26 @@ def _native_instr(ins) -> Instr:
     return Instr(ins.opname)
 
 
+def _had_attribute(obj, name) -> bool:
+    """Whether the real object has `name` in its instance dict or a filled slot (no user code runs)."""
+    if name in (getattr(obj, "__dict__", None) or {}):
+        return True
+    slot = inspect.getattr_static(type(obj), name, None)
+    if isinstance(slot, types.MemberDescriptorType):
+        try:
+            slot.__get__(obj)
+            return True
+        except AttributeError:
+            return False
+    return False
+
+
 def _collect_graph_values(tx, roots) -> list:
     """Tensors and symbolic values reachable from the roots, in a stable order, without duplicates."""
     from .variables.ctx import WithExitVariable
     from .variables.dicts import DictVariable, SetVariable
     from .variables.functions import BoundMethodVariable, NestedFunctionVariable, PartialVariable
-    from .variables.iterators import ListIteratorVariable
+    from .variables.iterators import ListIteratorVariable, ListSequenceIteratorVariable
     from .variables.lists import BaseSequence, SliceVariable
     from .variables.user_defined import UserDefinedObjectVariable
     seen, found, nodes = set(), [], set()
@@ -558,6 +575,8 @@ def _collect_graph_values(tx, roots) -> list:
         elif isinstance(var, (SetVariable, ListIteratorVariable)):
             for item in effects.get(var):
                 visit(item)
+        elif isinstance(var, ListSequenceIteratorVariable):
+            visit(var.seq)
         elif isinstance(var, UserDefinedObjectVariable) and effects.is_tracked(var):
             for v in effects.get(var).values():
                 if isinstance(v, VariableTracker):
@@ -645,14 +664,26 @@ def _replay_side_effects(tx, cg, own_cells=False):
                 cg.pop_top()
     for var in effects.mutated_in_order():
         if isinstance(var, UserDefinedObjectVariable):
+            # the traced writes already went through the class's own __setattr__/__delattr__ (a
+            # frozen dataclass's raises): what is left is object's, which they are written back with
+            # (a tracker with its own setattr model, an nn.Module's, is written back through the class)
+            generic = type(var).setattr is UserDefinedObjectVariable.setattr
             for name, value in effects.get(var).items():
-                if value is _MISSING:
+                if generic and value is _MISSING and not _had_attribute(var.value, name):
+                    continue        # set and deleted again while tracing
+                if not generic:
+                    if value is not _MISSING:
+                        cg.reconstruct(value)
                     var.source.reconstruct(cg)
-                    cg.append(Instr("DELETE_ATTR", name))
-                else:
+                    cg.append(Instr("DELETE_ATTR", name) if value is _MISSING else Instr("STORE_ATTR", name))
+                    continue
+                cg.load_callable(object.__delattr__ if value is _MISSING else object.__setattr__)
+                var.source.reconstruct(cg)
+                cg.load_const(name)
+                if value is not _MISSING:
                     cg.reconstruct(value)
-                    var.source.reconstruct(cg)
-                    cg.store_attr(name)
+                cg.call(2 if value is _MISSING else 3)
+                cg.pop_top()
     for name, temp in global_values:
         cg.load_temp(temp)
         cg.append(Instr("STORE_GLOBAL", name))

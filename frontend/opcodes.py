@@ -631,15 +631,20 @@ def raise_varargs(tx, ins):
 
 
 # -- pattern matching --------------------------------------------------------------------
+# CPython matches `case {...}` / `case [...]` by these flags of the subject's type, which
+# `collections.abc.Mapping.register(cls)` and subclassing set
+_TPFLAGS_SEQUENCE = 1 << 5
+_TPFLAGS_MAPPING = 1 << 6
+
+
 @handler("MATCH_MAPPING")
 def match_mapping(tx, ins):
-    tx.push(const(isinstance(tx.stack[-1], DictVariable)))
+    tx.push(const(bool(tx.stack[-1].python_type().__flags__ & _TPFLAGS_MAPPING)))
 
 
 @handler("MATCH_SEQUENCE")
 def match_sequence(tx, ins):
-    subject = tx.stack[-1]
-    tx.push(const(hasattr(subject, "get_items") and subject.python_type() not in (str, bytes)))
+    tx.push(const(bool(tx.stack[-1].python_type().__flags__ & _TPFLAGS_SEQUENCE)))
 
 
 @handler("MATCH_KEYS")

@@ -161,6 +161,11 @@ class InstructionTranslatorBase:
                             "".join(traceback.format_exception(e)), logging.DEBUG)
                     raise Unsupported("unsupported_op", what=f"{type(e).__name__} while tracing ({e})") from e
                 self.handle_exception(ExceptionVariable(cls=type(e), args=tuple(const(a) for a in e.args)))
+            except Exception as e:
+                if not getattr(e, "bytegraph_user_exception", False):
+                    raise
+                # the program's own, of a kind not listed above (MemoryError from a folded `[0] * n`)
+                self.handle_exception(ExceptionVariable(cls=type(e), args=tuple(const(a) for a in e.args)))
 
     def maybe_checkpoint(self, ins):
         """Hook: the root translator snapshots its state before instructions it can break at."""
@@ -225,6 +230,10 @@ class InstructionTranslatorBase:
         if isinstance(obj, UserDefinedObjectVariable) and not hasattr(obj, "children_vars"):
             it = obj.call_method(self, "__iter__", [], {})
             return it
+        from .variables.dicts import DictVariable, DictViewVariable, SetVariable
+        from .variables.lists import ListVariable
+        if isinstance(obj, (DictVariable, DictViewVariable, SetVariable, ListVariable)):
+            return obj.call_method(self, "__iter__", [], {})   # live: sees changes made while iterating
         return ListIteratorVariable.create(self, obj.unpack(self))
 
     def getitem(self, obj, index):
@@ -250,31 +259,9 @@ class InstructionTranslatorBase:
             base = _INPLACE_TO_BINARY.get(op, op)
             if base in FOLDABLE:
                 return const(fold(base, a.as_python_constant(), b.as_python_constant()))
-        name = _DUNDER.get(op)
-        inplace = op in _INPLACE_TO_BINARY
+        from .operators import binary
         base = _INPLACE_TO_BINARY.get(op, op)
-        user_result = _user_operator(self, a, b, [name] if inplace else [], _DUNDER[base], _RDUNDER.get(base))
-        if user_result is not None:
-            return user_result
-        if _RDUNDER.get(base) and _reflected_first(a, b):
-            try:
-                return b.call_method(self, _RDUNDER[base], [a], {})   # `(2,) + x.shape` is a torch.Size
-            except Unsupported:
-                pass
-        if inplace:
-            try:
-                return a.call_method(self, name, [b], {})
-            except Unsupported:
-                if getattr(a, "has_inplace_operators", False):
-                    raise    # a mutable value: `a = a + b` would not update its other references
-                name = _DUNDER[base]
-        try:
-            return a.call_method(self, _DUNDER[base], [b], {})
-        except Unsupported:
-            rname = _RDUNDER.get(base)
-            if rname is None:
-                raise
-            return b.call_method(self, rname, [a], {})
+        return binary(self, _DUNDER[base], _RDUNDER.get(base), _DUNDER[op] if op in _INPLACE_TO_BINARY else None, a, b)
 
     def compare(self, op, a, b):
         from .variables.builtins import compare_equal, is_tensorish
@@ -291,32 +278,20 @@ class InstructionTranslatorBase:
         if a.is_python_constant() and b.is_python_constant():
             return const(fold(op, a.as_python_constant(), b.as_python_constant()))
         a, b = _constant_tuple_as_sequence(a), _constant_tuple_as_sequence(b)
-        if op in (operator.eq, operator.ne) and hasattr(a, "get_items") and hasattr(b, "get_items"):
+        family = _sequence_family(a, b)
+        if op in (operator.eq, operator.ne) and family is not None:
             ia, ib = a.get_items(self), b.get_items(self)
-            same_kind = (a.python_type() is list) == (b.python_type() is list)
-            equal = same_kind and len(ia) == len(ib) and all(compare_equal(self, x, y) for x, y in zip(ia, ib))
+            equal = len(ia) == len(ib) and all(compare_equal(self, x, y) for x, y in zip(ia, ib))
             return const(equal if op is operator.eq else not equal)
-        if op in (operator.lt, operator.le, operator.gt, operator.ge) and hasattr(a, "get_items") and \
-                hasattr(b, "get_items"):
+        if op in (operator.lt, operator.le, operator.gt, operator.ge) and family in (list, tuple):
             ia, ib = a.get_items(self), b.get_items(self)
             if all(i.is_python_constant() for i in ia + ib):
                 return const(op(tuple(i.as_python_constant() for i in ia),
                                 tuple(i.as_python_constant() for i in ib)))
         if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
             return self.output.call_function(op, [a, b], {})
-        user_result = _user_operator(self, a, b, [], _DUNDER[op], _DUNDER[_REFLECTED_COMPARE[op]])
-        if user_result is None and op is operator.ne:  # object.__ne__ negates a user __eq__
-            equal = _user_operator(self, a, b, [], "__eq__", "__eq__")
-            user_result = None if equal is None else self.unary_op(operator.not_, equal)
-        if user_result is not None:
-            return user_result
-        try:
-            return a.call_method(self, _DUNDER[op], [b], {})
-        except Unsupported:
-            if op in (operator.eq, operator.ne):
-                same = self.is_same(a, b)
-                return const(same if op is operator.eq else not same)
-            raise
+        from .operators import rich_compare
+        return rich_compare(self, _DUNDER[op], _DUNDER[_REFLECTED_COMPARE[op]], a, b)
 
     def is_same(self, a, b) -> bool:
         if a is b:
@@ -446,26 +421,16 @@ def _owns_operators(var) -> bool:
     return getattr(var, "owns_operators", False)
 
 
-def _reflected_first(a, b) -> bool:
-    """Python tries `b`'s reflected operator first when b's type is a proper subclass of a's."""
-    try:
-        ta, tb = a.python_type(), b.python_type()
-    except Unsupported:
-        return False
-    return isinstance(ta, type) and isinstance(tb, type) and tb is not ta and issubclass(tb, ta)
-
-
-def _user_operator(tx, a, b, inplace_names, name, reflected_name):
-    """An operator on instances of user classes, by Python's protocol: the in-place dunder, then
-    `a.name(b)`, then `b.reflected_name(a)`, each only if the class defines it. None when no user
-    dunder applies (the caller then uses the built-in meaning)."""
-    from .variables.user_defined import call_user_dunder
-    for candidate in inplace_names + [name]:
-        result = call_user_dunder(tx, a, candidate, [b])
-        if result is not None:
-            return result
-    if reflected_name is not None:
-        return call_user_dunder(tx, b, reflected_name, [a])
+def _sequence_family(a, b):
+    """list, tuple, range or deque when both are sequence trackers of that builtin family (their
+    built-in comparison then compares items), else None."""
+    import collections
+    if not (hasattr(a, "get_items") and hasattr(b, "get_items")):
+        return None
+    ta, tb = a.python_type(), b.python_type()
+    for family in (list, tuple, range, collections.deque):
+        if issubclass(ta, family) and issubclass(tb, family):
+            return family
     return None
 
 

@@ -84,3 +84,12 @@ class VariableTracker:
 
     def with_source(self, source):
         return dataclasses.replace(self, source=source)
+
+
+def check_modelled_arguments(owner: str, name: str, args, kwargs, positional: dict, keywords: dict = None):
+    """A container method's model takes at most `positional[name]` positional arguments and the
+    keywords in `keywords[name]` ("*": any); more is never dropped silently: the graph breaks (and the real
+    method, run eagerly, uses or rejects them)."""
+    allowed = (keywords or {}).get(name, ())
+    if name in positional and (len(args) > positional[name] or ("*" not in allowed and set(kwargs) - set(allowed))):
+        raise Unsupported("unsupported_call", fn=f"{owner}.{name}", detail=" with these arguments")

@@ -15,6 +15,7 @@ from typing import Any, Callable
 from ..graph_break import Unsupported, fold, user_error
 from .base import VariableTracker
 from .constant import ConstantVariable, const
+from .lists import BaseSequence
 
 # Pure functions folded when every argument is a constant.
 _PURE_MODULES = (math, operator)
@@ -34,14 +35,11 @@ def is_tensorish(var) -> bool:
 
 
 def compare_equal(tx, a, b) -> bool:
-    """Python equality of two trackers, for containers and constants (tensors compare by identity)."""
-    result = tx.compare(operator.eq, a, b)
-    if result.is_python_constant():
-        return bool(result.as_python_constant())
-    from .tensor import SymNodeVariable
-    if isinstance(result, SymNodeVariable):
-        return result.truth(tx)      # symbolic sizes: specializes the comparison, with a shape guard
-    return a is b
+    """Python equality of two items of a container as containers test it (`in`, `index`, `==` of
+    lists): identity first, then `==` and its truth value (a tensor's truth value breaks the graph)."""
+    if tx.is_same(a, b):
+        return True
+    return tx.compare(operator.eq, a, b).truth(tx)
 
 
 def sorted_items(tx, items, kwargs):
@@ -90,7 +88,7 @@ class BuiltinVariable(VariableTracker):
         if unbound is not None:
             return unbound
         handler = _HANDLERS.get(self.fn)
-        if handler is not None:
+        if handler is not None and _accepts(handler, args, kwargs):
             result = handler(tx, *args, **kwargs)
             if result is not None:
                 return result
@@ -104,12 +102,28 @@ class BuiltinVariable(VariableTracker):
                             **{k: v.as_python_constant() for k, v in kwargs.items()})
             from ..builder import wrap_constant_result
             return wrap_constant_result(tx, value)
-        if self.fn in _OPERATOR_METHODS and args:
+        if self.fn in _OPERATOR_METHODS and args and not kwargs:
             method = _OPERATOR_METHODS[self.fn]
             if callable(method):
                 return method(tx, *args)
             return tx.call_method_on(args[0], method, list(args[1:]), kwargs)
         raise Unsupported("unsupported_call", fn=self.describe(), detail=" with these arguments")
+
+
+@functools.lru_cache(maxsize=None)
+def _handler_signature(handler):
+    return inspect.signature(handler)
+
+
+def _accepts(handler, args, kwargs) -> bool:
+    """Whether a handler models this call: it takes every argument given (a handler names each
+    keyword it models; one it does not name is never dropped). Otherwise the call is folded with the
+    real builtin when all arguments are constants, or breaks the graph."""
+    try:
+        _handler_signature(handler).bind(None, *args, **kwargs)
+        return True
+    except TypeError:
+        return False
 
 
 def _unbound_builtin_method(tx, fn, args, kwargs):
@@ -161,11 +175,11 @@ def _unbound_builtin_method(tx, fn, args, kwargs):
 # -- handlers ----------------------------------------------------------------
 # Each takes (tx, *arg_trackers, **kwarg_trackers) and returns a tracker, or None to fall through.
 
-def _len(tx, obj):
+def _len(tx, obj, /):
     return tx.call_method_on(obj, "__len__", [], {})
 
 
-def _isinstance(tx, obj, classes):
+def _isinstance(tx, obj, classes, /):
     cls = obj.python_type()
     spec = classes.as_python_constant() if classes.is_python_constant() else None
     if spec is None:
@@ -186,7 +200,7 @@ def _isinstance(tx, obj, classes):
         raise
 
 
-def _issubclass(tx, cls, spec):
+def _issubclass(tx, cls, spec, /):
     return const(issubclass(cls.as_python_constant(), spec.as_python_constant()))
 
 
@@ -200,7 +214,9 @@ def raised_by_user(exc, exc_type) -> bool:
     return isinstance(exc, exc_type)
 
 
-def _getattr(tx, obj, name, *default):
+def _getattr(tx, obj, name, /, *default):
+    if len(default) > 1:
+        return None
     from ..translator import UserException
     try:
         return tx.getattr(obj, name.as_python_constant())
@@ -210,7 +226,7 @@ def _getattr(tx, obj, name, *default):
         raise
 
 
-def _hasattr(tx, obj, name):
+def _hasattr(tx, obj, name, /):
     from ..translator import UserException
     try:
         tx.getattr(obj, name.as_python_constant())
@@ -221,25 +237,32 @@ def _hasattr(tx, obj, name):
         raise
 
 
-def _setattr(tx, obj, name, value):
+def _setattr(tx, obj, name, value, /):
     tx.setattr(obj, name.as_python_constant(), value)
     return const(None)
 
 
-def _delattr(tx, obj, name):
+def _delattr(tx, obj, name, /):
     tx.delattr(obj, name.as_python_constant())
     return const(None)
 
 
 def _minmax(fn):
-    def handler(tx, *args, **kwargs):
+    def handler(tx, *args, key=None, default=None):
+        if not args or (len(args) > 1 and default is not None):
+            return None     # a TypeError: the real builtin raises it (or the graph breaks)
+        kwargs = {}
+        if key is not None and not (key.is_python_constant() and key.as_python_constant() is None):
+            kwargs["key"] = key
+        if default is not None:
+            kwargs["default"] = default
         items = list(args) if len(args) > 1 else tx.unpack_iterable(args[0])
         if not items:
             if "default" in kwargs:
                 return kwargs["default"]
             raise user_error(ValueError(f"{fn.__name__}() arg is an empty sequence"))
         if all(i.is_python_constant() for i in items) and "key" not in kwargs:
-            return const(fn(i.as_python_constant() for i in items))
+            return const(fold(fn, [i.as_python_constant() for i in items]))
         if "key" in kwargs:
             keyed = [(kwargs["key"].call_function(tx, [i], {}), i) for i in items]
             best = keyed[0]
@@ -264,7 +287,11 @@ def _minmax(fn):
     return handler
 
 
-def _sum(tx, iterable, start=None):
+def _sum(tx, iterable, /, start=None):
+    if start is not None and start.python_type() in (str, bytes, bytearray):
+        kind = start.python_type()
+        what, join = ("strings", "''") if kind is str else (kind.__name__, "b''")
+        raise user_error(TypeError(f"sum() can't sum {what} [use {join}.join(seq) instead]"))
     result = start if start is not None else const(0)
     for item in tx.unpack_iterable(iterable):
         result = tx.binary_op(operator.add, result, item)
@@ -272,7 +299,7 @@ def _sum(tx, iterable, start=None):
 
 
 def _any_all(fn):
-    def handler(tx, iterable):
+    def handler(tx, iterable, /):
         from .iterators import StopIterationSignal, next_of
         it = tx.get_iter(iterable)
         while True:  # item by item: a generator stops being advanced at the deciding item
@@ -289,18 +316,23 @@ def _any_all(fn):
     return handler
 
 
-def _sorted(tx, iterable, **kwargs):
+def _sorted(tx, iterable, /, *, key=None, reverse=None):
     from .lists import ListVariable
+    kwargs = {k: v for k, v in (("key", key), ("reverse", reverse)) if v is not None}
     return ListVariable.create(tx, sorted_items(tx, tx.unpack_iterable(iterable), kwargs))
 
 
-def _reversed(tx, seq):
+def _reversed(tx, seq, /):
     from .iterators import ListIteratorVariable
-    if seq.python_type() in (dict,) or not hasattr(seq, "get_items") and seq.python_type() not in (range,):
-        items = tx.unpack_iterable(seq)
-    else:
-        items = tx.unpack_iterable(seq)
-    return ListIteratorVariable.create(tx, items[::-1], "reversed")
+    from .lists import ListVariable
+    if isinstance(seq, ListVariable):
+        return seq.call_method(tx, "__reversed__", [], {})     # live over the list, as CPython's
+    cls = seq.python_type()
+    if cls in (tuple, str, bytes) or (isinstance(seq, BaseSequence) and cls is not collections.deque):
+        return ListIteratorVariable.create(tx, tx.unpack_iterable(seq)[::-1], "reversed")
+    if cls is range:
+        return ListIteratorVariable.create(tx, tx.unpack_iterable(seq)[::-1], "range_iterator")
+    raise Unsupported("unsupported_call", fn="reversed", detail=f" on {seq.describe()}")
 
 
 def _enumerate(tx, iterable, start=None):
@@ -334,13 +366,14 @@ def _lockstep(tx, iterators, kind):
     return ZipVariable(iterators=iterators, fn=lambda tx, items: TupleVariable(tuple(items)), kind=kind)
 
 
-def _map(tx, fn, *iterables):
+def _map(tx, fn, iterable, /, *iterables):
+    iterables = (iterable, *iterables)
     from .iterators import ZipVariable
     return ZipVariable(iterators=tuple(tx.get_iter(i) for i in iterables),
                        fn=lambda tx, items: fn.call_function(tx, items, {}), kind="map", mapped=fn)
 
 
-def _filter(tx, fn, iterable):
+def _filter(tx, fn, iterable, /):
     from .iterators import ListIteratorVariable
     keep = []
     for item in tx.unpack_iterable(iterable):
@@ -351,13 +384,15 @@ def _filter(tx, fn, iterable):
     return ListIteratorVariable.create(tx, keep, "filter")
 
 
-def _iter(tx, obj, *sentinel):
+def _iter(tx, obj, /, *sentinel):
     if sentinel:
         raise Unsupported("unsupported_op", what="iter(callable, sentinel)")
     return tx.get_iter(obj)
 
 
-def _next(tx, it, *default):
+def _next(tx, it, /, *default):
+    if len(default) > 1:
+        return None
     from .iterators import ListIteratorVariable, StopIterationSignal
     if isinstance(it, ListIteratorVariable):
         try:
@@ -370,6 +405,8 @@ def _next(tx, it, *default):
 
 
 def _range(tx, *args):
+    if not 1 <= len(args) <= 3:
+        return None
     from .lists import RangeVariable
     values = []
     for a in args:
@@ -384,6 +421,8 @@ def _container(kind):
     def handler(tx, *args, **kwargs):
         from .dicts import DictVariable, SetVariable
         from .lists import ListVariable, TupleVariable
+        if len(args) > 1 or (kwargs and kind is not dict):
+            return None     # a TypeError: the real builtin raises it (or the graph breaks)
         if kind is dict:
             result = DictVariable.create(tx, [])
             if args:
@@ -411,6 +450,8 @@ def _mapping(kind):
         if kind is collections.defaultdict:
             factory = args[0] if args else const(None)
             args = args[1:]
+        if len(args) > 1:
+            return None
         result = DictVariable.create(tx, [], kind, factory)
         if args:
             result.call_method(tx, "update", [args[0]], {})
@@ -427,7 +468,7 @@ def _deque(tx, iterable=None, maxlen=None):
 
 
 def _fromkeys(kind):
-    def handler(tx, iterable, value=None):
+    def handler(tx, iterable, value=None, /):
         from .dicts import DictVariable, hashable_key
         value = value if value is not None else const(None)
         pairs = {hashable_key(k): (k, value) for k in tx.unpack_iterable(iterable)}  # later keys win
@@ -436,7 +477,7 @@ def _fromkeys(kind):
 
 
 def _scalar(kind):
-    def handler(tx, *args, **kwargs):
+    def handler(tx, *args):     # keywords (`int(s, base=2)`): folded with the real builtin, or a break
         from .tensor import SymNodeVariable, TensorVariable
         if args and isinstance(args[0], SymNodeVariable):
             if kind is bool:
@@ -454,7 +495,7 @@ def _scalar(kind):
     return handler
 
 
-def _abs(tx, x):
+def _abs(tx, x, /):
     if is_tensorish(x):
         return tx.output.call_function(abs, [x], {})
     if x.is_python_constant():
@@ -462,14 +503,14 @@ def _abs(tx, x):
     return tx.call_method_on(x, "__abs__", [], {})
 
 
-def _type(tx, obj, *rest):
+def _type(tx, obj, /, *rest):
     if rest:
         raise Unsupported("unsupported_op", what="type() with three arguments")
     from .user_defined import wrap_class
     return wrap_class(tx, obj.python_type())
 
 
-def _callable(tx, obj):
+def _callable(tx, obj, /):
     from .functions import BaseUserFunction, BoundMethodVariable, PartialVariable
     if isinstance(obj, (BaseUserFunction, BoundMethodVariable, PartialVariable, BuiltinVariable)):
         return const(True)
@@ -483,7 +524,7 @@ def _callable(tx, obj):
     return const(class_lookup(tx, obj.python_type(), "__call__")[0] is not MISSING)
 
 
-def _id(tx, obj):
+def _id(tx, obj, /):
     if obj.is_python_constant():
         return const(id(obj.as_python_constant()))
     value = getattr(obj, "value", None)
@@ -492,13 +533,20 @@ def _id(tx, obj):
     raise Unsupported("unsupported_op", what="id() of a value made while tracing")
 
 
-def _repr(tx, obj):
+def _repr(tx, obj, /):
     if obj.is_python_constant():
         return const(repr(obj.as_python_constant()))
+    from .base import NotConstant
+    from .constant import python_value
+    if obj.python_type() in (list, tuple, dict, set, frozenset) and not hasattr(obj, "next_item"):
+        try:     # builtin containers of constants: the real repr, self-references included
+            return const(repr(python_value(tx, obj)))
+        except NotConstant:
+            pass
     return tx.call_method_on(obj, "__repr__", [], {})
 
 
-def _round(tx, x, *nd):
+def _round(tx, x, /, *nd):
     if is_tensorish(x):
         return tx.output.call_function(round, [x, *nd], {})
     return None
@@ -506,6 +554,8 @@ def _round(tx, x, *nd):
 
 def _slice(tx, *args):
     from .lists import SliceVariable
+    if not 1 <= len(args) <= 3:
+        return None
     parts = list(args)
     if len(parts) == 1:
         parts = [const(None), parts[0], const(None)]
@@ -523,27 +573,27 @@ def _object(tx):
     return UserDefinedObjectVariable.create_new(tx, object)
 
 
-def _divmod(tx, a, b):
+def _divmod(tx, a, b, /):
     from .lists import TupleVariable
     if is_tensorish(a) or is_tensorish(b):
         return TupleVariable((tx.binary_op(operator.floordiv, a, b), tx.binary_op(operator.mod, a, b)))
     return None
 
 
-def _pow(tx, a, b, *mod):
+def _pow(tx, a, b, /, *mod):
     if not mod:
         return tx.binary_op(operator.pow, a, b)
     return None
 
 
 def _operator_binary(op):
-    def handler(tx, a, b):
+    def handler(tx, a, b, /):
         return tx.binary_op(op, a, b)
     return handler
 
 
 def _operator_compare(op):
-    def handler(tx, a, b):
+    def handler(tx, a, b, /):
         if op is operator.contains:   # operator.contains(container, item) is `item in container`
             return tx.compare(op, b, a)
         return tx.compare(op, a, b)
@@ -551,16 +601,16 @@ def _operator_compare(op):
 
 
 def _operator_unary(op):
-    def handler(tx, a):
+    def handler(tx, a, /):
         return tx.unary_op(op, a)
     return handler
 
 
-def _getitem(tx, a, b):
+def _getitem(tx, a, b, /):
     return tx.getitem(a, b)
 
 
-def _setitem(tx, a, b, c):
+def _setitem(tx, a, b, c, /):
     tx.call_method_on(a, "__setitem__", [b, c], {})
     return const(None)
 
@@ -677,10 +727,13 @@ def _count(tx, start=None, step=None):
                                         step if step is not None else const(1))
 
 
-def _islice(tx, iterable, *args):
+def _islice(tx, iterable, /, *args):
+    if not 1 <= len(args) <= 3:
+        return None
     from .iterators import ListIteratorVariable
     items = _eager_items(tx, iterable, "islice")
-    return ListIteratorVariable.create(tx, list(itertools.islice(items, *[a.as_python_constant() for a in args])))
+    return ListIteratorVariable.create(tx, list(itertools.islice(items, *[a.as_python_constant() for a in args])),
+                                       "islice")
 
 
 def _accumulate(tx, iterable, func=None, *, initial=None):
@@ -697,7 +750,9 @@ def _accumulate(tx, iterable, func=None, *, initial=None):
     return ListIteratorVariable.create(tx, out, "accumulate")
 
 
-def _reduce(tx, fn, iterable, *initial):
+def _reduce(tx, fn, iterable, /, *initial):
+    if len(initial) > 1:
+        return None
     items = tx.unpack_iterable(iterable)
     if initial:
         acc, rest = initial[0], items
@@ -710,12 +765,12 @@ def _reduce(tx, fn, iterable, *initial):
     return acc
 
 
-def _partial(tx, fn, *args, **kwargs):
+def _partial(tx, fn, /, *args, **kwargs):
     from .functions import PartialVariable
     return PartialVariable(fn=fn, args=tuple(args), kwargs=tuple(kwargs.items()))
 
 
-def _wraps(tx, wrapped, *args, **kwargs):
+def _wraps(tx, wrapped, /):
     from .functions import WrapsDecorator
     return WrapsDecorator(wrapped=wrapped)
 

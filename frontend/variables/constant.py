@@ -65,25 +65,35 @@ class ConstantVariable(VariableTracker):
         codegen.load_const(self.value)
 
 
-def python_value(tx, var):
+def python_value(tx, var, memo=None):
     """The real Python value of a tracker made only of constants: a constant, or a list, tuple, dict
     or set of them (`"-".join(parts)` with `parts` a list built while tracing), or the items of an
-    iterator or generator (consumed, as the real call would). NotConstant otherwise."""
+    iterator or generator (consumed, as the real call would). NotConstant otherwise. A container
+    met twice is the same real object both times (a list holding itself reprs as `[[...]]`)."""
     if var.is_python_constant():
         return var.as_python_constant()
     from .dicts import DictVariable, SetVariable
     from .lists import BaseSequence, NamedTupleVariable
+    memo = {} if memo is None else memo
+    if id(var) in memo:
+        return memo[id(var)]
     if isinstance(var, NamedTupleVariable):
         raise NotConstant(var.describe())
     if isinstance(var, BaseSequence):
-        items = [python_value(tx, i) for i in var.get_items(tx)]
-        return items if var.python_type() is list else tuple(items)
+        if var.python_type() is list:
+            out = memo[id(var)] = []
+            out.extend(python_value(tx, i, memo) for i in var.get_items(tx))
+            return out
+        return tuple(python_value(tx, i, memo) for i in var.get_items(tx))
     if isinstance(var, DictVariable) and var.cls is dict:
-        return {python_value(tx, k): python_value(tx, v) for k, v in var.pairs(tx)}
+        out = memo[id(var)] = {}
+        for k, v in var.pairs(tx):
+            out[python_value(tx, k, memo)] = python_value(tx, v, memo)
+        return out
     if isinstance(var, SetVariable):
-        return var.cls(python_value(tx, i) for i in var.items(tx))
+        return var.cls(python_value(tx, i, memo) for i in var.items(tx))
     if hasattr(var, "next_item"):  # an iterator or generator: its items are computed now
-        return [python_value(tx, i) for i in tx.unpack_iterable(var)]
+        return [python_value(tx, i, memo) for i in tx.unpack_iterable(var)]
     raise NotConstant(var.describe())
 
 

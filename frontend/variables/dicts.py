@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import inspect
 
 from ..graph_break import Unsupported, user_error
-from .base import NotConstant, VariableTracker
+from .base import NotConstant, VariableTracker, check_modelled_arguments
 from .constant import const
 
 
@@ -23,6 +24,12 @@ def hashable_key(var):
         return ("__tensor__", var.proxy.node)
     if isinstance(var, SymNodeVariable):
         return var.evaluate()   # a symbolic number hashes as its value: specialized, with a guard
+    from .user_defined import UserDefinedObjectVariable
+    if isinstance(var, UserDefinedObjectVariable) and any(
+            inspect.getattr_static(var.cls, name, None) is not getattr(object, name)
+            for name in ("__eq__", "__hash__")):
+        # a lookup would run the class's own __hash__/__eq__ (and match keys of other types)
+        raise Unsupported("unsupported_op", what=f"a {var.cls.__name__} key with its own __hash__ or __eq__")
     if var.source is not None:
         return ("__source__", var.source)
     return ("__id__", id(var))
@@ -82,7 +89,12 @@ class DictVariable(VariableTracker):
 
     def call_method(self, tx, name, args, kwargs):
         from .lists import TupleVariable
-        from .iterators import ListIteratorVariable
+        from .iterators import ContainerIteratorVariable
+        check_modelled_arguments(self.describe(), name, args, kwargs, _DICT_ARITY,
+                                 {"update": ("*",), "popitem": ("last",), "move_to_end": ("last",)})
+        if name == "update" and args and not isinstance(args[0], DictVariable) and \
+                hasattr(args[0].python_type(), "keys"):      # a mapping: CPython calls its keys()
+            raise Unsupported("unsupported_call", fn=f"{self.describe()}.update", detail=" with a mapping argument")
         pairs = self.pairs(tx)
         if name == "__getitem__":
             found = self.lookup(tx, args[0])
@@ -166,7 +178,7 @@ class DictVariable(VariableTracker):
         if name == "items":
             return DictViewVariable.create(tx, self, "items")
         if name == "__iter__":
-            return ListIteratorVariable.create(tx, [k for k, _ in pairs])
+            return ContainerIteratorVariable.create(tx, self, "keys")
         if name == "move_to_end" and self.cls is collections.OrderedDict:
             mapping = self.as_mapping(tx)
             key = hashable_key(args[0])
@@ -180,10 +192,13 @@ class DictVariable(VariableTracker):
             merged = DictVariable.create(tx, pairs, self.cls, self.default_factory)
             merged.call_method(tx, "update", args, {})
             return merged
-        if name == "__eq__" and isinstance(args[0], DictVariable):
+        if name in ("__eq__", "__ne__") and isinstance(args[0], DictVariable):
             from .builtins import compare_equal
             a, b = self.as_mapping(tx), args[0].as_mapping(tx)
-            return const(a.keys() == b.keys() and all(compare_equal(tx, a[k][1], b[k][1]) for k in a))
+            equal = a.keys() == b.keys() and all(compare_equal(tx, a[k][1], b[k][1]) for k in a)
+            if equal and self.cls is collections.OrderedDict and args[0].cls is collections.OrderedDict:
+                equal = list(a) == list(b)      # two OrderedDicts compare in order too
+            return const(equal if name == "__eq__" else not equal)
         return super().call_method(tx, name, args, kwargs)
 
     def as_python_constant(self):
@@ -239,14 +254,41 @@ class DictViewVariable(VariableTracker):
             from .builtins import compare_equal
             return const(any(compare_equal(tx, i, args[0]) for i in self.unpack(tx)))
         if name == "__iter__":
-            from .iterators import ListIteratorVariable
-            return ListIteratorVariable.create(tx, self.unpack(tx))
+            from .iterators import ContainerIteratorVariable
+            return ContainerIteratorVariable.create(tx, self.dict_var, self.kind)
+        if name in ("__eq__", "__ne__") and self.kind in ("keys", "items"):
+            equal = self._set_equal(tx, args[0])
+            if equal is None:
+                return const(NotImplemented)
+            return const(equal if name == "__eq__" else not equal)
         if name in ("__and__", "__or__", "__sub__", "__xor__") and self.kind == "keys":
             mine = {hashable_key(k): k for k in self.unpack(tx)}
             theirs = {hashable_key(k): k for k in tx.unpack_iterable(args[0])}
             keys = getattr(set(mine), name)(set(theirs))
             return SetVariable.create(tx, [mine.get(k) or theirs[k] for k in keys])
         return super().call_method(tx, name, args, kwargs)
+
+    def _set_equal(self, tx, other):
+        """keys()/items() compare as sets with any set-like (None: not a set-like, NotImplemented)."""
+        from .builtins import compare_equal
+        if isinstance(other, DictViewVariable) and other.kind in ("keys", "items"):
+            theirs = other.unpack(tx)
+        elif isinstance(other, SetVariable):
+            theirs = other.unpack(tx)
+        else:
+            return None
+        mine = self.unpack(tx)
+        if len(mine) != len(theirs):
+            return False
+        if self.kind == "keys" and not (isinstance(other, DictViewVariable) and other.kind == "items"):
+            return {hashable_key(k) for k in mine} == {hashable_key(k) for k in theirs}
+        if self.kind == "items" and isinstance(other, DictViewVariable) and other.kind == "items":
+            for k, v in other.dict_var.pairs(tx):
+                found = self.dict_var.lookup(tx, k)
+                if found is None or not compare_equal(tx, found, v):
+                    return False
+            return True
+        raise Unsupported("unsupported_op", what=f"comparing {self.kind}() with {other.describe()}")
 
     def reconstruct(self, codegen):
         codegen.reconstruct(self.dict_var)
@@ -288,6 +330,7 @@ class SetVariable(VariableTracker):
 
     def call_method(self, tx, name, args, kwargs):
         keys = self.keys(tx)
+        check_modelled_arguments(self.cls.__name__, name, args, kwargs, _SET_ARITY)
         if name == "add":
             keys.setdefault(hashable_key(args[0]), args[0])
             tx.output.side_effects.store(self, tuple(keys.values()))
@@ -310,8 +353,8 @@ class SetVariable(VariableTracker):
             tx.output.side_effects.store(self, tuple(keys.values()))
             return const(None)
         if name == "__iter__":
-            from .iterators import ListIteratorVariable
-            return ListIteratorVariable.create(tx, self.items(tx))
+            from .iterators import ContainerIteratorVariable
+            return ContainerIteratorVariable.create(tx, self, "set")
         if name in ("union", "__or__", "intersection", "__and__", "difference", "__sub__",
                     "symmetric_difference", "__xor__", "issubset", "issuperset", "__le__", "__ge__",
                     "__lt__", "__gt__", "__eq__", "isdisjoint"):
@@ -349,3 +392,11 @@ class SetVariable(VariableTracker):
         codegen.build_set(len(items))
         if self.cls is frozenset:
             codegen.call(1)
+
+
+# the positional arguments each modelled method takes (see check_modelled_arguments)
+_DICT_ARITY = {"__getitem__": 1, "get": 2, "__contains__": 1, "__len__": 0, "__setitem__": 2, "setdefault": 2,
+               "__delitem__": 1, "pop": 2, "popitem": 1, "update": 1, "clear": 0, "copy": 0, "keys": 0,
+               "values": 0, "items": 0, "__iter__": 0, "move_to_end": 2}
+_SET_ARITY = {"add": 1, "discard": 1, "remove": 1, "__contains__": 1, "__len__": 0, "__iter__": 0, "copy": 0,
+              "pop": 0, "clear": 0}

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import types
 from typing import Any
 
@@ -48,6 +49,13 @@ class IteratorVariable(VariableTracker):
         return super().call_method(tx, name, args, kwargs)
 
 
+# the real type of what a ListIteratorVariable of that kind stands for (others: a tuple iterator)
+_KIND_TYPES = {"chain": itertools.chain, "product": itertools.product, "combinations": itertools.combinations,
+               "permutations": itertools.permutations, "islice": itertools.islice,
+               "accumulate": itertools.accumulate, "filter": filter, "reversed": reversed, "zip": zip,
+               "enumerate": enumerate, "range_iterator": type(iter(range(0)))}
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class ListIteratorVariable(IteratorVariable):
     """An iterator whose remaining items live in SideEffects (advancing it is a mutation)."""
@@ -60,7 +68,7 @@ class ListIteratorVariable(IteratorVariable):
         return var
 
     def python_type(self):
-        return type(iter(()))
+        return _KIND_TYPES.get(self.kind, type(iter(())))
 
     def describe(self):
         return self.kind
@@ -77,18 +85,167 @@ class ListIteratorVariable(IteratorVariable):
         tx.output.side_effects.track(self, ())
         return list(remaining)
 
+    def remaining_items(self, tx) -> tuple:
+        return tx.output.side_effects.get(self)
+
     def call_method(self, tx, name, args, kwargs):
         if name == "__length_hint__":
             return const(len(tx.output.side_effects.get(self)))
         return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, codegen):
+        if self.kind in _KIND_TYPES:   # rebuilt as a tuple iterator it would change type
+            raise Unsupported("unsupported_op", what=f"rebuilding a {self.kind} object after the graph")
         remaining = codegen.tx.output.side_effects.get(self)
         codegen.load_global_builtin("iter")
         for item in remaining:
             codegen.reconstruct(item)
         codegen.build_tuple(len(remaining))
         codegen.call(1)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ListSequenceIteratorVariable(IteratorVariable):
+    """iter() / reversed() of a list: CPython's list iterators hold an index into the live list, so
+    items appended or removed while iterating are seen. State in SideEffects: the index of the
+    next item, or None once exhausted (an exhausted list iterator stays exhausted)."""
+    seq: VariableTracker = None      # a ListVariable
+    reverse: bool = False
+
+    @staticmethod
+    def create(tx, seq, reverse=False):
+        var = ListSequenceIteratorVariable(seq=seq, reverse=reverse)
+        tx.output.side_effects.track(var, len(seq.get_items(tx)) - 1 if reverse else 0)
+        return var
+
+    def python_type(self):
+        return type(reversed([])) if self.reverse else type(iter([]))
+
+    def describe(self):
+        return "list_reverseiterator" if self.reverse else "list_iterator"
+
+    def next_item(self, tx):
+        index = tx.output.side_effects.get(self)
+        items = self.seq.get_items(tx)
+        if index is None or not 0 <= index < len(items):
+            tx.output.side_effects.track(self, None)
+            raise StopIterationSignal()
+        tx.output.side_effects.track(self, index - 1 if self.reverse else index + 1)
+        return items[index]
+
+    def remaining_items(self, tx) -> tuple:
+        """The items it would give now, if the list stays as it is (passed to resume functions)."""
+        index = tx.output.side_effects.get(self)
+        items = self.seq.get_items(tx)
+        if index is None or not 0 <= index < len(items):
+            return ()
+        return tuple(items[index::-1]) if self.reverse else tuple(items[index:])
+
+    def call_method(self, tx, name, args, kwargs):
+        if name == "__length_hint__":
+            return const(len(self.remaining_items(tx)))
+        return super().call_method(tx, name, args, kwargs)
+
+    def reconstruct(self, codegen):
+        index = codegen.tx.output.side_effects.get(self)
+        codegen.load_callable(list_iterator_at)
+        codegen.reconstruct(self.seq)
+        codegen.load_const(index)
+        codegen.load_const(self.reverse)
+        codegen.call(3)
+
+
+def list_iterator_at(seq, index, reverse):
+    """A real list iterator at `index` (None: exhausted), as a traced one is rebuilt."""
+    if index is None:
+        return reversed([]) if reverse else iter([])
+    it = reversed(seq) if reverse else iter(seq)
+    it.__setstate__(index)
+    return it
+
+
+_BROKEN = "broken"    # the container changed size: every later next() raises again, as in CPython
+
+
+def advanced(it, n):
+    """`it` after `n` items (rebuilds an iterator over a dict or set at its position)."""
+    for _ in range(n):
+        next(it)
+    return it
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ContainerIteratorVariable(IteratorVariable):
+    """iter() of a dict, of one of its views, or of a set: each step reads the container as it is
+    now, and raises RuntimeError once its size changed, as CPython's iterators do. A change that
+    keeps the size (a key replaced) is not modelled: CPython's answer depends on its hash table.
+    State in SideEffects: (position, keys when created), _BROKEN, or None when exhausted."""
+    container: VariableTracker = None    # a DictVariable or SetVariable
+    kind: str = "keys"                   # keys / values / items of a dict, or "set"
+
+    @staticmethod
+    def create(tx, container, kind):
+        var = ContainerIteratorVariable(container=container, kind=kind)
+        tx.output.side_effects.track(var, (0, tuple(k for k, _ in var._entries(tx))))
+        return var
+
+    def _entries(self, tx):
+        from .dicts import hashable_key
+        from .lists import TupleVariable
+        if self.kind == "set":
+            return [(hashable_key(i), i) for i in self.container.items(tx)]
+        pairs = self.container.pairs(tx)
+        if self.kind == "keys":
+            return [(hashable_key(k), k) for k, _ in pairs]
+        if self.kind == "values":
+            return [(hashable_key(k), v) for k, v in pairs]
+        return [(hashable_key(k), TupleVariable((k, v))) for k, v in pairs]
+
+    def python_type(self):
+        if self.kind == "set":
+            return type(iter(set()))
+        return type(iter(getattr({}, self.kind)()))
+
+    def describe(self):
+        return f"{self.container.describe()} {self.kind} iterator"
+
+    def next_item(self, tx):
+        state = tx.output.side_effects.get(self)
+        if state is None:
+            raise StopIterationSignal()
+        entries = self._entries(tx)
+        if state == _BROKEN or len(entries) != len(state[1]):
+            tx.output.side_effects.track(self, _BROKEN)
+            what = "Set" if self.kind == "set" else "dictionary"
+            raise user_error(RuntimeError(f"{what} changed size during iteration"))
+        position, keys = state
+        if tuple(k for k, _ in entries) != keys:
+            raise Unsupported("unsupported_op", what=f"a {self.container.describe()} whose keys changed "
+                                                     "(same size) while iterating it")
+        if position >= len(entries):
+            tx.output.side_effects.track(self, None)
+            raise StopIterationSignal()
+        tx.output.side_effects.track(self, (position + 1, keys))
+        return entries[position][1]
+
+    def reconstruct(self, codegen):
+        state = codegen.tx.output.side_effects.get(self)
+        entries = self._entries(codegen.tx)
+        if state is None:
+            position = len(entries)
+        elif state == _BROKEN or tuple(k for k, _ in entries) != state[1]:
+            raise Unsupported("unsupported_op", what=f"rebuilding {self.describe()} after its container changed")
+        else:
+            position = state[0]
+        codegen.load_callable(advanced)
+        codegen.load_global_builtin("iter")
+        codegen.reconstruct(self.container)
+        if self.kind in ("values", "items"):
+            codegen.load_method(self.kind)
+            codegen.call_method(0)
+        codegen.call(1)
+        codegen.load_const(position)
+        codegen.call(2)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

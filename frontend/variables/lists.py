@@ -6,8 +6,8 @@ import operator
 
 import torch
 
-from ..graph_break import Unsupported, user_error
-from .base import NotConstant, VariableTracker
+from ..graph_break import Unsupported, fold, user_error
+from .base import NotConstant, VariableTracker, check_modelled_arguments
 from .constant import ConstantVariable, const
 
 
@@ -48,6 +48,7 @@ class BaseSequence(VariableTracker):
 
     def call_method(self, tx, name, args, kwargs):
         items = self.get_items(tx)
+        check_modelled_arguments(self.describe(), name, args, kwargs, _SEQUENCE_ARITY)
         if name == "__getitem__":
             return self.getitem(tx, args[0])
         if name == "__len__":
@@ -57,8 +58,9 @@ class BaseSequence(VariableTracker):
             return const(any(compare_equal(tx, i, args[0]) for i in items))
         if name == "index":
             from .builtins import compare_equal
-            for n, i in enumerate(items):
-                if compare_equal(tx, i, args[0]):
+            bounds = [a.as_python_constant() for a in args[1:]] + [None, None]   # clamped like a slice
+            for n in range(len(items))[slice(bounds[0], bounds[1])]:
+                if compare_equal(tx, items[n], args[0]):
                     return const(n)
             raise user_error(ValueError(f"{args[0].as_python_constant()!r} is not in {self.python_type().__name__}"))
         if name == "count":
@@ -67,7 +69,7 @@ class BaseSequence(VariableTracker):
         if name in ("__add__",) and isinstance(args[0], BaseSequence):
             return self.rebuild(tx, items + tuple(args[0].get_items(tx)))
         if name in ("__mul__", "__rmul__") and args[0].is_python_constant():
-            return self.rebuild(tx, items * args[0].as_python_constant())
+            return self.rebuild(tx, fold(operator.mul, items, args[0].as_python_constant()))
         if name == "__iter__":
             from .iterators import ListIteratorVariable
             return ListIteratorVariable.create(tx, items)
@@ -202,6 +204,7 @@ class ListVariable(BaseSequence):
 
     def call_method(self, tx, name, args, kwargs):
         items = list(self.get_items(tx))
+        check_modelled_arguments("list", name, args, kwargs, _LIST_ARITY, {"sort": ("key", "reverse")})
         if name == "append":
             self.set_items(tx, items + [args[0]])
             return const(None)
@@ -237,7 +240,19 @@ class ListVariable(BaseSequence):
             return ListVariable.create(tx, items)
         if name == "sort":
             from .builtins import sorted_items
-            self.set_items(tx, sorted_items(tx, items, kwargs))
+            if args or set(kwargs) - {"key", "reverse"}:
+                raise Unsupported("unsupported_call", fn="list.sort", detail=" with these arguments")
+            self.set_items(tx, ())     # CPython empties the list while sorting: a key function sees []
+            emptied = self.get_items(tx)
+            try:
+                ordered = sorted_items(tx, items, kwargs)
+            except Exception:
+                self.set_items(tx, items)   # a failing key leaves the list as it was
+                raise
+            modified = self.get_items(tx) is not emptied
+            self.set_items(tx, ordered)    # what the key function did to the list is dropped
+            if modified:
+                raise user_error(ValueError("list modified during sort"))
             return const(None)
         if name == "__setitem__":
             index = args[0].as_python_constant()
@@ -255,8 +270,11 @@ class ListVariable(BaseSequence):
             self.set_items(tx, items + tx.unpack_iterable(args[0]))
             return self
         if name == "__imul__":
-            self.set_items(tx, items * args[0].as_python_constant())
+            self.set_items(tx, fold(operator.mul, items, args[0].as_python_constant()))
             return self
+        if name in ("__iter__", "__reversed__"):
+            from .iterators import ListSequenceIteratorVariable
+            return ListSequenceIteratorVariable.create(tx, self, reverse=name == "__reversed__")
         return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, codegen):
@@ -309,6 +327,7 @@ class DequeVariable(BaseSequence):
 
     def call_method(self, tx, name, args, kwargs):
         items = list(self.get_items(tx))
+        check_modelled_arguments("list", name, args, kwargs, _LIST_ARITY, {"sort": ("key", "reverse")})
         if name == "append":
             self.set_items(tx, items + [args[0]])
         elif name == "appendleft":
@@ -435,3 +454,9 @@ def _is_constant_tuple(var) -> bool:
         isinstance(var.as_python_constant(), tuple)
 
 
+# the positional arguments each modelled method takes (see check_modelled_arguments)
+_SEQUENCE_ARITY = {"__getitem__": 1, "__len__": 0, "__contains__": 1, "index": 3, "count": 1, "__add__": 1,
+                   "__mul__": 1, "__rmul__": 1, "__iter__": 0}
+_LIST_ARITY = {"append": 1, "extend": 1, "insert": 2, "pop": 1, "remove": 1, "clear": 0, "reverse": 0, "copy": 0,
+               "sort": 0, "__setitem__": 2, "__delitem__": 1, "__iadd__": 1, "__imul__": 1, "__iter__": 0,
+               "__reversed__": 0}

@@ -1,0 +1,128 @@
+"""CPython's binary-operator and rich-comparison protocols over trackers.
+
+Compile time only. `a OP b` tries `a.__op__(b)`, then `b.__rop__(a)` (the reflected one first when
+b's type is a proper subclass of a's that overrides it); a `NotImplemented` answer moves on to the
+next candidate; when none answers, `==`/`!=` fall back to identity and every other operator raises
+TypeError. A candidate the tracker cannot model is a graph break, never a guess.
+"""
+from __future__ import annotations
+
+import collections
+import inspect
+import operator
+
+from .graph_break import Unsupported, user_error
+from .variables.constant import const
+
+# The operand types a builtin type's comparison methods accept; anything else is NotImplemented.
+_COMPARABLE = {list: (list,), tuple: (tuple,), dict: (dict,), set: (set, frozenset), frozenset: (set, frozenset),
+               collections.deque: (collections.deque,), range: (range,), int: (int,), bool: (int,),
+               float: (int, float), complex: (int, float, complex), str: (str,), bytes: (bytes,),
+               type(None): ()}
+_SYMBOLS = {"__add__": "+", "__sub__": "-", "__mul__": "*", "__truediv__": "/", "__floordiv__": "//",
+            "__mod__": "%", "__pow__": "** or pow()", "__and__": "&", "__or__": "|", "__xor__": "^",
+            "__matmul__": "@", "__lshift__": "<<", "__rshift__": ">>", "__lt__": "<", "__le__": "<=",
+            "__gt__": ">", "__ge__": ">="}
+_EQUALITY_ONLY = (dict, range, complex, type(None))   # their ordering methods answer NotImplemented
+_NUMBERS = (int, bool, float, complex)   # their arithmetic methods also take only these operands
+_COMPARE_NAMES = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"}
+
+
+class _NotImplementedType:
+    """The answer of a dunder that does not handle its operand (kept apart from trackers)."""
+
+
+NOT_IMPLEMENTED = _NotImplementedType()
+
+
+def _type_of(var):
+    try:
+        return var.python_type()
+    except Unsupported:
+        return None
+
+
+def _is_not_implemented(result) -> bool:
+    return result is NOT_IMPLEMENTED or (result.is_python_constant() and
+                                         result.as_python_constant() is NotImplemented)
+
+
+def dunder(tx, x, name, y):
+    """`type(x).name(x, y)` as CPython runs it: a tracker, or NOT_IMPLEMENTED."""
+    from .variables.user_defined import UserDefinedObjectVariable
+    cls = _type_of(x)
+    if cls is None:
+        raise Unsupported("unsupported_op", what=f"{name} of {x.describe()}")
+    method = inspect.getattr_static(cls, name, None)
+    if method is None:
+        return NOT_IMPLEMENTED
+    if method is getattr(object, name, None):
+        if name == "__eq__":
+            return const(True) if tx.is_same(x, y) else NOT_IMPLEMENTED
+        if name == "__ne__":    # object.__ne__ inverts __eq__ unless that is NotImplemented
+            equal = dunder(tx, x, "__eq__", y)
+            return equal if _is_not_implemented(equal) else tx.unary_op(operator.not_, equal)
+        return NOT_IMPLEMENTED
+    if cls in _COMPARABLE and (name in _COMPARE_NAMES or cls in _NUMBERS):
+        other = _type_of(y)
+        if other is None:
+            raise Unsupported("unsupported_op", what=f"{name} of {x.describe()} with {y.describe()}")
+        if not issubclass(other, _COMPARABLE[cls]) or (cls in _EQUALITY_ONLY and name not in ("__eq__", "__ne__")):
+            return NOT_IMPLEMENTED
+    if x.is_python_constant() and hasattr(y, "next_item"):
+        # a constant's method would read the iterator's items first (see python_value)
+        raise Unsupported("unsupported_op", what=f"{name} of {x.describe()} with {y.describe()}")
+    if isinstance(x, UserDefinedObjectVariable) or not (x.is_python_constant() and y.is_python_constant()):
+        return x.call_method(tx, name, [y], {})
+    from .graph_break import fold
+    from .builder import wrap_constant_result
+    return wrap_constant_result(tx, fold(getattr(cls, name), x.as_python_constant(), y.as_python_constant()))
+
+
+def _overrides(sub, base, name) -> bool:
+    return inspect.getattr_static(sub, name, None) is not inspect.getattr_static(base, name, None)
+
+
+def _reflected_first(a, b, reflected_name, compare) -> bool:
+    """b's reflected method goes first when b's type is a proper subclass of a's (for binary
+    operators, only if it overrides that method)."""
+    ta, tb = _type_of(a), _type_of(b)
+    if not (isinstance(ta, type) and isinstance(tb, type)) or tb is ta or not issubclass(tb, ta):
+        return False
+    return compare or _overrides(tb, ta, reflected_name)
+
+
+def rich_compare(tx, name, reflected_name, a, b):
+    """`a < b`, `a == b`...: the result tracker, by CPython's protocol."""
+    order = [(a, name, b), (b, reflected_name, a)]
+    if _reflected_first(a, b, reflected_name, True):
+        order.reverse()
+    for x, method, y in order:
+        result = dunder(tx, x, method, y)
+        if not _is_not_implemented(result):
+            return result
+    if name in ("__eq__", "__ne__"):
+        same = tx.is_same(a, b)
+        return const(same if name == "__eq__" else not same)
+    raise user_error(TypeError(f"'{_SYMBOLS[name]}' not supported between instances of "
+                               f"'{_type_of(a).__name__}' and '{_type_of(b).__name__}'"))
+
+
+def binary(tx, name, reflected_name, inplace_name, a, b):
+    """`a + b` (or `a += b` with inplace_name): the result tracker, by CPython's protocol."""
+    if inplace_name is not None:
+        result = dunder(tx, a, inplace_name, b)
+        if not _is_not_implemented(result):
+            return result
+    order = [(a, name, b)]
+    if reflected_name is not None and _type_of(b) is not _type_of(a):
+        order.append((b, reflected_name, a))
+        if _reflected_first(a, b, reflected_name, False):
+            order.reverse()
+    for x, method, y in order:
+        result = dunder(tx, x, method, y)
+        if not _is_not_implemented(result):
+            return result
+    symbol = _SYMBOLS[name] + ("=" if inplace_name is not None else "")
+    raise user_error(TypeError(f"unsupported operand type(s) for {symbol}: "
+                               f"'{_type_of(a).__name__}' and '{_type_of(b).__name__}'"))

@@ -1,0 +1,481 @@
+"""Python modelled exactly or not at all: builtins get every argument, operators follow CPython's
+protocol (NotImplemented, reflection, identity fallback), containers raise when mutated while
+iterated or sorted. Each test compares compiled with eager and asserts what was captured."""
+import collections.abc
+import sys
+
+import torch
+
+import bytegraph
+from bytegraph.testing import CompileCounter
+
+
+def run(fn, *args):
+    """The result or the exception type name, like eager."""
+    try:
+        return ("ok", fn(*args))
+    except Exception as e:  # noqa: BLE001 - compared with eager
+        return ("raise", type(e).__name__, str(e))
+
+
+def same(a, b):
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and torch.equal(a, b)
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return type(a) is type(b) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    return a == b and type(a) is type(b)
+
+
+def check(fn, *args, frames=1, breaks=None):
+    """compiled == eager (value or exception), with `frames` graphs captured; returns the value,
+    or the exception's type name."""
+    want = run(fn, *args)
+    bytegraph.reset()
+    cnt = CompileCounter()
+    got = run(bytegraph.compile(fn, backend=cnt), *args)
+    assert same(got, want), (got, want)
+    assert cnt.frame_count == frames, cnt.frame_count
+    if breaks is not None:
+        bytegraph.reset()
+        assert bytegraph.explain(fn)(*args).graph_break_count == breaks
+    return got[1]
+
+
+# -- builtins get every argument ---------------------------------------------------------------
+def test_builtin_keyword_arguments():
+    def f(x):
+        return (int("100", base=2), int("ff", base=16), sorted([3, 1, 2], reverse=True), round(2.675, ndigits=2),
+                max([1, 5, 3], key=lambda v: -v), min([], default=7), sum([1, 2], start=10), x + 1)
+    got = check(f, torch.ones(1), breaks=0)
+    assert got[0] == 4
+
+
+def test_builtin_keyword_arguments_without_tensors():
+    def g():
+        return int("100", base=2), str(b"ab", encoding="ascii"), divmod(7, 2), pow(2, exp=5)
+    want = g()
+    cnt = CompileCounter()
+    assert bytegraph.compile(g, backend=cnt)() == want == (4, "ab", (3, 1), 32)
+
+
+def test_builtin_keyword_neighbours_with_traced_values():
+    def f(x, xs):
+        return (x * max(xs, key=lambda v: v % 3, default=0), x + sum(xs, start=100),
+                [i for i, _ in enumerate(xs, start=5)], sorted(xs, key=lambda v: -v, reverse=True),
+                min(xs, default=None), x + 1)
+    check(f, torch.ones(2), [4, 8, 3], breaks=0)
+
+
+def test_builtin_bad_arguments_raise_like_eager():
+    def f(x):
+        y = x + 1
+        out = []
+        try:
+            out.append(max(1, 2, default=3))
+        except TypeError as e:
+            out.append(str(e))
+        try:
+            out.append(sum(["a", "b"], ""))
+        except TypeError as e:
+            out.append(str(e))
+        try:
+            out.append(slice())
+        except TypeError as e:
+            out.append(str(e))
+        try:
+            out.append(sorted((2, 1), cmp=None))
+        except TypeError as e:
+            out.append(str(e))
+        return y, out
+    got = check(f, torch.ones(1), breaks=0)
+    assert len(got[1]) == 4 and all(isinstance(m, str) for m in got[1])
+
+
+def test_builtin_unmodelled_arguments_break_instead_of_dropping():
+    def f(x, xs):
+        y = x + 1
+        try:
+            return y, list(xs, xs)
+        except TypeError as e:
+            return y, str(e)
+    check(f, torch.ones(1), [1, 2], breaks=1)
+
+    def g(x, xs):
+        y = x + 1
+        try:
+            return y, min(xs, bad=1)
+        except TypeError as e:
+            return y, str(e)
+    check(g, torch.ones(1), [1, 2], breaks=1)
+
+
+# -- operators: NotImplemented, reflection, identity fallback -------------------------------------
+def test_reflected_comparison_and_identity_fallback():
+    def f(x):
+        b = {}
+        return [1 == b, {} == b, 1 != {}, [] == 1, 1 == [], (1,) == [1], range(2) == [0, 1], 1.5 == "x",
+                None == 1, b == b, 1 < 2.5, [1, 2] == [1, 2], (1, 2) != (1, 3)], x + 1   # noqa: E711
+    got = check(f, torch.ones(1), breaks=0)
+    assert got[0] == [False, True, True, False, False, False, False, False, False, True, True, True, True]
+
+
+def test_count_of_fresh_dicts():
+    def h(x, seq, b):
+        return x + sum(1 for i in seq if i is b or i == b)
+    check(h, torch.ones(1), [{}, 1, {}, 2], {}, breaks=0)
+
+
+def test_ordering_between_unrelated_types_raises():
+    def f(x):
+        out = []
+        for a, b in ((1, {}), ([1], (1,)), ({}, {}), ("a", 1)):
+            try:
+                out.append(a < b)
+            except TypeError as e:
+                out.append(str(e))
+        try:
+            out.append(1 + {})
+        except TypeError as e:
+            out.append(str(e))
+        return x + 1, out
+    got = check(f, torch.ones(1), breaks=0)
+    assert got[1][0].startswith("'<' not supported")
+
+
+_LOG = []
+
+
+class _A:
+    def __eq__(self, other):
+        _LOG.append("A.eq")
+        return NotImplemented
+
+    def __add__(self, other):
+        _LOG.append("A.add")
+        return NotImplemented
+
+
+class _B(_A):
+    def __eq__(self, other):
+        _LOG.append("B.eq")
+        return True
+
+    def __radd__(self, other):
+        _LOG.append("B.radd")
+        return 7
+
+
+def test_user_dunders_follow_cpython_protocol():
+    A, B, log = _A, _B, _LOG
+    log.clear()
+
+    def f(x):
+        a, a2, b = A(), A(), B()
+        r = [a == a2, a == a, a != a2, a == b, a + b]
+        try:
+            r.append(a + 1)
+        except TypeError as e:
+            r.append(type(e).__name__)
+        return x + 1, r
+    want = f(torch.ones(1))
+    eager_log = list(log)
+    log.clear()
+    cnt = CompileCounter()
+    got = bytegraph.compile(f, backend=cnt)(torch.ones(1))
+    assert same(got, want) and log == eager_log
+    assert want[1] == [False, True, True, True, 7, "TypeError"]
+    assert cnt.frame_count == 1
+
+
+# -- dicts and sets -------------------------------------------------------------------------------
+def test_dict_keys_equality():
+    def f(x):
+        return ({3: 2, 4: "aa"}.keys() == {3: x, 4: x}.keys(), {1: 0}.keys() == {1: 0}.keys(),
+                {1: 2}.keys() == {1, 2}, {1: 2}.items() == {1: 2}.items(), {1: 2}.keys() != {2: 1}.keys(), x + 1)
+    got = check(f, torch.ones(2), breaks=0)
+    assert got[:5] == (True, True, False, True, True)
+
+
+def test_dict_lookup_through_user_eq_breaks_and_matches_eager():
+    class StrSub(str):
+        pass
+
+    class K:
+        def __hash__(self):
+            return hash("k")
+
+        def __eq__(self, o):
+            return isinstance(o, K) or (isinstance(o, str) and o == "k")
+
+    def f(x):
+        y = x * 2
+        d = dict([("a", 1), (K(), 44)])     # breaks here: lookups would run K's __eq__
+        return y, d.get("k"), d.get(StrSub("k")), StrSub("k") in d, d["k"]
+    got = check(f, torch.ones(1), frames=1)
+    assert got[1:] == (44, 44, True, 44)
+    bytegraph.reset()
+    assert bytegraph.explain(f)(torch.ones(1)).graph_break_count >= 1
+
+
+def test_dict_mutated_during_iteration_raises():
+    def f(x):
+        d = {1: 1, 2: 2}
+        try:
+            for k in d:
+                d[k + 10] = 0
+        except RuntimeError as e:
+            return x + 1, str(e), d
+        return x, "no error", d
+    assert check(f, torch.ones(2), breaks=0)[1] == "dictionary changed size during iteration"
+
+    def g(x):
+        s = {1, 2}
+        try:
+            for k in s:
+                s.add(k + 10)
+        except RuntimeError as e:
+            return x + 1, str(e), s
+        return x, "no error", s
+    assert check(g, torch.ones(2), breaks=0)[1] == "Set changed size during iteration"
+
+    def uncaught(x):
+        d = {1: 1}
+        y = x + 1
+        for k in d:
+            del d[k]
+        return y
+    assert check(uncaught, torch.ones(2), frames=0) == "RuntimeError"   # raised by running the frame
+
+    def h(x):      # the error keeps coming, as CPython's iterator stays broken
+        d = {1: 1}
+        it = iter(d)
+        d[2] = 2
+        out = []
+        for _ in range(2):
+            try:
+                next(it)
+            except RuntimeError as e:
+                out.append(str(e))
+        return x + 1, out
+    assert check(h, torch.ones(1), breaks=0)[1] == ["dictionary changed size during iteration"] * 2
+
+
+def test_dict_values_changed_during_iteration_is_fine():
+    def f(x):
+        d = {1: x, 2: x * 2}
+        for k in d:
+            d[k] = d[k] + k
+        return [v for v in d.values()], list(d.items())[0][1], type(iter(d)).__name__, type(iter(d.items())).__name__
+    check(f, torch.ones(2), breaks=0)
+
+
+def test_dict_iteration_with_a_break_in_the_loop():
+    def f(x):
+        d = {1: 1, 2: 2, 3: 3}
+        out = []
+        for k in d:
+            d[k] = k * 10
+            out.append(k)
+            if k == 2:
+                print("", end="")
+        return x + 1, out, list(d.items())
+    want = f(torch.ones(1))
+    got = bytegraph.compile(f, backend=CompileCounter())(torch.ones(1))
+    assert same(got, want)
+
+
+def test_list_modified_during_sort_raises():
+    def f(x):
+        data = list(range(10))
+
+        def key(v):
+            data.append(v)
+            return -v
+        try:
+            data.sort(key=key)
+        except ValueError as e:
+            return x + 1, str(e), data
+        return x + 1, "no error", data
+    got = check(f, torch.ones(1), breaks=0)
+    assert got[1] == "list modified during sort" and got[2] == list(range(9, -1, -1))
+
+    def g(x):
+        data = [3, 1, 2]
+        seen = []
+        data.sort(key=lambda v: seen.append(len(data)) or v)   # the key sees an emptied list
+        return x + 1, data, seen
+    assert check(g, torch.ones(1), breaks=0)[2] == [0, 0, 0]
+
+
+# -- types kept -----------------------------------------------------------------------------------
+def test_struct_sequence_keeps_its_type():
+    def f(x):
+        from sys import float_info
+        return x * float_info.mant_dig, type(float_info).__name__, float_info.min_exp - float_info.mant_dig
+    got = check(f, torch.ones(1), breaks=0)
+    assert got[1:] == ("float_info", sys.float_info.min_exp - 53)
+
+
+def test_match_uses_the_type_flags():
+    def classify(x):
+        match x:
+            case [*_]:
+                return "seq"
+            case {}:
+                return "map"
+
+    class Parent:
+        pass
+
+    class Parent2:
+        pass
+    collections.abc.Mapping.register(Parent)
+    collections.abc.Sequence.register(Parent2)
+
+    def f(x, p, p2):
+        y = None
+        match ():
+            case []:
+                y = 0
+        return x + 1, y, classify(p), classify(p2), classify("ab"), classify(range(2)), classify({})
+    got = check(f, torch.ones(1), Parent(), Parent2(), breaks=0)
+    assert got[1:] == (0, "map", "seq", None, "seq", "map")
+
+
+def test_list_mutated_during_iteration_is_seen():
+    def f(x):
+        todo = [1, 2]
+        seen = []
+        for v in todo:           # a work list: items appended while iterating are visited
+            seen.append(v)
+            if v < 3:
+                todo.append(v + 2)
+        gone = [1, 2, 3]
+        kept = []
+        for v in gone:           # removing shifts the items under the iterator
+            kept.append(v)
+            gone.remove(v)
+        back = [1, 2, 3]
+        rev = []
+        for v in reversed(back):
+            rev.append(v)
+            if v == 3:
+                back.pop()
+        return x + 1, seen, todo, kept, gone, rev
+    got = check(f, torch.ones(1), breaks=0)
+    assert got[1:] == ([1, 2, 3, 4], [1, 2, 3, 4], [1, 3], [2], [3, 2, 1])
+
+
+def test_iterator_types_kept():
+    import itertools
+
+    def f(x):
+        return (x + 1, type(itertools.combinations("abcd", 3)).__name__, type(iter([1])).__name__,
+                type(reversed([1])).__name__, type(itertools.islice([1, 2], 1)).__name__,
+                type(reversed((1, 2))).__name__, type(iter({1: 2})).__name__, type(iter({1})).__name__)
+    got = check(f, torch.ones(1), breaks=0)
+    assert got[1:] == ("combinations", "list_iterator", "list_reverseiterator", "islice", "reversed",
+                       "dict_keyiterator", "set_iterator")
+
+    def g(x):
+        return x + 1, itertools.combinations("abc", 2)     # not rebuilt as another type: runs eagerly
+    want, got = g(torch.ones(1)), bytegraph.compile(g, backend=CompileCounter())(torch.ones(1))
+    assert type(got[1]) is type(want[1]) and list(got[1]) == list(want[1])
+
+
+def test_repr_of_self_referencing_containers():
+    def f(x):
+        d = {}
+        d[1] = d
+        lst = [1]
+        lst.append(lst)
+        return x + 1, repr(d), repr(lst), repr([(1, "a"), {2: None}])
+    got = check(f, torch.ones(1), breaks=0)
+    assert got[1:3] == ("{1: {...}}", "[1, [...]]")
+
+
+def test_folded_sequence_repeat_raises_memory_error():
+    def f(x):
+        try:
+            return x + 1, len([4] * sys.maxsize)
+        except MemoryError:
+            return x + 2, "MemoryError"
+    assert check(f, torch.ones(1), breaks=0)[1] == "MemoryError"
+
+
+class _Frozen:
+    """Writes attributes only through object.__setattr__ (like a frozen dataclass)."""
+
+    def __init__(self, x):
+        object.__setattr__(self, "x", x)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+
+def test_object_setattr_written_back_without_the_class_setattr():
+    def f(x, obj):
+        object.__setattr__(obj, "x", 5)
+        object.__setattr__(obj, "y", 6)
+        object.__delattr__(obj, "y")
+        return x + obj.x
+    obj, obj2 = _Frozen(1), _Frozen(1)
+    want = f(torch.ones(1), obj)
+    cnt = CompileCounter()
+    got = bytegraph.compile(f, backend=cnt)(torch.ones(1), obj2)
+    assert torch.equal(got, want) and vars(obj2) == vars(obj) == {"x": 5}
+    assert cnt.frame_count == 1
+
+    def g(x):
+        return x + _Frozen(3).x      # a frozen dataclass's __init__ made this way
+    check(g, torch.ones(1), breaks=0)
+
+
+class _Made:
+    @classmethod
+    def cm(cls):
+        return (cls, "A")
+
+
+class _MadeD(_Made):
+    def cm(self):
+        return (self, super().cm(), "D")
+
+
+@bytegraph.disable
+def _first_is(a, b):
+    return a[0] is b
+
+
+def test_object_made_in_frame_keeps_its_identity_across_a_break():
+    def f(x):
+        d = _MadeD()
+        y = x + 1
+        return y, _first_is(d.cm(), d)      # `d` reaches the eager call twice: one object
+    got = check(f, torch.ones(1), frames=1, breaks=1)
+    assert got[1] is True
+
+    def g(x):
+        items = []
+        pair = (items, [items])
+        y = x + 1
+        return y, _first_is(pair[1], pair[0])
+    assert check(g, torch.ones(1), frames=1, breaks=1)[1] is True
+
+
+def test_container_methods_use_every_argument():
+    def f(x):
+        items = [1, 2, 1, 2]
+        return x + 1, items.index(1, 1), items.index(2, -2, 4), (3, 4, 3).index(3, 1)
+    assert check(f, torch.ones(1), breaks=0)[1:] == (2, 3, 2)
+
+    def g(x, items):
+        y = x + 1
+        try:
+            return y, items.index(1, 0, 1, 5)        # too many arguments: not dropped
+        except TypeError as e:
+            return y, str(e)
+    check(g, torch.ones(1), [1, 2], breaks=1)
