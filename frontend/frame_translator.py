@@ -531,11 +531,14 @@ def _native_instr(ins) -> Instr:
     return Instr(ins.opname)
 
 
-def _had_attribute(obj, name) -> bool:
-    """Whether the real object has `name` in its instance dict or a filled slot (no user code runs)."""
-    if name in (getattr(obj, "__dict__", None) or {}):
+def _had_attribute(tx, var, name) -> bool:
+    """Whether the real object has `name` in its instance dict (guarded) or a filled slot (no user
+    code runs)."""
+    from .reads import MISSING, class_lookup, instance_attr
+    obj = var.value
+    if instance_attr(tx, obj, var.source, name) is not MISSING:
         return True
-    slot = inspect.getattr_static(type(obj), name, None)
+    slot = class_lookup(tx, type(obj), name)[0]
     if isinstance(slot, types.MemberDescriptorType):
         try:
             slot.__get__(obj)
@@ -669,7 +672,7 @@ def _replay_side_effects(tx, cg, own_cells=False):
             # (a tracker with its own setattr model, an nn.Module's, is written back through the class)
             generic = type(var).setattr is UserDefinedObjectVariable.setattr
             for name, value in effects.get(var).items():
-                if generic and value is _MISSING and not _had_attribute(var.value, name):
+                if generic and value is _MISSING and not _had_attribute(tx, var, name):
                     continue        # set and deleted again while tracing
                 if not generic:
                     if value is not _MISSING:

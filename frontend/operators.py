@@ -8,10 +8,10 @@ TypeError. A candidate the tracker cannot model is a graph break, never a guess.
 from __future__ import annotations
 
 import collections
-import inspect
 import operator
 
 from .graph_break import Unsupported, user_error
+from .reads import MISSING, class_lookup
 from .variables.constant import const
 
 # The operand types a builtin type's comparison methods accept; anything else is NotImplemented.
@@ -53,8 +53,8 @@ def dunder(tx, x, name, y):
     cls = _type_of(x)
     if cls is None:
         raise Unsupported("unsupported_op", what=f"{name} of {x.describe()}")
-    method = inspect.getattr_static(cls, name, None)
-    if method is None:
+    method = class_lookup(tx, cls, name)[0]
+    if method is MISSING:
         return NOT_IMPLEMENTED
     if method is getattr(object, name, None):
         if name == "__eq__":
@@ -79,23 +79,23 @@ def dunder(tx, x, name, y):
     return wrap_constant_result(tx, fold(getattr(cls, name), x.as_python_constant(), y.as_python_constant()))
 
 
-def _overrides(sub, base, name) -> bool:
-    return inspect.getattr_static(sub, name, None) is not inspect.getattr_static(base, name, None)
+def _overrides(tx, sub, base, name) -> bool:
+    return class_lookup(tx, sub, name)[0] is not class_lookup(tx, base, name)[0]
 
 
-def _reflected_first(a, b, reflected_name, compare) -> bool:
+def _reflected_first(tx, a, b, reflected_name, compare) -> bool:
     """b's reflected method goes first when b's type is a proper subclass of a's (for binary
     operators, only if it overrides that method)."""
     ta, tb = _type_of(a), _type_of(b)
     if not (isinstance(ta, type) and isinstance(tb, type)) or tb is ta or not issubclass(tb, ta):
         return False
-    return compare or _overrides(tb, ta, reflected_name)
+    return compare or _overrides(tx, tb, ta, reflected_name)
 
 
 def rich_compare(tx, name, reflected_name, a, b):
     """`a < b`, `a == b`...: the result tracker, by CPython's protocol."""
     order = [(a, name, b), (b, reflected_name, a)]
-    if _reflected_first(a, b, reflected_name, True):
+    if _reflected_first(tx, a, b, reflected_name, True):
         order.reverse()
     for x, method, y in order:
         result = dunder(tx, x, method, y)
@@ -117,7 +117,7 @@ def binary(tx, name, reflected_name, inplace_name, a, b):
     order = [(a, name, b)]
     if reflected_name is not None and _type_of(b) is not _type_of(a):
         order.append((b, reflected_name, a))
-        if _reflected_first(a, b, reflected_name, False):
+        if _reflected_first(tx, a, b, reflected_name, False):
             order.reverse()
     for x, method, y in order:
         result = dunder(tx, x, method, y)

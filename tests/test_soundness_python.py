@@ -479,3 +479,25 @@ def test_container_methods_use_every_argument():
         except TypeError as e:
             return y, str(e)
     check(g, torch.ones(1), [1, 2], breaks=1)
+
+
+class _Plain:
+    pass
+
+
+def test_operator_protocol_lookups_are_guarded():
+    """`a == b` decided from the class's dunders: a dunder added to the class later recompiles."""
+    def f(x, a, b):
+        return x + (1 if a == b else 2), {a: 1}.get(b, 0)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    a, b, x = _Plain(), _Plain(), torch.zeros(1)
+    assert opt(x, a, b)[1] == f(x, a, b)[1] == 0 and torch.equal(opt(x, a, b)[0], f(x, a, b)[0])
+    assert cnt.frame_count == 1
+    _Plain.__eq__ = lambda self, other: True
+    _Plain.__hash__ = lambda self: 0
+    try:
+        got, want = opt(x, a, b), f(x, a, b)
+        assert torch.equal(got[0], want[0]) and got[1] == want[1] == 1
+    finally:
+        del _Plain.__eq__, _Plain.__hash__

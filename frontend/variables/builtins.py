@@ -471,7 +471,7 @@ def _fromkeys(kind):
     def handler(tx, iterable, value=None, /):
         from .dicts import DictVariable, hashable_key
         value = value if value is not None else const(None)
-        pairs = {hashable_key(k): (k, value) for k in tx.unpack_iterable(iterable)}  # later keys win
+        pairs = {hashable_key(tx, k): (k, value) for k in tx.unpack_iterable(iterable)}  # later keys win
         return DictVariable.create(tx, list(pairs.values()), kind)
     return handler
 

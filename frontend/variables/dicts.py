@@ -3,14 +3,13 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import inspect
 
 from ..graph_break import Unsupported, user_error
 from .base import NotConstant, VariableTracker, check_modelled_arguments
 from .constant import const
 
 
-def hashable_key(var):
+def hashable_key(tx, var):
     """The Python key a tracker stands for in a dict or set (constants, or identity for objects)."""
     if var.is_python_constant():
         value = var.as_python_constant()
@@ -25,9 +24,9 @@ def hashable_key(var):
     if isinstance(var, SymNodeVariable):
         return var.evaluate()   # a symbolic number hashes as its value: specialized, with a guard
     from .user_defined import UserDefinedObjectVariable
+    from ..reads import class_lookup
     if isinstance(var, UserDefinedObjectVariable) and any(
-            inspect.getattr_static(var.cls, name, None) is not getattr(object, name)
-            for name in ("__eq__", "__hash__")):
+            class_lookup(tx, var.cls, name)[0] is not object.__dict__[name] for name in ("__eq__", "__hash__")):
         # a lookup would run the class's own __hash__/__eq__ (and match keys of other types)
         raise Unsupported("unsupported_op", what=f"a {var.cls.__name__} key with its own __hash__ or __eq__")
     if var.source is not None:
@@ -51,7 +50,7 @@ class DictVariable(VariableTracker):
         return tx.output.side_effects.get(self)
 
     def as_mapping(self, tx) -> dict:
-        return {hashable_key(k): (k, v) for k, v in self.pairs(tx)}
+        return {hashable_key(tx, k): (k, v) for k, v in self.pairs(tx)}
 
     def set_pairs(self, tx, pairs):
         tx.output.side_effects.store(self, tuple(pairs))
@@ -73,14 +72,14 @@ class DictVariable(VariableTracker):
 
     def lookup(self, tx, key_var):
         mapping = self.as_mapping(tx)
-        key = hashable_key(key_var)
+        key = hashable_key(tx, key_var)
         if key in mapping:
             return mapping[key][1]
         return None
 
     def setitem(self, tx, key_var, value):
         mapping = self.as_mapping(tx)
-        key = hashable_key(key_var)
+        key = hashable_key(tx, key_var)
         if key in mapping:
             mapping[key] = (mapping[key][0], value)
         else:
@@ -129,7 +128,7 @@ class DictVariable(VariableTracker):
             return value
         if name in ("__delitem__", "pop"):
             mapping = self.as_mapping(tx)
-            key = hashable_key(args[0])
+            key = hashable_key(tx, args[0])
             if key not in mapping:
                 if name == "pop" and len(args) > 1:
                     return args[1]
@@ -162,7 +161,7 @@ class DictVariable(VariableTracker):
                         sources.append((k, v))
             sources.extend((const(k), v) for k, v in kwargs.items())
             for k, v in sources:
-                key = hashable_key(k)
+                key = hashable_key(tx, k)
                 mapping[key] = (mapping[key][0], v) if key in mapping else (k, v)
             self.set_pairs(tx, mapping.values())
             return const(None)
@@ -181,7 +180,7 @@ class DictVariable(VariableTracker):
             return ContainerIteratorVariable.create(tx, self, "keys")
         if name == "move_to_end" and self.cls is collections.OrderedDict:
             mapping = self.as_mapping(tx)
-            key = hashable_key(args[0])
+            key = hashable_key(tx, args[0])
             entry = mapping.pop(key)
             last = kwargs.get("last", args[1] if len(args) > 1 else const(True)).as_python_constant()
             items = list(mapping.values())
@@ -262,8 +261,8 @@ class DictViewVariable(VariableTracker):
                 return const(NotImplemented)
             return const(equal if name == "__eq__" else not equal)
         if name in ("__and__", "__or__", "__sub__", "__xor__") and self.kind == "keys":
-            mine = {hashable_key(k): k for k in self.unpack(tx)}
-            theirs = {hashable_key(k): k for k in tx.unpack_iterable(args[0])}
+            mine = {hashable_key(tx, k): k for k in self.unpack(tx)}
+            theirs = {hashable_key(tx, k): k for k in tx.unpack_iterable(args[0])}
             keys = getattr(set(mine), name)(set(theirs))
             return SetVariable.create(tx, [mine.get(k) or theirs[k] for k in keys])
         return super().call_method(tx, name, args, kwargs)
@@ -281,7 +280,7 @@ class DictViewVariable(VariableTracker):
         if len(mine) != len(theirs):
             return False
         if self.kind == "keys" and not (isinstance(other, DictViewVariable) and other.kind == "items"):
-            return {hashable_key(k) for k in mine} == {hashable_key(k) for k in theirs}
+            return {hashable_key(tx, k) for k in mine} == {hashable_key(tx, k) for k in theirs}
         if self.kind == "items" and isinstance(other, DictViewVariable) and other.kind == "items":
             for k, v in other.dict_var.pairs(tx):
                 found = self.dict_var.lookup(tx, k)
@@ -306,7 +305,7 @@ class SetVariable(VariableTracker):
         var = SetVariable(cls=cls, source=source)
         unique = {}
         for item in items:
-            unique.setdefault(hashable_key(item), item)
+            unique.setdefault(hashable_key(tx, item), item)
         tx.output.side_effects.track(var, tuple(unique.values()))
         return var
 
@@ -314,7 +313,7 @@ class SetVariable(VariableTracker):
         return tx.output.side_effects.get(self)
 
     def keys(self, tx):
-        return {hashable_key(i): i for i in self.items(tx)}
+        return {hashable_key(tx, i): i for i in self.items(tx)}
 
     def python_type(self):
         return self.cls
@@ -332,24 +331,24 @@ class SetVariable(VariableTracker):
         keys = self.keys(tx)
         check_modelled_arguments(self.cls.__name__, name, args, kwargs, _SET_ARITY)
         if name == "add":
-            keys.setdefault(hashable_key(args[0]), args[0])
+            keys.setdefault(hashable_key(tx, args[0]), args[0])
             tx.output.side_effects.store(self, tuple(keys.values()))
             return const(None)
         if name in ("discard", "remove"):
-            k = hashable_key(args[0])
+            k = hashable_key(tx, args[0])
             if k not in keys and name == "remove":
                 raise user_error(KeyError(args[0].as_python_constant() if args[0].is_python_constant() else "<item>"))
             keys.pop(k, None)
             tx.output.side_effects.store(self, tuple(keys.values()))
             return const(None)
         if name == "__contains__":
-            return const(hashable_key(args[0]) in keys)
+            return const(hashable_key(tx, args[0]) in keys)
         if name == "__len__":
             return const(len(keys))
         if name == "update":
             for other in args:
                 for item in tx.unpack_iterable(other):
-                    keys.setdefault(hashable_key(item), item)
+                    keys.setdefault(hashable_key(tx, item), item)
             tx.output.side_effects.store(self, tuple(keys.values()))
             return const(None)
         if name == "__iter__":
@@ -358,7 +357,7 @@ class SetVariable(VariableTracker):
         if name in ("union", "__or__", "intersection", "__and__", "difference", "__sub__",
                     "symmetric_difference", "__xor__", "issubset", "issuperset", "__le__", "__ge__",
                     "__lt__", "__gt__", "__eq__", "isdisjoint"):
-            others = [{hashable_key(i): i for i in tx.unpack_iterable(a)} for a in args]
+            others = [{hashable_key(tx, i): i for i in tx.unpack_iterable(a)} for a in args]
             result = getattr(set(keys), name)(*[set(o) for o in others])
             if isinstance(result, bool):
                 return const(result)

@@ -193,13 +193,13 @@ class ContainerIteratorVariable(IteratorVariable):
         from .dicts import hashable_key
         from .lists import TupleVariable
         if self.kind == "set":
-            return [(hashable_key(i), i) for i in self.container.items(tx)]
+            return [(hashable_key(tx, i), i) for i in self.container.items(tx)]
         pairs = self.container.pairs(tx)
         if self.kind == "keys":
-            return [(hashable_key(k), k) for k, _ in pairs]
+            return [(hashable_key(tx, k), k) for k, _ in pairs]
         if self.kind == "values":
-            return [(hashable_key(k), v) for k, v in pairs]
-        return [(hashable_key(k), TupleVariable((k, v))) for k, v in pairs]
+            return [(hashable_key(tx, k), v) for k, v in pairs]
+        return [(hashable_key(tx, k), TupleVariable((k, v))) for k, v in pairs]
 
     def python_type(self):
         if self.kind == "set":
