@@ -120,7 +120,7 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs):
     out_node = next(n for n in aten_gm.graph.nodes if n.op == "output")
     flat_out, out_spec = pytree.tree_flatten(out_node.args[0])
     out_node.args = (tuple(flat_out),)
-    graph = lower(aten_gm, example_inputs)
+    graph = lower(aten_gm, example_inputs, _promised_strides(gm, len(flat_out)))
     if graph.shape_env is not None:
         _check_bound(graph)
     sched = Scheduler(graph)
@@ -161,6 +161,21 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs):
     compiled.source = source
     compiled.kernel_count = wrapper.kernel_launches
     return compiled
+
+
+def _promised_strides(gm, n):
+    """Per flat output of `gm`, the strides its metadata promises (None where unknown): the
+    frontend's fake values (eager's strides) or, for AOTAutograd's graphs, the strides the backward
+    graph was traced with for each saved tensor."""
+    out_node = next(n for n in gm.graph.nodes if n.op == "output")
+    flat = pytree.tree_leaves(out_node.args[0])
+    if len(flat) != n:
+        return None
+    out = []
+    for a in flat:
+        val = (a.meta.get("val", a.meta.get("example_value"))) if isinstance(a, torch.fx.Node) else None
+        out.append(tuple(val.stride()) if isinstance(val, torch.Tensor) else None)
+    return out
 
 
 def _check_bound(graph):

@@ -47,7 +47,8 @@ TRITON_DTYPES = {
 _BOOL_OPS = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not",
              "isnan", "isinf"}
 
-_TANH = "(1.0 - 2.0 / (tl.exp(2.0 * ({0})) + 1.0))"
+# accurate transcendental functions are `_name` helpers (see MATH_HELPERS): the naive
+# formulas (`exp(x) - 1`, `log(1 + x)`, ...) lose every digit for small |x|
 
 
 def _f(dt):
@@ -66,11 +67,11 @@ def _by_kind(float_t, int_t, bool_t=None):
 TEMPLATES = {
     "add": "{0} + {1}", "sub": "{0} - {1}", "mul": "{0} * {1}", "truediv": "{0} / {1}", "neg": "-{0}",
     "abs": _by_kind("tl.abs({0})", "tl.abs({0})", "{0}"),
-    "exp": "tl.exp({0})", "exp2": "tl.exp2({0})", "expm1": "(tl.exp({0}) - 1.0)",
+    "exp": "tl.exp({0})", "exp2": "tl.exp2({0})", "expm1": "_expm1({0})",
     "log": "tl.log({0})", "log2": "tl.log2({0})", "log10": "(tl.log({0}) * 0.4342944819032518)",
-    "log1p": "tl.log(1.0 + {0})", "sqrt": "tl.sqrt({0})", "rsqrt": "tl.rsqrt({0})",
+    "log1p": "_log1p({0})", "sqrt": "tl.sqrt({0})", "rsqrt": "tl.rsqrt({0})",
     "reciprocal": "(1.0 / {0})", "sin": "tl.sin({0})", "cos": "tl.cos({0})", "tan": "(tl.sin({0}) / tl.cos({0}))",
-    "tanh": _TANH, "sinh": "((tl.exp({0}) - tl.exp(-{0})) * 0.5)", "cosh": "((tl.exp({0}) + tl.exp(-{0})) * 0.5)",
+    "tanh": "_tanh({0})", "sinh": "_sinh({0})", "cosh": "_cosh({0})",
     "sigmoid": "(1.0 / (1.0 + tl.exp(-{0})))", "erf": "tl.erf({0})",
     "floor": _by_kind("tl.floor({0})", "{0}"), "ceil": _by_kind("tl.ceil({0})", "{0}"),
     "trunc": _by_kind("tl.where({0} < 0, tl.ceil({0}), tl.floor({0}))", "{0}"),
@@ -96,11 +97,10 @@ TEMPLATES = {
     "logical_xor": "({0} != 0) ^ ({1} != 0)", "logical_not": "{0} == 0",
     "isnan": "{0} != {0}", "isinf": _by_kind("tl.abs({0}) == float('inf')", "{0} != {0}"),
     "gelu": "(0.5 * {0} * (1.0 + tl.erf({0} * 0.7071067811865476)))",
-    "gelu_tanh": "(0.5 * {0} * (1.0 + " + _TANH.format("0.7978845608028654 * ({0} + 0.044715 * {0} * {0} * {0})")
-                 + "))",
-    "pow_float": ("tl.where({1} == 0, 1.0, tl.where(({0} < 0) & ({1} == tl.floor({1})), "
-                  "tl.where((tl.abs({1}) % 2.0) == 1.0, -1.0, 1.0) * tl.exp2({1} * tl.log2(tl.abs({0}))), "
-                  "tl.exp2({1} * tl.log2({0}))))"),
+    "gelu_tanh": "(0.5 * {0} * (1.0 + _tanh(0.7978845608028654 * ({0} + 0.044715 * {0} * {0} * {0}))))",
+    # float32 (and half, computed in float32) in float64: exp2(y * log2(x)) loses |y * log2(x)| ulps
+    "pow_float": lambda dtypes: "_pow({0}, {1})" if dtypes[0] == torch.float64 else (
+        f"_pow({{0}}.to(tl.float64), {{1}}.to(tl.float64)).to({TRITON_DTYPES[dtypes[0]]})"),
 }
 
 
@@ -676,6 +676,72 @@ def _with_strides(t, stride):
 
 '''
 
+# accurate math helpers, emitted into a module only when its kernels call them (each after the helpers
+# it calls)
+MATH_HELPERS = {
+    "_expm1": '''@triton.jit
+def _expm1(x):
+    # Kahan: (u - 1) * x / log(u) with u = exp(x) cancels the rounding error of u
+    u = tl.exp(x)
+    um1 = u - 1.0
+    r = tl.where(u == 1.0, x, um1 * (x / tl.log(u)))
+    r = tl.where(um1 == -1.0, -1.0, r)
+    return tl.where(u == float('inf'), u, r)
+''',
+    "_log1p": '''@triton.jit
+def _log1p(x):
+    # Goldberg: log(u) * x / (u - 1) with u = 1 + x cancels the rounding error of u
+    u = x + 1.0
+    d = u - 1.0
+    r = tl.where(d == 0.0, x, tl.log(u) * (x / d))
+    return tl.where(u == float('inf'), u, r)
+''',
+    "_tanh": '''@triton.jit
+def _tanh(x):
+    # tanh|x| = -t / (t + 2), t = expm1(-2|x|) in (-1, 0]: no cancellation, no overflow
+    t = _expm1(-2.0 * tl.abs(x))
+    r = -t / (t + 2.0)
+    return tl.where(x == 0, x, tl.where(x < 0, -r, r))
+''',
+    "_sinh": '''@triton.jit
+def _sinh(x):
+    # sinh|x| = (t + t / (t + 1)) / 2, t = expm1(|x|); for large |x|, exp(|x|/2)^2 / 2 (no early overflow)
+    a = tl.abs(x)
+    t = _expm1(a)
+    h = tl.exp(0.5 * a)
+    r = tl.where(a > 20.0, (0.5 * h) * h, 0.5 * (t + t / (t + 1.0)))
+    return tl.where(x == 0, x, tl.where(x < 0, -r, r))
+''',
+    "_cosh": '''@triton.jit
+def _cosh(x):
+    a = tl.abs(x)
+    e = tl.exp(a)
+    h = tl.exp(0.5 * a)
+    return tl.where(a > 20.0, (0.5 * h) * h, 0.5 * e + 0.5 / e)
+''',
+    "_pow": '''@triton.jit
+def _pow(x, y):
+    # x ** y as exp2(y * log2|x|), signed for a negative base and an odd integer exponent
+    r = tl.exp2(y * tl.log2(tl.abs(x)))
+    is_int = y == tl.floor(y)
+    r = tl.where(x < 0, tl.where(is_int, tl.where((tl.abs(y) % 2.0) == 1.0, -r, r), float('nan')), r)
+    return tl.where((y == 0) | (x == 1), 1.0, r)
+''',
+}
+
+
+def _math_helpers(source: str) -> str:
+    """Source of the `MATH_HELPERS` that `source` calls, directly or through another helper."""
+    used, todo = [], [n for n in MATH_HELPERS if f"{n}(" in source]
+    while todo:
+        n = todo.pop()
+        if n in used:
+            continue
+        used.append(n)
+        todo += [m for m in MATH_HELPERS if m != n and f"{m}(" in MATH_HELPERS[n]]
+    return "\n\n".join(MATH_HELPERS[n] for n in MATH_HELPERS if n in used)
+
+
 # helpers of wrappers whose sizes are symbolic: block sizes and grids are picked at launch
 SYMBOLIC_HEADER = '''
 def _next_pow2(n):
@@ -754,8 +820,10 @@ class WrapperCodegen:
             else:
                 outs.append(texpr(o) if is_symbolic(o) else repr(o))
         self.lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
-        header = HEADER + (SYMBOLIC_HEADER if self.symbols else "")
-        return header + "\n\n".join(self.kernel_defs) + "\n\n" + "\n".join(self.lines) + "\n"
+        kernels = "\n\n".join(self.kernel_defs)
+        helpers = _math_helpers(kernels)
+        header = HEADER + (helpers + "\n\n" if helpers else "") + (SYMBOLIC_HEADER if self.symbols else "")
+        return header + kernels + "\n\n" + "\n".join(self.lines) + "\n"
 
     @staticmethod
     def _alloc_key(buf):

@@ -390,6 +390,55 @@ def _flatten(x):
         yield x
 
 
+class ReadRecorder:
+    """An `ops` handler that only records which buffers a loop body loads."""
+
+    class V:
+        dtype = None
+        rdep = False
+        name = "v"
+
+        def __init__(self, dtype=None):
+            self.dtype = dtype
+
+    def __init__(self):
+        self.reads: list[str] = []
+
+    def load(self, name, index, dtype):
+        if name not in self.reads:
+            self.reads.append(name)
+        return self.V(dtype)
+
+    def constant(self, value, dtype):
+        return self.V(dtype)
+
+    def index_expr(self, expr, dtype):
+        return self.V(dtype)
+
+    def indirect_indexing(self, var, size):
+        return "i"
+
+    def to_dtype(self, var, dtype):
+        return self.V(dtype)
+
+    def call(self, name, *args):
+        return self.V(args[0].dtype if args else None)
+
+    def masked(self, cond, body, other):
+        return body()
+
+
+def loop_reads(data: Loops) -> list[str]:
+    """Names of the buffers a loop body reads (running it once with a `ReadRecorder`)."""
+    rec = ReadRecorder()
+    idx = [f"i{k}" for k in range(len(data.ranges))]
+    if isinstance(data, Reduction):
+        data.inner_fn(rec, idx, [f"r{k}" for k in range(len(data.reduction_ranges))])
+    else:
+        data.inner_fn(rec, idx)
+    return rec.reads
+
+
 # --------------------------------------------------------------------------- TensorBox
 class TensorBox:
     """The lowering-time value of an fx node: a mutable handle whose `data` is a loop body (not yet

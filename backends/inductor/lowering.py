@@ -33,11 +33,13 @@ from .ir import (
     TensorBox,
     contiguous_strides,
     flatten_index,
+    _flatten as ir_flatten,
     free_symbols,
     is_symbolic,
     ix_add,
     ix_mod,
     ix_mul,
+    loop_reads,
     prod,
     sym,
     texpr,
@@ -975,9 +977,15 @@ class node_with_val:
 
 # --------------------------------------------------------------------------- the graph lowering
 class GraphLowering:
-    def __init__(self, gm: torch.fx.GraphModule, example_inputs):
+    """`promised_strides`: per flat graph output, the strides the caller's graph metadata promises for
+    it (None: the aten graph's own). Whoever consumes a compiled graph's outputs -- the user, or a
+    backward graph compiled against the forward's metadata (saved activations) -- reads them with
+    those strides, so every tensor output is stored in exactly that layout (`realize_output`)."""
+
+    def __init__(self, gm: torch.fx.GraphModule, example_inputs, promised_strides=None):
         self.gm = gm
         self.example_inputs = example_inputs
+        self.promised_strides = promised_strides
         self.buffers: list[Buffer] = []          # ComputedBuffer / ExternKernel / MultiOutput, in order
         self.inputs: list = []                   # per placeholder: InputBuffer or None (non-tensor)
         self.outputs: list = []                  # IR per graph output: Buffer, ReinterpretView or constant
@@ -1082,16 +1090,20 @@ class GraphLowering:
         return wrap(val, ())
 
     def call_op(self, node, args, kwargs):
+        """The op's lowering, checked against the node's metadata; the aten op as an extern call
+        whenever the lowering declines (`Fallback`), fails, or builds something else than the op
+        computes (other sizes or dtypes, a loop body that cannot be rendered): a missing or partial
+        lowering costs a kernel boundary, never an error."""
         fn = LOWERINGS.get(node.target)
         if fn is not None and not self._needs_fallback(node, args, kwargs):
             try:
-                return fn(self, node, *args, **kwargs)
-            except Fallback:
+                result = fn(self, node, *args, **kwargs)
+                if _matches(result, node.meta.get("val")):
+                    return result
+            except SymbolicUnsupported:
+                raise
+            except Exception:  # noqa: BLE001 - Fallback, or a corner case the lowering mis-handles
                 pass
-            except TypeError:
-                # a symbolic size reached a comparison the lowering has no rule for: call the aten op
-                if self.shape_env is None:
-                    raise
         return self.fallback(node, args, kwargs)
 
     @staticmethod
@@ -1127,6 +1139,7 @@ class GraphLowering:
 
     def run(self):
         self.env = env = {}
+        promised, promised_at = self._promised_layouts()
         placeholders = [n for n in self.gm.graph.nodes if n.op == "placeholder"]
         for n, ex in zip(placeholders, self.example_inputs):
             if isinstance(ex, torch.Tensor):
@@ -1143,14 +1156,17 @@ class GraphLowering:
                 continue
             if node.op == "get_attr":
                 t = getattr(self.gm, node.target)
+                if not isinstance(t, torch.Tensor):  # a subgraph of a higher-order op
+                    env[node] = t
+                    continue
                 buf = InputBuffer(f"const{len(self.constants)}", Layout(
                     tuple(t.shape), tuple(t.stride()), t.dtype, t.device))
                 self.constants.append((buf, t))
                 env[node] = TensorBox(self, buf)
                 continue
             if node.op == "output":
-                self.outputs = [self.realize_output(env[a]) if isinstance(a, torch.fx.Node) else a
-                                for a in node.args[0]]
+                self.outputs = [self.realize_output(env[a], st) if isinstance(a, torch.fx.Node) else a
+                                for a, st in zip(node.args[0], promised_at)]
                 continue
             args = torch.fx.node.map_arg(node.args, lambda a: env[a])
             kwargs = torch.fx.node.map_arg(node.kwargs, lambda a: env[a])
@@ -1166,25 +1182,93 @@ class GraphLowering:
                 result = args[0][args[1]]
             elif node.target is aten.copy_.default:
                 result = self.copy_into_input(node, *args)
-            elif not isinstance(node.target, torch._ops.OpOverload):
+            elif not isinstance(node.target, torch._ops.OpOverload) and not _has_tensor((args, kwargs)):
                 result = node.target(*args, **kwargs)  # python scalars (sym arithmetic)
+            elif not isinstance(node.target, torch._ops.OpOverload):
+                # a higher-order op (with_effects, ...) on tensors: called as it is, on real tensors
+                result = self.fallback(node, args, kwargs)
             else:
                 result = self.call_op(node, args, kwargs)
-            if isinstance(result, TensorBox) and isinstance(result.data, Loops) and len(node.users) > 1:
-                result.realize()
+            if isinstance(result, TensorBox) and isinstance(result.data, Loops):
+                if node in promised:
+                    # a graph output is computed straight into its promised layout, so that views of
+                    # it taken later in the graph see that layout too
+                    self.realize_strided(result, promised[node])
+                elif len(node.users) > 1:
+                    result.realize()
             env[node] = result
         return self
 
-    def realize_output(self, x):
+    def _promised_layouts(self):
+        """The promised strides of each output position (None: not a tensor), and of each output fx
+        node (the first promise wins for a node that is output twice)."""
+        out_node = next(n for n in self.gm.graph.nodes if n.op == "output")
+        outs = list(out_node.args[0])
+        given = list(self.promised_strides or [])
+        given += [None] * (len(outs) - len(given))
+        at, by_node = [], {}
+        for a, st in zip(outs, given):
+            val = a.meta.get("val") if isinstance(a, torch.fx.Node) else None
+            if isinstance(val, torch.Tensor):
+                st = tuple(sym(s) for s in st) if st is not None and len(st) == val.dim() else _stride(val)
+                by_node.setdefault(a, st)
+            else:
+                st = None
+            at.append(st)
+        return by_node, at
+
+    def realize_strided(self, x: TensorBox, stride) -> Buffer:
+        d = x.data
+        size = tuple(d.get_size())
+        x.data = self.register_computed(d, layout=Layout(size, tuple(stride), d.get_dtype(), d.get_device()))
+        return x.data
+
+    def realize_output(self, x, stride=None):
         if not isinstance(x, TensorBox):
             return x
         d = x.data
         if isinstance(d, InputBuffer) and d.name.startswith("const"):
-            return _clone(self, None, x).realize()  # never hand out the graph's own constant
-        if isinstance(d, InputBuffer) or (isinstance(d, ReinterpretView) and isinstance(d.data, InputBuffer)):
+            x = _clone(self, None, x)  # never hand out the graph's own constant
+        elif isinstance(d, InputBuffer) or (isinstance(d, ReinterpretView) and isinstance(d.data, InputBuffer)):
             # an input returned as is (or a view of one): aliasing is what eager does
             return d
-        return x.realize()
+        if stride is None:
+            return x.realize()
+        if isinstance(x.data, Loops):
+            return self.realize_strided(x, stride)
+        if _same_strides(x.get_size(), x.data.get_stride(), stride):
+            return x.data
+        # realized in another layout (an extern result, a view, a buffer with several users): copy
+        return self.realize_strided(_clone(self, None, x), stride)
+
+
+def _has_tensor(x) -> bool:
+    return any(isinstance(a, TensorBox) for a in ir_flatten(x))
+
+
+def _matches(result, val) -> bool:
+    """Does a lowering's result have the sizes and dtypes of the op's fake result, and can its loop
+    bodies run? (A lowering that mis-handles a corner case -- a 0-d input, an unexpected dtype --
+    fails here, at lowering time, where the op can still be called as an extern instead.)"""
+    if isinstance(val, (list, tuple)):
+        return (isinstance(result, (list, tuple)) and len(result) == len(val)
+                and all(_matches(r, v) for r, v in zip(result, val)))
+    if isinstance(val, torch.Tensor):
+        if not isinstance(result, TensorBox) or result.get_dtype() != val.dtype:
+            return False
+        size, want = result.get_size(), _size(val)
+        if len(size) != len(want) or not all(a == b or (is_symbolic(a - b) and sympy.simplify(a - b) == 0)
+                                             for a, b in zip(size, want)):
+            return False
+        if isinstance(result.data, Loops):
+            loop_reads(result.data)
+        return True
+    return not isinstance(result, TensorBox)
+
+
+def _same_strides(size, a, b) -> bool:
+    """Same layout for every element: strides of dims of size 0 or 1 never matter."""
+    return len(a) == len(b) and all(n in (0, 1) or sa == sb for n, sa, sb in zip(size, a, b))
 
 
 def _shape_env(example_inputs):
@@ -1197,8 +1281,8 @@ def _shape_env(example_inputs):
     return None
 
 
-def lower(gm, example_inputs) -> GraphLowering:
-    return GraphLowering(gm, example_inputs).run()
+def lower(gm, example_inputs, promised_strides=None) -> GraphLowering:
+    return GraphLowering(gm, example_inputs, promised_strides).run()
 
 
 __all__ = ["LOWERINGS", "GraphLowering", "decomposition_table", "lower", "math", "trace_to_aten"]

@@ -20,56 +20,11 @@ import dataclasses
 import networkx as nx
 
 from .codegen_triton import FusionIllegal, TritonKernel
-from .ir import ComputedBuffer, ExternKernel, MultiOutput, Reduction, prod
-
-
-class ReadRecorder:
-    """An `ops` handler that only records which buffers a loop body loads."""
-
-    class V:
-        dtype = None
-        rdep = False
-        name = "v"
-
-        def __init__(self, dtype=None):
-            self.dtype = dtype
-
-    def __init__(self):
-        self.reads: list[str] = []
-
-    def load(self, name, index, dtype):
-        if name not in self.reads:
-            self.reads.append(name)
-        return self.V(dtype)
-
-    def constant(self, value, dtype):
-        return self.V(dtype)
-
-    def index_expr(self, expr, dtype):
-        return self.V(dtype)
-
-    def indirect_indexing(self, var, size):
-        return "i"
-
-    def to_dtype(self, var, dtype):
-        return self.V(dtype)
-
-    def call(self, name, *args):
-        return self.V(args[0].dtype if args else None)
-
-    def masked(self, cond, body, other):
-        return body()
+from .ir import ComputedBuffer, ExternKernel, MultiOutput, Reduction, loop_reads, prod
 
 
 def compute_reads(node: ComputedBuffer) -> list[str]:
-    rec = ReadRecorder()
-    d = node.data
-    idx = [f"i{k}" for k in range(len(d.ranges))]
-    if isinstance(d, Reduction):
-        d.inner_fn(rec, idx, [f"r{k}" for k in range(len(d.reduction_ranges))])
-    else:
-        d.inner_fn(rec, idx)
-    return rec.reads
+    return loop_reads(node.data)
 
 
 @dataclasses.dataclass
