@@ -142,3 +142,20 @@ def test_linalg_solve_with_grad_and_its_error():
     with pytest.raises(torch.linalg.LinAlgError):
         opt(singular, b)
     assert cnt.frame_count == 1
+
+
+# --------------------------------------------------------------------------- OpInfo slice
+def test_opinfo_slice_matches_eager():
+    # a quick slice of benchmarks/inductor_opinfo_sweep.py: forward and input gradient vs eager
+    import importlib.util
+    import pathlib
+    path = pathlib.Path(__file__).parent.parent / "benchmarks" / "inductor_opinfo_sweep.py"
+    spec = importlib.util.spec_from_file_location("inductor_opinfo_sweep", path)
+    sweep = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sweep)
+    names = {"expm1", "log1p", "tanh", "sinh", "index_select", "nn.functional.normalize"}
+    ops = [o for o in sweep.op_database() if o.name in names and not o.variant_test_name]
+    assert {o.name for o in ops} == names
+    counts, problems = sweep.sweep(ops, samples=1)
+    assert problems == []
+    assert counts["pass"] == len(names), counts  # every sample captured and equal to eager

@@ -1,0 +1,154 @@
+"""Sweep torch's OpInfo database through `backend="inductor"`: forward (and, for float ops that support
+autograd, the input gradient) compared with eager, sample by sample.
+
+    python benchmarks/inductor_opinfo_sweep.py [--ops add,expm1,...] [--start 0] [--count 40]
+                                               [--samples 2] [--dtype float32] [-v]
+
+Each sample is one of: pass, mismatch (compiled != eager), error (eager runs, compiled raises or
+raises another exception type), skip (not captured). The summary prints the counts and every
+mismatch and error. Triton runs interpreted on CPU: keep slices small.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import types
+import unittest
+import warnings
+
+
+def _stub_expecttest():
+    """torch.testing._internal imports `expecttest` (a test-only package); op_db does not need it."""
+    try:
+        import expecttest  # noqa: F401
+    except ImportError:
+        mod = types.ModuleType("expecttest")
+
+        class TestCase(unittest.TestCase):
+            def assertExpectedInline(self, *args, **kwargs):
+                pass
+        mod.TestCase = TestCase
+        sys.modules["expecttest"] = mod
+
+
+def op_database():
+    _stub_expecttest()
+    from torch.testing._internal.common_methods_invocations import op_db
+    return op_db
+
+
+def _close(got, expected):
+    import torch
+    import torch.utils._pytree as pytree
+    g, e = pytree.tree_leaves(got), pytree.tree_leaves(expected)
+    if len(g) != len(e):
+        return f"{len(g)} outputs, eager {len(e)}"
+    for a, b in zip(g, e):
+        if isinstance(b, torch.Tensor):
+            if not isinstance(a, torch.Tensor) or a.shape != b.shape or a.dtype != b.dtype:
+                return f"{type(a).__name__} {getattr(a, 'shape', '')} {getattr(a, 'dtype', '')}, eager {b.shape} {b.dtype}"
+            try:
+                torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5, equal_nan=True)
+            except AssertionError as ex:
+                return str(ex).splitlines()[-1][:160]
+        elif a != b and not (a != a and b != b):
+            return f"{a!r}, eager {b!r}"
+    return None
+
+
+def run_sample(op, sample, grad: bool):
+    """'pass' | 'skip' | ('mismatch' | 'error', detail)."""
+    import torch
+
+    import bytegraph
+    from bytegraph.testing import CompileCounterWithBackend
+
+    fn = op.op
+
+    def call(inp, args, kwargs):
+        out = fn(inp, *args, **kwargs)
+        return out
+
+    def go(f, s):
+        inp = s.input
+        if grad:
+            inp = inp.detach().clone().requires_grad_(True)
+            out = f(inp, s.args, s.kwargs)
+            outs = [o for o in torch.utils._pytree.tree_leaves(out)
+                    if isinstance(o, torch.Tensor) and o.requires_grad]
+            if not outs:
+                return out, None
+            gs = torch.autograd.grad([o.sum() for o in outs], [inp], allow_unused=True)
+            return torch.utils._pytree.tree_map(lambda t: t.detach() if isinstance(t, torch.Tensor) else t, out), gs
+        with torch.no_grad():
+            return f(inp, s.args, s.kwargs), None
+    try:
+        expected = go(call, sample)
+    except Exception:  # noqa: BLE001 - eager rejects the sample: nothing to compare
+        return "skip"
+    bytegraph.reset()
+    cnt = CompileCounterWithBackend("inductor")
+    try:
+        got = go(bytegraph.compile(call, backend=cnt), sample)
+    except Exception as ex:  # noqa: BLE001
+        return ("error", f"{type(ex).__name__}: {str(ex).splitlines()[0][:200] if str(ex) else ''}")
+    if cnt.frame_count == 0:
+        return "skip"
+    bad = _close(got[0], expected[0])
+    if bad is None and grad:
+        bad = _close(got[1], expected[1])
+        bad = bad and f"grad: {bad}"
+    return ("mismatch", bad) if bad else "pass"
+
+
+def sweep(ops, samples=2, dtype="float32", verbose=False, out=print):
+    import torch
+    dt = getattr(torch, dtype)
+    counts = {"pass": 0, "mismatch": 0, "error": 0, "skip": 0}
+    problems = []
+    for op in ops:
+        if dt not in op.supported_dtypes("cpu"):
+            continue
+        grad = dt.is_floating_point and op.supports_autograd
+        try:
+            sample_list = list(op.sample_inputs("cpu", dt, requires_grad=False))[:samples]
+        except Exception:  # noqa: BLE001
+            continue
+        for i, s in enumerate(sample_list):
+            t0 = time.perf_counter()
+            r = run_sample(op, s, grad)
+            kind = r if isinstance(r, str) else r[0]
+            counts[kind] += 1
+            if not isinstance(r, str):
+                problems.append((op.name, op.variant_test_name, i, kind, r[1]))
+            if verbose:
+                out(f"{op.name}.{op.variant_test_name}[{i}] {kind} {'' if isinstance(r, str) else r[1]} "
+                    f"({time.perf_counter() - t0:.1f}s)")
+    return counts, problems
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser()
+    p.add_argument("--ops", default="")
+    p.add_argument("--start", type=int, default=0)
+    p.add_argument("--count", type=int, default=40)
+    p.add_argument("--samples", type=int, default=2)
+    p.add_argument("--dtype", default="float32")
+    p.add_argument("-v", action="store_true")
+    a = p.parse_args(argv)
+    warnings.filterwarnings("ignore")
+    db = op_database()
+    if a.ops:
+        names = set(a.ops.split(","))
+        ops = [o for o in db if o.name in names]
+    else:
+        ops = db[a.start:a.start + a.count]
+    counts, problems = sweep(ops, a.samples, a.dtype, a.v)
+    print(f"{len(ops)} ops: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    for name, variant, i, kind, detail in problems:
+        print(f"  {kind:8s} {name}{'.' + variant if variant else ''}[{i}]: {detail}")
+
+
+if __name__ == "__main__":
+    main()
