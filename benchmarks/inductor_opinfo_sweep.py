@@ -47,7 +47,8 @@ def _close(got, expected):
     for a, b in zip(g, e):
         if isinstance(b, torch.Tensor):
             if not isinstance(a, torch.Tensor) or a.shape != b.shape or a.dtype != b.dtype:
-                return f"{type(a).__name__} {getattr(a, 'shape', '')} {getattr(a, 'dtype', '')}, eager {b.shape} {b.dtype}"
+                got = f"{type(a).__name__} {getattr(a, 'shape', '')} {getattr(a, 'dtype', '')}"
+                return f"{got}, eager {b.shape} {b.dtype}"
             try:
                 torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5, equal_nan=True)
             except AssertionError as ex:
