@@ -36,7 +36,7 @@ def test_fuzz_detects_a_wrong_result():
 def test_cpython_module_compiled_as_plain(module):
     def collect(mode):
         out = {}
-        cpython_suite.run_tests(module, mode, 20.0, lambda r: out.__setitem__(r["test"], r))
+        cpython_suite.run_tests(module, mode, 120.0, lambda r: out.__setitem__(r["test"], r))
         return out
     plain = collect("plain")
     before = bytegraph.stats.frames_compiled

@@ -351,7 +351,21 @@ SNIPPETS = [_containers_list, _containers_tuple, _containers_dict, _containers_s
 WEIGHTS = [3, 2, 3, 2, 2, 3, 3, 2, 2, 3, 2, 3, 3, 6, 1, 2, 2]
 
 
-def generate(seed: int) -> str:
+def _hoist(op: str) -> str:
+    """`out.append(e)` -> `v_ = e; out.append(v_)`: the same program without a call pending on the stack
+    while `e` runs (a mode that steps around one failure class to reach the others)."""
+    lines = []
+    for ln in op.splitlines():
+        stripped = ln.lstrip()
+        if stripped.startswith("out.append(") and stripped.endswith(")"):
+            pad = ln[:len(ln) - len(stripped)]
+            lines += [pad + "v_ = " + stripped[len("out.append("):-1], pad + "out.append(v_)"]
+        else:
+            lines.append(ln)
+    return "\n".join(lines)
+
+
+def generate(seed: int, hoist: bool = False) -> str:
     """The source of program `seed`: module-level definitions, then `f`."""
     r = random.Random(seed)
     preludes, body = [], []
@@ -364,6 +378,8 @@ def generate(seed: int) -> str:
     ret = r.choice(["out, x, y", "out", "(out, x + y, n)"])
     lines = ["def f(x, y, n, s, lst, d):", "    out = []"]
     for op in body:
+        if hoist:
+            op = _hoist(op)
         lines += ["    " + ln for ln in op.splitlines()]
     lines.append(f"    return {ret}")
     return HEADER + "\n".join(preludes) + "\n" + "\n".join(lines) + "\n"
@@ -476,9 +492,9 @@ def _alarm(signum, frame):
     raise _Timeout()
 
 
-def check(seed: int, src: str | None = None, timeout: float = 30.0) -> dict:
+def check(seed: int, src: str | None = None, timeout: float = 30.0, hoist: bool = False) -> dict:
     """Run program `seed` eagerly and compiled; returns its record (status, where it differed, capture)."""
-    src = src or generate(seed)
+    src = src or generate(seed, hoist)
     code = compile(src, f"<fuzz_{seed}>", "exec")
     ns_e, ns_c = {"__name__": f"fuzz_{seed}"}, {"__name__": f"fuzz_{seed}"}
     exec(code, ns_e)
@@ -578,12 +594,13 @@ def main(argv=None):
     ap.add_argument("--json", default="fuzz.json")
     ap.add_argument("--out-dir", default="fuzz_failures")
     ap.add_argument("--timeout", type=float, default=30.0)
+    ap.add_argument("--hoist", action="store_true", help="evaluate each appended value before the append")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
     records = []
     start = time.time()
     for seed in parse_seeds(args.seeds):
-        src = generate(seed)
+        src = generate(seed, args.hoist)
         try:
             rec = check(seed, src, args.timeout)
         except Exception as e:  # noqa: BLE001 - a harness-level failure is still a row
