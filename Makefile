@@ -4,7 +4,7 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.install-stamp
 
-.PHONY: install test demo bench lint conformance hf-sweep clean
+.PHONY: install test demo bench lint conformance hf-sweep fuzz cpython-tests clean
 
 install: $(STAMP)
 
@@ -25,6 +25,13 @@ conformance: install
 
 hf-sweep: install
 	$(VPY) benchmarks/hf_sweep.py
+
+# oracles nobody here wrote (tests/oracles/): a differential fuzzer and CPython's own test suite, compiled
+fuzz: install
+	$(VPY) -m tests.oracles.fuzz --seeds $(or $(SEEDS),0:500) --json fuzz.json --out-dir fuzz_failures
+
+cpython-tests: install
+	$(VPY) -m tests.oracles.cpython_suite --json cpython_suite.json $(if $(MODULES),--modules $(MODULES))
 
 demo: install
 	$(VPY) examples/quickstart.py

@@ -1,0 +1,231 @@
+"""Oracle: CPython's own test suite, each test method compiled by bytegraph, against the same tests run plainly.
+
+The installed `test` package lives in the standard library, which the frame hook never compiles; so each
+selected module (and the shared helper modules its tests inherit from) is copied to a scratch directory at
+run time and imported from there under its usual name. Every module runs twice in its own subprocess:
+plainly, then with each test method wrapped in `bytegraph.compile(method, backend="eager")` (fullgraph off).
+A test that passes plainly and fails compiled is a bytegraph bug.
+
+    python -m tests.oracles.cpython_suite [--modules test_list,test_dict] [--timeout 20] [--json out.json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import unittest
+
+DEFAULT_MODULES = [
+    "test_list", "test_dict", "test_set", "test_tuple", "test_bool", "test_int", "test_float", "test_string",
+    "test_operator", "test_with", "test_contextlib", "test_exceptions", "test_generators", "test_scope",
+    "test_class", "test_collections", "test_functools", "test_itertools", "test_enumerate", "test_sort",
+    "test_builtin", "test_patma", "test_unpack", "test_augassign", "test_richcmp", "test_keywordonlyarg",
+    "test_raise", "test_iter", "test_listcomps", "test_dictviews", "test_structseq", "test_super",
+    "test_compare", "test_unary", "test_slice", "test_range", "test_bisect", "test_heapq", "test_math",
+    "test_string_literals", "test_genexps", "test_setcomps", "test_dictcomps", "test_named_expressions",
+    "test_opcodes", "test_grammar", "test_typechecks", "test_isinstance", "test_abc", "test_property",
+    "test_userdict", "test_userlist", "test_defaultdict", "test_ordered_dict", "test_deque",
+]
+# shared base classes some test modules inherit their test methods from: relocated with them
+HELPERS = ["seq_tests", "list_tests", "mapping_tests", "string_tests"]
+
+
+# ---------------------------------------------------------------------------------------------- child side
+class _Timeout(BaseException):
+    pass
+
+
+def _on_alarm(signum, frame):
+    raise _Timeout()
+
+
+def _relocate(name: str, scratch: str):
+    """Import test.<name> from a copy under `scratch` (outside the stdlib, so the hook compiles it)."""
+    import importlib.util
+
+    import test
+    src = os.path.join(os.path.dirname(test.__file__), name + ".py")
+    dst = os.path.join(scratch, name + ".py")
+    shutil.copyfile(src, dst)
+    spec = importlib.util.spec_from_file_location(f"test.{name}", dst)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[f"test.{name}"] = mod
+    setattr(test, name, mod)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _iter_tests(suite):
+    for t in suite:
+        if isinstance(t, unittest.TestSuite):
+            yield from _iter_tests(t)
+        else:
+            yield t
+
+
+def _compile_test(test_case):
+    import bytegraph
+    name = getattr(test_case, "_testMethodName", None)
+    if not name or not hasattr(test_case, name):
+        return   # doctests and other non-method cases run as they are
+    method = getattr(test_case, name)
+    setattr(test_case, name, bytegraph.compile(method, backend="eager"))
+
+
+def _warm_up():
+    """Compile one small function before the first timed test: the lazy imports a first compile triggers
+    (torch submodules) must not be cut in half by a test's timeout, leaving a module half-initialised."""
+    import torch
+
+    import bytegraph
+
+    def warm(x, items):
+        items.append(str(items))          # a graph break
+        return torch.relu(x) + len(items)
+    bytegraph.compile(warm, backend="eager")(torch.ones(2), [])
+
+
+def run_tests(module: str, mode: str, timeout: float, write) -> None:
+    """Run one module's tests ("plain" or "compiled"), calling `write(record)` after each test."""
+    import test  # noqa: F401 - the package the relocated modules belong to
+    scratch = tempfile.mkdtemp(prefix="bytegraph_cpython_")
+    try:
+        for helper in HELPERS:
+            _relocate(helper, scratch)
+        mod = _relocate(module, scratch)
+    except BaseException as e:  # noqa: BLE001 - reported as an import failure of the module
+        write({"test": "<import>", "outcome": "error", "detail": repr(e)})
+        return
+    if mode == "compiled":
+        _warm_up()
+    suite = unittest.defaultTestLoader.loadTestsFromModule(mod)
+    old = signal.signal(signal.SIGALRM, _on_alarm)
+    for case in _iter_tests(suite):
+        if mode == "compiled":
+            _compile_test(case)
+        res = unittest.TestResult()
+        start = time.time()
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+        try:
+            case.run(res)
+            outcome = ("skip" if res.skipped else "fail" if res.failures else "error" if res.errors
+                       else "pass" if res.testsRun else "skip")
+            detail = ""
+            if res.failures or res.errors:
+                detail = (res.failures or res.errors)[0][1][-1500:]
+        except _Timeout:
+            outcome, detail = "timeout", f"> {timeout}s"
+        except BaseException:  # noqa: BLE001 - a test that escapes unittest's own handling
+            outcome, detail = "error", traceback.format_exc()[-1500:]
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        if "_Timeout" in detail:
+            outcome = "timeout"
+        write({"test": case.id().split(".", 1)[-1], "outcome": outcome,
+               "seconds": round(time.time() - start, 3), "detail": detail})
+    signal.signal(signal.SIGALRM, old)
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+def child_main(module: str, mode: str, timeout: float, out_path: str):
+    with open(out_path, "w") as results:
+        def write(record):
+            results.write(json.dumps(record) + "\n")
+            results.flush()
+        run_tests(module, mode, timeout, write)
+
+
+# --------------------------------------------------------------------------------------------- parent side
+def run_module(module: str, mode: str, timeout: float, module_timeout: float) -> dict:
+    """Run one module in a subprocess; returns {test_id: record}. A stuck module is killed and its
+    remaining tests counted as a module timeout."""
+    fd, out_path = tempfile.mkstemp(suffix=".jsonl")
+    os.close(fd)
+    cmd = [sys.executable, "-m", "tests.oracles.cpython_suite", "--child", module, mode, str(timeout), out_path]
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    status = "ok"
+    try:
+        proc = subprocess.run(cmd, cwd=root, timeout=module_timeout, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+        if proc.returncode != 0:
+            status = f"exit {proc.returncode}: {proc.stderr[-300:]}"
+    except subprocess.TimeoutExpired:
+        status = f"module timeout > {module_timeout}s"
+    records = {}
+    with open(out_path) as f:
+        for line in f:
+            try:
+                r = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            records[r["test"]] = r
+    os.unlink(out_path)
+    return {"status": status, "tests": records}
+
+
+def summary(detail: str) -> str:
+    """The line of a traceback that names the exception."""
+    lines = [ln for ln in detail.strip().splitlines() if ln and not ln[0].isspace()]
+    named = [ln for ln in lines if any(w in ln.split(":")[0] for w in ("Error", "Exception", "Failure", "Exit"))]
+    return (named or lines or [""])[-1]
+
+
+def compare(plain: dict, compiled: dict) -> dict:
+    p, c = plain["tests"], compiled["tests"]
+    passed_plain = {t for t, r in p.items() if r["outcome"] == "pass"}
+    passed_compiled = {t for t, r in c.items() if r["outcome"] == "pass"}
+    regressions = sorted(passed_plain - passed_compiled)
+    return {
+        "tests": len(p), "passed_plain": len(passed_plain), "passed_compiled": len(passed_compiled & passed_plain),
+        "plain_status": plain["status"], "compiled_status": compiled["status"],
+        "regressions": [{"test": t, "outcome": c.get(t, {}).get("outcome", "not run"),
+                         "detail": c.get(t, {}).get("detail", "")} for t in regressions],
+    }
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--modules", default=",".join(DEFAULT_MODULES))
+    ap.add_argument("--timeout", type=float, default=20.0, help="seconds per test")
+    ap.add_argument("--module-timeout", type=float, default=900.0, help="seconds per module and mode")
+    ap.add_argument("--json", default="cpython_suite.json")
+    ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        module, mode, timeout, out_path = args.child
+        child_main(module, mode, float(timeout), out_path)
+        return 0
+    report = {}
+    header = f"{'module':<24}{'tests':>7}{'plain':>7}{'compiled':>10}{'regressed':>11}  status"
+    print(header)
+    print("-" * len(header))
+    for module in [m for m in args.modules.split(",") if m]:
+        plain = run_module(module, "plain", args.timeout, args.module_timeout)
+        compiled = run_module(module, "compiled", args.timeout, args.module_timeout)
+        row = report[module] = compare(plain, compiled)
+        status = "" if row["compiled_status"] == "ok" else row["compiled_status"][:60]
+        print(f"{module:<24}{row['tests']:>7}{row['passed_plain']:>7}{row['passed_compiled']:>10}"
+              f"{len(row['regressions']):>11}  {status}", flush=True)
+        for r in row["regressions"]:
+            print(f"    {r['outcome']:<8} {r['test']}: {summary(r['detail'])[:160]}", flush=True)
+        with open(args.json, "w") as f:   # after every module: a long run killed midway keeps its rows
+            json.dump({"modules": report}, f, indent=1)
+    total = {k: sum(r[k] for r in report.values()) for k in ("tests", "passed_plain", "passed_compiled")}
+    total["regressions"] = sum(len(r["regressions"]) for r in report.values())
+    print("-" * len(header))
+    print(f"{'TOTAL':<24}{total['tests']:>7}{total['passed_plain']:>7}{total['passed_compiled']:>10}"
+          f"{total['regressions']:>11}")
+    with open(args.json, "w") as f:
+        json.dump({"total": total, "modules": report}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
