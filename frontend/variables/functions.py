@@ -227,6 +227,14 @@ class BoundMethodVariable(VariableTracker):
     def reconstruct(self, codegen):
         if self.source is not None:
             return self.source.reconstruct(codegen)
+        if isinstance(self.fn, (UserFunctionVariable, NestedFunctionVariable)):
+            # bind the very function: `self.name` may find another one (`super().m` rebuilt as
+            # `self.m` calls the subclass's m) or run a user __getattribute__/__getattr__
+            codegen.load_callable(types.MethodType)
+            codegen.reconstruct(self.fn)
+            codegen.reconstruct(self.self_var)
+            codegen.call(2)
+            return
         codegen.reconstruct(self.self_var)
         codegen.load_attr(self.method_name())
 
