@@ -303,9 +303,7 @@ class PyCodegen:
             raise Unsupported("unsupported_op", what="rebuilding a function made by functools.wraps")
         self.load_callable(_make_function)
         self.load_const(fn_var.code)
-        self.load_callable(_globals_of)
-        self.load_const(fn_var.f_globals.get("__name__"))
-        self.call(1)
+        self.load_const(fn_var.f_globals)   # the very dict MAKE_FUNCTION used (exec namespaces included)
         for d in fn_var.defaults:
             self.reconstruct(d)
         self.build_tuple(len(fn_var.defaults))
@@ -318,11 +316,6 @@ class PyCodegen:
         self.build_map(len(fn_var.kwdefaults))
         self.load_const(fn_var.qualname)
         self.call(6)
-
-
-def _globals_of(module_name):
-    import sys
-    return vars(sys.modules[module_name])
 
 
 def _make_function(code, f_globals, defaults, closure, kwdefaults, qualname):
