@@ -315,11 +315,17 @@ class PyCodegen:
             self.reconstruct(d)
         self.build_map(len(fn_var.kwdefaults))
         self.load_const(fn_var.qualname)
-        self.call(6)
+        if fn_var.annotations is not None:
+            self.reconstruct(fn_var.annotations)
+        else:
+            self.load_const(None)
+        self.call(7)
 
 
-def _make_function(code, f_globals, defaults, closure, kwdefaults, qualname):
+def _make_function(code, f_globals, defaults, closure, kwdefaults, qualname, annotations):
     fn = types.FunctionType(code, f_globals, code.co_name, defaults or None, closure or None)
+    if annotations:
+        fn.__annotations__ = dict(zip(annotations[::2], annotations[1::2]))
     if kwdefaults:
         fn.__kwdefaults__ = kwdefaults
     fn.__qualname__ = qualname

@@ -153,6 +153,7 @@ class NestedFunctionVariable(BaseUserFunction):
     kwdefaults: tuple = ()          # (name, tracker) pairs
     closure: tuple = ()             # CellVariables, in co_freevars order
     wrapped: Optional[VariableTracker] = None  # set by functools.wraps
+    annotations: Optional[VariableTracker] = None  # MAKE_FUNCTION's (name, value, ...) tuple
 
     def get_code(self):
         return self.code
@@ -178,6 +179,8 @@ class NestedFunctionVariable(BaseUserFunction):
             return const(self.code)
         if name == "__wrapped__" and self.wrapped is not None:
             return self.wrapped
+        if name == "__annotations__":   # a dict owned by the real function: read it from the real one
+            raise Unsupported("unsupported_attr", name=name, obj=self.describe())
         if name == "__module__":
             return const(self.f_globals.get("__name__"))
         if name == "__doc__":
