@@ -106,3 +106,8 @@ def builtin_base(tp: type) -> type:
         if not klass.__flags__ & _HEAPTYPE:
             return klass
     return object
+
+
+def overrides_in_python(tp: type, names) -> bool:
+    """Whether `tp` (or a base written in Python) defines any of `names` in Python."""
+    return any(not _is_c_level(_type_lookup(tp, n)) for n in names)

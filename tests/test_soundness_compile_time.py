@@ -369,3 +369,30 @@ def test_internal_error_falls_back_with_one_warning(monkeypatch, caplog):
     bytegraph.reset()
     with bytegraph.config.patch(suppress_errors=False), pytest.raises(InternalError, match="target"):
         bytegraph.compile(target, backend=cnt)(x)
+
+
+def test_tuple_subclass_overriding_len_is_not_probed():
+    log = []
+
+    class T(tuple):
+        def __len__(self):
+            log.append("len")
+            return tuple.__len__(self)
+
+        def __getitem__(self, i):
+            log.append("getitem")
+            return tuple.__getitem__(self, i)
+
+    def f(t, x):
+        return x + 1, type(t).__name__
+
+    t, x = T((1, 2)), torch.ones(2)
+    want = f(t, x)
+    log.clear()
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    got = opt(t, x)
+    got = opt(t, x)
+    assert got[1] == want[1] and torch.equal(got[0], want[0])
+    assert log == []
+    assert cnt.frame_count == 1 and cnt.op_count == 1
