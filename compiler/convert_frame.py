@@ -263,8 +263,10 @@ class FrameCompiler:
     def _on_internal_error(self, code, e, tx=None):
         where = f"{code.co_name} ({code.co_filename}:{code.co_firstlineno})"
         if config.suppress_errors:
-            logging.getLogger("bytegraph").warning("internal error while compiling %s, running it eagerly: "
-                                                   "%s: %s", where, type(e).__name__, e)
+            logging.getLogger("bytegraph").warning(
+                "internal error while compiling %s, running it eagerly: %s: %s\nThis is a bug of bytegraph: "
+                "please report it with this message (BYTEGRAPH_LOGS=+frontend shows the internal traceback, "
+                "BYTEGRAPH_COMPILE_DEBUG=1 saves the frame)", where, type(e).__name__, e)
             _touched_codes.add(code)
             return False
         verbose = config.verbose or enabled("frontend", logging.DEBUG)

@@ -20,7 +20,7 @@ import logging
 
 from . import debug_dir as _debug_dir
 from .config import config
-from .debug_dir import FrameDir, artifacts_into, bytecode_listing, readable_graph, runnable_script
+from .debug_dir import FrameDir, artifacts_into, bytecode_listing, readable_graph, runnable_script, warn_tool_failure
 from .backends.registry import graph_runner
 from .logs import enabled, log
 from .minifier import AccuracyError, BackendCompilerFailed, compile_checked
@@ -60,8 +60,8 @@ class FrameSession:
         def backend_with_debugging(gm, example_inputs):
             if config.compile_debug:
                 with phase("debug artifacts"):
-                    self.dir.write("fx_graph_readable.py", readable_graph(gm, f"graph of {self.title}"))
-                    self.dir.write("fx_graph_runnable.py", runnable_script(gm, example_inputs,
+                    self.dir.save("fx_graph_readable.py", lambda: readable_graph(gm, f"graph of {self.title}"))
+                    self.dir.save("fx_graph_runnable.py", lambda: runnable_script(gm, example_inputs,
                                                                            f"graph of {self.title}"))
             with phase("backend"), artifacts_into(self.dir):
                 if config.repro_after == "dynamo":
@@ -73,30 +73,36 @@ class FrameSession:
 
     def compiled(self, compiled, check) -> None:
         """The frame compiled: log and save its bytecode and guards."""
-        if enabled("bytecode"):
-            log("bytecode", f"bytecode of {self.title}, original | transformed:\n"
-                            f"{side_by_side(self.code, compiled.code)}")
-        if compiled.graph is not None and enabled("graph_code"):
-            log("graph_code", f"graph code of {self.title}:\n{compiled.graph.code.strip()}")
+        try:
+            if enabled("bytecode"):
+                log("bytecode", f"bytecode of {self.title}, original | transformed:\n"
+                                f"{side_by_side(self.code, compiled.code)}")
+            if compiled.graph is not None and enabled("graph_code"):
+                log("graph_code", f"graph code of {self.title}:\n{compiled.graph.code.strip()}")
+        except Exception as e:  # noqa: BLE001 - logs never change what the program does
+            warn_tool_failure("bytecode logging failed", e)
         if not config.compile_debug:
             return
         with phase("debug artifacts"):
-            self.dir.write("original_bytecode.txt", bytecode_listing(self.code))
-            self.dir.write("transformed_bytecode.txt", bytecode_listing(compiled.code))
-            self.dir.write("transformed_code.py", _debug_dir.transformed_source(compiled.code))
-            self.dir.write("guards.txt", f"# guards of {self.title}, one per line\n{check.readable()}\n\n"
+            self.dir.save("original_bytecode.txt", lambda: bytecode_listing(self.code))
+            self.dir.save("transformed_bytecode.txt", lambda: bytecode_listing(compiled.code))
+            self.dir.save("transformed_code.py", lambda: _debug_dir.transformed_source(compiled.code))
+            self.dir.save("guards.txt", lambda: f"# guards of {self.title}, one per line\n{check.readable()}\n\n"
                                          f"# the generated check function\n{check.source}")
             breaks = "".join(f"\ngraph break: {e.reason}" for e in compiled.breaks)
-            self.dir.write("summary.txt", f"frame: {self.title}\nops in graph: {compiled.op_count}\n"
+            self.dir.save("summary.txt", lambda: f"frame: {self.title}\nops in graph: {compiled.op_count}\n"
                                           f"guards: {len(check.guards)}{breaks}\n")
 
     def failed(self, error: BaseException) -> None:
         """The frame could not be converted: save what helps to reproduce it."""
         if config.compile_debug:
-            self.dir.write("original_bytecode.txt", bytecode_listing(self.code))
-            self.dir.write("error.txt", f"{type(error).__name__}: {error}\n")
+            self.dir.save("original_bytecode.txt", lambda: bytecode_listing(self.code))
+            self.dir.save("error.txt", lambda: f"{type(error).__name__}: {error}\n")
         if config.replay_record_enabled:
-            record_failure(self.code, self.func, self.args, error, self.backend, self.dir)
+            try:
+                record_failure(self.code, self.func, self.args, error, self.backend, self.dir)
+            except Exception as e:  # noqa: BLE001
+                warn_tool_failure("recording the failed frame failed", e)
 
 
 def failure_site(tx) -> str:

@@ -30,6 +30,7 @@ import dis
 import inspect
 import io
 import itertools
+import logging
 import os
 import pickle
 import re
@@ -61,6 +62,18 @@ def run_dir() -> str:
     return path
 
 
+_tool_failures: set = set()
+
+
+def warn_tool_failure(what: str, error: BaseException) -> None:
+    """Log a failure of a debugging tool once per kind; the user's program goes on."""
+    key = (what, type(error))
+    if key not in _tool_failures:
+        _tool_failures.add(key)
+        logging.getLogger("bytegraph").warning("%s (%s: %s); please report it at bytegraph's issue tracker",
+                                               what, type(error).__name__, error)
+
+
 class FrameDir:
     """The folder of one compiled frame; created, and numbered, when the first file is written."""
 
@@ -75,6 +88,15 @@ class FrameDir:
             self._path = os.path.join(run, f"{next(_frame_numbers[run])}_{self.name}")
         os.makedirs(self._path, exist_ok=True)
         return self._path
+
+    def save(self, name: str, produce) -> str | None:
+        """Write `produce()` as `name`. Debug tooling never changes what the program does: a failure
+        here (rendering, disk) is logged once and the compile goes on."""
+        try:
+            return self.write(name, produce())
+        except Exception as e:  # noqa: BLE001
+            warn_tool_failure(f"the debug dir could not write {name}", e)
+            return None
 
     def write(self, name: str, text: str) -> str:
         path = os.path.join(self.path, name)
@@ -105,7 +127,7 @@ def write_artifact(name: str, text: str) -> str | None:
     frame_dir = getattr(_local, "frame_dir", None)
     if frame_dir is None or not config.compile_debug:
         return None
-    return frame_dir.write(name, text)
+    return frame_dir.save(name, lambda: text)
 
 
 # -- what goes into a frame's folder ----------------------------------------------------------
@@ -419,7 +441,7 @@ def transformed_source(code) -> str:
             sym = {"IS_OP": ("is", "is not"), "CONTAINS_OP": ("in", "not in")}.get(op)
             temp(f"{a} {sym[arg] if sym else ins.argrepr} {b}")
         elif op == "KW_NAMES":
-            kw_names = tuple(arg)
+            kw_names = tuple(code.co_consts[ins.arg])   # dis gives no argval for KW_NAMES on 3.11
         elif op == "CALL":
             values = pop(ins.arg)
             fn, maybe_self = pop(2)

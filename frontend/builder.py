@@ -11,6 +11,7 @@ import types
 import torch
 
 from ..guards.guard import Guard
+from ..probe import overrides_in_python, static_getattr, static_hasattr
 from ..guards.shape import scalar_can_be_dynamic
 from ..guards.source import ItemSource
 from .graph_break import Unsupported
@@ -49,7 +50,8 @@ def _trace_only_classes():
 
 
 def is_skipped_function(fn) -> bool:
-    return getattr(fn, "__code__", None) in _skipped_wrapper_codes() or getattr(fn, "_bytegraph_disabled", False)
+    return static_getattr(fn, "__code__") in _skipped_wrapper_codes() or \
+        static_getattr(fn, "_bytegraph_disabled") is True
 
 
 def _is_frame_varkw(tx, source) -> bool:
@@ -117,16 +119,18 @@ def _wrap(tx, value, source, trusted):
     if isinstance(value, torch.Size):
         guard(Guard.constant(source, value))
         return SizeVariable(tuple(ConstantVariable(v) for v in value), source=source)
-    if isinstance(value, tuple) and hasattr(type(value), "n_fields") and is_constant_value(value):
+    if isinstance(value, tuple) and static_hasattr(type(value), "n_fields") and is_constant_value(value):
         # a struct sequence of constants (sys.float_info): immutable, kept as the real object so
         # its type and named fields stay
         guard(Guard.constant(source, value))
         return ConstantVariable(value, source=source)
-    if isinstance(value, tuple):
+    # a tuple subclass overriding __len__/__getitem__/__iter__ is a user object (its guards would
+    # call those overrides)
+    if isinstance(value, tuple) and not overrides_in_python(type(value), ("__getitem__", "__len__", "__iter__")):
         guard(Guard.type_match(source, type(value)))
         guard(Guard.length(source, len(value)))
         items = tuple(wrap(tx, v, ItemSource(source, i) if source else None, trusted) for i, v in enumerate(value))
-        if hasattr(type(value), "_fields"):
+        if static_hasattr(type(value), "_fields"):
             return NamedTupleVariable(items, cls=type(value), source=source)
         return TupleVariable(items, source=source)
     if isinstance(value, list) and type(value) is list:

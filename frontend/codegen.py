@@ -303,9 +303,7 @@ class PyCodegen:
             raise Unsupported("unsupported_op", what="rebuilding a function made by functools.wraps")
         self.load_callable(_make_function)
         self.load_const(fn_var.code)
-        self.load_callable(_globals_of)
-        self.load_const(fn_var.f_globals.get("__name__"))
-        self.call(1)
+        self.load_const(fn_var.f_globals)   # the very dict MAKE_FUNCTION used (exec namespaces included)
         for d in fn_var.defaults:
             self.reconstruct(d)
         self.build_tuple(len(fn_var.defaults))
@@ -317,16 +315,17 @@ class PyCodegen:
             self.reconstruct(d)
         self.build_map(len(fn_var.kwdefaults))
         self.load_const(fn_var.qualname)
-        self.call(6)
+        if fn_var.annotations is not None:
+            self.reconstruct(fn_var.annotations)
+        else:
+            self.load_const(None)
+        self.call(7)
 
 
-def _globals_of(module_name):
-    import sys
-    return vars(sys.modules[module_name])
-
-
-def _make_function(code, f_globals, defaults, closure, kwdefaults, qualname):
+def _make_function(code, f_globals, defaults, closure, kwdefaults, qualname, annotations):
     fn = types.FunctionType(code, f_globals, code.co_name, defaults or None, closure or None)
+    if annotations:
+        fn.__annotations__ = dict(zip(annotations[::2], annotations[1::2]))
     if kwdefaults:
         fn.__kwdefaults__ = kwdefaults
     fn.__qualname__ = qualname

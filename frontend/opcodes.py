@@ -211,12 +211,12 @@ def make_function(tx, ins):
     code = tx.pop().as_python_constant()
     flags = ins.arg
     closure = tx.pop().items if flags & 0x08 else ()
-    if flags & 0x04:
-        tx.pop()  # annotations are not needed to call the function
+    annotations = tx.pop() if flags & 0x04 else None   # a tuple (name, value, name, value...)
     kwdefaults = tuple((k.as_python_constant(), v) for k, v in tx.pop().pairs(tx)) if flags & 0x02 else ()
     defaults = tuple(tx.pop().items) if flags & 0x01 else ()
     tx.push(NestedFunctionVariable(code=code, f_globals=tx.f_globals, qualname=code.co_qualname,
-                                   defaults=defaults, kwdefaults=kwdefaults, closure=tuple(closure)))
+                                   defaults=defaults, kwdefaults=kwdefaults, closure=tuple(closure),
+                                   annotations=annotations))
 
 
 @handler("RETURN_VALUE")

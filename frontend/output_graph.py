@@ -28,6 +28,7 @@ from torch._subclasses.fake_tensor import (
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv
 
 from ..guards.guard import Guard, TensorMeta, global_state_guards
+from ..probe import static_hasattr
 from ..guards.shape import ShapeEnvSource, ShapeGuardError, ShapePolicy, shape_guards, tensor_properties
 from .graph_break import Unsupported
 from .side_effects import SideEffects
@@ -373,7 +374,7 @@ class OutputGraph:
                 node = self.graph.call_function(operator.getitem, (proxy.node, i))
                 node.meta["example_value"] = e
                 items.append(self.wrap_result(torch.fx.Proxy(node, self.tracer), e))
-            if hasattr(type(example), "_fields"):
+            if static_hasattr(type(example), "_fields"):
                 return NamedTupleVariable(tuple(items), cls=type(example))
             if isinstance(example, list):
                 return ListVariable.create(self._tx_for_items(), items)

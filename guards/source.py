@@ -181,21 +181,59 @@ class InstanceDictSource(Source):
         return self.base.root()
 
 
+def builtin_type_expr(tp: type) -> str:
+    """An expression for a builtin container type in guard code (`dict`, `___modules['collections'].OrderedDict`)."""
+    if tp.__module__ == "builtins":
+        return tp.__name__
+    return f"___modules[{tp.__module__!r}].{tp.__qualname__}"
+
+
 @dataclasses.dataclass(frozen=True)
 class ItemSource(Source):
     base: Source
     key: Any  # a constant: int, str, ...
+    # the builtin container type whose `__getitem__` reads the item, when base's own class overrides
+    # it (a dict subclass such as HuggingFace's ModelOutput): guards and rebuilt code never run it
+    via: Any = None
 
     def name(self):
         return f"{self.base.name()}[{self.key!r}]"
 
     def expr(self, render=None):
+        if self.via is not None:
+            return f"{builtin_type_expr(self.via)}.__getitem__({self.base.sub_expr(render)}, {self.key!r})"
         return f"{self.base.sub_expr(render)}[{self.key!r}]"
 
     def reconstruct(self, codegen):
+        if self.via is not None:
+            codegen.load_callable(self.via.__getitem__)
+            self.base.reconstruct(codegen)
+            codegen.load_const(self.key)
+            codegen.call(2)
+            return
         self.base.reconstruct(codegen)
         codegen.load_const(self.key)
         codegen.binary_subscr()
+
+    def root(self):
+        return self.base.root()
+
+
+@dataclasses.dataclass(frozen=True)
+class DictKeysSource(Source):
+    """`tuple(via.keys(base))`: the keys of a dict subclass read by its builtin base's method, never
+    by an override of the user's (guards compare it with the keys seen while tracing)."""
+    base: Source
+    via: Any
+
+    def name(self):
+        return f"tuple({self.base.name()}.keys())"
+
+    def expr(self, render=None):
+        return f"tuple({builtin_type_expr(self.via)}.keys({self.base.sub_expr(render)}))"
+
+    def reconstruct(self, codegen):
+        raise NotImplementedError("a guard-only source")
 
     def root(self):
         return self.base.root()

@@ -12,6 +12,7 @@ import math
 import operator
 from typing import Any, Callable
 
+from ...probe import safe_in, static_getattr
 from ..graph_break import Unsupported, fold, user_error
 from .base import VariableTracker
 from .constant import ConstantVariable, const
@@ -25,8 +26,8 @@ _PURE_BUILTINS = {abs, bool, chr, complex, divmod, float, format, hash, int, len
 
 
 def is_pure(fn) -> bool:
-    return fn in _PURE_BUILTINS or getattr(fn, "__module__", None) in ("math", "_operator", "operator") or \
-        getattr(fn, "__self__", None) in _PURE_MODULES
+    return safe_in(fn, _PURE_BUILTINS) or static_getattr(fn, "__module__") in ("math", "_operator", "operator") or \
+        any(static_getattr(fn, "__self__") is m for m in _PURE_MODULES)
 
 
 def is_tensorish(var) -> bool:
@@ -848,10 +849,7 @@ for _op in (operator.neg, operator.pos, operator.invert, operator.not_, operator
 
 def has_builtin_handler(fn) -> bool:
     """Whether calls to `fn` (a builtin, or a class like itertools.chain) are traced by a handler."""
-    try:
-        return fn in _HANDLERS
-    except TypeError:  # unhashable
-        return False
+    return safe_in(fn, _HANDLERS)   # a user object's __hash__/__eq__ is never run
 
 
 # builtins that may be applied to tensors/symbolic values as graph nodes

@@ -153,6 +153,7 @@ class NestedFunctionVariable(BaseUserFunction):
     kwdefaults: tuple = ()          # (name, tracker) pairs
     closure: tuple = ()             # CellVariables, in co_freevars order
     wrapped: Optional[VariableTracker] = None  # set by functools.wraps
+    annotations: Optional[VariableTracker] = None  # MAKE_FUNCTION's (name, value, ...) tuple
 
     def get_code(self):
         return self.code
@@ -178,6 +179,8 @@ class NestedFunctionVariable(BaseUserFunction):
             return const(self.code)
         if name == "__wrapped__" and self.wrapped is not None:
             return self.wrapped
+        if name == "__annotations__":   # a dict owned by the real function: read it from the real one
+            raise Unsupported("unsupported_attr", name=name, obj=self.describe())
         if name == "__module__":
             return const(self.f_globals.get("__name__"))
         if name == "__doc__":
@@ -227,6 +230,14 @@ class BoundMethodVariable(VariableTracker):
     def reconstruct(self, codegen):
         if self.source is not None:
             return self.source.reconstruct(codegen)
+        if isinstance(self.fn, (UserFunctionVariable, NestedFunctionVariable)):
+            # bind the very function: `self.name` may find another one (`super().m` rebuilt as
+            # `self.m` calls the subclass's m) or run a user __getattribute__/__getattr__
+            codegen.load_callable(types.MethodType)
+            codegen.reconstruct(self.fn)
+            codegen.reconstruct(self.self_var)
+            codegen.call(2)
+            return
         codegen.reconstruct(self.self_var)
         codegen.load_attr(self.method_name())
 

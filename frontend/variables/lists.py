@@ -6,6 +6,7 @@ import operator
 
 import torch
 
+from ...probe import static_getattr
 from ..graph_break import Unsupported, fold, user_error
 from .base import NotConstant, VariableTracker, check_modelled_arguments
 from .constant import ConstantVariable, const
@@ -123,7 +124,7 @@ class NamedTupleVariable(TupleVariable):
         return TupleVariable(tuple(items))
 
     def var_getattr(self, tx, name):
-        fields = getattr(self.cls, "_fields", ())
+        fields = static_getattr(self.cls, "_fields", ())
         if name in fields:
             return self.items[fields.index(name)]
         from .user_defined import class_attribute

@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 import torch
 
+from ...probe import safe_in, static_getattr
 from ..graph_break import Unsupported
 from .base import VariableTracker
 from .constant import const
@@ -262,14 +263,12 @@ def is_torch_op(value) -> bool:
     """A callable from torch that becomes one graph node when called."""
     if isinstance(value, type):
         return value in GRAD_MODE_FACTORIES or value is torch.Size or value in FOLDED   # torch.finfo, torch.device
-    module = getattr(value, "__module__", None) or ""
+    module = static_getattr(value, "__module__")
+    module = module if isinstance(module, str) else ""
     if not callable(value):
         return False
-    try:
-        if value in FOLDED:
-            return True
-    except TypeError:  # unhashable callables
-        pass
+    if safe_in(value, FOLDED):
+        return True
     # torch's own Python machinery (compilers, utilities, module classes, fx) is not an op
     if module.startswith(_NOT_OPS):
         return False
@@ -278,4 +277,4 @@ def is_torch_op(value) -> bool:
         return True
     # C functions of torch._C (torch.add and friends report module None)
     return type(value).__name__ == "builtin_function_or_method" and \
-        getattr(getattr(value, "__self__", None), "__name__", "").startswith("torch")
+        str(static_getattr(static_getattr(value, "__self__"), "__name__", "")).startswith("torch")

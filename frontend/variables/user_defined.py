@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+from ...probe import builtin_base, static_hasattr
 from ..graph_break import Unsupported, user_error
 from .base import VariableTracker
 from .constant import const
@@ -141,7 +142,7 @@ class UserDefinedClassVariable(VariableTracker):
         if issubclass(cls, BaseException):
             from .misc import ExceptionVariable
             return ExceptionVariable(cls=cls, args=tuple(args))
-        if issubclass(cls, tuple) and hasattr(cls, "_fields"):
+        if issubclass(cls, tuple) and static_hasattr(cls, "_fields"):
             from .functions import bind_arguments
             from .lists import NamedTupleVariable
             from .. import reads
@@ -204,16 +205,17 @@ def dict_store(tx, var):
         return known[1]
     from ..builder import wrap
     from ...guards.guard import Guard
-    from ...guards.source import ItemSource
+    from ...guards.source import DictKeysSource, ItemSource
     from .dicts import DictVariable
     real = var.value
-    keys = list(dict.keys(real))
+    via = builtin_base(type(real))    # dict, OrderedDict...: the user's overrides never run here
+    keys = list(via.keys(real))
     if not all(isinstance(k, (str, int, float, bool, type(None))) for k in keys):
         raise Unsupported("unsupported_op", what=f"reading {var.describe()} (keys that are not constants)")
     if var.source is not None:
         tx.output.guards.add(Guard.type_match(var.source, type(real)))
-        tx.output.guards.add(Guard.dict_keys(var.source, keys))
-    pairs = [(const(k), wrap(tx, dict.__getitem__(real, k), ItemSource(var.source, k) if var.source else None))
+        tx.output.guards.add(Guard.constant(DictKeysSource(var.source, via), tuple(keys)))
+    pairs = [(const(k), wrap(tx, via.__getitem__(real, k), ItemSource(var.source, k, via) if var.source else None))
              for k in keys]
     store = DictVariable.create(tx, pairs, dict)
     tx.output.wrapped_objects[key] = (real, store)

@@ -1,0 +1,113 @@
+"""Inspect a real object without running the user's code.
+
+Compile time only. bytegraph asks questions about the objects it meets (is this a disabled
+function? a named tuple class? a torch op?) that eager never asks. A plain `getattr`/`hasattr`/`in`
+would run a user `__getattr__`, `__getattribute__`, property, descriptor, metaclass hook, `__hash__`
+or `__eq__`: a side effect eager does not have, and code that may re-enter the compiler. Every such
+probe goes through here: a question that can only be answered by running user code gets the
+"absent" answer (the object is then treated as an ordinary user object, which is always sound).
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+
+_MISSING = object()
+
+
+def _type_lookup(tp: type, name: str):
+    """`name` as found in the dicts of `tp`'s MRO (no descriptors run), or _MISSING."""
+    for klass in type.__dict__["__mro__"].__get__(tp):
+        d = type.__dict__["__dict__"].__get__(klass)
+        if name in d:
+            return d[name]
+    return _MISSING
+
+
+# C implementations of __getattribute__ (object, type, module, ...) run no Python code of their own
+_C_SLOTS = (types.WrapperDescriptorType, types.MethodWrapperType, types.BuiltinFunctionType)
+
+
+def _is_c_level(fn) -> bool:
+    return fn is _MISSING or fn is None or isinstance(fn, _C_SLOTS)
+
+
+def plain_getattribute(tp: type) -> bool:
+    """Whether attribute reads on instances of `tp` go through a C `__getattribute__`."""
+    return _is_c_level(_type_lookup(tp, "__getattribute__"))
+
+
+def _runs_python_get(attr) -> bool:
+    """Whether binding `attr` (found on a class) runs Python code: a property, a descriptor whose
+    `__get__` is written in Python (cached_property, user descriptors...)."""
+    tp = type(attr)
+    if issubclass(tp, property):
+        return True
+    return not _is_c_level(_type_lookup(tp, "__get__"))
+
+
+def static_getattr(obj, name: str, default=None):
+    """`getattr(obj, name, default)` when reading it runs no user code; `default` when the attribute
+    is absent or only user code (a `__getattr__`, a property, a custom descriptor) could produce it."""
+    if not plain_getattribute(type(obj)):
+        return default
+    try:
+        attr = inspect.getattr_static(obj, name, _MISSING)
+    except Exception:  # noqa: BLE001 - a broken object: treat as absent
+        return default
+    if attr is _MISSING:
+        return default      # eager would ask `__getattr__` (if any) here; bytegraph does not
+    if _runs_python_get(attr):
+        return default
+    try:
+        return getattr(obj, name)
+    except Exception:  # noqa: BLE001
+        return default
+
+
+def static_hasattr(obj, name: str) -> bool:
+    return static_getattr(obj, name, _MISSING) is not _MISSING
+
+
+@functools.lru_cache(None)
+def _plain_hash_type(tp: type) -> bool:
+    return _is_c_level(_type_lookup(tp, "__hash__")) and _is_c_level(_type_lookup(tp, "__eq__"))
+
+
+def plain_hash(value) -> bool:
+    """Whether `value in some_dict_or_set` runs no user code (`__hash__`/`__eq__` are C-level)."""
+    tp = type(value)
+    try:
+        return _plain_hash_type(tp)
+    except TypeError:   # an unhashable metaclass
+        return False
+
+
+def safe_in(value, container) -> bool:
+    """`value in container` for a builtin dict/set of bytegraph's own: False when answering would run a
+    user `__hash__`/`__eq__` (a user object is never one of bytegraph's entries) or `value` is
+    unhashable."""
+    if not plain_hash(value):
+        return False
+    try:
+        return value in container
+    except TypeError:
+        return False
+
+
+_HEAPTYPE = 1 << 9   # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
+
+
+def builtin_base(tp: type) -> type:
+    """The first class in `tp`'s MRO written in C (dict for a dict subclass, OrderedDict for an
+    OrderedDict subclass): its methods read the object without running the user's overrides."""
+    for klass in type.__dict__["__mro__"].__get__(tp):
+        if not klass.__flags__ & _HEAPTYPE:
+            return klass
+    return object
+
+
+def overrides_in_python(tp: type, names) -> bool:
+    """Whether `tp` (or a base written in Python) defines any of `names` in Python."""
+    return any(not _is_c_level(_type_lookup(tp, n)) for n in names)
