@@ -18,7 +18,7 @@ from .variables.builtins import BuiltinVariable, OperatorGetterVariable, has_bui
 from .variables.constant import ConstantVariable, LazyGuardedScalarVariable, is_constant_value
 from .variables.dicts import DictVariable, SetVariable
 from .variables.functions import BoundMethodVariable, PartialVariable, SkippedFunctionVariable, UserFunctionVariable
-from .variables.lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable
+from .variables.lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable, is_named_tuple_class
 from .variables.misc import PythonModuleVariable
 from .variables.nn_module import NNModuleVariable
 from .variables.numpy import NumpyFunctionVariable, lookup_numpy_function
@@ -122,11 +122,11 @@ def _wrap(tx, value, source, trusted):
         # its type and named fields stay
         guard(Guard.constant(source, value))
         return ConstantVariable(value, source=source)
-    if isinstance(value, tuple):
+    if isinstance(value, tuple) and (type(value) is tuple or is_named_tuple_class(type(value))):
         guard(Guard.type_match(source, type(value)))
         guard(Guard.length(source, len(value)))
         items = tuple(wrap(tx, v, ItemSource(source, i) if source else None, trusted) for i, v in enumerate(value))
-        if hasattr(type(value), "_fields"):
+        if type(value) is not tuple:
             return NamedTupleVariable(items, cls=type(value), source=source)
         return TupleVariable(items, source=source)
     if isinstance(value, list) and type(value) is list:

@@ -367,17 +367,20 @@ class OutputGraph:
             return TensorVariable(proxy=proxy, cls=torch.Tensor if type(example).__name__ == "FakeTensor"
                                   else type(example))
         if isinstance(example, (tuple, list)) and not isinstance(example, torch.Size):
-            from .variables.lists import ListVariable, NamedTupleVariable, TupleVariable
+            from .variables.lists import ListVariable, NamedTupleVariable, TupleVariable, is_named_tuple_class
             items = []
             for i, e in enumerate(example):
                 node = self.graph.call_function(operator.getitem, (proxy.node, i))
                 node.meta["example_value"] = e
                 items.append(self.wrap_result(torch.fx.Proxy(node, self.tracer), e))
-            if hasattr(type(example), "_fields"):
+            # the op's own result type: `torch.return_types.topk` and friends stay what they are
+            if is_named_tuple_class(type(example)):
                 return NamedTupleVariable(tuple(items), cls=type(example))
-            if isinstance(example, list):
+            if type(example) is list:
                 return ListVariable.create(self._tx_for_items(), items)
-            return TupleVariable(tuple(items))
+            if type(example) is tuple:
+                return TupleVariable(tuple(items))
+            raise Unsupported("unsupported_op", what=f"a torch result of type {type(example).__name__}")
         if isinstance(example, torch.Size):
             from .variables.lists import SizeVariable
             items = []

@@ -15,6 +15,27 @@ def constant_items(items):
     return [i.as_python_constant() for i in items]
 
 
+def is_structseq(cls) -> bool:
+    """A C struct sequence (`torch.return_types.topk`, `sys.float_info`): a tuple subclass whose
+    fields are named by `__match_args__` and whose constructor takes one sequence."""
+    return isinstance(cls, type) and issubclass(cls, tuple) and isinstance(getattr(cls, "n_sequence_fields", None), int)
+
+
+def is_named_tuple_class(cls) -> bool:
+    """A tuple type whose every field is one of its items, so the items alone rebuild it exactly:
+    a `collections.namedtuple`/`typing.NamedTuple`, or a struct sequence without hidden fields
+    (`os.stat_result` and `time.struct_time` have some: those are not modelled)."""
+    if not (isinstance(cls, type) and issubclass(cls, tuple)):
+        return False
+    if is_structseq(cls):
+        return cls.n_fields == cls.n_sequence_fields and not cls.n_unnamed_fields
+    return hasattr(cls, "_fields")
+
+
+def tuple_fields(cls) -> tuple:
+    return tuple(cls.__match_args__) if is_structseq(cls) else tuple(getattr(cls, "_fields", ()))
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class BaseSequence(VariableTracker):
     """Shared behaviour of sequences whose items are a tuple of trackers."""
@@ -116,6 +137,8 @@ class NamedTupleVariable(TupleVariable):
 
     def as_python_constant(self):
         if self._all_const():
+            if is_structseq(self.cls):
+                return self.cls(constant_items(self.items))
             return self.cls(*constant_items(self.items))
         raise NotConstant(self.describe())
 
@@ -123,17 +146,24 @@ class NamedTupleVariable(TupleVariable):
         return TupleVariable(tuple(items))
 
     def var_getattr(self, tx, name):
-        fields = getattr(self.cls, "_fields", ())
+        fields = tuple_fields(self.cls)
         if name in fields:
             return self.items[fields.index(name)]
         from .user_defined import class_attribute
         return class_attribute(tx, self, self.cls, name)
 
     def reconstruct(self, codegen):
-        codegen.load_callable(self.cls)
+        # through C constructors only (no Python `__new__` frame for the hook to compile):
+        # `topk((values, indices))` for a struct sequence, `tuple.__new__(cls, items)` for a namedtuple
+        if is_structseq(self.cls):
+            codegen.load_callable(self.cls)
+        else:
+            codegen.load_callable(tuple.__new__)
+            codegen.load_const(self.cls)
         for item in self.items:
             codegen.reconstruct(item)
-        codegen.call(len(self.items))
+        codegen.build_tuple(len(self.items))
+        codegen.call(1 if is_structseq(self.cls) else 2)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

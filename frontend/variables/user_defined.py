@@ -141,6 +141,12 @@ class UserDefinedClassVariable(VariableTracker):
         if issubclass(cls, BaseException):
             from .misc import ExceptionVariable
             return ExceptionVariable(cls=cls, args=tuple(args))
+        from .lists import is_named_tuple_class, is_structseq
+        if is_structseq(cls) and is_named_tuple_class(cls) and len(args) == 1 and not kwargs:
+            items = tuple(tx.unpack_iterable(args[0]))   # `torch.return_types.topk((values, indices))`
+            if len(items) == cls.n_sequence_fields:
+                from .lists import NamedTupleVariable
+                return NamedTupleVariable(items, cls=cls)
         if issubclass(cls, tuple) and hasattr(cls, "_fields"):
             from .functions import bind_arguments
             from .lists import NamedTupleVariable
