@@ -419,7 +419,7 @@ class OutputGraph:
             raise Unsupported("unsupported_op", what=f"a symbolic value ({value}) with no graph node")
         return ConstantVariable(value)
 
-    def metadata(self, tensor_var, name: str, args: tuple, value):
+    def metadata(self, tensor_var, name: str, args: tuple, value, kwargs=None):
         """The tracker for `tensor.name(*args)` (`size`, `stride`, `numel`...), answered from the
         fake value: constants when static, SymNodeVariables (a size placeholder, or a node
         reading the metadata in the graph) when symbolic."""
@@ -432,7 +432,7 @@ class OutputGraph:
         known = self.symbol_inputs.get(value.node.expr)
         if known is not None:
             return known
-        node = self.graph.call_method(name, (tensor_var.proxy.node,) + tuple(args))
+        node = self.graph.call_method(name, (tensor_var.proxy.node,) + tuple(args), dict(kwargs or {}))
         node.meta["example_value"] = value
         return SymNodeVariable(proxy=torch.fx.Proxy(node, self.tracer), value=value)
 
