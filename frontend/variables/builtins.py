@@ -732,7 +732,8 @@ def _islice(tx, iterable, /, *args):
         return None
     from .iterators import ListIteratorVariable
     items = _eager_items(tx, iterable, "islice")
-    return ListIteratorVariable.create(tx, list(itertools.islice(items, *[a.as_python_constant() for a in args])),
+    from .lists import python_index
+    return ListIteratorVariable.create(tx, list(itertools.islice(items, *[python_index(a) for a in args])),
                                        "islice")
 
 
