@@ -434,8 +434,10 @@ class UserDefinedObjectVariable(VariableTracker):
         store = dict_store(tx, self)
         if store is not None:
             return store.truth(tx)
-        if self.value is not None and not isinstance(self.value, torch.nn.Module) and \
-                class_method(tx, self, "__len__")[0] is not None:
+        if not isinstance(self.value, torch.nn.Module) and any(
+                class_method(tx, self, name)[0] is not None for name in ("__bool__", "__len__")):
+            # a `__bool__`/`__len__` written in C (`np.bool_`, an extension type): its answer is not
+            # modelled, and the value behind it is not guarded; eager decides
             raise Unsupported("unsupported_op", what=f"truth value of {self.describe()}")
         return True
 
