@@ -99,6 +99,9 @@ def _guard(tx, guard):
 
 def _wrap(tx, value, source, trusted):
     guard = (lambda g: _guard(tx, g)) if (source is not None and not trusted) else (lambda g: None)
+    if isinstance(value, torch.nn.parameter.UninitializedTensorMixin):
+        # a lazy module's parameter before its first call: no shape yet, any use of it fails eagerly
+        raise Unsupported("unsupported_op", what="an uninitialized parameter of a lazy module")
     if isinstance(value, torch.Tensor):
         if source is None:
             return tx.output.add_constant_tensor(value)
