@@ -52,3 +52,10 @@ def is_skipped_file(filename: str) -> bool:
     if path.startswith(_TORCH_NN_MODULES) and path != _TORCH_MODULE_CALL:
         return False
     return path.startswith(_ALL_PREFIXES)
+
+
+def runs_eagerly_with_callees(code) -> bool:
+    """Code run as is together with everything it calls: a lazy module's first-call hook
+    materializes its parameters (`initialize_parameters`, `reset_parameters`, init functions) and
+    changes the module's class; that is one-off eager work, never part of a graph."""
+    return code is torch.nn.modules.lazy.LazyModuleMixin._infer_parameters.__code__

@@ -19,7 +19,7 @@ from .variables.builtins import BuiltinVariable, OperatorGetterVariable, has_bui
 from .variables.constant import ConstantVariable, LazyGuardedScalarVariable, is_constant_value
 from .variables.dicts import DictVariable, SetVariable
 from .variables.functions import BoundMethodVariable, PartialVariable, SkippedFunctionVariable, UserFunctionVariable
-from .variables.lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable
+from .variables.lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable, is_named_tuple_class
 from .variables.misc import PythonModuleVariable
 from .variables.nn_module import NNModuleVariable
 from .variables.numpy import NumpyFunctionVariable, lookup_numpy_function
@@ -101,6 +101,9 @@ def _guard(tx, guard):
 
 def _wrap(tx, value, source, trusted):
     guard = (lambda g: _guard(tx, g)) if (source is not None and not trusted) else (lambda g: None)
+    if isinstance(value, torch.nn.parameter.UninitializedTensorMixin):
+        # a lazy module's parameter before its first call: no shape yet, any use of it fails eagerly
+        raise Unsupported("unsupported_op", what="an uninitialized parameter of a lazy module")
     if isinstance(value, torch.Tensor):
         if source is None:
             return tx.output.add_constant_tensor(value)
@@ -126,11 +129,12 @@ def _wrap(tx, value, source, trusted):
         return ConstantVariable(value, source=source)
     # a tuple subclass overriding __len__/__getitem__/__iter__ is a user object (its guards would
     # call those overrides)
-    if isinstance(value, tuple) and not overrides_in_python(type(value), ("__getitem__", "__len__", "__iter__")):
+    if isinstance(value, tuple) and (type(value) is tuple or is_named_tuple_class(type(value))) and \
+            not overrides_in_python(type(value), ("__getitem__", "__len__", "__iter__")):
         guard(Guard.type_match(source, type(value)))
         guard(Guard.length(source, len(value)))
         items = tuple(wrap(tx, v, ItemSource(source, i) if source else None, trusted) for i, v in enumerate(value))
-        if static_hasattr(type(value), "_fields"):
+        if type(value) is not tuple:
             return NamedTupleVariable(items, cls=type(value), source=source)
         return TupleVariable(items, source=source)
     if isinstance(value, list) and type(value) is list:

@@ -28,7 +28,6 @@ from torch._subclasses.fake_tensor import (
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv
 
 from ..guards.guard import Guard, TensorMeta, global_state_guards
-from ..probe import static_hasattr
 from ..guards.shape import ShapeEnvSource, ShapeGuardError, ShapePolicy, shape_guards, tensor_properties
 from .graph_break import Unsupported
 from .side_effects import SideEffects
@@ -368,17 +367,20 @@ class OutputGraph:
             return TensorVariable(proxy=proxy, cls=torch.Tensor if type(example).__name__ == "FakeTensor"
                                   else type(example))
         if isinstance(example, (tuple, list)) and not isinstance(example, torch.Size):
-            from .variables.lists import ListVariable, NamedTupleVariable, TupleVariable
+            from .variables.lists import ListVariable, NamedTupleVariable, TupleVariable, is_named_tuple_class
             items = []
             for i, e in enumerate(example):
                 node = self.graph.call_function(operator.getitem, (proxy.node, i))
                 node.meta["example_value"] = e
                 items.append(self.wrap_result(torch.fx.Proxy(node, self.tracer), e))
-            if static_hasattr(type(example), "_fields"):
+            # the op's own result type: `torch.return_types.topk` and friends stay what they are
+            if is_named_tuple_class(type(example)):
                 return NamedTupleVariable(tuple(items), cls=type(example))
-            if isinstance(example, list):
+            if type(example) is list:
                 return ListVariable.create(self._tx_for_items(), items)
-            return TupleVariable(tuple(items))
+            if type(example) is tuple:
+                return TupleVariable(tuple(items))
+            raise Unsupported("unsupported_op", what=f"a torch result of type {type(example).__name__}")
         if isinstance(example, torch.Size):
             from .variables.lists import SizeVariable
             items = []
@@ -417,7 +419,7 @@ class OutputGraph:
             raise Unsupported("unsupported_op", what=f"a symbolic value ({value}) with no graph node")
         return ConstantVariable(value)
 
-    def metadata(self, tensor_var, name: str, args: tuple, value):
+    def metadata(self, tensor_var, name: str, args: tuple, value, kwargs=None):
         """The tracker for `tensor.name(*args)` (`size`, `stride`, `numel`...), answered from the
         fake value: constants when static, SymNodeVariables (a size placeholder, or a node
         reading the metadata in the graph) when symbolic."""
@@ -430,7 +432,7 @@ class OutputGraph:
         known = self.symbol_inputs.get(value.node.expr)
         if known is not None:
             return known
-        node = self.graph.call_method(name, (tensor_var.proxy.node,) + tuple(args))
+        node = self.graph.call_method(name, (tensor_var.proxy.node,) + tuple(args), dict(kwargs or {}))
         node.meta["example_value"] = value
         return SymNodeVariable(proxy=torch.fx.Proxy(node, self.tracer), value=value)
 

@@ -733,7 +733,8 @@ def _islice(tx, iterable, /, *args):
         return None
     from .iterators import ListIteratorVariable
     items = _eager_items(tx, iterable, "islice")
-    return ListIteratorVariable.create(tx, list(itertools.islice(items, *[a.as_python_constant() for a in args])),
+    from .lists import python_index
+    return ListIteratorVariable.create(tx, list(itertools.islice(items, *[python_index(a) for a in args])),
                                        "islice")
 
 
@@ -812,6 +813,18 @@ def _print(tx, *args, **kwargs):
     raise Unsupported("io", fn="print()")
 
 
+def _tuple_new(tx, cls, iterable=None):
+    """`tuple.__new__(cls, items)`: what every namedtuple's `__new__` calls."""
+    from .lists import NamedTupleVariable, TupleVariable, is_named_tuple_class, is_structseq
+    klass = cls.as_python_constant() if cls.is_python_constant() else None
+    items = tuple(tx.unpack_iterable(iterable)) if iterable is not None else ()
+    if klass is tuple:
+        return TupleVariable(items)
+    if is_named_tuple_class(klass) and not is_structseq(klass) and len(items) == len(klass._fields):
+        return NamedTupleVariable(items, cls=klass)
+    return None
+
+
 _HANDLERS: dict[Any, Callable] = {
     len: _len, isinstance: _isinstance, issubclass: _issubclass, getattr: _getattr, hasattr: _hasattr,
     setattr: _setattr, delattr: _delattr, min: _minmax(min), max: _minmax(max), sum: _sum,
@@ -820,7 +833,7 @@ _HANDLERS: dict[Any, Callable] = {
     list: _container(list), tuple: _container(tuple), set: _container(set), frozenset: _container(frozenset),
     dict: _container(dict), int: _scalar(int), float: _scalar(float), bool: _scalar(bool), str: _scalar(str),
     abs: _abs, type: _type, callable: _callable, id: _id, repr: _repr, round: _round, slice: _slice,
-    super: _super, object: _object, divmod: _divmod, pow: _pow, print: _print,
+    super: _super, object: _object, divmod: _divmod, pow: _pow, print: _print, tuple.__new__: _tuple_new,
     operator.getitem: _getitem, operator.setitem: _setitem,
     operator.itemgetter: _operator_getter(operator.itemgetter),
     operator.attrgetter: _operator_getter(operator.attrgetter),

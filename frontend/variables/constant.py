@@ -46,6 +46,9 @@ class ConstantVariable(VariableTracker):
         return ConstantVariable(attr)
 
     def call_method(self, tx, name, args, kwargs):
+        if name == "__getitem__" and len(args) == 1 and not kwargs and not args[0].is_python_constant():
+            from .lists import python_index   # `(7, 8)[i]`, `"abc"[i:]` with a symbolic i
+            args = [ConstantVariable(python_index(args[0]))]
         try:
             real_args = [python_value(tx, a) for a in args]
             real_kwargs = {k: python_value(tx, v) for k, v in kwargs.items()}

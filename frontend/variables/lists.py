@@ -6,7 +6,7 @@ import operator
 
 import torch
 
-from ...probe import static_getattr
+from ...probe import static_getattr, static_hasattr
 from ..graph_break import Unsupported, fold, user_error
 from .base import NotConstant, VariableTracker, check_modelled_arguments
 from .constant import ConstantVariable, const
@@ -14,6 +14,42 @@ from .constant import ConstantVariable, const
 
 def constant_items(items):
     return [i.as_python_constant() for i in items]
+
+
+def python_index(var):
+    """An index, count or slice as Python needs it: a symbolic int specializes to its value (the
+    ShapeEnv guards it), a slice with symbolic bounds too; anything else that is not a constant
+    (a tensor, a symbolic float) is not modelled: a graph break, so the real call decides."""
+    from .tensor import SymNodeVariable
+    if isinstance(var, SymNodeVariable) and var.python_type() in (int, bool):
+        return var.evaluate()
+    if isinstance(var, SliceVariable):
+        return slice(python_index(var.start), python_index(var.stop), python_index(var.step))
+    if var.is_python_constant():
+        return var.as_python_constant()
+    raise Unsupported("unsupported_op", what=f"indexing or repeating a sequence with {var.describe()}")
+
+
+def is_structseq(cls) -> bool:
+    """A C struct sequence (`torch.return_types.topk`, `sys.float_info`): a tuple subclass whose
+    fields are named by `__match_args__` and whose constructor takes one sequence."""
+    return isinstance(cls, type) and issubclass(cls, tuple) and \
+        isinstance(static_getattr(cls, "n_sequence_fields"), int)
+
+
+def is_named_tuple_class(cls) -> bool:
+    """A tuple type whose every field is one of its items, so the items alone rebuild it exactly:
+    a `collections.namedtuple`/`typing.NamedTuple`, or a struct sequence without hidden fields
+    (`os.stat_result` and `time.struct_time` have some: those are not modelled)."""
+    if not (isinstance(cls, type) and issubclass(cls, tuple)):
+        return False
+    if is_structseq(cls):
+        return cls.n_fields == cls.n_sequence_fields and not cls.n_unnamed_fields
+    return static_hasattr(cls, "_fields")
+
+
+def tuple_fields(cls) -> tuple:
+    return tuple(cls.__match_args__) if is_structseq(cls) else tuple(static_getattr(cls, "_fields", ()))
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -34,9 +70,7 @@ class BaseSequence(VariableTracker):
 
     def getitem(self, tx, index_var):
         items = self.get_items(tx)
-        index = index_var.as_python_constant() if index_var.is_python_constant() else None
-        if isinstance(index_var, VariableTracker) and hasattr(index_var, "evaluate"):
-            index = index_var.evaluate()
+        index = python_index(index_var)
         if isinstance(index, slice):
             return self.rebuild(tx, items[index])
         if isinstance(index, int):
@@ -70,7 +104,7 @@ class BaseSequence(VariableTracker):
         if name in ("__add__",) and isinstance(args[0], BaseSequence):
             return self.rebuild(tx, items + tuple(args[0].get_items(tx)))
         if name in ("__mul__", "__rmul__") and args[0].is_python_constant():
-            return self.rebuild(tx, fold(operator.mul, items, args[0].as_python_constant()))
+            return self.rebuild(tx, fold(operator.mul, items, python_index(args[0])))
         if name == "__iter__":
             from .iterators import ListIteratorVariable
             return ListIteratorVariable.create(tx, items)
@@ -117,6 +151,8 @@ class NamedTupleVariable(TupleVariable):
 
     def as_python_constant(self):
         if self._all_const():
+            if is_structseq(self.cls):
+                return self.cls(constant_items(self.items))
             return self.cls(*constant_items(self.items))
         raise NotConstant(self.describe())
 
@@ -124,17 +160,24 @@ class NamedTupleVariable(TupleVariable):
         return TupleVariable(tuple(items))
 
     def var_getattr(self, tx, name):
-        fields = static_getattr(self.cls, "_fields", ())
+        fields = tuple_fields(self.cls)
         if name in fields:
             return self.items[fields.index(name)]
         from .user_defined import class_attribute
         return class_attribute(tx, self, self.cls, name)
 
     def reconstruct(self, codegen):
-        codegen.load_callable(self.cls)
+        # through C constructors only (no Python `__new__` frame for the hook to compile):
+        # `topk((values, indices))` for a struct sequence, `tuple.__new__(cls, items)` for a namedtuple
+        if is_structseq(self.cls):
+            codegen.load_callable(self.cls)
+        else:
+            codegen.load_callable(tuple.__new__)
+            codegen.load_const(self.cls)
         for item in self.items:
             codegen.reconstruct(item)
-        codegen.call(len(self.items))
+        codegen.build_tuple(len(self.items))
+        codegen.call(1 if is_structseq(self.cls) else 2)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -213,11 +256,11 @@ class ListVariable(BaseSequence):
             self.set_items(tx, items + tx.unpack_iterable(args[0]))
             return const(None)
         if name == "insert":
-            items.insert(args[0].as_python_constant(), args[1])
+            items.insert(python_index(args[0]), args[1])
             self.set_items(tx, items)
             return const(None)
         if name == "pop":
-            index = args[0].as_python_constant() if args else -1
+            index = python_index(args[0]) if args else -1
             if not items:
                 raise user_error(IndexError("pop from empty list"))
             value = items.pop(index)
@@ -256,7 +299,7 @@ class ListVariable(BaseSequence):
                 raise user_error(ValueError("list modified during sort"))
             return const(None)
         if name == "__setitem__":
-            index = args[0].as_python_constant()
+            index = python_index(args[0])
             if isinstance(index, slice):
                 items[index] = tx.unpack_iterable(args[1])
             else:
@@ -264,14 +307,14 @@ class ListVariable(BaseSequence):
             self.set_items(tx, items)
             return const(None)
         if name == "__delitem__":
-            del items[args[0].as_python_constant()]
+            del items[python_index(args[0])]
             self.set_items(tx, items)
             return const(None)
         if name == "__iadd__":
             self.set_items(tx, items + tx.unpack_iterable(args[0]))
             return self
         if name == "__imul__":
-            self.set_items(tx, fold(operator.mul, items, args[0].as_python_constant()))
+            self.set_items(tx, fold(operator.mul, items, python_index(args[0])))
             return self
         if name in ("__iter__", "__reversed__"):
             from .iterators import ListSequenceIteratorVariable
@@ -344,7 +387,7 @@ class DequeVariable(BaseSequence):
             self.set_items(tx, items)
             return value
         elif name == "rotate":
-            n = args[0].as_python_constant() if args else 1
+            n = python_index(args[0]) if args else 1
             if items:
                 n %= len(items)
                 items = items[len(items) - n:] + items[:len(items) - n]
@@ -366,13 +409,13 @@ class DequeVariable(BaseSequence):
         elif name == "insert":
             if self.maxlen is not None and len(items) >= self.maxlen:
                 raise user_error(IndexError("deque already at its maximum size"))
-            items.insert(args[0].as_python_constant(), args[1])
+            items.insert(python_index(args[0]), args[1])
             self.set_items(tx, items)
         elif name == "__setitem__":
-            items[args[0].as_python_constant()] = args[1]
+            items[python_index(args[0])] = args[1]
             self.set_items(tx, items)
         elif name == "__delitem__":
-            del items[args[0].as_python_constant()]
+            del items[python_index(args[0])]
             self.set_items(tx, items)
         elif name == "__iadd__":
             self.set_items(tx, items + tx.unpack_iterable(args[0]))
@@ -411,7 +454,7 @@ class RangeVariable(BaseSequence):
         return self.value
 
     def getitem(self, tx, index_var):
-        result = self.value[index_var.as_python_constant()]
+        result = self.value[python_index(index_var)]
         return RangeVariable(result) if isinstance(result, range) else const(result)
 
     def var_getattr(self, tx, name):

@@ -102,10 +102,15 @@ class TensorVariable(VariableTracker):
             if name == "type" and (args or kwargs):
                 return tx.output.call_method(self, name, args, kwargs)
             const_args = [a.as_python_constant() for a in args]
-            value = getattr(example, name)(*const_args, **{k: v.as_python_constant() for k, v in kwargs.items()})
-            if kwargs:
-                const_args = [kwargs["dim"].as_python_constant()] if "dim" in kwargs else const_args
-            return tx.output.metadata(self, name, tuple(const_args), value)
+            const_kwargs = {k: v.as_python_constant() for k, v in kwargs.items()}
+            value = getattr(example, name)(*const_args, **const_kwargs)
+            return tx.output.metadata(self, name, tuple(const_args), value, const_kwargs)
+        if name == "new" and len(args) == 1:
+            from .lists import SizeVariable
+            if isinstance(args[0], SizeVariable):
+                # `x.new(torch.Size)` is a shape, `x.new(tuple)` is data: the graph holds sizes as
+                # plain tuples, so a Size goes in as separate ints (same meaning as in eager)
+                return tx.output.call_method(self, name, list(args[0].items), kwargs)
         if name == "__len__":
             if not example.dim():
                 raise user_error(TypeError("len() of a 0-d tensor"))

@@ -59,8 +59,11 @@ class TorchFunctionVariable(VariableTracker):
         if fn in FOLDED:
             folded = FOLDED[fn] or fn
             from .tensor import TensorVariable
-            real_args = [a.example if isinstance(a, TensorVariable) else a.as_python_constant() for a in args]
-            real_kwargs = {k: v.as_python_constant() for k, v in kwargs.items()}
+
+            def real(a):   # positional and keyword arguments alike (`torch.is_floating_point(input=x)`)
+                return a.example if isinstance(a, TensorVariable) else a.as_python_constant()
+            real_args = [real(a) for a in args]
+            real_kwargs = {k: real(v) for k, v in kwargs.items()}
             if fn is torch.is_grad_enabled:
                 return const(tx.output.grad_enabled)
             from ..builder import wrap_constant_result
@@ -70,10 +73,11 @@ class TorchFunctionVariable(VariableTracker):
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (it changes global state)")
         if fn in GRAD_MODE_FACTORIES:
             return GRAD_MODE_FACTORIES[fn](tx, args, kwargs)
-        if fn in (torch.from_numpy, torch.as_tensor) and len(args) == 1 and not kwargs:
+        if fn in (torch.from_numpy, torch.as_tensor) and len(args) + len(kwargs) == 1:
             from .numpy import NumpyNdarrayVariable, ndarray_as_tensor
-            if isinstance(args[0], NumpyNdarrayVariable):
-                return ndarray_as_tensor(tx, args[0])
+            array = args[0] if args else kwargs.get("ndarray" if fn is torch.from_numpy else "data")
+            if isinstance(array, NumpyNdarrayVariable):
+                return ndarray_as_tensor(tx, array)
         if fn is torch.Size:
             from .lists import SizeVariable
             return SizeVariable(tuple(tx.unpack_iterable(args[0])) if args else ())

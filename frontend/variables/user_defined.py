@@ -142,6 +142,12 @@ class UserDefinedClassVariable(VariableTracker):
         if issubclass(cls, BaseException):
             from .misc import ExceptionVariable
             return ExceptionVariable(cls=cls, args=tuple(args))
+        from .lists import is_named_tuple_class, is_structseq
+        if is_structseq(cls) and is_named_tuple_class(cls) and len(args) == 1 and not kwargs:
+            items = tuple(tx.unpack_iterable(args[0]))   # `torch.return_types.topk((values, indices))`
+            if len(items) == cls.n_sequence_fields:
+                from .lists import NamedTupleVariable
+                return NamedTupleVariable(items, cls=cls)
         if issubclass(cls, tuple) and static_hasattr(cls, "_fields"):
             from .functions import bind_arguments
             from .lists import NamedTupleVariable
@@ -430,8 +436,10 @@ class UserDefinedObjectVariable(VariableTracker):
         store = dict_store(tx, self)
         if store is not None:
             return store.truth(tx)
-        if self.value is not None and not isinstance(self.value, torch.nn.Module) and \
-                class_method(tx, self, "__len__")[0] is not None:
+        if not isinstance(self.value, torch.nn.Module) and any(
+                class_method(tx, self, name)[0] is not None for name in ("__bool__", "__len__")):
+            # a `__bool__`/`__len__` written in C (`np.bool_`, an extension type): its answer is not
+            # modelled, and the value behind it is not guarded; eager decides
             raise Unsupported("unsupported_op", what=f"truth value of {self.describe()}")
         return True
 
