@@ -88,6 +88,21 @@ def _instructions(code):
     return [i for i in dis.get_instructions(code) if i.opname != "EXTENDED_ARG"]
 
 
+def _offset_index(code, insts) -> dict:
+    """{offset: index in `insts`} (EXTENDED_ARG dropped). A jump to an instruction with an EXTENDED_ARG
+    prefix targets the prefix, so a prefix's offset maps to the instruction it extends."""
+    position = {ins.offset: i for i, ins in enumerate(insts)}
+    index, prefixes = {}, []
+    for ins in dis.get_instructions(code):
+        if ins.opname == "EXTENDED_ARG":
+            prefixes.append(ins.offset)
+            continue
+        for offset in prefixes + [ins.offset]:
+            index[offset] = position[ins.offset]
+        prefixes = []
+    return index
+
+
 # -- analysis ------------------------------------------------------------------------------
 def live_locals_at(code, offset) -> set:
     """Names of fast locals that may be read before being written, starting at `offset`
@@ -101,7 +116,7 @@ def live_locals_at(code, offset) -> set:
 
 def _compute_liveness(code) -> dict:
     insts = _instructions(code)
-    index = {ins.offset: i for i, ins in enumerate(insts)}
+    index = _offset_index(code, insts)
     handlers = dis._parse_exception_table(code)
     super_self = zero_arg_super_self(code)
     if super_self is not None and super_self in code.co_cellvars:
@@ -208,7 +223,7 @@ def in_exception_handler(code, offset) -> bool:
 
 def _handler_offsets(code) -> frozenset:
     insts = _instructions(code)
-    index = {ins.offset: i for i, ins in enumerate(insts)}
+    index = _offset_index(code, insts)
     seen: set = set()
     todo = [index[e.target] for e in dis._parse_exception_table(code)
             if insts[index[e.target]].opname == "PUSH_EXC_INFO"]

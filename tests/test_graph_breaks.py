@@ -770,3 +770,16 @@ def test_numpy_result_differing_from_torch_numpy_breaks_and_item_assignment_is_t
     cnt = CompileCounter()
     _same_numpy(bytegraph.compile(fn, backend=cnt)(x), expected)
     assert torch.equal(x, ref) and cnt.frame_count >= 1
+
+
+def test_break_in_a_function_whose_jump_targets_carry_extended_arg():
+    """A jump to an instruction with an EXTENDED_ARG prefix (the 256th constant) targets the prefix."""
+    consts = "".join(f"    c{i} = {1000 + i}\n" for i in range(300))
+    src = ("def f(x):\n" + consts + "    x = x * 2\n    note(x)\n    if c0 > 999:\n        x = x + 1\n"
+           "    y = 5000\n    return x + y + c299\n")
+    ns = {"note": bytegraph.disable(lambda v: None), "torch": torch}
+    exec(compile(src, "<many_consts>", "exec"), ns)
+    cnt = CompileCounter()
+    x = torch.ones(2)
+    torch.testing.assert_close(bytegraph.compile(ns["f"], backend=cnt)(x), ns["f"](x))
+    assert cnt.frame_count == 2 and len(bytegraph.stats.break_records) == 1
