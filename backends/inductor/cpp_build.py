@@ -19,6 +19,12 @@ import shutil
 import subprocess
 
 FLAGS = ["-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-fno-math-errno", "-std=c++17"]
+# glibc's vector math library on x86-64: libm functions called in vectorized loops
+if os.path.exists("/usr/lib/x86_64-linux-gnu/libmvec.so") or os.path.exists("/usr/lib64/libmvec.so"):
+    FLAGS += ["-DBG_LIBMVEC"]
+    LIBS = ["-lmvec"]
+else:
+    LIBS = []
 _LOADED: dict[str, ctypes.CDLL] = {}
 
 
@@ -57,7 +63,7 @@ def build(source: str, extra_flags=()) -> str:
     with open(cpp, "w") as f:
         f.write(source)
     tmp = f"{so}.{os.getpid()}.tmp"
-    proc = subprocess.run([compiler(), *flags, cpp, "-o", tmp], capture_output=True, text=True)
+    proc = subprocess.run([compiler(), *flags, cpp, "-o", tmp, *LIBS], capture_output=True, text=True)
     if proc.returncode != 0:
         raise CppCompileError(f"g++ failed on {cpp}:\n{proc.stderr[-4000:]}")
     os.replace(tmp, so)  # atomic: concurrent builders of the same source agree
