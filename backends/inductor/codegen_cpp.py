@@ -36,8 +36,11 @@ import torch
 from .codegen_triton import FusionIllegal, WrapperCodegen, _NewPhase
 from .ir import ComputedBuffer, Reduction, prod, texpr, unflatten_index
 
-LANES = 16
+LANES = 64
 PARALLEL_MIN = 32768  # elements below which a kernel runs on one thread (fork/join costs more)
+ROW_CACHE_MAX = 8192  # longest static reduced row whose expensive values a later loop reads from a buffer
+_EXPENSIVE = re.compile(r"std::(exp|expm1|exp2|log|log1p|log2|log10|tanh|sinh|cosh|sin|cos|tan|erf|pow)\(")
+_NAME = re.compile(r"\b(?:tmp|idx)\d+\b")
 
 
 class CppUnsupported(NotImplementedError):
@@ -156,8 +159,12 @@ static inline uint16_t bg_f2bf(float x) {
 }
 
 // index arithmetic with Python's floor semantics (used where an operand may be negative)
-static inline int64_t bg_floordiv(int64_t a, int64_t b) { int64_t q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }
-static inline int64_t bg_mod(int64_t a, int64_t b) { int64_t r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
+static inline int64_t bg_floordiv(int64_t a, int64_t b) {
+    int64_t q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+static inline int64_t bg_mod(int64_t a, int64_t b) {
+    int64_t r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
 
 template <typename T> static inline T bg_ifloordiv(T a, T b) {
     if (b == 0) { bg_fail(1); return 0; }
@@ -390,6 +397,12 @@ class CppKernel:
         self.mask_stack: list[str] = []
         self.ntmp = 0
         self.can_fail = False
+        # row buffers (static rows up to ROW_CACHE_MAX): values of an earlier phase's loop reused later
+        self.row_cache_ok = self.reduction and isinstance(self.rnumel, int) and self.rnumel <= ROW_CACHE_MAX
+        self.canon: dict[str, str] = {}
+        self.canon_key: dict[str, tuple] = {}
+        self.prev_rdep: dict[tuple, tuple] = {}
+        self.row_cached: set = set()
         self.ops = CppOps(self)
 
     # ---- emission (phases as in TritonKernel's looped mode)
@@ -403,7 +416,23 @@ class CppKernel:
         self.ntmp += 1
         if any(h in expr for h in _ERROR_HELPERS):
             self.can_fail = True
-        self.emit(f"const {ctype(dtype)} {name} = {expr};", rdep, name)
+        # the same value computed in an earlier phase's loop (names mapped back to that phase's)
+        canon = (_NAME.sub(lambda m: self.canon.get(m.group(0), m.group(0)), expr), dtype)
+        old = self.prev_rdep.get(canon) if rdep else None
+        if old is not None and self.row_cache_ok and _EXPENSIVE.search(expr):
+            # expensive (a libm call): kept in a row buffer by the earlier loop instead of recomputed
+            var, phase = old
+            buf = f"row_{var.name}"
+            if var.name not in self.row_cached:
+                self.row_cached.add(var.name)
+                self.lines.append(((phase, 0), f"{ctype(dtype)} {buf}[{self.rnumel}];"))
+                self.lines.append(((phase, 1), f"{buf}[rindex] = {var.name};"))
+            self.emit(f"const {ctype(dtype)} {name} = {buf}[rindex];", True, name)
+        else:
+            self.emit(f"const {ctype(dtype)} {name} = {expr};", rdep, name)
+        if old is not None:
+            self.canon[name] = old[0].name
+        self.canon_key[name] = canon
         v = CppVar(name, dtype, rdep)
         if rdep:
             self.rdep_names.add(name)
@@ -425,6 +454,9 @@ class CppKernel:
         self.lines.append(((self.phase, section), line))
 
     def new_phase(self):
+        for v in self.cse.values():
+            if v.rdep and v.name in self.canon_key:
+                self.prev_rdep.setdefault(self.canon_key[v.name], (v, self.phase))
         self.phase += 1
         self.tainted = set()
         self.cse = {k: v for k, v in self.cse.items() if not v.rdep}
@@ -522,13 +554,14 @@ class CppKernel:
         return (len(self.lines), dict(self.cse), set(self.rdep_names), dict(self.in_args), dict(self.out_args),
                 dict(self.arg_types), dict(self.store_cache), {k: set(v) for k, v in self.stored.items()},
                 {k: set(v) for k, v in self.loaded.items()}, self.ntmp, self.phase, set(self.tainted),
-                dict(self.red_cache), self.nacc, dict(self.recompute), self.can_fail)
+                dict(self.red_cache), self.nacc, dict(self.recompute), self.can_fail, list(self.lines),
+                dict(self.canon), dict(self.canon_key), dict(self.prev_rdep), set(self.row_cached))
 
     def _restore(self, snap):
-        (n, self.cse, self.rdep_names, self.in_args, self.out_args, self.arg_types, self.store_cache,
+        (_, self.cse, self.rdep_names, self.in_args, self.out_args, self.arg_types, self.store_cache,
          self.stored, self.loaded, self.ntmp, self.phase, self.tainted, self.red_cache, self.nacc,
-         self.recompute, self.can_fail) = snap
-        del self.lines[n:]
+         self.recompute, self.can_fail, self.lines, self.canon, self.canon_key, self.prev_rdep,
+         self.row_cached) = snap
 
     def render(self, node: ComputedBuffer):
         if not self.reduction:
@@ -669,7 +702,8 @@ class CppKernel:
         body = self._reduction_body() if self.reduction else self._pointwise_body()
         err = ["bg_err = 0;"] if self.can_fail else []
         ret = "return bg_err;" if self.can_fail else "return 0;"
-        lines = [f'extern "C" int {name}({self.signature()}) {{', *("    " + ln for ln in err + body), f"    {ret}", "}"]
+        lines = [f'extern "C" int {name}({self.signature()}) {{', *("    " + ln for ln in err + body),
+                 f"    {ret}", "}"]
         return "\n".join(lines) + "\n"
 
     def _pointwise_body(self):
