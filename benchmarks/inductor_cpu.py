@@ -127,8 +127,8 @@ def run(quick=False):
             warnings.simplefilter("ignore")
             for threads in (1, 2):
                 for name, fn, args, nbytes in workloads(quick):
-                    rows.append(measure(name, fn, args, nbytes, threads, rounds=3 if quick else 7,
-                                        calls=2 if quick else 5))
+                    rows.append(measure(name, fn, args, nbytes, threads, rounds=3 if quick else 5,
+                                        calls=2 if quick else 3))
     finally:
         tempfile.tempdir = old_tmp
         torch.set_num_threads(old_threads)

@@ -145,17 +145,20 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs):
     wrapper = None
     if _use_cpp(devices):
         from .codegen_cpp import CppUnsupported, CppWrapperCodegen
+        from .cpp_build import CppCompileError
         try:
             wrapper = CppWrapperCodegen(graph, groups, sched.store_names())
             source = wrapper.generate()
-        except CppUnsupported as e:  # an index or op the C++ printer cannot express: Triton's interpreter
-            log.warning("inductor: C++ code generation unsupported (%s); using Triton's interpreter", e)
+            mod = load_module(source)  # builds the C++ library
+        except (CppUnsupported, CppCompileError) as e:
+            # an index or op the C++ printer cannot express, or a compiler that rejects it: Triton
+            log.warning("inductor: no C++ kernels for this graph (%s); using Triton's interpreter", e)
             wrapper = None
             _triton_interpreter()
     if wrapper is None:
         wrapper = WrapperCodegen(graph, groups, sched.store_names())
         source = wrapper.generate()
-    mod = load_module(source)
+        mod = load_module(source)
     externs = wrapper.externs
     constants = [t for _, t in graph.constants]
 
