@@ -6,7 +6,8 @@ Sections: per-call overhead (`overhead.py`), real models side by side with torch
 of the inductor backend's C++ kernels against eager and torch.compile (`inductor_cpu.py`), and the
 edges: a frame past the cache size limit, memory after compiled closures die (`edges.py`).
 Each prints a markdown table and writes JSON (the models section also a PNG chart)
-into `--out`. `--only overhead|models|dynamic|inductor|inductor_cpu|edges` runs one section; `--quick` is a one-minute subset.
+into `--out`. `--only overhead|models|dynamic|inductor|inductor_cpu|edges` runs one section; `--quick` is a
+one-minute subset.
 """
 from __future__ import annotations
 
