@@ -26,7 +26,8 @@ import torch
 from bytegraph.backends import inductor
 from bytegraph.testing import CompileCounterWithBackend
 
-SPEED_NOTE = ("speed is not measured: without a GPU the Triton kernels run under Triton's interpreter "
+SPEED_NOTE = ("speed is not measured here on CPU (see the inductor_cpu section for the C++ kernels' speed); "
+              "without a GPU the Triton kernels of this table would run under Triton's interpreter "
               "on CPU, whose timings say nothing about the generated code")
 
 

@@ -2,10 +2,12 @@
 
 Sections: per-call overhead (`overhead.py`), real models side by side with torch.compile
 (`models.py`) and recompiles/compile time over 10 sequence lengths, static vs dynamic
-(`dynamic_shapes.py`), kernels per model under the inductor backend (`inductor_kernels.py`), and the
+(`dynamic_shapes.py`), kernels per model under the inductor backend (`inductor_kernels.py`), CPU speed
+of the inductor backend's C++ kernels against eager and torch.compile (`inductor_cpu.py`), and the
 edges: a frame past the cache size limit, memory after compiled closures die (`edges.py`).
 Each prints a markdown table and writes JSON (the models section also a PNG chart)
-into `--out`. `--only overhead|models|dynamic|inductor|edges` runs one section; `--quick` is a one-minute subset.
+into `--out`. `--only overhead|models|dynamic|inductor|inductor_cpu|edges` runs one section; `--quick` is a
+one-minute subset.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import dynamic_shapes
 import edges
+import inductor_cpu
 import inductor_kernels
 import models
 import overhead
@@ -58,6 +61,12 @@ def run_inductor(args) -> None:
            "inductor_kernels.json")
 
 
+def run_inductor_cpu(args) -> None:
+    rows = inductor_cpu.run(quick=args.quick)
+    _table('CPU speed, backend="inductor": eager vs torch.compile vs bytegraph (C++ kernels), 1 and 2 threads',
+           inductor_cpu.to_markdown(rows), rows, args.out, "inductor_cpu.json")
+
+
 def run_edges(args) -> None:
     rows = edges.run(quick=args.quick)
     _table("Edges: past the cache size limit, dead compiled closures", edges.to_markdown(rows), rows, args.out,
@@ -65,7 +74,7 @@ def run_edges(args) -> None:
 
 
 SECTIONS = {"overhead": run_overhead, "models": run_models, "dynamic": run_dynamic, "inductor": run_inductor,
-            "edges": run_edges}
+            "inductor_cpu": run_inductor_cpu, "edges": run_edges}
 
 
 def main():

@@ -56,6 +56,9 @@ class Config:
     replay_record_enabled: bool = dataclasses.field(default_factory=lambda: _env_flag("BYTEGRAPH_REPLAY_RECORD"))
     # show internal tracebacks in error messages
     verbose: bool = False
+    # code the inductor backend generates for CPU tensors: "cpp" (C++/OpenMP, built with g++) or
+    # "triton" (Triton kernels run by Triton's interpreter; slow, for testing that printer on CPU)
+    cpu_codegen: str = dataclasses.field(default_factory=lambda: os.environ.get("BYTEGRAPH_CPU_CODEGEN", "cpp"))
     # how deep user functions are inlined before a call becomes a graph break
     max_inline_depth: int = 32
     # unroll at most this many loop iterations per frame before giving up on the frame

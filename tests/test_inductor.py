@@ -1,6 +1,8 @@
 """The inductor backend: lowering to the loop IR, fusion, Triton codegen (run under Triton's interpreter
 on CPU). Every case compares with eager AND asserts how many kernels were generated, so a test would
 fail if the graph silently ran eagerly or fusion regressed. Shapes are tiny: the interpreter is slow."""
+import os
+
 import bytegraph
 import pytest
 import torch
@@ -9,6 +11,14 @@ from bytegraph.backends import inductor
 from bytegraph.testing import CompileCounterWithBackend
 
 torch.manual_seed(0)
+
+
+@pytest.fixture(autouse=True)
+def _triton_printer():
+    """This file tests the Triton printer (run by Triton's interpreter on CPU); the C++ printer, which
+    CPU tensors get by default, is tested in test_inductor_cpp.py."""
+    with bytegraph.config.patch(cpu_codegen=os.environ.get("BYTEGRAPH_TEST_CPU_CODEGEN", "triton")):
+        yield
 
 
 def _r(*shape, dtype=torch.float32):

@@ -1,13 +1,15 @@
-"""The `inductor` backend: fx graph -> core aten -> loop-level IR -> fused Triton kernels (compile time;
+"""The `inductor` backend: fx graph -> core aten -> loop-level IR -> fused kernels (compile time;
 the returned callable is the hot path).
 
     lowering.py        make_fx + decompositions, then aten ops -> IR (ir.py)
     scheduler.py       dependency graph and fusion into groups, one kernel each
     codegen_triton.py  Triton source per group and the Python wrapper that launches them
+    codegen_cpp.py     C++/OpenMP source per group (CPU tensors) and its wrapper; cpp_build.py builds it
 
-On CUDA the kernels are compiled by Triton; on CPU they run under Triton's interpreter
-(`TRITON_INTERPRET=1`, set here before triton is imported). `metrics` counts what the last compile
-generated, so tests can assert fusion (`metrics.kernel_count`).
+Device choice: CUDA tensors get Triton kernels; CPU tensors get C++ kernels built with the system
+g++ (`config.cpu_codegen = "triton"` runs the Triton kernels under Triton's interpreter instead,
+`TRITON_INTERPRET=1`, set here before triton is imported). `metrics` counts what the last compile
+generated, so tests can assert fusion (`metrics.kernel_count`) and the printer (`metrics.codegen`).
 
 Dynamic shapes: the frontend passes real example tensors plus SymInt size arguments, and keeps each
 tensor placeholder's fake value (symbolic sizes) in `meta["example_value"]`. The graph is re-traced
@@ -28,6 +30,8 @@ import sys
 import tempfile
 import time
 
+import logging
+
 import torch
 import torch.utils._pytree as pytree
 
@@ -44,26 +48,39 @@ class Metrics:
     compiles: int = 0
     last_source: str = ""
     last_groups: list = dataclasses.field(default_factory=list)
+    codegen: str = ""              # "cpp" or "triton": the printer of the last compile
 
     def reset(self):
         self.__init__()
 
 
+log = logging.getLogger(__name__)
 metrics = Metrics()
 _MODULE_CACHE: dict[str, object] = {}
 
 
+def _use_cpp(devices) -> bool:
+    from bytegraph import config
+    from .cpp_build import available
+    return "cuda" not in devices and config.cpu_codegen == "cpp" and available()
+
+
 def _setup_device(example_inputs):
     devices = {t.device.type for t in example_inputs if isinstance(t, torch.Tensor)}
-    if "cuda" not in devices:
-        # CPU: Triton's interpreter; must be set before the generated module applies @triton.jit
-        os.environ["TRITON_INTERPRET"] = "1"
-        try:
-            import triton
-            triton.knobs.runtime.interpret = True
-        except (ImportError, AttributeError):
-            pass
+    if "cuda" not in devices and not _use_cpp(devices):
+        _triton_interpreter()
     return devices
+
+
+def _triton_interpreter():
+    """Triton kernels on CPU: run by Triton's interpreter; must be set before the generated module
+    applies @triton.jit."""
+    os.environ["TRITON_INTERPRET"] = "1"
+    try:
+        import triton
+        triton.knobs.runtime.interpret = True
+    except (ImportError, AttributeError):
+        pass
 
 
 def cache_dir():
@@ -125,9 +142,23 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs):
         _check_bound(graph)
     sched = Scheduler(graph)
     groups = sched.schedule()
-    wrapper = WrapperCodegen(graph, groups, sched.store_names())
-    source = wrapper.generate()
-    mod = load_module(source)
+    wrapper = None
+    if _use_cpp(devices):
+        from .codegen_cpp import CppUnsupported, CppWrapperCodegen
+        from .cpp_build import CppCompileError
+        try:
+            wrapper = CppWrapperCodegen(graph, groups, sched.store_names())
+            source = wrapper.generate()
+            mod = load_module(source)  # builds the C++ library
+        except (CppUnsupported, CppCompileError) as e:
+            # an index or op the C++ printer cannot express, or a compiler that rejects it: Triton
+            log.warning("inductor: no C++ kernels for this graph (%s); using Triton's interpreter", e)
+            wrapper = None
+            _triton_interpreter()
+    if wrapper is None:
+        wrapper = WrapperCodegen(graph, groups, sched.store_names())
+        source = wrapper.generate()
+        mod = load_module(source)
     externs = wrapper.externs
     constants = [t for _, t in graph.constants]
 
@@ -139,13 +170,14 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs):
     metrics.compiles += 1
     metrics.last_source = source
     metrics.last_groups = [g.describe() for g in groups]
+    metrics.codegen = getattr(wrapper, "codegen", "triton")
     metrics.compile_seconds = time.perf_counter() - t0
     _debug_dump(aten_gm, graph, groups, source)
 
     call = mod.call
     from bytegraph import disable
 
-    if "cuda" not in devices:
+    if metrics.codegen == "triton" and "cuda" not in devices:
         import numpy as np
         inner_call = call
 

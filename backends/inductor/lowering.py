@@ -56,7 +56,7 @@ def decomposition_table():
     table = dict(core_aten_decompositions())
     table.update(get_decompositions([
         aten.native_layer_norm, aten._softmax, aten._log_softmax, aten.logsumexp, aten.std.correction,
-        aten.native_group_norm, aten._native_batch_norm_legit_no_training, aten.addmm,
+        aten.native_group_norm, aten._native_batch_norm_legit_no_training,
         aten.native_batch_norm, aten._native_batch_norm_legit, aten._native_batch_norm_legit_functional,
         aten.linalg_vector_norm, aten.native_dropout, aten.mse_loss, aten.hardswish, aten.hardsigmoid,
         aten.softplus, aten.elu, aten.mish, aten.lerp, aten.masked_fill, aten.addcmul, aten.addcdiv,
@@ -65,7 +65,9 @@ def decomposition_table():
         aten.silu, aten.silu_backward, aten.nll_loss_forward, aten.nll_loss_backward,
     ]))
     # things we lower directly (better than their decomposition)
-    for op in (aten.gelu.default, aten.gelu.out, aten.embedding.default, aten.var_mean.correction):
+    # (addmm stays one extern call: BLAS adds the bias as it writes the product)
+    for op in (aten.gelu.default, aten.gelu.out, aten.embedding.default, aten.var_mean.correction,
+               aten.addmm.default, aten.linear.default):
         table.pop(op, None)
     # an extern call: this decomposition's output strides differ from the kernel's ([T, B, H, D] in
     # memory instead of [B, T, H, D]), which breaks a later `view` that eager allows

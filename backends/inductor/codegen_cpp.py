@@ -1,0 +1,883 @@
+"""C++/OpenMP code generation for fused groups on CPU tensors, and its Python wrapper (compile time).
+
+The same fused groups the Triton printer renders (scheduler.py) become one `extern "C"` C++ function
+each; loop bodies are called with `CppOps`, so every IR value becomes a typed C++ temporary (common
+subexpressions shared). The library is built and loaded by `cpp_build`.
+
+Pointwise kernel: the `xnumel` outputs are split evenly among OpenMP threads; each thread walks its
+range as rows of `inner` elements (`x0` the row, `x1` the position in it, the inner loop the compiler
+vectorizes). `inner` is the last dimension that every node of the group shares, so the index of the
+innermost dimension is `x1` itself and the outer dimensions' division/modulo arithmetic (on `x0`) is
+hoisted out of the inner loop. Groups whose nodes do not share a last dimension use one flat index
+(`inner = xnumel`, `xindex` unflattened per node: correct, slower).
+
+Reduction kernel: OpenMP over the `xnumel` rows; per row, the body runs as *phases*, each x-only lines,
+a loop over the reduced row (r-dependent lines, accumulator updates) and lines after it. A line that
+reads a reduction result of the current loop starts a new phase (softmax: max, then sum of exp, then
+the normalized store). Accumulators are 16 lanes wide (lane `l` takes elements `r0 + l`): the lane
+loop vectorizes without reassociating anything, for every reduction kind (sum/prod/max/min with NaN
+propagation, argmax/argmin with first-index ties, any/all, Welford for var/mean); the lanes are merged
+after the loop. Pointwise values stored in an earlier phase are recomputed where a later phase reads
+them (like Triton's looped kernels).
+
+Index expressions come from the IR as Python/Triton source (`//`, `%`); `cexpr` translates them to
+C++ with Python's floor semantics where an operand may be negative. Symbolic sizes are `int64_t`
+arguments, so one library serves every size. Errors eager raises inside an op (integer division by
+zero, an out-of-range gather index) set a flag the kernel returns; the wrapper raises.
+"""
+from __future__ import annotations
+
+import ast
+import math
+import re
+
+import torch
+
+from .codegen_triton import FusionIllegal, WrapperCodegen, _NewPhase
+from .ir import ComputedBuffer, Reduction, prod, texpr, unflatten_index
+
+LANES = 64
+PARALLEL_MIN = 32768  # elements below which a kernel runs on one thread (fork/join costs more)
+ROW_CACHE_MAX = 8192  # longest static reduced row whose expensive values a later loop reads from a buffer
+_EXPENSIVE = re.compile(r"std::(exp|expm1|exp2|log|log1p|log2|log10|tanh|sinh|cosh|sin|cos|tan|erf|pow)\(")
+_NAME = re.compile(r"\b(?:tmp|idx)\d+\b")
+
+
+class CppUnsupported(NotImplementedError):
+    """The C++ printer cannot express this graph (the backend uses Triton instead)."""
+
+
+STORAGE_TYPES = {
+    torch.float32: "float", torch.float64: "double", torch.float16: "uint16_t", torch.bfloat16: "uint16_t",
+    torch.int64: "int64_t", torch.int32: "int32_t", torch.int16: "int16_t", torch.int8: "int8_t",
+    torch.uint8: "uint8_t", torch.bool: "bool",
+}
+
+
+def ctype(dtype) -> str:
+    """The C++ type a value of `dtype` is computed in (half types in float)."""
+    if dtype in (torch.float16, torch.bfloat16):
+        return "float"
+    try:
+        return STORAGE_TYPES[dtype]
+    except KeyError:
+        raise CppUnsupported(f"dtype {dtype}") from None
+
+
+def _f(dt):
+    return dt.is_floating_point
+
+
+def _by_kind(float_t, int_t, bool_t=None):
+    def pick(dtypes):
+        dt = dtypes[0]
+        if dt == torch.bool and bool_t is not None:
+            return bool_t
+        return float_t if _f(dt) else int_t
+    return pick
+
+
+# per-element C++ for `ops.call(name, ...)`: {0}, {1}.. the operands, {T} the result's C++ type
+TEMPLATES = {
+    "add": "{0} + {1}", "sub": "{0} - {1}", "mul": "{0} * {1}", "truediv": "{0} / {1}", "neg": "-{0}",
+    "abs": _by_kind("std::abs({0})", "({0} < 0 ? -{0} : {0})", "{0}"),
+    "exp": "std::exp({0})", "exp2": "std::exp2({0})", "expm1": "std::expm1({0})",
+    "log": "std::log({0})", "log2": "std::log2({0})", "log10": "std::log10({0})", "log1p": "std::log1p({0})",
+    "sqrt": "std::sqrt({0})", "rsqrt": "({T}(1) / std::sqrt({0}))", "reciprocal": "({T}(1) / {0})",
+    "sin": "std::sin({0})", "cos": "std::cos({0})", "tan": "std::tan({0})", "tanh": "std::tanh({0})",
+    "sinh": "std::sinh({0})", "cosh": "std::cosh({0})",
+    "sigmoid": "({T}(1) / ({T}(1) + std::exp(-{0})))", "erf": "std::erf({0})",
+    "floor": _by_kind("std::floor({0})", "{0}"), "ceil": _by_kind("std::ceil({0})", "{0}"),
+    "trunc": _by_kind("std::trunc({0})", "{0}"), "round": _by_kind("std::nearbyint({0})", "{0}"),
+    "sign": _by_kind("{T}(({0} > 0) - ({0} < 0))", "{T}(({0} > 0) - ({0} < 0))", "{0}"),
+    "relu": _by_kind("({0} < 0 ? {T}(0) : {0})", "({0} < 0 ? {T}(0) : {0})", "{0}"),
+    "bitwise_not": _by_kind("~{0}", "~{0}", "!{0}"),
+    "bitwise_and": "{0} & {1}", "bitwise_or": "{0} | {1}", "bitwise_xor": "{0} ^ {1}",
+    "fmod": _by_kind("std::fmod({0}, {1})", "bg_ifmod({0}, {1})"),
+    "remainder": _by_kind("bg_remainder({0}, {1})", "bg_imod({0}, {1})"),
+    "floor_divide": _by_kind("bg_floordiv_f({0}, {1})", "bg_ifloordiv({0}, {1})"),
+    "int_truncdiv": "bg_itruncdiv({0}, {1})",
+    "maximum": _by_kind("bg_max({0}, {1})", "std::max<{T}>({0}, {1})", "({0} || {1})"),
+    "minimum": _by_kind("bg_min({0}, {1})", "std::min<{T}>({0}, {1})", "({0} && {1})"),
+    "where": "({0} ? {1} : {2})",
+    "eq": "({0} == {1})", "ne": "({0} != {1})", "lt": "({0} < {1})", "le": "({0} <= {1})",
+    "gt": "({0} > {1})", "ge": "({0} >= {1})",
+    "logical_and": "(({0} != 0) && ({1} != 0))", "logical_or": "(({0} != 0) || ({1} != 0))",
+    "logical_xor": "(({0} != 0) != ({1} != 0))", "logical_not": "({0} == 0)",
+    "isnan": _by_kind("std::isnan({0})", "false"), "isinf": _by_kind("std::isinf({0})", "false"),
+    "gelu": "({0} * {T}(0.5) * ({T}(1) + std::erf({0} * {T}(0.7071067811865476))))",
+    "gelu_tanh": "({T}(0.5) * {0} * ({T}(1) + std::tanh({T}(0.7978845608028654) * "
+                 "({0} + {T}(0.044715) * {0} * {0} * {0}))))",
+    "pow_float": "std::pow({0}, {1})",
+}
+_BOOL_OPS = {"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not",
+             "isnan", "isinf"}
+_ERROR_HELPERS = ("bg_ifmod", "bg_imod", "bg_ifloordiv", "bg_itruncdiv", "bg_index")
+
+HEADER = r"""// Generated by bytegraph's inductor backend (C++/OpenMP for CPU tensors).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <omp.h>
+
+// glibc's vector math library (libmvec, at most 4 ulp): lets loops calling these functions vectorize
+#ifdef BG_LIBMVEC
+#define BG_SIMD __attribute__((simd("notinbranch")))
+extern "C" {
+BG_SIMD float expf(float) noexcept; BG_SIMD double exp(double) noexcept;
+BG_SIMD float exp2f(float) noexcept; BG_SIMD double exp2(double) noexcept;
+BG_SIMD float expm1f(float) noexcept; BG_SIMD double expm1(double) noexcept;
+BG_SIMD float logf(float) noexcept; BG_SIMD double log(double) noexcept;
+BG_SIMD float log2f(float) noexcept; BG_SIMD double log2(double) noexcept;
+BG_SIMD float log10f(float) noexcept; BG_SIMD double log10(double) noexcept;
+BG_SIMD float log1pf(float) noexcept; BG_SIMD double log1p(double) noexcept;
+BG_SIMD float sinf(float) noexcept; BG_SIMD double sin(double) noexcept;
+BG_SIMD float cosf(float) noexcept; BG_SIMD double cos(double) noexcept;
+BG_SIMD float tanf(float) noexcept; BG_SIMD double tan(double) noexcept;
+BG_SIMD float tanhf(float) noexcept; BG_SIMD double tanh(double) noexcept;
+BG_SIMD float sinhf(float) noexcept; BG_SIMD double sinh(double) noexcept;
+BG_SIMD float coshf(float) noexcept; BG_SIMD double cosh(double) noexcept;
+BG_SIMD float erff(float) noexcept; BG_SIMD double erf(double) noexcept;
+BG_SIMD float powf(float, float) noexcept; BG_SIMD double pow(double, double) noexcept;
+}
+#endif
+
+// error flag: 1 integer division by zero, 2 index out of range (the wrapper raises)
+static int bg_err = 0;
+static inline void bg_fail(int code) { __atomic_store_n(&bg_err, code, __ATOMIC_RELAXED); }
+
+static inline float bg_h2f(uint16_t h) { _Float16 f; std::memcpy(&f, &h, 2); return (float)f; }
+static inline uint16_t bg_f2h(float x) { _Float16 f = (_Float16)x; uint16_t h; std::memcpy(&h, &f, 2); return h; }
+static inline float bg_bf2f(uint16_t b) { uint32_t u = (uint32_t)b << 16; float f; std::memcpy(&f, &u, 4); return f; }
+static inline uint16_t bg_f2bf(float x) {
+    uint32_t u; std::memcpy(&u, &x, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;
+    u += 0x7fffu + ((u >> 16) & 1u);  // round to nearest even
+    return (uint16_t)(u >> 16);
+}
+
+// index arithmetic with Python's floor semantics (used where an operand may be negative)
+static inline int64_t bg_floordiv(int64_t a, int64_t b) {
+    int64_t q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+static inline int64_t bg_mod(int64_t a, int64_t b) {
+    int64_t r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
+template <typename T> static inline T bg_ifloordiv(T a, T b) {
+    if (b == 0) { bg_fail(1); return 0; }
+    T q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+template <typename T> static inline T bg_imod(T a, T b) {
+    if (b == 0) { bg_fail(1); return 0; }
+    T r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+template <typename T> static inline T bg_ifmod(T a, T b) { if (b == 0) { bg_fail(1); return 0; } return a % b; }
+template <typename T> static inline T bg_itruncdiv(T a, T b) { if (b == 0) { bg_fail(1); return 0; } return a / b; }
+static inline int64_t bg_index(int64_t i, int64_t n) {
+    if (i < 0) i += n;
+    if (i < 0 || i >= n) { bg_fail(2); return 0; }
+    return i;
+}
+
+// floating floor division and remainder as eager computes them
+template <typename T> static inline T bg_floordiv_f(T a, T b) {
+    if (b == 0) return a / b;
+    T mod = std::fmod(a, b);
+    T div = (a - mod) / b;
+    if (mod != 0 && ((b < 0) != (mod < 0))) div -= T(1);
+    if (div == 0) return std::copysign(T(0), a / b);
+    T fl = std::floor(div);
+    if (div - fl > T(0.5)) fl += T(1);
+    return fl;
+}
+template <typename T> static inline T bg_remainder(T a, T b) {
+    T mod = std::fmod(a, b);
+    if (mod != 0 && ((b < 0) != (mod < 0))) mod += b;
+    return mod;
+}
+
+// max/min propagating NaN (a NaN operand wins), as eager's maximum/minimum and max/min reductions
+template <typename T> static inline T bg_max(T a, T b) { return (a > b || a != a) ? a : b; }
+template <typename T> static inline T bg_min(T a, T b) { return (a < b || a != a) ? a : b; }
+
+// argmax/argmin: keep (v1, i1) or take (v2, i2); first index on ties, the first NaN wins
+template <bool MAX, typename T> static inline void bg_arg(T& v1, int64_t& i1, T v2, int64_t i2) {
+    bool better = MAX ? (v2 > v1) : (v2 < v1);
+    bool pick2 = better || (v2 == v1 && i2 < i1) || (v2 != v2 && (v1 == v1 || i2 < i1));
+    if (v1 != v1 && v2 == v2) pick2 = false;
+    v1 = pick2 ? v2 : v1; i1 = pick2 ? i2 : i1;
+}
+
+// Welford: one element, and the merge of two partial (mean, m2, weight) triples (Chan et al.)
+template <typename T> static inline void bg_welford(T& mean, T& m2, T& w, T x) {
+    w += T(1); T d = x - mean; mean += d / w; m2 += d * (x - mean);
+}
+template <typename T> static inline void bg_welford_merge(T& mean, T& m2, T& w, T mean2, T m22, T w2) {
+    T nw = w + w2;
+    if (nw == 0) return;
+    T d = mean2 - mean; T f = w2 / nw;
+    mean += d * f; m2 += m22 + d * d * w * f; w = nw;
+}
+"""
+
+
+# --------------------------------------------------------------------------- index expressions
+_NONNEG = re.compile(r"^(xindex|rindex|x0|x1|s\d+|u\d+|idx\d+)$")
+
+
+class _CExpr(ast.NodeVisitor):
+    """Python index source -> (C++ source, known non-negative)."""
+
+    def visit_Expression(self, node):
+        return self.visit(node.body)
+
+    def visit_Name(self, node):
+        return node.id, bool(_NONNEG.match(node.id))
+
+    def visit_Constant(self, node):
+        v = node.value
+        if isinstance(v, bool):
+            return ("true" if v else "false"), True
+        if isinstance(v, int):
+            return (f"INT64_C({v})" if abs(v) > 2**31 - 1 else str(v)), v >= 0
+        if isinstance(v, float):
+            return _float_literal(v, torch.float64), v >= 0
+        raise CppUnsupported(f"index constant {v!r}")
+
+    def visit_BinOp(self, node):
+        (a, pa), (b, pb) = self.visit(node.left), self.visit(node.right)
+        op = type(node.op)
+        if op in (ast.Add, ast.Mult):
+            return f"({a} {'+' if op is ast.Add else '*'} {b})", pa and pb
+        if op is ast.Sub:
+            return f"({a} - {b})", False
+        if op is ast.FloorDiv:
+            return (f"({a} / {b})" if pa and pb else f"bg_floordiv({a}, {b})"), pa and pb
+        if op is ast.Mod:
+            return (f"({a} % {b})" if pa and pb else f"bg_mod({a}, {b})"), pa and pb
+        if op in (ast.BitAnd, ast.BitOr, ast.BitXor):
+            c = {ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^"}[op]
+            return f"({a} {c} {b})", pa and pb
+        if op is ast.Pow and isinstance(node.right, ast.Constant) and isinstance(node.right.value, int) \
+                and 0 < node.right.value <= 8:
+            return "(" + " * ".join([a] * node.right.value) + ")", pa
+        raise CppUnsupported(f"index operator {op.__name__}")
+
+    def visit_UnaryOp(self, node):
+        a, pa = self.visit(node.operand)
+        if isinstance(node.op, ast.USub):
+            return f"(-{a})", False
+        if isinstance(node.op, ast.UAdd):
+            return a, pa
+        if isinstance(node.op, ast.Not):
+            return f"(!{a})", True
+        raise CppUnsupported("index operator ~")
+
+    def visit_Compare(self, node):
+        if len(node.ops) != 1:
+            raise CppUnsupported("chained comparison")
+        ops = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+        (a, _), (b, _) = self.visit(node.left), self.visit(node.comparators[0])
+        return f"({a} {ops[type(node.ops[0])]} {b})", True
+
+    def visit_BoolOp(self, node):
+        j = " && " if isinstance(node.op, ast.And) else " || "
+        return "(" + j.join(self.visit(v)[0] for v in node.values) + ")", True
+
+    def visit_Call(self, node):
+        fn = ast.unparse(node.func)
+        args = [self.visit(a) for a in node.args]
+        if fn in ("max", "min") and len(args) >= 2:
+            code = args[0][0]
+            for a, _ in args[1:]:
+                code = f"std::{fn}<int64_t>({code}, {a})"
+            return code, all(p for _, p in args) or (fn == "max" and any(p for _, p in args))
+        raise CppUnsupported(f"index function {fn}")
+
+    def generic_visit(self, node):
+        raise CppUnsupported(f"index syntax {type(node).__name__}")
+
+
+def cexpr(e) -> str:
+    """C++ source of an index expression (an int, a Python/Triton index string or a sympy expression)."""
+    if isinstance(e, bool):
+        return "true" if e else "false"
+    if isinstance(e, int):
+        return f"INT64_C({e})" if abs(e) > 2**31 - 1 else str(e)
+    try:
+        tree = ast.parse(texpr(e).strip(), mode="eval")
+    except SyntaxError:
+        raise CppUnsupported(f"index {e!r}") from None
+    return _CExpr().visit(tree)[0]
+
+
+def _float_literal(v, dtype) -> str:
+    T = ctype(dtype)
+    if math.isnan(v):
+        return f"std::numeric_limits<{T}>::quiet_NaN()"
+    if math.isinf(v):
+        return f"{'-' if v < 0 else ''}std::numeric_limits<{T}>::infinity()"
+    s = repr(float(v))
+    return f"{s}f" if T == "float" else s
+
+
+def _const(value, dtype) -> str:
+    if dtype == torch.bool:
+        return "true" if value else "false"
+    if _f(dtype):
+        return _float_literal(float(value), dtype)
+    v = int(value)
+    if v == -(2**63):
+        return "(-INT64_C(9223372036854775807) - 1)"
+    return f"{ctype(dtype)}(INT64_C({v}))" if abs(v) > 2**31 - 1 else f"{ctype(dtype)}({v})"
+
+
+def _lane_identity(kind, dtype) -> str:
+    if kind in ("sum", "any", "welford"):
+        return _const(0, dtype)
+    if kind in ("prod", "all"):
+        return _const(1, dtype)
+    is_max = kind in ("max", "argmax")
+    if _f(dtype):
+        return _const(float("-inf") if is_max else float("inf"), dtype)
+    if dtype == torch.bool:
+        return _const(not is_max, dtype)
+    info = torch.iinfo(dtype)
+    return _const(info.min if is_max else info.max, dtype)
+
+
+# --------------------------------------------------------------------------- kernels
+class CppVar:
+    __slots__ = ("dtype", "name", "rdep")
+
+    def __init__(self, name, dtype, rdep):
+        self.name, self.dtype, self.rdep = name, dtype, rdep
+
+    def __str__(self):
+        return self.name
+
+    __repr__ = __str__
+
+
+class CppKernel:
+    """Renders one fused group into one C++ function. `flat`: pointwise nodes are indexed from one flat
+    `xindex` (the fallback when the group's nodes share no last dimension or the split indexing would
+    spell a fused read differently from its write)."""
+
+    def __init__(self, group, store_names=None, symbols=(), flat=False):
+        self.xnumel, self.rnumel, self.reduction = group.xnumel, group.rnumel, group.reduction
+        self.symbols = set(symbols)
+        self.store_names = store_names
+        self.flat = flat
+        self.inner = self.xnumel
+        if not self.reduction and not flat:
+            lasts = {tuple(n.data.ranges)[-1] if len(n.data.ranges) else None for n in group.nodes}
+            last = lasts.pop() if len(lasts) == 1 else None
+            if last is None or last == 1:
+                self.flat = True
+            else:
+                self.inner = last
+        self.phase = 0
+        self.tainted: set = set()
+        self.red_cache: dict = {}
+        self.nacc = 0
+        self.recompute: dict = {}
+        self.lines: list[tuple] = []
+        self.cse: dict = {}
+        self.rdep_names = {"rindex"}
+        self.in_args: dict[str, str] = {}
+        self.out_args: dict[str, str] = {}
+        self.arg_types: dict[str, torch.dtype] = {}
+        self.store_cache: dict = {}
+        self.stored: dict[str, set] = {}
+        self.loaded: dict[str, set] = {}
+        self.mask_stack: list[str] = []
+        self.ntmp = 0
+        self.can_fail = False
+        # row buffers (static rows up to ROW_CACHE_MAX): values of an earlier phase's loop reused later
+        self.row_cache_ok = self.reduction and isinstance(self.rnumel, int) and self.rnumel <= ROW_CACHE_MAX
+        self.canon: dict[str, str] = {}
+        self.canon_key: dict[str, tuple] = {}
+        self.prev_rdep: dict[tuple, tuple] = {}
+        self.row_cached: set = set()
+        self.ops = CppOps(self)
+
+    # ---- emission (phases as in TritonKernel's looped mode)
+    def newvar(self, expr: str, dtype, rdep=None, prefix="tmp") -> CppVar:
+        key = (expr, dtype)
+        if key in self.cse:
+            return self.cse[key]
+        if rdep is None:
+            rdep = self.expr_rdep(expr)
+        name = f"{prefix}{self.ntmp}"
+        self.ntmp += 1
+        if any(h in expr for h in _ERROR_HELPERS):
+            self.can_fail = True
+        # the same value computed in an earlier phase's loop (names mapped back to that phase's)
+        canon = (_NAME.sub(lambda m: self.canon.get(m.group(0), m.group(0)), expr), dtype)
+        old = self.prev_rdep.get(canon) if rdep else None
+        if old is not None and self.row_cache_ok and _EXPENSIVE.search(expr):
+            # expensive (a libm call): kept in a row buffer by the earlier loop instead of recomputed
+            var, phase = old
+            buf = f"row_{var.name}"
+            if var.name not in self.row_cached:
+                self.row_cached.add(var.name)
+                self.lines.append(((phase, 0), f"{ctype(dtype)} {buf}[{self.rnumel}];"))
+                self.lines.append(((phase, 1), f"{buf}[rindex] = {var.name};"))
+            self.emit(f"const {ctype(dtype)} {name} = {buf}[rindex];", True, name)
+        else:
+            self.emit(f"const {ctype(dtype)} {name} = {expr};", rdep, name)
+        if old is not None:
+            self.canon[name] = old[0].name
+        self.canon_key[name] = canon
+        v = CppVar(name, dtype, rdep)
+        if rdep:
+            self.rdep_names.add(name)
+        self.cse[key] = v
+        return v
+
+    def emit(self, line, rdep, name=None, section=None):
+        if not self.reduction:
+            self.lines.append(((0, 1), line))
+            return
+        if section is None:
+            reads = set(re.findall(r"[A-Za-z_]\w*", line.split("=", 1)[1] if name else line))
+            tainted = bool(reads & self.tainted)
+            if rdep and tainted:
+                raise _NewPhase()
+            section = 1 if rdep else (2 if tainted else 0)
+            if tainted and name:
+                self.tainted.add(name)
+        self.lines.append(((self.phase, section), line))
+
+    def new_phase(self):
+        for v in self.cse.values():
+            if v.rdep and v.name in self.canon_key:
+                self.prev_rdep.setdefault(self.canon_key[v.name], (v, self.phase))
+        self.phase += 1
+        self.tainted = set()
+        self.cse = {k: v for k, v in self.cse.items() if not v.rdep}
+        self.store_cache = {k: v for k, v in self.store_cache.items() if not v.rdep}
+        self.red_cache = {}
+
+    def expr_rdep(self, expr) -> bool:
+        return any(tok in self.rdep_names for tok in re.findall(r"[A-Za-z_]\w*", str(expr)))
+
+    def ptr(self, name, table, prefix, dtype):
+        if name not in table:
+            table[name] = f"{prefix}{len(table)}"
+            self.arg_types[table[name]] = dtype
+        return table[name]
+
+    # ---- memory
+    def load(self, name, index, dtype):
+        key = (name, str(index))
+        if key in self.store_cache:
+            return self.store_cache[key]
+        if key in self.recompute:
+            data, idx, dt = self.recompute[key]
+            v = self.ops.to_dtype(data.inner_fn(self.ops, idx), dt)
+            self.store_cache[key] = v
+            return v
+        if name in self.stored:
+            raise FusionIllegal(f"{name} is read at {index} but written at {self.stored[name]} in one kernel")
+        self.loaded.setdefault(name, set()).add(str(index))
+        ptr = self.ptr(name, self.in_args, "in_ptr", dtype)
+        val = f"{ptr}[{cexpr(index)}]"
+        if dtype == torch.float16:
+            val = f"bg_h2f({val})"
+        elif dtype == torch.bfloat16:
+            val = f"bg_bf2f({val})"
+        if self.mask_stack:
+            val = f"({' && '.join(self.mask_stack)}) ? {val} : {_const(0, dtype)}"
+        rdep = self.expr_rdep(index) or any(m in self.rdep_names for m in self.mask_stack)
+        return self.newvar(val, dtype, rdep=rdep)
+
+    def store(self, name, index, value: CppVar, dtype, mutation=False):
+        if mutation and any(i != str(index) for i in self.loaded.get(name, ())):
+            raise FusionIllegal(f"{name} is mutated at {index} but read elsewhere in the kernel")
+        self.store_cache[(name, str(index))] = value
+        self.stored.setdefault(name, set()).add(str(index))
+        if self.store_names is not None and name not in self.store_names:
+            return
+        ptr = self.ptr(name, self.out_args, "out_ptr", dtype)
+        val = value.name
+        if dtype == torch.float16:
+            val = f"bg_f2h({val})"
+        elif dtype == torch.bfloat16:
+            val = f"bg_f2bf({val})"
+        self.emit(f"{ptr}[{cexpr(index)}] = {val};", value.rdep or self.expr_rdep(index))
+
+    # ---- nodes
+    def pointwise_index(self, ranges):
+        ranges = list(ranges)
+        if self.flat:
+            return unflatten_index("xindex", ranges)
+        return unflatten_index("x0", ranges[:-1]) + ["x1"]
+
+    def split_candidates(self, ranges):
+        n = len(ranges)
+        if prod(ranges) == self.xnumel:
+            return [[(d, "x") for d in range(n)]]
+        if prod(ranges) != self.xnumel * self.rnumel:
+            raise FusionIllegal("numel mismatch")
+        out = []
+        for k in range(n + 1):
+            if prod(ranges[:k]) == self.xnumel:
+                out.append([(d, "x" if d < k else "r") for d in range(n)])
+        if n <= 8:
+            for mask in range(1 << n):
+                rdims = [d for d in range(n) if mask >> d & 1]
+                if prod(ranges[d] for d in rdims) != self.rnumel:
+                    continue
+                cand = [(d, "r" if d in rdims else "x") for d in range(n)]
+                if cand not in out:
+                    out.append(cand)
+        if not out:
+            raise FusionIllegal("ranges do not split into the reduction tile")
+        return out
+
+    def index_for(self, ranges, cand):
+        xd = [d for d, p in cand if p == "x"]
+        rd = [d for d, p in cand if p == "r"]
+        idx = [None] * len(ranges)
+        for d, v in zip(xd, unflatten_index("xindex", [ranges[d] for d in xd])):
+            idx[d] = v
+        for d, v in zip(rd, unflatten_index("rindex", [ranges[d] for d in rd])):
+            idx[d] = v
+        return idx
+
+    def _snapshot(self):
+        return (len(self.lines), dict(self.cse), set(self.rdep_names), dict(self.in_args), dict(self.out_args),
+                dict(self.arg_types), dict(self.store_cache), {k: set(v) for k, v in self.stored.items()},
+                {k: set(v) for k, v in self.loaded.items()}, self.ntmp, self.phase, set(self.tainted),
+                dict(self.red_cache), self.nacc, dict(self.recompute), self.can_fail, list(self.lines),
+                dict(self.canon), dict(self.canon_key), dict(self.prev_rdep), set(self.row_cached))
+
+    def _restore(self, snap):
+        (_, self.cse, self.rdep_names, self.in_args, self.out_args, self.arg_types, self.store_cache,
+         self.stored, self.loaded, self.ntmp, self.phase, self.tainted, self.red_cache, self.nacc,
+         self.recompute, self.can_fail, self.lines, self.canon, self.canon_key, self.prev_rdep,
+         self.row_cached) = snap
+
+    def render(self, node: ComputedBuffer):
+        if not self.reduction:
+            return self._render(node)
+        snap = self._snapshot()
+        try:
+            return self._render(node)
+        except _NewPhase:
+            self._restore(snap)
+            self.new_phase()
+            return self._render(node)
+
+    def _render(self, node: ComputedBuffer):
+        data = node.data
+        target = node.mutates or node.name
+        mutation = node.mutates is not None
+        odt = node.get_dtype()
+        if isinstance(data, Reduction):
+            if not self.reduction or prod(data.ranges) != self.xnumel or prod(data.reduction_ranges) != self.rnumel:
+                raise FusionIllegal("reduction tile mismatch")
+            idx = unflatten_index("xindex", list(data.ranges))
+            ridx = unflatten_index("rindex", list(data.reduction_ranges))
+            value = data.inner_fn(self.ops, idx, ridx)
+            self.store(target, node.layout.index(idx), self.reduce(data, value), odt, mutation=mutation)
+            return
+        if not self.reduction:
+            if prod(data.ranges) != self.xnumel:
+                raise FusionIllegal("numel mismatch")
+            idx = self.pointwise_index(data.ranges)
+            result = self.ops.to_dtype(data.inner_fn(self.ops, idx), odt)
+            self.store(target, node.layout.index(idx), result, odt, mutation=mutation)
+            return
+        cands = self.split_candidates(data.ranges)
+        for i, cand in enumerate(cands):
+            snap = self._snapshot() if i + 1 < len(cands) else None
+            try:
+                idx = self.index_for(data.ranges, cand)
+                result = self.ops.to_dtype(data.inner_fn(self.ops, idx), odt)
+                self.store(target, node.layout.index(idx), result, odt, mutation=mutation)
+                if not mutation and result.rdep:
+                    self.recompute[(target, str(node.layout.index(idx)))] = (data, idx, odt)
+                return
+            except FusionIllegal:
+                if snap is None:
+                    raise
+                self._restore(snap)
+
+    # ---- reductions: LANES-wide accumulators per phase
+    def reduce(self, data: Reduction, value: CppVar) -> CppVar:
+        rt, odt, src = data.reduction_type, data.dtype, value.dtype
+        if rt in ("sum", "prod", "mean", "var_unnormalized", "welford_mean"):
+            acc = torch.float32 if odt in (torch.float16, torch.bfloat16) else odt
+        elif rt in ("max", "min", "argmax", "argmin"):
+            acc = torch.float32 if src in (torch.float16, torch.bfloat16) else src
+        else:
+            acc = torch.bool
+        kind = {"mean": "sum", "var_unnormalized": "welford", "welford_mean": "welford"}.get(rt, rt)
+        v = self.ops.to_dtype(value, acc)
+        if v.name in self.tainted:
+            raise _NewPhase()
+        key = (kind, v.name)
+        if key not in self.red_cache:
+            self.red_cache[key] = self._accumulate(kind, acc, v)
+        res = self.red_cache[key]
+        if kind == "welford":
+            name, dt = f"{res}_{'m2' if rt == 'var_unnormalized' else 'mean'}", acc
+        elif kind in ("argmax", "argmin"):
+            name, dt = f"{res}_idx", torch.int64
+        else:
+            name, dt = res, acc
+        return self.ops.to_dtype(CppVar(name, dt, False), odt)
+
+    def _accumulate(self, kind, acc, v) -> str:
+        a = f"acc{self.nacc}"
+        self.nacc += 1
+        T = ctype(acc)
+        L = LANES
+
+        def pre(ln):
+            self.emit(ln, False, section=0)
+
+        def loop(ln):
+            self.emit(ln, True, section=1)
+
+        def post(ln):
+            self.emit(ln, False, section=2)
+
+        res = f"red{self.ntmp}"
+        self.ntmp += 1
+        ident = _lane_identity(kind, acc)
+        if kind == "welford":
+            for part in ("mean", "m2", "w"):
+                pre(f"{T} {a}_{part}[{L}]; for (int l = 0; l < {L}; l++) {a}_{part}[l] = {T}(0);")
+            loop(f"bg_welford({a}_mean[l], {a}_m2[l], {a}_w[l], {v});")
+            post(f"{T} {res}_mean = {a}_mean[0], {res}_m2 = {a}_m2[0], {res}_w = {a}_w[0]; "
+                 f"for (int l = 1; l < {L}; l++) bg_welford_merge({res}_mean, {res}_m2, {res}_w, "
+                 f"{a}_mean[l], {a}_m2[l], {a}_w[l]);")
+            self.tainted.update({f"{res}_mean", f"{res}_m2"})
+        elif kind in ("argmax", "argmin"):
+            m = "true" if kind == "argmax" else "false"
+            pre(f"{T} {a}[{L}]; int64_t {a}_idx[{L}]; for (int l = 0; l < {L}; l++) "
+                f"{{ {a}[l] = {ident}; {a}_idx[l] = INT64_MAX; }}")
+            loop(f"bg_arg<{m}>({a}[l], {a}_idx[l], {v}, rindex);")
+            post(f"{T} {res} = {a}[0]; int64_t {res}_idx = {a}_idx[0]; for (int l = 1; l < {L}; l++) "
+                 f"bg_arg<{m}>({res}, {res}_idx, {a}[l], {a}_idx[l]);")
+            self.tainted.update({res, f"{res}_idx"})
+        else:
+            comb = {"sum": "{0} + {1}", "prod": "{0} * {1}", "any": "{0} || {1}", "all": "{0} && {1}",
+                    "max": "bg_max({0}, {1})" if _f(acc) else "std::max<{T}>({0}, {1})",
+                    "min": "bg_min({0}, {1})" if _f(acc) else "std::min<{T}>({0}, {1})"}[kind]
+            if acc == torch.bool and kind in ("max", "min"):
+                comb = "{0} || {1}" if kind == "max" else "{0} && {1}"
+            comb = comb.replace("{T}", T)
+            pre(f"{T} {a}[{L}]; for (int l = 0; l < {L}; l++) {a}[l] = {ident};")
+            loop(f"{a}[l] = {comb.format(f'{a}[l]', v)};")
+            post(f"{T} {res} = {a}[0]; for (int l = 1; l < {L}; l++) {res} = {comb.format(res, f'{a}[l]')};")
+            self.tainted.add(res)
+        return res
+
+    # ---- source
+    def used_symbols(self) -> list[str]:
+        if not self.symbols:
+            return []
+        tokens = set()
+        for _, ln in self.lines:
+            tokens.update(re.findall(r"[A-Za-z_]\w*", ln))
+        for e in (self.xnumel, self.rnumel, self.inner):
+            tokens.update(re.findall(r"[A-Za-z_]\w*", texpr(e)))
+        return sorted(tokens & self.symbols, key=lambda s: (len(s), s))
+
+    def signature(self):
+        params = [f"const {STORAGE_TYPES[self.arg_types[p]]}* {p}" for p in self.in_args.values()]
+        params += [f"{STORAGE_TYPES[self.arg_types[p]]}* {p}" for p in self.out_args.values()]
+        params += [f"int64_t {s}" for s in self.used_symbols()]
+        return ", ".join(params)
+
+    def source(self, name) -> str:
+        body = self._reduction_body() if self.reduction else self._pointwise_body()
+        err = ["bg_err = 0;"] if self.can_fail else []
+        ret = "return bg_err;" if self.can_fail else "return 0;"
+        lines = [f'extern "C" int {name}({self.signature()}) {{', *("    " + ln for ln in err + body),
+                 f"    {ret}", "}"]
+        return "\n".join(lines) + "\n"
+
+    def _pointwise_body(self):
+        inner = "xnumel" if self.flat else cexpr(self.inner)
+        iv = "xindex" if self.flat else "x1"
+        out = [f"const int64_t xnumel = {cexpr(self.xnumel)};",
+               "if (xnumel <= 0) return 0;",
+               f"const int64_t inner = {inner};",
+               f"#pragma omp parallel if (xnumel >= {PARALLEL_MIN})",
+               "{",
+               "    const int64_t nt = omp_get_num_threads(), tid = omp_get_thread_num();",
+               "    const int64_t chunk = (((xnumel + nt - 1) / nt) + 63) & ~INT64_C(63);",
+               "    const int64_t lo = std::min(tid * chunk, xnumel), hi = std::min(lo + chunk, xnumel);",
+               "    for (int64_t x0 = lo / inner; x0 * inner < hi; x0++) {",
+               "        const int64_t x1lo = std::max<int64_t>(lo - x0 * inner, 0);",
+               "        const int64_t x1hi = std::min<int64_t>(hi - x0 * inner, inner);",
+               "        #pragma omp simd",
+               f"        for (int64_t {iv} = x1lo; {iv} < x1hi; {iv}++) {{"]
+        out += ["            " + ln for _, ln in self.lines]
+        out += ["        }", "    }", "}"]
+        return out
+
+    def _reduction_body(self):
+        out = [f"const int64_t xnumel = {cexpr(self.xnumel)};",
+               f"const int64_t rnumel = {cexpr(self.rnumel)};",
+               "if (xnumel <= 0) return 0;",
+               f"#pragma omp parallel for if (xnumel * rnumel >= {PARALLEL_MIN}) schedule(static)",
+               "for (int64_t xindex = 0; xindex < xnumel; xindex++) {"]
+        by_phase: dict = {}
+        for (phase, sec), ln in self.lines:
+            by_phase.setdefault(phase, {0: [], 1: [], 2: []})[sec].append(ln)
+        for phase in sorted(by_phase):
+            secs = by_phase[phase]
+            out += ["    " + ln for ln in secs[0]]
+            if secs[1]:
+                body = ["const int64_t rindex = r0 + l;", *secs[1]]
+                out += ["    {", "        int64_t r0 = 0;",
+                        f"        for (; r0 + {LANES} <= rnumel; r0 += {LANES}) {{",
+                        "            #pragma omp simd",
+                        f"            for (int l = 0; l < {LANES}; l++) {{",
+                        *("                " + ln for ln in body), "            }", "        }",
+                        "        for (int l = 0; r0 + l < rnumel; l++) {",
+                        *("            " + ln for ln in body), "        }", "    }"]
+            out += ["    " + ln for ln in secs[2]]
+        out.append("}")
+        return out
+
+
+def render_group(group, store_names, symbols) -> CppKernel:
+    """A rendered kernel for `group`: split (row) indexing when its reads match its writes, else flat."""
+    k = CppKernel(group, store_names, symbols)
+    try:
+        for node in group.nodes:
+            k.render(node)
+        return k
+    except FusionIllegal:
+        if k.flat or k.reduction:
+            raise
+    k = CppKernel(group, store_names, symbols, flat=True)
+    for node in group.nodes:
+        k.render(node)
+    return k
+
+
+class CppOps:
+    """The `ops` handler loop bodies call while a C++ kernel is rendered."""
+
+    def __init__(self, kernel: CppKernel):
+        self.k = kernel
+
+    def load(self, name, index, dtype):
+        return self.k.load(name, index, dtype)
+
+    def constant(self, value, dtype):
+        return self.k.newvar(_const(value, dtype), dtype, rdep=False)
+
+    def index_expr(self, expr, dtype):
+        if isinstance(expr, int):
+            return self.constant(expr, dtype)
+        return self.k.newvar(f"static_cast<{ctype(dtype)}>({cexpr(expr)})", dtype)
+
+    def indirect_indexing(self, var: CppVar, size):
+        # named idxN: the index translator knows it is non-negative
+        return self.k.newvar(f"bg_index(static_cast<int64_t>({var}), {cexpr(size)})", torch.int64,
+                             rdep=var.rdep, prefix="idx").name
+
+    def to_dtype(self, var: CppVar, dtype):
+        if var.dtype == dtype:
+            return var
+        T = ctype(dtype)
+        if dtype == torch.bool:
+            return self.k.newvar(f"({var} != 0)", dtype, rdep=var.rdep)
+        if dtype == torch.float16:
+            return self.k.newvar(f"bg_h2f(bg_f2h(static_cast<float>({var})))", dtype, rdep=var.rdep)
+        if dtype == torch.bfloat16:
+            return self.k.newvar(f"bg_bf2f(bg_f2bf(static_cast<float>({var})))", dtype, rdep=var.rdep)
+        if var.dtype in (torch.float16, torch.bfloat16) and dtype == torch.float32:
+            return CppVar(var.name, dtype, var.rdep)  # already held as float
+        return self.k.newvar(f"static_cast<{T}>({var})", dtype, rdep=var.rdep)
+
+    def call(self, name, *args):
+        tmpl = TEMPLATES.get(name)
+        if tmpl is None:
+            raise CppUnsupported(f"op {name}")
+        dtypes = [a.dtype for a in args]
+        if callable(tmpl):
+            tmpl = tmpl(dtypes if name != "where" else dtypes[1:])
+        if name in _BOOL_OPS:
+            dtype = torch.bool
+        elif name == "where":
+            dtype = args[1].dtype
+        else:
+            dtype = args[0].dtype
+        expr = tmpl.replace("{T}", ctype(dtype)).format(*[a.name for a in args])
+        return self.k.newvar(expr, dtype, rdep=any(a.rdep for a in args))
+
+    def masked(self, cond: CppVar, body, other):
+        self.k.mask_stack.append(cond.name)
+        try:
+            v = body()
+        finally:
+            self.k.mask_stack.pop()
+        o = self.constant(other, v.dtype)
+        return self.k.newvar(f"({cond} ? {v} : {o})", v.dtype, rdep=v.rdep or cond.rdep)
+
+
+# --------------------------------------------------------------------------- wrapper
+WRAPPER_HEADER = '''
+
+def _raise_kernel_error(code):
+    if code == 1:
+        raise RuntimeError("ZeroDivisionError")
+    raise IndexError("index out of range in a generated kernel")
+
+'''
+
+
+class CppWrapperCodegen(WrapperCodegen):
+    """The Python wrapper of the C++ kernels: allocation, extern calls and buffer reuse as for Triton;
+    each kernel launch is one ctypes call with data pointers and size arguments."""
+
+    codegen = "cpp"
+
+    def __init__(self, graph, groups, store_names):
+        super().__init__(graph, groups, store_names)
+        self.cpp_defs: list[str] = []
+        self.signatures: dict[str, tuple[int, int]] = {}
+
+    def header(self, kernels: str = "") -> str:
+        from .codegen_triton import HEADER_PY
+        cpp = HEADER + "\n" + "\n".join(self.cpp_defs)
+        loads = [f"{k} = cpp_build.kernel(_lib, {k!r}, {p}, {i})" for k, (p, i) in self.signatures.items()]
+        return (HEADER_PY + WRAPPER_HEADER + "from bytegraph.backends.inductor import cpp_build\n\n"
+                + f"CPP_SOURCE = r'''\n{cpp}'''\n_lib = cpp_build.load(CPP_SOURCE)\n" + "\n".join(loads) + "\n\n")
+
+    def _kernel(self, group):
+        k = render_group(group, self.store_names, self.symbols)
+        body = k.source("KERNEL")
+        if body not in self.kernels:
+            kname = f"kernel{len(self.kernels)}"
+            self.kernels[body] = kname
+            self.cpp_defs.append(body.replace("int KERNEL(", f"int {kname}("))
+            self.signatures[kname] = (len(k.in_args) + len(k.out_args), len(k.used_symbols()))
+        kname = self.kernels[body]
+        args = [f"{n}.data_ptr()" for n in list(k.in_args) + list(k.out_args)] + k.used_symbols()
+        self.kernel_launches += 1
+        comment = ", ".join(n.name for n in group.nodes)
+        launch = f"{kname}({', '.join(args)})"
+        if k.can_fail:
+            self.lines.append(f"    _err = {launch}  # {comment}")
+            self.lines.append("    if _err:")
+            self.lines.append("        _raise_kernel_error(_err)")
+        else:
+            self.lines.append(f"    {launch}  # {comment}")
+
+
+__all__ = ["CppKernel", "CppOps", "CppUnsupported", "CppWrapperCodegen", "cexpr", "render_group"]
