@@ -48,6 +48,7 @@ from bytecode import Instr, Label
 from bytecode.instr import CellVar, FreeVar
 
 from ..guards.source import ClosureSource, LocalSource
+from . import lifetimes
 from .builder import wrap
 from .codegen import RESTORE_GRAD, PyCodegen, new_code
 from .graph_break import Unsupported, user_error
@@ -219,6 +220,7 @@ class InstructionTranslator(InstructionTranslatorBase):
         self.output.restore(state)
         self.stack = list(stack)
         self.symbolic_locals = dict(symbolic_locals)
+        lifetimes.check_none_pending(self)
         grad_at_break = self.output.grad_enabled
         code = self.code
         next_offset = self.instructions[ins.index + 1].offset
@@ -474,6 +476,8 @@ class InstructionTranslator(InstructionTranslatorBase):
         return CompiledFrame(code, self.output.final_guards(), self.gm, self.op_count, self.arg_names)
 
     def finish(self, return_value) -> CompiledFrame:
+        self.stack = []
+        lifetimes.frame_returns(self, return_value)
         cg = self._codegen_graph_prefix([return_value])
         cg.reconstruct_to_temp(return_value)
         _replay_side_effects(self, cg)

@@ -19,6 +19,7 @@ class SideEffects:
         self.cells: dict[Any, Any] = {}       # cell tracker -> tracker of its contents
         self.deleted_globals: set = set()
         self.counter = 0
+        self.generators: list = []            # GeneratorVariables made while tracing (see lifetimes.py)
 
     def snapshot(self):
         return (dict(self.contents), dict(self.mutated), dict(self.globals), dict(self.cells),
