@@ -24,7 +24,21 @@ def _same(a, b):
     if a[0] == "raise":
         assert a[1:] == b[1:]
     else:
-        torch.testing.assert_close(a[1], b[1])
+        _equal(a[1], b[1])
+
+
+def _equal(a, b):
+    assert type(a) is type(b), (a, b)
+    if isinstance(a, torch.Tensor):
+        torch.testing.assert_close(a, b)
+    elif isinstance(a, (tuple, list)):
+        assert len(a) == len(b)
+        for u, v in zip(a, b):
+            _equal(u, v)
+    elif isinstance(a, BaseException):
+        assert a.args == b.args
+    else:
+        assert a == b
 
 
 # -- raise inside a `with` block after a graph break ----------------------------------------------
@@ -290,3 +304,54 @@ def test_generator_close_not_modelled_runs_natively(fn):
     assert LOG == eager_log
     _same(got, expected)
     assert cnt.frame_count == 0
+
+
+# -- exceptions keep their attributes ----------------------------------------------------------
+def exc_keywords_across_break(x):
+    y = x + 1
+    exc = ImportError("test", name="name", path="path")
+    print(end="")               # exc is live across the break: rebuilt with its keywords
+    return y, exc.name, exc.path, exc.args
+
+
+def exc_keywords_read_in_graph(x):
+    exc = ImportError("test", name="mod")
+    err = OSError(2, "not found")
+    stop = StopIteration(7)
+    return x + 1, exc.name, exc.path, err.errno, err.strerror, stop.value
+
+
+def exc_bad_keyword(x):
+    y = x + 1
+    print(end="")
+    return y, KeyError("k", name="n")
+
+
+class _LoggingError(Exception):
+    def __init__(self, msg, code=0):
+        LOG.append(("init", msg))
+        super().__init__(msg)
+        self.code = code
+
+
+def exc_python_constructor(x):
+    y = x + 1
+    try:
+        raise _LoggingError("boom", code=3)
+    except _LoggingError as e:
+        LOG.append(("caught", e.code))
+    return y * 2
+
+
+@pytest.mark.parametrize("fn, graphs", [(exc_keywords_across_break, 1), (exc_keywords_read_in_graph, 1),
+                                        (exc_bad_keyword, 1), (exc_python_constructor, 1)])
+def test_exception_objects_keep_their_attributes(fn, graphs):
+    x = torch.ones(2)
+    LOG.clear()
+    expected = _outcome(fn, x)
+    eager_log = list(LOG)
+    LOG.clear()
+    cnt = CompileCounter()
+    _same(_outcome(bytegraph.compile(fn, backend=cnt), x), expected)
+    assert LOG == eager_log
+    assert cnt.frame_count == graphs

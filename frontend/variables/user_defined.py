@@ -139,8 +139,8 @@ class UserDefinedClassVariable(VariableTracker):
     def call_function(self, tx, args, kwargs):
         cls = self.value
         if issubclass(cls, BaseException):
-            from .misc import ExceptionVariable
-            return ExceptionVariable(cls=cls, args=tuple(args))
+            from .misc import new_exception
+            return new_exception(tx, cls, args, kwargs)
         if issubclass(cls, tuple) and hasattr(cls, "_fields"):
             from .functions import bind_arguments
             from .lists import NamedTupleVariable
