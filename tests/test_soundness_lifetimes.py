@@ -355,3 +355,113 @@ def test_exception_objects_keep_their_attributes(fn, graphs):
     _same(_outcome(bytegraph.compile(fn, backend=cnt), x), expected)
     assert LOG == eager_log
     assert cnt.frame_count == graphs
+
+
+# -- user context managers: `__enter__`/`__exit__` effects happen, once each ----------------------
+def _closure_cm(log, name="cm", swallow=False, noisy=False):
+    class CM:
+        def __enter__(self):
+            if noisy:
+                print(end="")         # a break inside __enter__: it runs natively
+            log.append(f"enter {name}")
+            return name
+
+        def __exit__(self, typ, value, tb):
+            log.append((f"exit {name}", typ, None if value is None else value.args))
+            return swallow
+    return CM
+
+
+def _make_cm_program(kind):
+    log = []
+    CM = _closure_cm(log)
+    if kind == "plain":
+        def f(x):
+            with CM():
+                y = x + 1
+            return y * 2
+    elif kind == "break_inside":
+        def f(x):
+            with CM() as name:
+                y = x + 1
+                print(end="")
+                y = y * 2
+            return y, name
+    elif kind == "raises":
+        def f(x):
+            with CM():
+                y = x + 1
+                raise ValueError("inside")
+            return y
+    elif kind == "swallows":
+        Swallow = _closure_cm(log, "s", swallow=True)
+
+        def f(x):
+            y = x + 1
+            with Swallow():
+                y = y * 2
+                raise ValueError("swallowed")
+            return y
+    elif kind == "two_managers":
+        A, B = _closure_cm(log, "a"), _closure_cm(log, "b")
+
+        def f(x):
+            with A() as a, B() as b:
+                y = x + 1
+            return y, a, b
+    elif kind == "inside_no_grad":
+        Noisy = _closure_cm(log, "n", noisy=True)
+
+        def f(x):
+            with torch.no_grad():
+                y = x + 1
+                with Noisy():
+                    y = y * 2
+            return y, torch.is_grad_enabled()
+    elif kind == "noisy_enter":
+        Noisy = _closure_cm(log, "n", noisy=True)
+
+        def f(x):
+            y = x + 1
+            with Noisy():
+                y = y * 2
+            return y
+    elif kind == "passed_in":
+        cm = CM()
+
+        def f(x):
+            with cm:
+                y = x + 1
+            return y
+    return f, log
+
+
+@pytest.mark.parametrize("kind, graphs", [("plain", 1), ("break_inside", 2), ("raises", 0), ("swallows", 2),
+                                          ("two_managers", 1), ("inside_no_grad", 2), ("noisy_enter", 2),
+                                          ("passed_in", 1)])
+def test_user_context_manager_effects_happen_once_each(kind, graphs):
+    x = torch.ones(2)
+    f, eager_log = _make_cm_program(kind)
+    expected = _outcome(f, x)
+    g, compiled_log = _make_cm_program(kind)
+    cnt = CompileCounter()
+    _same(_outcome(bytegraph.compile(g, backend=cnt), x), expected)
+    assert compiled_log == eager_log
+    assert cnt.frame_count == graphs
+    assert torch.is_grad_enabled()
+
+
+def test_contextmanager_decorated_effects_happen_once_each():
+    def f(x):
+        with _logging_cm("a"):
+            y = x + 1
+        return y * 2
+    x = torch.ones(2)
+    LOG.clear()
+    expected = _outcome(f, x)
+    eager_log = list(LOG)
+    LOG.clear()
+    cnt = CompileCounter()
+    _same(_outcome(bytegraph.compile(f, backend=cnt), x), expected)
+    assert LOG == eager_log
+    assert cnt.frame_count >= 1
