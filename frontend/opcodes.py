@@ -584,7 +584,8 @@ def with_except_start(tx, ins):
     exc = tx.stack[-1]
     exit_fn = tx.stack[-4]
     from .builder import wrap
-    tx.push(tx.call(exit_fn, [wrap(tx, exc.cls, None, trusted=True), exc, const(None)], {}))
+    from .variables.misc import TracebackVariable
+    tx.push(tx.call(exit_fn, [wrap(tx, exc.cls, None, trusted=True), exc, TracebackVariable()], {}))
 
 
 @handler("PUSH_EXC_INFO")

@@ -465,3 +465,35 @@ def test_contextmanager_decorated_effects_happen_once_each():
     _same(_outcome(bytegraph.compile(f, backend=cnt), x), expected)
     assert LOG == eager_log
     assert cnt.frame_count >= 1
+
+
+class _TracebackCM:
+    def __init__(self, read_line):
+        self.read_line = read_line
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, typ, value, tb):
+        LOG.append((typ, tb is None, bool(tb)))
+        if self.read_line:
+            LOG.append(type(tb.tb_lineno))
+        return True
+
+
+@pytest.mark.parametrize("read_line, graphs", [(False, 1), (True, 0)])
+def test_exit_gets_a_real_traceback(read_line, graphs):
+    def f(x):
+        y = x + 1
+        with _TracebackCM(read_line):
+            raise KeyError("k")
+        return y
+    x = torch.ones(2)
+    LOG.clear()
+    expected = _outcome(f, x)
+    eager_log = list(LOG)
+    LOG.clear()
+    cnt = CompileCounter()
+    _same(_outcome(bytegraph.compile(f, backend=cnt), x), expected)
+    assert LOG == eager_log
+    assert cnt.frame_count == graphs

@@ -174,6 +174,19 @@ class ExceptionVariable(VariableTracker):
 _NO_ATTR = object()
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
+class TracebackVariable(VariableTracker):
+    """The traceback of an exception raised while tracing (what a `with` block's `__exit__`
+    receives): it is not None and is true, but its frames are not modelled, so any other use is
+    not traced."""
+
+    def python_type(self):
+        return types.TracebackType
+
+    def truth(self, tx):
+        return True
+
+
 def new_exception(tx, cls, args, kwargs):
     """`cls(*args, **kwargs)` for an exception class. A Python `__new__`/`__init__` in the class runs
     user code at construction (effects, attributes): that call is not traced (Unsupported) and runs
