@@ -497,3 +497,24 @@ def test_exit_gets_a_real_traceback(read_line, graphs):
     _same(_outcome(bytegraph.compile(f, backend=cnt), x), expected)
     assert LOG == eager_log
     assert cnt.frame_count == graphs
+
+
+# -- an object made while tracing keeps its identity across a break ------------------------------
+@bytegraph.disable
+def _opaque(m):
+    return m * 10
+
+
+def append_after_break_in_loop(x, items):
+    out = []
+    for m in items:
+        out.append(_opaque(m))       # `out.append` is on the stack at the break, `out` is a local
+    return x + len(out), out
+
+
+def test_new_list_and_its_bound_method_are_one_object_across_a_break():
+    x = torch.ones(2)
+    cnt = CompileCounter()
+    _same(_outcome(bytegraph.compile(append_after_break_in_loop, backend=cnt), x, [1, 2, 3]),
+          _outcome(append_after_break_in_loop, x, [1, 2, 3]))
+    assert cnt.frame_count == 1      # `x + len(out)` after the loop
