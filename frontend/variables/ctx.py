@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-import inspect
 
+from .. import reads
 from ..graph_break import Unsupported, user_error
 from .base import VariableTracker
 from .constant import const
@@ -34,9 +34,9 @@ def enter_context(tx, ctx):
     if isinstance(ctx, UserDefinedObjectVariable):
         # BEFORE_WITH looks both methods up on the type before calling `__enter__`
         name = ctx.cls.__name__
-        if inspect.getattr_static(ctx.cls, "__enter__", None) is None:
+        if reads.class_lookup(tx, ctx.cls, "__enter__", ctx.source)[0] is reads.MISSING:
             raise user_error(TypeError(f"'{name}' object does not support the context manager protocol"))
-        if inspect.getattr_static(ctx.cls, "__exit__", None) is None:
+        if reads.class_lookup(tx, ctx.cls, "__exit__", ctx.source)[0] is reads.MISSING:
             raise user_error(TypeError(f"'{name}' object does not support the context manager protocol "
                                        "(missed __exit__ method)"))
         value = ctx.call_method(tx, "__enter__", [], {})
