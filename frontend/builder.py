@@ -81,6 +81,8 @@ def wrap(tx, value, source, trusted=False):
     var = _wrap(tx, value, source, trusted)
     if not isinstance(var, ConstantVariable) and not isinstance(value, (int, float, str, bool)):
         out.wrapped_objects[key] = (value, var)
+        if source is None and not trusted:
+            out.side_effects.mark_unsourced(var)
     return var
 
 

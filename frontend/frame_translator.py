@@ -48,6 +48,7 @@ from bytecode import Instr, Label
 from bytecode.instr import CellVar, FreeVar
 
 from ..guards.source import ClosureSource, LocalSource
+from . import lifetimes
 from .builder import wrap
 from .codegen import RESTORE_GRAD, PyCodegen, new_code
 from .graph_break import Unsupported, user_error
@@ -190,7 +191,7 @@ class InstructionTranslator(InstructionTranslatorBase):
 
     # -- graph breaks ---------------------------------------------------------------
     def maybe_checkpoint(self, ins):
-        if ins.opname == "CALL" or (ins.opname in _JUMPS and not self.stack[-1].is_python_constant()) or \
+        if ins.opname in _ALWAYS_BREAKABLE or (ins.opname in _JUMPS and not self.stack[-1].is_python_constant()) or \
                 (ins.opname in _VALUE_OPS and not all(isinstance(v, _PLAIN) for v in
                                                       self.stack[len(self.stack) - _VALUE_OPS[ins.opname]:])):
             self._checkpoint = (ins, list(self.stack), dict(self.symbolic_locals), self.kw_names,
@@ -219,6 +220,7 @@ class InstructionTranslator(InstructionTranslatorBase):
         self.output.restore(state)
         self.stack = list(stack)
         self.symbolic_locals = dict(symbolic_locals)
+        lifetimes.check_none_pending(self)
         grad_at_break = self.output.grad_enabled
         code = self.code
         next_offset = self.instructions[ins.index + 1].offset
@@ -227,6 +229,12 @@ class InstructionTranslator(InstructionTranslatorBase):
             prefix = stack[:-consumed]
             # (offset, stack after: trackers of the preserved prefix + RESULT marker)
             paths = [(next_offset, prefix + [_RESULT])]
+        elif ins.opname == "BEFORE_WITH":
+            # a user context manager's `__enter__` runs natively; the block resumes with the
+            # bound `__exit__` and the entered value on the stack
+            consumed = 1
+            prefix = stack[:-1]
+            paths = [(next_offset, prefix + [_EXIT, _RESULT])]
         else:
             consumed = 1
             prefix = stack[:-1]
@@ -286,7 +294,7 @@ class InstructionTranslator(InstructionTranslatorBase):
         temps = cg.temps
 
         def load_slot(i, v, kind):
-            cg.append(Instr("LOAD_FAST", "__bytegraph_result" if v is _RESULT else temps[v]))
+            cg.append(Instr("LOAD_FAST", _MARKER_LOCALS[v] if v is _RESULT or v is _EXIT else temps[v]))
 
         def load_local(name):
             cg.append(Instr("LOAD_FAST", temps[self.symbolic_locals[name]]))
@@ -297,6 +305,11 @@ class InstructionTranslator(InstructionTranslatorBase):
             else:
                 cg.append(_native_instr(ins))
             cg.append(Instr("STORE_FAST", "__bytegraph_result"))
+            self._call_resume(cg, paths[0], lives[0], iter_slots, grad_at_break, load_slot, load_local)
+        elif ins.opname == "BEFORE_WITH":
+            cg.append(Instr("BEFORE_WITH"))
+            cg.append(Instr("STORE_FAST", _MARKER_LOCALS[_RESULT]))
+            cg.append(Instr("STORE_FAST", _MARKER_LOCALS[_EXIT]))
             self._call_resume(cg, paths[0], lives[0], iter_slots, grad_at_break, load_slot, load_local)
         else:
             jump_label = Label()
@@ -381,7 +394,7 @@ class InstructionTranslator(InstructionTranslatorBase):
         from .variables.torch import GradModeVariable
         if isinstance(v, NullVariable):
             return NULL_SLOT
-        if v is _RESULT:
+        if v is _RESULT or v is _EXIT:
             return VALUE_SLOT
         if isinstance(v, WithExitVariable):
             if isinstance(v.ctx, GradModeVariable):
@@ -474,6 +487,8 @@ class InstructionTranslator(InstructionTranslatorBase):
         return CompiledFrame(code, self.output.final_guards(), self.gm, self.op_count, self.arg_names)
 
     def finish(self, return_value) -> CompiledFrame:
+        self.stack = []
+        lifetimes.frame_returns(self, return_value)
         cg = self._codegen_graph_prefix([return_value])
         cg.reconstruct_to_temp(return_value)
         _replay_side_effects(self, cg)
@@ -484,6 +499,7 @@ class InstructionTranslator(InstructionTranslatorBase):
         return self._finish_code(cg)
 
 
+_ALWAYS_BREAKABLE = ("CALL", "BEFORE_WITH")
 _JUMPS = {f"POP_JUMP_{d}_IF_{c}" for d in ("FORWARD", "BACKWARD") for c in ("TRUE", "FALSE")} | \
     {"JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP"}
 # instructions that pop N values and push one result: a break there runs them natively too, when an
@@ -492,6 +508,8 @@ _VALUE_OPS = {"BINARY_OP": 2, "COMPARE_OP": 2, "BINARY_SUBSCR": 2, "CONTAINS_OP"
               "UNARY_NEGATIVE": 1, "UNARY_NOT": 1, "UNARY_INVERT": 1, "UNARY_POSITIVE": 1, "LOAD_ATTR": 1}
 _PLAIN = (TensorVariable, SymNodeVariable, ConstantVariable)
 _RESULT = object()   # the result of the instruction run natively at a break
+_EXIT = object()     # the `__exit__` that a BEFORE_WITH run natively at a break leaves under its result
+_MARKER_LOCALS = {_RESULT: "__bytegraph_result", _EXIT: "__bytegraph_exit"}
 
 
 def _is_closure_function(value) -> bool:

@@ -9,6 +9,7 @@ import dis
 import operator
 import sys
 
+from . import lifetimes
 from .graph_break import Unsupported, user_error
 from .variables.constant import const
 from .variables.dicts import DictVariable, SetVariable
@@ -37,7 +38,7 @@ def nop(tx, ins):
 # -- stack ----------------------------------------------------------------------
 @handler("POP_TOP")
 def pop_top(tx, ins):
-    tx.pop()
+    lifetimes.dropped(tx, tx.pop())
 
 
 @handler("PUSH_NULL")
@@ -72,12 +73,14 @@ def load_fast(tx, ins):
 
 @handler("STORE_FAST")
 def store_fast(tx, ins):
+    old = tx.symbolic_locals.get(ins.argval)
     tx.symbolic_locals[ins.argval] = tx.pop()
+    lifetimes.dropped(tx, old)
 
 
 @handler("DELETE_FAST")
 def delete_fast(tx, ins):
-    tx.symbolic_locals.pop(ins.argval, None)
+    lifetimes.dropped(tx, tx.symbolic_locals.pop(ins.argval, None))
 
 
 @handler("LOAD_GLOBAL")
@@ -581,7 +584,8 @@ def with_except_start(tx, ins):
     exc = tx.stack[-1]
     exit_fn = tx.stack[-4]
     from .builder import wrap
-    tx.push(tx.call(exit_fn, [wrap(tx, exc.cls, None, trusted=True), exc, const(None)], {}))
+    from .variables.misc import TracebackVariable
+    tx.push(tx.call(exit_fn, [wrap(tx, exc.cls, None, trusted=True), exc, TracebackVariable()], {}))
 
 
 @handler("PUSH_EXC_INFO")

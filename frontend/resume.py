@@ -50,7 +50,7 @@ import types
 import weakref
 
 import torch
-from bytecode import Bytecode, ControlFlowGraph, Instr, Label
+from bytecode import Bytecode, Instr, Label
 from bytecode.instr import CellVar, FreeVar
 
 # layout of one stack slot passed to a resume function
@@ -88,18 +88,18 @@ def _instructions(code):
     return [i for i in dis.get_instructions(code) if i.opname != "EXTENDED_ARG"]
 
 
-def _offset_index(code, insts) -> dict:
-    """{offset: index in `insts`} (EXTENDED_ARG dropped). A jump to an instruction with an EXTENDED_ARG
-    prefix targets the prefix, so a prefix's offset maps to the instruction it extends."""
-    position = {ins.offset: i for i, ins in enumerate(insts)}
-    index, prefixes = {}, []
+def _index_by_offset(code, insts) -> dict:
+    """offset -> index in `insts` (EXTENDED_ARG dropped), an EXTENDED_ARG's offset included: a jump
+    or handler may target the EXTENDED_ARG that prefixes its instruction."""
+    index = {ins.offset: i for i, ins in enumerate(insts)}
+    pending = []
     for ins in dis.get_instructions(code):
         if ins.opname == "EXTENDED_ARG":
-            prefixes.append(ins.offset)
-            continue
-        for offset in prefixes + [ins.offset]:
-            index[offset] = position[ins.offset]
-        prefixes = []
+            pending.append(ins.offset)
+        else:
+            for off in pending:
+                index[off] = index[ins.offset]
+            pending = []
     return index
 
 
@@ -116,7 +116,7 @@ def live_locals_at(code, offset) -> set:
 
 def _compute_liveness(code) -> dict:
     insts = _instructions(code)
-    index = _offset_index(code, insts)
+    index = _index_by_offset(code, insts)
     handlers = dis._parse_exception_table(code)
     super_self = zero_arg_super_self(code)
     if super_self is not None and super_self in code.co_cellvars:
@@ -223,7 +223,7 @@ def in_exception_handler(code, offset) -> bool:
 
 def _handler_offsets(code) -> frozenset:
     insts = _instructions(code)
-    index = _offset_index(code, insts)
+    index = _index_by_offset(code, insts)
     seen: set = set()
     todo = [index[e.target] for e in dis._parse_exception_table(code)
             if insts[index[e.target]].opname == "PUSH_EXC_INFO"]
@@ -290,11 +290,43 @@ def body_items(code, labels: dict | None = None, replace: dict | None = None) ->
 def assemble(bc: Bytecode, template) -> types.CodeType:
     """Assemble code that jumps into the middle of `template`'s body (maybe into a try range,
     past the start of the range): keep the original exception-table depths (the jump rebuilds the
-    same stack) and reserve at least `template`'s stack size, since handlers reached only through
-    skipped range starts are not seen by the stack-depth analysis."""
-    cfg = ControlFlowGraph.from_bytecode(bc)
-    size = cfg.compute_stacksize(check_pre_and_post=False, compute_exception_stack_depths=False)
-    return bc.to_code(stacksize=max(size, template.co_stacksize) + 2, compute_exception_stack_depths=False)
+    same stack). The `bytecode` library's depth analysis assumes a try range is entered at its
+    start, so the stack size is computed on the assembled code instead (`stack_size`)."""
+    code = bc.to_code(stacksize=template.co_stacksize, compute_exception_stack_depths=False)
+    return code.replace(co_stacksize=max(stack_size(code), template.co_stacksize))
+
+
+def stack_size(code) -> int:
+    """The deepest stack `code` can reach: every path from the entry, each instruction covered by an
+    exception-table entry also leading to its handler (entered with the entry's depth, plus `lasti`,
+    plus the exception)."""
+    insts = list(dis.get_instructions(code))
+    index = {ins.offset: i for i, ins in enumerate(insts)}
+    handlers = dis._parse_exception_table(code)
+    depth_at: dict = {}
+    todo = [(0, 0)]
+    deepest = 0
+    while todo:
+        i, depth = todo.pop()
+        while i < len(insts) and depth_at.get(i, -1) < depth:
+            depth_at[i] = depth
+            ins = insts[i]
+            for entry in handlers:
+                if entry.start <= ins.offset < entry.end:
+                    todo.append((index[entry.target], entry.depth + entry.lasti + 1))
+                    break
+            if ins.opcode in dis.hasjrel or ins.opcode in dis.hasjabs:
+                taken = depth + dis.stack_effect(ins.opcode, ins.arg, jump=True)
+                deepest = max(deepest, taken)
+                todo.append((index[ins.argval], taken))
+            if ins.opname in _NO_FALLTHROUGH:
+                break
+            effect = dis.stack_effect(ins.opcode, ins.arg, jump=False) if ins.opcode >= dis.HAVE_ARGUMENT \
+                else dis.stack_effect(ins.opcode)
+            depth += effect
+            deepest = max(deepest, depth)
+            i += 1
+    return max(deepest, max((e.depth + e.lasti + 1 for e in handlers), default=0))
 
 
 def call_start_index(code, index: int) -> int:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .graph_break import Unsupported
+
 
 class SideEffects:
     def __init__(self):
@@ -19,6 +21,8 @@ class SideEffects:
         self.cells: dict[Any, Any] = {}       # cell tracker -> tracker of its contents
         self.deleted_globals: set = set()
         self.counter = 0
+        self.generators: list = []            # GeneratorVariables made while tracing (see lifetimes.py)
+        self.unsourced: set = set()           # trackers of real objects reached without a source
 
     def snapshot(self):
         return (dict(self.contents), dict(self.mutated), dict(self.globals), dict(self.cells),
@@ -39,7 +43,15 @@ class SideEffects:
     def is_tracked(self, var) -> bool:
         return var in self.contents
 
+    def mark_unsourced(self, var) -> None:
+        """`var` is a real object that existed before the frame, reached without a source (a list in
+        the closure of a method found on a class...): the transformed code could not write a change
+        back to it, so changing it is not traced (the instruction runs natively instead)."""
+        self.unsourced.add(var)
+
     def store(self, var, contents) -> None:
+        if var.source is None and var in self.unsourced:
+            raise Unsupported("unsupported_op", what=f"changing {var.describe()} reached without a source")
         self.contents[var] = contents
         if var.source is not None and var not in self.mutated:
             self.counter += 1

@@ -413,6 +413,8 @@ class InliningTranslator(InstructionTranslatorBase):
         try:
             self.run()
         except ReturnValue as r:
+            from .lifetimes import frame_returns
+            frame_returns(self, r.value)
             return r.value
         raise user_error(AssertionError("unreachable"))
 

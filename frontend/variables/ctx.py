@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..graph_break import Unsupported
+from .. import reads
+from ..graph_break import Unsupported, user_error
 from .base import VariableTracker
 from .constant import const
 from .torch import AutocastVariable, GradModeVariable
@@ -31,6 +32,13 @@ def enter_context(tx, ctx):
         entered_ctx, value = ctx.enter(tx)
         return WithExitVariable(ctx=entered_ctx), value
     if isinstance(ctx, UserDefinedObjectVariable):
+        # BEFORE_WITH looks both methods up on the type before calling `__enter__`
+        name = ctx.cls.__name__
+        if reads.class_lookup(tx, ctx.cls, "__enter__", ctx.source)[0] is reads.MISSING:
+            raise user_error(TypeError(f"'{name}' object does not support the context manager protocol"))
+        if reads.class_lookup(tx, ctx.cls, "__exit__", ctx.source)[0] is reads.MISSING:
+            raise user_error(TypeError(f"'{name}' object does not support the context manager protocol "
+                                       "(missed __exit__ method)"))
         value = ctx.call_method(tx, "__enter__", [], {})
         return WithExitVariable(ctx=ctx), value
     raise Unsupported("unsupported_op", what=f"`with` on {ctx.describe()}")

@@ -265,6 +265,7 @@ class GeneratorVariable(IteratorVariable):
         from ..translator import instructions_of
         start = next(ins.index for ins in instructions_of(code)[0] if ins.opname == "RESUME")
         tx.output.side_effects.track(var, GeneratorState(start, (), dict(symbolic_locals), dict(cells)))
+        tx.output.side_effects.generators.append(var)   # closed when they die (frontend/lifetimes.py)
         return var
 
     def python_type(self):
@@ -295,6 +296,8 @@ class GeneratorVariable(IteratorVariable):
             return y.value
         except ReturnValue as r:
             tx.output.side_effects.track(self, None)
+            from ..lifetimes import frame_returns
+            frame_returns(gtx, r.value)
             raise StopIterationSignal(r.value) from None
         raise AssertionError("unreachable")
 

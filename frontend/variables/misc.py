@@ -7,7 +7,7 @@ from typing import Any
 
 from ..graph_break import Unsupported, user_error
 from .base import VariableTracker
-from .constant import const
+from .constant import const, is_constant_value
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -122,9 +122,11 @@ class PythonModuleVariable(VariableTracker):
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class ExceptionVariable(VariableTracker):
-    """An exception instance created while tracing."""
+    """An exception instance created while tracing, by a constructor that runs no Python code (see
+    `new_exception`): rebuilt by calling the class again with the same arguments, keywords too."""
     cls: type = Exception
     args: tuple = ()
+    kwargs: tuple = ()      # (name, tracker) pairs: `ImportError(msg, name=..., path=...)`
 
     def python_type(self):
         return self.cls
@@ -132,8 +134,12 @@ class ExceptionVariable(VariableTracker):
     def describe(self):
         return f"{self.cls.__name__} instance"
 
+    def _constant(self) -> bool:
+        return all(a.is_python_constant() for a in self.args) and all(v.is_python_constant() for _, v in self.kwargs)
+
     def as_real(self):
-        return self.cls(*[a.as_python_constant() for a in self.args])
+        return self.cls(*[a.as_python_constant() for a in self.args],
+                        **{k: v.as_python_constant() for k, v in self.kwargs})
 
     def var_getattr(self, tx, name):
         if name == "args":
@@ -142,10 +148,16 @@ class ExceptionVariable(VariableTracker):
         if name == "__class__":
             from .user_defined import wrap_class
             return wrap_class(tx, self.cls)
+        if not name.startswith("__") and self._constant():
+            # what the constructor derived from its arguments (ImportError.name, OSError.errno,
+            # StopIteration.value): read from an equal object; traceback and context are run-time state
+            value = getattr(self.as_real(), name, _NO_ATTR)
+            if value is not _NO_ATTR and is_constant_value(value):
+                return const(value)
         raise Unsupported("unsupported_attr", name=name, obj=self.describe())
 
     def call_method(self, tx, name, args, kwargs):
-        if name == "__str__" and all(a.is_python_constant() for a in self.args):
+        if name == "__str__" and self._constant():
             return const(str(self.as_real()))
         return super().call_method(tx, name, args, kwargs)
 
@@ -154,7 +166,49 @@ class ExceptionVariable(VariableTracker):
         codegen.load_const(self.cls)
         for a in self.args:
             codegen.reconstruct(a)
-        codegen.call(len(self.args))
+        for _, v in self.kwargs:
+            codegen.reconstruct(v)
+        codegen.call(len(self.args) + len(self.kwargs), tuple(k for k, _ in self.kwargs))
+
+
+_NO_ATTR = object()
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class TracebackVariable(VariableTracker):
+    """The traceback of an exception raised while tracing (what a `with` block's `__exit__`
+    receives): it is not None and is true, but its frames are not modelled, so any other use is
+    not traced."""
+
+    def python_type(self):
+        return types.TracebackType
+
+    def truth(self, tx):
+        return True
+
+
+def new_exception(tx, cls, args, kwargs):
+    """`cls(*args, **kwargs)` for an exception class. A Python `__new__`/`__init__` in the class runs
+    user code at construction (effects, attributes): that call is not traced (Unsupported) and runs
+    natively. Builtin constructors are checked on equal constant arguments, so a bad keyword
+    raises the TypeError eager raises."""
+    for klass in cls.__mro__:
+        if klass.__module__ == "builtins":
+            break
+        if any(isinstance(klass.__dict__.get(n), (types.FunctionType, staticmethod, classmethod))
+               for n in ("__new__", "__init__")):
+            raise Unsupported("unsupported_call", fn=f"class {cls.__qualname__}",
+                              detail=" (an exception class with a Python constructor)")
+    exc = ExceptionVariable(cls=cls, args=tuple(args), kwargs=tuple(kwargs.items()))
+    if exc._constant():
+        try:
+            exc.as_real()
+        except Exception as e:  # noqa: BLE001 - the constructor's own error is the program's
+            raise user_error(type(e)(*e.args)) from None
+    elif kwargs:
+        raise Unsupported("unsupported_call", fn=f"class {cls.__qualname__}",
+                          detail=" (keywords that are not constants)")
+    return exc
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

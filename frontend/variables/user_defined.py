@@ -140,8 +140,8 @@ class UserDefinedClassVariable(VariableTracker):
     def call_function(self, tx, args, kwargs):
         cls = self.value
         if issubclass(cls, BaseException):
-            from .misc import ExceptionVariable
-            return ExceptionVariable(cls=cls, args=tuple(args))
+            from .misc import new_exception
+            return new_exception(tx, cls, args, kwargs)
         from .lists import is_named_tuple_class, is_structseq
         if is_structseq(cls) and is_named_tuple_class(cls) and len(args) == 1 and not kwargs:
             items = tuple(tx.unpack_iterable(args[0]))   # `torch.return_types.topk((values, indices))`

@@ -1,0 +1,175 @@
+"""When generators made while tracing die, and what their death runs. Compile time only.
+
+CPython closes a generator when its last reference goes: `close()` throws GeneratorExit at the
+paused `yield`, so a `finally`, an `except GeneratorExit` or a context manager's `__exit__` around
+that `yield` runs right then. Only a generator that was started and is paused inside an
+exception-table range has a close anyone can observe ("pending" here); the others die silently.
+
+Modelled exactly:
+- a frame returns and only its own locals (or stack) held the generator: it is closed after the
+  return value is computed, as clearing the frame does (the root frame and inlined calls alike);
+- POP_TOP, STORE_FAST or DELETE_FAST drops the last reference (a `for` loop left by `break`, a
+  local rebound or deleted): it is closed at that instruction.
+
+Anything else stops tracing with `Unsupported`, so the code runs natively: a pending generator that
+died some other way (a container holding it dropped), two dying at once (their order is the
+frame's clearing order), a close that raises or yields again (CPython reports those as
+unraisable), a graph break while a pending generator exists (it cannot be rebuilt, and a dead local
+holding it would be closed at frame exit).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from .graph_break import Unsupported
+from .variables.base import VariableTracker
+from .variables.constant import ConstantVariable
+from .variables.iterators import GeneratorState, GeneratorVariable, IteratorVariable
+from .variables.tensor import SymNodeVariable, TensorVariable
+
+
+def _not_modelled(what):
+    return Unsupported("unsupported_op", what=f"{what} (a generator's finally would run at another point)")
+
+
+def close_is_observable(tx, gen) -> bool:
+    """Whether closing `gen` now would run any of its code (or a delegate's)."""
+    state = tx.output.side_effects.contents.get(gen)
+    if not isinstance(state, GeneratorState) or not state.started:
+        return False
+    from .translator import instructions_of
+    insts, _, table = instructions_of(gen.code)
+    offset = insts[state.ip - 1].offset        # the paused YIELD_VALUE
+    if any(e.start <= offset < e.end for e in table):
+        return True
+    delegate = _delegate(gen, state, insts)
+    return delegate is not None and (not isinstance(delegate, GeneratorVariable) or
+                                     close_is_observable(tx, delegate))
+
+
+def _delegate(gen, state, insts):
+    """The sub-iterator of a `yield from` the generator is paused in, or None."""
+    if state.ip >= 2 and insts[state.ip - 2].opname == "SEND" and state.stack:
+        return state.stack[-1]
+    return None
+
+
+def pending(tx) -> list:
+    effects = tx.output.side_effects
+    return [g for g in effects.generators if close_is_observable(tx, g)]
+
+
+def _reachable(tx, roots) -> set:
+    """ids of the trackers reachable from `roots` (tracker fields, tracked contents, cells)."""
+    effects = tx.output.side_effects
+    seen: set = set()
+    todo = list(roots)
+    while todo:
+        v = todo.pop()
+        if isinstance(v, VariableTracker):
+            if id(v) in seen:
+                continue
+            seen.add(id(v))
+            if isinstance(v, (ConstantVariable, TensorVariable, SymNodeVariable)):
+                continue
+            for table in (effects.contents, effects.cells):
+                try:
+                    if v in table:
+                        todo.append(table[v])
+                except TypeError:      # an unhashable tracker is never a key
+                    pass
+            todo.extend(getattr(v, f.name) for f in dataclasses.fields(v) if f.name not in ("source", "f_globals"))
+        elif isinstance(v, (tuple, list)):
+            todo.extend(x for x in v if isinstance(x, (VariableTracker, tuple, list, dict, GeneratorState)))
+        elif isinstance(v, dict):
+            todo.extend(x for x in (*v.keys(), *v.values())
+                        if isinstance(x, (VariableTracker, tuple, list, dict, GeneratorState)))
+        elif isinstance(v, GeneratorState):
+            todo.extend((v.stack, v.symbolic_locals, v.cells))
+    return seen
+
+
+def _frame_roots(tx) -> list:
+    return [tuple(tx.stack), tx.symbolic_locals, tx.cells]
+
+
+def _outside_roots(tx) -> list:
+    """What outlives the frame of `tx`: its callers' frames and what the program changed outside."""
+    effects = tx.output.side_effects
+    roots = [list(effects.mutated), effects.globals, effects.cells]
+    caller = tx.parent
+    while caller is not None:
+        roots.extend(_frame_roots(caller))
+        caller = caller.parent
+    return roots
+
+
+def frame_returns(tx, value) -> None:
+    """`tx`'s frame returns `value`: close the pending generators that only its locals held."""
+    gens = pending(tx)
+    if not gens:
+        return
+    live = _reachable(tx, [value] + _outside_roots(tx))
+    held = _reachable(tx, _frame_roots(tx))
+    dying = [g for g in gens if id(g) not in live]
+    if any(id(g) not in held for g in dying):
+        raise _not_modelled("a generator that died before its frame returned")
+    # a generator held by another dying one (its `yield from` delegate) goes with that one
+    inner = _reachable(tx, [tx.output.side_effects.contents.get(g) for g in dying])
+    outermost = [g for g in dying if id(g) not in inner]
+    if len(outermost) > 1:
+        raise _not_modelled("several generators dying at the same frame exit")
+    for g in outermost:
+        close(tx, g)
+    if any(close_is_observable(tx, g) for g in dying):
+        raise _not_modelled("a generator dying with the generator that held it")
+
+
+def dropped(tx, var) -> None:
+    """A reference to `var` was just dropped (POP_TOP, STORE_FAST, DELETE_FAST): if it was the
+    last one to a pending generator, the generator is closed here."""
+    if not isinstance(var, GeneratorVariable) or not close_is_observable(tx, var):
+        return
+    roots = _frame_roots(tx) + _outside_roots(tx)
+    if id(var) not in _reachable(tx, roots):
+        close(tx, var)
+
+
+def check_none_pending(tx) -> None:
+    """Before a graph break: a pending generator cannot cross it."""
+    if pending(tx):
+        raise _not_modelled("a graph break while a started generator is paused in a try/with block")
+
+
+def close(tx, gen) -> None:
+    """`gen.close()`, traced: GeneratorExit thrown at the paused `yield` (a `yield from` delegate
+    is closed first)."""
+    from .translator import GeneratorYield, InliningTranslator, ReturnValue, UserException
+    from .variables.misc import ExceptionVariable
+    effects = tx.output.side_effects
+    state = effects.get(gen)
+    gtx = InliningTranslator(gen.code, gen.f_globals, dict(state.symbolic_locals), dict(state.cells),
+                             tx.output, tx.config, parent=tx)
+    gtx.is_generator = True
+    gtx.ip = state.ip
+    gtx.stack = list(state.stack)
+    gtx.current = gtx.instructions[state.ip - 1]
+    effects.track(gen, None)     # finished, whatever happens next
+    delegate = _delegate(gen, state, gtx.instructions)
+    if isinstance(delegate, GeneratorVariable):
+        if close_is_observable(tx, delegate):
+            close(tx, delegate)
+        else:
+            effects.track(delegate, None)
+    elif delegate is not None and not isinstance(delegate, IteratorVariable):
+        raise _not_modelled(f"closing {delegate.describe()}")
+    try:
+        gtx.handle_exception(ExceptionVariable(cls=GeneratorExit, args=()))
+        gtx.run()
+    except GeneratorYield:
+        raise _not_modelled("a generator that yields when closed") from None
+    except ReturnValue:
+        pass
+    except UserException as e:
+        if not issubclass(e.exc_var.cls, (GeneratorExit, StopIteration)):
+            raise _not_modelled(f"a generator whose close raises {e.exc_var.cls.__name__}") from None
