@@ -211,13 +211,15 @@ template <bool MAX, typename T> static inline void bg_arg(T& v1, int64_t& i1, T 
     v1 = pick2 ? v2 : v1; i1 = pick2 ? i2 : i1;
 }
 
-// Welford: one element, and the merge of two partial (mean, m2, weight) triples (Chan et al.)
-template <typename T> static inline void bg_welford(T& mean, T& m2, T& w, T x) {
-    w += T(1); T d = x - mean; mean += d / w; m2 += d * (x - mean);
+// Welford: one element (the n-th of its lane: every lane of a full chunk has seen the same count,
+// so 1/n is one scalar the compiler hoists out of the lane loop), and the merge of two partial
+// (mean, m2, weight) triples (Chan et al.)
+template <typename T> static inline void bg_welford(T& mean, T& m2, T x, int64_t n) {
+    T d = x - mean; mean += d * (T(1) / T(n)); m2 += d * (x - mean);
 }
 template <typename T> static inline void bg_welford_merge(T& mean, T& m2, T& w, T mean2, T m22, T w2) {
+    if (w2 == 0) return;
     T nw = w + w2;
-    if (nw == 0) return;
     T d = mean2 - mean; T f = w2 / nw;
     mean += d * f; m2 += m22 + d * d * w * f; w = nw;
 }
@@ -653,12 +655,14 @@ class CppKernel:
         self.ntmp += 1
         ident = _lane_identity(kind, acc)
         if kind == "welford":
-            for part in ("mean", "m2", "w"):
+            for part in ("mean", "m2"):
                 pre(f"{T} {a}_{part}[{L}]; for (int l = 0; l < {L}; l++) {a}_{part}[l] = {T}(0);")
-            loop(f"bg_welford({a}_mean[l], {a}_m2[l], {a}_w[l], {v});")
-            post(f"{T} {res}_mean = {a}_mean[0], {res}_m2 = {a}_m2[0], {res}_w = {a}_w[0]; "
+            loop(f"bg_welford({a}_mean[l], {a}_m2[l], {v}, r0 / {L} + 1);")
+            # lane l took rnumel / L elements, plus one of the tail if l < rnumel % L
+            w = f"{T}(rnumel / {L} + (l < rnumel % {L}))"
+            post(f"{T} {res}_mean = {a}_mean[0], {res}_m2 = {a}_m2[0], {res}_w = {w.replace('l <', '0 <')}; "
                  f"for (int l = 1; l < {L}; l++) bg_welford_merge({res}_mean, {res}_m2, {res}_w, "
-                 f"{a}_mean[l], {a}_m2[l], {a}_w[l]);")
+                 f"{a}_mean[l], {a}_m2[l], {w});")
             self.tainted.update({f"{res}_mean", f"{res}_m2"})
         elif kind in ("argmax", "argmin"):
             m = "true" if kind == "argmax" else "false"
@@ -808,6 +812,10 @@ class CppOps:
         tmpl = TEMPLATES.get(name)
         if tmpl is None:
             raise CppUnsupported(f"op {name}")
+        if name == "truediv" and _f(args[0].dtype) and args[0].rdep and not args[1].rdep and self.k.reduction:
+            # a row-invariant divisor (softmax's sum): one reciprocal per row, a multiply per element
+            # (within an ulp of the division, as eager's own softmax computes it)
+            return self.call("mul", args[0], self.call("reciprocal", args[1]))
         dtypes = [a.dtype for a in args]
         if callable(tmpl):
             tmpl = tmpl(dtypes if name != "where" else dtypes[1:])
