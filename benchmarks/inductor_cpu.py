@@ -2,14 +2,16 @@
 `bytegraph.compile(backend="inductor")` (its C++/OpenMP kernels), with 1 and 2 threads.
 
 Workloads: a pointwise chain on 16M floats (GB/s against `.clone()` of the same tensor, the copy
-bandwidth of the machine), softmax and layer norm on (4096, 1024), and a transformer MLP block at a
-CPU inference size (8 x 128 tokens, hidden 768: Linear 768->3072, GELU, Linear 3072->768, residual,
-LayerNorm). Inference only (no_grad).
+bandwidth of the machine), softmax and layer norm on (4096, 1024), a transformer MLP block at a CPU
+inference size (8 x 128 tokens, hidden 768: Linear 768->3072, GELU, Linear 3072->768, residual,
+LayerNorm), a HuggingFace BERT encoder (hidden 768, 12 heads, 2 layers, batch 8, sequence 128; random
+weights) and a ResNet-18-shaped CNN (half width, batch 8, 3x112x112). Inference only (no_grad).
 
-Steady state: the machine is shared and noisy, so the implementations are timed interleaved, round
-after round, and each reports the median per-call time over rounds. Compile time is the first call
-(both compilers start from empty on-disk caches: a fresh temporary directory). Kernels: bytegraph's
-generated kernel launches per call (`metrics.kernel_count`).
+Steady state: the machine is shared and noisy (other processes only ever add time), so the
+implementations are timed interleaved, round after round, and each reports its best round (the mean
+of `calls` calls). Compile time is the first call (both compilers start from empty on-disk caches: a
+fresh temporary directory). Kernels: generated kernels per call (bytegraph's `metrics.kernel_count`;
+torch inductor's `generated_kernel_count`, which counts distinct kernels).
 
 `run(quick) -> rows` and `to_markdown(rows)` are the interface `benchmarks/run.py` uses; run alone with
 `python benchmarks/inductor_cpu.py [--quick]`.
@@ -17,6 +19,7 @@ generated kernel launches per call (`metrics.kernel_count`).
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import tempfile
 import time
@@ -25,6 +28,7 @@ import warnings
 import bytegraph
 import torch
 import torch.nn.functional as F
+from torch._inductor import metrics as torch_metrics
 from bytegraph.backends import inductor
 
 
@@ -54,15 +58,73 @@ class MLPBlock(torch.nn.Module):
         return self.norm(x + self.fc2(F.gelu(self.fc1(x))))
 
 
+class BasicBlock(torch.nn.Module):
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = torch.nn.BatchNorm2d(cout)
+        self.conv2 = torch.nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = torch.nn.BatchNorm2d(cout)
+        self.down = None
+        if stride != 1 or cin != cout:
+            self.down = torch.nn.Sequential(torch.nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                            torch.nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        y = F.relu(self.bn1(self.conv1(x)))
+        y = self.bn2(self.conv2(y))
+        return F.relu(y + (x if self.down is None else self.down(x)))
+
+
+class ResNet(torch.nn.Module):
+    """ResNet-18's shape (stem, four stages of two basic blocks, pooling, classifier) at `width`."""
+
+    def __init__(self, width=32, classes=1000):
+        super().__init__()
+        w = [width, 2 * width, 4 * width, 8 * width]
+        self.stem = torch.nn.Sequential(torch.nn.Conv2d(3, w[0], 7, 2, 3, bias=False), torch.nn.BatchNorm2d(w[0]),
+                                        torch.nn.ReLU(), torch.nn.MaxPool2d(3, 2, 1))
+        blocks, cin = [], w[0]
+        for i, c in enumerate(w):
+            blocks += [BasicBlock(cin, c, 1 if i == 0 else 2), BasicBlock(c, c, 1)]
+            cin = c
+        self.blocks = torch.nn.Sequential(*blocks)
+        self.fc = torch.nn.Linear(cin, classes)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(self.blocks(self.stem(x)), 1), 1))
+
+
+class Bert(torch.nn.Module):
+    """transformers' BertModel (random weights); returns the last hidden state."""
+
+    def __init__(self, layers=2):
+        super().__init__()
+        import transformers
+        transformers.logging.set_verbosity_error()
+        self.bert = transformers.BertModel(transformers.BertConfig(
+            hidden_size=768, num_hidden_layers=layers, num_attention_heads=12, intermediate_size=3072))
+
+    def forward(self, ids):
+        return self.bert(input_ids=ids).last_hidden_state
+
+
 def workloads(quick):
     torch.manual_seed(0)
     n = (1 << 22) if quick else (1 << 24)
-    return [
+    batch = 2 if quick else 8
+    out = [
         ("pointwise chain", pointwise_chain, (torch.randn(n),), 2 * 4 * n),
         ("softmax 4096x1024", softmax, (torch.randn(4096, 1024),), 2 * 4 * 4096 * 1024),
         ("layer norm 4096x1024", LayerNorm(1024), (torch.randn(4096, 1024),), 2 * 4 * 4096 * 1024),
         ("MLP 8x128x768", MLPBlock(), (torch.randn(8, 128, 768),), None),
+        (f"ResNet-18/2 {batch}x3x112x112", ResNet().eval(), (torch.randn(batch, 3, 112, 112),), None),
     ]
+    try:
+        out.append((f"BERT 2 layers {batch}x128", Bert().eval(), (torch.randint(0, 30000, (batch, 128)),), None))
+    except ImportError:  # transformers not installed
+        pass
+    return out
 
 
 def _first_call(fn, args):
@@ -91,14 +153,17 @@ def measure(name, fn, args, nbytes, threads, rounds, calls):
         row["codegen"] = inductor.metrics.codegen
         impls["bytegraph"] = bg
         torch._dynamo.reset()
+        torch_metrics.reset()
         tc = torch.compile(fn, backend="inductor")
         row["torch_compile_s"] = _first_call(tc, args)
+        row["torch_kernels"] = torch_metrics.generated_kernel_count
         impls["torch"] = tc
         if nbytes is not None:
             x = args[0]
             impls["copy"] = lambda *a: x.clone()
         expected = fn(*args)
         row["max_abs_diff"] = float((bg(*args) - expected).abs().max())
+        row["torch_max_abs_diff"] = float((tc(*args) - expected).abs().max())
         times = {k: [] for k in impls}
         for k, f in impls.items():  # warm up
             _timed(f, args, 2)
@@ -106,7 +171,8 @@ def measure(name, fn, args, nbytes, threads, rounds, calls):
             for k, f in impls.items():
                 times[k].append(_timed(f, args, calls))
     for k, ts in times.items():
-        row[f"{k}_ms"] = statistics.median(ts)
+        row[f"{k}_ms"] = min(ts)
+        row[f"{k}_median_ms"] = statistics.median(ts)
     row["bytegraph_speedup"] = row["eager_ms"] / row["bytegraph_ms"]
     row["torch_speedup"] = row["eager_ms"] / row["torch_ms"]
     if nbytes is not None:
@@ -118,16 +184,18 @@ def measure(name, fn, args, nbytes, threads, rounds, calls):
     return row
 
 
-def run(quick=False):
+def run(quick=False, only=None, threads=(1, 2)):
     old_tmp, old_threads = tempfile.tempdir, torch.get_num_threads()
     tempfile.tempdir = tempfile.mkdtemp(prefix="bg_bench_")  # cold on-disk caches for both compilers
     rows = []
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            for threads in (1, 2):
+            for n_threads in threads:
                 for name, fn, args, nbytes in workloads(quick):
-                    rows.append(measure(name, fn, args, nbytes, threads, rounds=3 if quick else 5,
+                    if only and not any(o.lower() in name.lower() for o in only):
+                        continue
+                    rows.append(measure(name, fn, args, nbytes, n_threads, rounds=3 if quick else 5,
                                         calls=2 if quick else 3))
     finally:
         tempfile.tempdir = old_tmp
@@ -137,7 +205,8 @@ def run(quick=False):
 
 def to_markdown(rows) -> str:
     cols = ["workload", "threads", "eager_ms", "torch_ms", "bytegraph_ms", "torch_speedup", "bytegraph_speedup",
-            "torch_compile_s", "bytegraph_compile_s", "kernels", "bytegraph_GBs", "copy_GBs", "bytegraph_vs_copy"]
+            "torch_compile_s", "bytegraph_compile_s", "torch_kernels", "kernels", "bytegraph_GBs", "copy_GBs",
+            "bytegraph_vs_copy"]
 
     def fmt(v):
         if isinstance(v, float):
@@ -145,14 +214,25 @@ def to_markdown(rows) -> str:
         return "-" if v is None else str(v)
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     lines += ["| " + " | ".join(fmt(r.get(c)) for c in cols) + " |" for r in rows]
-    lines += ["", "ms: median per-call time over interleaved rounds; speedup: eager_ms / compiled ms; "
-              "compile_s: first call from empty caches; kernels: bytegraph's generated kernels per call; "
-              "GB/s: bytes read + written per call / time (copy: `.clone()` of the input)."]
+    geo = {}
+    for k in ("torch_speedup", "bytegraph_speedup"):
+        vals = [r[k] for r in rows]
+        geo[k] = math.exp(sum(math.log(v) for v in vals) / len(vals)) if vals else float("nan")
+    lines.append(f"| geomean | | | | | {geo['torch_speedup']:.3g} | {geo['bytegraph_speedup']:.3g} |"
+                 + " |" * (len(cols) - 7))
+    lines += ["", "ms: per-call time of the best of interleaved rounds; speedup: eager_ms / compiled ms; "
+              "compile_s: first call from empty caches; kernels: generated kernels (torch: distinct kernels, "
+              "bytegraph: launches per call); GB/s: bytes read + written per call / time (copy: `.clone()` of "
+              "the input)."]
     return "\n".join(lines)
 
 
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--only", default="", help="comma-separated substrings of workload names")
+    p.add_argument("--threads", default="1,2")
     a = p.parse_args()
-    print(to_markdown(run(quick=a.quick)))
+    rows = run(quick=a.quick, only=[o for o in a.only.split(",") if o],
+               threads=[int(t) for t in a.threads.split(",")])
+    print(to_markdown(rows))

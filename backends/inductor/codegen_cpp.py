@@ -233,6 +233,9 @@ _NONNEG = re.compile(r"^(xindex|rindex|x0|x1|s\d+|u\d+|idx\d+)$")
 class _CExpr(ast.NodeVisitor):
     """Python index source -> (C++ source, known non-negative)."""
 
+    def __init__(self):
+        self.div_names: set[str] = set()
+
     def visit_Expression(self, node):
         return self.visit(node.body)
 
@@ -252,6 +255,8 @@ class _CExpr(ast.NodeVisitor):
     def visit_BinOp(self, node):
         (a, pa), (b, pb) = self.visit(node.left), self.visit(node.right)
         op = type(node.op)
+        if op in (ast.FloorDiv, ast.Mod):
+            self.div_names.update(n.id for n in ast.walk(node.left) if isinstance(n, ast.Name))
         if op in (ast.Add, ast.Mult):
             return f"({a} {'+' if op is ast.Add else '*'} {b})", pa and pb
         if op is ast.Sub:
@@ -303,8 +308,83 @@ class _CExpr(ast.NodeVisitor):
         raise CppUnsupported(f"index syntax {type(node).__name__}")
 
 
-def cexpr(e) -> str:
-    """C++ source of an index expression (an int, a Python/Triton index string or a sympy expression)."""
+def _int(node):
+    return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
+
+
+def _split_term(node):
+    """A summand as (coef, base, div, mod): coef * ((base // div) % mod), mod None for no modulus."""
+    coef = 1
+    while isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        if _int(node.right) is not None:
+            coef, node = coef * _int(node.right), node.left
+        elif _int(node.left) is not None:
+            coef, node = coef * _int(node.left), node.right
+        else:
+            break
+    mod = div = None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and (_int(node.right) or 0) > 0:
+        mod, node = _int(node.right), node.left
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv) and (_int(node.right) or 0) > 0:
+        div, node = _int(node.right), node.left
+    return coef, node, div or 1, mod
+
+
+def _join_term(coef, base, div, mod):
+    node = base
+    if div != 1:
+        node = ast.BinOp(node, ast.FloorDiv(), ast.Constant(div))
+    if mod is not None:
+        node = ast.BinOp(node, ast.Mod(), ast.Constant(mod))
+    return node if coef == 1 else ast.BinOp(node, ast.Mult(), ast.Constant(coef))
+
+
+class _FoldDivMod(ast.NodeTransformer):
+    """Undo the unflattening of merged dimensions in a sum of index terms:
+    c*((x // d) % m) + c*m*((x // (d*m)) % n) == c*((x // d) % (m*n)) for positive d, m, n (floor
+    semantics; without `% n` on the left, none on the right), so a contiguous access over merged
+    dimensions indexes with the loop variable itself."""
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.op, ast.Add):
+            return node
+        summands = []
+
+        def collect(n):
+            if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add):
+                collect(n.left)
+                collect(n.right)
+            else:
+                summands.append(n)
+        collect(node)
+        terms = [_split_term(t) for t in summands]
+        keys = [ast.dump(t[1]) for t in terms]
+        merged = True
+        while merged:
+            merged = False
+            for i, (c1, b1, d1, m1) in enumerate(terms):
+                if m1 is None:
+                    continue
+                for j, (c2, _, d2, m2) in enumerate(terms):
+                    if j != i and keys[j] == keys[i] and d2 == d1 * m1 and c2 == c1 * m1:
+                        terms[i] = (c1, b1, d1, None if m2 is None else m1 * m2)
+                        del terms[j], keys[j]
+                        merged = True
+                        break
+                if merged:
+                    break
+        if len(terms) == len(summands):
+            return node
+        out = _join_term(*terms[0])
+        for t in terms[1:]:
+            out = ast.BinOp(out, ast.Add(), _join_term(*t))
+        return out
+
+
+def cexpr(e, div_names: set | None = None) -> str:
+    """C++ source of an index expression (an int, a Python/Triton index string or a sympy expression).
+    `div_names` collects the variables that appear under a division or modulo."""
     if isinstance(e, bool):
         return "true" if e else "false"
     if isinstance(e, int):
@@ -313,7 +393,11 @@ def cexpr(e) -> str:
         tree = ast.parse(texpr(e).strip(), mode="eval")
     except SyntaxError:
         raise CppUnsupported(f"index {e!r}") from None
-    return _CExpr().visit(tree)[0]
+    v = _CExpr()
+    code = v.visit(_FoldDivMod().visit(tree))[0]
+    if div_names is not None:
+        div_names |= v.div_names
+    return code
 
 
 def _float_literal(v, dtype) -> str:
@@ -369,19 +453,13 @@ class CppKernel:
     `xindex` (the fallback when the group's nodes share no last dimension or the split indexing would
     spell a fused read differently from its write)."""
 
-    def __init__(self, group, store_names=None, symbols=(), flat=False):
+    def __init__(self, group, store_names=None, symbols=(), inner=None):
         self.xnumel, self.rnumel, self.reduction = group.xnumel, group.rnumel, group.reduction
         self.symbols = set(symbols)
         self.store_names = store_names
-        self.flat = flat
-        self.inner = self.xnumel
-        if not self.reduction and not flat:
-            lasts = {tuple(n.data.ranges)[-1] if len(n.data.ranges) else None for n in group.nodes}
-            last = lasts.pop() if len(lasts) == 1 else None
-            if last is None or last == 1:
-                self.flat = True
-            else:
-                self.inner = last
+        self.flat = inner is None and not self.reduction
+        self.inner = self.xnumel if inner is None else inner
+        self.div_names: set[str] = set()   # index variables used under a division or modulo
         self.phase = 0
         self.tainted: set = set()
         self.red_cache: dict = {}
@@ -488,7 +566,7 @@ class CppKernel:
             raise FusionIllegal(f"{name} is read at {index} but written at {self.stored[name]} in one kernel")
         self.loaded.setdefault(name, set()).add(str(index))
         ptr = self.ptr(name, self.in_args, "in_ptr", dtype)
-        val = f"{ptr}[{cexpr(index)}]"
+        val = f"{ptr}[{cexpr(index, self.div_names)}]"
         if dtype == torch.float16:
             val = f"bg_h2f({val})"
         elif dtype == torch.bfloat16:
@@ -511,14 +589,15 @@ class CppKernel:
             val = f"bg_f2h({val})"
         elif dtype == torch.bfloat16:
             val = f"bg_f2bf({val})"
-        self.emit(f"{ptr}[{cexpr(index)}] = {val};", value.rdep or self.expr_rdep(index))
+        self.emit(f"{ptr}[{cexpr(index, self.div_names)}] = {val};", value.rdep or self.expr_rdep(index))
 
     # ---- nodes
     def pointwise_index(self, ranges):
         ranges = list(ranges)
         if self.flat:
             return unflatten_index("xindex", ranges)
-        return unflatten_index("x0", ranges[:-1]) + ["x1"]
+        k = _suffixes(ranges)[self.inner]
+        return unflatten_index("x0", ranges[:k]) + unflatten_index("x1", ranges[k:])
 
     def split_candidates(self, ranges):
         n = len(ranges)
@@ -756,20 +835,40 @@ class CppKernel:
         return out
 
 
+def _suffixes(ranges) -> dict:
+    """{product of ranges[k:]: k} for the trailing dimensions of an iteration space (k >= 0)."""
+    out = {}
+    for k in range(len(ranges) - 1, -1, -1):
+        out.setdefault(prod(ranges[k:]), k)
+    return out
+
+
 def render_group(group, store_names, symbols) -> CppKernel:
-    """A rendered kernel for `group`: split (row) indexing when its reads match its writes, else flat."""
-    k = CppKernel(group, store_names, symbols)
-    try:
+    """A rendered kernel for `group`. A pointwise group's rows (`inner`) are the most trailing
+    dimensions every node shares whose indices need no division by the row position `x1` (merged
+    dimensions of contiguous tensors fold back into `x1`); failing that, the last dimension; failing
+    that (a fused read spelled differently from its write), one flat index."""
+    def render(inner):
+        k = CppKernel(group, store_names, symbols, inner)
         for node in group.nodes:
             k.render(node)
         return k
-    except FusionIllegal:
-        if k.flat or k.reduction:
-            raise
-    k = CppKernel(group, store_names, symbols, flat=True)
-    for node in group.nodes:
-        k.render(node)
-    return k
+    if group.reduction:
+        return render(None)
+    common = None
+    for n in group.nodes:
+        sfx = [p for p in _suffixes(n.data.ranges) if p != 1]
+        common = sfx if common is None else [p for p in common if p in sfx]
+    fallback = None
+    for inner in sorted(common or [], key=lambda p: _suffixes(group.nodes[0].data.ranges)[p]):
+        try:
+            k = render(inner)
+        except FusionIllegal:
+            continue
+        if "x1" not in k.div_names:
+            return k
+        fallback = k
+    return fallback if fallback is not None else render(None)
 
 
 class CppOps:
@@ -787,7 +886,7 @@ class CppOps:
     def index_expr(self, expr, dtype):
         if isinstance(expr, int):
             return self.constant(expr, dtype)
-        return self.k.newvar(f"static_cast<{ctype(dtype)}>({cexpr(expr)})", dtype)
+        return self.k.newvar(f"static_cast<{ctype(dtype)}>({cexpr(expr, self.k.div_names)})", dtype)
 
     def indirect_indexing(self, var: CppVar, size):
         # named idxN: the index translator knows it is non-negative
