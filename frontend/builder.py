@@ -107,6 +107,9 @@ def _wrap(tx, value, source, trusted):
         # a lazy module's parameter before its first call: no shape yet, any use of it fails eagerly
         raise Unsupported("unsupported_op", what="an uninitialized parameter of a lazy module")
     if isinstance(value, torch.Tensor):
+        if value.layout != torch.strided:
+            # sparse/quantized layouts have no strides to guard or fake: their users run eagerly
+            raise Unsupported("unsupported_op", what=f"a tensor with layout {value.layout}")
         if source is None:
             return tx.output.add_constant_tensor(value)
         return tx.output.add_graph_input(value, source)

@@ -318,6 +318,8 @@ def inductor(gm, example_inputs):
     forward and backward ATen graphs and each is compiled to Triton kernels. Graphs with symbolic
     sizes compile once to shape-generic kernels; where that is not possible (see module docstring)
     they are specialized per concrete size at call time (`SpecializeOnShapes`)."""
+    if _makes_non_strided(gm):
+        return gm  # sparse results: no IR for them (nor AOTAutograd support), the graph runs as is
     if _is_symbolic(example_inputs):
         if _needs_autograd(example_inputs):
             return _compile_static(gm, example_inputs)  # AOTAutograd traces symbolically, see _boxed
@@ -331,6 +333,14 @@ def inductor(gm, example_inputs):
                 pass
         return disable(SpecializeOnShapes(gm))
     return _compile_static(gm, example_inputs)
+
+
+def _makes_non_strided(gm) -> bool:
+    for n in gm.graph.nodes:
+        for v in pytree.tree_leaves(n.meta.get("example_value")):
+            if isinstance(v, torch.Tensor) and v.layout != torch.strided:
+                return True
+    return False
 
 
 def _compile_static(gm, example_inputs):
