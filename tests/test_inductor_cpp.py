@@ -85,6 +85,51 @@ def test_flat_indexing_when_last_dims_differ():
     _run(lambda x: (x + 1, (x * 2).reshape(120).exp()), [x])
 
 
+def test_merged_dimensions_index_with_the_row_variable():
+    # NCHW batch norm + relu: rows span H*W, per-channel values are indexed by the outer variable only,
+    # and no division or modulo by the row position is left in the inner loop
+    x, m, v = torch.randn(2, 8, 5, 7), torch.randn(8), torch.rand(8) + 0.5
+    w, b = torch.randn(8), torch.randn(8)
+    _run(lambda x: F.relu(F.batch_norm(x, m, v, w, b, training=False) + x), [x], kernels=1, externs=0)
+    src = inductor.metrics.last_source
+    assert "const int64_t inner = 35;" in src and "((x0 * 35) + x1)" in src, src
+    assert not any(s in src for s in ("x1 /", "x1 %", "bg_floordiv(x1", "bg_mod(x1")), src
+    # a transposed read cannot merge: rows fall back to the last dimension, still correct
+    _run(lambda x, y: x + y.transpose(2, 3), [torch.randn(2, 3, 4, 6), torch.randn(2, 3, 6, 4)], kernels=1)
+
+
+def test_index_folding_is_exact():
+    from bytegraph.backends.inductor.codegen_cpp import cexpr
+    assert cexpr("(x1 // 3136)*3136 + ((x1 // 56) % 56)*56 + x1 % 56") == "x1"
+    assert cexpr("((x0 // 7) % 3)*7 + x0 % 7 + 5") == "((x0 % 21) + 5)"
+    assert cexpr("(x1 // 56)*57 + x1 % 56") == "(((x1 / 56) * 57) + (x1 % 56))"  # not a pair: unchanged
+    env = {"x0": 0, "x1": 0}
+    for e in ("(x1 // 3136)*6272 + ((x1 // 56) % 56)*56 + x1 % 56", "((x0 // 7) % 3)*7 + x0 % 7 + 5"):
+        folded = cexpr(e).replace("/", "//")
+        for v in range(0, 20000, 37):
+            env["x0"] = env["x1"] = v
+            assert eval(folded, {}, env) == eval(e, {}, env), (e, folded, v)
+
+
+def test_unused_allocations_of_decompositions_are_dropped():
+    # batch norm's decomposition returns statistics buffers nobody reads: no extern call for them
+    x, m, v = torch.randn(2, 4, 3, 3), torch.randn(4), torch.rand(4) + 0.5
+    conv = torch.nn.Conv2d(4, 4, 3, padding=1)
+    with torch.no_grad():
+        _run(lambda x: F.batch_norm(conv(x), m, v, training=False), [x], kernels=1, externs=1)
+    assert inductor.metrics.extern_ops == ["aten.convolution.default"], inductor.metrics.extern_ops
+
+
+def test_sparse_results_run_the_graph_as_is():
+    bytegraph.reset()
+    inductor.metrics.reset()
+    cnt = CompileCounterWithBackend("inductor")
+    x = torch.randn(4, 5)
+    got = bytegraph.compile(lambda x: (x * 2).to_sparse(), backend=cnt)(x)
+    assert cnt.frame_count == 1 and inductor.metrics.compiles == 0
+    assert got.layout == torch.sparse_coo and torch.equal(got.to_dense(), x * 2)
+
+
 @pytest.mark.parametrize("dtype", [torch.float64, torch.int64, torch.int32])
 def test_dtypes(dtype):
     if dtype.is_floating_point:

@@ -5,7 +5,8 @@ Triton kernel (or one extern call), in an order that respects every dependency.
 
 - Dependencies are a networkx DiGraph over buffer names (reads recorded by running each loop body
   with `ReadRecorder`); an input mutation also depends on every earlier reader of that input.
-- Dead buffers (no readers, not an output) are dropped.
+- Dead buffers (no readers, not an output) are dropped: loop bodies, unread tuple elements of
+  extern calls, and extern calls that only allocate.
 - Greedy fusion in topological order: a node joins the first group placed after all of its
   producers whose tile fits (same numel; a reduction and its pointwise prologue/epilogue share an
   `xnumel x rnumel` tile) and where a trial render succeeds — i.e. every in-kernel read of a buffer
@@ -67,6 +68,23 @@ def trial_render(nodes, tile) -> bool:
     return True
 
 
+# extern ops that only allocate (shapes were checked while tracing, so they cannot fail at run time):
+# dropped when nothing reads them (batch norm's decomposition leaves unused statistics buffers)
+_ALLOCATIONS = {"empty", "empty_strided", "empty_like", "full", "full_like", "zeros", "zeros_like", "ones",
+                "ones_like", "scalar_tensor", "new_empty", "new_zeros", "new_ones", "new_full"}
+
+
+def _removable(n) -> bool:
+    if isinstance(n, ComputedBuffer):
+        return n.mutates is None
+    if isinstance(n, MultiOutput):
+        return True
+    if isinstance(n, ExternKernel):
+        packet = getattr(n.op, "overloadpacket", None)
+        return getattr(packet, "__name__", None) in _ALLOCATIONS and not n.op._schema.is_mutable
+    return False
+
+
 class Scheduler:
     def __init__(self, graph):
         self.graph = graph
@@ -90,7 +108,7 @@ class Scheduler:
                 read.update(n.get_reads())
             keep = []
             for n in alive:
-                if isinstance(n, ComputedBuffer) and n.mutates is None and n.name not in read:
+                if n.name not in read and _removable(n):
                     changed = True
                     continue
                 keep.append(n)
