@@ -260,7 +260,8 @@ for _dev in ("cpu", "cuda"):
         GRAD_MODE_FACTORIES[_cls] = _device_autocast(_dev)
 
 
-_NOT_OPS = tuple(f"torch.{name}" for name in ("_dynamo", "_inductor", "utils", "nn.modules", "fx", "compiler", "testing"))
+_NOT_OPS = tuple(f"torch.{name}" for name in ("_dynamo", "_inductor", "utils", "nn.modules", "fx", "compiler",
+                                               "testing"))
 
 
 def is_torch_op(value) -> bool:
