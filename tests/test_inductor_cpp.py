@@ -120,6 +120,22 @@ def test_unused_allocations_of_decompositions_are_dropped():
     assert inductor.metrics.extern_ops == ["aten.convolution.default"], inductor.metrics.extern_ops
 
 
+def test_kernels_write_in_place_of_dying_inputs():
+    lin1, lin2 = torch.nn.Linear(16, 64), torch.nn.Linear(64, 16)
+    with torch.no_grad():
+        # GELU over addmm's result, and the residual add over the second: both written in place
+        _run(lambda x: lin2(F.gelu(lin1(x))) + x, [torch.randn(8, 16)], kernels=2, externs=2)
+        assert inductor.metrics.last_source.count("# in place") == 2, inductor.metrics.last_source
+        # a buffer read at another index than the output's (a transpose) or by a later kernel is no donor
+        _run(lambda x: (lin1(x).t() * 2, ), [torch.randn(64, 16)], kernels=1, externs=1)
+        assert "# in place" not in inductor.metrics.last_source
+        _run(lambda x: (lambda y: (y.exp(), y[:, :8].sum(0)))(lin1(x)), [torch.randn(8, 16)], kernels=2, externs=1)
+        assert "# in place" not in inductor.metrics.last_source
+        # two outputs of one kernel from one dying input: the first takes its storage
+        _run(lambda x: (lambda y: (y.exp(), y + 1))(lin1(x)), [torch.randn(8, 16)], kernels=1, externs=1)
+        assert inductor.metrics.last_source.count("# in place") == 1
+
+
 def test_sparse_results_run_the_graph_as_is():
     bytegraph.reset()
     inductor.metrics.reset()

@@ -454,6 +454,7 @@ class CppKernel:
     spell a fused read differently from its write)."""
 
     def __init__(self, group, store_names=None, symbols=(), inner=None):
+        self.group = group
         self.xnumel, self.rnumel, self.reduction = group.xnumel, group.rnumel, group.reduction
         self.symbols = set(symbols)
         self.store_names = store_names
@@ -948,6 +949,11 @@ def _raise_kernel_error(code):
 '''
 
 
+# extern ops whose result is always new storage (never a view of an argument): a kernel may write in place of it
+_FRESH = {torch.ops.aten.addmm, torch.ops.aten.mm, torch.ops.aten.bmm, torch.ops.aten.baddbmm,
+          torch.ops.aten.convolution}
+
+
 class CppWrapperCodegen(WrapperCodegen):
     """The Python wrapper of the C++ kernels: allocation, extern calls and buffer reuse as for Triton;
     each kernel launch is one ctypes call with data pointers and size arguments."""
@@ -966,8 +972,54 @@ class CppWrapperCodegen(WrapperCodegen):
         return (HEADER_PY + WRAPPER_HEADER + "from bytegraph.backends.inductor import cpp_build\n\n"
                 + f"CPP_SOURCE = r'''\n{cpp}'''\n_lib = cpp_build.load(CPP_SOURCE)\n" + "\n".join(loads) + "\n\n")
 
+    def _alloc_outputs(self, gi, group, free, last_use, output_names):
+        """A pointwise kernel writes an output in place of an input that dies with it when the two have
+        one layout and the input is read only at the index the output is written (element by element,
+        so no iteration reads what another wrote)."""
+        k = self._rendered = (group, render_group(group, self.store_names, self.symbols))[1]
+        taken = set()
+        for node in group.nodes:
+            if node.mutates or node.name not in self.store_names:
+                continue
+            donor = None if group.reduction else self._inplace_donor(k, node, gi, last_use, output_names, taken)
+            if donor is None:
+                self._alloc(node, free)
+                continue
+            taken.add(donor)
+            self.allocated.discard(donor)  # its storage now belongs to `node`
+            self.allocated.add(node.name)
+            self.lines.append(f"    {node.name} = {donor}  # in place")
+
+    def _inplace_donor(self, k, node, gi, last_use, output_names, taken):
+        written = {cexpr(i) for i in k.stored.get(node.name, ())}
+        if len(written) != 1:
+            return None
+        # every read of the donor must come before the first write of the output
+        lines = [ln for _, ln in k.lines]
+        first_write = min(i for i, ln in enumerate(lines) if ln.startswith(f"{k.out_args[node.name]}["))
+        for name, read_at in k.loaded.items():
+            lu = last_use.get(name)
+            if name in taken or name in output_names or lu is None or lu[0] != gi or \
+                    {cexpr(i) for i in read_at} != written:
+                continue
+            if any(f"{k.in_args[name]}[" in ln for ln in lines[first_write:]):
+                continue
+            buf = self.graph_buffer(name)
+            fresh = name in self.allocated or getattr(getattr(buf, "op", None), "overloadpacket", None) in _FRESH
+            if fresh and buf.layout is not None and self._alloc_key(buf) == self._alloc_key(node):
+                return name
+        return None
+
+    def graph_buffer(self, name):
+        if not hasattr(self, "_by_name"):
+            self._by_name = {b.name: b for b in self.graph.buffers}
+        return self._by_name.get(name)
+
     def _kernel(self, group):
-        k = render_group(group, self.store_names, self.symbols)
+        pending = getattr(self, "_rendered", None)
+        k = pending if pending is not None and pending.group is group else render_group(
+            group, self.store_names, self.symbols)
+        self._rendered = None
         body = k.source("KERNEL")
         if body not in self.kernels:
             kname = f"kernel{len(self.kernels)}"

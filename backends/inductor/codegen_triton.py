@@ -811,10 +811,7 @@ class WrapperCodegen:
                 for node in group.nodes:
                     self._extern(node)
             else:
-                for node in group.nodes:
-                    if node.mutates or node.name not in self.store_names:
-                        continue
-                    self._alloc(node, free)
+                self._alloc_outputs(gi, group, free, last_use, output_names)
                 self._kernel(group)
             # buffers whose last reader is this group die here: their storage can be reused
             for name, (lg, buf) in last_use.items():
@@ -855,6 +852,12 @@ class WrapperCodegen:
                         by_name[r][0] = max(by_name[r][0], gi)
         # extern outputs (and buffers only ever read by a MultiOutput) are not reused to keep it simple
         return {k: (v[0], v[1] if isinstance(v[1], ComputedBuffer) else None) for k, v in by_name.items()}
+
+    def _alloc_outputs(self, gi, group, free, last_use, output_names):
+        """Storage for the buffers kernel group `gi` writes (fresh or reused from `free`)."""
+        for node in group.nodes:
+            if not node.mutates and node.name in self.store_names:
+                self._alloc(node, free)
 
     def _alloc(self, node, free):
         L = node.layout
