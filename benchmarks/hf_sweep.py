@@ -13,7 +13,8 @@ model then runs in a fresh subprocess (a crash or a hang costs one row) through:
 
 A row is `wrong` when a compiler returned something other than eager without raising: that is the
 worst bug a compiler can have. `python benchmarks/hf_sweep.py [--models gpt2,bert] [--limit N]
-[--timeout S]` prints a table and writes `bench_results/hf_sweep.json`; `make hf-sweep` runs it all.
+[--timeout S] [--backend inductor]` prints a table and writes `bench_results/hf_sweep.json`; `make
+hf-sweep` runs it all.
 """
 from __future__ import annotations
 
@@ -169,7 +170,7 @@ def _compiler(name: str):
     return torch._dynamo.reset, compile_, lambda: sum(counters["graph_break"].values())
 
 
-def check_model(model_type: str) -> dict:
+def check_model(model_type: str, backend: str = "eager") -> dict:
     import torch
     row = build_check(model_type)
     if row["status"] != "ok":
@@ -183,7 +184,8 @@ def check_model(model_type: str) -> dict:
         result = row[name] = {}
         try:
             reset()
-            opt, counter = compile_(model, "eager")
+            # bytegraph with the backend under test; torch.compile stays the frontend's reference
+            opt, counter = compile_(model, backend if name == "bytegraph" else "eager")
             with torch.no_grad():
                 out1, out2 = opt(**inputs), opt(**inputs)
             result["graphs"], result["breaks"] = counter.graphs, breaks()
@@ -258,8 +260,8 @@ def build_check(model_type: str) -> dict:
     return {"model": model_type, "status": "ok" if _same(ref, ref2) else "not deterministic"}
 
 
-def _run_one(model_type: str, timeout: float) -> dict:
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", model_type]
+def _run_one(model_type: str, timeout: float, backend: str = "eager") -> dict:
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", model_type, "--backend", backend]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -317,6 +319,8 @@ def main():
     parser.add_argument("--limit", type=int, help="only the first N model types")
     parser.add_argument("--timeout", type=float, default=300, help="seconds per model")
     parser.add_argument("--out", default="bench_results")
+    parser.add_argument("--backend", default="eager", help="bytegraph's backend (e.g. inductor: its kernels "
+                        "against eager on every model)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--build-check", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -331,7 +335,7 @@ def main():
         warnings.simplefilter("ignore")
         logging.disable(logging.WARNING)
         with contextlib.redirect_stdout(io.StringIO()):
-            row = check_model(args.worker)
+            row = check_model(args.worker, args.backend)
         print(json.dumps(row))
         return
     types = args.models.split(",") if args.models else model_types()
@@ -340,14 +344,14 @@ def main():
     print(f"{len(types)} model types build tiny and run eagerly; {len(rows)} do not", file=sys.stderr, flush=True)
     start = time.time()
     for i, model_type in enumerate(types):
-        row = _run_one(model_type, args.timeout)
+        row = _run_one(model_type, args.timeout, args.backend)
         rows.append(row)
         status = row.get("status")
         detail = f"bytegraph {verdict(row.get('bytegraph', {}))}, torch {verdict(row.get('torch.compile', {}))}" \
             if status == "ok" else status
         print(f"[{i + 1}/{len(types)} {time.time() - start:.0f}s] {model_type}: {detail}", file=sys.stderr, flush=True)
     os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, "hf_sweep.json")
+    path = os.path.join(args.out, "hf_sweep.json" if args.backend == "eager" else f"hf_sweep_{args.backend}.json")
     with open(path, "w") as f:
         json.dump({"summary": summarize(rows), "rows": rows}, f, indent=1)
     print(to_markdown(rows))
