@@ -6,19 +6,23 @@ subexpressions shared). The library is built and loaded by `cpp_build`.
 
 Pointwise kernel: the `xnumel` outputs are split evenly among OpenMP threads; each thread walks its
 range as rows of `inner` elements (`x0` the row, `x1` the position in it, the inner loop the compiler
-vectorizes). `inner` is the last dimension that every node of the group shares, so the index of the
-innermost dimension is `x1` itself and the outer dimensions' division/modulo arithmetic (on `x0`) is
-hoisted out of the inner loop. Groups whose nodes do not share a last dimension use one flat index
-(`inner = xnumel`, `xindex` unflattened per node: correct, slower).
+vectorizes). `inner` is the product of the most trailing dimensions every node shares such that no
+index divides `x1` (merged dimensions of a contiguous tensor fold back into `x1`, see `_FoldDivMod`),
+else the last dimension; the outer dimensions' division/modulo arithmetic (on `x0`) is hoisted out of
+the inner loop. Groups whose nodes share no trailing dimension use one flat index (`inner = xnumel`,
+`xindex` unflattened per node: correct, slower). A kernel writes an output in place of an input that
+dies with it where that is element-by-element (`CppWrapperCodegen._alloc_outputs`).
 
 Reduction kernel: OpenMP over the `xnumel` rows; per row, the body runs as *phases*, each x-only lines,
 a loop over the reduced row (r-dependent lines, accumulator updates) and lines after it. A line that
 reads a reduction result of the current loop starts a new phase (softmax: max, then sum of exp, then
-the normalized store). Accumulators are 16 lanes wide (lane `l` takes elements `r0 + l`): the lane
+the normalized store). Accumulators are `LANES` wide (lane `l` takes elements `r0 + l`): the lane
 loop vectorizes without reassociating anything, for every reduction kind (sum/prod/max/min with NaN
-propagation, argmax/argmin with first-index ties, any/all, Welford for var/mean); the lanes are merged
-after the loop. Pointwise values stored in an earlier phase are recomputed where a later phase reads
-them (like Triton's looped kernels).
+propagation, argmax/argmin with first-index ties, any/all, Welford for var/mean, whose per-lane count
+is the same scalar for every lane of a full chunk); the lanes are merged after the loop. Pointwise
+values stored in an earlier phase are recomputed where a later phase reads them (like Triton's looped
+kernels), except expensive ones (libm calls) of static rows, kept in a row buffer. A row-invariant
+divisor (softmax's sum) becomes one reciprocal per row.
 
 Index expressions come from the IR as Python/Triton source (`//`, `%`); `cexpr` translates them to
 C++ with Python's floor semantics where an operand may be negative. Symbolic sizes are `int64_t`
@@ -449,15 +453,16 @@ class CppVar:
 
 
 class CppKernel:
-    """Renders one fused group into one C++ function. `flat`: pointwise nodes are indexed from one flat
-    `xindex` (the fallback when the group's nodes share no last dimension or the split indexing would
-    spell a fused read differently from its write)."""
+    """Renders one fused group into one C++ function. A pointwise kernel walks rows of `inner`
+    elements (the product of trailing dimensions every node shares, see `render_group`); without
+    `inner` (or with `flat`) nodes are indexed from one flat `xindex`."""
 
-    def __init__(self, group, store_names=None, symbols=(), inner=None):
+    def __init__(self, group, store_names=None, symbols=(), inner=None, flat=False):
         self.group = group
         self.xnumel, self.rnumel, self.reduction = group.xnumel, group.rnumel, group.reduction
         self.symbols = set(symbols)
         self.store_names = store_names
+        inner = None if flat else inner
         self.flat = inner is None and not self.reduction
         self.inner = self.xnumel if inner is None else inner
         self.div_names: set[str] = set()   # index variables used under a division or modulo
