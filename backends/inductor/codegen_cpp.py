@@ -40,7 +40,7 @@ import torch
 from .codegen_triton import FusionIllegal, WrapperCodegen, _NewPhase
 from .ir import ComputedBuffer, Reduction, prod, texpr, unflatten_index
 
-LANES = 64
+LANES = 16  # one AVX-512 vector of floats: more lanes spill the accumulators to the stack
 PARALLEL_MIN = 32768  # elements below which a kernel runs on one thread (fork/join costs more)
 ROW_CACHE_MAX = 8192  # longest static reduced row whose expensive values a later loop reads from a buffer
 _EXPENSIVE = re.compile(r"std::(exp|expm1|exp2|log|log1p|log2|log10|tanh|sinh|cosh|sin|cos|tan|erf|pow)\(")
@@ -222,10 +222,10 @@ template <typename T> static inline void bg_welford(T& mean, T& m2, T x, int64_t
     T d = x - mean; mean += d * (T(1) / T(n)); m2 += d * (x - mean);
 }
 template <typename T> static inline void bg_welford_merge(T& mean, T& m2, T& w, T mean2, T m22, T w2) {
-    if (w2 == 0) return;
     T nw = w + w2;
-    T d = mean2 - mean; T f = w2 / nw;
-    mean += d * f; m2 += m22 + d * d * w * f; w = nw;
+    T f = w2 > 0 ? w2 / nw : T(0);  // branch-free (an empty part changes nothing): vectorizes
+    T d = mean2 - mean;
+    mean += d * f; m2 += m22 + (w2 > 0 ? d * d * w * f : T(0)); w = nw;
 }
 """
 
@@ -437,6 +437,11 @@ def _lane_identity(kind, dtype) -> str:
         return _const(not is_max, dtype)
     info = torch.iinfo(dtype)
     return _const(info.min if is_max else info.max, dtype)
+
+
+# lanes merged pairwise, halving the count each step: each step is one vectorizable loop (merging
+# them one after another would be LANES dependent operations per row)
+_TREE = "for (int s = {L} / 2; s > 0; s >>= 1) {{ for (int l = 0; l < s; l++) {comb}; }}"
 
 
 # --------------------------------------------------------------------------- kernels
@@ -744,19 +749,31 @@ class CppKernel:
                 pre(f"{T} {a}_{part}[{L}]; for (int l = 0; l < {L}; l++) {a}_{part}[l] = {T}(0);")
             loop(f"bg_welford({a}_mean[l], {a}_m2[l], {v}, r0 / {L} + 1);")
             # lane l took rnumel / L elements, plus one of the tail if l < rnumel % L
-            w = f"{T}(rnumel / {L} + (l < rnumel % {L}))"
-            post(f"{T} {res}_mean = {a}_mean[0], {res}_m2 = {a}_m2[0], {res}_w = {w.replace('l <', '0 <')}; "
-                 f"for (int l = 1; l < {L}; l++) bg_welford_merge({res}_mean, {res}_m2, {res}_w, "
-                 f"{a}_mean[l], {a}_m2[l], {w});")
+            post(f"{T} {a}_w[{L}]; for (int l = 0; l < {L}; l++) {a}_w[l] = {T}(rnumel / {L} + (l < rnumel % {L}));")
+            post(_TREE.format(L=L, comb=f"bg_welford_merge({a}_mean[l], {a}_m2[l], {a}_w[l], {a}_mean[l + s], "
+                                       f"{a}_m2[l + s], {a}_w[l + s])"))
+            post(f"const {T} {res}_mean = {a}_mean[0], {res}_m2 = {a}_m2[0];")
             self.tainted.update({f"{res}_mean", f"{res}_m2"})
         elif kind in ("argmax", "argmin"):
             m = "true" if kind == "argmax" else "false"
             pre(f"{T} {a}[{L}]; int64_t {a}_idx[{L}]; for (int l = 0; l < {L}; l++) "
                 f"{{ {a}[l] = {ident}; {a}_idx[l] = INT64_MAX; }}")
             loop(f"bg_arg<{m}>({a}[l], {a}_idx[l], {v}, rindex);")
-            post(f"{T} {res} = {a}[0]; int64_t {res}_idx = {a}_idx[0]; for (int l = 1; l < {L}; l++) "
-                 f"bg_arg<{m}>({res}, {res}_idx, {a}[l], {a}_idx[l]);")
+            post(_TREE.format(L=L, comb=f"bg_arg<{m}>({a}[l], {a}_idx[l], {a}[l + s], {a}_idx[l + s])"))
+            post(f"const {T} {res} = {a}[0]; const int64_t {res}_idx = {a}_idx[0];")
             self.tainted.update({res, f"{res}_idx"})
+        elif kind in ("max", "min") and _f(acc):
+            # a NaN is kept apart (in a lane array of the same type), so the lane loop is a plain
+            # max/min and vectorizes
+            cmp = ">" if kind == "max" else "<"
+            pre(f"{T} {a}[{L}], {a}_nan[{L}]; for (int l = 0; l < {L}; l++) {{ {a}[l] = {ident}; "
+                f"{a}_nan[l] = {T}(0); }}")
+            loop(f"{a}[l] = {v} {cmp} {a}[l] ? {v} : {a}[l]; {a}_nan[l] = {v} != {v} ? {v} : {a}_nan[l];")
+            post(_TREE.format(L=L, comb=f"{{ {a}[l] = {a}[l + s] {cmp} {a}[l] ? {a}[l + s] : {a}[l]; "
+                                       f"{a}_nan[l] = {a}_nan[l + s] != {a}_nan[l + s] ? {a}_nan[l + s] : "
+                                       f"{a}_nan[l]; }}"))
+            post(f"const {T} {res} = {a}_nan[0] != {a}_nan[0] ? {a}_nan[0] : {a}[0];")
+            self.tainted.add(res)
         else:
             comb = {"sum": "{0} + {1}", "prod": "{0} * {1}", "any": "{0} || {1}", "all": "{0} && {1}",
                     "max": "bg_max({0}, {1})" if _f(acc) else "std::max<{T}>({0}, {1})",
@@ -766,7 +783,8 @@ class CppKernel:
             comb = comb.replace("{T}", T)
             pre(f"{T} {a}[{L}]; for (int l = 0; l < {L}; l++) {a}[l] = {ident};")
             loop(f"{a}[l] = {comb.format(f'{a}[l]', v)};")
-            post(f"{T} {res} = {a}[0]; for (int l = 1; l < {L}; l++) {res} = {comb.format(res, f'{a}[l]')};")
+            post(_TREE.format(L=L, comb=f"{a}[l] = {comb.format(f'{a}[l]', f'{a}[l + s]')}"))
+            post(f"const {T} {res} = {a}[0];")
             self.tainted.add(res)
         return res
 
