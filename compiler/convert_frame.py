@@ -18,7 +18,7 @@ from . import _C, timing
 from .config import config
 from .debug import FrameSession, failure_site
 from .logs import enabled, log
-from .skipfiles import is_skipped_file, runs_eagerly_with_callees
+from .skipfiles import is_skipped_code, runs_eagerly_with_callees
 from .frontend.frame_translator import InstructionTranslator
 from .frontend.graph_break import GraphBreakError, Unsupported, format_user_stack
 from .backends.registry import BackendContractError
@@ -129,7 +129,7 @@ class FrameCompiler:
     def __call__(self, code, func, args, n_entries):
         if runs_eagerly_with_callees(code):
             return ...
-        if is_skipped_file(code.co_filename) or code.co_name == "<module>":
+        if is_skipped_code(code, func) or code.co_name == "<module>":
             _touched_codes.add(code)
             return False
         if config.debug_function and code.co_name != config.debug_function and \
