@@ -59,6 +59,9 @@ class Config:
     # code the inductor backend generates for CPU tensors: "cpp" (C++/OpenMP, built with g++) or
     # "triton" (Triton kernels run by Triton's interpreter; slow, for testing that printer on CPU)
     cpu_codegen: str = dataclasses.field(default_factory=lambda: os.environ.get("BYTEGRAPH_CPU_CODEGEN", "cpp"))
+    # under DistributedDataParallel, compile each graph in pieces at DDP's gradient-bucket boundaries
+    # so each bucket's all-reduce overlaps the rest of the backward (backends/distributed.py)
+    optimize_ddp: bool = True
     # how deep user functions are inlined before a call becomes a graph break
     max_inline_depth: int = 32
     # unroll at most this many loop iterations per frame before giving up on the frame

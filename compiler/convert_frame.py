@@ -21,6 +21,7 @@ from .logs import enabled, log
 from .skipfiles import is_skipped_code, runs_eagerly_with_callees
 from .frontend.frame_translator import InstructionTranslator
 from .frontend.graph_break import GraphBreakError, Unsupported, format_user_stack
+from .backends.distributed import DDPGraphSplitter, active_ddp_module
 from .backends.registry import BackendContractError
 from .guards.builder import CheckFunction
 from .guards.shape import AutomaticDynamic, ScalarConstantGuard, ShapePolicy
@@ -46,6 +47,7 @@ class Stats:
     graph_breaks: collections.Counter = dataclasses.field(default_factory=collections.Counter)
     break_records: list = dataclasses.field(default_factory=list)
     compile_time: float = 0.0
+    ddp_splits: list = dataclasses.field(default_factory=list)   # (function name, GraphSplit) per graph under DDP
 
     def __call__(self):
         """`bytegraph.stats()`: a snapshot of these counters that prints as a summary."""
@@ -148,9 +150,13 @@ class FrameCompiler:
                 return ...
         session = FrameSession(code, func, args)   # debug dir, minifier, replay record, bytecode logs
         start, tx = time.perf_counter(), None
+        backend = self.backend
+        ddp = active_ddp_module() if config.optimize_ddp else None
+        if ddp is not None:
+            backend = DDPGraphSplitter(backend, ddp)
         try:
             with timing.phase("tracing"):
-                tx = InstructionTranslator(code, func, args, config, session.wrap_backend(self.backend),
+                tx = InstructionTranslator(code, func, args, config, session.wrap_backend(backend),
                                            allow_breaks=not self.fullgraph, shape_policy=self._shape_policy(code))
                 try:
                     compiled = tx.trace()
@@ -169,6 +175,8 @@ class FrameCompiler:
             self.stats.compile_time += time.perf_counter() - start
         for e in compiled.breaks:
             self._record_break(code, e)
+        if ddp is not None:
+            self.stats.ddp_splits.extend((code.co_name, split) for split in backend.splits)
         with timing.phase("guards"):
             check = CheckFunction(list(compiled.guards), compiled.arg_names, code.co_name)
         _C.mark_skip(compiled.code)
