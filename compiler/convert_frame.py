@@ -17,7 +17,7 @@ import weakref
 from . import _C, timing
 from .config import config
 from .debug import FrameSession, failure_site
-from .logs import enabled, log
+from .logs import enabled, log, rank_prefix
 from .skipfiles import is_skipped_code, runs_eagerly_with_callees
 from .frontend.frame_translator import InstructionTranslator
 from .frontend.graph_break import GraphBreakError, Unsupported, format_user_stack
@@ -249,8 +249,8 @@ class FrameCompiler:
         if own >= config.cache_size_limit and code not in _warned_limit:
             _warned_limit.add(code)
             logging.getLogger("bytegraph").warning(
-                "%s (%s:%d) hit config.cache_size_limit (%d); it now runs eagerly when no cached graph "
-                "fits. Last reasons: %s", code.co_name, code.co_filename, code.co_firstlineno,
+                "%s%s (%s:%d) hit config.cache_size_limit (%d); it now runs eagerly when no cached graph "
+                "fits. Last reasons: %s", rank_prefix(), code.co_name, code.co_filename, code.co_firstlineno,
                 config.cache_size_limit, text)
 
     def _on_unsupported(self, code, e: Unsupported):
