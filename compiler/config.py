@@ -36,6 +36,9 @@ class Config:
     specialize_float: bool = False
     # recompiles per code object before the frame runs eagerly
     cache_size_limit: int = dataclasses.field(default_factory=lambda: _env_int("BYTEGRAPH_CACHE_SIZE_LIMIT", 8))
+    # entries per code object in all: a code run by many module instances (the blocks of a model) has
+    # up to `cache_size_limit` entries per instance, and at most this many
+    accumulated_cache_size_limit: int = 64
     # fall back to eager (with a logged warning) on internal errors instead of raising
     suppress_errors: bool = dataclasses.field(default_factory=lambda: _env_flag("BYTEGRAPH_SUPPRESS_ERRORS"))
     # `.item()` becomes an unbacked symbol in the graph instead of a graph break

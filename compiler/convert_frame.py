@@ -70,6 +70,13 @@ class CacheEntryInfo:
     op_count: int
 
 
+def _for_another_module(failed) -> bool:
+    """Whether a cache entry missed because a module is another object than when it was compiled:
+    the entry serves another instance and does not count toward this one's cache size limit."""
+    import torch
+    return any(guard.kind == "ID_MATCH" and isinstance(guard.expected(), torch.nn.Module) for guard, _, _ in failed)
+
+
 class InternalError(RuntimeError):
     pass
 
@@ -141,13 +148,11 @@ class FrameCompiler:
         cache = _C.get_cache(code)
         if cache is None:
             return None
-        if n_entries:
-            self._note_recompile(code, func, args, cache)
-            if n_entries >= config.cache_size_limit:
-                # eagerly, with what it calls (no per-submodule graphs past the limit); from now on
-                # the C hook does so on a miss without calling back
-                _C.mark_limit(code, self.ref)
-                return ...
+        if n_entries and self._note_recompile(code, func, args, cache):
+            # eagerly, with what it calls (no per-submodule graphs past the limit); from now on
+            # the C hook does so on a miss without calling back
+            _C.mark_limit(code, self.ref)
+            return ...
         session = FrameSession(code, func, args)   # debug dir, minifier, replay record, bytecode logs
         start, tx = time.perf_counter(), None
         backend = self.backend
@@ -231,27 +236,35 @@ class FrameCompiler:
         """The cache entries this compiler made (another compile of the same function has its own)."""
         return [entry for entry in cache if entry[3] is self.ref]
 
-    def _note_recompile(self, code, func, args, cache):
-        reasons, made_dynamic = [], []
-        for entry in self.own_entries(cache):
+    def _note_recompile(self, code, func, args, cache) -> bool:
+        """Log and count a cache miss. Returns whether the frame reached its cache size limit: the
+        entries compiled for the same modules as this call number `config.cache_size_limit`, or all
+        its entries `config.accumulated_cache_size_limit` (one code run by many module instances, e.g.
+        the blocks of a model sharded with FSDP, has an entry per instance)."""
+        reasons, made_dynamic, same_modules = [], [], 0
+        own = self.own_entries(cache)
+        for entry in own:
             failed = entry[2].check.failed_guards(func, args)
             reasons.extend(why for _, _, why in failed[:1])
             made_dynamic.extend(self._note_size_changes(code, failed))
-        text = "; ".join(reasons) or "no guard explains the miss"
+            same_modules += not _for_another_module(failed)
+        text = "; ".join(dict.fromkeys(reasons)) or "no guard explains the miss"
         if made_dynamic:
             text += f" (automatic dynamic: {', '.join(dict.fromkeys(made_dynamic))} now symbolic)"
-        own = len(self.own_entries(cache))
-        if own < config.cache_size_limit:
+        limited = same_modules >= config.cache_size_limit or len(own) >= config.accumulated_cache_size_limit
+        if not limited:
             self.stats.recompiles += 1
             self.stats.recompiles_by_function[code.co_name] += 1
             self.stats.recompile_reasons.append((code.co_name, text))
         log("recompiles", f"recompiling {code.co_name} ({code.co_filename}:{code.co_firstlineno}): {text}")
-        if own >= config.cache_size_limit and code not in _warned_limit:
+        if limited and code not in _warned_limit:
             _warned_limit.add(code)
             logging.getLogger("bytegraph").warning(
-                "%s%s (%s:%d) hit config.cache_size_limit (%d); it now runs eagerly when no cached graph "
-                "fits. Last reasons: %s", rank_prefix(), code.co_name, code.co_filename, code.co_firstlineno,
-                config.cache_size_limit, text)
+                "%s%s (%s:%d) hit config.cache_size_limit (%d entries for the same modules, %d in all); it now "
+                "runs eagerly when no cached graph fits. Last reasons: %s", rank_prefix(), code.co_name,
+                code.co_filename, code.co_firstlineno, config.cache_size_limit, config.accumulated_cache_size_limit,
+                text)
+        return limited
 
     def _on_unsupported(self, code, e: Unsupported):
         """A break that could not resume in this frame: the whole frame runs eagerly."""
