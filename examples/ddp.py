@@ -60,7 +60,7 @@ def main():
 
     use_cuda = torch.cuda.is_available() and torch.cuda.device_count() >= int(os.environ.get("WORLD_SIZE", 1))
     dist.init_process_group("nccl" if use_cuda else "gloo")
-    rank, world = dist.get_rank(), dist.get_world_size()
+    rank = dist.get_rank()
     device = torch.device("cuda", rank) if use_cuda else torch.device("cpu")
     bytegraph.config.optimize_ddp = not args.no_split
 
