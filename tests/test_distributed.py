@@ -120,8 +120,31 @@ def _fsdp(rank, backend):
                 full_numel=sum(p.numel() for p in compiled.parameters()))
 
 
+def _ddp_buffers_across_pieces(rank):
+    """BatchNorm running statistics (buffers mutated in the graph) updated piece after piece."""
+    import bytegraph
+    from bytegraph.testing import CompileCounterWithBackend
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    bytegraph.reset()
+    torch.manual_seed(0)
+    eager, inner = [nn.Sequential(*(nn.Sequential(nn.Linear(8, 8), nn.BatchNorm1d(8), nn.ReLU()) for _ in range(3)))
+                    for _ in range(2)]
+    inner.load_state_dict(eager.state_dict())
+    ddp_eager, ddp = DDP(eager, bucket_cap_mb=1e-4), DDP(inner, bucket_cap_mb=1e-4)
+    counter = CompileCounterWithBackend("aot_eager")
+    compiled = bytegraph.compile(ddp, backend=counter)
+    gen = torch.Generator().manual_seed(rank)
+    for _ in range(STEPS):
+        x = torch.randn(4, 8, generator=gen)
+        for net in (ddp_eager, compiled):
+            net(x).pow(2).mean().backward()
+    compiled_state = inner.state_dict()
+    return dict(pieces=counter.frame_count, state=[(k, v, compiled_state[k]) for k, v in eager.state_dict().items()],
+                grads=[(a.grad, b.grad) for a, b in zip(eager.parameters(), inner.parameters())])
+
+
 def _recompile_on_new_length(rank):
-    """Same inputs on every rank, then a new sequence length: every rank recompiles, for the same
+    """Same shapes on every rank, then a new sequence length: every rank recompiles, for the same
     reason; the recompiled (symbolic) graph is compiled whole."""
     import bytegraph
     from bytegraph.testing import CompileCounter
@@ -161,6 +184,7 @@ SCENARIOS = {
     "ddp_inductor": lambda rank: _ddp(rank, "inductor", optimize_ddp=True),
     "fsdp_aot_eager": lambda rank: _fsdp(rank, "aot_eager"),
     "fsdp_inductor": lambda rank: _fsdp(rank, "inductor"),
+    "ddp_buffers": _ddp_buffers_across_pieces,
     "recompile": _recompile_on_new_length,
     "collective": _collective_in_compiled_code,
 }
@@ -237,6 +261,17 @@ def test_compiled_fsdp2_trains_like_fsdp2(ranks, backend):
         assert result["breaks"] == {"module FSDPBlock belongs to torch.distributed and runs as its own code": BLOCKS}
     assert ranks[0][f"fsdp_{backend}"]["graph_ops"] == ranks[1][f"fsdp_{backend}"]["graph_ops"]
     assert ranks[0][f"fsdp_{backend}"]["recompile_reasons"] == ranks[1][f"fsdp_{backend}"]["recompile_reasons"]
+
+
+def test_ddp_pieces_update_buffers_in_order(ranks):
+    for rank in ranks:
+        result = rank["ddp_buffers"]
+        assert result["pieces"] == 3
+        assert any(name.endswith("running_mean") for name, _, _ in result["state"])
+        for name, eager_value, compiled_value in result["state"]:
+            torch.testing.assert_close(compiled_value, eager_value, rtol=0, atol=0, msg=name)
+        for eager_grad, compiled_grad in result["grads"]:
+            torch.testing.assert_close(compiled_grad, eager_grad, rtol=0, atol=0)
 
 
 def test_every_rank_recompiles_alike(ranks):
