@@ -74,12 +74,13 @@ class DDPGraphSplitter:
         self.splits: list[GraphSplit] = []
 
     def __call__(self, gm, example_inputs):
+        from torch.fx.passes.split_module import split_module
         why = _cannot_split(gm, example_inputs)
         buckets = [] if why else self._buckets(gm, example_inputs)
         if not why and len(buckets) < 2:
             why = "one bucket"
         if not why:
-            split_gm = torch.fx.passes.split_module.split_module(
+            split_gm = split_module(
                 gm, None, _partition_of(buckets).__getitem__, keep_original_order=True, tuple_return=True)
             pieces = [n.target for n in split_gm.graph.nodes if n.op == "call_module"]
             if pieces != [f"submod_{i}" for i in range(len(buckets))]:

@@ -15,6 +15,7 @@ import dataclasses
 
 import torch
 
+from ...probe import static_getattr
 from ..graph_break import Unsupported
 from .functions import SkippedFunctionVariable
 
@@ -22,7 +23,7 @@ _DISTRIBUTED_MODULES = ("torch.distributed", "torch.nn.parallel", "torch._C._dis
 
 
 def _from_distributed(obj) -> bool:
-    module = getattr(obj, "__module__", None)
+    module = static_getattr(obj, "__module__")   # reading it must run no user code
     return isinstance(module, str) and module.startswith(_DISTRIBUTED_MODULES)
 
 
