@@ -165,6 +165,7 @@ def _recompile_on_new_length(rank):
 def _collective_in_compiled_code(rank):
     import bytegraph
     from bytegraph.testing import CompileCounterWithBackend
+    from torch.nn.parallel import DistributedDataParallel as DDP
     bytegraph.reset()
 
     def fn(x):
@@ -174,8 +175,27 @@ def _collective_in_compiled_code(rank):
 
     counter = CompileCounterWithBackend("aot_eager")
     x = torch.full((3,), float(rank + 1))
-    return dict(compiled=bytegraph.compile(fn, backend=counter)(x.clone()), eager=fn(x.clone()),
-                graphs=counter.frame_count, breaks=dict(bytegraph.stats.graph_breaks))
+    collective = dict(compiled=bytegraph.compile(fn, backend=counter)(x.clone()), eager=fn(x.clone()),
+                      graphs=counter.frame_count, breaks=dict(bytegraph.stats.graph_breaks))
+
+    bytegraph.reset()
+    torch.manual_seed(0)
+    ddp = DDP(nn.Linear(3, 3))
+
+    def train_step(x):            # calls the DDP module: DDP's forward runs as torch's code
+        return ddp(x * 2).sum()
+
+    counter = CompileCounterWithBackend("aot_eager")
+    loss = bytegraph.compile(train_step, backend=counter)(x)
+    loss.backward()
+    compiled_grad = ddp.module.weight.grad.clone()
+    ddp.zero_grad()
+    train_step(x).backward()
+    wrapper = dict(loss=loss.item(), eager_loss=train_step(x).item(), grad=compiled_grad,
+                   eager_grad=ddp.module.weight.grad, graphs=counter.frame_count,
+                   breaks=dict(bytegraph.stats.graph_breaks),
+                   splits=[split.not_split for _, split in bytegraph.stats.ddp_splits])
+    return dict(collective=collective, wrapper=wrapper)
 
 
 SCENARIOS = {
@@ -289,8 +309,19 @@ def test_every_rank_recompiles_alike(ranks):
 
 def test_collective_in_compiled_code_runs_as_torch_distributed(ranks):
     for rank in ranks:
-        result = rank["collective"]
+        result = rank["collective"]["collective"]
         torch.testing.assert_close(result["compiled"], result["eager"], rtol=0, atol=0)
         torch.testing.assert_close(result["compiled"], torch.full((3,), 7.0))   # 2*1 + 2*2, + 1
         assert result["graphs"] == 2       # before and after the all_reduce
         assert result["breaks"] == {"function all_reduce belongs to torch.distributed and runs as its own code": 1}
+
+
+def test_ddp_module_called_from_compiled_code(ranks):
+    for rank in ranks:
+        result = rank["collective"]["wrapper"]
+        assert result["loss"] == result["eager_loss"]
+        torch.testing.assert_close(result["grad"], result["eager_grad"], rtol=0, atol=0)
+        # x * 2 | DDP's forward (eager) -> the Linear's forward, its own frame | .sum()
+        assert result["graphs"] == 3 and result["splits"] == ["one bucket"]
+        assert result["breaks"] == {
+            "module DistributedDataParallel belongs to torch.distributed and runs as its own code": 1}
