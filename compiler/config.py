@@ -39,8 +39,9 @@ class Config:
     # entries per code object in all: a code run by many module instances (the blocks of a model) has
     # up to `cache_size_limit` entries per instance, and at most this many
     accumulated_cache_size_limit: int = 64
-    # fall back to eager (with a logged warning) on internal errors instead of raising
-    suppress_errors: bool = dataclasses.field(default_factory=lambda: _env_flag("BYTEGRAPH_SUPPRESS_ERRORS"))
+    # an internal error raises InternalError instead of running the frame eagerly with one warning
+    # (on in the project's tests and oracles, so a fallback never hides a bug there)
+    strict: bool = dataclasses.field(default_factory=lambda: _env_flag("BYTEGRAPH_STRICT"))
     # `.item()` becomes an unbacked symbol in the graph instead of a graph break
     capture_scalar_outputs: bool = False
     # only compile frames of this function name (empty: all)

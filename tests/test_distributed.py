@@ -212,6 +212,9 @@ SCENARIOS = {
 
 def _worker(rank, port, out_dir):
     import warnings
+
+    import bytegraph
+    bytegraph.config.strict = True      # as in the parent's tests: an internal error fails, never hides
     warnings.filterwarnings("ignore", message=".*FSDP2-wrapped module.*returned a view")
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=WORLD)
