@@ -76,10 +76,14 @@ def _train_side_by_side(eager, compiled_call, eager_params, compiled_params, ran
             opt.zero_grad()
             step.append(loss.item())
         losses.append(step)
-        diffs.append(max((a.detach().full_tensor() if hasattr(a, "full_tensor") else a.detach()).sub(
-            b.detach().full_tensor() if hasattr(b, "full_tensor") else b.detach()).abs().max().item()
-            for a, b in zip(eager_params, compiled_params)))
+        diffs.append(max((_full(a) - _full(b)).abs().max().item() for a, b in zip(eager_params, compiled_params)))
     return losses, diffs
+
+
+def _full(param):
+    """The whole parameter (FSDP holds a shard per rank: gathered from all ranks)."""
+    param = param.detach()
+    return param.full_tensor() if hasattr(param, "full_tensor") else param
 
 
 def _ddp(rank, backend, optimize_ddp):
