@@ -23,7 +23,7 @@ from .frontend.frame_translator import InstructionTranslator
 from .frontend.graph_break import GraphBreakError, Unsupported, format_user_stack
 from .backends.registry import BackendContractError
 from .guards.builder import CheckFunction
-from .guards.shape import AutomaticDynamic, ScalarConstantGuard, ShapePolicy
+from .guards.shape import AutomaticDynamic, ShapePolicy
 
 
 @dataclasses.dataclass
@@ -192,12 +192,15 @@ class FrameCompiler:
             return self.dynamic
         return True if config.dynamic_shapes else None
 
+    def _specializes_float(self) -> bool:
+        return config.specialize_float or _backend_specializes_float(self.backend)
+
     def _shape_policy(self, code) -> ShapePolicy:
         mode = self._dynamic_mode()
         automatic = mode is None and config.automatic_dynamic_shapes
         return ShapePolicy(mode=mode, automatic_dims=_automatic_dynamic.dims_for(code) if automatic else {},
                            automatic_scalars=_automatic_dynamic.scalars_for(code) if automatic else frozenset(),
-                           specialize_float=config.specialize_float or _backend_specializes_float(self.backend))
+                           specialize_float=self._specializes_float())
 
     def _note_size_changes(self, code, failed) -> list:
         """Automatic dynamic: when an entry failed only because input sizes changed, or Python
@@ -207,15 +210,13 @@ class FrameCompiler:
             return []
         changes, scalars = [], []
         for guard, value, _ in failed:
-            if isinstance(guard, ScalarConstantGuard) and guard.value_change(value) and not \
-                    (type(value) is float and (config.specialize_float or _backend_specializes_float(self.backend))):
-                scalars.append(guard.source.name())
-                continue
-            dims = guard.expected.size_change(value) if guard.kind == "TENSOR_MATCH" else None
-            if guard.kind == "TENSOR_MATCH" and dims is None or guard.kind not in ("TENSOR_MATCH", "SHAPE"):
+            change = guard.kind.dynamic_change(guard, value)
+            if change is None or change.scalar and type(value) is float and self._specializes_float():
                 return []          # something other than a size or a number changed: a plain recompile
-            if dims:
-                changes.append((guard.source.name(), dims))
+            if change.scalar:
+                scalars.append(guard.source.name())
+            elif change.dims:
+                changes.append((guard.source.name(), change.dims))
         return [f"{name} dims {sorted(dims)}" for name, dims in changes if _automatic_dynamic.note(code, name, dims)] \
             + [name for name in scalars if _automatic_dynamic.note_scalar(code, name)]
 

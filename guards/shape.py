@@ -40,8 +40,8 @@ from torch._guards import Source as TorchSource
 from torch.fx.experimental.symbolic_shapes import DimDynamic, StatelessSymbolicContext
 from torch.utils._sympy.printers import PythonPrinter
 
-from .guard import Guard
-from .source import ModuleStateSource, Source, TensorPropertySource
+from .guard import CONSTANT_MATCH, DynamicChange, Guard
+from .source import ClosureSource, LocalSource, ModuleStateSource, Source, TensorPropertySource
 
 DYNAMIC_DIMS_ATTR = "_bytegraph_dynamic_dims"
 
@@ -78,7 +78,6 @@ def scalar_can_be_dynamic(value, source: Source, in_module: bool = False) -> boo
     """Whether a Python number read through `source` may become a symbolic graph input (torch's
     rules: exact int/float, never bool; ints only from locals and closure cells, not through an
     nn.Module; floats not nan/inf)."""
-    from .source import ClosureSource, LocalSource
     if type(value) is float:
         return not (math.isnan(value) or math.isinf(value))
     if type(value) is int:
@@ -151,19 +150,24 @@ class AutomaticDynamic:
         self._scalars.clear()
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
-class ScalarConstantGuard(Guard):
+class _ScalarConstantMatch(type(CONSTANT_MATCH)):
     """CONSTANT_MATCH on a Python int/float that automatic dynamic may unspecialize: when only such
-    guards (and sizes) fail, convert_frame recompiles with these sources symbolic."""
+    guards (and sizes) fail, convert_frame recompiles with these sources symbolic. The same check
+    as CONSTANT_MATCH (a guard of either kind on one source and value is one guard)."""
 
-    @staticmethod
-    def of(source: Source, value) -> "ScalarConstantGuard":
-        return ScalarConstantGuard(source, "CONSTANT_MATCH", value)
+    def make(self, source: Source, value) -> Guard:
+        return Guard(source, self, value)
 
-    def value_change(self, value) -> bool:
+    def dynamic_change(self, guard, value):
         """The value changed but is still a number of the same type (what automatic dynamic fixes)."""
-        return type(value) is type(self.expected) and value != self.expected and \
-            scalar_can_be_dynamic(value, self.source)
+        if type(value) is type(guard.expected) and value != guard.expected and \
+                scalar_can_be_dynamic(value, guard.source):
+            return DynamicChange(scalar=True)
+        return None
+
+
+SCALAR_CONSTANT_MATCH = _ScalarConstantMatch()
+scalar_constant_guard = SCALAR_CONSTANT_MATCH.make
 
 
 class ShapeEnvSource(TorchSource):
@@ -263,7 +267,6 @@ def shape_guards(shape_env, properties: list) -> list:
     input order; an unspecialized Python number is (its own source, its symbol)). The first place
     a symbol appears defines it; every other place, every specialization, every guard the
     ShapeEnv recorded and every symbol's range become checks."""
-    from .guard import Guard
     definers: dict = {}
     for source, expr in properties:
         if isinstance(expr, sympy.Symbol) and expr not in definers:

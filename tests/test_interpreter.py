@@ -8,6 +8,7 @@ import torch
 import bytegraph
 from bytegraph.frontend.opcodes import DELIBERATE_BREAKS, DISPATCH
 from bytegraph.testing import CompileCounter
+from bytegraph.guards.guard import TENSOR_MATCH
 
 
 def test_every_opcode_has_a_handler_or_a_deliberate_break():
@@ -35,7 +36,7 @@ def test_rollback_restores_fake_tensor_metadata():
     tx.output.restore(state)
     assert (tuple(xv.example.shape), tuple(xv.example.stride())) == before
     assert len(tx.output.guards) == n_guards
-    tensor_guard = next(g for g in tx.output.guards if g.kind == "TENSOR_MATCH")
+    tensor_guard = next(g for g in tx.output.guards if g.kind is TENSOR_MATCH)
     assert tensor_guard.expected.shape == (2, 3) and tensor_guard.expected.stride == (3, 1)
     assert sum(1 for n in tx.output.graph.nodes if n.op == "call_method") == 0
 
