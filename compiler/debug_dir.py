@@ -42,34 +42,28 @@ import torch
 import torch.fx
 
 from .config import config
+from .runtime import runtime
 
-_run_dirs: dict[str, str] = {}          # debug_dir -> this process's run folder in it
-_frame_numbers: dict[str, itertools.count] = {}   # run folder -> numbers of its frame folders
-_local = threading.local()
+_local = threading.local()   # per thread: the folder of the frame whose graph a backend compiles
 
 
 # -- folders ----------------------------------------------------------------------------------
 def run_dir() -> str:
     """This process's `run_<time>-pid_<pid>` folder under `config.debug_dir` (created on first use)."""
     base = os.path.abspath(config.debug_dir)
-    path = _run_dirs.get(base)
+    path = runtime.run_dirs.get(base)
     if path is None:
         stamp = time.strftime("%Y_%m_%d_%H_%M_%S") + f"_{int(time.time() * 1e6) % 1_000_000:06d}"
         path = os.path.join(base, f"run_{stamp}-pid_{os.getpid()}")
         os.makedirs(path, exist_ok=True)
-        _run_dirs[base] = path
-        _frame_numbers[path] = itertools.count()
+        runtime.run_dirs[base] = path
+        runtime.frame_numbers[path] = itertools.count()
     return path
-
-
-_tool_failures: set = set()
 
 
 def warn_tool_failure(what: str, error: BaseException) -> None:
     """Log a failure of a debugging tool once per kind; the user's program goes on."""
-    key = (what, type(error))
-    if key not in _tool_failures:
-        _tool_failures.add(key)
+    if runtime.first_time(("tool failure", what, type(error))):
         logging.getLogger("bytegraph").warning("%s (%s: %s); please report it at bytegraph's issue tracker",
                                                what, type(error).__name__, error)
 
@@ -85,7 +79,7 @@ class FrameDir:
     def path(self) -> str:
         if self._path is None:
             run = run_dir()
-            self._path = os.path.join(run, f"{next(_frame_numbers[run])}_{self.name}")
+            self._path = os.path.join(run, f"{next(runtime.frame_numbers[run])}_{self.name}")
         os.makedirs(self._path, exist_ok=True)
         return self._path
 

@@ -37,7 +37,7 @@ def entries(fn):
 
 
 def guard_text(fn, index=0):
-    return entries(fn)[index][2].check.readable()
+    return entries(fn)[index].info.check.readable()
 
 
 # -- every dim symbolic from the first compile ---------------------------------------------------
@@ -252,7 +252,7 @@ def test_shape_guards_are_readable_python():
     assert "2 <= L['x'].size(0)" in text
     assert "L['y'].size(0) == L['x'].size(0)" in text
     assert "L['x'].stride(0) == L['x'].size(1)" in text
-    source = entries(f)[0][2].check.source
+    source = entries(f)[0].info.check.source
     assert "L_y.size(0) == L_x.size(0)" in source
 
 

@@ -279,3 +279,46 @@ def test_module_wrapper_methods_act_on_the_original():
     assert [n for n, _ in opt.named_modules()] == ["", "lin"]
     x = torch.randn(2, 4)
     torch.testing.assert_close(opt(x), mod(x))
+
+
+def _call_with_callback(callback, fn, *args):
+    prev = bytegraph._C.set_callback(callback)
+    try:
+        return fn(*args)
+    except Exception as e:  # noqa: BLE001 - the test looks at it
+        return e
+    finally:
+        bytegraph._C.set_callback(prev)
+
+
+def test_the_frame_hook_contract_is_typed():
+    from bytegraph.cache import CacheEntry, FrameAction
+    _C = bytegraph._C
+
+    def plus_one(x):
+        return x + 1
+
+    def times_ten(x):
+        return x * 10
+
+    x = torch.ones(2)
+    # the callback answers a FrameAction or a CacheEntry; anything else is an error, not a guess
+    error = _call_with_callback(lambda code, func, args, n: None, plus_one, x)
+    assert isinstance(error, TypeError) and "CacheEntry or a FrameAction" in str(error)
+    assert torch.equal(_call_with_callback(lambda *a: FrameAction.RUN_AS_IS, plus_one, x), x + 1)
+    assert not _C.is_skipped(plus_one.__code__)
+    assert torch.equal(_call_with_callback(lambda *a: FrameAction.SKIP_CODE, plus_one, x), x + 1)
+    assert _C.is_skipped(plus_one.__code__)
+    _C.clear(plus_one.__code__)
+    # an entry's fields are named and read-only; the hook runs its code when its guard accepts
+    entry = CacheEntry(lambda func, x: True, times_ten.__code__, "info", None)
+    assert (entry.code, entry.info, entry.owner) == (times_ten.__code__, "info", None)
+    with pytest.raises(AttributeError):
+        entry.code = plus_one.__code__
+    with pytest.raises(TypeError):
+        CacheEntry(lambda func, x: True, "not code")
+    _C.get_cache(plus_one.__code__).append(entry)
+    try:
+        assert torch.equal(_call_with_callback(lambda *a: FrameAction.RUN_AS_IS, plus_one, x), x * 10)
+    finally:
+        _C.clear(plus_one.__code__)

@@ -214,11 +214,12 @@ def test_cache_size_limit_runs_eagerly_after_the_limit():
 
 
 def test_guard_source_is_readable():
-    from bytegraph.convert_frame import CacheEntryInfo  # noqa: F401
+    from bytegraph.cache import CacheEntry, CacheEntryInfo
     opt, _ = compiled(three)
     opt(torch.randn(2))
     entries = bytegraph._C.peek_cache(three.__code__)
-    source = entries[0][2].check.source
+    assert type(entries[0]) is CacheEntry and type(entries[0].info) is CacheEntryInfo
+    source = entries[0].info.check.source
     assert source.startswith("def guard_three(__func, L_x):")
     assert "L_x" in source
 
