@@ -330,7 +330,6 @@ def test_debug_dir_failure_is_logged_once_and_ignored(tmp_path, monkeypatch, cap
     def broken(code):
         raise RuntimeError("renderer broke")
     monkeypatch.setattr(debug_dir, "transformed_source", broken)
-    monkeypatch.setattr(debug_dir, "_tool_failures", set())
     cnt = CompileCounter()
     x = torch.randn(4)
     with caplog.at_level(logging.WARNING, logger="bytegraph"), \
