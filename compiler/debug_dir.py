@@ -7,7 +7,7 @@ Compile time only. Layout, under `config.debug_dir` (`BYTEGRAPH_DEBUG_DIR`, defa
         <n>_<function>/                  one per compiled frame, numbered in compile order
             original_bytecode.txt        `dis` of the frame's code
             transformed_bytecode.txt     `dis` of the code bytegraph generated for it
-            transformed_code.py          the same, rendered as (approximate) Python
+            transformed_code.py          the same, rendered as (approximate) Python (bytecode_source.py)
             fx_graph_readable.py         the graph, each line annotated with its shape and dtype
             fx_graph_runnable.py         runs the graph standalone on random inputs of the recorded
                                          shapes/strides/dtypes: `python fx_graph_runnable.py`
@@ -40,6 +40,7 @@ import time
 
 import torch
 import torch.fx
+from torch.fx.graph_module import _format_import_block, sys_importer
 
 from .config import config
 from .runtime import runtime
@@ -225,7 +226,6 @@ def _constant_expr(value: torch.Tensor) -> str:
 
 def module_source(gm: torch.fx.GraphModule, class_name: str = "Repro") -> str:
     """Imports and an nn.Module class whose forward is the graph's code, constants included."""
-    from torch.fx.graph_module import _format_import_block, sys_importer
     code = gm.graph.python_code(root_module="self")
     imports = _format_import_block(code.globals, sys_importer)
     imports = "\n".join(dict.fromkeys(line for line in imports.splitlines() if line.strip()))
@@ -294,7 +294,7 @@ for i, out in enumerate(outputs if isinstance(outputs, (tuple, list)) else [outp
 def backend_reference(backend) -> dict | None:
     """How a script in another process can get `backend` back: by its registered name, by importing
     it, or by unpickling it. None if none of these works."""
-    from .backends.registry import list_backends, lookup_backend
+    from .backends.registry import list_backends, lookup_backend   # here: the backends package imports this module
     for name in list_backends():
         try:
             if lookup_backend(name) is backend:
@@ -367,141 +367,3 @@ def load_backend(spec):
 def backend_loader_source(spec) -> str:
     """Helper code for a script: `BACKEND_SPEC` and `load_backend(spec)`."""
     return f"BACKEND_SPEC = {spec!r}\n\n\n{inspect.getsource(load_backend)}"
-
-
-# -- the transformed code as Python -----------------------------------------------------------------
-def transformed_source(code) -> str:
-    """The transformed code rendered as approximate Python (straight-line code reads as Python;
-    jumps become `goto` comments). Every call result gets a temporary, so nothing runs twice."""
-    header = [f"# {code.co_name}: the code bytegraph runs instead of {code.co_filename}:{code.co_firstlineno}",
-              "# (approximate Python rendered from the bytecode; see transformed_bytecode.txt)",
-              f"def {code.co_name}({', '.join(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])}):"]
-    lines, stack, temps = [], [], itertools.count()
-    kw_names: tuple = ()
-    targets = {i.argval for i in dis.get_instructions(code) if i.opcode in dis.hasjrel or i.opcode in dis.hasjabs}
-
-    def pop(n=1):
-        got = [stack.pop() if stack else "<?>" for _ in range(n)]
-        return got[::-1]
-
-    def temp(expr):
-        name = f"_t{next(temps)}"
-        lines.append(f"{name} = {expr}")
-        stack.append(name)
-
-    for ins in dis.get_instructions(code):
-        op, arg = ins.opname, ins.argval
-        if ins.offset in targets:
-            lines.append(f"# label L{ins.offset}")
-        if op in ("RESUME", "NOP", "PRECALL", "CACHE", "EXTENDED_ARG", "MAKE_CELL", "COPY_FREE_VARS"):
-            continue
-        if op == "PUSH_NULL":
-            stack.append(None)
-        elif op == "LOAD_CONST":
-            stack.append(_const_text(arg))
-        elif op in ("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_NAME"):
-            stack.append(str(arg))
-        elif op == "LOAD_GLOBAL":
-            if ins.arg & 1:
-                stack.append(None)
-            stack.append(str(arg))
-        elif op == "LOAD_METHOD":
-            obj = pop()[0]
-            stack += [None, f"{obj}.{arg}"]
-        elif op == "LOAD_ATTR":
-            stack.append(f"{pop()[0]}.{arg}")
-        elif op in ("STORE_FAST", "STORE_DEREF", "STORE_GLOBAL", "STORE_NAME"):
-            value = pop()[0]
-            if value and value.startswith("_t") and lines and lines[-1].startswith(f"{value} = "):
-                lines[-1] = f"{arg} = {lines[-1][len(value) + 3:]}"   # `_t3 = f(x)` + `y = _t3`: `y = f(x)`
-            else:
-                lines.append(f"{arg} = {value}")
-        elif op in ("DELETE_FAST", "DELETE_DEREF", "DELETE_GLOBAL"):
-            lines.append(f"del {arg}")
-        elif op == "STORE_ATTR":
-            obj, value = pop()[0], pop()[0]
-            lines.append(f"{obj}.{arg} = {value}")
-        elif op == "STORE_SUBSCR":
-            value, obj, key = pop(3)
-            lines.append(f"{obj}[{key}] = {value}")
-        elif op == "BINARY_SUBSCR":
-            obj, key = pop(2)
-            temp(f"{obj}[{key}]")
-        elif op == "BINARY_OP":
-            a, b = pop(2)
-            temp(f"{a} {ins.argrepr} {b}")
-        elif op in ("COMPARE_OP", "IS_OP", "CONTAINS_OP"):
-            a, b = pop(2)
-            sym = {"IS_OP": ("is", "is not"), "CONTAINS_OP": ("in", "not in")}.get(op)
-            temp(f"{a} {sym[arg] if sym else ins.argrepr} {b}")
-        elif op == "KW_NAMES":
-            kw_names = tuple(code.co_consts[ins.arg])   # dis gives no argval for KW_NAMES on 3.11
-        elif op == "CALL":
-            values = pop(ins.arg)
-            fn, maybe_self = pop(2)
-            if fn is None:
-                fn, maybe_self = maybe_self, None
-            elif maybe_self is not None:
-                values.insert(0, maybe_self)
-            n_kw = len(kw_names)
-            pos, kws = values[:len(values) - n_kw], values[len(values) - n_kw:]
-            args = ", ".join(list(pos) + [f"{k}={v}" for k, v in zip(kw_names, kws)])
-            kw_names = ()
-            temp(f"{fn}({args})")
-        elif op in ("BUILD_TUPLE", "BUILD_LIST", "BUILD_SET"):
-            items = pop(ins.arg)
-            if op == "BUILD_TUPLE":
-                stack.append(f"({', '.join(items)}{',' if len(items) == 1 else ''})")
-            else:
-                stack.append(("[%s]" if op == "BUILD_LIST" else "{%s}") % ", ".join(items))
-        elif op == "BUILD_MAP":
-            items = pop(2 * ins.arg)
-            stack.append("{" + ", ".join(f"{k}: {v}" for k, v in zip(items[::2], items[1::2])) + "}")
-        elif op == "BUILD_CONST_KEY_MAP":
-            keys, *values = pop(ins.arg + 1)[::-1]
-            stack.append(f"dict(zip({keys}, ({', '.join(values[::-1])},)))")
-        elif op == "UNPACK_SEQUENCE":
-            seq = pop()[0]
-            names = [f"_t{next(temps)}" for _ in range(ins.arg)]
-            lines.append(f"{', '.join(names)}{',' if ins.arg == 1 else ''} = {seq}")
-            stack += names[::-1]
-        elif op == "POP_TOP":
-            value = pop()[0]
-            if value is not None and not value.startswith("_t"):
-                lines.append(value)
-        elif op == "COPY":
-            stack.append(stack[-ins.arg] if len(stack) >= ins.arg else "<?>")
-        elif op == "SWAP":
-            if len(stack) >= ins.arg:
-                stack[-1], stack[-ins.arg] = stack[-ins.arg], stack[-1]
-        elif op == "RETURN_VALUE":
-            value = pop()[0]
-            if value and value.startswith("_t") and lines and lines[-1].startswith(f"{value} = "):
-                lines[-1] = f"return {lines[-1][len(value) + 3:]}"
-            else:
-                lines.append(f"return {value}")
-        elif op.startswith(("POP_JUMP", "JUMP_IF")):
-            cond = pop()[0]
-            neg = "not " if "FALSE" in op else ""
-            test = f"{cond} is {'not ' if 'NOT_NONE' in op else ''}None" if "NONE" in op else f"{neg}{cond}"
-            lines.append(f"if {test}: goto L{arg}")
-        elif op.startswith("JUMP"):
-            lines.append(f"goto L{arg}")
-        else:
-            effect = dis.stack_effect(ins.opcode, ins.arg) if ins.opcode >= dis.HAVE_ARGUMENT else \
-                dis.stack_effect(ins.opcode)
-            lines.append(f"# {op} {ins.argrepr}".rstrip())
-            if effect < 0:
-                pop(-effect)
-            stack.extend(f"<{op}>" for _ in range(max(effect, 0)))
-    return "\n".join(header + ["    " + line for line in lines]) + "\n"
-
-
-def _const_text(value) -> str:
-    if isinstance(value, torch.fx.GraphModule) or isinstance(getattr(value, "__self__", None), torch.fx.GraphModule):
-        return "compiled_graph"
-    if callable(value) and getattr(value, "__name__", None):
-        name = getattr(value, "__qualname__", value.__name__)
-        return name if name.isidentifier() else re.sub(r"\W+", "_", name).strip("_")
-    text = repr(value)
-    return text if len(text) <= 60 and "\n" not in text else f"<{type(value).__name__}>"

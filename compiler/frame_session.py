@@ -8,7 +8,7 @@ from __future__ import annotations
 import dis
 import logging
 
-from . import debug_dir as _debug_dir
+from . import bytecode_source
 from .backends.registry import graph_runner
 from .config import config
 from .debug_dir import FrameDir, artifacts_into, bytecode_listing, readable_graph, runnable_script, warn_tool_failure
@@ -71,7 +71,7 @@ class FrameSession:
         with phase("debug artifacts"):
             self.dir.save("original_bytecode.txt", lambda: bytecode_listing(self.code))
             self.dir.save("transformed_bytecode.txt", lambda: bytecode_listing(compiled.code))
-            self.dir.save("transformed_code.py", lambda: _debug_dir.transformed_source(compiled.code))
+            self.dir.save("transformed_code.py", lambda: bytecode_source.transformed_source(compiled.code))
             self.dir.save("guards.txt", lambda: f"# guards of {self.title}, one per line\n{check.readable()}\n\n"
                                          f"# the generated check function\n{check.source}")
             breaks = "".join(f"\ngraph break: {e.reason}" for e in compiled.breaks)
