@@ -69,15 +69,9 @@ class FrameCompiler:
         self.ref = weakref.ref(self, runtime.drop_entries_of)
 
     def __call__(self, code, func, args, n_entries):
-        if runs_eagerly_with_callees(code):
-            return FrameAction.RUN_EAGERLY
-        if is_skipped_file(code.co_filename) or code.co_name == "<module>":
-            runtime.touch(code)
-            return FrameAction.SKIP_CODE
-        if config.debug_function and code.co_name != config.debug_function and \
-                not code.co_name.startswith(f"__bytegraph_resume_{config.debug_function}_at_"):
-            runtime.touch(code)
-            return FrameAction.SKIP_CODE
+        action = self._without_compiling(code)
+        if action is not None:
+            return action
         cache = _C.get_cache(code)
         if cache is None:
             return FrameAction.RUN_AS_IS
@@ -109,6 +103,21 @@ class FrameCompiler:
             return self._on_internal_error(code, e, tx)
         finally:
             self.stats.compile_time += time.perf_counter() - start
+        return self._install(code, cache, compiled, session)
+
+    def _without_compiling(self, code) -> FrameAction | None:
+        """How to run `code` when it is never compiled; None when it may be."""
+        if runs_eagerly_with_callees(code):
+            return FrameAction.RUN_EAGERLY
+        debug_only = config.debug_function
+        if is_skipped_file(code.co_filename) or code.co_name == "<module>" or debug_only and \
+                code.co_name != debug_only and not code.co_name.startswith(f"__bytegraph_resume_{debug_only}_at_"):
+            runtime.touch(code)
+            return FrameAction.SKIP_CODE
+        return None
+
+    def _install(self, code, cache, compiled, session) -> CacheEntry:
+        """Store what tracing produced as a new cache entry of `code`, and account for it."""
         for e in compiled.breaks:
             self._record_break(code, e)
         with timing.phase("guards"):

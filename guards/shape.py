@@ -271,49 +271,74 @@ def shape_guards(shape_env, properties: list) -> list:
     for source, expr in properties:
         if isinstance(expr, sympy.Symbol) and expr not in definers:
             definers[expr] = source
-    readable = _SourcePrinter({s: src.name() for s, src in definers.items()})
-    fast = _SourcePrinter({s: src.expr() for s, src in definers.items()})
-    checks: dict = {}
+    checks = _ShapeChecks(definers)
+    for source, expr in _redefinitions(shape_env, properties, definers):
+        checks.relation(expr, source)
+    for expr in _assumptions(shape_env):
+        checks.relation(expr)
+    for check in _ranges(shape_env, definers):
+        checks.add(check)
+    return [Guard.shape(check) for check in checks.by_text.values()]
 
-    def add(expr: sympy.Expr, lhs: TensorPropertySource | None = None):
+
+class _ShapeChecks:
+    """The checks so far, one per fast text, printed over the sources that define the symbols."""
+
+    def __init__(self, definers: dict):
+        self.definers = definers
+        self.readable = _SourcePrinter({s: src.name() for s, src in definers.items()})
+        self.fast = _SourcePrinter({s: src.expr() for s, src in definers.items()})
+        self.by_text: dict = {}
+
+    def add(self, check: ShapeCheck) -> None:
+        self.by_text.setdefault(check.fast, check)
+
+    def relation(self, expr: sympy.Expr, lhs: TensorPropertySource | None = None) -> None:
+        """`expr` holds (lhs None), or `lhs == expr`. Printing first: a symbol that no input
+        defines is a ShapeGuardError."""
+        readable, fast = self.readable.doprint(expr), self.fast.doprint(expr)
+        used = tuple(self.definers[s] for s in sorted(expr.free_symbols, key=str))
         if lhs is None:
-            text_r, text_f = readable.doprint(expr), fast.doprint(expr)
-            used = tuple(definers[s] for s in sorted(expr.free_symbols, key=str))
+            self.add(ShapeCheck(readable, fast, tuple(dict.fromkeys(used))))
         else:
-            text_r = f"{lhs.name()} == {readable.doprint(expr)}"
-            text_f = f"{lhs.expr()} == {fast.doprint(expr)}"
-            used = (lhs,) + tuple(definers[s] for s in sorted(expr.free_symbols, key=str))
-        if text_f not in checks:
-            checks[text_f] = ShapeCheck(text_r, text_f, tuple(dict.fromkeys(used)))
+            self.add(ShapeCheck(f"{lhs.name()} == {readable}", f"{lhs.expr()} == {fast}",
+                                tuple(dict.fromkeys((lhs,) + used))))
 
-    # 1. every size/stride/offset that is not the definition of its symbol: equal to its expression
+
+def _redefinitions(shape_env, properties: list, definers: dict):
+    """Every symbolic size/stride/offset that is not the definition of its symbol, with the
+    expression it must equal."""
     for source, expr in properties:
         if not expr.free_symbols:
             continue            # static: TENSOR_MATCH checks sizes and strides
         simplified = shape_env.simplify(expr)
         if definers.get(expr) == source and simplified == expr:
             continue
-        add(simplified, source)
-    # 2. what tracing assumed about symbolic values
+        yield source, simplified
+
+
+def _assumptions(shape_env):
+    """What tracing assumed about symbolic values."""
     for guard in shape_env.guards:
         expr = shape_env.simplify(guard.expr)
         if expr == sympy.true:
             continue
         if expr == sympy.false:
             raise ShapeGuardError(f"shape guard {guard.expr} is false after simplification")
-        add(expr)
-    # 3. ranges: the 0/1 specialization (sizes >= 2) and any bounds learned from guards
+        yield expr
+
+
+def _ranges(shape_env, definers: dict):
+    """The range of each integer symbol: the 0/1 specialization (sizes >= 2) and any bounds
+    learned from guards."""
     for sym, source in definers.items():
         if shape_env.simplify(sym) != sym or not sym.is_integer:
-            continue            # specialized or replaced: covered by 1. and 2.; floats: by 2.
+            continue            # specialized or replaced: covered by the relations; floats: by the assumptions
         vr = shape_env.var_to_range.get(sym)
         if vr is None:
             continue
         lower, upper = _bound(vr.lower), _bound(vr.upper)
         if lower is not None:
-            checks.setdefault(f"{lower} <= {source.expr()}",
-                              ShapeCheck(f"{lower} <= {source.name()}", f"{lower} <= {source.expr()}", (source,)))
+            yield ShapeCheck(f"{lower} <= {source.name()}", f"{lower} <= {source.expr()}", (source,))
         if upper is not None:
-            checks.setdefault(f"{source.expr()} <= {upper}",
-                              ShapeCheck(f"{source.name()} <= {upper}", f"{source.expr()} <= {upper}", (source,)))
-    return [Guard.shape(check) for check in checks.values()]
+            yield ShapeCheck(f"{source.name()} <= {upper}", f"{source.expr()} <= {upper}", (source,))
