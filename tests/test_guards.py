@@ -11,18 +11,10 @@ import torch
 
 import bytegraph
 from bytegraph.testing import CompileCounter
+from helpers import check, compiled
 
 FACTOR = 2
 FLAG = True
-
-
-def compiled(fn, cnt=None):
-    cnt = cnt or CompileCounter()
-    return bytegraph.compile(fn, backend=cnt), cnt
-
-
-def check(opt, fn, *args):
-    torch.testing.assert_close(opt(*args), fn(*args))
 
 
 def last_reason():
