@@ -99,10 +99,15 @@ class GuardKind:
         return self.name
 
 
+KINDS: list[GuardKind] = []   # every kind `_kind` made, in order
+
+
 def _kind(constructor: str):
-    """Make the decorated GuardKind subclass a singleton and add its `make` as `Guard.<constructor>`."""
+    """Make the decorated GuardKind subclass a singleton, listed in KINDS, and add its `make` as
+    `Guard.<constructor>`."""
     def register(cls):
         kind = cls()
+        KINDS.append(kind)
         setattr(Guard, constructor, staticmethod(kind.make))
         return kind
     return register

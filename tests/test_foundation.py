@@ -322,3 +322,20 @@ def test_the_frame_hook_contract_is_typed():
         assert torch.equal(_call_with_callback(lambda *a: FrameAction.RUN_AS_IS, plus_one, x), x * 10)
     finally:
         _C.clear(plus_one.__code__)
+
+
+def test_reset_forgets_all_process_state(tmp_path):
+    from bytegraph.runtime import runtime
+    cnt = CompileCounter()
+    opt = bytegraph.compile(three_ops, backend=cnt)
+    with bytegraph.config.patch(compile_debug=True, debug_dir=str(tmp_path)):
+        opt(torch.randn(2), torch.randn(2))
+        opt(torch.randn(3), torch.randn(3))      # only a size changed: automatic dynamic remembers it
+    assert cnt.frame_count == 2 and bytegraph.stats.frames_compiled == 2
+    assert runtime.automatic_dynamic.dims_for(three_ops.__code__)
+    assert runtime.touched_codes() and runtime.run_dirs and runtime.frame_numbers and runtime.phases
+    bytegraph.reset()
+    assert not bytegraph._C.peek_cache(three_ops.__code__) and not runtime.touched_codes()
+    assert not runtime.automatic_dynamic.dims_for(three_ops.__code__)
+    assert not (runtime.run_dirs or runtime.frame_numbers or runtime.phases)
+    assert bytegraph.stats.frames_compiled == 0 and not bytegraph.compile_times()

@@ -400,3 +400,20 @@ def test_class_attributes_and_methods_are_guarded():
     finally:
         Knob.scale = 2.0
         Knob.method = lambda self, x: x + 1
+
+
+def test_every_guard_kind_carries_all_its_facts():
+    from bytegraph.guards.guard import KINDS, GuardKind
+    assert len({k.name for k in KINDS}) == len(KINDS) >= 12
+    for kind in KINDS:
+        cls = type(kind)
+        renders = cls.render_all if kind.fast_path else cls.render
+        assert renders is not getattr(GuardKind, renders.__name__), kind
+        assert cls.describe is not GuardKind.describe and cls.explain is not GuardKind.explain, kind
+        assert isinstance(kind.order, int) and kind.name.isupper()
+    # a kind is asked, never switched on: its facts reach the check function and the failure reason
+    opt, cnt = compiled(three)
+    opt(torch.randn(2))
+    opt(torch.randn(2).double())
+    assert cnt.frame_count == 2
+    assert "L['x'].dtype changed: expected torch.float32, got torch.float64" in last_reason()
