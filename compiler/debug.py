@@ -13,11 +13,12 @@ Compile time only.
 from __future__ import annotations
 
 from .config import config
-from .debug_dir import FrameDir, load_backend
+from .debug_dir import FrameDir
 from .eval_frame import compile as bytegraph_compile
 from .minifier import AccuracyError, BackendCompilerFailed, compile_checked
 from .replay import load_record, rebuild
 from .runtime import StatsReport
+from .scripts import load_backend
 from .timing import compile_times
 
 __all__ = ["AccuracyError", "BackendCompilerFailed", "StatsReport", "compile_times", "load_record", "minify",

@@ -11,11 +11,12 @@ import logging
 from . import bytecode_source
 from .backends.registry import graph_runner
 from .config import config
-from .debug_dir import FrameDir, artifacts_into, bytecode_listing, readable_graph, runnable_script, warn_tool_failure
+from .debug_dir import FrameDir, artifacts_into, bytecode_listing, readable_graph, warn_tool_failure
 from .logs import enabled, log
 from .minifier import compile_checked
 from .replay import record_failure
 from .runtime import runtime
+from .scripts import runnable_script
 from .timing import phase
 
 

@@ -19,7 +19,8 @@ import sys
 import traceback
 import types
 
-from .debug_dir import FrameDir, backend_reference
+from .debug_dir import FrameDir
+from .scripts import backend_reference
 
 RECORD_VERSION = 1
 
@@ -34,7 +35,7 @@ class FrameRecord:
     args: list                           # one _Value per frame argument, in co_varnames order
     closure: list                        # one _Value per free variable
     globals: dict                        # name -> _Value
-    backend: dict | None                 # debug_dir.backend_reference(...)
+    backend: dict | None                 # scripts.backend_reference(...)
     error: str
     traceback: str
     missing: list                        # what could not be recorded, and why

@@ -98,6 +98,12 @@ class GuardKind:
     def __repr__(self) -> str:
         return self.name
 
+    def __copy__(self):
+        return self          # a singleton: a copied guard keeps its kind
+
+    def __deepcopy__(self, memo):
+        return self
+
 
 KINDS: list[GuardKind] = []   # every kind `_kind` made, in order
 
