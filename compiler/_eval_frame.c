@@ -244,8 +244,8 @@ static PyObject *bytegraph_eval_frame(PyThreadState *ts, _PyInterpreterFrame *fr
         for (Py_ssize_t i = 0; i < PyList_GET_SIZE(extra); i++) {
             PyObject *item = PyList_GET_ITEM(extra, i);
             if (!is_entry(item)) {
-                Py_DECREF(extra);
                 PyErr_Format(PyExc_TypeError, "bytegraph cache holds a %.100s, not a CacheEntry", Py_TYPE(item)->tp_name);
+                Py_DECREF(extra);
                 return NULL;
             }
             CacheEntry *entry = (CacheEntry *)item;

@@ -322,6 +322,12 @@ def test_the_frame_hook_contract_is_typed():
         assert torch.equal(_call_with_callback(lambda *a: FrameAction.RUN_AS_IS, plus_one, x), x * 10)
     finally:
         _C.clear(plus_one.__code__)
+    _C.get_cache(plus_one.__code__).append((entry.guard, entry.code))   # a cache holds CacheEntry objects only
+    try:
+        error = _call_with_callback(lambda *a: FrameAction.RUN_AS_IS, plus_one, x)
+        assert isinstance(error, TypeError) and "not a CacheEntry" in str(error)
+    finally:
+        _C.clear(plus_one.__code__)
 
 
 def test_reset_forgets_all_process_state(tmp_path):
