@@ -83,6 +83,8 @@ class StatsReport:
 
 
 class Runtime:
+    """All of bytegraph's process state; the one instance is `runtime`."""
+
     def __init__(self):
         self.stats = Stats()
         self.automatic_dynamic = AutomaticDynamic()
