@@ -261,7 +261,7 @@ for _dev in ("cpu", "cuda"):
 
 
 _NOT_OPS = tuple(f"torch.{name}" for name in ("_dynamo", "_inductor", "utils", "nn.modules", "fx", "compiler",
-                                               "testing"))
+                                               "distributed", "nn.parallel", "_C._distributed", "testing"))
 
 
 def is_torch_op(value) -> bool:
