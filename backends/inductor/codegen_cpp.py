@@ -987,6 +987,8 @@ class CppWrapperCodegen(WrapperCodegen):
         super().__init__(graph, groups, store_names)
         self.cpp_defs: list[str] = []
         self.signatures: dict[str, tuple[int, int]] = {}
+        self.buffers = {b.name: b for b in graph.buffers}
+        self._rendered = None  # the kernel `_alloc_outputs` rendered for the group `_kernel` launches next
 
     def header(self, kernels: str = "") -> str:
         from .codegen_triton import HEADER_PY
@@ -999,7 +1001,7 @@ class CppWrapperCodegen(WrapperCodegen):
         """A pointwise kernel writes an output in place of an input that dies with it when the two have
         one layout and the input is read only at the index the output is written (element by element,
         so no iteration reads what another wrote)."""
-        k = self._rendered = (group, render_group(group, self.store_names, self.symbols))[1]
+        k = self._rendered = render_group(group, self.store_names, self.symbols)
         taken = set()
         for node in group.nodes:
             if node.mutates or node.name not in self.store_names:
@@ -1027,21 +1029,16 @@ class CppWrapperCodegen(WrapperCodegen):
                 continue
             if any(f"{k.in_args[name]}[" in ln for ln in lines[first_write:]):
                 continue
-            buf = self.graph_buffer(name)
+            buf = self.buffers.get(name)
             fresh = name in self.allocated or getattr(getattr(buf, "op", None), "overloadpacket", None) in _FRESH
             if fresh and buf.layout is not None and self._alloc_key(buf) == self._alloc_key(node):
                 return name
         return None
 
-    def graph_buffer(self, name):
-        if not hasattr(self, "_by_name"):
-            self._by_name = {b.name: b for b in self.graph.buffers}
-        return self._by_name.get(name)
-
     def _kernel(self, group):
-        pending = getattr(self, "_rendered", None)
-        k = pending if pending is not None and pending.group is group else render_group(
-            group, self.store_names, self.symbols)
+        k = self._rendered
+        if k is None or k.group is not group:
+            k = render_group(group, self.store_names, self.symbols)
         self._rendered = None
         body = k.source("KERNEL")
         if body not in self.kernels:
