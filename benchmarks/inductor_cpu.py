@@ -226,7 +226,8 @@ def to_markdown(rows) -> str:
     lines += ["", "ms: per-call wall time of the best of interleaved rounds; speedup: eager_ms / compiled ms; "
               "cpu_speedup: the same from process CPU time (robust to a loaded machine; with 2 threads it "
               "also counts work the threads duplicate or spin); "
-              "compile_s: first call from empty caches; kernels: generated kernels (torch: distinct kernels, "
+              "compile_s: first call, from empty on-disk caches for the first thread count (later thread counts "
+              "find both compilers' caches warm); kernels: generated kernels (torch: distinct kernels, "
               "bytegraph: launches per call); GB/s: bytes read + written per call / time (copy: `.clone()` of "
               "the input)."]
     return "\n".join(lines)
