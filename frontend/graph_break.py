@@ -50,6 +50,8 @@ register("user_exception", "exception {exc} raised in traced code is not handled
 register("inline_failed", "inlining {fn} failed: {detail}",
          "wrap the callee in `bytegraph.disable` or simplify it")
 register("too_deep", "inlining depth exceeded at {fn}", "avoid deep recursion in compiled code")
+register("user_graph_break", "{fn}() was called{msg}",
+         "this is a graph break the program asked for; remove the call to capture one graph")
 register("generator", "generator {fn} cannot be consumed here",
          "consume the generator with a list comprehension, or accept the graph break")
 

@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 import torch
 
+from ... import decorators
 from ...probe import safe_in, static_getattr
 from ..graph_break import Unsupported
 from .base import VariableTracker
@@ -29,6 +30,15 @@ FOLDED: dict[Any, Callable] = {
 }
 if hasattr(torch._utils, "is_compiling"):  # the older spelling libraries still ask
     FOLDED[torch._utils.is_compiling] = _is_compiling
+FOLDED[decorators.is_compiling] = _is_compiling
+
+
+def is_graph_break_function(fn) -> bool:
+    """`bytegraph.graph_break`, or torch's own (`torch._dynamo.graph_break`, which library code
+    calls), recognized by name so that torch._dynamo is never imported."""
+    return fn is decorators.graph_break or (
+        static_getattr(fn, "__module__") == "torch._dynamo.decorators" and
+        static_getattr(fn, "__qualname__") == "graph_break")
 
 # Functions that change global state or observe the outside world: never inside a graph.
 UNSUPPORTED = {torch.manual_seed, torch.seed, torch.set_default_dtype, torch.use_deterministic_algorithms,
@@ -56,6 +66,10 @@ class TorchFunctionVariable(VariableTracker):
 
     def call_function(self, tx, args, kwargs):
         fn = self.fn
+        if is_graph_break_function(fn):
+            msg = args[0] if args else kwargs.get("msg")
+            msg = f": {msg.as_python_constant()}" if msg is not None and msg.is_python_constant() else ""
+            raise Unsupported("user_graph_break", fn=f"{fn.__module__}.{fn.__name__}", msg=msg)
         if fn in FOLDED:
             folded = FOLDED[fn] or fn
             from .tensor import TensorVariable
@@ -271,7 +285,7 @@ def is_torch_op(value) -> bool:
     module = module if isinstance(module, str) else ""
     if not callable(value):
         return False
-    if safe_in(value, FOLDED):
+    if safe_in(value, FOLDED) or is_graph_break_function(value) or decorators.is_allowed_in_graph(value):
         return True
     # torch's own Python machinery (compilers, utilities, module classes, fx) is not an op
     if module.startswith(_NOT_OPS):

@@ -1,0 +1,145 @@
+"""Coverage gaps closed (issue 14), each compared with eager AND with torch.compile's capture.
+
+Every test runs the program eagerly, through bytegraph, and through torch.compile's explain (the
+reference): bytegraph's result equals eager's, and its graph and graph-break counts are asserted,
+equal to torch.compile's where the two are expected to agree.
+"""
+from __future__ import annotations
+
+
+import bytegraph
+import pytest
+import torch
+import torch._dynamo
+from bytegraph.testing import CompileCounter
+
+
+def same(a, b) -> bool:
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and a.dtype == b.dtype and a.shape == b.shape and \
+            torch.allclose(a, b, equal_nan=True)
+    if isinstance(a, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return type(a) is type(b) and list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+def torch_counts(fn, *args) -> tuple[int, int]:
+    torch._dynamo.reset()
+    out = torch._dynamo.explain(fn)(*args)
+    return out.graph_count, out.graph_break_count
+
+
+def check(fn, *args, graphs=1, breaks=0, like_torch=True):
+    """fn(*args) through bytegraph equals eager, with `graphs` graphs and `breaks` breaks (and so
+    does torch.compile when `like_torch`)."""
+    expected = fn(*args)
+    cnt = CompileCounter()
+    assert same(bytegraph.compile(fn, backend=cnt)(*args), expected)
+    assert same(bytegraph.compile(fn, backend=cnt)(*args), expected)   # the cached entry too
+    explained = bytegraph.explain(fn)(*args)
+    reasons = [b.reason for b in explained.break_reasons]
+    assert (explained.graph_count, explained.graph_break_count) == (graphs, breaks), reasons
+    if like_torch:
+        assert torch_counts(fn, *args) == (graphs, breaks)
+    return cnt
+
+
+# -- the public API libraries call ---------------------------------------------------------------
+def test_graph_break_splits_the_graph():
+    def fn(x):
+        a = x.sin()
+        bytegraph.graph_break()
+        return a.cos()
+
+    def torch_fn(x):
+        a = x.sin()
+        torch._dynamo.graph_break()
+        return a.cos()
+    x = torch.randn(3)
+    check(fn, x, graphs=2, breaks=1, like_torch=False)
+    assert torch_counts(torch_fn, x) == (2, 1)
+    check(torch_fn, x, graphs=2, breaks=1)    # torch's own spelling, as library code calls it
+    with pytest.raises(bytegraph.exc.GraphBreakError, match="graph_break"):
+        bytegraph.compile(fn, fullgraph=True)(x)
+
+
+@pytest.mark.parametrize("ask", [
+    lambda: torch.compiler.is_compiling(), lambda: torch._dynamo.is_compiling(),
+    lambda: torch.compiler.is_dynamo_compiling(), lambda: not torch.compiler.is_exporting()])
+def test_is_compiling_true_while_tracing(ask):
+    def fn(x):
+        return x + 1 if ask() else x - 1
+    x = torch.randn(3)
+    cnt = CompileCounter()
+    assert torch.equal(bytegraph.compile(fn, backend=cnt)(x), x + 1)
+    assert cnt.frame_count == 1
+    torch._dynamo.reset()
+    assert torch.equal(torch.compile(fn, backend="eager")(x), x + 1)   # the branch torch.compile takes
+
+
+def test_bytegraph_is_compiling():
+    def fn(x):
+        return x + 1 if bytegraph.is_compiling() else x - 1
+    x = torch.randn(3)
+    cnt = CompileCounter()
+    assert torch.equal(bytegraph.compile(fn, backend=cnt)(x), x + 1)
+    assert torch.equal(fn(x), x - 1) and cnt.frame_count == 1
+
+
+def test_is_compiling_as_transformers_asks():
+    transformers_utils = pytest.importorskip("transformers.utils")
+
+    def fn(x):
+        return x * 2 if transformers_utils.is_torchdynamo_compiling() else x.tolist()
+    cnt = CompileCounter()
+    x = torch.randn(3)
+    assert torch.equal(bytegraph.compile(fn, backend=cnt)(x), x * 2)
+    assert cnt.frame_count == 1
+
+
+def _scaled(a, b):
+    return a * 2 + b
+
+
+def test_allow_in_graph_is_one_node():
+    bytegraph.allow_in_graph(_scaled)
+    torch.compiler.allow_in_graph(_scaled)
+
+    def fn(x):
+        return _scaled(x.sin(), x).cos()
+    x = torch.randn(4, requires_grad=True)
+    cnt = check(fn, x)
+    assert _scaled in [n.target for n in cnt.graphs[0].graph.nodes]
+    # training through the node
+    cnt = CompileCounter()
+    bytegraph.compile(fn, backend="aot_eager")(x).sum().backward()
+    grad, x.grad = x.grad, None
+    fn(x).sum().backward()
+    assert torch.allclose(grad, x.grad)
+
+
+def test_maybe_mark_dynamic_and_mark_static():
+    def fn(x):
+        return x * x.shape[0]
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt)
+    for n in (3, 4, 5):
+        x = torch.randn(n, 2)
+        bytegraph.maybe_mark_dynamic(x, 0)
+        assert torch.equal(opt(x), fn(x))
+    assert cnt.frame_count == 1
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt, dynamic=True)
+    for n in (3, 4, 5):
+        x = torch.randn(n, 2)
+        bytegraph.mark_static(x, 0)
+        assert torch.equal(opt(x), fn(x))
+    assert cnt.frame_count == 3     # every size its own graph, even with dynamic=True
+
+
+def test_exc_module_names_the_public_exceptions():
+    assert bytegraph.exc.GraphBreakError is bytegraph.GraphBreakError
+    for name in bytegraph.exc.__all__:
+        assert issubclass(getattr(bytegraph.exc, name), Exception)
