@@ -143,3 +143,61 @@ def test_exc_module_names_the_public_exceptions():
     assert bytegraph.exc.GraphBreakError is bytegraph.GraphBreakError
     for name in bytegraph.exc.__all__:
         assert issubclass(getattr(bytegraph.exc, name), Exception)
+
+
+# -- torch.autograd.Function.apply -----------------------------------------------------------------
+class _Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, scale):
+        ctx.save_for_backward(a)
+        ctx.scale = scale
+        return a * a * scale
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return 2 * a * grad * ctx.scale, None
+
+
+_CALLS = []
+
+
+class _Counting(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a):
+        _CALLS.append(1)      # a Python side effect: running it at compile time would be wrong
+        return a * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 2
+
+
+def _square_model(x):
+    return _Square.apply(x.sin(), 3.0).cos()
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_autograd_function_is_one_node(backend):
+    x = torch.randn(5, requires_grad=True)
+    cnt = check(_square_model, x)
+    targets = [getattr(n.target, "__name__", n.target) for n in cnt.graphs[0].graph.nodes]
+    assert targets == ["L__x", "sin", "_Square_apply", "cos", "output"]     # the forward is one node
+    expected = _square_model(x)
+    expected.sum().backward()
+    grad, x.grad = x.grad, None
+    out = bytegraph.compile(_square_model, backend=backend)(x)
+    out.sum().backward()
+    assert torch.allclose(out, expected) and torch.allclose(x.grad, grad)
+
+
+def test_autograd_function_with_side_effects_breaks():
+    def fn(x):
+        return _Counting.apply(x + 1) - 1
+    x = torch.randn(3)
+    _CALLS.clear()
+    explained = bytegraph.explain(fn)(x)
+    assert explained.graph_break_count == 1 and "_Counting.apply" in explained.break_reasons[0].reason
+    assert len(_CALLS) == 1         # the forward ran once: eagerly, never at compile time
+    _CALLS.clear()
+    assert torch.equal(bytegraph.compile(fn)(x), fn(x)) and len(_CALLS) == 2

@@ -26,6 +26,9 @@ def wrap_class(tx, cls):
     return wrap(tx, cls, None)
 
 
+_FUNCTION_APPLY = torch.autograd.Function.__dict__["apply"]
+
+
 def bind_descriptor(tx, obj_var, cls_owner, attr, name, attr_source=None):
     """Turn a class attribute found in the MRO into what `obj.name` evaluates to."""
     from ..builder import wrap
@@ -126,6 +129,9 @@ class UserDefinedClassVariable(VariableTracker):
             return TupleVariable(tuple(wrap_class(tx, c) for c in cls.__mro__))
         from ..reads import class_lookup
         attr, attr_src = class_lookup(tx, cls, name)
+        if name == "apply" and attr is _FUNCTION_APPLY:
+            from .autograd_function import AutogradFunctionApplyVariable
+            return AutogradFunctionApplyVariable(fn_cls=cls)
         if attr is not MISSING:
             if isinstance(attr, (staticmethod, classmethod, types.FunctionType)):
                 return bind_descriptor(tx, self, None, attr, name, attr_src)
