@@ -201,3 +201,25 @@ def test_autograd_function_with_side_effects_breaks():
     assert len(_CALLS) == 1         # the forward ran once: eagerly, never at compile time
     _CALLS.clear()
     assert torch.equal(bytegraph.compile(fn)(x), fn(x)) and len(_CALLS) == 2
+
+
+# -- modules built inside compiled code -------------------------------------------------------------
+def test_parameter_free_torch_modules_built_in_forward():
+    def fn(x):
+        pool = torch.nn.MaxPool1d(kernel_size=2)
+        pad = torch.nn.ConstantPad1d((1, 1), 0.5)
+        return torch.nn.ReLU()(pad(pool(x)))
+    check(fn, torch.randn(2, 3, 8))
+
+
+def test_module_with_parameters_built_in_forward_breaks():
+    def fn(x):
+        return torch.nn.Linear(6, 3)(x)
+    x = torch.randn(2, 6)
+    torch.manual_seed(0)
+    expected, rng = fn(x), torch.random.get_rng_state()
+    torch.manual_seed(0)
+    assert torch.equal(bytegraph.compile(fn)(x), expected)
+    assert torch.equal(torch.random.get_rng_state(), rng)   # its initialization ran once, eagerly
+    reasons = [b.reason for b in bytegraph.explain(fn)(x).break_reasons]
+    assert "parameters or buffers" in reasons[0]

@@ -6,12 +6,38 @@ import dataclasses
 
 import torch
 
-from ..graph_break import Unsupported
-from .constant import const
+from ..graph_break import Unsupported, fold
+from .base import NotConstant
+from .constant import const, python_value
 from .user_defined import UserDefinedObjectVariable
 
 _CONTAINERS = (torch.nn.Sequential, torch.nn.ModuleList, torch.nn.ModuleDict, torch.nn.ParameterList,
                torch.nn.ParameterDict)
+
+
+def new_torch_module(tx, cls, args, kwargs):
+    """`nn.MaxPool1d(2)` inside compiled code: one of torch's own module classes, built at trace time
+    from constant arguments. Building it runs torch's code only; it is kept when that touched no RNG
+    state and gave a module without parameters or buffers, which is the same whichever call made it
+    (its attributes are constants of the trace; it exists only there, so letting it escape the frame
+    breaks the graph)."""
+    if not cls.__module__.startswith("torch.nn.modules.") or issubclass(cls, _CONTAINERS):
+        raise Unsupported("unsupported_call", fn=f"class {cls.__qualname__}", detail=" (a user-defined module "
+                                                                                     "created inside compiled code)")
+    try:
+        real_args = [python_value(tx, a) for a in args]
+        real_kwargs = {k: python_value(tx, v) for k, v in kwargs.items()}
+    except NotConstant:
+        raise Unsupported("unsupported_call", fn=f"class {cls.__qualname__}",
+                          detail=" (a module created from values that are not constants)") from None
+    rng = torch.random.get_rng_state()
+    module = fold(cls, *real_args, **real_kwargs)
+    if not torch.equal(rng, torch.random.get_rng_state()) or any(True for _ in module.parameters()) or \
+            any(True for _ in module.buffers()):
+        torch.random.set_rng_state(rng)
+        raise Unsupported("unsupported_call", fn=f"class {cls.__qualname__}",
+                          detail=" (a module with parameters or buffers created inside compiled code)")
+    return NNModuleVariable(value=module, cls=cls)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -166,8 +166,8 @@ class UserDefinedClassVariable(VariableTracker):
         if issubclass(cls, enum.Enum) and len(args) == 1 and args[0].is_python_constant():
             return const(cls(args[0].as_python_constant()))
         if issubclass(cls, torch.nn.Module):
-            raise Unsupported("unsupported_call", fn=self.describe(), detail=" (creating a module inside "
-                                                                          "compiled code)")
+            from .nn_module import new_torch_module
+            return new_torch_module(tx, cls, args, kwargs)
         if issubclass(cls, dict) and cls.__new__ is dict.__new__ and cls.__module__ != "builtins":
             return self._new_dict_subclass(tx, args, kwargs)
         from ..reads import class_lookup
