@@ -20,6 +20,7 @@ import re
 import sympy
 import torch
 import torch.fx
+from torch._dispatch.python import enable_python_dispatcher
 from torch._subclasses.fake_tensor import (
     DataDependentOutputException,
     DynamicOutputShapeException,
@@ -310,7 +311,9 @@ class OutputGraph:
             t = fake_args[0]
             self.metadata_log.append((t, tuple(t.shape), tuple(t.stride()), t.storage_offset()))
         try:
-            with self.tracing_state(), self.fake_mode:
+            # under the Python dispatcher composite ops (F.pad, interpolate...) decompose in Python
+            # and keep symbolic sizes symbolic, instead of reading them as ints in C++
+            with self.tracing_state(), self.fake_mode, enable_python_dispatcher():
                 if kind == "call_function":
                     example = target(*fake_args, **fake_kwargs)
                 else:

@@ -11,6 +11,7 @@ import bytegraph
 import pytest
 import torch
 import torch._dynamo
+import torch.nn.functional as F
 from bytegraph.testing import CompileCounter
 
 
@@ -223,3 +224,24 @@ def test_module_with_parameters_built_in_forward_breaks():
     assert torch.equal(torch.random.get_rng_state(), rng)   # its initialization ran once, eagerly
     reasons = [b.reason for b in bytegraph.explain(fn)(x).break_reasons]
     assert "parameters or buffers" in reasons[0]
+
+
+# -- automatic dynamic through composite ops ------------------------------------------------------------
+class _Padded(torch.nn.Module):
+    def forward(self, x):
+        y = F.pad(x, (0, 0, 1, 1))
+        return F.interpolate(y.unsqueeze(1), scale_factor=2).sum() + y.view(y.shape[0], -1).mean()
+
+
+def test_composite_ops_keep_batch_symbolic():
+    from torch._dynamo.testing import CompileCounter as TorchCompileCounter
+    model = _Padded()
+    cnt, torch_cnt = CompileCounter(), TorchCompileCounter()
+    opt = bytegraph.compile(model, backend=cnt)
+    torch._dynamo.reset()
+    torch_opt = torch.compile(model, backend=torch_cnt)
+    for batch in (2, 3, 4, 5, 6):
+        x = torch.randn(batch, 3, 4)
+        assert torch.allclose(opt(x), model(x))
+        torch_opt(x)
+    assert cnt.frame_count == torch_cnt.frame_count == 2    # static, then one graph for every batch size
