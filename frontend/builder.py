@@ -237,5 +237,10 @@ def _wrap(tx, value, source, trusted):
     if isinstance(value, (torch.finfo, torch.iinfo)):
         guard(Guard.id_match(source, value))   # torch keeps one finfo/iinfo object per dtype
         return ConstantVariable(value, source=source)
+    if type(value).__module__ == "typing" or type(value) is types.GenericAlias:
+        # a type annotation (`List[Tensor]`, `Optional`): immutable, and subscripting it only builds
+        # another annotation, so it is folded like a constant
+        guard(Guard.id_match(source, value))
+        return ConstantVariable(value, source=source)
     guard(Guard.type_match(source, type(value)))
     return UserDefinedObjectVariable(value=value, cls=type(value), source=source)

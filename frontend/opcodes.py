@@ -12,7 +12,7 @@ import sys
 from . import lifetimes
 from .graph_break import Unsupported, user_error
 from .variables.constant import const
-from .variables.dicts import DictVariable, SetVariable
+from .variables.dicts import DictVariable, SetVariable, is_other_mapping, mapping_as_dict
 from .variables.functions import NestedFunctionVariable
 from .variables.iterators import StopIterationSignal
 from .variables.lists import ListVariable, SliceVariable, TupleVariable
@@ -332,6 +332,8 @@ def set_update(tx, ins):
 def dict_update(tx, ins):
     value = tx.pop()
     target = tx.stack[-ins.arg]
+    if ins.opname == "DICT_MERGE" and is_other_mapping(value):    # `f(**m)`
+        value = mapping_as_dict(tx, value)
     if ins.opname == "DICT_MERGE" and isinstance(value, DictVariable):
         for k, _ in value.pairs(tx):
             if target.lookup(tx, k) is not None:

@@ -7,6 +7,9 @@ equal to torch.compile's where the two are expected to agree.
 from __future__ import annotations
 
 
+import collections
+import typing
+
 import bytegraph
 import pytest
 import torch
@@ -37,8 +40,10 @@ def check(fn, *args, graphs=1, breaks=0, like_torch=True):
     does torch.compile when `like_torch`)."""
     expected = fn(*args)
     cnt = CompileCounter()
-    assert same(bytegraph.compile(fn, backend=cnt)(*args), expected)
-    assert same(bytegraph.compile(fn, backend=cnt)(*args), expected)   # the cached entry too
+    opt = bytegraph.compile(fn, backend=cnt)
+    assert same(opt(*args), expected)
+    assert same(opt(*args), expected)   # the cached entry too
+    assert cnt.frame_count == graphs
     explained = bytegraph.explain(fn)(*args)
     reasons = [b.reason for b in explained.break_reasons]
     assert (explained.graph_count, explained.graph_break_count) == (graphs, breaks), reasons
@@ -245,3 +250,55 @@ def test_composite_ops_keep_batch_symbolic():
         assert torch.allclose(opt(x), model(x))
         torch_opt(x)
     assert cnt.frame_count == torch_cnt.frame_count == 2    # static, then one graph for every batch size
+
+
+# -- Python and torch values the trace folds ------------------------------------------------------------
+def test_torch_function_returning_a_dtype():
+    def fn(x):
+        return x.to(torch.promote_types(x.dtype, torch.float64)) * 2
+    cnt = check(fn, torch.randn(3))
+    assert cnt.op_count == 2      # `to` and `mul`: promote_types is answered while tracing
+
+
+def test_empty_tuple_plus_tuple():
+    def fn(x):
+        pair = () + (x, x + 1)
+        return pair[0] * pair[1], (1,) * 2 + pair
+    check(fn, torch.randn(3))
+
+
+def test_typing_aliases_and_jit_annotate():
+    def fn(x):
+        hint = typing.Optional[typing.List[torch.Tensor]]
+        items = torch.jit.annotate(typing.List[torch.Tensor], [x, x * 2])
+        return items[0] + items[1], hint is typing.Optional[typing.List[torch.Tensor]]
+    check(fn, torch.randn(3))
+
+
+class _Mapping(collections.abc.Mapping):
+    def __init__(self, **items):
+        self.items_ = items
+
+    def __getitem__(self, key):
+        return self.items_[key]
+
+    def __iter__(self):
+        return iter(self.items_)
+
+    def __len__(self):
+        return len(self.items_)
+
+
+def _keywords(**kwargs):
+    return kwargs
+
+
+def test_user_mapping_as_dict_and_keywords():
+    mapping = _Mapping(a=2, b=3)
+
+    def fn(x):
+        d = dict(mapping)
+        kw = _keywords(**mapping)
+        d.update(mapping)
+        return x * d["a"] + kw["b"], d, kw
+    check(fn, torch.randn(3))

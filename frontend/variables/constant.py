@@ -53,6 +53,10 @@ class ConstantVariable(VariableTracker):
             real_args = [python_value(tx, a) for a in args]
             real_kwargs = {k: python_value(tx, v) for k, v in kwargs.items()}
         except NotConstant:
+            if type(self.value) is tuple:   # `() + (x,)`, `(1,) * n`...: the tuple tracker's own methods
+                from .lists import TupleVariable
+                items = tuple(const(v) for v in self.value)
+                return TupleVariable(items).call_method(tx, name, args, kwargs)
             return super().call_method(tx, name, args, kwargs)
         method = getattr(self.value, name)
         result = fold(method, *real_args, **real_kwargs)

@@ -34,6 +34,22 @@ def hashable_key(tx, var):
     return ("__id__", id(var))
 
 
+def is_other_mapping(var) -> bool:
+    """A mapping that is not a dict tracker: `dict(m)`, `d.update(m)` and `f(**m)` read it through
+    its keys() and __getitem__."""
+    return not isinstance(var, DictVariable) and hasattr(var.python_type(), "keys")
+
+
+def mapping_as_dict(tx, mapping) -> "DictVariable":
+    """A new dict of a mapping's items, read as CPython's dict merge does: the list of
+    `mapping.keys()`, then `mapping[key]` for each key."""
+    keys = tx.unpack_iterable(tx.call(tx.getattr(mapping, "keys"), [], {}))
+    pairs = {}
+    for key in keys:
+        pairs[hashable_key(tx, key)] = (key, tx.getitem(mapping, key))
+    return DictVariable.create(tx, list(pairs.values()))
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class DictVariable(VariableTracker):
     """A dict; contents are a tuple of (key tracker, value tracker) pairs in SideEffects."""
@@ -91,9 +107,8 @@ class DictVariable(VariableTracker):
         from .iterators import ContainerIteratorVariable
         check_modelled_arguments(self.describe(), name, args, kwargs, _DICT_ARITY,
                                  {"update": ("*",), "popitem": ("last",), "move_to_end": ("last",)})
-        if name == "update" and args and not isinstance(args[0], DictVariable) and \
-                hasattr(args[0].python_type(), "keys"):      # a mapping: CPython calls its keys()
-            raise Unsupported("unsupported_call", fn=f"{self.describe()}.update", detail=" with a mapping argument")
+        if name == "update" and args and is_other_mapping(args[0]):
+            args = [mapping_as_dict(tx, args[0])]
         pairs = self.pairs(tx)
         if name == "__getitem__":
             found = self.lookup(tx, args[0])

@@ -70,6 +70,8 @@ class TorchFunctionVariable(VariableTracker):
             msg = args[0] if args else kwargs.get("msg")
             msg = f": {msg.as_python_constant()}" if msg is not None and msg.is_python_constant() else ""
             raise Unsupported("user_graph_break", fn=f"{fn.__module__}.{fn.__name__}", msg=msg)
+        if fn is torch.jit.annotate and len(args) == 2 and not kwargs:
+            return args[1]      # a TorchScript type hint: eagerly it returns its value unchanged
         if fn in FOLDED:
             folded = FOLDED[fn] or fn
             from .tensor import TensorVariable
