@@ -302,3 +302,33 @@ def test_user_mapping_as_dict_and_keywords():
         d.update(mapping)
         return x * d["a"] + kw["b"], d, kw
     check(fn, torch.randn(3))
+
+
+def test_fromkeys_of_dict_types():
+    def fn(x):
+        plain = dict.fromkeys(["a", "b"], 1)
+        ordered = collections.OrderedDict.fromkeys("cd", 2)
+        default = collections.defaultdict.fromkeys(["e"], 3)
+        return x * plain["a"] + ordered["d"] + default["e"], plain, ordered, default
+    check(fn, torch.randn(3), like_torch=False)    # torch.compile fails on OrderedDict.fromkeys
+
+
+class _Flags:
+    scale = 2
+
+
+def test_membership_in_a_class_dict_is_guarded():
+    def fn(x):
+        if "scale" in _Flags.__dict__:
+            return x * _Flags.__dict__["scale"]
+        return x - _Flags.__dict__.get("offset", 1)
+    x = torch.randn(3)
+    check(fn, x)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt)
+    assert torch.equal(opt(x), x * 2)
+    del _Flags.scale
+    try:
+        assert torch.equal(opt(x), x - 1) and cnt.frame_count == 2      # the class changed: recompiled
+    finally:
+        _Flags.scale = 2

@@ -473,7 +473,8 @@ def _fromkeys(kind):
         from .dicts import DictVariable, hashable_key
         value = value if value is not None else const(None)
         pairs = {hashable_key(tx, k): (k, value) for k in tx.unpack_iterable(iterable)}  # later keys win
-        return DictVariable.create(tx, list(pairs.values()), kind)
+        factory = const(None) if kind is collections.defaultdict else None   # defaultdict.fromkeys: no factory
+        return DictVariable.create(tx, list(pairs.values()), kind, factory)
     return handler
 
 
@@ -842,7 +843,8 @@ _HANDLERS: dict[Any, Callable] = {
     itertools.accumulate: _accumulate, itertools.combinations: _combos(itertools.combinations),
     itertools.permutations: _combos(itertools.permutations), functools.reduce: _reduce,
     functools.partial: _partial, functools.wraps: _wraps, inspect.signature: _signature,
-    dict.fromkeys: _fromkeys(dict),
+    dict.fromkeys: _fromkeys(dict), collections.OrderedDict.fromkeys: _fromkeys(collections.OrderedDict),
+    collections.defaultdict.fromkeys: _fromkeys(collections.defaultdict),
     collections.OrderedDict: _mapping(collections.OrderedDict),
     collections.defaultdict: _mapping(collections.defaultdict), collections.deque: _deque,
 }

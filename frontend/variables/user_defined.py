@@ -101,6 +101,35 @@ def class_method(tx, var, name):
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
+class ClassDictVariable(VariableTracker):
+    """`cls.__dict__`, the read-only view of a class's own namespace: membership and item reads of
+    constant keys, each guarded (the class may gain or lose the name later)."""
+    cls: type = None
+
+    def python_type(self):
+        return types.MappingProxyType
+
+    def describe(self):
+        return f"{self.cls.__qualname__}.__dict__"
+
+    def call_method(self, tx, name, args, kwargs):
+        if name not in ("__contains__", "__getitem__", "get") or kwargs or not args or \
+                not args[0].is_python_constant():
+            return super().call_method(tx, name, args, kwargs)
+        from ..builder import wrap
+        from ..reads import mro_lookup
+        key = args[0].as_python_constant()
+        attr, source = mro_lookup(tx, [self.cls], key)    # guarded whether found or not
+        if name == "__contains__":
+            return const(attr is not MISSING)
+        if attr is not MISSING:
+            return wrap(tx, attr, source)
+        if name == "get":
+            return args[1] if len(args) > 1 else const(None)
+        raise user_error(KeyError(key))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
 class UserDefinedClassVariable(VariableTracker):
     value: type = None
 
@@ -127,6 +156,8 @@ class UserDefinedClassVariable(VariableTracker):
         if name == "__mro__":
             from .lists import TupleVariable
             return TupleVariable(tuple(wrap_class(tx, c) for c in cls.__mro__))
+        if name == "__dict__" and type(cls).__getattribute__ is type.__getattribute__:
+            return ClassDictVariable(cls=cls)
         from ..reads import class_lookup
         attr, attr_src = class_lookup(tx, cls, name)
         if name == "apply" and attr is _FUNCTION_APPLY:
