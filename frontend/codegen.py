@@ -166,6 +166,12 @@ class PyCodegen:
             self.append(Instr("LOAD_FAST", self.graph_outputs_local))
             self.load_const(self.output_index[node])
             self.binary_subscr()
+            from .variables.tensor import tensor_attrs
+            for name, value in tensor_attrs(self.tx, var).items():   # `y.note = v` while tracing
+                self.append(Instr("COPY", 1))
+                self.reconstruct(value)
+                self.append(Instr("SWAP", 2))
+                self.store_attr(name)
             return
         from .variables.builtins import BuiltinVariable
         from .variables.ctx import WithExitVariable

@@ -203,8 +203,11 @@ class InstructionTranslatorBase:
 
     def setattr(self, obj, name, value):
         from .variables.user_defined import UserDefinedObjectVariable
+        from .variables.tensor import TensorVariable, set_tensor_attr
         if isinstance(obj, UserDefinedObjectVariable):
             return obj.setattr(self, name, value)
+        if isinstance(obj, TensorVariable):
+            return set_tensor_attr(self, obj, name, value)
         raise Unsupported("unsupported_op", what=f"setting attribute {name!r} on {obj.describe()}")
 
     def delattr(self, obj, name):

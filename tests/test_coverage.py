@@ -332,3 +332,22 @@ def test_membership_in_a_class_dict_is_guarded():
         assert torch.equal(opt(x), x - 1) and cnt.frame_count == 2      # the class changed: recompiled
     finally:
         _Flags.scale = 2
+
+
+def test_attributes_set_on_a_tensor_made_in_the_graph():
+    def fn(x):
+        y = x * 2
+        y.note = [3]
+        return y + y.note[0], y
+
+    def across_break(x):
+        y = x * 2
+        y.note = 3
+        bytegraph.graph_break()
+        return y + y.note
+
+    x = torch.randn(3)
+    check(fn, x)
+    out = bytegraph.compile(fn)(x)[1]
+    assert out.note == [3]                         # set on the real output too
+    check(across_break, x, graphs=2, breaks=1, like_torch=False)

@@ -67,6 +67,9 @@ class TensorVariable(VariableTracker):
         if callable(attr):
             from .functions import BoundMethodVariable
             return BoundMethodVariable(TensorMethod(name), self)
+        own = tensor_attrs(tx, self)
+        if name in own:
+            return own[name]
         if not hasattr(self.cls, name):   # (the class is guarded with the tensor)
             # an attribute of this tensor object's own (`x.test = ...`; `hasattr(x, "test")`): read from
             # the real input, its presence or absence guarded
@@ -81,7 +84,7 @@ class TensorVariable(VariableTracker):
                     return wrap(tx, own, ItemSource(dict_source, name))
                 raise user_error(AttributeError(f"'{type(real).__name__}' object has no attribute '{name}'"))
             if not self.is_graph_input():
-                # made while tracing: it has no attributes of its own (a write would be in side effects)
+                # made while tracing: it has no attributes of its own but those set while tracing
                 raise user_error(AttributeError(f"'{type(example).__name__}' object has no attribute '{name}'"))
         raise Unsupported("unsupported_attr", name=name, obj="a tensor")
 
@@ -214,3 +217,20 @@ _DUNDER_FUNCTIONS = {
     "__iadd__": operator.add, "__isub__": operator.sub, "__imul__": operator.mul, "__itruediv__": operator.truediv,
     "__ifloordiv__": operator.floordiv, "__imod__": operator.mod,
 }
+
+
+def tensor_attrs(tx, var) -> dict:
+    """Attributes set (`y.note = 3`) on a tensor made while tracing: trace state kept in the side
+    effects by graph node, so a checkpoint restores them."""
+    return tx.output.side_effects.contents.get(("tensor attributes", var.proxy.node), {})
+
+
+def set_tensor_attr(tx, var, name, value) -> None:
+    """`y.note = value` on a tensor made while tracing, for a name the tensor class does not define.
+    The object exists only inside the graph, so this is state of the trace; when the tensor leaves
+    the graph, codegen sets them on the real output."""
+    if var.is_graph_input() or hasattr(var.cls, name):
+        raise Unsupported("unsupported_op", what=f"setting attribute {name!r} on {var.describe()}")
+    attrs = dict(tensor_attrs(tx, var))
+    attrs[name] = value
+    tx.output.side_effects.track(("tensor attributes", var.proxy.node), attrs)
