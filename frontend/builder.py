@@ -6,6 +6,7 @@ import collections
 import enum
 import functools
 import operator
+import sys
 import types
 
 import torch
@@ -62,6 +63,16 @@ def _is_frame_varkw(tx, source) -> bool:
         return False
     index = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & inspect.CO_VARARGS)
     return source.local_name == code.co_varnames[index]
+
+
+def _is_numpy_type_info(value) -> bool:
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(value, (np.finfo, np.iinfo, np.dtype))
+
+
+def _is_numpy_scalar(value) -> bool:
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(value, np.generic)
 
 
 def wrap_constant_result(tx, value):
@@ -236,6 +247,12 @@ def _wrap(tx, value, source, trusted):
         return BuiltinVariable(fn=value, source=source)
     if isinstance(value, (torch.finfo, torch.iinfo)):
         guard(Guard.id_match(source, value))   # torch keeps one finfo/iinfo object per dtype
+        return ConstantVariable(value, source=source)
+    if _is_numpy_type_info(value) or (source is None and _is_numpy_scalar(value)):
+        # np.finfo/np.iinfo/np.dtype objects are immutable; a numpy scalar made while tracing (`finfo.eps`)
+        # folds with its own arithmetic (one read from the frame is not taken as a constant: its
+        # guard would need numpy's equality, which conflates -0.0 and 0.0)
+        guard(Guard.id_match(source, value))
         return ConstantVariable(value, source=source)
     if type(value).__module__ == "typing" or type(value) is types.GenericAlias:
         # a type annotation (`List[Tensor]`, `Optional`): immutable, and subscripting it only builds

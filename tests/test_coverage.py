@@ -351,3 +351,12 @@ def test_attributes_set_on_a_tensor_made_in_the_graph():
     out = bytegraph.compile(fn)(x)[1]
     assert out.note == [3]                         # set on the real output too
     check(across_break, x, graphs=2, breaks=1, like_torch=False)
+
+
+def test_numpy_type_information():
+    np = pytest.importorskip("numpy")
+
+    def fn(x):
+        eps = float(np.finfo(np.float32).eps)
+        return x * eps + np.iinfo(np.int16).max + np.dtype(np.float64).itemsize, np.finfo(np.float32).tiny
+    check(fn, torch.randn(3))

@@ -31,6 +31,11 @@ FOLDED: dict[Any, Callable] = {
 if hasattr(torch._utils, "is_compiling"):  # the older spelling libraries still ask
     FOLDED[torch._utils.is_compiling] = _is_compiling
 FOLDED[decorators.is_compiling] = _is_compiling
+try:   # numpy's type-information objects: immutable answers about dtypes, like torch.finfo
+    import numpy as _np
+    FOLDED.update({_np.finfo: None, _np.iinfo: None, _np.dtype: None})
+except ImportError:  # pragma: no cover - numpy is optional
+    _np = None
 
 
 def is_graph_break_function(fn) -> bool:
