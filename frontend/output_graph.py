@@ -344,6 +344,11 @@ class OutputGraph:
         if isinstance(var, TensorVariable):
             return var.proxy.node
         if isinstance(var, ConstantVariable):
+            if type(var.value).__module__ == "numpy":
+                # np.float64 is a float to torch (and to the graph's printed code); other numpy scalars are not
+                if not isinstance(var.value, float):
+                    raise Unsupported("unsupported_op", what=f"passing {var.describe()} to a torch function")
+                return float(var.value)
             return var.value
         if isinstance(var, SliceVariable):
             return slice(self.as_proxy(var.start), self.as_proxy(var.stop), self.as_proxy(var.step))

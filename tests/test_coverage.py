@@ -360,3 +360,16 @@ def test_numpy_type_information():
         eps = float(np.finfo(np.float32).eps)
         return x * eps + np.iinfo(np.int16).max + np.dtype(np.float64).itemsize, np.finfo(np.float32).tiny
     check(fn, torch.randn(3))
+
+
+def test_numpy_on_constants_is_a_constant():
+    np = pytest.importorskip("numpy")
+
+    def fn(x, d=64):
+        x = x * np.sqrt(d)              # an np.float64: a float to torch
+        return x, np.float32(2) * np.sqrt(np.float32(d))
+    check(fn, torch.randn(3), like_torch=False)   # torch.compile graph-breaks on np.sqrt(64)
+
+    def with_float32(x):
+        return x * np.finfo(np.float32).eps     # an np.float32 is not a float: torch's handling is not modelled
+    check(with_float32, torch.randn(3), graphs=0, breaks=1, like_torch=False)

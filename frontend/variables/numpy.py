@@ -21,7 +21,7 @@ import torch
 
 from ..graph_break import Unsupported
 from .base import VariableTracker
-from .constant import ConstantVariable, const
+from .constant import ConstantVariable, const, is_constant_value
 from .tensor import TensorVariable
 
 try:
@@ -235,6 +235,16 @@ class NumpyFunctionVariable(VariableTracker):
         raise Unsupported("unsupported_attr", name=name, obj=self.describe())
 
     def call_function(self, tx, args, kwargs):
+        if all(a.is_python_constant() for a in list(args) + list(kwargs.values())) and \
+                not isinstance(self.fn, type):
+            # `np.sqrt(64)`: numpy on constants gives the same scalar on every call; kept a constant
+            # (its own numpy type) unless it is an array (mutable: traced as a tensor below)
+            from ..graph_break import fold
+            result = fold(self.fn, *[a.as_python_constant() for a in args],
+                          **{k: v.as_python_constant() for k, v in kwargs.items()})
+            if isinstance(result, np.generic) or is_constant_value(result):
+                from ..builder import wrap_constant_result
+                return wrap_constant_result(tx, result)
         return call_numpy(tx, self.twin, self.name, list(args), dict(kwargs), real_fn=self.fn)
 
 
