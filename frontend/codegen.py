@@ -59,6 +59,8 @@ class PyCodegen:
 
     # -- primitives -------------------------------------------------------------
     def load_const(self, value):
+        if isinstance(value, type) and value in self.tx.output.trace_local_classes:
+            raise Unsupported("unsupported_op", what=f"class {value.__name__} made in compiled code leaving the graph")
         self.append(Instr("LOAD_CONST", value))
 
     def push_null(self):

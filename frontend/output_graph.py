@@ -100,6 +100,9 @@ class OutputGraph:
         self.autocast_stack: tuple = ()
         self.metadata_log: list = []        # (fake tensor, size, stride, offset) before a metadata mutation
         self.constant_tensors: list = []
+        # classes made while tracing (`collections.namedtuple(...)`): eager makes a new one on every
+        # call, so the transformed code must never load the trace's one (codegen.load_const refuses)
+        self.trace_local_classes: set = set()
         self.module_sources: set = set()    # sources of nn.Modules (their int attributes stay constants)
         self._names: set = set()
 

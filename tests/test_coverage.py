@@ -373,3 +373,21 @@ def test_numpy_on_constants_is_a_constant():
     def with_float32(x):
         return x * np.finfo(np.float32).eps     # an np.float32 is not a float: torch's handling is not modelled
     check(with_float32, torch.randn(3), graphs=0, breaks=1, like_torch=False)
+
+
+def test_namedtuple_made_in_compiled_code():
+    def fn(x):
+        Pair = collections.namedtuple("Pair", ["a", "b"])
+        p = Pair(x, 2)
+        return p.a * p.b + p[0], p._fields
+
+    def escapes(x):
+        Pair = collections.namedtuple("Pair", "a b")
+        return Pair(x * 2, 1)       # eager makes a new class per call: the trace's one must not escape
+
+    x = torch.randn(3)
+    check(fn, x)
+    out = bytegraph.compile(escapes)(x)
+    assert type(out).__name__ == "Pair" and torch.equal(out.a, x * 2)
+    assert type(bytegraph.compile(escapes)(x)) is not type(out)
+    assert bytegraph.explain(escapes)(x).graph_break_count == 1

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from ...probe import safe_in, static_getattr
 from ..graph_break import Unsupported, fold, user_error
-from .base import VariableTracker
+from .base import NotConstant, VariableTracker
 from .constant import ConstantVariable, const
 from .lists import BaseSequence
 
@@ -462,6 +462,23 @@ def _mapping(kind):
     return handler
 
 
+def _namedtuple(tx, *args, **kwargs):
+    """`collections.namedtuple("P", ["a", "b"])` from constants: the class is made while tracing
+    (by the real function: it runs no user code) and stays inside the trace (see
+    OutputGraph.trace_local_classes)."""
+    from .constant import python_value
+    from .user_defined import UserDefinedClassVariable
+    try:
+        real_args = [python_value(tx, a) for a in args]
+        real_kwargs = {k: python_value(tx, v) for k, v in kwargs.items()}
+    except NotConstant:
+        raise Unsupported("unsupported_call", fn="collections.namedtuple", detail=" with values that are not "
+                                                                                 "constants") from None
+    cls = fold(collections.namedtuple, *real_args, **real_kwargs)
+    tx.output.trace_local_classes.add(cls)
+    return UserDefinedClassVariable(value=cls)
+
+
 def _deque(tx, iterable=None, maxlen=None):
     from .lists import DequeVariable
     items = tx.unpack_iterable(iterable) if iterable is not None else []
@@ -847,6 +864,7 @@ _HANDLERS: dict[Any, Callable] = {
     collections.defaultdict.fromkeys: _fromkeys(collections.defaultdict),
     collections.OrderedDict: _mapping(collections.OrderedDict),
     collections.defaultdict: _mapping(collections.defaultdict), collections.deque: _deque,
+    collections.namedtuple: _namedtuple,
 }
 for _op in (operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
             operator.pow, operator.lshift, operator.rshift, operator.and_, operator.or_, operator.xor,
