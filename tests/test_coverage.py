@@ -379,7 +379,7 @@ def test_namedtuple_made_in_compiled_code():
     def fn(x):
         Pair = collections.namedtuple("Pair", ["a", "b"])
         p = Pair(x, 2)
-        return p.a * p.b + p[0], p._fields
+        return p.a * p.b + p[0], len(p)
 
     def escapes(x):
         Pair = collections.namedtuple("Pair", "a b")
