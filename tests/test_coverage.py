@@ -391,3 +391,17 @@ def test_namedtuple_made_in_compiled_code():
     assert type(out).__name__ == "Pair" and torch.equal(out.a, x * 2)
     assert type(bytegraph.compile(escapes)(x)) is not type(out)
     assert bytegraph.explain(escapes)(x).graph_break_count == 1
+
+
+def test_state_queries_on_symbolic_sizes():
+    def fn(x):     # as transformers' M2M100 positional embedding asks
+        n = x.shape[0] + 3
+        if not (torch.compiler.is_compiling() and torch.is_tensor(n)) and n > 5:
+            return x * 2
+        return x + 1
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt, dynamic=True)
+    for size in (2, 3, 4):
+        x = torch.randn(size)
+        assert torch.equal(opt(x), fn(x))
+    assert cnt.frame_count == 2     # n > 5 is a guard on the size: one graph each side of it

@@ -79,9 +79,11 @@ class TorchFunctionVariable(VariableTracker):
             return args[1]      # a TorchScript type hint: eagerly it returns its value unchanged
         if fn in FOLDED:
             folded = FOLDED[fn] or fn
-            from .tensor import TensorVariable
+            from .tensor import SymNodeVariable, TensorVariable
 
             def real(a):   # positional and keyword arguments alike (`torch.is_floating_point(input=x)`)
+                if isinstance(a, SymNodeVariable):
+                    return a.value     # a SymInt: what it is is known; a guard on its value goes to the ShapeEnv
                 return a.example if isinstance(a, TensorVariable) else a.as_python_constant()
             real_args = [real(a) for a in args]
             real_kwargs = {k: real(v) for k, v in kwargs.items()}
