@@ -13,7 +13,7 @@ backend), or is traced by AOTAutograd like any backward.
 from __future__ import annotations
 
 import dataclasses
-import weakref
+import types
 
 import torch
 
@@ -22,7 +22,7 @@ from .base import VariableTracker
 from .constant import const
 
 _BASE_SETUP_CONTEXT = torch.autograd.Function.setup_context
-_appliers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_appliers: dict = {}   # Function subclass -> its applier (kept for the process, like a class cache)
 
 
 def applier(cls):
@@ -87,8 +87,13 @@ def _forward_impurity(tx, cls, args):
     needs = tuple(const(isinstance(a, TensorVariable) and a.example.requires_grad) for a in args)
     effects.store(ctx, {"needs_input_grad": TupleVariable(needs)})
     out.set_grad_enabled(False)    # autograd runs the forward under no_grad
+    from ..reads import class_lookup
+    forward, _ = class_lookup(tx, cls, "forward")    # guarded: a forward reassigned later recompiles
+    forward = forward.__func__ if isinstance(forward, staticmethod) else forward
+    if not isinstance(forward, types.FunctionType):
+        return "is not a Python function"
     try:
-        UserFunctionVariable(fn=cls.forward).call_function(tx, [ctx] + list(args), {})
+        UserFunctionVariable(fn=forward).call_function(tx, [ctx] + list(args), {})
     except Unsupported as e:
         return f"cannot be traced: {e.reason}"
     except UserException:
