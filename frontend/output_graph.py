@@ -411,11 +411,14 @@ class OutputGraph:
         if example is None or isinstance(example, (int, float, bool)):
             self._drop_if_pure(proxy.node)
             return ConstantVariable(example)
-        if isinstance(example, (torch.dtype, torch.device, torch.layout, torch.memory_format)) and \
-                proxy.node.op == "call_function" and not proxy.node.users:
-            # metadata computed from metadata (`torch.promote_types`, `torch.result_type`): a constant
-            # of the trace (the inputs' dtypes and devices are guarded), nothing to run in the graph
-            self.graph.erase_node(proxy.node)
+        node = proxy.node
+        names_type = isinstance(example, str) and (node.target is torch.typename or (
+            node.op == "call_method" and node.target == "type" and len(node.args) == 1 and not node.kwargs))
+        if names_type or (isinstance(example, (torch.dtype, torch.device, torch.layout, torch.memory_format)) and
+                          node.op == "call_function" and not node.users):
+            # metadata computed from metadata (`torch.promote_types`, `torch.result_type`, `x.type()`):
+            # a constant of the trace (the inputs' dtypes and devices are guarded), nothing to run
+            self.graph.erase_node(node)
             return ConstantVariable(example)
         raise Unsupported("unsupported_op", what=f"a torch result of type {type(example).__name__}")
 

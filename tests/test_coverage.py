@@ -260,6 +260,13 @@ def test_torch_function_returning_a_dtype():
     assert cnt.op_count == 2      # `to` and `mul`: promote_types is answered while tracing
 
 
+def test_tensor_type_names():
+    def fn(x):
+        return x.half() * 2, x.type(), torch.typename(x.half())
+    cnt = check(fn, torch.randn(3))
+    assert cnt.op_count == 3     # half, mul, half: the type names are answered while tracing
+
+
 def test_empty_tuple_plus_tuple():
     def fn(x):
         pair = () + (x, x + 1)
