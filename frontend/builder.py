@@ -75,6 +75,15 @@ def _is_numpy_scalar(value) -> bool:
     return np is not None and isinstance(value, np.generic)
 
 
+def _is_identity_key(value) -> bool:
+    """A function, or a class compared and hashed by identity (its metaclass keeps type's
+    __eq__/__hash__): as a dict key as safe as a constant (the DICT_KEYS guard compares keys by
+    identity). pytree's registry is keyed by classes."""
+    if isinstance(value, type):
+        return type(value).__eq__ is type.__eq__ and type(value).__hash__ is type.__hash__
+    return isinstance(value, (types.FunctionType, types.BuiltinFunctionType))
+
+
 def wrap_constant_result(tx, value):
     """Wrap a value computed at trace time from constants (no source, no guard)."""
     return wrap(tx, value, None, trusted=True)
@@ -156,12 +165,12 @@ def _wrap(tx, value, source, trusted):
         items = [wrap(tx, v, ItemSource(source, i) if source else None, trusted) for i, v in enumerate(value)]
         return ListVariable.create(tx, items, source=source)
     if type(value) in (dict, collections.OrderedDict, collections.defaultdict):
-        if not all(is_constant_value(k) for k in value):
-            raise Unsupported("unsupported_op", what="a dict with keys that are not constants")
+        if not all(is_constant_value(k) or _is_identity_key(k) for k in value):
+            raise Unsupported("unsupported_op", what="a dict with keys that are not constants, classes or functions")
         guard(Guard.type_match(source, type(value)))
         guard(Guard.dict_keys(source, list(value.keys())))
-        pairs = [(ConstantVariable(k), wrap(tx, v, ItemSource(source, k) if source else None, trusted))
-                 for k, v in value.items()]
+        pairs = [(wrap(tx, k, None, trusted=True),
+                  wrap(tx, v, ItemSource(source, k) if source else None, trusted)) for k, v in value.items()]
         factory = None
         if isinstance(value, collections.defaultdict):
             factory = wrap(tx, value.default_factory, None, True)

@@ -14,7 +14,7 @@ import sys
 import torch
 
 from .guard import MODULE_HOOK_TABLES, Guard
-from .source import ConstSource, LocalSource, const_name, local_param, type_lookup
+from .source import LocalSource, const_name, local_param, type_lookup
 from .._tensor_guards import GlobalStateGuard, TensorGuards
 
 
@@ -60,10 +60,10 @@ class CheckFunction:
         self.fn_name = fn_name
         self.consts: dict[str, object] = {}
         self.shared = SharedReads([g.source for g in self.guards if g.source is not None])
-        for g in self.guards:   # objects the guards hold directly (guards/source.py ConstSource)
+        for g in self.guards:   # objects the guards hold directly (guards/source.py const_name)
             for s in _chain(g.source) if g.source is not None else ():
-                if isinstance(s, ConstSource):
-                    self.consts[const_name(s.value)] = s.value
+                for obj in s.held_objects():
+                    self.consts[const_name(obj)] = obj
         fused = ("TENSOR_MATCH", "GLOBAL_STATE")
         self.checks = []
         state = {g.expected[0]: g.expected[1] for g in self.guards if g.kind == "GLOBAL_STATE"}

@@ -412,3 +412,24 @@ def test_state_queries_on_symbolic_sizes():
         x = torch.randn(size)
         assert torch.equal(opt(x), fn(x))
     assert cnt.frame_count == 2     # n > 5 is a guard on the size: one graph each side of it
+
+
+_HANDLERS_BY_TYPE = {int: lambda v: v + 1, torch.Tensor: lambda v: v * 2, len: "a function key"}
+
+
+def test_dicts_keyed_by_classes_and_functions():
+    import torch.utils._pytree as pytree
+
+    def fn(x):
+        doubled = pytree.tree_map(lambda t: t * 2, {"a": x, "b": [x, (x + 1,)]})
+        return _HANDLERS_BY_TYPE[type(x)](x), _HANDLERS_BY_TYPE[len], doubled
+    x = torch.randn(3)
+    check(fn, x)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt)
+    opt(x)
+    _HANDLERS_BY_TYPE[float] = None       # the keys changed: recompiled
+    try:
+        assert same(opt(x), fn(x)) and cnt.frame_count == 2
+    finally:
+        del _HANDLERS_BY_TYPE[float]
