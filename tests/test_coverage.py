@@ -8,6 +8,7 @@ from __future__ import annotations
 
 
 import collections
+import functools
 import typing
 
 import bytegraph
@@ -433,3 +434,23 @@ def test_dicts_keyed_by_classes_and_functions():
         assert same(opt(x), fn(x)) and cnt.frame_count == 2
     finally:
         del _HANDLERS_BY_TYPE[float]
+
+
+class _Cached:
+    @functools.lru_cache(None)      # a descriptor of a C type: its cache is not modelled
+    def once(self, n):
+        _CALLS.append(n)
+        return n
+
+
+def test_method_through_a_cache_descriptor_breaks_cleanly():
+    obj = _Cached()
+
+    def fn(x):
+        return x * obj.once(2)
+    x = torch.randn(3)
+    _CALLS.clear()
+    assert torch.equal(bytegraph.compile(fn)(x), x * 2) and torch.equal(bytegraph.compile(fn)(x), x * 2)
+    assert _CALLS == [2]            # cached after the first call, as eagerly
+    reasons = [b.reason for b in bytegraph.explain(fn)(x).break_reasons]
+    assert "custom descriptor _lru_cache_wrapper" in reasons[0]

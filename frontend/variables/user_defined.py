@@ -70,7 +70,8 @@ def bind_descriptor(tx, obj_var, cls_owner, attr, name, attr_source=None):
         return BoundMethodVariable(fn=BuiltinVariable(fn=attr), self_var=obj_var)
     if hasattr(type(attr), "__get__") and not isinstance(attr, (type, types.BuiltinFunctionType)) and \
             type(attr).__module__ not in ("builtins",):
-        raise Unsupported("unsupported_attr", name=name, obj=f"{cls_owner.__name__} (custom descriptor)")
+        owner = cls_owner.__name__ if cls_owner is not None else obj_var.describe()
+        raise Unsupported("unsupported_attr", name=name, obj=f"{owner} (custom descriptor {type(attr).__name__})")
     return wrap(tx, attr, attr_source)
 
 
