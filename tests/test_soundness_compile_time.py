@@ -325,12 +325,11 @@ def test_debug_dir_with_keyword_call(tmp_path):
 
 
 def test_debug_dir_failure_is_logged_once_and_ignored(tmp_path, monkeypatch, caplog):
-    from bytegraph import debug_dir
+    from bytegraph import bytecode_source
 
     def broken(code):
         raise RuntimeError("renderer broke")
-    monkeypatch.setattr(debug_dir, "transformed_source", broken)
-    monkeypatch.setattr(debug_dir, "_tool_failures", set())
+    monkeypatch.setattr(bytecode_source, "transformed_source", broken)
     cnt = CompileCounter()
     x = torch.randn(4)
     with caplog.at_level(logging.WARNING, logger="bytegraph"), \
@@ -358,7 +357,7 @@ def test_internal_error_falls_back_with_one_warning(monkeypatch, caplog):
 
     x = torch.ones(2)
     cnt = CompileCounter()
-    with caplog.at_level(logging.WARNING, logger="bytegraph"), bytegraph.config.patch(suppress_errors=True):
+    with caplog.at_level(logging.WARNING, logger="bytegraph"), bytegraph.config.patch(strict=False):
         opt = bytegraph.compile(target, backend=cnt)
         assert torch.equal(opt(x), target(x))
         assert torch.equal(opt(x), x + 1)
@@ -367,7 +366,7 @@ def test_internal_error_falls_back_with_one_warning(monkeypatch, caplog):
     assert len(warnings) == 1 and "target" in warnings[0] and "report" in warnings[0]
 
     bytegraph.reset()
-    with bytegraph.config.patch(suppress_errors=False), pytest.raises(InternalError, match="target"):
+    with bytegraph.config.patch(strict=True), pytest.raises(InternalError, match="target"):
         bytegraph.compile(target, backend=cnt)(x)
 
 
