@@ -6,13 +6,13 @@ Each function here is what runs eagerly; the frontend recognizes the same object
 """
 from __future__ import annotations
 
-import weakref
-
 import torch
 
 from .guards.shape import STATIC_DIMS_ATTR, mark_dynamic, tensor_dims
 
-_allowed_in_graph: weakref.WeakSet = weakref.WeakSet()
+# id -> the function, kept for the process (as torch keeps its own registry); looked up by identity,
+# so asking about a user object never runs its __hash__/__eq__
+_allowed_in_graph: dict[int, object] = {}
 
 
 def graph_break(msg: str = "") -> None:
@@ -31,15 +31,12 @@ def allow_in_graph(fn):
     Python control flow; its result's metadata is found by running it on fake tensors."""
     if not callable(fn):
         raise TypeError(f"allow_in_graph expects a callable, got {type(fn).__name__}")
-    _allowed_in_graph.add(fn)
+    _allowed_in_graph[id(fn)] = fn
     return fn
 
 
 def is_allowed_in_graph(fn) -> bool:
-    try:
-        return fn in _allowed_in_graph
-    except TypeError:   # not weak-referenceable: never registered
-        return False
+    return _allowed_in_graph.get(id(fn)) is fn
 
 
 def maybe_mark_dynamic(t: torch.Tensor, dim) -> None:
