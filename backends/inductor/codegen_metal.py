@@ -549,8 +549,8 @@ class EmulatedRuntime(_Runtime):
     def __init__(self, source, kernels, signatures):
         super().__init__(kernels)
         lib = _load_emulation(emulation_source(source, signatures))
-        self.fns = {name: cpp_build.kernel(lib, f"{name}_launch", np, ns + 2)
-                    for name, (np, ns, _, _) in kernels.items()}
+        self.fns = {name: cpp_build.kernel(lib, f"{name}_launch", np + can_fail, ns + 2)
+                    for name, (np, ns, _, can_fail) in kernels.items()}
 
     def run(self, name, tensors, err, sizes, threads, group, reduction):
         ptrs = [t.data_ptr() for t in tensors] + ([err.data_ptr()] if err is not None else [])
