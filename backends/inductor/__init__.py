@@ -10,8 +10,9 @@ the returned callable is the hot path).
 Device choice: CUDA tensors get Triton kernels; MPS tensors get Metal kernels; CPU tensors get C++
 kernels built with the system g++ (`config.cpu_codegen = "triton"` runs the Triton kernels under
 Triton's interpreter instead, `TRITON_INTERPRET=1`, set here before triton is imported;
-`config.cpu_codegen = "metal"` runs the Metal kernels through the C++ emulation of metal_emu.h). `metrics` counts what the last compile
-generated, so tests can assert fusion (`metrics.kernel_count`) and the printer (`metrics.codegen`).
+`config.cpu_codegen = "metal"` runs the Metal kernels through the C++ emulation of metal_emu.h).
+`metrics` counts what the last compile generated, so tests can assert fusion (`metrics.kernel_count`)
+and the printer (`metrics.codegen`).
 
 Dynamic shapes: the frontend passes real example tensors plus SymInt size arguments, and keeps each
 tensor placeholder's fake value (symbolic sizes) in `meta["example_value"]`. The graph is re-traced
@@ -51,6 +52,7 @@ class Metrics:
     last_source: str = ""
     last_groups: list = dataclasses.field(default_factory=list)
     codegen: str = ""              # "cpp", "triton" or "metal": the printer of the last compile
+    codegens: list = dataclasses.field(default_factory=list)  # the printer of each compile since reset()
 
     def reset(self):
         self.__init__()
@@ -202,6 +204,7 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs):
     metrics.last_source = source
     metrics.last_groups = [g.describe() for g in groups]
     metrics.codegen = getattr(wrapper, "codegen", "triton")
+    metrics.codegens.append(metrics.codegen)
     metrics.compile_seconds = time.perf_counter() - t0
     _debug_dump(aten_gm, graph, groups, source)
 
@@ -230,6 +233,7 @@ def _run_aten(aten_gm, out_spec):
     """A graph no printer can express for its device (MPS): its aten ops, run eagerly."""
     from bytegraph import disable
     metrics.codegen = "aten"
+    metrics.codegens.append(metrics.codegen)
 
     @disable
     def compiled(*args):
