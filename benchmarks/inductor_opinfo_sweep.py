@@ -145,12 +145,13 @@ def main(argv=None):
     p.add_argument("--count", type=int, default=40)
     p.add_argument("--samples", type=int, default=2)
     p.add_argument("--dtype", default="float32")
-    p.add_argument("--codegen", default="cpp", choices=["cpp", "triton", "metal"])
+    p.add_argument("--codegen", default=None, choices=["cpp", "triton", "metal"])
     p.add_argument("-v", action="store_true")
     a = p.parse_args(argv)
     warnings.filterwarnings("ignore")
-    import bytegraph
-    bytegraph.config.cpu_codegen = a.codegen
+    if a.codegen:
+        import bytegraph
+        bytegraph.config.cpu_codegen = a.codegen
     db = op_database()
     if a.ops:
         names = set(a.ops.split(","))

@@ -297,11 +297,7 @@ class MetalKernel(CppKernel):
         res = f"red{self.ntmp}"
         self.ntmp += 1
         T = ctype(acc)
-        ident = _mconst_identity(kind, acc)
-
-        def pre(ln):
-            self.emit(ln, False, section=0)
-
+        ident = _identity(kind, acc)
         if kind == "welford":
             parts = [("_mean", T, "0.0f"), ("_m2", T, "0.0f"), ("_w", T, "0.0f")]
             loop = f"bg_welford({a}_mean, {a}_m2, {a}_w, {v});"
@@ -326,7 +322,7 @@ class MetalKernel(CppKernel):
                 return f"{x} = {comb.format(x, y)};"
             self.tainted.add(res)
         for sfx, t, init in parts:
-            pre(f"{t} {a}{sfx} = {init};")
+            self.emit(f"{t} {a}{sfx} = {init};", False, section=0)
             self.emit(f"threadgroup {t} {a}{sfx}_shm[{SIMD_WIDTH}];", False, section=_SHARED)
         self.emit(loop, True, section=1)
         for ln in _threadgroup_reduce(a, res, parts, merge, kind == "sum" and T in ("float", "int32_t")):
@@ -388,11 +384,11 @@ class MetalKernel(CppKernel):
         return out
 
 
-def _mconst_identity(kind, dtype) -> str:
-    s = _lane_identity(kind, dtype)
-    if "numeric_limits" in s:
-        return _mconst(float("-inf") if "-" in s else float("inf"), dtype)
-    return s
+def _identity(kind, dtype) -> str:
+    """The neutral element of a reduction kind (threads past the end of a row contribute it)."""
+    if dtype.is_floating_point and kind in ("max", "min", "argmax", "argmin"):
+        return _mconst(float("-inf") if kind in ("max", "argmax") else float("inf"), dtype)
+    return _lane_identity(kind, dtype)
 
 
 def _combine(kind, acc) -> str:
@@ -505,7 +501,10 @@ class MPSRuntime(_Runtime):
 
     def __init__(self, source, kernels):
         super().__init__(kernels)
-        self.lib = torch.mps.compile_shader(source)
+        try:
+            self.lib = torch.mps.compile_shader(source)
+        except RuntimeError as e:  # a printer bug: the graph runs as aten ops instead (see __init__.py)
+            raise MetalUnsupported(f"the Metal compiler rejects the source: {e}") from None
 
     def run(self, name, tensors, err, sizes, threads, group, reduction):
         args = [*tensors, *([err] if err is not None else []), *(int(s) for s in sizes)]
@@ -562,7 +561,6 @@ class EmulatedRuntime(_Runtime):
 
 @functools.lru_cache(None)
 def _load_emulation(source):
-    import torch  # noqa: F401  (see cpp_build.load)
     return ctypes.CDLL(cpp_build.build(source, EMULATION_FLAGS))
 
 
