@@ -94,6 +94,9 @@ def test_integer_division_semantics():
     a = torch.tensor([7, -7, 7, -7, 0, 5], dtype=torch.int32)
     b = torch.tensor([2, 2, -2, -2, 3, -5], dtype=torch.int32)
     _run(lambda a, b: (a // b, a % b, torch.fmod(a, b), torch.div(a, b, rounding_mode="trunc")), [a, b], kernels=1)
+    # signed overflow wraps, as on the GPU and in eager (the emulation is built with -fwrapv)
+    big = torch.tensor([2**31 - 1, -2**31, 123456789], dtype=torch.int32)
+    _run(lambda x: x * 7 + 2**30, [big], kernels=1)
 
 
 def test_integer_division_by_zero_raises_as_eager():
