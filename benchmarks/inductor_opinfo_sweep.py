@@ -108,8 +108,8 @@ def run_sample(op, sample, grad: bool):
         bad = bad and f"grad: {bad}"
     if bad:
         return "mismatch", bad
-    printers = set(inductor.metrics.codegens)
-    return "fallback" if printers - {bytegraph.config.cpu_codegen} else "pass"
+    others = set(inductor.metrics.codegens) - {bytegraph.config.cpu_codegen}
+    return ("fallback", f"compiled by {', '.join(sorted(others))}") if others else "pass"
 
 
 def sweep(ops, samples=2, dtype="float32", verbose=False, out=print):
