@@ -33,7 +33,8 @@
 //   so NaN propagation does not depend on the math mode. Summation order (and so rounding) of
 //   reductions can still differ from the GPU's in the last bits.
 // - Grid size: thread_position_in_grid is a 32-bit uint; the wrapper refuses larger launches.
-#pragma once
+#ifndef BG_METAL_EMU_H
+#define BG_METAL_EMU_H
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -238,3 +239,4 @@ template <typename T> inline T simd_broadcast(T v, ushort lane) {
 #define thread
 #define constant const
 #define threadgroup static
+#endif  // BG_METAL_EMU_H
