@@ -446,15 +446,6 @@ class MetalOps(CppOps):
                                  rdep=var.rdep)
         return super().to_dtype(var, dtype)
 
-    def masked(self, cond, body, other):
-        self.k.mask_stack.append(cond.name)
-        try:
-            v = body()
-        finally:
-            self.k.mask_stack.pop()
-        o = self.constant(other, v.dtype)
-        return self.k.newvar(f"({cond} ? {v} : {o})", v.dtype, rdep=v.rdep or cond.rdep)
-
 
 # --------------------------------------------------------------------------- runtimes
 def _next_pow2(n):
