@@ -52,6 +52,7 @@ from . import lifetimes
 from .builder import wrap
 from .codegen import RESTORE_GRAD, PyCodegen, new_code
 from .graph_break import Unsupported, user_error
+from .opcodes import OPCODES, Checkpoint
 from .output_graph import OutputGraph
 from .resume import (
     ITER_SLOT,
@@ -191,9 +192,7 @@ class InstructionTranslator(InstructionTranslatorBase):
 
     # -- graph breaks ---------------------------------------------------------------
     def maybe_checkpoint(self, ins):
-        if ins.opname in _ALWAYS_BREAKABLE or (ins.opname in _JUMPS and not self.stack[-1].is_python_constant()) or \
-                (ins.opname in _VALUE_OPS and not all(isinstance(v, _PLAIN) for v in
-                                                      self.stack[len(self.stack) - _VALUE_OPS[ins.opname]:])):
+        if _needs_checkpoint(OPCODES[ins.opname], self.stack):
             self._checkpoint = (ins, list(self.stack), dict(self.symbolic_locals), self.kw_names,
                                 self.output.checkpoint())
         else:
@@ -224,8 +223,9 @@ class InstructionTranslator(InstructionTranslatorBase):
         grad_at_break = self.output.grad_enabled
         code = self.code
         next_offset = self.instructions[ins.index + 1].offset
-        if ins.opname == "CALL" or ins.opname in _VALUE_OPS:
-            consumed = ins.arg + 2 if ins.opname == "CALL" else _VALUE_OPS[ins.opname]
+        facts = OPCODES[ins.opname]
+        if ins.opname == "CALL" or facts.checkpoint is Checkpoint.OPERANDS:
+            consumed = ins.arg + 2 if ins.opname == "CALL" else facts.operands
             prefix = stack[:-consumed]
             # (offset, stack after: trackers of the preserved prefix + RESULT marker)
             paths = [(next_offset, prefix + [_RESULT])]
@@ -299,7 +299,7 @@ class InstructionTranslator(InstructionTranslatorBase):
         def load_local(name):
             cg.append(Instr("LOAD_FAST", temps[self.symbolic_locals[name]]))
 
-        if ins.opname == "CALL" or ins.opname in _VALUE_OPS:
+        if ins.opname == "CALL" or facts.checkpoint is Checkpoint.OPERANDS:
             if ins.opname == "CALL":
                 cg.call(ins.arg, kw_names)
             else:
@@ -499,14 +499,20 @@ class InstructionTranslator(InstructionTranslatorBase):
         return self._finish_code(cg)
 
 
-_ALWAYS_BREAKABLE = ("CALL", "BEFORE_WITH")
-_JUMPS = {f"POP_JUMP_{d}_IF_{c}" for d in ("FORWARD", "BACKWARD") for c in ("TRUE", "FALSE")} | \
-    {"JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP"}
-# instructions that pop N values and push one result: a break there runs them natively too, when an
-# operand is something other than a tensor or a constant (a numpy array, an opaque object...)
-_VALUE_OPS = {"BINARY_OP": 2, "COMPARE_OP": 2, "BINARY_SUBSCR": 2, "CONTAINS_OP": 2, "IS_OP": 2,
-              "UNARY_NEGATIVE": 1, "UNARY_NOT": 1, "UNARY_INVERT": 1, "UNARY_POSITIVE": 1, "LOAD_ATTR": 1}
 _PLAIN = (TensorVariable, SymNodeVariable, ConstantVariable)
+
+
+def _needs_checkpoint(facts, stack) -> bool:
+    """Whether the instruction may break here (see opcodes.Checkpoint); a value op breaks, and then
+    runs natively, only on an operand other than a tensor, a symbolic number or a constant (a numpy
+    array, an opaque object...)."""
+    if facts.checkpoint is Checkpoint.ALWAYS:
+        return True
+    if facts.checkpoint is Checkpoint.BRANCH:
+        return not stack[-1].is_python_constant()
+    if facts.checkpoint is Checkpoint.OPERANDS:
+        return not all(isinstance(v, _PLAIN) for v in stack[len(stack) - facts.operands:])
+    return False
 _RESULT = object()   # the result of the instruction run natively at a break
 _EXIT = object()     # the `__exit__` that a BEFORE_WITH run natively at a break leaves under its result
 _MARKER_LOCALS = {_RESULT: "__bytegraph_result", _EXIT: "__bytegraph_exit"}

@@ -31,6 +31,8 @@ def kinds() -> dict[str, BreakKind]:
 
 register("unsupported_opcode", "no handler for opcode {opname}",
          "rewrite the construct, or move it into a function wrapped in `bytegraph.disable`")
+register("deliberate_opcode", "{opname} ({reason}) is not supported",
+         "run this code outside the compiled function, e.g. in a function wrapped in `bytegraph.disable`")
 register("unsupported_call", "call to {fn} is not traceable{detail}",
          "wrap the callee in `bytegraph.disable`, or move the call out of the compiled function")
 register("data_dependent", "{what} depends on the value of a tensor",
