@@ -105,7 +105,7 @@ def _wrap(tx, value, source, trusted):
     guard = (lambda g: _guard(tx, g)) if (source is not None and not trusted) else (lambda g: None)
     if isinstance(value, torch.nn.parameter.UninitializedTensorMixin):
         # a lazy module's parameter before its first call: no shape yet, any use of it fails eagerly
-        raise Unsupported("unsupported_op", what="an uninitialized parameter of a lazy module")
+        raise Unsupported("lazy_module", what="an uninitialized parameter of a lazy module")
     if isinstance(value, torch.Tensor):
         if source is None:
             return tx.output.add_constant_tensor(value)
@@ -146,7 +146,7 @@ def _wrap(tx, value, source, trusted):
         return ListVariable.create(tx, items, source=source)
     if type(value) in (dict, collections.OrderedDict, collections.defaultdict):
         if not all(is_constant_value(k) for k in value):
-            raise Unsupported("unsupported_op", what="a dict with keys that are not constants")
+            raise Unsupported("non_constant_value", what="a dict with keys that are not constants")
         guard(Guard.type_match(source, type(value)))
         guard(Guard.dict_keys(source, list(value.keys())))
         pairs = [(ConstantVariable(k), wrap(tx, v, ItemSource(source, k) if source else None, trusted))
@@ -160,7 +160,7 @@ def _wrap(tx, value, source, trusted):
                                    source=None if _is_frame_varkw(tx, source) else source)
     if type(value) in (set, frozenset):
         if not all(is_constant_value(v) for v in value):
-            raise Unsupported("unsupported_op", what="a set of values that are not constants")
+            raise Unsupported("non_constant_value", what="a set of values that are not constants")
         guard(Guard.constant(source, value))   # type and contents
         return SetVariable.create(tx, [ConstantVariable(v) for v in value], type(value), source=source)
     if isinstance(value, torch.nn.Module):

@@ -162,7 +162,7 @@ class PyCodegen:
                 source.reconstruct(self)
                 return
             if node not in self.output_index:
-                raise Unsupported("unsupported_op", what="a tensor that is not a graph output")
+                raise Unsupported("internal_error", what="a tensor that is not a graph output")
             self.append(Instr("LOAD_FAST", self.graph_outputs_local))
             self.load_const(self.output_index[node])
             self.binary_subscr()
@@ -183,7 +183,7 @@ class PyCodegen:
             # `obj.method` where the method is a builtin/method descriptor (re.Match.group, HASH.hexdigest)
             name = getattr(var.fn.fn, "__name__", None)
             if name is None:
-                raise Unsupported("unsupported_op", what=f"rebuilding {var.describe()} after the graph")
+                raise Unsupported("unrebuildable", what=f"rebuilding {var.describe()} after the graph")
             if hasattr(var.fn.fn, "__objclass__"):
                 # an unbound method of a builtin type bound to an instance (`super().__setitem__` in a dict
                 # subclass): `obj.name` would find the subclass's own method, so bind the very descriptor
@@ -197,7 +197,7 @@ class PyCodegen:
             return
         building = self.building
         if id(var) in building:    # a container that holds itself: not rebuilt item by item
-            raise Unsupported("unsupported_op", what=f"rebuilding {var.describe()} that contains itself")
+            raise Unsupported("unrebuildable", what=f"rebuilding {var.describe()} that contains itself")
         building.add(id(var))
         try:
             var.reconstruct(self)
@@ -260,7 +260,7 @@ class PyCodegen:
             self.reconstruct(ctx)
             self.load_attr("__exit__")
             return
-        raise Unsupported("unsupported_op", what=f"rebuilding the exit of a `with` block on {ctx.describe()}")
+        raise Unsupported("unrebuildable", what=f"rebuilding the exit of a `with` block on {ctx.describe()}")
 
     def load_cell(self, cell):
         """Push a closure cell object: the frame's own cells and free variables through
@@ -300,7 +300,7 @@ class PyCodegen:
         """types.FunctionType(code, globals, name, defaults, closure), then the keyword defaults
         and qualified name."""
         if fn_var.wrapped is not None:
-            raise Unsupported("unsupported_op", what="rebuilding a function made by functools.wraps")
+            raise Unsupported("unrebuildable", what="rebuilding a function made by functools.wraps")
         self.load_callable(_make_function)
         self.load_const(fn_var.code)
         self.load_const(fn_var.f_globals)   # the very dict MAKE_FUNCTION used (exec namespaces included)

@@ -409,7 +409,7 @@ class InstructionTranslator(InstructionTranslatorBase):
         offset, after = path
         origin = original_location(self.code, offset)
         if origin is None:
-            raise Unsupported("unsupported_op", what="a graph break in a resume function's prologue")
+            raise Unsupported("break_in_resume_prologue", what="a graph break in a resume function's prologue")
         original, orig_offset = origin
         layout = tuple(self._slot_kind(v, iter_slots) for v in after)
         grad_slots = [k for k in layout if is_context_slot(k) and k[0] == "grad"]
@@ -473,7 +473,7 @@ class InstructionTranslator(InstructionTranslatorBase):
             cg.call(len(output.graph_inputs))
             cg.append(Instr("STORE_FAST", cg.graph_outputs_local))
         elif tensors and any(v.proxy.node.op != "placeholder" for v in tensors):
-            raise Unsupported("unsupported_op", what="tensor values with no graph")
+            raise Unsupported("internal_error", what="tensor values with no graph")
         return cg
 
     def _finish_code(self, cg, copied=False) -> CompiledFrame:

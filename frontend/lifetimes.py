@@ -29,7 +29,7 @@ from .variables.tensor import SymNodeVariable, TensorVariable
 
 
 def _not_modelled(what):
-    return Unsupported("unsupported_op", what=f"{what} (a generator's finally would run at another point)")
+    return Unsupported("generator_cleanup", what=f"{what} (a generator's finally would run at another point)")
 
 
 def close_is_observable(tx, gen) -> bool:

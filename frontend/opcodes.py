@@ -173,7 +173,7 @@ def store_deref(tx, ins):
 def delete_deref(tx, ins):
     cell = tx.cells[ins.argval]
     if type(cell) is not CellVariable:   # a cell that existed before the frame: its deletion is not replayed
-        raise Unsupported("unsupported_op", what=f"deleting the enclosing function's variable {ins.argval!r}")
+        raise Unsupported("untracked_mutation", what=f"deleting the enclosing function's variable {ins.argval!r}")
     tx.output.side_effects.cells.pop(cell, None)
 
 
@@ -218,7 +218,7 @@ def import_name(tx, ins):
     level = tx.pop().as_python_constant()
     name = ins.argval
     if level != 0 or name not in sys.modules:
-        raise Unsupported("unsupported_op", what=f"importing {name!r} (not imported yet, or relative)")
+        raise Unsupported("unsupported_syntax", what=f"importing {name!r} (not imported yet, or relative)")
     module = sys.modules[name] if fromlist else sys.modules[name.partition(".")[0]]
     tx.push(PythonModuleVariable(value=module))
 
@@ -263,7 +263,7 @@ def call_function_ex(tx, ins):
     kwargs = {}
     if kwargs_var is not None:
         if not isinstance(kwargs_var, DictVariable):
-            raise Unsupported("unsupported_op", what="** with a non-dict")
+            raise Unsupported("unsupported_syntax", what="** with a non-dict")
         kwargs = {k.as_python_constant(): v for k, v in kwargs_var.pairs(tx)}
     tx.push(tx.call(fn, args, kwargs))
 
@@ -345,7 +345,7 @@ def format_value(tx, ins):
         value = const(value.evaluate())   # formatting needs the number: specialized, with a guard
     if not value.is_python_constant():
         if conv in (0, 1) and hasattr(value, "get_items"):
-            raise Unsupported("unsupported_op", what="formatting a container that is not constant")
+            raise Unsupported("non_constant_value", what="formatting a container that is not constant")
         if conv == 1 or conv == 0:
             value = tx.call_method_on(value, "__str__", [], {})
         else:
@@ -589,7 +589,7 @@ def for_iter(tx, ins):
 # -- generators (only inside a traced generator body; see GeneratorVariable) ------------
 def _in_generator(tx, ins):
     if not getattr(tx, "is_generator", False):
-        raise Unsupported("unsupported_op", what=f"{ins.opname} (generators are run as normal Python frames)")
+        raise Unsupported("deliberate_opcode", opname=ins.opname, reason="generators are run as normal Python frames")
 
 
 @opcode("YIELD_VALUE")
@@ -682,7 +682,7 @@ def raise_varargs(tx, ins):
     from .translator import UserException
     from .variables.user_defined import UserDefinedClassVariable
     if ins.arg == 0:
-        raise Unsupported("unsupported_op", what="bare raise")
+        raise Unsupported("unsupported_syntax", what="bare raise")
     if ins.arg == 2:
         tx.pop()  # cause
     exc = tx.pop()
@@ -690,7 +690,7 @@ def raise_varargs(tx, ins):
                                                      isinstance(exc.as_python_constant(), type)):
         exc = tx.call(exc, [], {})
     if not isinstance(exc, ExceptionVariable):
-        raise Unsupported("unsupported_op", what=f"raising {exc.describe()}")
+        raise Unsupported("unsupported_syntax", what=f"raising {exc.describe()}")
     raise UserException(exc)
 
 

@@ -52,7 +52,7 @@ def dunder(tx, x, name, y):
     from .variables.user_defined import UserDefinedObjectVariable
     cls = _type_of(x)
     if cls is None:
-        raise Unsupported("unsupported_op", what=f"{name} of {x.describe()}")
+        raise Unsupported("python_protocol", what=f"{name} of {x.describe()}")
     method = class_lookup(tx, cls, name)[0]
     if method is MISSING:
         return NOT_IMPLEMENTED
@@ -66,12 +66,12 @@ def dunder(tx, x, name, y):
     if cls in _COMPARABLE and (name in _COMPARE_NAMES or cls in _NUMBERS):
         other = _type_of(y)
         if other is None:
-            raise Unsupported("unsupported_op", what=f"{name} of {x.describe()} with {y.describe()}")
+            raise Unsupported("python_protocol", what=f"{name} of {x.describe()} with {y.describe()}")
         if not issubclass(other, _COMPARABLE[cls]) or (cls in _EQUALITY_ONLY and name not in ("__eq__", "__ne__")):
             return NOT_IMPLEMENTED
     if x.is_python_constant() and hasattr(y, "next_item"):
         # a constant's method would read the iterator's items first (see python_value)
-        raise Unsupported("unsupported_op", what=f"{name} of {x.describe()} with {y.describe()}")
+        raise Unsupported("python_protocol", what=f"{name} of {x.describe()} with {y.describe()}")
     if isinstance(x, UserDefinedObjectVariable) or not (x.is_python_constant() and y.is_python_constant()):
         return x.call_method(tx, name, [y], {})
     from .graph_break import fold

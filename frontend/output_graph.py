@@ -354,7 +354,7 @@ class OutputGraph:
                 return value
             if isinstance(value, (torch.finfo, torch.iinfo)):
                 return value
-        raise Unsupported("unsupported_op", what=f"passing {var.describe()} to a torch function")
+        raise Unsupported("torch_value", what=f"passing {var.describe()} to a torch function")
 
     def _tx_for_items(self):
         # sequence trackers only need `tx.output` to read their contents
@@ -380,7 +380,7 @@ class OutputGraph:
                 return ListVariable.create(self._tx_for_items(), items)
             if type(example) is tuple:
                 return TupleVariable(tuple(items))
-            raise Unsupported("unsupported_op", what=f"a torch result of type {type(example).__name__}")
+            raise Unsupported("torch_value", what=f"a torch result of type {type(example).__name__}")
         if isinstance(example, torch.Size):
             from .variables.lists import SizeVariable
             items = []
@@ -400,7 +400,7 @@ class OutputGraph:
         if example is None or isinstance(example, (int, float, bool)):
             self._drop_if_pure(proxy.node)
             return ConstantVariable(example)
-        raise Unsupported("unsupported_op", what=f"a torch result of type {type(example).__name__}")
+        raise Unsupported("torch_value", what=f"a torch result of type {type(example).__name__}")
 
     def _drop_if_pure(self, node) -> None:
         """Erase an unused node whose result became a constant, unless running it may have an effect
@@ -416,7 +416,7 @@ class OutputGraph:
             known = self.symbol_inputs.get(value.node.expr)
             if known is not None:
                 return known
-            raise Unsupported("unsupported_op", what=f"a symbolic value ({value}) with no graph node")
+            raise Unsupported("internal_error", what=f"a symbolic value ({value}) with no graph node")
         return ConstantVariable(value)
 
     def metadata(self, tensor_var, name: str, args: tuple, value, kwargs=None):
@@ -450,7 +450,7 @@ class OutputGraph:
             try:
                 guards.update(shape_guards(self.shape_env, props))
             except ShapeGuardError as e:
-                raise Unsupported("unsupported_op", what=f"a shape assumption that cannot be guarded ({e})")
+                raise Unsupported("unguardable_shape", what=f"a shape assumption that cannot be guarded ({e})")
         return guards
 
     def _specialized(self, value):

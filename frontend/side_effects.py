@@ -51,7 +51,7 @@ class SideEffects:
 
     def store(self, var, contents) -> None:
         if var.source is None and var in self.unsourced:
-            raise Unsupported("unsupported_op", what=f"changing {var.describe()} reached without a source")
+            raise Unsupported("untracked_mutation", what=f"changing {var.describe()} reached without a source")
         self.contents[var] = contents
         if var.source is not None and var not in self.mutated:
             self.counter += 1

@@ -126,13 +126,13 @@ class InstructionTranslatorBase:
         trace = enabled("frontend", logging.DEBUG)   # BYTEGRAPH_LOGS=+frontend
         while True:
             if self.ip >= len(self.instructions):
-                raise Unsupported("unsupported_op", what="falling off the end of the code")
+                raise Unsupported("internal_error", what="falling off the end of the code")
             ins = self.instructions[self.ip]
             self.current = ins
             self.ip += 1
             budget -= 1
             if budget < 0:
-                raise Unsupported("unsupported_op", what="too many instructions (unrolled loop)")
+                raise Unsupported("instruction_budget", what="too many instructions (unrolled loop)")
             handler = self.dispatch.get(ins.opname)
             if handler is None:
                 raise Unsupported("unsupported_opcode", opname=ins.opname)
@@ -159,7 +159,7 @@ class InstructionTranslatorBase:
                     if trace:
                         log("frontend", "unexpected exception while tracing:\n" +
                             "".join(traceback.format_exception(e)), logging.DEBUG)
-                    raise Unsupported("unsupported_op", what=f"{type(e).__name__} while tracing ({e})") from e
+                    raise Unsupported("internal_error", what=f"{type(e).__name__} while tracing ({e})") from e
                 self.handle_exception(ExceptionVariable(cls=type(e), args=tuple(const(a) for a in e.args)))
             except Exception as e:
                 if not getattr(e, "bytegraph_user_exception", False):
@@ -205,13 +205,13 @@ class InstructionTranslatorBase:
         from .variables.user_defined import UserDefinedObjectVariable
         if isinstance(obj, UserDefinedObjectVariable):
             return obj.setattr(self, name, value)
-        raise Unsupported("unsupported_op", what=f"setting attribute {name!r} on {obj.describe()}")
+        raise Unsupported("attribute_write", what=f"setting attribute {name!r} on {obj.describe()}")
 
     def delattr(self, obj, name):
         from .variables.user_defined import UserDefinedObjectVariable
         if isinstance(obj, UserDefinedObjectVariable):
             return obj.delattr(self, name)
-        raise Unsupported("unsupported_op", what=f"deleting attribute {name!r} on {obj.describe()}")
+        raise Unsupported("attribute_write", what=f"deleting attribute {name!r} on {obj.describe()}")
 
     def call_method_on(self, obj, name, args, kwargs):
         return obj.call_method(self, name, list(args), dict(kwargs))
@@ -313,7 +313,7 @@ class InstructionTranslatorBase:
             base = _INPLACE_TO_BINARY.get(op, op)
             reflected = _RDUNDER.get(base) or _DUNDER.get(_REFLECTED_COMPARE.get(base))
             if reflected is None:
-                raise Unsupported("unsupported_op", what=f"{getattr(op, '__name__', op)} on {b.describe()}")
+                raise Unsupported("python_protocol", what=f"{getattr(op, '__name__', op)} on {b.describe()}")
             return b.call_method(self, reflected, [a], {})
         if op in _INPLACE_TO_BINARY and not getattr(a, "has_inplace_operators", False):
             op = _INPLACE_TO_BINARY[op]     # immutable (a numpy scalar): `s += 1` is `s = s + 1`
@@ -362,7 +362,7 @@ class InstructionTranslatorBase:
 
     def store_global(self, name, value):
         if self.f_globals is not self.root().f_globals:
-            raise Unsupported("unsupported_op", what="assigning a global of another module")
+            raise Unsupported("untracked_mutation", what="assigning a global of another module")
         self.output.side_effects.store_global(name, value)
 
     def root(self):

@@ -24,7 +24,7 @@ class VariableTracker:
 
     # -- what it is ---------------------------------------------------------
     def python_type(self) -> type:
-        raise Unsupported("unsupported_op", what=f"type() of {self.describe()}")
+        raise Unsupported("python_protocol", what=f"type() of {self.describe()}")
 
     def is_python_constant(self) -> bool:
         try:
@@ -65,12 +65,12 @@ class VariableTracker:
 
     def unpack(self, tx) -> list:
         """The items when iterated (for unpacking, `for`, `list(x)`...)."""
-        raise Unsupported("unsupported_op", what=f"iterating over {self.describe()}")
+        raise Unsupported("python_protocol", what=f"iterating over {self.describe()}")
 
     def truth(self, tx) -> bool:
         if self.is_python_constant():
             return bool(self.as_python_constant())
-        raise Unsupported("unsupported_op", what=f"truth value of {self.describe()}")
+        raise Unsupported("python_protocol", what=f"truth value of {self.describe()}")
 
     def has_len(self, tx) -> int:
         return len(self.unpack(tx))
@@ -80,7 +80,7 @@ class VariableTracker:
         if self.source is not None:
             self.source.reconstruct(codegen)
             return
-        raise Unsupported("unsupported_op", what=f"rebuilding {self.describe()} after the graph")
+        raise Unsupported("unrebuildable", what=f"rebuilding {self.describe()} after the graph")
 
     def with_source(self, source):
         return dataclasses.replace(self, source=source)

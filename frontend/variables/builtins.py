@@ -50,7 +50,7 @@ def sorted_items(tx, items, kwargs):
                                                                              key.as_python_constant() is None)
               else i, i) for i in items]
     if not all(k.is_python_constant() for k, _ in keyed):
-        raise Unsupported("unsupported_op", what="sorting values that are not constants")
+        raise Unsupported("non_constant_value", what="sorting values that are not constants")
     keyed.sort(key=lambda p: p[0].as_python_constant(), reverse=reverse)
     return [i for _, i in keyed]
 
@@ -157,7 +157,7 @@ def _unbound_builtin_method(tx, fn, args, kwargs):
     if store is None:
         return None
     if not obj.is_new() and name not in _READ_ONLY_DICT_METHODS:
-        raise Unsupported("unsupported_op", what=f"{owner.__name__}.{name} on {obj.describe()} that existed "
+        raise Unsupported("untracked_mutation", what=f"{owner.__name__}.{name} on {obj.describe()} that existed "
                                                  "before the compiled frame")
     if name == "__init__":
         if args[1:] or kwargs:
@@ -188,7 +188,7 @@ def _isinstance(tx, obj, classes, /):
         if isinstance(classes, TupleVariable):
             spec = tuple(c.as_python_constant() for c in classes.items)
         else:
-            raise Unsupported("unsupported_op", what="isinstance with a non-constant class")
+            raise Unsupported("non_constant_value", what="isinstance with a non-constant class")
     from .tensor import TensorVariable
     if isinstance(obj, TensorVariable):
         import torch
@@ -387,7 +387,7 @@ def _filter(tx, fn, iterable, /):
 
 def _iter(tx, obj, /, *sentinel):
     if sentinel:
-        raise Unsupported("unsupported_op", what="iter(callable, sentinel)")
+        raise Unsupported("unsupported_builtin", what="iter(callable, sentinel)")
     return tx.get_iter(obj)
 
 
@@ -506,7 +506,7 @@ def _abs(tx, x, /):
 
 def _type(tx, obj, /, *rest):
     if rest:
-        raise Unsupported("unsupported_op", what="type() with three arguments")
+        raise Unsupported("unsupported_builtin", what="type() with three arguments")
     from .user_defined import wrap_class
     return wrap_class(tx, obj.python_type())
 
@@ -531,7 +531,7 @@ def _id(tx, obj, /):
     value = getattr(obj, "value", None)
     if value is not None:
         return const(id(value))
-    raise Unsupported("unsupported_op", what="id() of a value made while tracing")
+    raise Unsupported("unsupported_builtin", what="id() of a value made while tracing")
 
 
 def _repr(tx, obj, /):
@@ -694,7 +694,7 @@ def _eager_items(tx, iterable, fn_name):
     generator or other lazy iterator, whose effects would then happen too early."""
     from .iterators import ListIteratorVariable
     if hasattr(iterable, "next_item") and not isinstance(iterable, ListIteratorVariable):
-        raise Unsupported("unsupported_op", what=f"{fn_name}() over {iterable.describe()}")
+        raise Unsupported("unsupported_builtin", what=f"{fn_name}() over {iterable.describe()}")
     return tx.unpack_iterable(iterable)
 
 

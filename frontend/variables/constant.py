@@ -62,7 +62,7 @@ class ConstantVariable(VariableTracker):
     def unpack(self, tx):
         if isinstance(self.value, (str, bytes, tuple, range, frozenset)):
             return [ConstantVariable(v) for v in self.value]
-        raise Unsupported("unsupported_op", what=f"iterating over {self.describe()}")
+        raise Unsupported("python_protocol", what=f"iterating over {self.describe()}")
 
     def reconstruct(self, codegen):
         codegen.load_const(self.value)

@@ -41,4 +41,4 @@ def enter_context(tx, ctx):
                                        "(missed __exit__ method)"))
         value = ctx.call_method(tx, "__enter__", [], {})
         return WithExitVariable(ctx=ctx), value
-    raise Unsupported("unsupported_op", what=f"`with` on {ctx.describe()}")
+    raise Unsupported("context_manager", what=f"`with` on {ctx.describe()}")

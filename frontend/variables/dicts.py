@@ -28,7 +28,7 @@ def hashable_key(tx, var):
     if isinstance(var, UserDefinedObjectVariable) and any(
             class_lookup(tx, var.cls, name)[0] is not object.__dict__[name] for name in ("__eq__", "__hash__")):
         # a lookup would run the class's own __hash__/__eq__ (and match keys of other types)
-        raise Unsupported("unsupported_op", what=f"a {var.cls.__name__} key with its own __hash__ or __eq__")
+        raise Unsupported("non_constant_value", what=f"a {var.cls.__name__} key with its own __hash__ or __eq__")
     if var.source is not None:
         return ("__source__", var.source)
     return ("__id__", id(var))
@@ -104,7 +104,7 @@ class DictVariable(VariableTracker):
                     self.setitem(tx, args[0], value)
                     return value
                 if self.cls is not dict and hasattr(self.cls, "__missing__") and self.default_factory is None:
-                    raise Unsupported("unsupported_op", what=f"{self.cls.__name__}.__missing__")
+                    raise Unsupported("python_protocol", what=f"{self.cls.__name__}.__missing__")
                 raise user_error(KeyError(args[0].as_python_constant() if args[0].is_python_constant() else "<key>"))
             return found
         if name == "get":
@@ -287,7 +287,7 @@ class DictViewVariable(VariableTracker):
                 if found is None or not compare_equal(tx, found, v):
                     return False
             return True
-        raise Unsupported("unsupported_op", what=f"comparing {self.kind}() with {other.describe()}")
+        raise Unsupported("python_protocol", what=f"comparing {self.kind}() with {other.describe()}")
 
     def reconstruct(self, codegen):
         codegen.reconstruct(self.dict_var)

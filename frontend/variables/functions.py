@@ -225,7 +225,7 @@ class BoundMethodVariable(VariableTracker):
             return self.fn.fn_name()
         if self.fn.is_python_constant():
             return self.fn.as_python_constant().__name__
-        raise Unsupported("unsupported_op", what=f"the name of {self.describe()}")
+        raise Unsupported("python_protocol", what=f"the name of {self.describe()}")
 
     def reconstruct(self, codegen):
         if self.source is not None:

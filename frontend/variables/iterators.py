@@ -36,7 +36,7 @@ class IteratorVariable(VariableTracker):
             except StopIterationSignal:
                 return items
             if len(items) > tx.config.max_instructions:
-                raise Unsupported("unsupported_op", what=f"consuming {self.describe()} (endless?)")
+                raise Unsupported("endless_iterator", what=f"consuming {self.describe()} (endless?)")
 
     def call_method(self, tx, name, args, kwargs):
         if name == "__next__":
@@ -95,7 +95,7 @@ class ListIteratorVariable(IteratorVariable):
 
     def reconstruct(self, codegen):
         if self.kind in _KIND_TYPES:   # rebuilt as a tuple iterator it would change type
-            raise Unsupported("unsupported_op", what=f"rebuilding a {self.kind} object after the graph")
+            raise Unsupported("unrebuildable", what=f"rebuilding a {self.kind} object after the graph")
         remaining = codegen.tx.output.side_effects.get(self)
         codegen.load_global_builtin("iter")
         for item in remaining:
@@ -220,7 +220,7 @@ class ContainerIteratorVariable(IteratorVariable):
             raise user_error(RuntimeError(f"{what} changed size during iteration"))
         position, keys = state
         if tuple(k for k, _ in entries) != keys:
-            raise Unsupported("unsupported_op", what=f"a {self.container.describe()} whose keys changed "
+            raise Unsupported("mutated_while_iterating", what=f"a {self.container.describe()} whose keys changed "
                                                      "(same size) while iterating it")
         if position >= len(entries):
             tx.output.side_effects.track(self, None)
@@ -234,7 +234,7 @@ class ContainerIteratorVariable(IteratorVariable):
         if state is None:
             position = len(entries)
         elif state == _BROKEN or tuple(k for k, _ in entries) != state[1]:
-            raise Unsupported("unsupported_op", what=f"rebuilding {self.describe()} after its container changed")
+            raise Unsupported("unrebuildable", what=f"rebuilding {self.describe()} after its container changed")
         else:
             position = state[0]
         codegen.load_callable(advanced)
@@ -391,7 +391,7 @@ class CountIteratorVariable(IteratorVariable):
         return value
 
     def unpack(self, tx):
-        raise Unsupported("unsupported_op", what="consuming an endless itertools.count")
+        raise Unsupported("endless_iterator", what="consuming an endless itertools.count")
 
     def reconstruct(self, codegen):
         import itertools

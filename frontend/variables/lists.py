@@ -27,7 +27,7 @@ def python_index(var):
         return slice(python_index(var.start), python_index(var.stop), python_index(var.step))
     if var.is_python_constant():
         return var.as_python_constant()
-    raise Unsupported("unsupported_op", what=f"indexing or repeating a sequence with {var.describe()}")
+    raise Unsupported("python_protocol", what=f"indexing or repeating a sequence with {var.describe()}")
 
 
 def is_structseq(cls) -> bool:
@@ -75,7 +75,7 @@ class BaseSequence(VariableTracker):
             return self.rebuild(tx, items[index])
         if isinstance(index, int):
             return items[index]
-        raise Unsupported("unsupported_op", what=f"indexing {self.describe()} with {index_var.describe()}")
+        raise Unsupported("python_protocol", what=f"indexing {self.describe()} with {index_var.describe()}")
 
     def rebuild(self, tx, items):
         """A new sequence of the same kind with these items (slicing, +, *)."""

@@ -75,7 +75,7 @@ class RealCellVariable(CellVariable):
 
     def store(self, tx, value):
         if self.source is None:
-            raise Unsupported("unsupported_op", what="writing a closure cell with no known source")
+            raise Unsupported("untracked_mutation", what="writing a closure cell with no known source")
         tx.output.side_effects.cells[self] = value
 
 

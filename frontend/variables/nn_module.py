@@ -63,7 +63,7 @@ class NNModuleVariable(UserDefinedObjectVariable):
                 return   # `self.steps += 1`: an in-place op gave back the very same tensor
             is_none = value.is_python_constant() and value.as_python_constant() is None
             if table != "_buffers" or not (isinstance(value, TensorVariable) or is_none):
-                raise Unsupported("unsupported_op", what=f"assigning module attribute {name!r} that is a "
+                raise Unsupported("attribute_write", what=f"assigning module attribute {name!r} that is a "
                                                          f"{table[1:-1]} to {value.describe()}")
             break   # a buffer takes a new tensor: written back with setattr (nn.Module.__setattr__) after the graph
         attrs = dict(self.attrs(tx))
@@ -106,7 +106,7 @@ class NNModuleVariable(UserDefinedObjectVariable):
                     # children were just wrapped with their sources, and reading them through the new
                     # container finds those same trackers
                     if isinstance(module, (torch.nn.ModuleDict, torch.nn.ParameterDict)):
-                        raise Unsupported("unsupported_op", what="slicing a module dict")
+                        raise Unsupported("unsupported_syntax", what="slicing a module dict")
                     sub = module[key]
                     return NNModuleVariable(value=sub, cls=type(sub))
                 if isinstance(key, str):
@@ -164,12 +164,12 @@ class NNModuleVariable(UserDefinedObjectVariable):
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (its class overrides __call__)")
         self._guard_hooks(tx)
         if torch.nn.modules.module._global_forward_hooks or torch.nn.modules.module._global_forward_pre_hooks:
-            raise Unsupported("unsupported_op", what="global module hooks")
+            raise Unsupported("module_hooks", what="global module hooks")
         if module._backward_hooks or module._backward_pre_hooks:
-            raise Unsupported("unsupported_op", what="module backward hooks")
+            raise Unsupported("module_hooks", what="module backward hooks")
         for hook_id, hook in module._forward_pre_hooks.items():
             if hook_id in module._forward_pre_hooks_with_kwargs:
-                raise Unsupported("unsupported_op", what="forward pre-hooks with kwargs")
+                raise Unsupported("module_hooks", what="forward pre-hooks with kwargs")
             result = wrap(tx, hook, self._hook_source("_forward_pre_hooks", hook_id)).call_function(
                 tx, [self, TupleVariable(tuple(args))], {})
             if not (result.is_python_constant() and result.as_python_constant() is None):
@@ -179,7 +179,7 @@ class NNModuleVariable(UserDefinedObjectVariable):
         output = self.var_getattr(tx, "forward").call_function(tx, list(args), kwargs)
         for hook_id, hook in module._forward_hooks.items():
             if hook_id in module._forward_hooks_with_kwargs:
-                raise Unsupported("unsupported_op", what="forward hooks with kwargs")
+                raise Unsupported("module_hooks", what="forward hooks with kwargs")
             result = wrap(tx, hook, self._hook_source("_forward_hooks", hook_id)).call_function(
                 tx, [self, TupleVariable(tuple(args)), output], {})
             if not (result.is_python_constant() and result.as_python_constant() is None):
@@ -209,4 +209,4 @@ class NNModuleVariable(UserDefinedObjectVariable):
     def reconstruct(self, codegen):
         if self.source is not None:
             return self.source.reconstruct(codegen)
-        raise Unsupported("unsupported_op", what="returning a module created while tracing")
+        raise Unsupported("unrebuildable", what="returning a module created while tracing")

@@ -128,7 +128,7 @@ class TensorVariable(VariableTracker):
     def unpack(self, tx):
         n = self.example.shape[0] if self.example.dim() else None
         if n is None:
-            raise Unsupported("unsupported_op", what="iterating over a 0-d tensor")
+            raise Unsupported("python_protocol", what="iterating over a 0-d tensor")
         from .constant import const
         return [tx.output.call_function(operator.getitem, [self, const(i)], {}) for i in range(int(n))]
 

@@ -124,7 +124,7 @@ class GradModeVariable(VariableTracker):
         if name == "clone":   # a fresh manager with the same target (what torch's decorators enter)
             return GradModeVariable(target=self.target)
         if name == "__enter__":
-            raise Unsupported("unsupported_op", what="calling __enter__ of a grad-mode manager directly")
+            raise Unsupported("unsupported_builtin", what="calling __enter__ of a grad-mode manager directly")
         return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, codegen):

@@ -217,7 +217,7 @@ def dict_store(tx, var):
     via = builtin_base(type(real))    # dict, OrderedDict...: the user's overrides never run here
     keys = list(via.keys(real))
     if not all(isinstance(k, (str, int, float, bool, type(None))) for k in keys):
-        raise Unsupported("unsupported_op", what=f"reading {var.describe()} (keys that are not constants)")
+        raise Unsupported("non_constant_value", what=f"reading {var.describe()} (keys that are not constants)")
     if var.source is not None:
         tx.output.guards.add(Guard.type_match(var.source, type(real)))
         tx.output.guards.add(Guard.constant(DictKeysSource(var.source, via), tuple(keys)))
@@ -378,7 +378,7 @@ class UserDefinedObjectVariable(VariableTracker):
             UserFunctionVariable(fn=setattr_fn, source=setattr_src).call_function(tx, [self, const(name), value], {})
             return
         if setattr_fn is not object.__setattr__:
-            raise Unsupported("unsupported_op", what=f"{self.cls.__name__}.__setattr__")
+            raise Unsupported("attribute_write", what=f"{self.cls.__name__}.__setattr__")
         self.generic_setattr(tx, name, value)
 
     def generic_setattr(self, tx, name, value):
@@ -416,11 +416,11 @@ class UserDefinedObjectVariable(VariableTracker):
             same = other is self or (self.value is not None and getattr(other, "value", None) is self.value)
             return const(same if name == "__eq__" else not same)
         if name in ("__str__", "__repr__") and method in (object.__str__, object.__repr__):
-            raise Unsupported("unsupported_op", what=f"{name} of {self.describe()}")
+            raise Unsupported("python_protocol", what=f"{name} of {self.describe()}")
         if name == "__len__" and method is None:
             raise user_error(TypeError(f"object of type '{self.cls.__name__}' has no len()"))
         if method is None and name.startswith("__"):
-            raise Unsupported("unsupported_op", what=f"{name} on {self.describe()}")
+            raise Unsupported("python_protocol", what=f"{name} on {self.describe()}")
         return self.var_getattr(tx, name).call_function(tx, args, kwargs)
 
     def unpack(self, tx):
@@ -440,7 +440,7 @@ class UserDefinedObjectVariable(VariableTracker):
                 class_method(tx, self, name)[0] is not None for name in ("__bool__", "__len__")):
             # a `__bool__`/`__len__` written in C (`np.bool_`, an extension type): its answer is not
             # modelled, and the value behind it is not guarded; eager decides
-            raise Unsupported("unsupported_op", what=f"truth value of {self.describe()}")
+            raise Unsupported("python_protocol", what=f"truth value of {self.describe()}")
         return True
 
     def reconstruct(self, codegen):
@@ -455,7 +455,7 @@ class UserDefinedObjectVariable(VariableTracker):
         if self.value is not None:
             # a real object reached without a source (a class attribute, a descriptor...)
             if tuple(codegen.tx.output.side_effects.contents.get(self, {})):
-                raise Unsupported("unsupported_op", what=f"rebuilding the modified {self.describe()}")
+                raise Unsupported("unrebuildable", what=f"rebuilding the modified {self.describe()}")
             return codegen.load_const(self.value)
         codegen.build_new_object(self)
 
@@ -566,4 +566,4 @@ class InstanceDictVariable(VariableTracker):
         if name in ("get", "__getitem__", "__contains__", "__len__", "keys", "values", "items", "__iter__",
                     "copy", "__eq__"):
             return snapshot.call_method(tx, name, args, kwargs)
-        raise Unsupported("unsupported_op", what=f"{name} on {self.describe()}")
+        raise Unsupported("python_protocol", what=f"{name} on {self.describe()}")
