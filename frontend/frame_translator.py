@@ -628,7 +628,7 @@ def _collect_graph_values(tx, roots) -> list:
                     visit(effects.cells[cell])
         elif isinstance(var, WithExitVariable):
             visit(var.ctx)
-        elif hasattr(var, "graph_values"):   # a tracker backed by graph values (a traced ndarray)
+        else:   # a tracker backed by graph values (a traced ndarray)
             for v in var.graph_values():
                 visit(v)
     for root in roots:

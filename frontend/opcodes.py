@@ -344,7 +344,7 @@ def format_value(tx, ins):
     if isinstance(value, SymNodeVariable):
         value = const(value.evaluate())   # formatting needs the number: specialized, with a guard
     if not value.is_python_constant():
-        if conv in (0, 1) and hasattr(value, "get_items"):
+        if conv in (0, 1) and value.is_sequence:
             raise Unsupported("non_constant_value", what="formatting a container that is not constant")
         if conv == 1 or conv == 0:
             value = tx.call_method_on(value, "__str__", [], {})
@@ -565,7 +565,7 @@ def get_iter(tx, ins):
 @opcode("FOR_ITER", jump=True)
 def for_iter(tx, ins):
     it = tx.stack[-1]
-    if hasattr(it, "next_item"):  # ListIteratorVariable, GeneratorVariable
+    if it.is_iterator:  # ListIteratorVariable, GeneratorVariable
         try:
             tx.push(it.next_item(tx))
         except StopIterationSignal:
@@ -588,7 +588,7 @@ def for_iter(tx, ins):
 
 # -- generators (only inside a traced generator body; see GeneratorVariable) ------------
 def _in_generator(tx, ins):
-    if not getattr(tx, "is_generator", False):
+    if not tx.is_generator:
         raise Unsupported("deliberate_opcode", opname=ins.opname, reason="generators are run as normal Python frames")
 
 
@@ -613,7 +613,7 @@ def send(tx, ins):
     receiver = tx.stack[-1]
     is_none = value.is_python_constant() and value.as_python_constant() is None
     try:
-        if hasattr(receiver, "next_item"):
+        if receiver.is_iterator:
             item = receiver.next_item(tx) if is_none else receiver.next_item(tx, value)
         else:
             item = tx.call_method_on(receiver, "__next__" if is_none else "send", [] if is_none else [value], {})

@@ -69,7 +69,7 @@ def dunder(tx, x, name, y):
             raise Unsupported("python_protocol", what=f"{name} of {x.describe()} with {y.describe()}")
         if not issubclass(other, _COMPARABLE[cls]) or (cls in _EQUALITY_ONLY and name not in ("__eq__", "__ne__")):
             return NOT_IMPLEMENTED
-    if x.is_python_constant() and hasattr(y, "next_item"):
+    if x.is_python_constant() and y.is_iterator:
         # a constant's method would read the iterator's items first (see python_value)
         raise Unsupported("python_protocol", what=f"{name} of {x.describe()} with {y.describe()}")
     if isinstance(x, UserDefinedObjectVariable) or not (x.is_python_constant() and y.is_python_constant()):

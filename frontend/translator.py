@@ -102,6 +102,7 @@ class InstructionTranslatorBase:
         self.config = config
         self.parent = parent
         self.depth = 0 if parent is None else parent.depth + 1
+        self.is_generator = False    # tracing a generator's body (see GeneratorVariable)
         from .opcodes import DISPATCH
         self.dispatch = DISPATCH
 
@@ -224,38 +225,30 @@ class InstructionTranslatorBase:
 
     def get_iter(self, obj):
         from .variables.iterators import ListIteratorVariable
-        from .variables.user_defined import UserDefinedObjectVariable
-        if isinstance(obj, ListIteratorVariable) or hasattr(obj, "next_item"):
+        if obj.is_iterator:
             return obj
-        if isinstance(obj, UserDefinedObjectVariable) and not hasattr(obj, "children_vars"):
-            it = obj.call_method(self, "__iter__", [], {})
-            return it
-        from .variables.dicts import DictVariable, DictViewVariable, SetVariable
-        from .variables.lists import ListVariable
-        if isinstance(obj, (DictVariable, DictViewVariable, SetVariable, ListVariable)):
-            return obj.call_method(self, "__iter__", [], {})   # live: sees changes made while iterating
-        return ListIteratorVariable.create(self, obj.unpack(self))
+        it = obj.iterate(self)
+        return it if it is not None else ListIteratorVariable.create(self, obj.unpack(self))
 
     def getitem(self, obj, index):
         from .variables.tensor import TensorVariable
         if isinstance(obj, TensorVariable):
             return self.output.call_function(operator.getitem, [obj, index], {})
-        if obj.is_python_constant() and index.is_python_constant() and not hasattr(obj, "get_items"):
+        if obj.is_python_constant() and index.is_python_constant() and not obj.is_sequence:
             return const(obj.as_python_constant()[index.as_python_constant()])
         return obj.call_method(self, "__getitem__", [index], {})
 
     def binary_op(self, op, a, b):
         from .variables.builtins import is_tensorish
         from .variables.constant import FOLDABLE
-        if _owns_operators(a) or _owns_operators(b):
+        if a.owns_operators or b.owns_operators:
             return self._owned_operator(op, a, b)
         if is_tensorish(a) or is_tensorish(b):
             from .variables.tensor import TensorVariable
             if op in _INPLACE_TO_BINARY and not isinstance(a, TensorVariable):
                 op = _INPLACE_TO_BINARY[op]   # `n += t` on a number: numbers have no in-place operators
             return self.output.call_function(op, [a, b], {})
-        if a.is_python_constant() and b.is_python_constant() and not hasattr(a, "get_items") \
-                and not hasattr(b, "get_items"):
+        if a.is_python_constant() and b.is_python_constant() and not a.is_sequence and not b.is_sequence:
             base = _INPLACE_TO_BINARY.get(op, op)
             if base in FOLDABLE:
                 return const(fold(base, a.as_python_constant(), b.as_python_constant()))
@@ -271,7 +264,7 @@ class InstructionTranslatorBase:
             return const(same if op is operator.is_ else not same)
         if op is operator.contains:
             return b.call_method(self, "__contains__", [a], {})
-        if _owns_operators(a) or _owns_operators(b):
+        if a.owns_operators or b.owns_operators:
             return self._owned_operator(op, a, b)
         if is_tensorish(a) or is_tensorish(b):
             return self.output.call_function(op, [a, b], {})
@@ -309,13 +302,13 @@ class InstructionTranslatorBase:
     def _owned_operator(self, op, a, b):
         """An operator with an operand whose tracker implements the whole operator protocol itself
         (a traced numpy array): its dunders answer, with no fallback to another meaning."""
-        if not _owns_operators(a):
+        if not a.owns_operators:
             base = _INPLACE_TO_BINARY.get(op, op)
             reflected = _RDUNDER.get(base) or _DUNDER.get(_REFLECTED_COMPARE.get(base))
             if reflected is None:
                 raise Unsupported("python_protocol", what=f"{getattr(op, '__name__', op)} on {b.describe()}")
             return b.call_method(self, reflected, [a], {})
-        if op in _INPLACE_TO_BINARY and not getattr(a, "has_inplace_operators", False):
+        if op in _INPLACE_TO_BINARY and not a.has_inplace_operators:
             op = _INPLACE_TO_BINARY[op]     # immutable (a numpy scalar): `s += 1` is `s = s + 1`
         return a.call_method(self, _DUNDER[op], [b], {})
 
@@ -419,15 +412,11 @@ class InliningTranslator(InstructionTranslatorBase):
         raise user_error(AssertionError("unreachable"))
 
 
-def _owns_operators(var) -> bool:
-    return getattr(var, "owns_operators", False)
-
-
 def _sequence_family(a, b):
     """list, tuple, range or deque when both are sequence trackers of that builtin family (their
     built-in comparison then compares items), else None."""
     import collections
-    if not (hasattr(a, "get_items") and hasattr(b, "get_items")):
+    if not (a.is_sequence and b.is_sequence):
         return None
     ta, tb = a.python_type(), b.python_type()
     for family in (list, tuple, range, collections.deque):

@@ -20,7 +20,15 @@ class NotConstant(Exception):
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class VariableTracker:
+    """The protocol every tracker answers. A family overrides what it models; the defaults break
+    the graph (or say "not modelled"), so callers ask the tracker instead of probing it."""
     source: Optional[Source] = dataclasses.field(default=None, kw_only=True)
+
+    # which optional parts of the protocol the family models (class attributes, not fields)
+    is_iterator = False        # next_item() gives its items one at a time (iterators, generators)
+    is_sequence = False        # get_items() gives all its items (list, tuple, range, deque)
+    owns_operators = False     # every operator goes to its own dunders, no fallback (a traced ndarray)
+    has_inplace_operators = False   # with owns_operators: `a += b` is `a.__iadd__(b)`, not `a = a + b`
 
     # -- what it is ---------------------------------------------------------
     def python_type(self) -> type:
@@ -66,6 +74,24 @@ class VariableTracker:
     def unpack(self, tx) -> list:
         """The items when iterated (for unpacking, `for`, `list(x)`...)."""
         raise Unsupported("python_protocol", what=f"iterating over {self.describe()}")
+
+    def get_items(self, tx) -> tuple:
+        """All the items of a sequence (is_sequence)."""
+        raise Unsupported("python_protocol", what=f"the items of {self.describe()}")
+
+    def next_item(self, tx):
+        """The next item of an iterator (is_iterator); StopIterationSignal when it is exhausted."""
+        raise Unsupported("python_protocol", what=f"next() of {self.describe()}")
+
+    def iterate(self, tx):
+        """The iterator `iter(self)` gives, when the family models one (a live iterator over a
+        mutable container, a class's own `__iter__`); None: iterate over a snapshot of unpack()."""
+        return None
+
+    def graph_values(self) -> tuple:
+        """Graph values (tensors, symbolic numbers) behind this tracker that its parts do not show
+        (a traced ndarray's tensor): the graph must output them when the tracker is rebuilt."""
+        return ()
 
     def truth(self, tx) -> bool:
         if self.is_python_constant():

@@ -409,13 +409,8 @@ def _range(tx, *args):
     if not 1 <= len(args) <= 3:
         return None
     from .lists import RangeVariable
-    values = []
-    for a in args:
-        if hasattr(a, "evaluate"):
-            values.append(a.evaluate())
-        else:
-            values.append(a.as_python_constant())
-    return RangeVariable(range(*values))
+    from .tensor import concrete
+    return RangeVariable(range(*(concrete(a) for a in args)))
 
 
 def _container(kind):
@@ -539,7 +534,7 @@ def _repr(tx, obj, /):
         return const(repr(obj.as_python_constant()))
     from .base import NotConstant
     from .constant import python_value
-    if obj.python_type() in (list, tuple, dict, set, frozenset) and not hasattr(obj, "next_item"):
+    if obj.python_type() in (list, tuple, dict, set, frozenset) and not obj.is_iterator:
         try:     # builtin containers of constants: the real repr, self-references included
             return const(repr(python_value(tx, obj)))
         except NotConstant:
@@ -693,7 +688,7 @@ def _eager_items(tx, iterable, fn_name):
     """The items of an argument that a lazy itertools function may read ahead of time: not a
     generator or other lazy iterator, whose effects would then happen too early."""
     from .iterators import ListIteratorVariable
-    if hasattr(iterable, "next_item") and not isinstance(iterable, ListIteratorVariable):
+    if iterable.is_iterator and not isinstance(iterable, ListIteratorVariable):
         raise Unsupported("unsupported_builtin", what=f"{fn_name}() over {iterable.describe()}")
     return tx.unpack_iterable(iterable)
 

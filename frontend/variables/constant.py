@@ -95,7 +95,7 @@ def python_value(tx, var, memo=None):
         return out
     if isinstance(var, SetVariable):
         return var.cls(python_value(tx, i, memo) for i in var.items(tx))
-    if hasattr(var, "next_item"):  # an iterator or generator: its items are computed now
+    if var.is_iterator:  # an iterator or generator: its items are computed now
         return [python_value(tx, i, memo) for i in tx.unpack_iterable(var)]
     raise NotConstant(var.describe())
 

@@ -40,6 +40,9 @@ class DictVariable(VariableTracker):
     cls: type = dict
     default_factory: VariableTracker = None
 
+    def iterate(self, tx):
+        return self.call_method(tx, "__iter__", [], {})   # live: sees changes made while iterating
+
     @staticmethod
     def create(tx, pairs, cls=dict, default_factory=None, source=None):
         var = DictVariable(cls=cls, default_factory=default_factory, source=source)
@@ -225,6 +228,9 @@ class DictViewVariable(VariableTracker):
     dict_var: DictVariable = None
     kind: str = "keys"
 
+    def iterate(self, tx):
+        return self.call_method(tx, "__iter__", [], {})   # live: sees changes made while iterating
+
     @staticmethod
     def create(tx, dict_var, kind):
         return DictViewVariable(dict_var=dict_var, kind=kind)
@@ -299,6 +305,9 @@ class DictViewVariable(VariableTracker):
 class SetVariable(VariableTracker):
     """A set or frozenset; contents are a tuple of trackers in SideEffects."""
     cls: type = set
+
+    def iterate(self, tx):
+        return self.call_method(tx, "__iter__", [], {})   # live: sees changes made while iterating
 
     @staticmethod
     def create(tx, items, cls=set, source=None):

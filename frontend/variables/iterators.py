@@ -24,6 +24,7 @@ class StopIterationSignal(Exception):
 class IteratorVariable(VariableTracker):
     """The iterator protocol over `next_item(tx)`, which returns the next tracker or raises
     StopIterationSignal."""
+    is_iterator = True
 
     def next_item(self, tx):
         raise NotImplementedError
@@ -321,7 +322,7 @@ class GeneratorState:
 
 def next_of(tx, it):
     """The next item of any iterator tracker; StopIterationSignal when it is exhausted."""
-    if hasattr(it, "next_item"):
+    if it.is_iterator:
         return it.next_item(tx)
     from ..translator import UserException
     try:

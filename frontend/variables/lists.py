@@ -55,6 +55,7 @@ def tuple_fields(cls) -> tuple:
 @dataclasses.dataclass(frozen=True, eq=False)
 class BaseSequence(VariableTracker):
     """Shared behaviour of sequences whose items are a tuple of trackers."""
+    is_sequence = True
 
     def get_items(self, tx) -> tuple:
         raise NotImplementedError
@@ -224,6 +225,9 @@ class SizeVariable(TupleVariable):
 @dataclasses.dataclass(frozen=True, eq=False)
 class ListVariable(BaseSequence):
     """A Python list; its items live in SideEffects (lists are mutable)."""
+
+    def iterate(self, tx):
+        return self.call_method(tx, "__iter__", [], {})   # live: sees changes made while iterating
 
     @staticmethod
     def create(tx, items, source=None):

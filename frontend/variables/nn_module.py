@@ -16,6 +16,9 @@ _CONTAINERS = (torch.nn.Sequential, torch.nn.ModuleList, torch.nn.ModuleDict, to
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class NNModuleVariable(UserDefinedObjectVariable):
+    def iterate(self, tx):
+        return None   # a module container iterates over its children (unpack)
+
     def describe(self):
         return f"module {type(self.value).__name__}"
 

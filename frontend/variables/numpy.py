@@ -149,7 +149,7 @@ class NumpyNdarrayVariable(VariableTracker):
         return f"{kind} {tuple(self.example.shape)} {self.example.dtype}"
 
     def graph_values(self):
-        return [self.tensor]
+        return (self.tensor,)
 
     def reconstruct(self, codegen):
         # one numpy object however many places hold it (`return b, b`)

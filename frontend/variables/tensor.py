@@ -171,7 +171,7 @@ class SymNodeVariable(VariableTracker):
         if name in _SPECIALIZING_METHODS or not name.startswith("__"):
             # `n.__str__()`, `n.bit_length()`, `f.is_integer()`: on the specialized value
             value = self.evaluate()
-            result = getattr(value, name)(*[_concrete(a) for a in args], **{k: _concrete(v) for k, v in kwargs.items()})
+            result = getattr(value, name)(*[concrete(a) for a in args], **{k: concrete(v) for k, v in kwargs.items()})
             from ..builder import wrap_constant_result
             return wrap_constant_result(tx, result)
         fn = _DUNDER_FUNCTIONS.get(name)
@@ -194,7 +194,8 @@ class SymNodeVariable(VariableTracker):
             raise Unsupported("data_dependent", what=f"a decision on the data-dependent value {self.value}") from None
 
 
-def _concrete(var):
+def concrete(var):
+    """A symbolic number's value (specialized, with a guard), or a constant's."""
     return var.evaluate() if isinstance(var, SymNodeVariable) else var.as_python_constant()
 
 

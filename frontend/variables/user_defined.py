@@ -293,6 +293,9 @@ class UserDefinedObjectVariable(VariableTracker):
     value: Any = None     # the real object (None for objects created while tracing)
     cls: type = object
 
+    def iterate(self, tx):
+        return self.call_method(tx, "__iter__", [], {})   # the class's own __iter__
+
     @staticmethod
     def create_new(tx, cls):
         var = UserDefinedObjectVariable(cls=cls)
