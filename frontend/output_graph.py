@@ -16,6 +16,7 @@ import contextlib
 import math
 import operator
 import re
+from typing import Any, NamedTuple
 
 import sympy
 import torch
@@ -30,7 +31,7 @@ from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, S
 from ..guards.guard import Guard, TensorMeta, global_state_guards
 from ..guards.shape import ShapeEnvSource, ShapeGuardError, ShapePolicy, shape_guards, tensor_properties
 from .graph_break import Unsupported
-from .side_effects import SideEffects
+from .side_effects import SideEffects, SideEffectsState
 from .variables.constant import ConstantVariable
 from .variables.tensor import SymNodeVariable, TensorVariable
 
@@ -73,6 +74,22 @@ def _is_symbolic(value) -> bool:
     return isinstance(value, _SYMBOLIC) and bool(value.node.expr.free_symbols)
 
 
+class GraphState(NamedTuple):
+    """What `OutputGraph.checkpoint()` saves: enough to undo everything traced since."""
+    last_node: Any               # the graph's last node then (None: empty)
+    n_graph_inputs: int
+    input_by_source: dict
+    guards: set
+    side_effects: SideEffectsState
+    wrapped_objects: dict
+    grad_enabled: bool
+    n_metadata_log: int          # fake tensors mutated in place since are restored from the log
+    n_constant_tensors: int
+    input_properties: dict
+    symbol_inputs: dict
+    autocast_stack: Any
+
+
 class OutputGraph:
     def __init__(self, code, config, backend, shape_policy: ShapePolicy | None = None):
         self.code = code
@@ -103,37 +120,36 @@ class OutputGraph:
         self._names: set = set()
 
     # -- checkpoints ------------------------------------------------------------
-    def checkpoint(self):
-        return (list(self.graph.nodes)[-1] if len(self.graph.nodes) else None, len(self.graph_inputs),
-                dict(self.input_by_source), set(self.guards), self.side_effects.snapshot(),
-                dict(self.wrapped_objects), self.grad_enabled, len(self.metadata_log), len(self.constant_tensors),
-                dict(self.input_properties), dict(self.symbol_inputs), self.autocast_stack)
+    def checkpoint(self) -> GraphState:
+        return GraphState(list(self.graph.nodes)[-1] if len(self.graph.nodes) else None, len(self.graph_inputs),
+                          dict(self.input_by_source), set(self.guards), self.side_effects.snapshot(),
+                          dict(self.wrapped_objects), self.grad_enabled, len(self.metadata_log),
+                          len(self.constant_tensors), dict(self.input_properties), dict(self.symbol_inputs),
+                          self.autocast_stack)
 
-    def restore(self, state) -> None:
-        (last, n_inputs, by_source, guards, effects, wrapped, grad, n_log, n_consts, props, symbols,
-         autocast) = state
+    def restore(self, state: GraphState) -> None:
         nodes = list(self.graph.nodes)
-        keep = 0 if last is None else nodes.index(last) + 1
+        keep = 0 if state.last_node is None else nodes.index(state.last_node) + 1
         for node in reversed(nodes[keep:]):
             self.graph.erase_node(node)
-        # placeholders go before the other nodes, so inputs added since may sit before `last`
-        for _, proxy, _ in reversed(self.graph_inputs[n_inputs:]):
+        # placeholders go before the other nodes, so inputs added since may sit before `last_node`
+        for _, proxy, _ in reversed(self.graph_inputs[state.n_graph_inputs:]):
             if proxy.node.graph is self.graph and proxy.node in self.graph.nodes and not proxy.node.users:
                 self.graph.erase_node(proxy.node)
-        del self.graph_inputs[n_inputs:]
-        self.input_properties = props
-        self.symbol_inputs = symbols
-        self.input_by_source = by_source
-        self.guards = guards
-        self.side_effects.restore(effects)
-        self.wrapped_objects = wrapped
-        self.grad_enabled = grad
-        self.autocast_stack = autocast
+        del self.graph_inputs[state.n_graph_inputs:]
+        self.input_properties = state.input_properties
+        self.symbol_inputs = state.symbol_inputs
+        self.input_by_source = state.input_by_source
+        self.guards = state.guards
+        self.side_effects.restore(state.side_effects)
+        self.wrapped_objects = state.wrapped_objects
+        self.grad_enabled = state.grad_enabled
+        self.autocast_stack = state.autocast_stack
         with self.fake_mode:
-            for fake, size, stride, offset in reversed(self.metadata_log[n_log:]):
+            for fake, size, stride, offset in reversed(self.metadata_log[state.n_metadata_log:]):
                 fake.as_strided_(size, stride, offset)
-        del self.metadata_log[n_log:]
-        del self.constant_tensors[n_consts:]
+        del self.metadata_log[state.n_metadata_log:]
+        del self.constant_tensors[state.n_constant_tensors:]
 
     # -- inputs -----------------------------------------------------------------
     def _unique_name(self, base: str) -> str:

@@ -80,6 +80,25 @@ class RealCellVariable(CellVariable):
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
+class FrameFreeCell(CellVariable):
+    """A free variable of the traced frame: read through the closure, written back by STORE_DEREF."""
+    name: str = ""
+    index: int = 0
+
+    def load(self, tx):
+        if self in tx.output.side_effects.cells:
+            return tx.output.side_effects.cells[self]
+        cell = tx.root().func.__closure__[self.index]
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            raise user_error(NameError(f"free variable '{self.name}' referenced before assignment")) from None
+        from ..builder import wrap
+        from ...guards.source import ClosureSource
+        return wrap(tx, value, ClosureSource(self.name, self.index))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
 class PythonModuleVariable(VariableTracker):
     value: types.ModuleType = None
 
