@@ -90,7 +90,6 @@ class DictVariable(VariableTracker):
         self.set_pairs(tx, mapping.values())
 
     def call_method(self, tx, name, args, kwargs):
-        from .lists import TupleVariable
         from .iterators import ContainerIteratorVariable
         check_modelled_arguments(self.describe(), name, args, kwargs, _DICT_ARITY,
                                  {"update": ("*",), "popitem": ("last",), "move_to_end": ("last",)})
@@ -99,17 +98,7 @@ class DictVariable(VariableTracker):
             raise Unsupported("unsupported_call", fn=f"{self.describe()}.update", detail=" with a mapping argument")
         pairs = self.pairs(tx)
         if name == "__getitem__":
-            found = self.lookup(tx, args[0])
-            if found is None:
-                if self.default_factory is not None and not (self.default_factory.is_python_constant()
-                                                             and self.default_factory.as_python_constant() is None):
-                    value = self.default_factory.call_function(tx, [], {})
-                    self.setitem(tx, args[0], value)
-                    return value
-                if self.cls is not dict and hasattr(self.cls, "__missing__") and self.default_factory is None:
-                    raise Unsupported("python_protocol", what=f"{self.cls.__name__}.__missing__")
-                raise user_error(KeyError(args[0].as_python_constant() if args[0].is_python_constant() else "<key>"))
-            return found
+            return self._getitem(tx, args[0])
         if name == "get":
             found = self.lookup(tx, args[0])
             if found is None:
@@ -130,43 +119,11 @@ class DictVariable(VariableTracker):
             self.setitem(tx, args[0], value)
             return value
         if name in ("__delitem__", "pop"):
-            mapping = self.as_mapping(tx)
-            key = hashable_key(tx, args[0])
-            if key not in mapping:
-                if name == "pop" and len(args) > 1:
-                    return args[1]
-                raise user_error(KeyError(args[0].as_python_constant() if args[0].is_python_constant() else "<key>"))
-            value = mapping.pop(key)[1]
-            self.set_pairs(tx, mapping.values())
-            return value if name == "pop" else const(None)
+            return self._pop(tx, name, args)
         if name == "popitem":
-            if not pairs:
-                message = "dictionary is empty" if self.cls is not dict else "popitem(): dictionary is empty"
-                raise user_error(KeyError(message))
-            last = kwargs.get("last", args[0] if args else const(True)).as_python_constant()
-            if last:
-                k, v = pairs[-1]
-                self.set_pairs(tx, pairs[:-1])
-            else:
-                k, v = pairs[0]
-                self.set_pairs(tx, pairs[1:])
-            return TupleVariable((k, v))
+            return self._popitem(tx, pairs, args, kwargs)
         if name == "update":
-            mapping = self.as_mapping(tx)
-            sources = []
-            if args:
-                other = args[0]
-                if isinstance(other, DictVariable):
-                    sources.extend(other.pairs(tx))
-                else:
-                    for item in tx.unpack_iterable(other):
-                        k, v = tx.unpack_iterable(item)
-                        sources.append((k, v))
-            sources.extend((const(k), v) for k, v in kwargs.items())
-            for k, v in sources:
-                key = hashable_key(tx, k)
-                mapping[key] = (mapping[key][0], v) if key in mapping else (k, v)
-            self.set_pairs(tx, mapping.values())
+            self._update(tx, args, kwargs)
             return const(None)
         if name == "clear":
             self.set_pairs(tx, ())
@@ -182,26 +139,89 @@ class DictVariable(VariableTracker):
         if name == "__iter__":
             return ContainerIteratorVariable.create(tx, self, "keys")
         if name == "move_to_end" and self.cls is collections.OrderedDict:
-            mapping = self.as_mapping(tx)
-            key = hashable_key(tx, args[0])
-            entry = mapping.pop(key)
-            last = kwargs.get("last", args[1] if len(args) > 1 else const(True)).as_python_constant()
-            items = list(mapping.values())
-            items = items + [entry] if last else [entry] + items
-            self.set_pairs(tx, items)
+            self._move_to_end(tx, args, kwargs)
             return const(None)
         if name == "__or__" and isinstance(args[0], DictVariable):
             merged = DictVariable.create(tx, pairs, self.cls, self.default_factory)
             merged.call_method(tx, "update", args, {})
             return merged
         if name in ("__eq__", "__ne__") and isinstance(args[0], DictVariable):
-            from .builtins import compare_equal
-            a, b = self.as_mapping(tx), args[0].as_mapping(tx)
-            equal = a.keys() == b.keys() and all(compare_equal(tx, a[k][1], b[k][1]) for k in a)
-            if equal and self.cls is collections.OrderedDict and args[0].cls is collections.OrderedDict:
-                equal = list(a) == list(b)      # two OrderedDicts compare in order too
+            equal = self._equals(tx, args[0])
             return const(equal if name == "__eq__" else not equal)
         return super().call_method(tx, name, args, kwargs)
+
+    def _getitem(self, tx, key_var):
+        found = self.lookup(tx, key_var)
+        if found is not None:
+            return found
+        if self.default_factory is not None and not (self.default_factory.is_python_constant()
+                                                     and self.default_factory.as_python_constant() is None):
+            value = self.default_factory.call_function(tx, [], {})
+            self.setitem(tx, key_var, value)
+            return value
+        if self.cls is not dict and hasattr(self.cls, "__missing__") and self.default_factory is None:
+            raise Unsupported("python_protocol", what=f"{self.cls.__name__}.__missing__")
+        raise user_error(KeyError(key_var.as_python_constant() if key_var.is_python_constant() else "<key>"))
+
+    def _pop(self, tx, name, args):
+        """`del d[k]` and `d.pop(k[, default])`."""
+        mapping = self.as_mapping(tx)
+        key = hashable_key(tx, args[0])
+        if key not in mapping:
+            if name == "pop" and len(args) > 1:
+                return args[1]
+            raise user_error(KeyError(args[0].as_python_constant() if args[0].is_python_constant() else "<key>"))
+        value = mapping.pop(key)[1]
+        self.set_pairs(tx, mapping.values())
+        return value if name == "pop" else const(None)
+
+    def _popitem(self, tx, pairs, args, kwargs):
+        from .lists import TupleVariable
+        if not pairs:
+            message = "dictionary is empty" if self.cls is not dict else "popitem(): dictionary is empty"
+            raise user_error(KeyError(message))
+        last = kwargs.get("last", args[0] if args else const(True)).as_python_constant()
+        if last:
+            k, v = pairs[-1]
+            self.set_pairs(tx, pairs[:-1])
+        else:
+            k, v = pairs[0]
+            self.set_pairs(tx, pairs[1:])
+        return TupleVariable((k, v))
+
+    def _update(self, tx, args, kwargs) -> None:
+        mapping = self.as_mapping(tx)
+        sources = []
+        if args:
+            other = args[0]
+            if isinstance(other, DictVariable):
+                sources.extend(other.pairs(tx))
+            else:
+                for item in tx.unpack_iterable(other):
+                    k, v = tx.unpack_iterable(item)
+                    sources.append((k, v))
+        sources.extend((const(k), v) for k, v in kwargs.items())
+        for k, v in sources:
+            key = hashable_key(tx, k)
+            mapping[key] = (mapping[key][0], v) if key in mapping else (k, v)
+        self.set_pairs(tx, mapping.values())
+
+    def _move_to_end(self, tx, args, kwargs) -> None:
+        mapping = self.as_mapping(tx)
+        key = hashable_key(tx, args[0])
+        entry = mapping.pop(key)
+        last = kwargs.get("last", args[1] if len(args) > 1 else const(True)).as_python_constant()
+        items = list(mapping.values())
+        items = items + [entry] if last else [entry] + items
+        self.set_pairs(tx, items)
+
+    def _equals(self, tx, other) -> bool:
+        from .builtins import compare_equal
+        a, b = self.as_mapping(tx), other.as_mapping(tx)
+        equal = a.keys() == b.keys() and all(compare_equal(tx, a[k][1], b[k][1]) for k in a)
+        if equal and self.cls is collections.OrderedDict and other.cls is collections.OrderedDict:
+            equal = list(a) == list(b)      # two OrderedDicts compare in order too
+        return equal
 
     def as_python_constant(self):
         raise NotConstant(self.describe())
