@@ -28,7 +28,6 @@ from .opcodes import OPCODES, Checkpoint
 from .output_graph import OutputGraph
 from .resume import PROLOGUE_CALLABLES, is_resume_code
 from .translator import InstructionTranslatorBase, ReturnValue, UserException
-from .variables.base import VariableTracker
 from .variables.constant import ConstantVariable
 from .variables.misc import CellVariable, FrameFreeCell
 from .variables.tensor import SymNodeVariable, TensorVariable
@@ -213,12 +212,6 @@ def _is_closure_function(value) -> bool:
 
 def _collect_graph_values(tx, roots) -> list:
     """Tensors and symbolic values reachable from the roots, in a stable order, without duplicates."""
-    from .variables.ctx import WithExitVariable
-    from .variables.dicts import DictVariable, SetVariable
-    from .variables.functions import BoundMethodVariable, NestedFunctionVariable, PartialVariable
-    from .variables.iterators import ListIteratorVariable, ListSequenceIteratorVariable
-    from .variables.lists import BaseSequence, SliceVariable
-    from .variables.user_defined import UserDefinedObjectVariable
     seen, found, nodes = set(), [], set()
 
     def visit(var):
@@ -230,46 +223,8 @@ def _collect_graph_values(tx, roots) -> list:
                 nodes.add(var.proxy.node)
                 found.append(var)
             return
-        effects = tx.output.side_effects
-        if isinstance(var, BaseSequence):
-            for item in var.get_items(tx):
-                visit(item)
-        elif isinstance(var, DictVariable):
-            for k, v in var.pairs(tx):
-                visit(k)
-                visit(v)
-        elif isinstance(var, (SetVariable, ListIteratorVariable)):
-            for item in effects.get(var):
-                visit(item)
-        elif isinstance(var, ListSequenceIteratorVariable):
-            visit(var.seq)
-        elif isinstance(var, UserDefinedObjectVariable) and effects.is_tracked(var):
-            for v in effects.get(var).values():
-                if isinstance(v, VariableTracker):
-                    visit(v)
-        elif isinstance(var, SliceVariable):
-            for v in (var.start, var.stop, var.step):
-                visit(v)
-        elif isinstance(var, BoundMethodVariable):
-            visit(var.self_var)
-        elif isinstance(var, PartialVariable):
-            for a in var.args:
-                visit(a)
-            for _, v in var.kwargs:
-                visit(v)
-        elif isinstance(var, NestedFunctionVariable):
-            for d in var.defaults:
-                visit(d)
-            for _, d in var.kwdefaults:
-                visit(d)
-            for cell in var.closure:
-                if cell in effects.cells:
-                    visit(effects.cells[cell])
-        elif isinstance(var, WithExitVariable):
-            visit(var.ctx)
-        else:   # a tracker backed by graph values (a traced ndarray)
-            for v in var.graph_values():
-                visit(v)
+        for part in var.parts(tx):
+            visit(part)
     for root in roots:
         visit(root)
     return found

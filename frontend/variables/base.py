@@ -88,9 +88,10 @@ class VariableTracker:
         mutable container, a class's own `__iter__`); None: iterate over a snapshot of unpack()."""
         return None
 
-    def graph_values(self) -> tuple:
-        """Graph values (tensors, symbolic numbers) behind this tracker that its parts do not show
-        (a traced ndarray's tensor): the graph must output them when the tracker is rebuilt."""
+    def parts(self, tx) -> tuple:
+        """The trackers this one holds (items, attributes written while tracing, a bound method's
+        self, a traced ndarray's tensor...): the graph outputs the tensors among them, at any depth,
+        so that the transformed code can rebuild this tracker."""
         return ()
 
     def truth(self, tx) -> bool:

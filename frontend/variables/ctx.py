@@ -17,6 +17,9 @@ class WithExitVariable(VariableTracker):
     """What BEFORE_WITH leaves on the stack: calling it exits the context."""
     ctx: VariableTracker = None
 
+    def parts(self, tx):
+        return (self.ctx,)
+
     def call_function(self, tx, args, kwargs):
         if isinstance(self.ctx, _TORCH_CONTEXTS):
             self.ctx.exit(tx)

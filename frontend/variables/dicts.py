@@ -40,6 +40,9 @@ class DictVariable(VariableTracker):
     cls: type = dict
     default_factory: VariableTracker = None
 
+    def parts(self, tx):
+        return tuple(x for pair in self.pairs(tx) for x in pair)
+
     def iterate(self, tx):
         return self.call_method(tx, "__iter__", [], {})   # live: sees changes made while iterating
 
@@ -325,6 +328,9 @@ class DictViewVariable(VariableTracker):
 class SetVariable(VariableTracker):
     """A set or frozenset; contents are a tuple of trackers in SideEffects."""
     cls: type = set
+
+    def parts(self, tx):
+        return tuple(tx.output.side_effects.get(self))
 
     def iterate(self, tx):
         return self.call_method(tx, "__iter__", [], {})   # live: sees changes made while iterating

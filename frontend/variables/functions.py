@@ -155,6 +155,11 @@ class NestedFunctionVariable(BaseUserFunction):
     wrapped: Optional[VariableTracker] = None  # set by functools.wraps
     annotations: Optional[VariableTracker] = None  # MAKE_FUNCTION's (name, value, ...) tuple
 
+    def parts(self, tx):
+        cells = tx.output.side_effects.cells
+        return self.defaults + tuple(d for _, d in self.kwdefaults) + \
+            tuple(cells[cell] for cell in self.closure if cell in cells)
+
     def get_code(self):
         return self.code
 
@@ -197,6 +202,9 @@ class BoundMethodVariable(VariableTracker):
     """`obj.method`: a function (tracker, or a TensorMethod) bound to a self tracker."""
     fn: Any = None
     self_var: VariableTracker = None
+
+    def parts(self, tx):
+        return (self.self_var,)
 
     def describe(self):
         return f"bound method {getattr(self.fn, 'name', None) or self.fn.describe()}"
@@ -258,6 +266,9 @@ class PartialVariable(VariableTracker):
     fn: VariableTracker = None
     args: tuple = ()
     kwargs: tuple = ()   # (name, tracker) pairs
+
+    def parts(self, tx):
+        return self.args + tuple(v for _, v in self.kwargs)
 
     def python_type(self):
         return functools.partial

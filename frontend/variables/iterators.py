@@ -62,6 +62,9 @@ class ListIteratorVariable(IteratorVariable):
     """An iterator whose remaining items live in SideEffects (advancing it is a mutation)."""
     kind: str = "iterator"
 
+    def parts(self, tx):
+        return tuple(tx.output.side_effects.get(self))
+
     @staticmethod
     def create(tx, items, kind="iterator"):
         var = ListIteratorVariable(kind=kind)
@@ -112,6 +115,9 @@ class ListSequenceIteratorVariable(IteratorVariable):
     next item, or None once exhausted (an exhausted list iterator stays exhausted)."""
     seq: VariableTracker = None      # a ListVariable
     reverse: bool = False
+
+    def parts(self, tx):
+        return (self.seq,)
 
     @staticmethod
     def create(tx, seq, reverse=False):

@@ -57,6 +57,9 @@ class BaseSequence(VariableTracker):
     """Shared behaviour of sequences whose items are a tuple of trackers."""
     is_sequence = True
 
+    def parts(self, tx):
+        return tuple(self.get_items(tx))
+
     def get_items(self, tx) -> tuple:
         raise NotImplementedError
 
@@ -473,6 +476,9 @@ class SliceVariable(VariableTracker):
     start: VariableTracker
     stop: VariableTracker
     step: VariableTracker
+
+    def parts(self, tx):
+        return (self.start, self.stop, self.step)
 
     def python_type(self):
         return slice

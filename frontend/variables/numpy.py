@@ -148,7 +148,7 @@ class NumpyNdarrayVariable(VariableTracker):
         kind = "numpy scalar" if self.scalar else "ndarray"
         return f"{kind} {tuple(self.example.shape)} {self.example.dtype}"
 
-    def graph_values(self):
+    def parts(self, tx):
         return (self.tensor,)
 
     def reconstruct(self, codegen):

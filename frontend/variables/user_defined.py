@@ -293,6 +293,12 @@ class UserDefinedObjectVariable(VariableTracker):
     value: Any = None     # the real object (None for objects created while tracing)
     cls: type = object
 
+    def parts(self, tx):
+        effects = tx.output.side_effects
+        if not effects.is_tracked(self):
+            return ()
+        return tuple(v for v in effects.get(self).values() if isinstance(v, VariableTracker))  # not _MISSING
+
     def iterate(self, tx):
         return self.call_method(tx, "__iter__", [], {})   # the class's own __iter__
 
