@@ -64,11 +64,6 @@ def _is_frame_varkw(tx, source) -> bool:
     return source.local_name == code.co_varnames[index]
 
 
-def wrap_constant_result(tx, value):
-    """Wrap a value computed at trace time from constants (no source, no guard)."""
-    return wrap(tx, value, None, trusted=True)
-
-
 def wrap(tx, value, source, trusted=False):
     out = tx.output
     key = id(value)

@@ -208,8 +208,7 @@ def delete_attr(tx, ins):
 
 @opcode("LOAD_ASSERTION_ERROR")
 def load_assertion_error(tx, ins):
-    from .builder import wrap
-    tx.push(wrap(tx, AssertionError, None, trusted=True))
+    tx.push(tx.wrap(AssertionError, None, trusted=True))
 
 
 @opcode("IMPORT_NAME")
@@ -643,9 +642,8 @@ def before_with(tx, ins):
 def with_except_start(tx, ins):
     exc = tx.stack[-1]
     exit_fn = tx.stack[-4]
-    from .builder import wrap
     from .variables.misc import TracebackVariable
-    tx.push(tx.call(exit_fn, [wrap(tx, exc.cls, None, trusted=True), exc, TracebackVariable()], {}))
+    tx.push(tx.call(exit_fn, [tx.wrap(exc.cls, None, trusted=True), exc, TracebackVariable()], {}))
 
 
 @opcode("PUSH_EXC_INFO")

@@ -75,8 +75,7 @@ def dunder(tx, x, name, y):
     if isinstance(x, UserDefinedObjectVariable) or not (x.is_python_constant() and y.is_python_constant()):
         return x.call_method(tx, name, [y], {})
     from .graph_break import fold
-    from .builder import wrap_constant_result
-    return wrap_constant_result(tx, fold(getattr(cls, name), x.as_python_constant(), y.as_python_constant()))
+    return tx.wrap(fold(getattr(cls, name), x.as_python_constant(), y.as_python_constant()), None, trusted=True)
 
 
 def _overrides(tx, sub, base, name) -> bool:

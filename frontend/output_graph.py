@@ -308,8 +308,7 @@ class OutputGraph:
             return self._create("call_function", fn, args, kwargs)
         concrete = [a.evaluate() if isinstance(a, SymNodeVariable) else a.as_python_constant() for a in args]
         kw = {k: v.evaluate() if isinstance(v, SymNodeVariable) else v.as_python_constant() for k, v in kwargs.items()}
-        from .builder import wrap_constant_result
-        return wrap_constant_result(self._tx_for_items(), fn(*concrete, **kw))
+        return self._tx_for_items().wrap(fn(*concrete, **kw), None, trusted=True)
 
     def call_method(self, self_var, name, args, kwargs):
         return self._create("call_method", name, [self_var] + list(args), kwargs)
@@ -373,9 +372,16 @@ class OutputGraph:
         raise Unsupported("torch_value", what=f"passing {var.describe()} to a torch function")
 
     def _tx_for_items(self):
-        # sequence trackers only need `tx.output` to read their contents
+        # sequence trackers only need `tx.output` to read their contents, wrapping a constant result
+        # no more
+        from .builder import wrap
+
         class _Tx:
             output = self
+
+            @staticmethod
+            def wrap(value, source, trusted=False):
+                return wrap(_Tx, value, source, trusted)
         return _Tx
 
     def wrap_result(self, proxy, example):

@@ -16,6 +16,7 @@ import weakref
 
 from ..guards.source import ConstSource, GlobalSource, ItemSource, ModuleGlobalSource, NamespaceSource
 from ..logs import enabled, log
+from .builder import wrap
 from .graph_break import Unsupported, fold, user_error
 from .variables.base import VariableTracker
 from .variables.constant import ConstantVariable, const
@@ -199,6 +200,11 @@ class InstructionTranslatorBase:
         return frames[::-1]
 
     # -- semantics shared by handlers and variables ---------------------------
+    def wrap(self, value, source, trusted=False):
+        """The tracker for a real value, guarded through `source` (see builder.wrap); `trusted`: a
+        value computed while tracing, or read where nothing needs guarding (no guard)."""
+        return wrap(self, value, source, trusted)
+
     def getattr(self, obj, name):
         return obj.var_getattr(self, name)
 
@@ -336,7 +342,6 @@ class InstructionTranslatorBase:
 
     def load_global(self, name):
         from . import reads
-        from .builder import wrap
         root = self.root()
         is_root = self.f_globals is root.f_globals
         if is_root:

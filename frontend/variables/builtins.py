@@ -74,15 +74,14 @@ class BuiltinVariable(VariableTracker):
         codegen.load_const(self.fn)
 
     def var_getattr(self, tx, name):
-        from ..builder import wrap_constant_result
         if isinstance(self.fn, type):
             for klass in self.fn.__mro__:
                 if name in klass.__dict__:
                     from .user_defined import class_attribute
                     return class_attribute(tx, self, self.fn, name)
             # attributes of the class object itself (__name__, __qualname__, __mro__...), from its metaclass
-            return wrap_constant_result(tx, getattr(self.fn, name))
-        return wrap_constant_result(tx, getattr(self.fn, name))
+            return tx.wrap(getattr(self.fn, name), None, trusted=True)
+        return tx.wrap(getattr(self.fn, name), None, trusted=True)
 
     def call_function(self, tx, args, kwargs):
         unbound = _unbound_builtin_method(tx, self.fn, args, kwargs)
@@ -101,8 +100,7 @@ class BuiltinVariable(VariableTracker):
                 all(v.is_python_constant() for v in kwargs.values()):
             value = fold(self.fn, *[a.as_python_constant() for a in args],
                             **{k: v.as_python_constant() for k, v in kwargs.items()})
-            from ..builder import wrap_constant_result
-            return wrap_constant_result(tx, value)
+            return tx.wrap(value, None, trusted=True)
         if self.fn in _OPERATOR_METHODS and args and not kwargs:
             method = _OPERATOR_METHODS[self.fn]
             if callable(method):
@@ -621,15 +619,14 @@ class OperatorGetterVariable(VariableTracker):
 
     @staticmethod
     def from_real(tx, value):
-        from ..builder import wrap_constant_result
         if isinstance(value, operator.methodcaller):
             factory, args = value.__reduce__()
             return OperatorGetterVariable(kind=operator.methodcaller, name=factory.args[0],
-                                          args=tuple(wrap_constant_result(tx, a) for a in args),
-                                          kwargs=tuple((k, wrap_constant_result(tx, v))
+                                          args=tuple(tx.wrap(a, None, trusted=True) for a in args),
+                                          kwargs=tuple((k, tx.wrap(v, None, trusted=True))
                                                        for k, v in factory.keywords.items()))
         return OperatorGetterVariable(kind=type(value),
-                                      args=tuple(wrap_constant_result(tx, a) for a in value.__reduce__()[1]))
+                                      args=tuple(tx.wrap(a, None, trusted=True) for a in value.__reduce__()[1]))
 
     def python_type(self):
         return self.kind

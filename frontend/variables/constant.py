@@ -56,8 +56,7 @@ class ConstantVariable(VariableTracker):
             return super().call_method(tx, name, args, kwargs)
         method = getattr(self.value, name)
         result = fold(method, *real_args, **real_kwargs)
-        from ..builder import wrap_constant_result
-        return wrap_constant_result(tx, result)
+        return tx.wrap(result, None, trusted=True)
 
     def unpack(self, tx):
         if isinstance(self.value, (str, bytes, tuple, range, frozenset)):

@@ -129,12 +129,11 @@ class UserFunctionVariable(BaseUserFunction):
         return cells
 
     def var_getattr(self, tx, name):
-        from ..builder import wrap
         from ...guards.source import AttrSource
         if name in ("__name__", "__qualname__", "__module__", "__doc__"):
             return const(getattr(self.fn, name))
         if hasattr(self.fn, name):
-            return wrap(tx, getattr(self.fn, name), AttrSource(self.source, name) if self.source else None)
+            return tx.wrap(getattr(self.fn, name), AttrSource(self.source, name) if self.source else None)
         return super().var_getattr(tx, name)
 
     def reconstruct(self, codegen):

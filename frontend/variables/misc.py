@@ -64,13 +64,12 @@ class RealCellVariable(CellVariable):
     def load(self, tx):
         if self in tx.output.side_effects.cells:
             return tx.output.side_effects.cells[self]
-        from ..builder import wrap
         from ...guards.source import AttrSource
         try:
             value = self.cell.cell_contents
         except ValueError:
             raise user_error(NameError("free variable referenced before assignment in enclosing scope")) from None
-        var = wrap(tx, value, AttrSource(self.source, "cell_contents") if self.source else None)
+        var = tx.wrap(value, AttrSource(self.source, "cell_contents") if self.source else None)
         return var
 
     def store(self, tx, value):
@@ -93,9 +92,8 @@ class FrameFreeCell(CellVariable):
             value = cell.cell_contents
         except ValueError:
             raise user_error(NameError(f"free variable '{self.name}' referenced before assignment")) from None
-        from ..builder import wrap
         from ...guards.source import ClosureSource
-        return wrap(tx, value, ClosureSource(self.name, self.index))
+        return tx.wrap(value, ClosureSource(self.name, self.index))
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -112,12 +110,11 @@ class PythonModuleVariable(VariableTracker):
         return self.value
 
     def var_getattr(self, tx, name):
-        from ..builder import wrap
         from ...guards.source import AttrSource
         if name in ("__name__", "__file__", "__package__"):
             return const(getattr(self.value, name))
         if self.is_trusted():
-            return wrap(tx, getattr(self.value, name), AttrSource(self.source, name) if self.source else None,
+            return tx.wrap(getattr(self.value, name), AttrSource(self.source, name) if self.source else None,
                         trusted=True)
         from .. import reads
         value = reads.instance_attr(tx, self.value, self.source, name)   # absence guarded
@@ -125,7 +122,7 @@ class PythonModuleVariable(VariableTracker):
             if "__getattr__" in self.value.__dict__:
                 raise Unsupported("unsupported_attr", name=name, obj=f"{self.describe()} (module __getattr__)")
             value = getattr(self.value, name)   # ModuleType's own attributes, or AttributeError as eager
-        return wrap(tx, value, AttrSource(self.source, name) if self.source else None)
+        return tx.wrap(value, AttrSource(self.source, name) if self.source else None)
 
     def is_trusted(self) -> bool:
         """Attributes of torch and the standard library are taken as constants (not guarded)."""

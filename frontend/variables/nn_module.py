@@ -37,7 +37,6 @@ class NNModuleVariable(UserDefinedObjectVariable):
         return AttrSource(self.source, name) if self.source else None
 
     def var_getattr(self, tx, name):
-        from ..builder import wrap
         module = self.module
         written = self.attrs(tx)
         if name in written:
@@ -51,9 +50,9 @@ class NNModuleVariable(UserDefinedObjectVariable):
             entries = module.__dict__.get(table, {})
             if name in entries:
                 value = entries[name]
-                return wrap(tx, value, self._state_source(table, name))
+                return tx.wrap(value, self._state_source(table, name))
         if name in module.__dict__:
-            return wrap(tx, module.__dict__[name], self._attr_source(name))
+            return tx.wrap(module.__dict__[name], self._attr_source(name))
         return super().var_getattr(tx, name)
 
     def setattr(self, tx, name, value):
@@ -75,7 +74,6 @@ class NNModuleVariable(UserDefinedObjectVariable):
 
     # -- containers -----------------------------------------------------------
     def children_vars(self, tx):
-        from ..builder import wrap
         from ...guards.guard import Guard
         from ...guards.source import AttrSource
         module = self.module
@@ -83,8 +81,8 @@ class NNModuleVariable(UserDefinedObjectVariable):
         if self.source is not None:   # the container's length and keys (`layers.append(...)` recompiles)
             tx.output.guards.add(Guard.dict_keys(AttrSource(self.source, table), getattr(module, table)))
         if isinstance(module, (torch.nn.ParameterList, torch.nn.ParameterDict)):
-            return [(k, wrap(tx, v, self._state_source("_parameters", k))) for k, v in module._parameters.items()]
-        return [(k, wrap(tx, v, self._state_source("_modules", k))) for k, v in module._modules.items()]
+            return [(k, tx.wrap(v, self._state_source("_parameters", k))) for k, v in module._parameters.items()]
+        return [(k, tx.wrap(v, self._state_source("_modules", k))) for k, v in module._modules.items()]
 
     def unpack(self, tx):
         if isinstance(self.module, (torch.nn.ModuleDict, torch.nn.ParameterDict)):
@@ -130,7 +128,6 @@ class NNModuleVariable(UserDefinedObjectVariable):
         return super().call_method(tx, name, args, kwargs)
 
     def _iterate(self, tx, name, args, kwargs):
-        from ..builder import wrap
         from ...guards.source import AttrSource
         from .iterators import ListIteratorVariable
         from .lists import TupleVariable
@@ -145,7 +142,7 @@ class NNModuleVariable(UserDefinedObjectVariable):
             src = self.source
             for part in path or []:
                 src = AttrSource(src, part) if src is not None else None
-            var = wrap(tx, value, src if path is not None else None)
+            var = tx.wrap(value, src if path is not None else None)
             results.append(TupleVariable((const(key), var)) if named else var)
         return ListIteratorVariable.create(tx, results, name)
 
@@ -159,7 +156,6 @@ class NNModuleVariable(UserDefinedObjectVariable):
 
     # -- calling ----------------------------------------------------------------
     def call_function(self, tx, args, kwargs):
-        from ..builder import wrap
         from .lists import TupleVariable
         module = self.module
         from .user_defined import class_method
@@ -173,7 +169,7 @@ class NNModuleVariable(UserDefinedObjectVariable):
         for hook_id, hook in module._forward_pre_hooks.items():
             if hook_id in module._forward_pre_hooks_with_kwargs:
                 raise Unsupported("module_hooks", what="forward pre-hooks with kwargs")
-            result = wrap(tx, hook, self._hook_source("_forward_pre_hooks", hook_id)).call_function(
+            result = tx.wrap(hook, self._hook_source("_forward_pre_hooks", hook_id)).call_function(
                 tx, [self, TupleVariable(tuple(args))], {})
             if not (result.is_python_constant() and result.as_python_constant() is None):
                 args = list(result.items) if isinstance(result, TupleVariable) else [result]
@@ -183,7 +179,7 @@ class NNModuleVariable(UserDefinedObjectVariable):
         for hook_id, hook in module._forward_hooks.items():
             if hook_id in module._forward_hooks_with_kwargs:
                 raise Unsupported("module_hooks", what="forward hooks with kwargs")
-            result = wrap(tx, hook, self._hook_source("_forward_hooks", hook_id)).call_function(
+            result = tx.wrap(hook, self._hook_source("_forward_hooks", hook_id)).call_function(
                 tx, [self, TupleVariable(tuple(args)), output], {})
             if not (result.is_python_constant() and result.as_python_constant() is None):
                 output = result

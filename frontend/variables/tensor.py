@@ -77,8 +77,7 @@ class TensorVariable(VariableTracker):
                 dict_source = AttrSource(self.source, "__dict__")
                 own = reads.instance_attr(tx, real, self.source, name, dict_source)
                 if own is not reads.MISSING:
-                    from ..builder import wrap
-                    return wrap(tx, own, ItemSource(dict_source, name))
+                    return tx.wrap(own, ItemSource(dict_source, name))
                 raise user_error(AttributeError(f"'{type(real).__name__}' object has no attribute '{name}'"))
             if not self.is_graph_input():
                 # made while tracing: it has no attributes of its own (a write would be in side effects)
@@ -172,8 +171,7 @@ class SymNodeVariable(VariableTracker):
             # `n.__str__()`, `n.bit_length()`, `f.is_integer()`: on the specialized value
             value = self.evaluate()
             result = getattr(value, name)(*[concrete(a) for a in args], **{k: concrete(v) for k, v in kwargs.items()})
-            from ..builder import wrap_constant_result
-            return wrap_constant_result(tx, result)
+            return tx.wrap(result, None, trusted=True)
         fn = _DUNDER_FUNCTIONS.get(name)
         if fn is not None:
             if name in _REFLECTED:

@@ -66,9 +66,8 @@ class TorchFunctionVariable(VariableTracker):
             real_kwargs = {k: real(v) for k, v in kwargs.items()}
             if fn is torch.is_grad_enabled:
                 return const(tx.output.grad_enabled)
-            from ..builder import wrap_constant_result
             with tx.output.tracing_state():   # `torch.is_autocast_enabled()` inside a traced block
-                return wrap_constant_result(tx, folded(*real_args, **real_kwargs))
+                return tx.wrap(folded(*real_args, **real_kwargs), None, trusted=True)
         if fn in UNSUPPORTED:
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (it changes global state)")
         if fn in GRAD_MODE_FACTORIES:

@@ -22,20 +22,18 @@ _MISSING = object()
 
 
 def wrap_class(tx, cls):
-    from ..builder import wrap
-    return wrap(tx, cls, None)
+    return tx.wrap(cls, None)
 
 
 def bind_descriptor(tx, obj_var, cls_owner, attr, name, attr_source=None):
     """Turn a class attribute found in the MRO into what `obj.name` evaluates to."""
-    from ..builder import wrap
     from .functions import BoundMethodVariable, UserFunctionVariable
     # looked up on a class (`object.__setattr__`, `Cls.method`), descriptors stay unbound
     is_class = isinstance(obj_var, UserDefinedClassVariable) or isinstance(obj_var.as_python_constant_or_none(), type)
     from ...guards.source import AttrSource
 
     def part(field):   # a read-only field of the found object, whose identity is guarded by the lookup
-        return wrap(tx, getattr(attr, field), AttrSource(attr_source, field) if attr_source else None, trusted=True)
+        return tx.wrap(getattr(attr, field), AttrSource(attr_source, field) if attr_source else None, trusted=True)
     if isinstance(attr, staticmethod):
         return part("__func__")
     if isinstance(attr, classmethod):
@@ -55,12 +53,12 @@ def bind_descriptor(tx, obj_var, cls_owner, attr, name, attr_source=None):
         real = getattr(obj_var, "value", None)
         if real is None:
             raise Unsupported("unsupported_attr", name=name, obj=obj_var.describe())
-        return wrap(tx, attr.__get__(real, type(real)), AttrSource(obj_var.source, name) if obj_var.source else None)
+        return tx.wrap(attr.__get__(real, type(real)), AttrSource(obj_var.source, name) if obj_var.source else None)
     if isinstance(attr, types.ClassMethodDescriptorType):  # dict.fromkeys, int.from_bytes...
         owner = obj_var.as_python_constant_or_none()
         if not isinstance(owner, type):
             owner = obj_var.python_type()
-        return wrap(tx, attr.__get__(None, owner), None)
+        return tx.wrap(attr.__get__(None, owner), None)
     if isinstance(attr, (types.MethodDescriptorType, types.WrapperDescriptorType)) and \
             not is_class:
         from .builtins import BuiltinVariable
@@ -68,7 +66,7 @@ def bind_descriptor(tx, obj_var, cls_owner, attr, name, attr_source=None):
     if hasattr(type(attr), "__get__") and not isinstance(attr, (type, types.BuiltinFunctionType)) and \
             type(attr).__module__ not in ("builtins",):
         raise Unsupported("unsupported_attr", name=name, obj=f"{cls_owner.__name__} (custom descriptor)")
-    return wrap(tx, attr, attr_source)
+    return tx.wrap(attr, attr_source)
 
 
 def lookup_in_mro(tx, obj_var, mro, name):
@@ -116,7 +114,6 @@ class UserDefinedClassVariable(VariableTracker):
         codegen.load_const(self.value)
 
     def var_getattr(self, tx, name):
-        from ..builder import wrap
         from ...guards.source import AttrSource
         cls = self.value
         if name in ("__name__", "__qualname__", "__module__"):
@@ -130,12 +127,12 @@ class UserDefinedClassVariable(VariableTracker):
             if isinstance(attr, (staticmethod, classmethod, types.FunctionType)):
                 return bind_descriptor(tx, self, None, attr, name, attr_src)
             if isinstance(attr, property):
-                return wrap(tx, attr, attr_src, trusted=True)
+                return tx.wrap(attr, attr_src, trusted=True)
             value = getattr(cls, name)
             src = AttrSource(self.source, name) if self.source else None
-            return wrap(tx, value, src)
+            return tx.wrap(value, src)
         value = getattr(cls, name)  # metaclass attributes; raises AttributeError like eager
-        return wrap(tx, value, AttrSource(self.source, name) if self.source else None)
+        return tx.wrap(value, AttrSource(self.source, name) if self.source else None)
 
     def call_function(self, tx, args, kwargs):
         cls = self.value
@@ -209,7 +206,6 @@ def dict_store(tx, var):
     known = tx.output.wrapped_objects.get(key)
     if known is not None and known[0] is var.value:
         return known[1]
-    from ..builder import wrap
     from ...guards.guard import Guard
     from ...guards.source import DictKeysSource, ItemSource
     from .dicts import DictVariable
@@ -221,7 +217,7 @@ def dict_store(tx, var):
     if var.source is not None:
         tx.output.guards.add(Guard.type_match(var.source, type(real)))
         tx.output.guards.add(Guard.constant(DictKeysSource(var.source, via), tuple(keys)))
-    pairs = [(const(k), wrap(tx, via.__getitem__(real, k), ItemSource(var.source, k, via) if var.source else None))
+    pairs = [(const(k), tx.wrap(via.__getitem__(real, k), ItemSource(var.source, k, via) if var.source else None))
              for k in keys]
     store = DictVariable.create(tx, pairs, dict)
     tx.output.wrapped_objects[key] = (real, store)
@@ -348,7 +344,6 @@ class UserDefinedObjectVariable(VariableTracker):
 
     def generic_getattr(self, tx, name):
         """object.__getattribute__: data descriptors, the instance's attributes, then the class."""
-        from ..builder import wrap
         from ...guards.source import AttrSource
         if name == "__class__":
             return wrap_class(tx, self.cls)
@@ -369,10 +364,10 @@ class UserDefinedObjectVariable(VariableTracker):
         if self.value is not None:
             own = reads.instance_attr(tx, self.value, self.source, name, self._dict_source())
             if own is not MISSING:
-                return wrap(tx, own, instance_attr_source(self, name))
+                return tx.wrap(own, instance_attr_source(self, name))
         if attr is not None:
             if isinstance(attr, types.MemberDescriptorType) and self.value is not None:
-                return wrap(tx, attr.__get__(self.value, cls), AttrSource(self.source, name) if self.source else None)
+                return tx.wrap(attr.__get__(self.value, cls), AttrSource(self.source, name) if self.source else None)
             return bind_descriptor(tx, self, None, attr, name, attr_src)
         raise user_error(AttributeError(f"'{cls.__name__}' object has no attribute '{name}'"))
 
@@ -396,9 +391,8 @@ class UserDefinedObjectVariable(VariableTracker):
         if isinstance(attr, property):
             if attr.fset is None:
                 raise user_error(AttributeError(f"property '{name}' of '{self.cls.__name__}' object has no setter"))
-            from ..builder import wrap
             from ...guards.source import AttrSource
-            wrap(tx, attr.fset, AttrSource(attr_src, "fset") if attr_src else None, trusted=True).call_function(
+            tx.wrap(attr.fset, AttrSource(attr_src, "fset") if attr_src else None, trusted=True).call_function(
                 tx, [self, value], {})
             return
         if hasattr(type(attr), "__set__") and not isinstance(attr, types.MemberDescriptorType):
@@ -515,7 +509,6 @@ class InstanceDictVariable(VariableTracker):
 
     def _entries(self, tx) -> dict:
         """name -> tracker of the instance attributes as they are now."""
-        from ..builder import wrap
         from ...guards.guard import Guard
         entries = {}
         real = self.obj.value
@@ -524,7 +517,7 @@ class InstanceDictVariable(VariableTracker):
             if self.obj.source is not None:
                 tx.output.guards.add(Guard.dict_keys(instance_dict_source(self.obj), list(real_dict)))
             for name, value in real_dict.items():
-                entries[name] = wrap(tx, value, instance_attr_source(self.obj, name))
+                entries[name] = tx.wrap(value, instance_attr_source(self.obj, name))
         for name, value in self.obj.attrs(tx).items():
             if name == _DICT_STORE:
                 continue
@@ -536,7 +529,6 @@ class InstanceDictVariable(VariableTracker):
 
     def _lookup(self, tx, name, key, rest):
         """One key (`obj.__dict__.get("x")`), without wrapping every attribute of the object."""
-        from ..builder import wrap
         from ...guards.guard import Guard
         written = self.obj.attrs(tx)
         found = _MISSING
@@ -547,7 +539,7 @@ class InstanceDictVariable(VariableTracker):
             if self.obj.source is not None:
                 tx.output.guards.add(Guard.dict_keys(instance_dict_source(self.obj), list(real_dict)))
             if key in real_dict:
-                found = wrap(tx, real_dict[key], instance_attr_source(self.obj, key))
+                found = tx.wrap(real_dict[key], instance_attr_source(self.obj, key))
         if name == "__contains__":
             return const(found is not _MISSING)
         if found is not _MISSING:
