@@ -27,7 +27,8 @@ from .graph_break import Unsupported
 from .opcodes import OPCODES, Checkpoint
 from .output_graph import OutputGraph
 from .resume import PROLOGUE_CALLABLES, is_resume_code
-from .translator import InstructionTranslatorBase, ReturnValue, UserException
+from .signals import ReturnValue, UserException
+from .translator import InstructionTranslatorBase
 from .variables.constant import ConstantVariable
 from .variables.misc import CellVariable, FrameFreeCell
 from .variables.tensor import SymNodeVariable, TensorVariable

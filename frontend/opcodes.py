@@ -19,6 +19,7 @@ from typing import Callable
 
 from . import lifetimes
 from .graph_break import Unsupported, user_error
+from .signals import GeneratorYield, ReturnValue, UserException
 from .variables.constant import const
 from .variables.dicts import DictVariable, SetVariable
 from .variables.functions import NestedFunctionVariable
@@ -282,7 +283,6 @@ def make_function(tx, ins):
 
 @opcode("RETURN_VALUE")
 def return_value(tx, ins):
-    from .translator import ReturnValue
     raise ReturnValue(tx.pop())
 
 
@@ -571,7 +571,6 @@ def for_iter(tx, ins):
             tx.pop()
             tx.ip = ins.target
         return
-    from .translator import UserException
     try:
         tx.push(tx.call_method_on(it, "__next__", [], {}))
     except StopIteration:
@@ -594,7 +593,6 @@ def _in_generator(tx, ins):
 @opcode("YIELD_VALUE")
 def yield_value(tx, ins):
     _in_generator(tx, ins)
-    from .translator import GeneratorYield
     raise GeneratorYield(tx.pop())
 
 
@@ -668,7 +666,6 @@ def check_exc_match(tx, ins):
 
 @opcode("RERAISE")
 def reraise(tx, ins):
-    from .translator import UserException
     exc = tx.pop()
     if ins.arg:
         tx.pop()  # lasti
@@ -677,7 +674,6 @@ def reraise(tx, ins):
 
 @opcode("RAISE_VARARGS")
 def raise_varargs(tx, ins):
-    from .translator import UserException
     from .variables.user_defined import UserDefinedClassVariable
     if ins.arg == 0:
         raise Unsupported("unsupported_syntax", what="bare raise")

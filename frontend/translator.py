@@ -6,18 +6,18 @@ through one table built once per Python version.
 """
 from __future__ import annotations
 
-import dis
 import logging
 import operator
 import sys
 import traceback
 import types
-import weakref
 
 from ..guards.source import ConstSource, GlobalSource, ItemSource, ModuleGlobalSource, NamespaceSource
 from ..logs import enabled, log
 from .builder import wrap
 from .graph_break import Unsupported, fold, user_error
+from .instructions import instructions_of
+from .signals import ReturnValue, UserException
 from .variables.base import VariableTracker
 from .variables.constant import ConstantVariable, const
 from .variables.misc import CellVariable, ExceptionVariable
@@ -27,62 +27,6 @@ from .variables.misc import CellVariable, ExceptionVariable
 USER_EXCEPTIONS = (KeyError, IndexError, AttributeError, TypeError, ValueError, StopIteration, NameError,
                    ZeroDivisionError, AssertionError, RuntimeError, NotImplementedError, LookupError,
                    ArithmeticError)
-
-
-class UserException(Exception):
-    """An exception raised by the traced program, as a tracker."""
-
-    def __init__(self, exc_var: ExceptionVariable):
-        super().__init__(exc_var.cls.__name__)
-        self.exc_var = exc_var
-
-
-class ReturnValue(Exception):
-    def __init__(self, value):
-        self.value = value
-
-
-class GeneratorYield(ReturnValue):
-    """A traced generator body reached `yield` (its translator pauses; see GeneratorVariable)."""
-
-
-class Instruction:
-    __slots__ = ("opname", "opcode", "arg", "argval", "offset", "lineno", "target", "index", "positions")
-
-    def __init__(self, ins: dis.Instruction, index: int, lineno):
-        self.opname = ins.opname
-        self.opcode = ins.opcode
-        self.arg = ins.arg
-        self.argval = ins.argval
-        self.offset = ins.offset
-        self.lineno = lineno
-        self.index = index
-        self.target = None
-        self.positions = ins.positions
-
-    def __repr__(self):
-        return f"{self.offset} {self.opname} {self.argval!r}"
-
-
-_INSTRUCTION_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # code -> decoded
-
-
-def instructions_of(code: types.CodeType):
-    cached = _INSTRUCTION_CACHE.get(code)
-    if cached is None:
-        insts, lineno = [], code.co_firstlineno
-        for i, ins in enumerate(dis.get_instructions(code)):
-            if ins.starts_line is not None:
-                lineno = ins.starts_line
-            insts.append(Instruction(ins, i, lineno))
-        by_offset = {ins.offset: ins.index for ins in insts}
-        for ins in insts:
-            if ins.opcode in dis.hasjrel or ins.opcode in dis.hasjabs:
-                ins.target = by_offset[ins.argval]
-        table = dis._parse_exception_table(code)
-        cached = (insts, by_offset, table)
-        _INSTRUCTION_CACHE[code] = cached
-    return cached
 
 
 class InstructionTranslatorBase:
@@ -385,6 +329,15 @@ class InstructionTranslatorBase:
             return GeneratorVariable.create(self, code, fn_var.get_globals(), bound, cells, fn_var.describe())
         tx = InliningTranslator(code, fn_var.get_globals(), bound, cells, self.output, self.config, parent=self)
         return tx.run_inline()
+
+    def resume_generator(self, gen, state):
+        """A translator for the body of generator `gen`, paused at `state` (see GeneratorVariable)."""
+        gtx = InliningTranslator(gen.code, gen.f_globals, dict(state.symbolic_locals), dict(state.cells),
+                                 self.output, self.config, parent=self)
+        gtx.is_generator = True
+        gtx.ip = state.ip
+        gtx.stack = list(state.stack)
+        return gtx
 
     def make_super(self, args):
         from .variables.misc import SuperVariable

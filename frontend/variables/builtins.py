@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from ...probe import safe_in, static_getattr
 from ..graph_break import Unsupported, fold, user_error
+from ..signals import UserException
 from .base import VariableTracker
 from .constant import ConstantVariable, const
 from .lists import BaseSequence
@@ -207,7 +208,6 @@ def raised_by_user(exc, exc_type) -> bool:
     """Whether `exc`, caught while tracing, is the program's own exception of `exc_type`: a real
     one raised by a tracker (`obj.missing`), or one raised by traced user code (`raise
     AttributeError(name)` in a `__getattr__`), which the translator carries as a UserException."""
-    from ..translator import UserException
     if isinstance(exc, UserException):
         return issubclass(exc.exc_var.cls, exc_type)
     return isinstance(exc, exc_type)
@@ -216,7 +216,6 @@ def raised_by_user(exc, exc_type) -> bool:
 def _getattr(tx, obj, name, /, *default):
     if len(default) > 1:
         return None
-    from ..translator import UserException
     try:
         return tx.getattr(obj, name.as_python_constant())
     except (AttributeError, UserException) as e:
@@ -226,7 +225,6 @@ def _getattr(tx, obj, name, /, *default):
 
 
 def _hasattr(tx, obj, name, /):
-    from ..translator import UserException
     try:
         tx.getattr(obj, name.as_python_constant())
         return const(True)

@@ -7,6 +7,8 @@ import types
 from typing import Any
 
 from ..graph_break import Unsupported, user_error
+from ..instructions import instructions_of
+from ..signals import GeneratorYield, ReturnValue, UserException
 from .base import VariableTracker
 from .constant import const
 
@@ -269,7 +271,6 @@ class GeneratorVariable(IteratorVariable):
     @staticmethod
     def create(tx, code, f_globals, symbolic_locals, cells, name):
         var = GeneratorVariable(code=code, f_globals=f_globals, name=name)
-        from ..translator import instructions_of
         start = next(ins.index for ins in instructions_of(code)[0] if ins.opname == "RESUME")
         tx.output.side_effects.track(var, GeneratorState(start, (), dict(symbolic_locals), dict(cells)))
         tx.output.side_effects.generators.append(var)   # closed when they die (frontend/lifetimes.py)
@@ -282,15 +283,10 @@ class GeneratorVariable(IteratorVariable):
         return f"generator {self.name}"
 
     def next_item(self, tx, sent=None):
-        from ..translator import GeneratorYield, InliningTranslator, ReturnValue
         state = tx.output.side_effects.get(self)
         if state is None:
             raise StopIterationSignal()
-        gtx = InliningTranslator(self.code, self.f_globals, dict(state.symbolic_locals), dict(state.cells),
-                                 tx.output, tx.config, parent=tx)
-        gtx.is_generator = True
-        gtx.ip = state.ip
-        gtx.stack = list(state.stack)
+        gtx = tx.resume_generator(self, state)
         if state.started:
             gtx.push(sent if sent is not None else const(None))  # the value of the paused `yield`
         elif sent is not None and not (sent.is_python_constant() and sent.as_python_constant() is None):
@@ -330,7 +326,6 @@ def next_of(tx, it):
     """The next item of any iterator tracker; StopIterationSignal when it is exhausted."""
     if it.is_iterator:
         return it.next_item(tx)
-    from ..translator import UserException
     try:
         return tx.call_method_on(it, "__next__", [], {})
     except StopIteration:
