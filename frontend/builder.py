@@ -13,7 +13,7 @@ import torch
 from ..guards.guard import Guard
 from ..probe import overrides_in_python, static_getattr, static_hasattr
 from ..guards.shape import scalar_can_be_dynamic
-from ..guards.source import AttrSource, ItemSource
+from ..guards.source import AttrSource, ItemSource, LocalSource
 from .graph_break import Unsupported
 from .variables.builtins import BuiltinVariable, OperatorGetterVariable, has_builtin_handler
 from .variables.constant import ConstantVariable, LazyGuardedScalarVariable, is_constant_value
@@ -56,7 +56,6 @@ def is_skipped_function(fn) -> bool:
 
 def _is_frame_varkw(tx, source) -> bool:
     import inspect
-    from ..guards.source import LocalSource
     code = tx.code
     if tx.parent is not None or not isinstance(source, LocalSource) or not code.co_flags & inspect.CO_VARKEYWORDS:
         return False

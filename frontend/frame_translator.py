@@ -18,10 +18,10 @@ import types
 from bytecode import Instr
 from bytecode.instr import CellVar
 
-from ..guards.source import LocalSource
+from ..guards.source import AttrSource, LocalSource
 from . import lifetimes
 from .break_codegen import FrameCheckpoint, can_break_at, compile_break, emit_set_grad
-from .builder import wrap
+from .builder import is_skipped_function, wrap
 from .codegen import PyCodegen, new_code
 from .graph_break import Unsupported
 from .opcodes import OPCODES, Checkpoint
@@ -32,6 +32,8 @@ from .translator import InstructionTranslatorBase
 from .variables.constant import ConstantVariable
 from .variables.misc import CellVariable, FrameFreeCell
 from .variables.tensor import SymNodeVariable, TensorVariable
+from ..guards.guard import Guard
+from .variables.functions import UserFunctionVariable
 
 
 @dataclasses.dataclass
@@ -90,9 +92,6 @@ class InstructionTranslator(InstructionTranslatorBase):
         """A function with a closure passed to a resume function: a closure made before the break
         is a new object on every call, so guard on its code, not its identity (its defaults and cell
         contents are read, and guarded, through their sources)."""
-        from ..guards.guard import Guard
-        from ..guards.source import AttrSource
-        from .variables.functions import UserFunctionVariable
         source = LocalSource(name)
         self.output.guards.add(Guard.type_match(source, types.FunctionType))
         self.output.guards.add(Guard.id_match(AttrSource(source, "__code__"), fn.__code__))
@@ -206,7 +205,6 @@ def _needs_checkpoint(facts, stack) -> bool:
 
 
 def _is_closure_function(value) -> bool:
-    from .builder import is_skipped_function
     return isinstance(value, types.FunctionType) and value.__closure__ is not None and \
         not is_skipped_function(value) and not is_resume_code(value.__code__)
 

@@ -28,6 +28,7 @@ from .variables.base import VariableTracker
 from .variables.constant import ConstantVariable
 from .variables.iterators import GeneratorState, GeneratorVariable, IteratorVariable
 from .variables.tensor import SymNodeVariable, TensorVariable
+from .variables.misc import ExceptionVariable
 
 
 def _not_modelled(what):
@@ -145,7 +146,6 @@ def check_none_pending(tx) -> None:
 def close(tx, gen) -> None:
     """`gen.close()`, traced: GeneratorExit thrown at the paused `yield` (a `yield from` delegate
     is closed first)."""
-    from .variables.misc import ExceptionVariable
     effects = tx.output.side_effects
     state = effects.get(gen)
     gtx = tx.resume_generator(gen, state)

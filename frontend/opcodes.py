@@ -25,7 +25,10 @@ from .variables.dicts import DictVariable, SetVariable
 from .variables.functions import NestedFunctionVariable
 from .variables.iterators import StopIterationSignal
 from .variables.lists import ListVariable, SliceVariable, TupleVariable
-from .variables.misc import NULL, CellVariable, ExceptionVariable, NullVariable, PythonModuleVariable
+from .variables.misc import CellVariable, ExceptionVariable, NULL, NullVariable, PythonModuleVariable, TracebackVariable
+from .variables.ctx import enter_context
+from .variables.tensor import SymNodeVariable
+from .variables.user_defined import UserDefinedClassVariable
 
 
 class Checkpoint(enum.Enum):
@@ -339,7 +342,6 @@ def format_value(tx, ins):
     spec = tx.pop().as_python_constant() if flags & 0x04 else ""
     value = tx.pop()
     conv = flags & 0x03
-    from .variables.tensor import SymNodeVariable
     if isinstance(value, SymNodeVariable):
         value = const(value.evaluate())   # formatting needs the number: specialized, with a guard
     if not value.is_python_constant():
@@ -630,7 +632,6 @@ def send(tx, ins):
 # -- with / try ------------------------------------------------------------------------
 @opcode("BEFORE_WITH", checkpoint=Checkpoint.ALWAYS)
 def before_with(tx, ins):
-    from .variables.ctx import enter_context
     exit_fn, entered = enter_context(tx, tx.pop())
     tx.push(exit_fn)
     tx.push(entered)
@@ -640,7 +641,6 @@ def before_with(tx, ins):
 def with_except_start(tx, ins):
     exc = tx.stack[-1]
     exit_fn = tx.stack[-4]
-    from .variables.misc import TracebackVariable
     tx.push(tx.call(exit_fn, [tx.wrap(exc.cls, None, trusted=True), exc, TracebackVariable()], {}))
 
 
@@ -674,7 +674,6 @@ def reraise(tx, ins):
 
 @opcode("RAISE_VARARGS")
 def raise_varargs(tx, ins):
-    from .variables.user_defined import UserDefinedClassVariable
     if ins.arg == 0:
         raise Unsupported("unsupported_syntax", what="bare raise")
     if ins.arg == 2:

@@ -10,9 +10,10 @@ from __future__ import annotations
 import collections
 import operator
 
-from .graph_break import Unsupported, user_error
+from .graph_break import Unsupported, fold, user_error
 from .reads import MISSING, class_lookup
 from .variables.constant import const
+from .variables.user_defined import UserDefinedObjectVariable
 
 # The operand types a builtin type's comparison methods accept; anything else is NotImplemented.
 _COMPARABLE = {list: (list,), tuple: (tuple,), dict: (dict,), set: (set, frozenset), frozenset: (set, frozenset),
@@ -49,7 +50,6 @@ def _is_not_implemented(result) -> bool:
 
 def dunder(tx, x, name, y):
     """`type(x).name(x, y)` as CPython runs it: a tracker, or NOT_IMPLEMENTED."""
-    from .variables.user_defined import UserDefinedObjectVariable
     cls = _type_of(x)
     if cls is None:
         raise Unsupported("python_protocol", what=f"{name} of {x.describe()}")
@@ -74,7 +74,6 @@ def dunder(tx, x, name, y):
         raise Unsupported("python_protocol", what=f"{name} of {x.describe()} with {y.describe()}")
     if isinstance(x, UserDefinedObjectVariable) or not (x.is_python_constant() and y.is_python_constant()):
         return x.call_method(tx, name, [y], {})
-    from .graph_break import fold
     return tx.wrap(fold(getattr(cls, name), x.as_python_constant(), y.as_python_constant()), None, trusted=True)
 
 

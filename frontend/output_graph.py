@@ -34,6 +34,15 @@ from .graph_break import Unsupported
 from .side_effects import SideEffects, SideEffectsState
 from .variables.constant import ConstantVariable
 from .variables.tensor import SymNodeVariable, TensorVariable
+from .variables.lists import (
+    BaseSequence,
+    ListVariable,
+    NamedTupleVariable,
+    SizeVariable,
+    SliceVariable,
+    TupleVariable,
+    is_named_tuple_class,
+)
 
 # in-place ops that change a tensor's metadata (shape/stride), which checkpoints must undo
 _METADATA_MUTATIONS = {"t_", "transpose_", "squeeze_", "unsqueeze_", "as_strided_", "swapdims_", "swapaxes_"}
@@ -349,7 +358,6 @@ class OutputGraph:
         return self.wrap_result(torch.fx.Proxy(node, self.tracer), example)
 
     def as_proxy(self, var):
-        from .variables.lists import BaseSequence, SliceVariable
         if isinstance(var, SymNodeVariable):
             known = self._specialized(var.value)
             return var.proxy.node if known is None else known
@@ -389,7 +397,6 @@ class OutputGraph:
             return TensorVariable(proxy=proxy, cls=torch.Tensor if type(example).__name__ == "FakeTensor"
                                   else type(example))
         if isinstance(example, (tuple, list)) and not isinstance(example, torch.Size):
-            from .variables.lists import ListVariable, NamedTupleVariable, TupleVariable, is_named_tuple_class
             items = []
             for i, e in enumerate(example):
                 node = self.graph.call_function(operator.getitem, (proxy.node, i))
@@ -404,7 +411,6 @@ class OutputGraph:
                 return TupleVariable(tuple(items))
             raise Unsupported("torch_value", what=f"a torch result of type {type(example).__name__}")
         if isinstance(example, torch.Size):
-            from .variables.lists import SizeVariable
             items = []
             for i, e in enumerate(example):
                 if _is_symbolic(e):
@@ -445,7 +451,6 @@ class OutputGraph:
         """The tracker for `tensor.name(*args)` (`size`, `stride`, `numel`...), answered from the
         fake value: constants when static, SymNodeVariables (a size placeholder, or a node
         reading the metadata in the graph) when symbolic."""
-        from .variables.lists import SizeVariable, TupleVariable
         if isinstance(value, torch.Size) or (name == "stride" and isinstance(value, tuple)):
             items = tuple(self.metadata(tensor_var, name, (i,), v) for i, v in enumerate(value))
             return SizeVariable(items) if isinstance(value, torch.Size) else TupleVariable(items)

@@ -19,8 +19,17 @@ from .graph_break import Unsupported, fold, user_error
 from .instructions import instructions_of
 from .signals import ReturnValue, UserException
 from .variables.base import VariableTracker
-from .variables.constant import ConstantVariable, const
-from .variables.misc import CellVariable, ExceptionVariable
+from .variables.constant import ConstantVariable, FOLDABLE, const
+from .variables.misc import CellVariable, ExceptionVariable, SuperVariable
+from . import reads
+from .lifetimes import frame_returns
+from .opcodes import DISPATCH
+from .operators import binary, rich_compare
+from .variables.builtins import compare_equal, is_tensorish
+from .variables.iterators import GeneratorVariable, ListIteratorVariable
+from .variables.lists import TupleVariable
+from .variables.tensor import TensorVariable
+from .variables.user_defined import UserDefinedObjectVariable
 
 # Python exceptions that the traced program itself raises (a failed dict lookup, a bad call...):
 # they follow the program's own try/except, or end tracing so the frame raises them eagerly.
@@ -48,7 +57,6 @@ class InstructionTranslatorBase:
         self.parent = parent
         self.depth = 0 if parent is None else parent.depth + 1
         self.is_generator = False    # tracing a generator's body (see GeneratorVariable)
-        from .opcodes import DISPATCH
         self.dispatch = DISPATCH
 
     # -- stack helpers -------------------------------------------------------
@@ -153,13 +161,11 @@ class InstructionTranslatorBase:
         return obj.var_getattr(self, name)
 
     def setattr(self, obj, name, value):
-        from .variables.user_defined import UserDefinedObjectVariable
         if isinstance(obj, UserDefinedObjectVariable):
             return obj.setattr(self, name, value)
         raise Unsupported("attribute_write", what=f"setting attribute {name!r} on {obj.describe()}")
 
     def delattr(self, obj, name):
-        from .variables.user_defined import UserDefinedObjectVariable
         if isinstance(obj, UserDefinedObjectVariable):
             return obj.delattr(self, name)
         raise Unsupported("attribute_write", what=f"deleting attribute {name!r} on {obj.describe()}")
@@ -174,14 +180,12 @@ class InstructionTranslatorBase:
         return list(var.unpack(self))
 
     def get_iter(self, obj):
-        from .variables.iterators import ListIteratorVariable
         if obj.is_iterator:
             return obj
         it = obj.iterate(self)
         return it if it is not None else ListIteratorVariable.create(self, obj.unpack(self))
 
     def getitem(self, obj, index):
-        from .variables.tensor import TensorVariable
         if isinstance(obj, TensorVariable):
             return self.output.call_function(operator.getitem, [obj, index], {})
         if obj.is_python_constant() and index.is_python_constant() and not obj.is_sequence:
@@ -189,12 +193,9 @@ class InstructionTranslatorBase:
         return obj.call_method(self, "__getitem__", [index], {})
 
     def binary_op(self, op, a, b):
-        from .variables.builtins import is_tensorish
-        from .variables.constant import FOLDABLE
         if a.owns_operators or b.owns_operators:
             return self._owned_operator(op, a, b)
         if is_tensorish(a) or is_tensorish(b):
-            from .variables.tensor import TensorVariable
             if op in _INPLACE_TO_BINARY and not isinstance(a, TensorVariable):
                 op = _INPLACE_TO_BINARY[op]   # `n += t` on a number: numbers have no in-place operators
             return self.output.call_function(op, [a, b], {})
@@ -202,13 +203,10 @@ class InstructionTranslatorBase:
             base = _INPLACE_TO_BINARY.get(op, op)
             if base in FOLDABLE:
                 return const(fold(base, a.as_python_constant(), b.as_python_constant()))
-        from .operators import binary
         base = _INPLACE_TO_BINARY.get(op, op)
         return binary(self, _DUNDER[base], _RDUNDER.get(base), _DUNDER[op] if op in _INPLACE_TO_BINARY else None, a, b)
 
     def compare(self, op, a, b):
-        from .variables.builtins import compare_equal, is_tensorish
-        from .variables.tensor import TensorVariable
         if op in (operator.is_, operator.is_not):
             same = self.is_same(a, b)
             return const(same if op is operator.is_ else not same)
@@ -233,13 +231,11 @@ class InstructionTranslatorBase:
                                 tuple(i.as_python_constant() for i in ib)))
         if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
             return self.output.call_function(op, [a, b], {})
-        from .operators import rich_compare
         return rich_compare(self, _DUNDER[op], _DUNDER[_REFLECTED_COMPARE[op]], a, b)
 
     def is_same(self, a, b) -> bool:
         if a is b:
             return True
-        from .variables.tensor import TensorVariable
         if isinstance(a, TensorVariable) and isinstance(b, TensorVariable):
             return a.proxy.node is b.proxy.node
         if a.is_python_constant() and b.is_python_constant():
@@ -263,7 +259,6 @@ class InstructionTranslatorBase:
         return a.call_method(self, _DUNDER[op], [b], {})
 
     def unary_op(self, op, a):
-        from .variables.builtins import is_tensorish
         if op in (operator.not_, operator.truth):
             return const(op(a.truth(self)))
         if is_tensorish(a):
@@ -285,7 +280,6 @@ class InstructionTranslatorBase:
         return ItemSource(ConstSource(self.f_globals), name)
 
     def load_global(self, name):
-        from . import reads
         root = self.root()
         is_root = self.f_globals is root.f_globals
         if is_root:
@@ -325,7 +319,6 @@ class InstructionTranslatorBase:
         for name in code.co_cellvars:
             cells[name] = CellVariable.new(self, bound.get(name))
         if code.co_flags & 0x20:  # a generator: its body runs lazily, one `next()` at a time
-            from .variables.iterators import GeneratorVariable
             return GeneratorVariable.create(self, code, fn_var.get_globals(), bound, cells, fn_var.describe())
         tx = InliningTranslator(code, fn_var.get_globals(), bound, cells, self.output, self.config, parent=self)
         return tx.run_inline()
@@ -340,7 +333,6 @@ class InstructionTranslatorBase:
         return gtx
 
     def make_super(self, args):
-        from .variables.misc import SuperVariable
         if args:
             return SuperVariable(cls=args[0].as_python_constant(), obj=args[1])
         if "__class__" not in self.cells or not self.code.co_varnames:
@@ -354,7 +346,6 @@ class InstructionTranslatorBase:
 def _constant_tuple_as_sequence(var):
     """A constant tuple, item by item (to compare it with a torch.Size of symbolic sizes)."""
     if isinstance(var, ConstantVariable) and type(var.value) is tuple:
-        from .variables.lists import TupleVariable
         return TupleVariable(tuple(const(v) for v in var.value))
     return var
 
@@ -364,7 +355,6 @@ class InliningTranslator(InstructionTranslatorBase):
         try:
             self.run()
         except ReturnValue as r:
-            from .lifetimes import frame_returns
             frame_returns(self, r.value)
             return r.value
         raise user_error(AssertionError("unreachable"))

@@ -9,6 +9,7 @@ import torch
 
 from ..graph_break import Unsupported, fold
 from .base import NotConstant, VariableTracker
+from ...guards.shape import ScalarConstantGuard
 
 # Types whose values are plain immutable constants (compared by ==, rebuilt with LOAD_CONST).
 CONSTANT_TYPES = (type(None), bool, int, float, complex, str, bytes, type(Ellipsis), type(NotImplemented),
@@ -130,7 +131,6 @@ class LazyGuardedScalarVariable(ConstantVariable):
             output = object.__getattribute__(self, "output")
             source = object.__getattribute__(self, "source")
             value = object.__getattribute__(self, "value")
-            from ...guards.shape import ScalarConstantGuard
             output.guards.add(ScalarConstantGuard.of(source, value))
             return value
         return object.__getattribute__(self, name)

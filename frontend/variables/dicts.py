@@ -7,6 +7,11 @@ import dataclasses
 from ..graph_break import Unsupported, user_error
 from .base import NotConstant, VariableTracker, check_modelled_arguments
 from .constant import const
+from ..reads import class_lookup
+from .iterators import ContainerIteratorVariable
+from .lists import TupleVariable
+from .tensor import SymNodeVariable, TensorVariable
+from .user_defined import UserDefinedObjectVariable
 
 
 def hashable_key(tx, var):
@@ -18,13 +23,10 @@ def hashable_key(tx, var):
             return value
         except TypeError:
             pass
-    from .tensor import SymNodeVariable, TensorVariable
     if isinstance(var, TensorVariable):
         return ("__tensor__", var.proxy.node)
     if isinstance(var, SymNodeVariable):
         return var.evaluate()   # a symbolic number hashes as its value: specialized, with a guard
-    from .user_defined import UserDefinedObjectVariable
-    from ..reads import class_lookup
     if isinstance(var, UserDefinedObjectVariable) and any(
             class_lookup(tx, var.cls, name)[0] is not object.__dict__[name] for name in ("__eq__", "__hash__")):
         # a lookup would run the class's own __hash__/__eq__ (and match keys of other types)
@@ -93,7 +95,6 @@ class DictVariable(VariableTracker):
         self.set_pairs(tx, mapping.values())
 
     def call_method(self, tx, name, args, kwargs):
-        from .iterators import ContainerIteratorVariable
         check_modelled_arguments(self.describe(), name, args, kwargs, _DICT_ARITY,
                                  {"update": ("*",), "popitem": ("last",), "move_to_end": ("last",)})
         if name == "update" and args and not isinstance(args[0], DictVariable) and \
@@ -179,7 +180,6 @@ class DictVariable(VariableTracker):
         return value if name == "pop" else const(None)
 
     def _popitem(self, tx, pairs, args, kwargs):
-        from .lists import TupleVariable
         if not pairs:
             message = "dictionary is empty" if self.cls is not dict else "popitem(): dictionary is empty"
             raise user_error(KeyError(message))
@@ -262,7 +262,6 @@ class DictViewVariable(VariableTracker):
         return type(getattr({}, self.kind)())
 
     def unpack(self, tx):
-        from .lists import TupleVariable
         pairs = self.dict_var.pairs(tx)
         if self.kind == "keys":
             return [k for k, _ in pairs]
@@ -282,7 +281,6 @@ class DictViewVariable(VariableTracker):
             from .builtins import compare_equal
             return const(any(compare_equal(tx, i, args[0]) for i in self.unpack(tx)))
         if name == "__iter__":
-            from .iterators import ContainerIteratorVariable
             return ContainerIteratorVariable.create(tx, self.dict_var, self.kind)
         if name in ("__eq__", "__ne__") and self.kind in ("keys", "items"):
             equal = self._set_equal(tx, args[0])
@@ -387,7 +385,6 @@ class SetVariable(VariableTracker):
             tx.output.side_effects.store(self, tuple(keys.values()))
             return const(None)
         if name == "__iter__":
-            from .iterators import ContainerIteratorVariable
             return ContainerIteratorVariable.create(tx, self, "set")
         if name in ("union", "__or__", "intersection", "__and__", "difference", "__sub__",
                     "symmetric_difference", "__xor__", "issubset", "issuperset", "__le__", "__ge__",

@@ -11,13 +11,17 @@ from typing import Any, Optional
 from ..graph_break import Unsupported, user_error
 from .base import VariableTracker
 from .constant import ConstantVariable, const
+from ...guards.source import AttrSource, ItemSource
+from .. import reads
+from ..reads import source_of
+from .dicts import DictVariable
+from .lists import TupleVariable
+from .misc import CellVariable
 
 
 def bind_arguments(tx, code: types.CodeType, fn_name: str, args: list, kwargs: dict,
                    defaults: tuple, kwdefaults: dict) -> dict:
     """Bind call arguments to a code object's parameters (as CPython does), returning name -> tracker."""
-    from .dicts import DictVariable
-    from .lists import TupleVariable
     nargs = code.co_argcount
     nkw = code.co_kwonlyargcount
     names = code.co_varnames
@@ -108,7 +112,6 @@ class UserFunctionVariable(BaseUserFunction):
         return self.fn
 
     def bind(self, tx, args, kwargs):
-        from .. import reads
         code = self.fn.__code__
         reads.function_code(tx, self.fn, self.source)
         positional = code.co_varnames[len(args):code.co_argcount]
@@ -118,10 +121,7 @@ class UserFunctionVariable(BaseUserFunction):
         return bind_arguments(tx, code, self.fn.__name__, args, kwargs, d, k)
 
     def closure_cells(self, tx):
-        from ...guards.source import AttrSource, ItemSource
-        from .misc import CellVariable
         cells = {}
-        from ..reads import source_of
         fn_source = source_of(self.fn, self.source)   # cells are guarded through the function, sourced or not
         for i, (name, cell) in enumerate(zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ())):
             src = ItemSource(AttrSource(fn_source, "__closure__"), i)
@@ -129,7 +129,6 @@ class UserFunctionVariable(BaseUserFunction):
         return cells
 
     def var_getattr(self, tx, name):
-        from ...guards.source import AttrSource
         if name in ("__name__", "__qualname__", "__module__", "__doc__"):
             return const(getattr(self.fn, name))
         if hasattr(self.fn, name):
@@ -281,10 +280,8 @@ class PartialVariable(VariableTracker):
         if name == "func":
             return self.fn
         if name == "args":
-            from .lists import TupleVariable
             return TupleVariable(tuple(self.args))
         if name == "keywords":
-            from .dicts import DictVariable
             return DictVariable.create(tx, [(const(k), v) for k, v in self.kwargs])
         return super().var_getattr(tx, name)
 

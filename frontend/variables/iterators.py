@@ -11,6 +11,7 @@ from ..instructions import instructions_of
 from ..signals import GeneratorYield, ReturnValue, UserException
 from .base import VariableTracker
 from .constant import const
+from .lists import TupleVariable
 
 
 class StopIterationSignal(Exception):
@@ -200,7 +201,6 @@ class ContainerIteratorVariable(IteratorVariable):
 
     def _entries(self, tx):
         from .dicts import hashable_key
-        from .lists import TupleVariable
         if self.kind == "set":
             return [(hashable_key(tx, i), i) for i in self.container.items(tx)]
         pairs = self.container.pairs(tx)

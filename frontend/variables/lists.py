@@ -10,6 +10,8 @@ from ...probe import static_getattr, static_hasattr
 from ..graph_break import Unsupported, fold, user_error
 from .base import NotConstant, VariableTracker, check_modelled_arguments
 from .constant import ConstantVariable, const
+from .tensor import SymNodeVariable
+from .user_defined import class_attribute
 
 
 def constant_items(items):
@@ -20,7 +22,6 @@ def python_index(var):
     """An index, count or slice as Python needs it: a symbolic int specializes to its value (the
     ShapeEnv guards it), a slice with symbolic bounds too; anything else that is not a constant
     (a tensor, a symbolic float) is not modelled: a graph break, so the real call decides."""
-    from .tensor import SymNodeVariable
     if isinstance(var, SymNodeVariable) and var.python_type() in (int, bool):
         return var.evaluate()
     if isinstance(var, SliceVariable):
@@ -167,7 +168,6 @@ class NamedTupleVariable(TupleVariable):
         fields = tuple_fields(self.cls)
         if name in fields:
             return self.items[fields.index(name)]
-        from .user_defined import class_attribute
         return class_attribute(tx, self, self.cls, name)
 
     def reconstruct(self, codegen):

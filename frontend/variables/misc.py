@@ -8,6 +8,10 @@ from typing import Any
 from ..graph_break import Unsupported, user_error
 from .base import VariableTracker
 from .constant import const, is_constant_value
+from ...guards.source import AttrSource, ClosureSource
+from .. import reads
+from .lists import TupleVariable
+from .user_defined import lookup_in_mro, wrap_class
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -64,7 +68,6 @@ class RealCellVariable(CellVariable):
     def load(self, tx):
         if self in tx.output.side_effects.cells:
             return tx.output.side_effects.cells[self]
-        from ...guards.source import AttrSource
         try:
             value = self.cell.cell_contents
         except ValueError:
@@ -92,7 +95,6 @@ class FrameFreeCell(CellVariable):
             value = cell.cell_contents
         except ValueError:
             raise user_error(NameError(f"free variable '{self.name}' referenced before assignment")) from None
-        from ...guards.source import ClosureSource
         return tx.wrap(value, ClosureSource(self.name, self.index))
 
 
@@ -110,13 +112,11 @@ class PythonModuleVariable(VariableTracker):
         return self.value
 
     def var_getattr(self, tx, name):
-        from ...guards.source import AttrSource
         if name in ("__name__", "__file__", "__package__"):
             return const(getattr(self.value, name))
         if self.is_trusted():
             return tx.wrap(getattr(self.value, name), AttrSource(self.source, name) if self.source else None,
                         trusted=True)
-        from .. import reads
         value = reads.instance_attr(tx, self.value, self.source, name)   # absence guarded
         if value is reads.MISSING:
             if "__getattr__" in self.value.__dict__:
@@ -159,10 +159,8 @@ class ExceptionVariable(VariableTracker):
 
     def var_getattr(self, tx, name):
         if name == "args":
-            from .lists import TupleVariable
             return TupleVariable(self.args)
         if name == "__class__":
-            from .user_defined import wrap_class
             return wrap_class(tx, self.cls)
         if not name.startswith("__") and self._constant():
             # what the constructor derived from its arguments (ImportError.name, OSError.errno,
@@ -234,7 +232,6 @@ class SuperVariable(VariableTracker):
     obj: VariableTracker = None
 
     def var_getattr(self, tx, name):
-        from .user_defined import lookup_in_mro
         owner_type = self.obj.python_type() if not isinstance(self.obj.as_python_constant_or_none(), type) \
             else self.obj.as_python_constant()
         mro = owner_type.__mro__

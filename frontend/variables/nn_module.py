@@ -8,7 +8,12 @@ import torch
 
 from ..graph_break import Unsupported
 from .constant import const
-from .user_defined import UserDefinedObjectVariable
+from .user_defined import UserDefinedObjectVariable, class_method
+from ...guards.guard import Guard, MODULE_HOOK_TABLES
+from ...guards.source import AttrSource, ItemSource, ModuleGlobalSource, ModuleStateSource
+from .iterators import ListIteratorVariable
+from .lists import ListVariable, TupleVariable
+from .tensor import TensorVariable
 
 _CONTAINERS = (torch.nn.Sequential, torch.nn.ModuleList, torch.nn.ModuleDict, torch.nn.ParameterList,
                torch.nn.ParameterDict)
@@ -29,11 +34,9 @@ class NNModuleVariable(UserDefinedObjectVariable):
     def _state_source(self, table, name):
         """Parameters, buffers and submodules are read from the module's own dicts: a dict lookup
         in guards and generated code instead of nn.Module.__getattr__."""
-        from ...guards.source import ModuleStateSource
         return ModuleStateSource(self.source, table, name) if self.source else None
 
     def _attr_source(self, name):
-        from ...guards.source import AttrSource
         return AttrSource(self.source, name) if self.source else None
 
     def var_getattr(self, tx, name):
@@ -42,7 +45,6 @@ class NNModuleVariable(UserDefinedObjectVariable):
         if name in written:
             return written[name]
         if name == "training":
-            from ...guards.guard import Guard
             if self.source is not None:
                 tx.output.guards.add(Guard.constant(self._attr_source(name), module.training))
             return const(module.training)
@@ -56,7 +58,6 @@ class NNModuleVariable(UserDefinedObjectVariable):
         return super().var_getattr(tx, name)
 
     def setattr(self, tx, name, value):
-        from .tensor import TensorVariable
         module = self.module
         for table in ("_parameters", "_buffers", "_modules"):
             if name not in module.__dict__.get(table, {}):
@@ -74,8 +75,6 @@ class NNModuleVariable(UserDefinedObjectVariable):
 
     # -- containers -----------------------------------------------------------
     def children_vars(self, tx):
-        from ...guards.guard import Guard
-        from ...guards.source import AttrSource
         module = self.module
         table = "_parameters" if isinstance(module, (torch.nn.ParameterList, torch.nn.ParameterDict)) else "_modules"
         if self.source is not None:   # the container's length and keys (`layers.append(...)` recompiles)
@@ -98,7 +97,6 @@ class NNModuleVariable(UserDefinedObjectVariable):
             if name == "__len__":
                 return const(len(children))
             if name == "__iter__":
-                from .iterators import ListIteratorVariable
                 return ListIteratorVariable.create(tx, self.unpack(tx))
             if name == "__getitem__":
                 key = args[0].as_python_constant()
@@ -116,7 +114,6 @@ class NNModuleVariable(UserDefinedObjectVariable):
             if name == "__contains__":
                 return const(args[0].as_python_constant() in dict(children))
             if name in ("keys", "values", "items"):
-                from .lists import ListVariable, TupleVariable
                 items = {"keys": [const(k) for k, _ in children], "values": [v for _, v in children],
                          "items": [TupleVariable((const(k), v)) for k, v in children]}[name]
                 return ListVariable.create(tx, items)
@@ -128,9 +125,6 @@ class NNModuleVariable(UserDefinedObjectVariable):
         return super().call_method(tx, name, args, kwargs)
 
     def _iterate(self, tx, name, args, kwargs):
-        from ...guards.source import AttrSource
-        from .iterators import ListIteratorVariable
-        from .lists import TupleVariable
         real_args = [a.as_python_constant() for a in args]
         real_kwargs = {k: v.as_python_constant() for k, v in kwargs.items()}
         results = []
@@ -156,9 +150,7 @@ class NNModuleVariable(UserDefinedObjectVariable):
 
     # -- calling ----------------------------------------------------------------
     def call_function(self, tx, args, kwargs):
-        from .lists import TupleVariable
         module = self.module
-        from .user_defined import class_method
         if class_method(tx, self, "__call__")[0] is not torch.nn.Module.__dict__["__call__"]:
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (its class overrides __call__)")
         self._guard_hooks(tx)
@@ -187,8 +179,6 @@ class NNModuleVariable(UserDefinedObjectVariable):
 
     def _guard_hooks(self, tx):
         """Which hooks ran was decided while tracing: a hook added or removed later recompiles."""
-        from ...guards.guard import MODULE_HOOK_TABLES, Guard
-        from ...guards.source import AttrSource, ModuleGlobalSource
         for name in ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks"):
             table = getattr(torch.nn.modules.module, name)
             tx.output.guards.add(Guard.dict_keys(ModuleGlobalSource("torch.nn.modules.module", name), table))
@@ -202,7 +192,6 @@ class NNModuleVariable(UserDefinedObjectVariable):
                 tx.output.guards.add(Guard.dict_keys(AttrSource(self.source, t), getattr(module, t)))
 
     def _hook_source(self, table, hook_id):
-        from ...guards.source import AttrSource, ItemSource
         return ItemSource(AttrSource(self.source, table), hook_id) if self.source else None
 
     def reconstruct(self, codegen):

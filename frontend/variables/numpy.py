@@ -22,7 +22,8 @@ import torch
 from ..graph_break import Unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable, const
-from .tensor import TensorVariable
+from .tensor import SymNodeVariable, TensorVariable
+from .lists import ListVariable, TupleVariable
 
 try:
     import numpy as np
@@ -165,7 +166,6 @@ class NumpyNdarrayVariable(VariableTracker):
         codegen.load_temp(memo[self])
 
     def var_getattr(self, tx, name):
-        from .lists import TupleVariable
         example = self.example
         if name == "shape":
             return TupleVariable(tuple(self.tensor.var_getattr(tx, "shape").get_items(tx)))
@@ -240,7 +240,6 @@ class NumpyFunctionVariable(VariableTracker):
 
 def _graph_arg(tx, var):
     """The tracker handed to the graph node for one argument of a numpy call."""
-    from .lists import ListVariable, TupleVariable
     if isinstance(var, NumpyNdarrayVariable):
         return var.tensor
     if isinstance(var, TensorVariable):
@@ -280,7 +279,6 @@ _PROBE_FULL_SIZE = 4096   # stand-ins up to this many elements keep the real sha
 
 
 def _probe_value(tx, var, full):
-    from .lists import ListVariable, TupleVariable
     if isinstance(var, NumpyNdarrayVariable):
         e = var.example
         shape = tuple(int(d) for d in e.shape) if full else tuple(1 for _ in e.shape)
@@ -293,7 +291,6 @@ def _probe_value(tx, var, full):
         return tuple(items) if isinstance(var, TupleVariable) else items
     if var.is_python_constant():
         return var.as_python_constant()
-    from .tensor import SymNodeVariable
     if isinstance(var, SymNodeVariable):
         return var.python_type()(var.value.node.hint) if var.value.node.has_hint() else var.evaluate()
     raise Unsupported("numpy", what=f"passing {var.describe()} to a numpy function")
@@ -315,7 +312,6 @@ def _probe(tx, fn, args, kwargs, name):
 
 
 def _wrap_result(tx, result, expected, what):
-    from .lists import ListVariable, TupleVariable
     if isinstance(result, TensorVariable):
         e = result.example
         if isinstance(expected, (np.ndarray, np.generic)) and np.ndim(expected) == e.dim() and \

@@ -10,7 +10,11 @@ import torch.fx
 
 from ..graph_break import Unsupported, user_error
 from .base import VariableTracker
-from .constant import ConstantVariable
+from .constant import ConstantVariable, const
+from ...guards.guard import Guard
+from ...guards.source import AttrSource, ItemSource
+from .. import reads
+from .user_defined import wrap_class
 
 # Methods answered from the fake value's metadata at trace time (no graph node).
 _STATIC_METHODS = {"dim", "ndimension", "is_contiguous", "is_floating_point", "is_complex", "element_size",
@@ -56,12 +60,10 @@ class TensorVariable(VariableTracker):
             if self.source is not None and example.grad is None and self.is_graph_input():
                 real = tx.output.real_value_of(self)
                 if real is not None and real.grad is None:
-                    from ...guards.guard import Guard
                     tx.output.guards.add(Guard.grad_is_none(self.source))
                     return ConstantVariable(None)
             raise Unsupported("unsupported_attr", name=name, obj="a tensor")
         if name in ("__class__",):
-            from .user_defined import wrap_class
             return wrap_class(tx, self.cls)
         attr = getattr(torch.Tensor, name, None)
         if callable(attr):
@@ -72,8 +74,6 @@ class TensorVariable(VariableTracker):
             # the real input, its presence or absence guarded
             real = tx.output.real_value_of(self) if self.is_graph_input() and self.source is not None else None
             if real is not None:
-                from .. import reads
-                from ...guards.source import AttrSource, ItemSource
                 dict_source = AttrSource(self.source, "__dict__")
                 own = reads.instance_attr(tx, real, self.source, name, dict_source)
                 if own is not reads.MISSING:
@@ -128,7 +128,6 @@ class TensorVariable(VariableTracker):
         n = self.example.shape[0] if self.example.dim() else None
         if n is None:
             raise Unsupported("python_protocol", what="iterating over a 0-d tensor")
-        from .constant import const
         return [tx.output.call_function(operator.getitem, [self, const(i)], {}) for i in range(int(n))]
 
     def truth(self, tx):

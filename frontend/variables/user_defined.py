@@ -16,7 +16,10 @@ from ...probe import builtin_base, static_hasattr
 from ..graph_break import Unsupported, user_error
 from .base import VariableTracker
 from .constant import const
-from ...guards.source import MISSING
+from ...guards.source import AttrSource, DictKeysSource, InstanceDictSource, ItemSource, MISSING
+from ...guards.guard import Guard
+from .. import reads
+from ..reads import class_lookup, mro_lookup
 
 _MISSING = object()
 
@@ -30,7 +33,6 @@ def bind_descriptor(tx, obj_var, cls_owner, attr, name, attr_source=None):
     from .functions import BoundMethodVariable, UserFunctionVariable
     # looked up on a class (`object.__setattr__`, `Cls.method`), descriptors stay unbound
     is_class = isinstance(obj_var, UserDefinedClassVariable) or isinstance(obj_var.as_python_constant_or_none(), type)
-    from ...guards.source import AttrSource
 
     def part(field):   # a read-only field of the found object, whose identity is guarded by the lookup
         return tx.wrap(getattr(attr, field), AttrSource(attr_source, field) if attr_source else None, trusted=True)
@@ -70,7 +72,6 @@ def bind_descriptor(tx, obj_var, cls_owner, attr, name, attr_source=None):
 
 
 def lookup_in_mro(tx, obj_var, mro, name):
-    from ..reads import mro_lookup
     attr, src = mro_lookup(tx, mro, name)
     if attr is MISSING:
         raise user_error(AttributeError(f"'super' object has no attribute '{name}'"))
@@ -79,7 +80,6 @@ def lookup_in_mro(tx, obj_var, mro, name):
 
 def class_attribute(tx, obj_var, cls, name):
     """`obj.name` resolved on the class (no instance dict)."""
-    from ..reads import class_lookup
     attr, src = class_lookup(tx, cls, name)
     if attr is MISSING:
         raise user_error(AttributeError(f"'{cls.__name__}' object has no attribute '{name}'"))
@@ -89,7 +89,6 @@ def class_attribute(tx, obj_var, cls, name):
 def class_method(tx, var, name):
     """The raw class-dict entry `name` in the MRO of `var`'s class (None when absent), guarded (see
     frontend/reads.py), and its source."""
-    from ..reads import class_lookup
     attr, src = class_lookup(tx, var.python_type(), name, getattr(var, "source", None)
                              if getattr(var, "value", None) is not None else None)
     return (None, None) if attr is MISSING else (attr, src)
@@ -114,14 +113,12 @@ class UserDefinedClassVariable(VariableTracker):
         codegen.load_const(self.value)
 
     def var_getattr(self, tx, name):
-        from ...guards.source import AttrSource
         cls = self.value
         if name in ("__name__", "__qualname__", "__module__"):
             return const(getattr(cls, name))
         if name == "__mro__":
             from .lists import TupleVariable
             return TupleVariable(tuple(wrap_class(tx, c) for c in cls.__mro__))
-        from ..reads import class_lookup
         attr, attr_src = class_lookup(tx, cls, name)
         if attr is not MISSING:
             if isinstance(attr, (staticmethod, classmethod, types.FunctionType)):
@@ -148,7 +145,6 @@ class UserDefinedClassVariable(VariableTracker):
         if issubclass(cls, tuple) and static_hasattr(cls, "_fields"):
             from .functions import bind_arguments
             from .lists import NamedTupleVariable
-            from .. import reads
             new = cls.__new__
             reads.class_lookup(tx, cls, "__new__")
             defaults, _ = reads.function_defaults(tx, new, None, True, False)
@@ -161,7 +157,6 @@ class UserDefinedClassVariable(VariableTracker):
                                                                           "compiled code)")
         if issubclass(cls, dict) and cls.__new__ is dict.__new__ and cls.__module__ != "builtins":
             return self._new_dict_subclass(tx, args, kwargs)
-        from ..reads import class_lookup
         new, _ = class_lookup(tx, cls, "__new__")   # what creating and initializing the object runs
         init, _ = class_lookup(tx, cls, "__init__")
         if new is not object.__dict__["__new__"] or (cls.__module__ == "builtins" and not isinstance(
@@ -206,8 +201,6 @@ def dict_store(tx, var):
     known = tx.output.wrapped_objects.get(key)
     if known is not None and known[0] is var.value:
         return known[1]
-    from ...guards.guard import Guard
-    from ...guards.source import DictKeysSource, ItemSource
     from .dicts import DictVariable
     real = var.value
     via = builtin_base(type(real))    # dict, OrderedDict...: the user's overrides never run here
@@ -251,7 +244,6 @@ def instance_dict_source(var):
     """The source of the real `var.__dict__` (None without a source). For a class with a Python
     `__getattribute__` it bypasses that method (guards and transformed code would otherwise run it on
     every read); for others `base.__dict__` is the cheaper expression."""
-    from ...guards.source import AttrSource, InstanceDictSource
     if var.source is None:
         return None
     if _attribute_hooks(var.cls)[0] is not None:
@@ -264,7 +256,6 @@ def instance_attr_source(var, name):
     a Python `__getattribute__` on the class it is the instance-dict entry itself (`base.__dict__[name]`
     read by `object.__getattribute__`): cheap, and a guard on it fails if the attribute leaves the
     instance dict. Otherwise `base.name`, which the interpreter's attribute cache makes fastest."""
-    from ...guards.source import AttrSource, InstanceDictSource, ItemSource
     if var.source is None:
         return None
     if _attribute_hooks(var.cls)[0] is not None:
@@ -344,12 +335,10 @@ class UserDefinedObjectVariable(VariableTracker):
 
     def generic_getattr(self, tx, name):
         """object.__getattribute__: data descriptors, the instance's attributes, then the class."""
-        from ...guards.source import AttrSource
         if name == "__class__":
             return wrap_class(tx, self.cls)
         if name == "__dict__":
             return InstanceDictVariable(obj=self)
-        from .. import reads
         cls = self.cls
         attr, attr_src = class_method(tx, self, name)
         # data descriptors on the class win over the instance dict
@@ -372,7 +361,6 @@ class UserDefinedObjectVariable(VariableTracker):
         raise user_error(AttributeError(f"'{cls.__name__}' object has no attribute '{name}'"))
 
     def _dict_source(self):
-        from ...guards.source import InstanceDictSource
         return InstanceDictSource(self.source) if self.source is not None else None
 
     def setattr(self, tx, name, value):
@@ -391,7 +379,6 @@ class UserDefinedObjectVariable(VariableTracker):
         if isinstance(attr, property):
             if attr.fset is None:
                 raise user_error(AttributeError(f"property '{name}' of '{self.cls.__name__}' object has no setter"))
-            from ...guards.source import AttrSource
             tx.wrap(attr.fset, AttrSource(attr_src, "fset") if attr_src else None, trusted=True).call_function(
                 tx, [self, value], {})
             return
@@ -509,7 +496,6 @@ class InstanceDictVariable(VariableTracker):
 
     def _entries(self, tx) -> dict:
         """name -> tracker of the instance attributes as they are now."""
-        from ...guards.guard import Guard
         entries = {}
         real = self.obj.value
         if real is not None:
@@ -529,7 +515,6 @@ class InstanceDictVariable(VariableTracker):
 
     def _lookup(self, tx, name, key, rest):
         """One key (`obj.__dict__.get("x")`), without wrapping every attribute of the object."""
-        from ...guards.guard import Guard
         written = self.obj.attrs(tx)
         found = _MISSING
         if key in written and key != _DICT_STORE:
