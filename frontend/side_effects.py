@@ -115,22 +115,17 @@ class SideEffects:
         values into temps. Returns [(tracker, temp)]."""
         payloads = []
         for var in self.mutated_in_order():
-            if isinstance(var, ListVariable):
+            if isinstance(var, (ListVariable, SetVariable)):   # a list, or the items a set is updated with
                 items = self.get(var)
                 for item in items:
                     cg.reconstruct(item)
-                cg.build_list(len(items))
+                (cg.build_list if isinstance(var, ListVariable) else cg.build_tuple)(len(items))
             elif isinstance(var, DictVariable):
                 pairs = self.get(var)
                 for k, v in pairs:
                     cg.reconstruct(k)
                     cg.reconstruct(v)
                 cg.build_map(len(pairs))
-            elif isinstance(var, SetVariable):
-                items = self.get(var)
-                for item in items:
-                    cg.reconstruct(item)
-                cg.build_tuple(len(items))
             elif isinstance(var, UserDefinedObjectVariable):
                 for name, value in self.get(var).items():
                     if value is not _MISSING and value not in cg.temps:
