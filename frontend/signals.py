@@ -26,3 +26,12 @@ class ReturnValue(Exception):
 
 class GeneratorYield(ReturnValue):
     """A traced generator body reached `yield` (its translator pauses; see GeneratorVariable)."""
+
+
+def raised_by_user(exc, exc_type) -> bool:
+    """Whether `exc`, caught while tracing, is the program's own exception of `exc_type`: a real
+    one raised by a tracker (`obj.missing`), or one raised by traced user code (`raise
+    AttributeError(name)` in a `__getattr__`), which the translator carries as a UserException."""
+    if isinstance(exc, UserException):
+        return issubclass(exc.exc_var.cls, exc_type)
+    return isinstance(exc, exc_type)

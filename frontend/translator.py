@@ -25,7 +25,8 @@ from . import reads
 from .lifetimes import frame_returns
 from .opcodes import DISPATCH
 from .operators import binary, rich_compare
-from .variables.builtins import compare_equal, is_tensorish
+from .variables.base import compare_equal
+from .variables.builtins import is_tensorish
 from .variables.iterators import GeneratorVariable, ListIteratorVariable
 from .variables.lists import TupleVariable
 from .variables.tensor import TensorVariable

@@ -8,6 +8,7 @@ tracker's identity, so a checkpoint is a few saved references.
 from __future__ import annotations
 
 import dataclasses
+import operator
 from typing import Any, Optional
 
 from ..graph_break import Unsupported
@@ -120,3 +121,11 @@ def check_modelled_arguments(owner: str, name: str, args, kwargs, positional: di
     allowed = (keywords or {}).get(name, ())
     if name in positional and (len(args) > positional[name] or ("*" not in allowed and set(kwargs) - set(allowed))):
         raise Unsupported("unsupported_call", fn=f"{owner}.{name}", detail=" with these arguments")
+
+
+def compare_equal(tx, a, b) -> bool:
+    """Python equality of two items of a container as containers test it (`in`, `index`, `==` of
+    lists): identity first, then `==` and its truth value (a tensor's truth value breaks the graph)."""
+    if tx.is_same(a, b):
+        return True
+    return tx.compare(operator.eq, a, b).truth(tx)

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from ...probe import safe_in, static_getattr
 from ..graph_break import Unsupported, fold, user_error
-from ..signals import UserException
+from ..signals import UserException, raised_by_user
 from .base import NotConstant, VariableTracker
 from .constant import ConstantVariable, const, python_value
 from .lists import (
@@ -28,6 +28,7 @@ from .lists import (
     is_named_tuple_class,
     is_structseq,
     python_index,
+    sorted_items,
 )
 from .. import reads
 from ..reads import MISSING, class_lookup
@@ -58,26 +59,6 @@ def is_pure(fn) -> bool:
 
 def is_tensorish(var) -> bool:
     return isinstance(var, (TensorVariable, SymNodeVariable))
-
-
-def compare_equal(tx, a, b) -> bool:
-    """Python equality of two items of a container as containers test it (`in`, `index`, `==` of
-    lists): identity first, then `==` and its truth value (a tensor's truth value breaks the graph)."""
-    if tx.is_same(a, b):
-        return True
-    return tx.compare(operator.eq, a, b).truth(tx)
-
-
-def sorted_items(tx, items, kwargs):
-    key = kwargs.get("key")
-    reverse = kwargs.get("reverse", const(False)).as_python_constant()
-    keyed = [(key.call_function(tx, [i], {}) if key is not None and not (key.is_python_constant() and
-                                                                             key.as_python_constant() is None)
-              else i, i) for i in items]
-    if not all(k.is_python_constant() for k, _ in keyed):
-        raise Unsupported("non_constant_value", what="sorting values that are not constants")
-    keyed.sort(key=lambda p: p[0].as_python_constant(), reverse=reverse)
-    return [i for _, i in keyed]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -220,15 +201,6 @@ def _isinstance(tx, obj, classes, /):
 
 def _issubclass(tx, cls, spec, /):
     return const(issubclass(cls.as_python_constant(), spec.as_python_constant()))
-
-
-def raised_by_user(exc, exc_type) -> bool:
-    """Whether `exc`, caught while tracing, is the program's own exception of `exc_type`: a real
-    one raised by a tracker (`obj.missing`), or one raised by traced user code (`raise
-    AttributeError(name)` in a `__getattr__`), which the translator carries as a UserException."""
-    if isinstance(exc, UserException):
-        return issubclass(exc.exc_var.cls, exc_type)
-    return isinstance(exc, exc_type)
 
 
 def _getattr(tx, obj, name, /, *default):

@@ -5,7 +5,7 @@ import collections
 import dataclasses
 
 from ..graph_break import Unsupported, user_error
-from .base import NotConstant, VariableTracker, check_modelled_arguments
+from .base import NotConstant, VariableTracker, check_modelled_arguments, compare_equal
 from .constant import const
 from ..reads import class_lookup
 from .iterators import ContainerIteratorVariable
@@ -219,7 +219,6 @@ class DictVariable(VariableTracker):
         self.set_pairs(tx, items)
 
     def _equals(self, tx, other) -> bool:
-        from .builtins import compare_equal
         a, b = self.as_mapping(tx), other.as_mapping(tx)
         equal = a.keys() == b.keys() and all(compare_equal(tx, a[k][1], b[k][1]) for k in a)
         if equal and self.cls is collections.OrderedDict and other.cls is collections.OrderedDict:
@@ -278,7 +277,6 @@ class DictViewVariable(VariableTracker):
         if name == "__contains__":
             if self.kind == "keys":
                 return const(self.dict_var.lookup(tx, args[0]) is not None)
-            from .builtins import compare_equal
             return const(any(compare_equal(tx, i, args[0]) for i in self.unpack(tx)))
         if name == "__iter__":
             return ContainerIteratorVariable.create(tx, self.dict_var, self.kind)
@@ -296,7 +294,6 @@ class DictViewVariable(VariableTracker):
 
     def _set_equal(self, tx, other):
         """keys()/items() compare as sets with any set-like (None: not a set-like, NotImplemented)."""
-        from .builtins import compare_equal
         if isinstance(other, DictViewVariable) and other.kind in ("keys", "items"):
             theirs = other.unpack(tx)
         elif isinstance(other, SetVariable):

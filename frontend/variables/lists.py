@@ -8,7 +8,7 @@ import torch
 
 from ...probe import static_getattr, static_hasattr
 from ..graph_break import Unsupported, fold, user_error
-from .base import NotConstant, VariableTracker, check_modelled_arguments
+from .base import NotConstant, VariableTracker, check_modelled_arguments, compare_equal
 from .constant import ConstantVariable, const
 from .tensor import SymNodeVariable
 from .user_defined import class_attribute
@@ -94,17 +94,14 @@ class BaseSequence(VariableTracker):
         if name == "__len__":
             return const(len(items))
         if name == "__contains__":
-            from .builtins import compare_equal
             return const(any(compare_equal(tx, i, args[0]) for i in items))
         if name == "index":
-            from .builtins import compare_equal
             bounds = [a.as_python_constant() for a in args[1:]] + [None, None]   # clamped like a slice
             for n in range(len(items))[slice(bounds[0], bounds[1])]:
                 if compare_equal(tx, items[n], args[0]):
                     return const(n)
             raise user_error(ValueError(f"{args[0].as_python_constant()!r} is not in {self.python_type().__name__}"))
         if name == "count":
-            from .builtins import compare_equal
             return const(sum(1 for i in items if compare_equal(tx, i, args[0])))
         if name in ("__add__",) and isinstance(args[0], BaseSequence):
             return self.rebuild(tx, items + tuple(args[0].get_items(tx)))
@@ -274,7 +271,6 @@ class ListVariable(BaseSequence):
             self.set_items(tx, items)
             return value
         if name == "remove":
-            from .builtins import compare_equal
             for n, i in enumerate(items):
                 if compare_equal(tx, i, args[0]):
                     del items[n]
@@ -290,7 +286,6 @@ class ListVariable(BaseSequence):
         if name == "copy":
             return ListVariable.create(tx, items)
         if name == "sort":
-            from .builtins import sorted_items
             if args or set(kwargs) - {"key", "reverse"}:
                 raise Unsupported("unsupported_call", fn="list.sort", detail=" with these arguments")
             self.set_items(tx, ())     # CPython empties the list while sorting: a key function sees []
@@ -406,7 +401,6 @@ class DequeVariable(BaseSequence):
         elif name == "copy":
             return DequeVariable.create(tx, items, self.maxlen)
         elif name == "remove":
-            from .builtins import compare_equal
             for n, i in enumerate(items):
                 if compare_equal(tx, i, args[0]):
                     del items[n]
@@ -514,3 +508,16 @@ _SEQUENCE_ARITY = {"__getitem__": 1, "__len__": 0, "__contains__": 1, "index": 3
 _LIST_ARITY = {"append": 1, "extend": 1, "insert": 2, "pop": 1, "remove": 1, "clear": 0, "reverse": 0, "copy": 0,
                "sort": 0, "__setitem__": 2, "__delitem__": 1, "__iadd__": 1, "__imul__": 1, "__iter__": 0,
                "__reversed__": 0}
+
+
+def sorted_items(tx, items, kwargs):
+    """`sorted(items, key=..., reverse=...)` over trackers (`list.sort`, `sorted`): keys must be constants."""
+    key = kwargs.get("key")
+    reverse = kwargs.get("reverse", const(False)).as_python_constant()
+    keyed = [(key.call_function(tx, [i], {}) if key is not None and not (key.is_python_constant() and
+                                                                             key.as_python_constant() is None)
+              else i, i) for i in items]
+    if not all(k.is_python_constant() for k, _ in keyed):
+        raise Unsupported("non_constant_value", what="sorting values that are not constants")
+    keyed.sort(key=lambda p: p[0].as_python_constant(), reverse=reverse)
+    return [i for _, i in keyed]

@@ -14,6 +14,7 @@ import torch
 
 from ...probe import builtin_base, static_hasattr
 from ..graph_break import Unsupported, user_error
+from ..signals import raised_by_user
 from .base import VariableTracker
 from .constant import const
 from ...guards.source import AttrSource, DictKeysSource, InstanceDictSource, ItemSource, MISSING
@@ -325,7 +326,6 @@ class UserDefinedObjectVariable(VariableTracker):
                     tx, [self, const(name)], {})
             return self.generic_getattr(tx, name)
         except Exception as e:
-            from .builtins import raised_by_user
             if not raised_by_user(e, AttributeError):
                 raise
             getattr_fn, getattr_src = class_method(tx, self, "__getattr__")
