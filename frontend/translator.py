@@ -324,6 +324,11 @@ class InstructionTranslatorBase:
         tx = InliningTranslator(code, fn_var.get_globals(), bound, cells, self.output, self.config, parent=self)
         return tx.run_inline()
 
+    def returned(self, value):
+        """This frame returned `value`: what it made and did not hand back ends its life here
+        (generators closed, see lifetimes.py)."""
+        frame_returns(self, value)
+
     def resume_generator(self, gen, state):
         """A translator for the body of generator `gen`, paused at `state` (see GeneratorVariable)."""
         gtx = InliningTranslator(gen.code, gen.f_globals, dict(state.symbolic_locals), dict(state.cells),
@@ -356,7 +361,7 @@ class InliningTranslator(InstructionTranslatorBase):
         try:
             self.run()
         except ReturnValue as r:
-            frame_returns(self, r.value)
+            self.returned(r.value)
             return r.value
         raise user_error(AssertionError("unreachable"))
 

@@ -299,8 +299,7 @@ class GeneratorVariable(IteratorVariable):
             return y.value
         except ReturnValue as r:
             tx.output.side_effects.track(self, None)
-            from ..lifetimes import frame_returns
-            frame_returns(gtx, r.value)
+            gtx.returned(r.value)
             raise StopIterationSignal(r.value) from None
         raise AssertionError("unreachable")
 
