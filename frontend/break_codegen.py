@@ -11,12 +11,7 @@ and call the resume function(s) for the rest of the frame. Each step below decid
   frame's own code when the instruction is inside a `try`/`with` block;
 - `_ResumeCalls.call`: the call of one resume function.
 
-Graph breaks. The translator takes a checkpoint before every instruction it can break at (CALL,
-a conditional jump on a value that is not a constant, a value op on an unusual operand). When that
-instruction raises `Unsupported`, it rolls back to the checkpoint, compiles the graph so far and
-emits code that calls the graph, rebuilds the stack values and live locals, replays side effects
-(including this frame's own closure cells), runs the instruction natively and calls the resume
-function(s) for the rest of the frame (see `resume.py`). Two shapes of transformed code:
+Two shapes of transformed code (see `resume.py` for the resume functions):
 
 - *linear* (the instruction is not inside a `try`/`with` block): the native instruction is emitted
   on its own — push its operands, run it, call the resume function with the result.

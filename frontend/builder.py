@@ -11,9 +11,9 @@ import types
 import torch
 
 from ..guards.guard import Guard
-from ..probe import overrides_in_python, static_getattr, static_hasattr
 from ..guards.shape import scalar_can_be_dynamic
 from ..guards.source import AttrSource, ItemSource, LocalSource
+from ..probe import overrides_in_python, static_getattr, static_hasattr
 from .graph_break import Unsupported
 from .variables.builtins import BuiltinVariable, OperatorGetterVariable, has_builtin_handler
 from .variables.constant import ConstantVariable, LazyGuardedScalarVariable, is_constant_value

@@ -18,6 +18,7 @@ import types
 from bytecode import Instr
 from bytecode.instr import CellVar
 
+from ..guards.guard import Guard
 from ..guards.source import AttrSource, LocalSource
 from . import lifetimes
 from .break_codegen import FrameCheckpoint, can_break_at, compile_break, emit_set_grad
@@ -30,10 +31,9 @@ from .resume import PROLOGUE_CALLABLES, is_resume_code
 from .signals import ReturnValue, UserException
 from .translator import InstructionTranslatorBase
 from .variables.constant import ConstantVariable
+from .variables.functions import UserFunctionVariable
 from .variables.misc import CellVariable, FrameFreeCell
 from .variables.tensor import SymNodeVariable, TensorVariable
-from ..guards.guard import Guard
-from .variables.functions import UserFunctionVariable
 
 
 @dataclasses.dataclass

@@ -27,8 +27,8 @@ from .signals import GeneratorYield, ReturnValue, UserException
 from .variables.base import VariableTracker
 from .variables.constant import ConstantVariable
 from .variables.iterators import GeneratorState, GeneratorVariable, IteratorVariable
-from .variables.tensor import SymNodeVariable, TensorVariable
 from .variables.misc import ExceptionVariable
+from .variables.tensor import SymNodeVariable, TensorVariable
 
 
 def _not_modelled(what):

@@ -21,27 +21,29 @@ from . import lifetimes
 from .graph_break import Unsupported, user_error
 from .signals import GeneratorYield, ReturnValue, UserException
 from .variables.constant import const
+from .variables.ctx import enter_context
 from .variables.dicts import DictVariable, SetVariable
 from .variables.functions import NestedFunctionVariable
 from .variables.iterators import StopIterationSignal
 from .variables.lists import ListVariable, SliceVariable, TupleVariable
-from .variables.misc import CellVariable, ExceptionVariable, NULL, NullVariable, PythonModuleVariable, TracebackVariable
-from .variables.ctx import enter_context
+from .variables.misc import NULL, CellVariable, ExceptionVariable, NullVariable, PythonModuleVariable, TracebackVariable
 from .variables.tensor import SymNodeVariable
 from .variables.user_defined import UserDefinedClassVariable
 
 
 class Checkpoint(enum.Enum):
-    """When the root translator snapshots its state before an opcode, so that the opcode can break."""
+    """When the root translator snapshots its state before an opcode, so that the opcode can break.
+    OPERANDS: the opcode pops `operands` values and pushes one; it breaks (and then runs natively)
+    only on an operand that is not a tensor, a symbolic number or a constant."""
     NEVER = "never"
     ALWAYS = "always"        # CALL, BEFORE_WITH: may break whatever its operands
     BRANCH = "branch"        # a conditional jump: breaks when the condition is not a constant
-    OPERANDS = "operands"    # pops `operands` values, pushes one: breaks on an operand that is not
-    #                          a tensor, a symbolic number or a constant (then it runs natively)
+    OPERANDS = "operands"
 
 
 @dataclasses.dataclass(frozen=True)
 class Opcode:
+    """One opcode's handler and the facts the translator needs about it."""
     name: str
     handler: Callable
     checkpoint: Checkpoint = Checkpoint.NEVER

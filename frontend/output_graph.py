@@ -33,7 +33,6 @@ from ..guards.shape import ShapeEnvSource, ShapeGuardError, ShapePolicy, shape_g
 from .graph_break import Unsupported
 from .side_effects import SideEffects, SideEffectsState
 from .variables.constant import ConstantVariable
-from .variables.tensor import SymNodeVariable, TensorVariable
 from .variables.lists import (
     BaseSequence,
     ListVariable,
@@ -43,6 +42,7 @@ from .variables.lists import (
     TupleVariable,
     is_named_tuple_class,
 )
+from .variables.tensor import SymNodeVariable, TensorVariable
 
 # in-place ops that change a tensor's metadata (shape/stride), which checkpoints must undo
 _METADATA_MUTATIONS = {"t_", "transpose_", "squeeze_", "unsqueeze_", "as_strided_", "swapdims_", "swapaxes_"}

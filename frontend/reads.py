@@ -13,9 +13,15 @@ holds the object and re-reads the fact from it on every call. Compile time only.
 from __future__ import annotations
 
 from ..guards.guard import Guard
-from ..guards.source import (MISSING,  # noqa: F401 - re-exported for callers
-                              AttrSource, ClassAttrSource, ConstSource, InstanceDictSource, ItemSource,
-                             type_lookup)
+from ..guards.source import (  # noqa: F401 - re-exported for callers
+    MISSING,
+    AttrSource,
+    ClassAttrSource,
+    ConstSource,
+    InstanceDictSource,
+    ItemSource,
+    type_lookup,
+)
 
 _IMMUTABLE_TYPE = 1 << 8   # Py_TPFLAGS_IMMUTABLETYPE: builtin and extension types cannot be changed
 

@@ -14,21 +14,20 @@ import types
 
 from ..guards.source import ConstSource, GlobalSource, ItemSource, ModuleGlobalSource, NamespaceSource
 from ..logs import enabled, log
+from . import reads
 from .builder import wrap
 from .graph_break import Unsupported, fold, user_error
 from .instructions import instructions_of
-from .signals import ReturnValue, UserException
-from .variables.base import VariableTracker
-from .variables.constant import ConstantVariable, FOLDABLE, const
-from .variables.misc import CellVariable, ExceptionVariable, SuperVariable
-from . import reads
 from .lifetimes import frame_returns
 from .opcodes import DISPATCH
 from .operators import binary, rich_compare
-from .variables.base import compare_equal
+from .signals import ReturnValue, UserException
+from .variables.base import VariableTracker, compare_equal
 from .variables.builtins import is_tensorish
+from .variables.constant import FOLDABLE, ConstantVariable, const
 from .variables.iterators import GeneratorVariable, ListIteratorVariable
 from .variables.lists import TupleVariable
+from .variables.misc import CellVariable, ExceptionVariable, SuperVariable
 from .variables.tensor import TensorVariable
 from .variables.user_defined import UserDefinedObjectVariable
 

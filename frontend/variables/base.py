@@ -11,8 +11,8 @@ import dataclasses
 import operator
 from typing import Any, Optional
 
-from ..graph_break import Unsupported
 from ...guards.source import Source
+from ..graph_break import Unsupported
 
 
 class NotConstant(Exception):

@@ -13,10 +13,15 @@ import operator
 from typing import Any, Callable
 
 from ...probe import safe_in, static_getattr
+from .. import reads
 from ..graph_break import Unsupported, fold, user_error
+from ..reads import MISSING, class_lookup
 from ..signals import UserException, raised_by_user
 from .base import NotConstant, VariableTracker
 from .constant import ConstantVariable, const, python_value
+from .dicts import DictVariable, SetVariable, hashable_key
+from .functions import BaseUserFunction, BoundMethodVariable, PartialVariable, UserFunctionVariable, WrapsDecorator
+from .iterators import CountIteratorVariable, ListIteratorVariable, StopIterationSignal, ZipVariable, next_of
 from .lists import (
     BaseSequence,
     DequeVariable,
@@ -30,15 +35,10 @@ from .lists import (
     python_index,
     sorted_items,
 )
-from .. import reads
-from ..reads import MISSING, class_lookup
-from .dicts import DictVariable, SetVariable, hashable_key
-from .functions import BaseUserFunction, BoundMethodVariable, PartialVariable, UserFunctionVariable, WrapsDecorator
-from .iterators import CountIteratorVariable, ListIteratorVariable, StopIterationSignal, ZipVariable, next_of
 from .tensor import SymNodeVariable, TensorVariable, concrete
 from .user_defined import (
-    UserDefinedObjectVariable,
     _READ_ONLY_DICT_METHODS,
+    UserDefinedObjectVariable,
     class_attribute,
     class_method,
     dict_store,

@@ -7,9 +7,9 @@ from typing import Any
 
 import torch
 
+from ...guards.shape import ScalarConstantGuard
 from ..graph_break import Unsupported, fold
 from .base import NotConstant, VariableTracker
-from ...guards.shape import ScalarConstantGuard
 
 # Types whose values are plain immutable constants (compared by ==, rebuilt with LOAD_CONST).
 CONSTANT_TYPES = (type(None), bool, int, float, complex, str, bytes, type(Ellipsis), type(NotImplemented),
@@ -48,7 +48,7 @@ class ConstantVariable(VariableTracker):
 
     def call_method(self, tx, name, args, kwargs):
         if name == "__getitem__" and len(args) == 1 and not kwargs and not args[0].is_python_constant():
-            from .lists import python_index   # `(7, 8)[i]`, `"abc"[i:]` with a symbolic i
+            from .lists import python_index  # `(7, 8)[i]`, `"abc"[i:]` with a symbolic i
             args = [ConstantVariable(python_index(args[0]))]
         try:
             real_args = [python_value(tx, a) for a in args]

@@ -5,9 +5,9 @@ import collections
 import dataclasses
 
 from ..graph_break import Unsupported, user_error
+from ..reads import class_lookup
 from .base import NotConstant, VariableTracker, check_modelled_arguments, compare_equal
 from .constant import const
-from ..reads import class_lookup
 from .iterators import ContainerIteratorVariable
 from .lists import TupleVariable
 from .tensor import SymNodeVariable, TensorVariable

@@ -8,12 +8,12 @@ import inspect
 import types
 from typing import Any, Optional
 
-from ..graph_break import Unsupported, user_error
-from .base import VariableTracker
-from .constant import ConstantVariable, const
 from ...guards.source import AttrSource, ItemSource
 from .. import reads
+from ..graph_break import Unsupported, user_error
 from ..reads import source_of
+from .base import VariableTracker
+from .constant import ConstantVariable, const
 from .dicts import DictVariable
 from .lists import TupleVariable
 from .misc import CellVariable

@@ -5,11 +5,11 @@ import dataclasses
 import types
 from typing import Any
 
+from ...guards.source import AttrSource, ClosureSource
+from .. import reads
 from ..graph_break import Unsupported, user_error
 from .base import VariableTracker
 from .constant import const, is_constant_value
-from ...guards.source import AttrSource, ClosureSource
-from .. import reads
 from .lists import TupleVariable
 from .user_defined import lookup_in_mro, wrap_class
 

@@ -6,14 +6,14 @@ import dataclasses
 
 import torch
 
+from ...guards.guard import MODULE_HOOK_TABLES, Guard
+from ...guards.source import AttrSource, ItemSource, ModuleGlobalSource, ModuleStateSource
 from ..graph_break import Unsupported
 from .constant import const
-from .user_defined import UserDefinedObjectVariable, class_method
-from ...guards.guard import Guard, MODULE_HOOK_TABLES
-from ...guards.source import AttrSource, ItemSource, ModuleGlobalSource, ModuleStateSource
 from .iterators import ListIteratorVariable
 from .lists import ListVariable, TupleVariable
 from .tensor import TensorVariable
+from .user_defined import UserDefinedObjectVariable, class_method
 
 _CONTAINERS = (torch.nn.Sequential, torch.nn.ModuleList, torch.nn.ModuleDict, torch.nn.ParameterList,
                torch.nn.ParameterDict)

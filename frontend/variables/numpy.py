@@ -22,8 +22,8 @@ import torch
 from ..graph_break import Unsupported
 from .base import VariableTracker
 from .constant import ConstantVariable, const
-from .tensor import SymNodeVariable, TensorVariable
 from .lists import ListVariable, TupleVariable
+from .tensor import SymNodeVariable, TensorVariable
 
 try:
     import numpy as np

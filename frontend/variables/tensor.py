@@ -8,12 +8,12 @@ from typing import Any
 import torch
 import torch.fx
 
-from ..graph_break import Unsupported, user_error
-from .base import VariableTracker
-from .constant import ConstantVariable, const
 from ...guards.guard import Guard
 from ...guards.source import AttrSource, ItemSource
 from .. import reads
+from ..graph_break import Unsupported, user_error
+from .base import VariableTracker
+from .constant import ConstantVariable, const
 from .user_defined import wrap_class
 
 # Methods answered from the fake value's metadata at trace time (no graph node).

@@ -12,15 +12,15 @@ from typing import Any
 
 import torch
 
+from ...guards.guard import Guard
+from ...guards.source import MISSING, AttrSource, DictKeysSource, InstanceDictSource, ItemSource
 from ...probe import builtin_base, static_hasattr
+from .. import reads
 from ..graph_break import Unsupported, user_error
+from ..reads import class_lookup, mro_lookup
 from ..signals import raised_by_user
 from .base import VariableTracker
 from .constant import const
-from ...guards.source import AttrSource, DictKeysSource, InstanceDictSource, ItemSource, MISSING
-from ...guards.guard import Guard
-from .. import reads
-from ..reads import class_lookup, mro_lookup
 
 _MISSING = object()
 
