@@ -131,6 +131,7 @@ def _wrap_tensor_or_scalar(tx, value, source, trusted, guard):
 
 
 def _wrap_constant(tx, value, source, trusted, guard):
+    """Immutable constants (numbers, strings, torch.Size, struct sequences), guarded by value."""
     if is_constant_value(value) and not isinstance(value, (tuple, frozenset)):
         guard(Guard.constant(source, value))
         return ConstantVariable(value, source=source)

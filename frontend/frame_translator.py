@@ -27,7 +27,7 @@ from .codegen import PyCodegen, new_code
 from .graph_break import Unsupported
 from .opcodes import OPCODES, Checkpoint
 from .output_graph import OutputGraph
-from .resume import PROLOGUE_CALLABLES, is_resume_code
+from .resume import is_resume_code
 from .signals import ReturnValue, UserException
 from .translator import InstructionTranslatorBase
 from .variables.constant import ConstantVariable
@@ -52,15 +52,6 @@ def frame_arg_names(code) -> tuple:
     return code.co_varnames[:n]
 
 
-def _load_const(tx, ins):
-    """LOAD_CONST, plus the torch context-manager factories that resume prologues load as constants."""
-    value = ins.argval
-    if any(value is c for c in PROLOGUE_CALLABLES):
-        tx.push(wrap(tx, value, None, trusted=True))
-    else:
-        tx.base_dispatch["LOAD_CONST"](tx, ins)
-
-
 class InstructionTranslator(InstructionTranslatorBase):
     def __init__(self, code, func, args, config, backend, allow_breaks=True, shape_policy=None):
         output = OutputGraph(code, config, backend, shape_policy)
@@ -71,8 +62,6 @@ class InstructionTranslator(InstructionTranslatorBase):
         self.gm = None
         self.arg_names = frame_arg_names(code)
         super().__init__(code, func.__globals__, {}, {}, output, config)
-        self.base_dispatch = self.dispatch
-        self.dispatch = dict(self.dispatch, LOAD_CONST=_load_const)
         self._entry_grad = self.output.grad_enabled
         resuming = is_resume_code(code)
         for name, value in zip(self.arg_names, args):

@@ -19,6 +19,7 @@ from typing import Callable
 
 from . import lifetimes
 from .graph_break import Unsupported, user_error
+from .resume import PROLOGUE_CALLABLES
 from .signals import GeneratorYield, ReturnValue, UserException
 from .variables.constant import const
 from .variables.ctx import enter_context
@@ -124,7 +125,12 @@ def swap(tx, ins):
 # -- names ----------------------------------------------------------------------
 @opcode("LOAD_CONST")
 def load_const(tx, ins):
-    tx.push(const(ins.argval))
+    value = ins.argval
+    if tx.parent is None and any(value is c for c in PROLOGUE_CALLABLES):
+        # the torch context-manager factories a resume prologue loads to re-enter its blocks
+        tx.push(tx.wrap(value, None, trusted=True))
+    else:
+        tx.push(const(value))
 
 
 @opcode("LOAD_FAST")

@@ -380,8 +380,8 @@ class OutputGraph:
         raise Unsupported("torch_value", what=f"passing {var.describe()} to a torch function")
 
     def _tx_for_items(self):
-        # sequence trackers only need `tx.output` to read their contents, wrapping a constant result
-        # no more
+        # a stand-in translator: reading a sequence's contents, or wrapping a constant result, needs
+        # only `tx.output` (and `tx.wrap`)
         from .builder import wrap
 
         class _Tx:
