@@ -90,7 +90,7 @@ def class_attribute(tx, obj_var, cls, name):
 def class_method(tx, var, name):
     """The raw class-dict entry `name` in the MRO of `var`'s class (None when absent), guarded (see
     frontend/reads.py), and its source."""
-    attr, src = class_lookup(tx, var.python_type(), name, getattr(var, "source", None)
+    attr, src = class_lookup(tx, var.python_type(), name, var.source
                              if getattr(var, "value", None) is not None else None)
     return (None, None) if attr is MISSING else (attr, src)
 
