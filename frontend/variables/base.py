@@ -84,6 +84,12 @@ class VariableTracker:
         """The next item of an iterator (is_iterator); StopIterationSignal when it is exhausted."""
         raise Unsupported("python_protocol", what=f"next() of {self.describe()}")
 
+    def build_python_value(self, tx, memo):
+        """The real Python value of a container of constants, its items converted by python_value;
+        a container records itself in `memo` before its items, so one that holds itself becomes a
+        real self-reference. NotConstant otherwise."""
+        raise NotConstant(self.describe())
+
     def iterate(self, tx):
         """The iterator `iter(self)` gives, when the family models one (a live iterator over a
         mutable container, a class's own `__iter__`); None: iterate over a snapshot of unpack()."""
@@ -129,3 +135,18 @@ def compare_equal(tx, a, b) -> bool:
     if tx.is_same(a, b):
         return True
     return tx.compare(operator.eq, a, b).truth(tx)
+
+
+def python_value(tx, var, memo=None):
+    """The real Python value of a tracker made only of constants: a constant, or a list, tuple, dict
+    or set of them (`"-".join(parts)` with `parts` a list built while tracing), or the items of an
+    iterator or generator (consumed, as the real call would). NotConstant otherwise. A container
+    met twice is the same real object both times (a list holding itself reprs as `[[...]]`)."""
+    if var.is_python_constant():
+        return var.as_python_constant()
+    memo = {} if memo is None else memo
+    if id(var) in memo:
+        return memo[id(var)]
+    if var.is_iterator:  # an iterator or generator: its items are computed now
+        return [python_value(tx, i, memo) for i in tx.unpack_iterable(var)]
+    return var.build_python_value(tx, memo)

@@ -17,8 +17,8 @@ from .. import reads
 from ..graph_break import Unsupported, fold, user_error
 from ..reads import MISSING, class_lookup
 from ..signals import UserException, raised_by_user
-from .base import NotConstant, VariableTracker
-from .constant import ConstantVariable, const, python_value
+from .base import NotConstant, VariableTracker, python_value
+from .constant import ConstantVariable, const
 from .dicts import DictVariable, SetVariable, hashable_key
 from .functions import BaseUserFunction, BoundMethodVariable, PartialVariable, UserFunctionVariable, WrapsDecorator
 from .iterators import CountIteratorVariable, ListIteratorVariable, StopIterationSignal, ZipVariable, next_of

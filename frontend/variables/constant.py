@@ -9,7 +9,7 @@ import torch
 
 from ...guards.shape import ScalarConstantGuard
 from ..graph_break import Unsupported, fold
-from .base import NotConstant, VariableTracker
+from .base import NotConstant, VariableTracker, python_value
 
 # Types whose values are plain immutable constants (compared by ==, rebuilt with LOAD_CONST).
 CONSTANT_TYPES = (type(None), bool, int, float, complex, str, bytes, type(Ellipsis), type(NotImplemented),
@@ -66,38 +66,6 @@ class ConstantVariable(VariableTracker):
 
     def reconstruct(self, codegen):
         codegen.load_const(self.value)
-
-
-def python_value(tx, var, memo=None):
-    """The real Python value of a tracker made only of constants: a constant, or a list, tuple, dict
-    or set of them (`"-".join(parts)` with `parts` a list built while tracing), or the items of an
-    iterator or generator (consumed, as the real call would). NotConstant otherwise. A container
-    met twice is the same real object both times (a list holding itself reprs as `[[...]]`)."""
-    if var.is_python_constant():
-        return var.as_python_constant()
-    from .dicts import DictVariable, SetVariable
-    from .lists import BaseSequence, NamedTupleVariable
-    memo = {} if memo is None else memo
-    if id(var) in memo:
-        return memo[id(var)]
-    if isinstance(var, NamedTupleVariable):
-        raise NotConstant(var.describe())
-    if isinstance(var, BaseSequence):
-        if var.python_type() is list:
-            out = memo[id(var)] = []
-            out.extend(python_value(tx, i, memo) for i in var.get_items(tx))
-            return out
-        return tuple(python_value(tx, i, memo) for i in var.get_items(tx))
-    if isinstance(var, DictVariable) and var.cls is dict:
-        out = memo[id(var)] = {}
-        for k, v in var.pairs(tx):
-            out[python_value(tx, k, memo)] = python_value(tx, v, memo)
-        return out
-    if isinstance(var, SetVariable):
-        return var.cls(python_value(tx, i, memo) for i in var.items(tx))
-    if var.is_iterator:  # an iterator or generator: its items are computed now
-        return [python_value(tx, i, memo) for i in tx.unpack_iterable(var)]
-    raise NotConstant(var.describe())
 
 
 def const(value) -> ConstantVariable:

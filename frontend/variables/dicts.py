@@ -6,7 +6,7 @@ import dataclasses
 
 from ..graph_break import Unsupported, user_error
 from ..reads import class_lookup
-from .base import NotConstant, VariableTracker, check_modelled_arguments, compare_equal
+from .base import NotConstant, VariableTracker, check_modelled_arguments, compare_equal, python_value
 from .constant import const
 from .iterators import ContainerIteratorVariable
 from .lists import TupleVariable
@@ -41,6 +41,14 @@ class DictVariable(VariableTracker):
     """A dict; contents are a tuple of (key tracker, value tracker) pairs in SideEffects."""
     cls: type = dict
     default_factory: VariableTracker = None
+
+    def build_python_value(self, tx, memo):
+        if self.cls is not dict:
+            raise NotConstant(self.describe())
+        out = memo[id(self)] = {}
+        for k, v in self.pairs(tx):
+            out[python_value(tx, k, memo)] = python_value(tx, v, memo)
+        return out
 
     def parts(self, tx):
         return tuple(x for pair in self.pairs(tx) for x in pair)
@@ -323,6 +331,9 @@ class DictViewVariable(VariableTracker):
 class SetVariable(VariableTracker):
     """A set or frozenset; contents are a tuple of trackers in SideEffects."""
     cls: type = set
+
+    def build_python_value(self, tx, memo):
+        return self.cls(python_value(tx, i, memo) for i in self.items(tx))
 
     def parts(self, tx):
         return tuple(tx.output.side_effects.get(self))

@@ -8,7 +8,7 @@ import torch
 
 from ...probe import static_getattr, static_hasattr
 from ..graph_break import Unsupported, fold, user_error
-from .base import NotConstant, VariableTracker, check_modelled_arguments, compare_equal
+from .base import NotConstant, VariableTracker, check_modelled_arguments, compare_equal, python_value
 from .constant import ConstantVariable, const
 from .tensor import SymNodeVariable
 from .user_defined import class_attribute
@@ -57,6 +57,13 @@ def tuple_fields(cls) -> tuple:
 class BaseSequence(VariableTracker):
     """Shared behaviour of sequences whose items are a tuple of trackers."""
     is_sequence = True
+
+    def build_python_value(self, tx, memo):
+        if self.python_type() is list:
+            out = memo[id(self)] = []
+            out.extend(python_value(tx, i, memo) for i in self.get_items(tx))
+            return out
+        return tuple(python_value(tx, i, memo) for i in self.get_items(tx))
 
     def parts(self, tx):
         return tuple(self.get_items(tx))
@@ -144,6 +151,9 @@ class TupleVariable(BaseSequence):
 @dataclasses.dataclass(frozen=True, eq=False)
 class NamedTupleVariable(TupleVariable):
     cls: type = tuple
+
+    def build_python_value(self, tx, memo):
+        raise NotConstant(self.describe())
 
     def python_type(self):
         return self.cls

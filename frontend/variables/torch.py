@@ -9,8 +9,8 @@ import torch
 
 from ...probe import safe_in, static_getattr
 from ..graph_break import Unsupported
-from .base import VariableTracker
-from .constant import const, python_value
+from .base import VariableTracker, python_value
+from .constant import const
 from .functions import BaseUserFunction, BoundMethodVariable
 from .lists import SizeVariable
 from .numpy import NumpyNdarrayVariable, ndarray_as_tensor
