@@ -200,15 +200,15 @@ class ContainerIteratorVariable(IteratorVariable):
         return var
 
     def _entries(self, tx):
-        from .dicts import hashable_key
+        """(key, item) for each item still in the container, keys as the container hashes them."""
         if self.kind == "set":
-            return [(hashable_key(tx, i), i) for i in self.container.items(tx)]
-        pairs = self.container.pairs(tx)
+            return list(self.container.keys(tx).items())
+        mapping = self.container.as_mapping(tx)
         if self.kind == "keys":
-            return [(hashable_key(tx, k), k) for k, _ in pairs]
+            return [(key, k) for key, (k, _) in mapping.items()]
         if self.kind == "values":
-            return [(hashable_key(tx, k), v) for k, v in pairs]
-        return [(hashable_key(tx, k), TupleVariable((k, v))) for k, v in pairs]
+            return [(key, v) for key, (_, v) in mapping.items()]
+        return [(key, TupleVariable((k, v))) for key, (k, v) in mapping.items()]
 
     def python_type(self):
         if self.kind == "set":
