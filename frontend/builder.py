@@ -10,6 +10,7 @@ import types
 
 import torch
 
+from ..disable import disabled_wrapper_code
 from ..guards.guard import Guard
 from ..guards.shape import scalar_can_be_dynamic
 from ..guards.source import AttrSource, ItemSource, LocalSource
@@ -30,8 +31,7 @@ from .variables.user_defined import EnumVariable, UserDefinedClassVariable, User
 @functools.lru_cache(None)
 def _skipped_wrapper_codes():
     """Code objects of wrappers that mark a function as never-compiled."""
-    from .. import eval_frame
-    codes = {eval_frame.disabled_wrapper_code()}
+    codes = {disabled_wrapper_code()}
     try:
         @torch._disable_dynamo
         def probe():
