@@ -16,14 +16,23 @@ from . import _C, timing
 from .cache import CacheEntry, CacheEntryInfo, FrameAction
 from .config import config
 from .frame_session import FrameSession, failure_site
-from .logs import enabled, log
+from .logs import enabled, log, rank_prefix
 from .runtime import BreakRecord, runtime
-from .skipfiles import is_skipped_file, runs_eagerly_with_callees
+from .skipfiles import is_skipped_code, runs_eagerly_with_callees
 from .frontend.frame_translator import InstructionTranslator
 from .frontend.graph_break import GraphBreakError, Unsupported
+from .backends.distributed import DDPGraphSplitter, active_ddp_module
 from .backends.registry import BackendContractError
 from .guards.builder import CheckFunction
+from .guards.guard import ID_MATCH
 from .guards.shape import ShapePolicy
+
+
+def _for_another_module(failed) -> bool:
+    """Whether a cache entry missed because a module is another object than when it was compiled:
+    the entry serves another instance and does not count toward this one's cache size limit."""
+    import torch
+    return any(guard.kind is ID_MATCH and isinstance(guard.expected(), torch.nn.Module) for guard, _, _ in failed)
 
 
 class InternalError(RuntimeError):
@@ -69,24 +78,26 @@ class FrameCompiler:
         self.ref = weakref.ref(self, runtime.drop_entries_of)
 
     def __call__(self, code, func, args, n_entries):
-        action = self._without_compiling(code)
+        action = self._without_compiling(code, func)
         if action is not None:
             return action
         cache = _C.get_cache(code)
         if cache is None:
             return FrameAction.RUN_AS_IS
-        if n_entries:
-            self._note_recompile(code, func, args, cache)
-            if n_entries >= config.cache_size_limit:
-                # eagerly, with what it calls (no per-submodule graphs past the limit); from now on
-                # the C hook does so on a miss without calling back
-                _C.mark_limit(code, self.ref)
-                return FrameAction.RUN_EAGERLY
+        if n_entries and self._note_recompile(code, func, args, cache):
+            # eagerly, with what it calls (no per-submodule graphs past the limit); from now on
+            # the C hook does so on a miss without calling back
+            _C.mark_limit(code, self.ref)
+            return FrameAction.RUN_EAGERLY
         session = FrameSession(code, func, args)   # debug dir, minifier, replay record, bytecode logs
         start, tx = time.perf_counter(), None
+        backend = self.backend
+        ddp = active_ddp_module() if config.optimize_ddp else None
+        if ddp is not None:   # DDP's forward is running this frame's module: compile in bucket pieces
+            backend = DDPGraphSplitter(backend, ddp)
         try:
             with timing.phase("tracing"):
-                tx = InstructionTranslator(code, func, args, config, session.wrap_backend(self.backend),
+                tx = InstructionTranslator(code, func, args, config, session.wrap_backend(backend),
                                            allow_breaks=not self.fullgraph, shape_policy=self._shape_policy(code))
                 try:
                     compiled = tx.trace()
@@ -103,14 +114,16 @@ class FrameCompiler:
             return self._on_internal_error(code, e, tx)
         finally:
             self.stats.compile_time += time.perf_counter() - start
+        if ddp is not None:
+            self.stats.ddp_splits.extend((code.co_name, split) for split in backend.splits)
         return self._install(code, cache, compiled, session)
 
-    def _without_compiling(self, code) -> FrameAction | None:
+    def _without_compiling(self, code, func) -> FrameAction | None:
         """How to run `code` when it is never compiled; None when it may be."""
         if runs_eagerly_with_callees(code):
             return FrameAction.RUN_EAGERLY
         debug_only = config.debug_function
-        if is_skipped_file(code.co_filename) or code.co_name == "<module>" or debug_only and \
+        if is_skipped_code(code, func) or code.co_name == "<module>" or debug_only and \
                 code.co_name != debug_only and not code.co_name.startswith(f"__bytegraph_resume_{debug_only}_at_"):
             runtime.touch(code)
             return FrameAction.SKIP_CODE
@@ -176,26 +189,34 @@ class FrameCompiler:
         """The cache entries this compiler made (another compile of the same function has its own)."""
         return [entry for entry in cache if entry.owner is self.ref]
 
-    def _note_recompile(self, code, func, args, cache):
-        reasons, made_dynamic = [], []
-        for entry in self.own_entries(cache):
+    def _note_recompile(self, code, func, args, cache) -> bool:
+        """Log and count a cache miss. Returns whether the frame reached its cache size limit: the
+        entries compiled for the same modules as this call number `config.cache_size_limit`, or all
+        its entries `config.accumulated_cache_size_limit` (one code run by many module instances, e.g.
+        the blocks of a model sharded with FSDP, has an entry per instance)."""
+        reasons, made_dynamic, same_modules = [], [], 0
+        own = self.own_entries(cache)
+        for entry in own:
             failed = entry.info.check.failed_guards(func, args)
             reasons.extend(why for _, _, why in failed[:1])
             made_dynamic.extend(self._note_size_changes(code, failed))
-        text = "; ".join(reasons) or "no guard explains the miss"
+            same_modules += not _for_another_module(failed)
+        text = "; ".join(dict.fromkeys(reasons)) or "no guard explains the miss"
         if made_dynamic:
             text += f" (automatic dynamic: {', '.join(dict.fromkeys(made_dynamic))} now symbolic)"
-        own = len(self.own_entries(cache))
-        if own < config.cache_size_limit:
+        limited = same_modules >= config.cache_size_limit or len(own) >= config.accumulated_cache_size_limit
+        if not limited:
             self.stats.recompiles += 1
             self.stats.recompiles_by_function[code.co_name] += 1
             self.stats.recompile_reasons.append((code.co_name, text))
         log("recompiles", f"recompiling {code.co_name} ({code.co_filename}:{code.co_firstlineno}): {text}")
-        if own >= config.cache_size_limit and runtime.first_time(("cache size limit", code)):
+        if limited and runtime.first_time(("cache size limit", code)):
             logging.getLogger("bytegraph").warning(
-                "%s (%s:%d) hit config.cache_size_limit (%d); it now runs eagerly when no cached graph "
-                "fits. Last reasons: %s", code.co_name, code.co_filename, code.co_firstlineno,
-                config.cache_size_limit, text)
+                "%s%s (%s:%d) hit config.cache_size_limit (%d entries for the same modules, %d in all); it now "
+                "runs eagerly when no cached graph fits. Last reasons: %s", rank_prefix(), code.co_name,
+                code.co_filename, code.co_firstlineno, config.cache_size_limit, config.accumulated_cache_size_limit,
+                text)
+        return limited
 
     def _on_unsupported(self, code, e: Unsupported):
         """A break that could not resume in this frame: the whole frame runs eagerly."""

@@ -40,6 +40,7 @@ class Stats:
     graph_breaks: collections.Counter = dataclasses.field(default_factory=collections.Counter)
     break_records: list = dataclasses.field(default_factory=list)
     compile_time: float = 0.0
+    ddp_splits: list = dataclasses.field(default_factory=list)   # (function name, GraphSplit) per graph under DDP
 
     def __call__(self) -> "StatsReport":
         """`bytegraph.stats()`: a snapshot of these counters that prints as a summary."""

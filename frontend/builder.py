@@ -19,6 +19,7 @@ from .graph_break import Unsupported
 from .variables.builtins import BuiltinVariable, OperatorGetterVariable, has_builtin_handler
 from .variables.constant import ConstantVariable, LazyGuardedScalarVariable, is_constant_value
 from .variables.dicts import DictVariable, SetVariable
+from .variables.distributed import DistributedFunctionVariable, is_distributed_function
 from .variables.functions import BoundMethodVariable, PartialVariable, SkippedFunctionVariable, UserFunctionVariable
 from .variables.lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable, is_named_tuple_class
 from .variables.misc import PythonModuleVariable
@@ -216,6 +217,9 @@ def _wrap_callable(tx, value, source, trusted, guard):
     if is_skipped_function(value):
         guard(Guard.id_match(source, value))
         return SkippedFunctionVariable(fn=value, source=source)
+    if is_distributed_function(value):
+        guard(Guard.id_match(source, value))
+        return DistributedFunctionVariable(fn=value, source=source)
     if is_torch_op(value):
         guard(Guard.id_match(source, value))
         return TorchFunctionVariable(fn=value, source=source)

@@ -49,6 +49,9 @@ register("unsupported_call", "call to {fn} is not traceable{detail}",
          "wrap the callee in `bytegraph.disable`, or move the call out of the compiled function")
 register("skipped_function", "{fn} is marked to run eagerly (bytegraph.disable or a skipped file)",
          "this is expected; the graph continues after the call")
+register("distributed", "{fn} belongs to torch.distributed and runs as its own code",
+         "this is expected: collectives and DDP/FSDP wrappers run eagerly; the module a wrapper runs is "
+         "compiled as its own frame, and the graph continues after the call")
 register("unsupported_builtin", "{what} is not supported", "call the builtin outside the compiled function")
 register("unsupported_attr", "attribute {name!r} of {obj} cannot be traced",
          "access the attribute outside the compiled function")

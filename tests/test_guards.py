@@ -205,6 +205,31 @@ def test_cache_size_limit_runs_eagerly_after_the_limit():
     assert bytegraph.stats.recompiles_by_function["three"] == 2
 
 
+def test_cache_size_limit_counts_entries_per_module_instance():
+    """One code run by many module instances (the blocks of a model compiled one frame each, as
+    under FSDP) has an entry per instance: only the entries for the same modules count toward the
+    limit; `accumulated_cache_size_limit` bounds them all."""
+    def run_block(block, x):
+        return block(x).relu()
+
+    blocks = [torch.nn.Linear(2, 2) for _ in range(5)]
+    cnt = CompileCounter()
+    opt = bytegraph.compile(run_block, backend=cnt, dynamic=False)
+    with bytegraph.config.patch(cache_size_limit=2, automatic_dynamic_shapes=False):
+        for block in blocks + blocks:
+            check(opt, run_block, block, torch.randn(3, 2))
+        assert cnt.frame_count == 5                      # one per block, then cached
+        for n in (4, 5, 6):                              # one block, new sizes: its own limit applies
+            check(opt, run_block, blocks[0], torch.randn(n, 2))
+        assert cnt.frame_count == 6
+    cnt.clear()
+    bytegraph.reset()
+    with bytegraph.config.patch(accumulated_cache_size_limit=3):
+        for block in blocks:
+            check(opt, run_block, block, torch.randn(3, 2))
+    assert cnt.frame_count == 3
+
+
 def test_guard_source_is_readable():
     from bytegraph.cache import CacheEntry, CacheEntryInfo
     opt, _ = compiled(three)
