@@ -10,6 +10,7 @@ from ...guards.guard import MODULE_HOOK_TABLES, Guard
 from ...guards.source import AttrSource, ItemSource, ModuleGlobalSource, ModuleStateSource
 from ..graph_break import Unsupported
 from .constant import const
+from .distributed import is_distributed_module
 from .iterators import ListIteratorVariable
 from .lists import ListVariable, TupleVariable
 from .tensor import TensorVariable
@@ -153,7 +154,6 @@ class NNModuleVariable(UserDefinedObjectVariable):
         module = self.module
         if class_method(tx, self, "__call__")[0] is not torch.nn.Module.__dict__["__call__"]:
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (its class overrides __call__)")
-        from .distributed import is_distributed_module
         if is_distributed_module(module):
             raise Unsupported("distributed", fn=self.describe())
         self._guard_hooks(tx)
