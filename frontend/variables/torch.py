@@ -10,8 +10,12 @@ import torch
 from ... import decorators
 from ...probe import safe_in, static_getattr
 from ..graph_break import Unsupported
-from .base import VariableTracker
+from .base import VariableTracker, python_value
 from .constant import const
+from .functions import BaseUserFunction, BoundMethodVariable
+from .lists import SizeVariable
+from .numpy import NumpyNdarrayVariable, ndarray_as_tensor
+from .tensor import SymNodeVariable, TensorMethod, TensorVariable
 
 
 def _is_compiling():
@@ -79,7 +83,6 @@ class TorchFunctionVariable(VariableTracker):
             return args[1]      # a TorchScript type hint: eagerly it returns its value unchanged
         if fn in FOLDED:
             folded = FOLDED[fn] or fn
-            from .tensor import SymNodeVariable, TensorVariable
 
             def real(a):   # positional and keyword arguments alike (`torch.is_floating_point(input=x)`)
                 if isinstance(a, SymNodeVariable):
@@ -89,20 +92,17 @@ class TorchFunctionVariable(VariableTracker):
             real_kwargs = {k: real(v) for k, v in kwargs.items()}
             if fn is torch.is_grad_enabled:
                 return const(tx.output.grad_enabled)
-            from ..builder import wrap_constant_result
             with tx.output.tracing_state():   # `torch.is_autocast_enabled()` inside a traced block
-                return wrap_constant_result(tx, folded(*real_args, **real_kwargs))
+                return tx.wrap(folded(*real_args, **real_kwargs), None, trusted=True)
         if fn in UNSUPPORTED:
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (it changes global state)")
         if fn in GRAD_MODE_FACTORIES:
             return GRAD_MODE_FACTORIES[fn](tx, args, kwargs)
         if fn in (torch.from_numpy, torch.as_tensor) and len(args) + len(kwargs) == 1:
-            from .numpy import NumpyNdarrayVariable, ndarray_as_tensor
             array = args[0] if args else kwargs.get("ndarray" if fn is torch.from_numpy else "data")
             if isinstance(array, NumpyNdarrayVariable):
                 return ndarray_as_tensor(tx, array)
         if fn is torch.Size:
-            from .lists import SizeVariable
             return SizeVariable(tuple(tx.unpack_iterable(args[0])) if args else ())
         return tx.output.call_function(fn, list(args), kwargs)
 
@@ -131,15 +131,12 @@ class GradModeVariable(VariableTracker):
 
     def call_function(self, tx, args, kwargs):
         # used as a decorator: @torch.no_grad()
-        from .functions import BaseUserFunction
         if args and isinstance(args[0], BaseUserFunction):
             return GradModeWrapped(fn=args[0], target=self.target)
         raise Unsupported("unsupported_call", fn=self.describe(), detail="")
 
     def var_getattr(self, tx, name):
         if name in ("clone", "__enter__", "__exit__"):
-            from .functions import BoundMethodVariable
-            from .tensor import TensorMethod
             return BoundMethodVariable(fn=TensorMethod(name), self_var=self)
         return super().var_getattr(tx, name)
 
@@ -147,7 +144,7 @@ class GradModeVariable(VariableTracker):
         if name == "clone":   # a fresh manager with the same target (what torch's decorators enter)
             return GradModeVariable(target=self.target)
         if name == "__enter__":
-            raise Unsupported("unsupported_op", what="calling __enter__ of a grad-mode manager directly")
+            raise Unsupported("unsupported_builtin", what="calling __enter__ of a grad-mode manager directly")
         return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, codegen):
@@ -210,7 +207,6 @@ class AutocastVariable(VariableTracker):
 
     def call_function(self, tx, args, kwargs):
         # used as a decorator: @torch.autocast("cpu")
-        from .functions import BaseUserFunction
         if len(args) == 1 and not kwargs and isinstance(args[0], BaseUserFunction):
             return ContextWrapped(fn=args[0], ctx=self)
         raise Unsupported("unsupported_call", fn=self.describe(), detail="")
@@ -236,7 +232,6 @@ class ContextWrapped(VariableTracker):
 
 
 def _autocast(tx, args, kwargs):
-    from .constant import python_value
     real_args = [python_value(tx, a) for a in args]
     real_kwargs = {k: python_value(tx, v) for k, v in kwargs.items()}
     return AutocastVariable.from_real(torch.autocast(*real_args, **real_kwargs))
@@ -244,7 +239,6 @@ def _autocast(tx, args, kwargs):
 
 def _device_autocast(device):
     def factory(tx, args, kwargs):
-        from .constant import python_value
         names = ("enabled", "dtype", "cache_enabled")
         real = dict(zip(names, (python_value(tx, a) for a in args)))
         real.update({k: python_value(tx, v) for k, v in kwargs.items()})
