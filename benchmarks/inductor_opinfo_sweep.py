@@ -3,12 +3,16 @@ autograd, the input gradient) compared with eager, sample by sample.
 
     python benchmarks/inductor_opinfo_sweep.py [--ops add,expm1,...] [--start 0] [--count 40]
                                                [--samples 2] [--dtype float32] [-v]
+                                               [--codegen cpp|triton|metal]
 
 Each sample is one of: pass, mismatch (compiled != eager), error (eager runs, compiled raises or
 raises another exception type), skip (not captured), random (compiled != eager, but eager also
-changes with the seed or returns uninitialized memory: nothing to compare). Both runs start from
-the same seed. The summary prints the counts and every
-mismatch and error. CPU tensors use the C++ kernels: the whole database takes ~15 minutes.
+changes with the seed or returns uninitialized memory: nothing to compare; both runs start from the
+same seed), fallback (equal to eager, but some graph was compiled by another printer than --codegen,
+e.g. Metal has no float64). The summary prints the counts and every mismatch and error. `--codegen`
+picks the CPU printer (`config.cpu_codegen`): "metal" runs the Metal printer's kernels through the
+C++ emulation of metal_emu.h; with the C++ kernels the whole database takes ~15 minutes (idle
+machine); Triton runs interpreted on CPU: keep slices small.
 """
 from __future__ import annotations
 
@@ -87,6 +91,7 @@ def run_sample(op, sample, grad: bool):
             return torch.utils._pytree.tree_map(lambda t: t.detach() if isinstance(t, torch.Tensor) else t, out), gs
         with torch.no_grad():
             return f(inp, s.args, s.kwargs), None
+
     def seeded(f, seed=0):
         torch.manual_seed(seed)
         return go(f, sample)
@@ -101,7 +106,9 @@ def run_sample(op, sample, grad: bool):
         expected = seeded(call)
     except Exception:  # noqa: BLE001 - eager rejects the sample: nothing to compare
         return "skip"
+    from bytegraph.backends import inductor
     bytegraph.reset()
+    inductor.metrics.reset()
     cnt = CompileCounterWithBackend("inductor")
     try:
         got = seeded(bytegraph.compile(call, backend=cnt))
@@ -112,7 +119,10 @@ def run_sample(op, sample, grad: bool):
     bad = compare(got, expected)
     if bad and (op.name in UNINITIALIZED or compare(seeded(call, 1), expected)):
         return "random"  # eager itself gives other values (another seed, uninitialized memory)
-    return ("mismatch", bad) if bad else "pass"
+    if bad:
+        return "mismatch", bad
+    others = set(inductor.metrics.codegens) - {bytegraph.config.cpu_codegen}
+    return ("fallback", f"compiled by {', '.join(sorted(others))}") if others else "pass"
 
 
 # ops whose result is uninitialized memory: nothing to compare but shapes and dtypes
@@ -122,7 +132,7 @@ UNINITIALIZED = {"empty", "empty_like", "new_empty", "new_empty_strided", "empty
 def sweep(ops, samples=2, dtype="float32", verbose=False, out=print):
     import torch
     dt = getattr(torch, dtype)
-    counts = {"pass": 0, "mismatch": 0, "error": 0, "skip": 0, "random": 0}
+    counts = {"pass": 0, "mismatch": 0, "error": 0, "skip": 0, "random": 0, "fallback": 0}
     problems = []
     for op in ops:
         if dt not in op.supported_dtypes("cpu"):
@@ -152,9 +162,13 @@ def main(argv=None):
     p.add_argument("--count", type=int, default=40)
     p.add_argument("--samples", type=int, default=2)
     p.add_argument("--dtype", default="float32")
+    p.add_argument("--codegen", default=None, choices=["cpp", "triton", "metal"])
     p.add_argument("-v", action="store_true")
     a = p.parse_args(argv)
     warnings.filterwarnings("ignore")
+    if a.codegen:
+        import bytegraph
+        bytegraph.config.cpu_codegen = a.codegen
     db = op_database()
     if a.ops:
         names = set(a.ops.split(","))
