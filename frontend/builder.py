@@ -150,7 +150,7 @@ def _wrap_tensor_or_scalar(tx, value, source, trusted, guard):
     if isinstance(value, torch.Tensor):
         if value.layout != torch.strided:
             # sparse/quantized layouts have no strides to guard or fake: their users run eagerly
-            raise Unsupported("unsupported_op", what=f"a tensor with layout {value.layout}")
+            raise Unsupported("non_strided_tensor", what=f"a tensor with layout {value.layout}")
         if source is None:
             return tx.output.add_constant_tensor(value)
         return tx.output.add_graph_input(value, source)

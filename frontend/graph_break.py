@@ -87,6 +87,8 @@ register("torch_value", "{what} is not supported",
          "pass and return tensors, numbers and containers of them to and from torch functions")
 register("unguardable_shape", "{what} is not supported", "mark the dimension static, or use `dynamic=False`")
 register("lazy_module", "{what} is not supported", "run the lazy module once before compiling it")
+register("non_strided_tensor", "{what} is not supported (sparse and other layouts run eagerly)",
+         "convert it with `.to_dense()` outside the compiled function, or leave that code uncompiled")
 register("module_hooks", "{what} is not supported", "remove the hook while compiling, or register it without kwargs")
 register("numpy", "{what} is not supported",
          "use torch operations, or move the numpy code into a function wrapped in `bytegraph.disable`")

@@ -122,6 +122,13 @@ def test_sparse_results_run_the_graph_as_is():
     got = bytegraph.compile(lambda x: (x * 2).to_sparse(), backend=cnt)(x)
     assert cnt.frame_count == 1 and inductor.metrics.compiles == 0
     assert got.layout == torch.sparse_coo and torch.equal(got.to_dense(), x * 2)
+    # a sparse input has no strides to guard: the frame runs eagerly, with the kind of break named
+    bytegraph.reset()
+    cnt = CompileCounterWithBackend("inductor")
+    sp = x.to_sparse()
+    got = bytegraph.compile(lambda s: torch.sparse.mm(s, x.t()) * 2, backend=cnt)(sp)
+    assert cnt.frame_count == 0 and torch.equal(got, torch.sparse.mm(sp, x.t()) * 2)
+    assert any(r.kind == "non_strided_tensor" for r in bytegraph.stats.break_records), bytegraph.stats.break_records
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.int64, torch.int32])
