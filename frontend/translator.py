@@ -14,7 +14,9 @@ import traceback
 import types
 import weakref
 
-from ..guards.source import ConstSource, GlobalSource, ItemSource, ModuleGlobalSource, NamespaceSource
+from ..guards.guard import Guard
+from ..guards.source import (BuiltinSource, ConstSource, GlobalSource, ItemSource, ModuleGlobalSource,
+                             NamespaceSource)
 from ..logs import enabled, log
 from .graph_break import Unsupported, fold, user_error
 from .variables.base import VariableTracker
@@ -357,6 +359,9 @@ class InstructionTranslatorBase:
             return wrap(self, value, self.global_source(name))
         value = reads.mapping_lookup(self, self.f_builtins, NamespaceSource("B") if is_root else None, name)
         if value is not reads.MISSING:
+            # `builtins.len = ...` rebinds the name for every module: the same object must be found
+            source = BuiltinSource(name) if is_root else ItemSource(ConstSource(self.f_builtins), name)
+            reads.record(self, Guard.id_match(source, value))
             return wrap(self, value, None, trusted=True)
         raise user_error(NameError(f"name '{name}' is not defined"))
 
