@@ -101,6 +101,36 @@ def _guard(tx, guard):
         tx.output.guards.add(guard)
 
 
+_LIST_ITERATORS = (type(iter([])), type(reversed([])))
+
+
+def _is_resume_stack_argument(tx, source) -> bool:
+    """`source` is a stack value passed to a resume function: an object made by the transformed
+    code for this call only (nothing else holds it, so its identity and state need no write-back)."""
+    from ..guards.source import LocalSource
+    from .resume import STACK_ARGUMENT_PREFIX, is_resume_code
+    return isinstance(source, LocalSource) and source.local_name.startswith(STACK_ARGUMENT_PREFIX) and \
+        is_resume_code(tx.code)
+
+
+def _wrap_list_iterator(tx, it, source, guard):
+    """A loop's list iterator passed to a resume function: the live list and the position, so
+    the resumed loop sees what the rest of the frame does to the list, as CPython's iterator does."""
+    from ..guards.source import ListIteratorSource
+    from .variables.iterators import ListSequenceIteratorVariable
+    guard(Guard.type_match(source, type(it)))
+    reduced = it.__reduce__()        # (iter or reversed, (list,), index), or (iter, ([],)) once exhausted
+    position = tuple(reduced[2:])
+    guard(Guard.constant(ListIteratorSource(source, "position"), position))
+    if position:
+        seq = wrap(tx, reduced[1][0], ListIteratorSource(source, "seq"))
+    else:
+        seq = ListVariable.create(tx, [])
+    var = ListSequenceIteratorVariable(seq=seq, reverse=type(it) is _LIST_ITERATORS[1])
+    tx.output.side_effects.track(var, position[0] if position else None)
+    return var
+
+
 def _wrap(tx, value, source, trusted):
     guard = (lambda g: _guard(tx, g)) if (source is not None and not trusted) else (lambda g: None)
     if isinstance(value, torch.nn.parameter.UninitializedTensorMixin):
@@ -144,6 +174,8 @@ def _wrap(tx, value, source, trusted):
         guard(Guard.length(source, len(value)))
         items = [wrap(tx, v, ItemSource(source, i) if source else None, trusted) for i, v in enumerate(value)]
         return ListVariable.create(tx, items, source=source)
+    if type(value) in _LIST_ITERATORS and _is_resume_stack_argument(tx, source):
+        return _wrap_list_iterator(tx, value, source, guard)
     if type(value) in (dict, collections.OrderedDict, collections.defaultdict):
         if not all(is_constant_value(k) for k in value):
             raise Unsupported("unsupported_op", what="a dict with keys that are not constants")

@@ -263,11 +263,10 @@ class InstructionTranslator(InstructionTranslatorBase):
         counts: dict = {}
         for v in values:
             counts[id(v)] = counts.get(id(v), 0) + 1
-        from .variables.iterators import ListIteratorVariable, ListSequenceIteratorVariable
-        # (a list iterator travels as the list's remaining items: a change the resumed loop makes
-        # to the list is not seen by it)
-        iter_slots = {id(v) for v in prefix if isinstance(v, (ListIteratorVariable, ListSequenceIteratorVariable))
-                      and counts[id(v)] == 1}
+        from .variables.iterators import ListIteratorVariable
+        # (an iterator over a list travels as the real list iterator, rebuilt at its position: the
+        # resumed loop must see what the rest of the frame does to the list)
+        iter_slots = {id(v) for v in prefix if isinstance(v, ListIteratorVariable) and counts[id(v)] == 1}
 
         cg = self._codegen_graph_prefix(values)
         for v in values:

@@ -375,14 +375,8 @@ def _map(tx, fn, iterable, /, *iterables):
 
 
 def _filter(tx, fn, iterable, /):
-    from .iterators import ListIteratorVariable
-    keep = []
-    for item in tx.unpack_iterable(iterable):
-        test = item if fn.is_python_constant() and fn.as_python_constant() is None else \
-            fn.call_function(tx, [item], {})
-        if test.truth(tx):
-            keep.append(item)
-    return ListIteratorVariable.create(tx, keep, "filter")
+    from .iterators import FilterVariable
+    return FilterVariable(iterator=tx.get_iter(iterable), predicate=fn)
 
 
 def _iter(tx, obj, /, *sentinel):
