@@ -79,7 +79,7 @@ def wrap(tx, value, source, trusted=False):
             tx.output.guards.add(Guard.same_object(source, known.source))
         return known
     var = _wrap(tx, value, source, trusted)
-    if not isinstance(var, ConstantVariable) and not isinstance(value, (int, float, str, bool)):
+    if not isinstance(var, ConstantVariable) and not _is_a(value, (int, float, str, bool)):
         out.wrapped_objects[key] = (value, var)
         if source is None and not trusted:
             out.side_effects.mark_unsourced(var)
@@ -99,6 +99,12 @@ def _through_module(output, source) -> bool:
 def _guard(tx, guard):
     if guard.source is not None:
         tx.output.guards.add(guard)
+
+
+def _is_a(value, classes) -> bool:
+    """isinstance by the real type: `isinstance` reads `value.__class__`, which a user property
+    may answer (running user code at compile time, and not the type the guards check)."""
+    return issubclass(type(value), classes)
 
 
 _LIST_ITERATORS = (type(iter([])), type(reversed([])))
@@ -133,10 +139,10 @@ def _wrap_list_iterator(tx, it, source, guard):
 
 def _wrap(tx, value, source, trusted):
     guard = (lambda g: _guard(tx, g)) if (source is not None and not trusted) else (lambda g: None)
-    if isinstance(value, torch.nn.parameter.UninitializedTensorMixin):
+    if _is_a(value, torch.nn.parameter.UninitializedTensorMixin):
         # a lazy module's parameter before its first call: no shape yet, any use of it fails eagerly
         raise Unsupported("unsupported_op", what="an uninitialized parameter of a lazy module")
-    if isinstance(value, torch.Tensor):
+    if _is_a(value, torch.Tensor):
         if source is None:
             return tx.output.add_constant_tensor(value)
         return tx.output.add_graph_input(value, source)
@@ -148,20 +154,20 @@ def _wrap(tx, value, source, trusted):
             # a constant until a miss shows it changing (automatic dynamic, see guards/shape.py),
             # guarded only once its value is used
             return LazyGuardedScalarVariable(value, source=source, output=out)
-    if is_constant_value(value) and not isinstance(value, (tuple, frozenset)):
+    if is_constant_value(value) and not _is_a(value, (tuple, frozenset)):
         guard(Guard.constant(source, value))
         return ConstantVariable(value, source=source)
-    if isinstance(value, torch.Size):
+    if _is_a(value, torch.Size):
         guard(Guard.constant(source, value))
         return SizeVariable(tuple(ConstantVariable(v) for v in value), source=source)
-    if isinstance(value, tuple) and static_hasattr(type(value), "n_fields") and is_constant_value(value):
+    if _is_a(value, tuple) and static_hasattr(type(value), "n_fields") and is_constant_value(value):
         # a struct sequence of constants (sys.float_info): immutable, kept as the real object so
         # its type and named fields stay
         guard(Guard.constant(source, value))
         return ConstantVariable(value, source=source)
     # a tuple subclass overriding __len__/__getitem__/__iter__ is a user object (its guards would
     # call those overrides)
-    if isinstance(value, tuple) and (type(value) is tuple or is_named_tuple_class(type(value))) and \
+    if _is_a(value, tuple) and (type(value) is tuple or is_named_tuple_class(type(value))) and \
             not overrides_in_python(type(value), ("__getitem__", "__len__", "__iter__")):
         guard(Guard.type_match(source, type(value)))
         guard(Guard.length(source, len(value)))
@@ -169,7 +175,7 @@ def _wrap(tx, value, source, trusted):
         if type(value) is not tuple:
             return NamedTupleVariable(items, cls=type(value), source=source)
         return TupleVariable(items, source=source)
-    if isinstance(value, list) and type(value) is list:
+    if _is_a(value, list) and type(value) is list:
         guard(Guard.type_match(source, list))
         guard(Guard.length(source, len(value)))
         items = [wrap(tx, v, ItemSource(source, i) if source else None, trusted) for i, v in enumerate(value)]
@@ -184,7 +190,7 @@ def _wrap(tx, value, source, trusted):
         pairs = [(ConstantVariable(k), wrap(tx, v, ItemSource(source, k) if source else None, trusted))
                  for k, v in value.items()]
         factory = None
-        if isinstance(value, collections.defaultdict):
+        if _is_a(value, collections.defaultdict):
             factory = wrap(tx, value.default_factory, None, True)
         # the frame's own **kwargs dict is new on every call and seen by no one else: it is tracked
         # like a dict made while tracing (changes need no write-back; it is rebuilt if it escapes)
@@ -195,16 +201,16 @@ def _wrap(tx, value, source, trusted):
             raise Unsupported("unsupported_op", what="a set of values that are not constants")
         guard(Guard.constant(source, value))   # type and contents
         return SetVariable.create(tx, [ConstantVariable(v) for v in value], type(value), source=source)
-    if isinstance(value, torch.nn.Module):
+    if _is_a(value, torch.nn.Module):
         guard(Guard.id_match(source, value))
         guard(Guard.type_match(source, type(value)))   # (`__class__` can be reassigned on the same object)
         if source is not None:
             tx.output.module_sources.add(source)
         return NNModuleVariable(value=value, cls=type(value), source=source)
-    if isinstance(value, enum.Enum):
+    if _is_a(value, enum.Enum):
         guard(Guard.id_match(source, value))
         return EnumVariable(value=value, source=source)
-    if isinstance(value, types.ModuleType):
+    if _is_a(value, types.ModuleType):
         guard(Guard.id_match(source, value))
         return PythonModuleVariable(value=value, source=source)
     grad_modes = {torch.no_grad: lambda m: False, torch.enable_grad: lambda m: True,
@@ -213,7 +219,7 @@ def _wrap(tx, value, source, trusted):
         # a grad-mode context manager object (`@torch.no_grad()` keeps one to enter on each call)
         guard(Guard.id_match(source, value))
         return GradModeVariable(target=grad_modes[type(value)](value), source=source)
-    if isinstance(value, torch.amp.autocast):
+    if _is_a(value, torch.amp.autocast):
         guard(Guard.id_match(source, value))
         return AutocastVariable.from_real(value).with_source(source)
     if is_skipped_function(value):
@@ -226,7 +232,7 @@ def _wrap(tx, value, source, trusted):
     if numpy_fn is not None:   # traced through its torch._numpy twin (variables/numpy.py)
         guard(Guard.id_match(source, value))
         return NumpyFunctionVariable(fn=value, twin=numpy_fn[1], name=numpy_fn[2], source=source)
-    if isinstance(value, types.FunctionType):
+    if _is_a(value, types.FunctionType):
         if value.__closure__ and source is not None:
             # a closure made per call (a lambda, a nested function): same code, and its cells and
             # defaults are guarded through their own sources when read
@@ -238,7 +244,7 @@ def _wrap(tx, value, source, trusted):
         if has_builtin_handler(value):   # a Python function answered by a handler (inspect.signature)
             return BuiltinVariable(fn=value, source=source)
         return UserFunctionVariable(fn=value, source=source)
-    if isinstance(value, types.MethodType):
+    if _is_a(value, types.MethodType):
         from ..guards.source import AttrSource
         self_var = wrap(tx, value.__self__, AttrSource(source, "__self__") if source else None, trusted)
         if isinstance(self_var, (GradModeVariable, AutocastVariable)):
@@ -246,27 +252,27 @@ def _wrap(tx, value, source, trusted):
             return self_var.var_getattr(tx, value.__func__.__name__)
         fn_var = wrap(tx, value.__func__, AttrSource(source, "__func__") if source else None, trusted)
         return BoundMethodVariable(fn=fn_var, self_var=self_var, source=source)
-    if isinstance(value, functools.partial):
+    if _is_a(value, functools.partial):
         guard(Guard.type_match(source, functools.partial))
         from ..guards.source import AttrSource
         fn = wrap(tx, value.func, AttrSource(source, "func") if source else None, trusted)
         args = tuple(wrap(tx, a, None, True) for a in value.args)
         kwargs = tuple((k, wrap(tx, v, None, True)) for k, v in value.keywords.items())
         return PartialVariable(fn=fn, args=args, kwargs=kwargs, source=source)
-    if isinstance(value, type):
+    if _is_a(value, type):
         guard(Guard.id_match(source, value))
         if value in _trace_only_classes() or has_builtin_handler(value):  # e.g. itertools.chain
             return BuiltinVariable(fn=value, source=source)
         return UserDefinedClassVariable(value=value, source=source)
-    if isinstance(value, (operator.itemgetter, operator.attrgetter, operator.methodcaller)):
+    if _is_a(value, (operator.itemgetter, operator.attrgetter, operator.methodcaller)):
         guard(Guard.id_match(source, value))
         return OperatorGetterVariable.from_real(tx, value).with_source(source)
-    if isinstance(value, (types.BuiltinFunctionType, types.BuiltinMethodType, types.MethodWrapperType,
+    if _is_a(value, (types.BuiltinFunctionType, types.BuiltinMethodType, types.MethodWrapperType,
                           types.WrapperDescriptorType, types.MethodDescriptorType)) or \
             type(value).__module__ in ("functools", "itertools", "operator") and callable(value):
         guard(Guard.id_match(source, value))
         return BuiltinVariable(fn=value, source=source)
-    if isinstance(value, (torch.finfo, torch.iinfo)):
+    if _is_a(value, (torch.finfo, torch.iinfo)):
         guard(Guard.id_match(source, value))   # torch keeps one finfo/iinfo object per dtype
         return ConstantVariable(value, source=source)
     guard(Guard.type_match(source, type(value)))

@@ -513,7 +513,7 @@ _MARKER_LOCALS = {_RESULT: "__bytegraph_result", _EXIT: "__bytegraph_exit"}
 
 def _is_closure_function(value) -> bool:
     from .builder import is_skipped_function
-    return isinstance(value, types.FunctionType) and value.__closure__ is not None and \
+    return type(value) is types.FunctionType and value.__closure__ is not None and \
         not is_skipped_function(value) and not is_resume_code(value.__code__)
 
 

@@ -639,16 +639,19 @@ def raise_varargs(tx, ins):
 # `collections.abc.Mapping.register(cls)` and subclassing set
 _TPFLAGS_SEQUENCE = 1 << 5
 _TPFLAGS_MAPPING = 1 << 6
+_TPFLAGS_MATCH_SELF = 1 << 22   # `case int(x)` binds the subject itself (bool, int, str, list, dict...)
 
 
 @handler("MATCH_MAPPING")
 def match_mapping(tx, ins):
-    tx.push(const(bool(tx.stack[-1].python_type().__flags__ & _TPFLAGS_MAPPING)))
+    from . import reads
+    tx.push(const(reads.type_flag(tx, tx.stack[-1].python_type(), _TPFLAGS_MAPPING)))
 
 
 @handler("MATCH_SEQUENCE")
 def match_sequence(tx, ins):
-    tx.push(const(bool(tx.stack[-1].python_type().__flags__ & _TPFLAGS_SEQUENCE)))
+    from . import reads
+    tx.push(const(reads.type_flag(tx, tx.stack[-1].python_type(), _TPFLAGS_SEQUENCE)))
 
 
 @handler("MATCH_KEYS")
@@ -671,14 +674,29 @@ def match_class(tx, ins):
     cls = tx.pop()
     subject = tx.pop()
     klass = cls.as_python_constant()
-    if not issubclass(subject.python_type(), klass):
+    if not isinstance(klass, type):
+        raise user_error(TypeError("called match pattern must be a class"))
+    from . import reads
+    from .variables.builtins import isinstance_of
+    if not isinstance_of(tx, subject.python_type(), klass):
         tx.push(const(None))
         return
-    match_args = getattr(klass, "__match_args__", ())
-    attrs = list(match_args[:ins.arg]) + list(names)
-    if ins.arg and not match_args and klass in (int, float, str, bool, tuple, list, dict):
-        tx.push(TupleVariable((subject,)))
+    if ins.arg and klass.__flags__ & _TPFLAGS_MATCH_SELF:
+        if ins.arg > 1:
+            raise Unsupported("unsupported_op", what=f"{klass.__name__}() with several positional sub-patterns")
+        tx.push(TupleVariable((subject,) + tuple(tx.getattr(subject, a) for a in names)))
         return
+    match_args = ()
+    if ins.arg:
+        # the class-dict entry, guarded (a `__match_args__` rebound later recompiles)
+        match_args, _ = reads.class_lookup(tx, klass, "__match_args__")
+        if match_args is reads.MISSING:
+            match_args = ()
+        if type(match_args) is not tuple or not all(type(a) is str for a in match_args) or \
+                ins.arg > len(match_args):
+            raise Unsupported("unsupported_op", what=f"{klass.__name__}() with this __match_args__ "
+                                                     "(eager raises TypeError)")
+    attrs = list(match_args[:ins.arg]) + list(names)
     tx.push(TupleVariable(tuple(tx.getattr(subject, a) for a in attrs)))
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from ..guards.guard import Guard
 from ..guards.source import (MISSING,  # noqa: F401 - re-exported for callers
                               AttrSource, ClassAttrSource, ConstSource, InstanceDictSource, ItemSource,
-                             type_lookup)
+                             ReaderSource, TypeFlagSource, type_lookup)
 
 _IMMUTABLE_TYPE = 1 << 8   # Py_TPFLAGS_IMMUTABLETYPE: builtin and extension types cannot be changed
 
@@ -124,3 +124,19 @@ def mapping_lookup(tx, mapping: dict, mapping_source, name: str):
         return mapping[name]
     record(tx, Guard.key_absent(source_of(mapping, mapping_source), name))
     return MISSING
+
+
+def type_flag(tx, cls: type, mask: int) -> bool:
+    """Whether `cls.__flags__` has `mask` (how `match` tells a sequence or a mapping):
+    `collections.abc.Sequence.register(cls)` sets the flag on a class later."""
+    value = bool(cls.__flags__ & mask)
+    if not cls.__flags__ & _IMMUTABLE_TYPE:
+        record(tx, Guard.constant(TypeFlagSource(ConstSource(cls), mask), value))
+    return value
+
+
+def abc_registry(tx) -> None:
+    """What an ABC answers to isinstance/issubclass: the registries of every ABC, whose changes
+    (`ABC.register(cls)`) move `abc.get_cache_token()`."""
+    import abc
+    record(tx, Guard.constant(ReaderSource(ConstSource(abc.get_cache_token)), abc.get_cache_token()))

@@ -240,6 +240,43 @@ class DictKeysSource(Source):
 
 
 @dataclasses.dataclass(frozen=True)
+class TypeFlagSource(Source):
+    """Whether a class's `__flags__` has the bits of `mask` (guard only)."""
+    base: Source
+    mask: int
+
+    def name(self):
+        return f"{self.base.name()}.__flags__ & {self.mask:#x}"
+
+    def expr(self, render=None):
+        return f"bool({self.base.sub_expr(render)}.__flags__ & {self.mask})"
+
+    def reconstruct(self, codegen):
+        raise NotImplementedError("a guard-only source")
+
+    def root(self):
+        return self.base.root()
+
+
+@dataclasses.dataclass(frozen=True)
+class ReaderSource(Source):
+    """What a function of no arguments returns now, such as `abc.get_cache_token()` (guard only)."""
+    base: Source
+
+    def name(self):
+        return f"{self.base.name()}()"
+
+    def expr(self, render=None):
+        return f"{self.base.sub_expr(render)}()"
+
+    def reconstruct(self, codegen):
+        raise NotImplementedError("a guard-only source")
+
+    def root(self):
+        return self.base.root()
+
+
+@dataclasses.dataclass(frozen=True)
 class ListIteratorSource(Source):
     """What a real list iterator walks, read from its `__reduce__()` (which runs no user code):
     `seq`, the live list, or `position`, `(index,)` (`()` once exhausted)."""

@@ -189,16 +189,39 @@ def _isinstance(tx, obj, classes, /):
             spec = tuple(c.as_python_constant() for c in classes.items)
         else:
             raise Unsupported("unsupported_op", what="isinstance with a non-constant class")
-    from .tensor import TensorVariable
-    if isinstance(obj, TensorVariable):
-        import torch
-        if cls is torch.Tensor:
-            # a plain tensor: answer from the class alone, Parameter subclasses checked by identity
-            return const(issubclass(cls, spec) if not isinstance(spec, tuple) or spec else False)
-    try:
-        return const(issubclass(cls, spec))
-    except TypeError:
-        raise
+    return const(any(isinstance_of(tx, cls, klass) for klass in _flat_classes(spec)))
+
+
+def _flat_classes(spec):
+    if not isinstance(spec, tuple):
+        return (spec,)
+    return tuple(k for s in spec for k in _flat_classes(s))
+
+
+def isinstance_of(tx, cls, klass) -> bool:
+    """`isinstance(obj, klass)` for an object of exact type `cls`, as CPython decides it: the exact
+    type, else the metaclass's `__instancecheck__` (ABCMeta's answer depends on the registry,
+    guarded by its cache token) or the MRO, else `obj.__class__`, which a user class may define."""
+    import abc
+    from .. import reads
+    if not isinstance(klass, type):
+        raise Unsupported("unsupported_op", what=f"isinstance with {type(klass).__name__} as the class")
+    if cls is klass:
+        return True
+    meta = type(klass)
+    check = reads.type_lookup(meta, "__instancecheck__")
+    if check is not type.__dict__["__instancecheck__"] and meta is not abc.ABCMeta:
+        raise Unsupported("unsupported_op", what=f"isinstance through {meta.__qualname__}.__instancecheck__")
+    if meta is abc.ABCMeta:
+        reads.abc_registry(tx)
+    if issubclass(cls, klass):
+        return True
+    # both checks read `obj.__class__` next: a property or `__getattribute__` of the user's may answer
+    for name in ("__class__", "__getattribute__"):
+        found, _ = reads.class_lookup(tx, cls, name)
+        if found is not reads.type_lookup(object, name):
+            raise Unsupported("unsupported_op", what=f"isinstance on an object whose class defines {name}")
+    return False
 
 
 def _issubclass(tx, cls, spec, /):

@@ -16,10 +16,11 @@ CONSTANT_TYPES = (type(None), bool, int, float, complex, str, bytes, type(Ellips
 
 
 def is_constant_value(value) -> bool:
-    if isinstance(value, (tuple, frozenset)):
+    tp = type(value)   # (not isinstance: it reads `__class__`, which a user property may answer)
+    if issubclass(tp, (tuple, frozenset)):
         return all(is_constant_value(v) for v in value)
-    return type(value) in CONSTANT_TYPES or (isinstance(value, (int, float, str)) and not isinstance(value, bool)
-                                             and type(value).__module__ == "builtins")
+    return tp in CONSTANT_TYPES or (issubclass(tp, (int, float, str)) and not issubclass(tp, bool)
+                                    and tp.__module__ == "builtins")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
