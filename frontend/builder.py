@@ -11,7 +11,7 @@ import types
 import torch
 
 from ..guards.guard import Guard
-from ..probe import overrides_in_python, static_getattr, static_hasattr
+from ..probe import overrides_in_python, safe_in, static_getattr, static_hasattr
 from ..guards.shape import scalar_can_be_dynamic
 from ..guards.source import ItemSource
 from .graph_break import Unsupported
@@ -261,7 +261,7 @@ def _wrap(tx, value, source, trusted):
         return PartialVariable(fn=fn, args=args, kwargs=kwargs, source=source)
     if _is_a(value, type):
         guard(Guard.id_match(source, value))
-        if value in _trace_only_classes() or has_builtin_handler(value):  # e.g. itertools.chain
+        if safe_in(value, _trace_only_classes()) or has_builtin_handler(value):  # e.g. itertools.chain
             return BuiltinVariable(fn=value, source=source)
         return UserDefinedClassVariable(value=value, source=source)
     if _is_a(value, (operator.itemgetter, operator.attrgetter, operator.methodcaller)):

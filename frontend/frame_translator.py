@@ -33,7 +33,8 @@ enters the blocks again, so grad mode is right on both sides and each block is e
 An autocast block open at the break is closed in the graph (`_exit_autocast`), so every graph is
 self-contained.
 
-Not resumable (the frame runs eagerly, the reason is recorded): generators and coroutines, a break
+Not resumable (the frame runs eagerly, the reason is recorded): generators and coroutines, code that
+may read its own frame's variables (`locals()`, `eval`, `sys._getframe()`), a break
 while an exception is being handled (inside an `except` body or a `with` exit path: the caught
 exception cannot be rebuilt), a break in a resume prologue, values that cannot be rebuilt.
 """
@@ -133,7 +134,7 @@ class InstructionTranslator(InstructionTranslatorBase):
     def __init__(self, code, func, args, config, backend, allow_breaks=True, shape_policy=None):
         output = OutputGraph(code, config, backend, shape_policy)
         self.func = func
-        self.allow_breaks = allow_breaks
+        self.allow_breaks = allow_breaks and not reads_own_frame(code)
         self._checkpoint = None
         self.op_count = 0
         self.gm = None
@@ -509,6 +510,19 @@ _PLAIN = (TensorVariable, SymNodeVariable, ConstantVariable)
 _RESULT = object()   # the result of the instruction run natively at a break
 _EXIT = object()     # the `__exit__` that a BEFORE_WITH run natively at a break leaves under its result
 _MARKER_LOCALS = {_RESULT: "__bytegraph_result", _EXIT: "__bytegraph_exit"}
+
+
+# names through which code reads its own frame's variables: `locals()`, `vars()`, `dir()`,
+# `eval`/`exec` without a namespace, `sys._getframe()`, `inspect.currentframe()`, a frame's `f_locals`
+_FRAME_READERS = frozenset({"locals", "vars", "dir", "eval", "exec", "_getframe", "currentframe", "f_locals",
+                            "f_back", "getframeinfo"})
+
+
+def reads_own_frame(code) -> bool:
+    """Whether `code` may look at its own frame's variables. Transformed code and resume functions
+    hold other variables (temporaries, only the live locals), so such a frame never breaks: it is
+    traced whole or runs eagerly."""
+    return not _FRAME_READERS.isdisjoint(code.co_names)
 
 
 def _is_closure_function(value) -> bool:

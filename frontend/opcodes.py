@@ -591,13 +591,16 @@ def with_except_start(tx, ins):
 @handler("PUSH_EXC_INFO")
 def push_exc_info(tx, ins):
     exc = tx.pop()
-    tx.push(const(None))
+    previous = tx.handled_exception
+    tx.push(previous if previous is not None else const(None))
+    tx.handled_exception = exc if isinstance(exc, ExceptionVariable) else None
     tx.push(exc)
 
 
 @handler("POP_EXCEPT")
 def pop_except(tx, ins):
-    tx.pop()
+    previous = tx.pop()
+    tx.handled_exception = previous if isinstance(previous, ExceptionVariable) else None
 
 
 @handler("CHECK_EXC_MATCH")
@@ -622,7 +625,9 @@ def raise_varargs(tx, ins):
     from .translator import UserException
     from .variables.user_defined import UserDefinedClassVariable
     if ins.arg == 0:
-        raise Unsupported("unsupported_op", what="bare raise")
+        if tx.handled_exception is None:    # the caller's exception, or none at all
+            raise Unsupported("unsupported_op", what="bare raise outside an except block of the frame")
+        raise UserException(tx.handled_exception)
     if ins.arg == 2:
         tx.pop()  # cause
     exc = tx.pop()

@@ -104,6 +104,9 @@ class InstructionTranslatorBase:
         self.config = config
         self.parent = parent
         self.depth = 0 if parent is None else parent.depth + 1
+        # the exception being handled (what a bare `raise` re-raises), None when not known: the
+        # caller's, at the root frame
+        self.handled_exception = None if parent is None else parent.handled_exception
         from .opcodes import DISPATCH
         self.dispatch = DISPATCH
 
@@ -179,6 +182,7 @@ class InstructionTranslatorBase:
         """Jump to this frame's handler for an exception raised at the current instruction,
         or propagate it to the caller."""
         offset = self.current.offset
+        self.output.raised_exceptions[id(exc_var)] = exc_var
         for entry in self.exception_table:
             if entry.start <= offset < entry.end:
                 del self.stack[entry.depth:]

@@ -4,6 +4,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 
+from ...probe import plain_hash
 from ..graph_break import Unsupported, user_error
 from .base import NotConstant, VariableTracker, check_modelled_arguments
 from .constant import const
@@ -13,6 +14,9 @@ def hashable_key(tx, var):
     """The Python key a tracker stands for in a dict or set (constants, or identity for objects)."""
     if var.is_python_constant():
         value = var.as_python_constant()
+        if not plain_hash(value):
+            # a class whose metaclass defines __hash__/__eq__: eager runs them at every lookup
+            raise Unsupported("unsupported_op", what=f"a {type(value).__name__} key with its own __hash__ or __eq__")
         try:
             hash(value)
             return value

@@ -266,7 +266,7 @@ _NOT_OPS = tuple(f"torch.{name}" for name in ("_dynamo", "_inductor", "utils", "
 def is_torch_op(value) -> bool:
     """A callable from torch that becomes one graph node when called."""
     if issubclass(type(value), type):
-        return value in GRAD_MODE_FACTORIES or value is torch.Size or value in FOLDED   # torch.finfo, torch.device
+        return safe_in(value, GRAD_MODE_FACTORIES) or value is torch.Size or safe_in(value, FOLDED)   # torch.finfo, torch.device
     module = static_getattr(value, "__module__")
     module = module if isinstance(module, str) else ""
     if not callable(value):
