@@ -154,6 +154,7 @@ def _compiler(name: str):
     if name == "bytegraph":
         import bytegraph
         from bytegraph.backends.registry import lookup_backend
+        bytegraph.config.strict = True      # an internal error is a finding, not a silent eager run
 
         def compile_(model, backend):
             counter = _Counting(lookup_backend(backend))

@@ -64,6 +64,7 @@ def run_sample(op, sample, grad: bool):
 
     import bytegraph
     from bytegraph.testing import CompileCounterWithBackend
+    bytegraph.config.strict = True      # an internal error is a finding, not a silent eager run
 
     fn = op.op
 

@@ -36,8 +36,9 @@ class Config:
     specialize_float: bool = False
     # recompiles per code object before the frame runs eagerly
     cache_size_limit: int = dataclasses.field(default_factory=lambda: _env_int("BYTEGRAPH_CACHE_SIZE_LIMIT", 8))
-    # fall back to eager (with a logged warning) on internal errors instead of raising
-    suppress_errors: bool = dataclasses.field(default_factory=lambda: _env_flag("BYTEGRAPH_SUPPRESS_ERRORS"))
+    # an internal error raises InternalError instead of running the frame eagerly with one warning
+    # (on in the project's tests and oracles, so a fallback never hides a bug there)
+    strict: bool = dataclasses.field(default_factory=lambda: _env_flag("BYTEGRAPH_STRICT"))
     # `.item()` becomes an unbacked symbol in the graph instead of a graph break
     capture_scalar_outputs: bool = False
     # only compile frames of this function name (empty: all)

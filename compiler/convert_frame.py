@@ -264,7 +264,7 @@ class FrameCompiler:
 
     def _on_internal_error(self, code, e, tx=None):
         where = f"{code.co_name} ({code.co_filename}:{code.co_firstlineno})"
-        if config.suppress_errors:
+        if not config.strict:
             logging.getLogger("bytegraph").warning(
                 "internal error while compiling %s, running it eagerly: %s: %s\nThis is a bug of bytegraph: "
                 "please report it with this message (BYTEGRAPH_LOGS=+frontend shows the internal traceback, "
@@ -275,5 +275,5 @@ class FrameCompiler:
         detail = "".join(traceback.format_exception(e)) if verbose else \
             "(the internal traceback is shown with config.verbose or BYTEGRAPH_LOGS=+frontend)"
         raise InternalError(f"bytegraph failed to compile {where}: {type(e).__name__}: {e}{failure_site(tx)}\n"
-                            "set bytegraph.config.suppress_errors = True (BYTEGRAPH_SUPPRESS_ERRORS=1) to run "
-                            f"such frames eagerly instead{detail and chr(10) + detail}") from e
+                            "with bytegraph.config.strict = False (the default; BYTEGRAPH_STRICT=0) such "
+                            f"frames run eagerly instead{detail and chr(10) + detail}") from e

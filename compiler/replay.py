@@ -154,5 +154,5 @@ def replay(path: str, backend=None, **compile_options):
     fn, args, kwargs = rebuild(record)
     if backend is None:
         backend = load_backend(record.backend) if record.backend is not None else "eager"
-    with config.patch(suppress_errors=False, replay_record_enabled=False):
+    with config.patch(strict=True, replay_record_enabled=False):
         return bytegraph_compile(fn, backend=backend, **compile_options)(*args, **kwargs)

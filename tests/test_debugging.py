@@ -324,7 +324,7 @@ def fails_when_run(gm, example_inputs):
 def test_repro_level_3_catches_run_time_failures(tmp_path):
     x, y = torch.randn(4, 3), torch.randn(3)
     with bytegraph.config.patch(repro_after="dynamo", repro_level=3, debug_dir=str(tmp_path),
-                                suppress_errors=True):
+                                strict=False):
         out = bytegraph.compile(many_ops, backend=fails_when_run)(x, y)
     torch.testing.assert_close(out, many_ops(x, y))     # the frame fell back to eager
     (repro,) = glob.glob(str(tmp_path / "run_*" / "*" / "repro.py"))
@@ -362,7 +362,7 @@ def replayed_fn(x, k=2):
 
 def test_replay_of_a_recorded_failure(tmp_path):
     x = torch.randn(3)
-    with bytegraph.config.patch(replay_record_enabled=True, suppress_errors=True, debug_dir=str(tmp_path)):
+    with bytegraph.config.patch(replay_record_enabled=True, strict=False, debug_dir=str(tmp_path)):
         torch.testing.assert_close(bytegraph.compile(replayed_fn, backend=exploding_backend)(x, 5), replayed_fn(x, 5))
     (path,) = glob.glob(str(tmp_path / "run_*" / "0_replayed_fn" / "replay.bgrec"))
     record = bytegraph.debug.load_record(path)

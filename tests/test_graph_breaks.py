@@ -480,10 +480,10 @@ def test_internal_error_raises_with_the_users_location_by_default(monkeypatch):
     message = str(info.value)
     assert "adds_things" in message and "test_graph_breaks.py" in message
     assert f"test_graph_breaks.py:{adds_things.__code__.co_firstlineno + 2}" in message   # the `y + 1` line
-    assert "suppress_errors" in message
+    assert "strict" in message
 
 
-def test_suppress_errors_falls_back_to_eager_with_a_warning(monkeypatch, caplog):
+def test_internal_error_outside_strict_mode_falls_back_to_eager_with_a_warning(monkeypatch, caplog):
     from bytegraph.frontend import opcodes
     monkeypatch.setitem(opcodes.DISPATCH, "BINARY_OP", _boom)
     cnt = CompileCounter()
@@ -491,7 +491,7 @@ def test_suppress_errors_falls_back_to_eager_with_a_warning(monkeypatch, caplog)
     logger = logging.getLogger("bytegraph")
     logger.addHandler(caplog.handler)
     try:
-        with bytegraph.config.patch(suppress_errors=True), caplog.at_level(logging.WARNING, logger="bytegraph"):
+        with bytegraph.config.patch(strict=False), caplog.at_level(logging.WARNING, logger="bytegraph"):
             x = torch.randn(3)
             torch.testing.assert_close(opt(x), adds_things(x))
     finally:
@@ -502,14 +502,14 @@ def test_suppress_errors_falls_back_to_eager_with_a_warning(monkeypatch, caplog)
                "_InternalBoom" in r.getMessage() for r in warnings)
 
 
-def test_env_vars_set_suppress_errors_and_logs(monkeypatch):
+def test_env_vars_set_strict_and_logs(monkeypatch):
     from bytegraph.config import Config
-    monkeypatch.setenv("BYTEGRAPH_SUPPRESS_ERRORS", "1")
+    monkeypatch.setenv("BYTEGRAPH_STRICT", "1")
     monkeypatch.setenv("BYTEGRAPH_LOGS", "graph_breaks")
     config = Config()
-    assert config.suppress_errors is True and config.logs == "graph_breaks"
-    monkeypatch.setenv("BYTEGRAPH_SUPPRESS_ERRORS", "0")
-    assert Config().suppress_errors is False
+    assert config.strict is True and config.logs == "graph_breaks"
+    monkeypatch.setenv("BYTEGRAPH_STRICT", "0")
+    assert Config().strict is False
 
 
 def test_graph_breaks_log_shows_reason_and_location(caplog, capsys):

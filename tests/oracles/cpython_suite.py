@@ -76,6 +76,7 @@ def _compile_test(test_case):
     if not name or not hasattr(test_case, name):
         return   # doctests and other non-method cases run as they are
     method = getattr(test_case, name)
+    bytegraph.config.strict = True      # an internal error is a finding, not a silent eager run
     setattr(test_case, name, bytegraph.compile(method, backend="eager"))
 
 

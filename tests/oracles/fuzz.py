@@ -26,6 +26,8 @@ import torch
 import bytegraph
 from bytegraph.testing import CompileCounterWithBackend
 
+bytegraph.config.strict = True      # an internal error is a finding, not a silent eager run
+
 HEADER = """import collections, contextlib, functools, itertools, math, operator
 import torch
 """
