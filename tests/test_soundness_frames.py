@@ -226,3 +226,19 @@ def test_raised_exception_keeps_its_context_and_traceback():
         out, err = fn(torch.ones(2))
         return out, repr(err), repr(err.__context__), err.__traceback__ is not None
     assert same(facts(bytegraph.compile(f, backend="eager")), facts(f))
+
+
+def test_enumerate_leaves_a_held_iterator_past_the_items_taken():
+    def index_of(a, b):
+        for i, j in enumerate(a):
+            if j == b:
+                return i
+        return -1
+
+    def f(x):
+        it = iter("leave")
+        r = index_of(it, "a")
+        note()
+        return x + r, next(it)
+    cnt = compare(f, torch.ones(2))
+    assert cnt.frame_count == 1 and cnt.op_count == 1

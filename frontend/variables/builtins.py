@@ -362,7 +362,7 @@ def _reversed(tx, seq, /):
 def _enumerate(tx, iterable, start=None):
     from .iterators import CountIteratorVariable
     counter = CountIteratorVariable.create(tx, start if start is not None else const(0), const(1))
-    return _lockstep(tx, (counter, tx.get_iter(iterable)), "enumerate")
+    return _lockstep(tx, (counter, tx.get_iter(iterable)), "enumerate", (iterable,))
 
 
 def _zip(tx, *iterables, strict=None):
@@ -373,17 +373,19 @@ def _zip(tx, *iterables, strict=None):
         if len({len(x) for x in lists}) > 1:
             raise user_error(ValueError("zip() arguments have different lengths"))
         return ListIteratorVariable.create(tx, [TupleVariable(tuple(t)) for t in zip(*lists)], "zip")
-    return _lockstep(tx, tuple(tx.get_iter(i) for i in iterables), "zip")
+    return _lockstep(tx, tuple(tx.get_iter(i) for i in iterables), "zip", iterables)
 
 
-def _lockstep(tx, iterators, kind):
+def _lockstep(tx, iterators, kind, iterables):
     """Tuples of one item from each iterator. Over known finite items (list iterators, a count)
-    the result is computed now, as a plain list iterator (building tuples has no effects); over
-    generators or user iterators it stays lazy, so their effects keep eager order."""
+    made for this call the result is computed now, as a plain list iterator (building tuples has
+    no effects); over generators, user iterators or an iterator the program holds (it must be
+    left just past the items taken) it stays lazy, so effects and positions keep eager order."""
     from .iterators import CountIteratorVariable, ListIteratorVariable, ZipVariable
     from .lists import TupleVariable
     if all(isinstance(it, (ListIteratorVariable, CountIteratorVariable)) for it in iterators) and \
-            any(isinstance(it, ListIteratorVariable) for it in iterators):
+            any(isinstance(it, ListIteratorVariable) for it in iterators) and \
+            not any(it is given for it in iterators for given in iterables):
         n = min(len(tx.output.side_effects.get(it)) for it in iterators if isinstance(it, ListIteratorVariable))
         rows = [TupleVariable(tuple(it.next_item(tx) for it in iterators)) for _ in range(n)]
         return ListIteratorVariable.create(tx, rows, kind)
