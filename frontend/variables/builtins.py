@@ -12,7 +12,7 @@ import math
 import operator
 from typing import Any, Callable
 
-from ...probe import safe_in, static_getattr
+from ...probe import is_c_level, safe_in, static_getattr
 from ..graph_break import Unsupported, fold, user_error
 from .base import VariableTracker
 from .constant import ConstantVariable, const
@@ -216,11 +216,12 @@ def isinstance_of(tx, cls, klass) -> bool:
         reads.abc_registry(tx)
     if issubclass(cls, klass):
         return True
-    # both checks read `obj.__class__` next: a property or `__getattribute__` of the user's may answer
-    for name in ("__class__", "__getattribute__"):
-        found, _ = reads.class_lookup(tx, cls, name)
-        if found is not reads.type_lookup(object, name):
-            raise Unsupported("unsupported_op", what=f"isinstance on an object whose class defines {name}")
+    # both checks read `obj.__class__` next: a property or a `__getattribute__` of the user's may answer
+    found, _ = reads.class_lookup(tx, cls, "__class__")
+    getattribute, _ = reads.class_lookup(tx, cls, "__getattribute__")
+    if found is not reads.type_lookup(object, "__class__") or not is_c_level(getattribute):
+        raise Unsupported("unsupported_op", what="isinstance on an object whose class defines __class__ "
+                                                 "or __getattribute__")
     return False
 
 
