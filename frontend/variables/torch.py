@@ -266,7 +266,8 @@ _NOT_OPS = tuple(f"torch.{name}" for name in ("_dynamo", "_inductor", "utils", "
 def is_torch_op(value) -> bool:
     """A callable from torch that becomes one graph node when called."""
     if issubclass(type(value), type):
-        return safe_in(value, GRAD_MODE_FACTORIES) or value is torch.Size or safe_in(value, FOLDED)   # torch.finfo, torch.device
+        # torch.finfo, torch.device... (by a lookup that never runs a metaclass __hash__)
+        return safe_in(value, GRAD_MODE_FACTORIES) or value is torch.Size or safe_in(value, FOLDED)
     module = static_getattr(value, "__module__")
     module = module if isinstance(module, str) else ""
     if not callable(value):
