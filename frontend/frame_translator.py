@@ -41,6 +41,7 @@ exception cannot be rebuilt), a break in a resume prologue, values that cannot b
 from __future__ import annotations
 
 import dataclasses
+import dis
 import inspect
 import types
 
@@ -512,17 +513,22 @@ _EXIT = object()     # the `__exit__` that a BEFORE_WITH run natively at a break
 _MARKER_LOCALS = {_RESULT: "__bytegraph_result", _EXIT: "__bytegraph_exit"}
 
 
-# names through which code reads its own frame's variables: `locals()`, `vars()`, `dir()`,
-# `eval`/`exec` without a namespace, `sys._getframe()`, `inspect.currentframe()`, a frame's `f_locals`
-_FRAME_READERS = frozenset({"locals", "vars", "dir", "eval", "exec", "_getframe", "currentframe", "f_locals",
-                            "f_back", "getframeinfo"})
+# how code reads its own frame's variables: the builtins `locals()`, `vars()`, `dir()`, `eval`/`exec`
+# (loaded as globals), a frame object's `f_locals`/`f_back` or one got from `sys._getframe()` /
+# `inspect.currentframe()` (loaded as attributes)
+_FRAME_READING_GLOBALS = frozenset({"locals", "vars", "dir", "eval", "exec"})
+_FRAME_READING_ATTRS = frozenset({"_getframe", "currentframe", "f_locals", "f_back", "getframeinfo"})
 
 
 def reads_own_frame(code) -> bool:
     """Whether `code` may look at its own frame's variables. Transformed code and resume functions
     hold other variables (temporaries, only the live locals), so such a frame never breaks: it is
     traced whole or runs eagerly."""
-    return not _FRAME_READERS.isdisjoint(code.co_names)
+    for ins in dis.get_instructions(code):
+        if ins.opname == "LOAD_GLOBAL" and ins.argval in _FRAME_READING_GLOBALS or \
+                ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval in _FRAME_READING_ATTRS:
+            return True
+    return False
 
 
 def _is_closure_function(value) -> bool:
