@@ -162,6 +162,12 @@ class FrameCompiler:
             return self._on_unsupported(code, e)
         except (GraphBreakError, BackendContractError):
             raise   # the user's to fix (fullgraph, their backend), never hidden as an internal error
+        except RecursionError:
+            # the program's stack is too deep for the compiler's own frames (deep user recursion, a
+            # low recursion limit): this call runs eagerly, as it would without bytegraph; a call
+            # from a shallower stack compiles. (Checks that bytegraph captured catch a recursion
+            # bug of its own.)
+            return None
         except Exception as e:  # noqa: BLE001 - an internal error of bytegraph
             session.failed(e)
             return self._on_internal_error(code, e, tx)

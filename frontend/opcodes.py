@@ -608,7 +608,16 @@ def check_exc_match(tx, ins):
     spec = tx.pop()
     exc = tx.stack[-1]
     classes = spec.as_python_constant()
-    tx.push(const(issubclass(exc.cls, classes)))
+    classes = classes if isinstance(classes, tuple) else (classes,)
+    if not all(isinstance(c, type) and _mro_has(c, BaseException) for c in classes):
+        raise Unsupported("unsupported_op", what="an except clause naming something other than exception classes")
+    # CPython matches by the MRO (PyType_IsSubtype): a metaclass __subclasscheck__ is never called
+    tx.push(const(any(_mro_has(exc.cls, c) for c in classes)))
+
+
+def _mro_has(cls, klass) -> bool:
+    """`klass` is in the MRO of `cls`, by identity (no metaclass `__eq__`/`__subclasscheck__` runs)."""
+    return any(k is klass for k in type.__dict__["__mro__"].__get__(cls))
 
 
 @handler("RERAISE")

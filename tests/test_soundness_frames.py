@@ -242,3 +242,60 @@ def test_enumerate_leaves_a_held_iterator_past_the_items_taken():
         return x + r, next(it)
     cnt = compare(f, torch.ones(2))
     assert cnt.frame_count == 1 and cnt.op_count == 1
+
+
+def test_string_built_at_run_time_keeps_its_identity_across_a_break():
+    def f(x):
+        a = b = "xyzpdq"
+        c = a[:3] + b[3:]    # a new object in CPython, equal to `a`
+        d = a + ""           # `a` itself
+        note()
+        return x + 1, a is c, a is d, a == c
+    cnt = compare(f, torch.ones(2))
+    assert cnt.frame_count == 1
+
+
+def test_except_clause_matches_by_mro_without_metaclass_subclasscheck():
+    log = []
+
+    class Meta(type):
+        def __subclasscheck__(cls, sub):
+            log.append("__subclasscheck__")
+            raise ValueError
+
+    class Mine(Exception, metaclass=Meta):
+        pass
+
+    def f(x):
+        try:
+            raise KeyError("k")
+        except Mine:
+            return x - 1, list(log)
+        except KeyError:
+            return x + 1, list(log)
+    cnt = compare(f, torch.ones(2), setup=log.clear)
+    assert cnt.frame_count == 1 and cnt.op_count == 1
+
+
+def test_compiling_on_a_deep_stack_runs_that_call_eagerly():
+    import sys
+
+    def f(x):
+        return x + 1
+
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+
+    def deep(n):
+        return opt(torch.ones(2)) if n == 0 else deep(n - 1)
+    depth, frame = 0, sys._getframe()
+    while frame is not None:
+        depth, frame = depth + 1, frame.f_back
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(depth + 60)
+    try:
+        got = deep(40)      # room for the call, not for the compiler's own frames
+    finally:
+        sys.setrecursionlimit(limit)
+    assert torch.equal(got, f(torch.ones(2))) and cnt.frame_count == 0
+    assert torch.equal(opt(torch.ones(2)), f(torch.ones(2))) and cnt.frame_count == 1   # a shallow call compiles

@@ -66,7 +66,12 @@ class ConstantVariable(VariableTracker):
         raise Unsupported("unsupported_op", what=f"iterating over {self.describe()}")
 
     def reconstruct(self, codegen):
-        codegen.load_const(self.value)
+        if type(self.value) in (str, bytes) and len(self.value) > 1:
+            # the very object: equal constants share one slot of the code's constants, but a string
+            # built at run time (`a[:3] + b[3:]`) is a new object, and `is` tells them apart
+            codegen.load_exact_object(self.value)
+        else:
+            codegen.load_const(self.value)
 
 
 def python_value(tx, var, memo=None):
