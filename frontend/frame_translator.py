@@ -513,10 +513,11 @@ _EXIT = object()     # the `__exit__` that a BEFORE_WITH run natively at a break
 _MARKER_LOCALS = {_RESULT: "__bytegraph_result", _EXIT: "__bytegraph_exit"}
 
 
-# how code reads its own frame's variables: the builtins `locals()`, `vars()`, `dir()`, `eval`/`exec`
-# (loaded as globals), a frame object's `f_locals`/`f_back` or one got from `sys._getframe()` /
-# `inspect.currentframe()` (loaded as attributes)
-_FRAME_READING_GLOBALS = frozenset({"locals", "vars", "dir", "eval", "exec"})
+# how code reads its own frame's variables: the builtins `locals()`, `eval`/`exec`, `vars()`/`dir()`
+# without an argument (loaded as globals), a frame object's `f_locals`/`f_back` or one got from
+# `sys._getframe()` / `inspect.currentframe()` (loaded as attributes)
+_FRAME_READING_GLOBALS = frozenset({"locals", "eval", "exec"})
+_FRAME_READING_WITHOUT_ARGUMENT = frozenset({"vars", "dir"})
 _FRAME_READING_ATTRS = frozenset({"_getframe", "currentframe", "f_locals", "f_back", "getframeinfo"})
 
 
@@ -524,9 +525,12 @@ def reads_own_frame(code) -> bool:
     """Whether `code` may look at its own frame's variables. Transformed code and resume functions
     hold other variables (temporaries, only the live locals), so such a frame never breaks: it is
     traced whole or runs eagerly."""
-    for ins in dis.get_instructions(code):
-        if ins.opname == "LOAD_GLOBAL" and ins.argval in _FRAME_READING_GLOBALS or \
-                ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval in _FRAME_READING_ATTRS:
+    insts = list(dis.get_instructions(code))
+    for ins, after in zip(insts, insts[1:] + [None]):
+        if ins.opname == "LOAD_GLOBAL" and (ins.argval in _FRAME_READING_GLOBALS or (
+                ins.argval in _FRAME_READING_WITHOUT_ARGUMENT and not after.opname.startswith("LOAD_"))):
+            return True     # (`vars(obj)`: an argument is loaded next; anything else may be a bare call)
+        if ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval in _FRAME_READING_ATTRS:
             return True
     return False
 

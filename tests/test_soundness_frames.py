@@ -299,3 +299,16 @@ def test_compiling_on_a_deep_stack_runs_that_call_eagerly():
         sys.setrecursionlimit(limit)
     assert torch.equal(got, f(torch.ones(2))) and cnt.frame_count == 0
     assert torch.equal(opt(torch.ones(2)), f(torch.ones(2))) and cnt.frame_count == 1   # a shallow call compiles
+
+
+def test_vars_of_an_object_does_not_stop_graph_breaks():
+    class P:
+        def __init__(self):
+            self.a = 1
+
+    def f(x, p):
+        y = x + 1
+        note()
+        return y * 2, vars(p)
+    cnt = compare(f, torch.ones(2), P())
+    assert cnt.frame_count == 2
