@@ -312,3 +312,17 @@ def test_vars_of_an_object_does_not_stop_graph_breaks():
         return y * 2, vars(p)
     cnt = compare(f, torch.ones(2), P())
     assert cnt.frame_count == 2
+
+
+def test_locals_is_the_frames_one_dict_refreshed_at_each_call():
+    def f(x):
+        y = x + 1
+        squares = [i * i for i in range(2)]
+        first = locals()
+        z = 3
+        second = locals()
+        del squares
+        third = locals()
+        return sorted(first), first is second is third, list(third), y + z
+    cnt = compare(f, torch.ones(2))
+    assert cnt.frame_count == 1 and cnt.op_count == 2

@@ -225,6 +225,26 @@ def isinstance_of(tx, cls, klass) -> bool:
     return False
 
 
+def _locals(tx):
+    """`locals()` of a traced frame without cells: CPython 3.11 returns the frame's one `f_locals`
+    dict, refreshed from the bound fast locals (in their order) at every call. Only a frame that
+    never breaks gets here (see `frame_translator.reads_own_frame`); one with cells is not traced."""
+    from .dicts import DictVariable
+    code = tx.code
+    if code.co_cellvars or code.co_freevars or not code.co_flags & 0x1:   # CO_OPTIMIZED: a function
+        raise Unsupported("unsupported_call", fn="locals", detail=" in a frame with closure cells")
+    frame_dict = getattr(tx, "frame_locals_dict", None)
+    if frame_dict is None:
+        frame_dict = tx.frame_locals_dict = DictVariable.create(tx, ())
+    for name in code.co_varnames:
+        key = const(name)
+        if name in tx.symbolic_locals:
+            frame_dict.setitem(tx, key, tx.symbolic_locals[name])
+        elif frame_dict.lookup(tx, key) is not None:
+            frame_dict.call_method(tx, "__delitem__", [key], {})
+    return frame_dict
+
+
 def _issubclass(tx, cls, spec, /):
     return const(issubclass(cls.as_python_constant(), spec.as_python_constant()))
 
@@ -846,7 +866,7 @@ def _tuple_new(tx, cls, iterable=None):
 
 
 _HANDLERS: dict[Any, Callable] = {
-    len: _len, isinstance: _isinstance, issubclass: _issubclass, getattr: _getattr, hasattr: _hasattr,
+    len: _len, locals: _locals, isinstance: _isinstance, issubclass: _issubclass, getattr: _getattr, hasattr: _hasattr,
     setattr: _setattr, delattr: _delattr, min: _minmax(min), max: _minmax(max), sum: _sum,
     any: _any_all(any), all: _any_all(all), sorted: _sorted, reversed: _reversed, enumerate: _enumerate,
     zip: _zip, map: _map, filter: _filter, iter: _iter, next: _next, range: _range,
