@@ -132,8 +132,7 @@ class FrameCompiler:
         if is_skipped_file(code.co_filename) or code.co_name == "<module>":
             _touched_codes.add(code)
             return False
-        if config.debug_function and code.co_name != config.debug_function and \
-                not code.co_name.startswith(f"__bytegraph_resume_{config.debug_function}_at_"):
+        if config.debug_function and code.co_name != config.debug_function:   # (resume functions share it)
             _touched_codes.add(code)
             return False
         cache = _C.get_cache(code)

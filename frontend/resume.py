@@ -469,7 +469,7 @@ def _make_resume_code(code, offset: int, layout: tuple, live: tuple, grad_after)
     prologue.append(Instr("JUMP_FORWARD", label, lineno=target_line))
 
     bc = Bytecode()
-    bc.name = f"__bytegraph_resume_{code.co_name}_at_{offset}"
+    bc.name = code.co_name    # a traceback through the rest of the frame names the user's function
     bc.qualname = f"{code.co_qualname}.<resume at line {target_line}>"
     bc.filename = code.co_filename
     bc.first_lineno = code.co_firstlineno

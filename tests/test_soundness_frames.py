@@ -326,3 +326,20 @@ def test_locals_is_the_frames_one_dict_refreshed_at_each_call():
         return sorted(first), first is second is third, list(third), y + z
     cnt = compare(f, torch.ones(2))
     assert cnt.frame_count == 1 and cnt.op_count == 2
+
+
+def test_traceback_through_the_rest_of_a_frame_names_the_users_function():
+    import traceback
+
+    def f(x):
+        y = x + 1
+        note()
+        raise ValueError(y.shape)
+
+    cnt = CompileCounter()
+    try:
+        bytegraph.compile(f, backend=cnt)(torch.ones(2))
+    except ValueError as e:
+        names = {fs.name for fs in traceback.extract_tb(e.__traceback__) if fs.filename == __file__}
+    assert names == {"test_traceback_through_the_rest_of_a_frame_names_the_users_function", "f"}, names
+    assert cnt.frame_count == 1
