@@ -343,3 +343,10 @@ def test_traceback_through_the_rest_of_a_frame_names_the_users_function():
         names = {fs.name for fs in traceback.extract_tb(e.__traceback__) if fs.filename == __file__}
     assert names == {"test_traceback_through_the_rest_of_a_frame_names_the_users_function", "f"}, names
     assert cnt.frame_count == 1
+
+
+def test_isinstance_parameter_is_answered_from_the_class():
+    def f(x, p):
+        return x + 1, isinstance(x, torch.nn.Parameter), isinstance(p, torch.nn.Parameter)
+    cnt = compare(f, torch.ones(2), torch.nn.Parameter(torch.ones(2)))
+    assert cnt.frame_count == 1 and cnt.op_count == 1

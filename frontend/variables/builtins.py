@@ -203,6 +203,9 @@ def isinstance_of(tx, cls, klass) -> bool:
     type, else the metaclass's `__instancecheck__` (ABCMeta's answer depends on the registry,
     guarded by its cache token) or the MRO, else `obj.__class__`, which a user class may define."""
     import abc
+
+    import torch
+
     from .. import reads
     if not isinstance(klass, type):
         raise Unsupported("unsupported_op", what=f"isinstance with {type(klass).__name__} as the class")
@@ -210,6 +213,9 @@ def isinstance_of(tx, cls, klass) -> bool:
         return True
     meta = type(klass)
     check = reads.type_lookup(meta, "__instancecheck__")
+    if meta.__module__.startswith("torch.") and issubclass(cls, torch.Tensor):
+        # Parameter/Buffer: torch's metaclass checks a flag that only torch's own tensors carry
+        return issubclass(cls, klass)
     if check is not type.__dict__["__instancecheck__"] and meta is not abc.ABCMeta:
         raise Unsupported("unsupported_op", what=f"isinstance through {meta.__qualname__}.__instancecheck__")
     if meta is abc.ABCMeta:
