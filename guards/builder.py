@@ -152,12 +152,14 @@ class CheckFunction:
                 continue
             try:
                 why = g.explain(value)
-            except Exception as e:  # noqa: BLE001 - e.g. len() of a value whose type changed
-                why = f"{g.source.name()} changed: {type(e).__name__}: {e}"
-            if g.kind == "SAME_OBJECT" and value is not eval(g.expected.expr(), env):
-                why = f"{g.source.name()} is no longer the same object as {g.expected.name()}"
-            if g.kind == "SHAPE":
-                why = g.expected.explain(env)
+                if g.kind == "SAME_OBJECT" and value is not eval(g.expected.expr(), env):
+                    why = f"{g.source.name()} is no longer the same object as {g.expected.name()}"
+                if g.kind == "SHAPE":
+                    why = g.expected.explain(env)
+            except Exception as e:  # noqa: BLE001 - e.g. len() of a value whose type changed, or the
+                # other object of SAME_OBJECT gone (a shorter tuple): explaining never raises
+                what = g.source.name() if g.source is not None else "a shape guard"
+                why = f"{what} changed: {type(e).__name__}: {e}"
             if why:
                 failed.append((g, value, why))
         tensors = {}

@@ -350,3 +350,15 @@ def test_isinstance_parameter_is_answered_from_the_class():
         return x + 1, isinstance(x, torch.nn.Parameter), isinstance(p, torch.nn.Parameter)
     cnt = compare(f, torch.ones(2), torch.nn.Parameter(torch.ones(2)))
     assert cnt.frame_count == 1 and cnt.op_count == 1
+
+
+def test_recompile_reason_never_raises_when_a_guarded_item_is_gone():
+    shared = [1]
+
+    def f(x, t, o):
+        return x + len(t) + len(o)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    for t in ((shared,), ()):    # `o is t[0]` is guarded; explaining its failure reads t[0]
+        assert torch.equal(opt(torch.ones(2), t, shared), f(torch.ones(2), t, shared))
+    assert cnt.frame_count == 2
