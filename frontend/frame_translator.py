@@ -284,7 +284,7 @@ class InstructionTranslator(InstructionTranslatorBase):
                 cg.temps[v] = name
             else:
                 cg.reconstruct_to_temp(v)
-        _replay_side_effects(self, cg, own_cells=True)
+        _replay_side_effects(self, cg)
         if in_block:
             return self._break_in_block(cg, ins, stack, paths, lives, needed, iter_slots, grad_at_break,
                                         autocast_type)
@@ -653,9 +653,9 @@ def _collect_graph_values(tx, roots) -> list:
     return found
 
 
-def _replay_side_effects(tx, cg, own_cells=False):
-    """Write back what the traced code changed. `own_cells`: also store the frame's own closure
-    cells (needed before code that reads them runs: the resume functions)."""
+def _replay_side_effects(tx, cg):
+    """Write back what the traced code changed, the frame's own closure cells included (read by
+    the resume functions, and by closures made in the frame, which may outlive it)."""
     from .variables.dicts import DictVariable, SetVariable
     from .variables.lists import ListVariable
     from .variables.user_defined import _MISSING, UserDefinedObjectVariable
@@ -733,7 +733,7 @@ def _replay_side_effects(tx, cg, own_cells=False):
         cg.append(Instr("STORE_GLOBAL", name))
     for name in effects.deleted_globals:
         cg.append(Instr("DELETE_GLOBAL", name))
-    own = {tx.cells[n]: n for n in tx.code.co_cellvars} if own_cells else {}
+    own = {tx.cells[n]: n for n in tx.code.co_cellvars}
     for cell, value in effects.cells.items():
         if isinstance(cell, FrameFreeCell):
             cg.reconstruct(value)

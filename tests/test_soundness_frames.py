@@ -362,3 +362,19 @@ def test_recompile_reason_never_raises_when_a_guarded_item_is_gone():
     for t in ((shared,), ()):    # `o is t[0]` is guarded; explaining its failure reads t[0]
         assert torch.equal(opt(torch.ones(2), t, shared), f(torch.ones(2), t, shared))
     assert cnt.frame_count == 2
+
+
+def test_closure_returned_from_the_frame_sees_its_cells():
+    def f(x):
+        y = 1
+
+        def g():
+            return 5
+
+        def h():
+            return y + 1
+        return x + 1, g, h
+    cnt = CompileCounter()
+    out, g, h = bytegraph.compile(f, backend=cnt)(torch.ones(2))
+    assert torch.equal(out, f(torch.ones(2))[0]) and (g(), h()) == (5, 2)
+    assert cnt.frame_count == 1

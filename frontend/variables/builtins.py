@@ -379,10 +379,10 @@ def _reversed(tx, seq, /):
     if isinstance(seq, ListVariable):
         return seq.call_method(tx, "__reversed__", [], {})     # live over the list, as CPython's
     cls = seq.python_type()
+    if cls is range:     # (a range_iterator, as `iter(range)` is)
+        return ListIteratorVariable.create(tx, tx.unpack_iterable(seq)[::-1], "range_iterator")
     if cls in (tuple, str, bytes) or (isinstance(seq, BaseSequence) and cls is not collections.deque):
         return ListIteratorVariable.create(tx, tx.unpack_iterable(seq)[::-1], "reversed")
-    if cls is range:
-        return ListIteratorVariable.create(tx, tx.unpack_iterable(seq)[::-1], "range_iterator")
     raise Unsupported("unsupported_call", fn="reversed", detail=f" on {seq.describe()}")
 
 
@@ -572,8 +572,9 @@ def _callable(tx, obj, /):
 
 
 def _id(tx, obj, /):
-    if obj.is_python_constant():
-        return const(id(obj.as_python_constant()))
+    if isinstance(obj, ConstantVariable):
+        return const(id(obj.value))     # the real object
+    # (a tuple made while tracing is no real object yet: `as_python_constant()` would build a new one)
     value = getattr(obj, "value", None)
     if value is not None:
         return const(id(value))
