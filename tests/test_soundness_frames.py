@@ -378,3 +378,23 @@ def test_closure_returned_from_the_frame_sees_its_cells():
     out, g, h = bytegraph.compile(f, backend=cnt)(torch.ones(2))
     assert torch.equal(out, f(torch.ones(2))[0]) and (g(), h()) == (5, 2)
     assert cnt.frame_count == 1
+
+
+def test_set_operators_take_only_sets():
+    def f(x, other):
+        try:
+            return x + 1, {1, 2} | other
+        except TypeError:
+            return x - 1, "TypeError"
+    for other in ({3: 4}, "ab", [5], {6}, {7: 8}.keys()):
+        bytegraph.reset()
+        cnt = compare(f, torch.ones(2), other)
+        assert cnt.frame_count == 1
+
+
+def test_frozensets_made_while_tracing_hash_by_their_items():
+    def f(x):
+        s = set(map(frozenset, ["abcdef", "bcd", "bdcb", "fed", "fedccba"]))
+        return x + len(s), frozenset("ab") in {frozenset("ba")}
+    cnt = compare(f, torch.ones(2))
+    assert cnt.frame_count == 1 and cnt.op_count == 1

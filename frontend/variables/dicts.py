@@ -22,6 +22,11 @@ def hashable_key(tx, var):
             return value
         except TypeError:
             pass
+    if isinstance(var, SetVariable) and var.cls is frozenset:
+        # a frozenset made while tracing hashes and compares by its items, as the real one does
+        items = var.items(tx)
+        if all(i.is_python_constant() for i in items):
+            return frozenset(i.as_python_constant() for i in items)
     from .tensor import SymNodeVariable, TensorVariable
     if isinstance(var, TensorVariable):
         return ("__tensor__", var.proxy.node)
@@ -299,6 +304,11 @@ class DictViewVariable(VariableTracker):
         codegen.call_method(0)
 
 
+_SET_OPERATORS = ("__or__", "__and__", "__sub__", "__xor__")
+# what the operators of a set take (a dict view answers the reflected one)
+_SET_OPERANDS = (set, frozenset, type({}.keys()), type({}.items()))
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class SetVariable(VariableTracker):
     """A set or frozenset; contents are a tuple of trackers in SideEffects."""
@@ -358,6 +368,9 @@ class SetVariable(VariableTracker):
         if name == "__iter__":
             from .iterators import ContainerIteratorVariable
             return ContainerIteratorVariable.create(tx, self, "set")
+        if name in _SET_OPERATORS and not issubclass(args[0].python_type(), _SET_OPERANDS):
+            from ..operators import NOT_IMPLEMENTED
+            return NOT_IMPLEMENTED     # `{1} | [2]` raises TypeError; `union` takes any iterable
         if name in ("union", "__or__", "intersection", "__and__", "difference", "__sub__",
                     "symmetric_difference", "__xor__", "issubset", "issuperset", "__le__", "__ge__",
                     "__lt__", "__gt__", "__eq__", "isdisjoint"):
