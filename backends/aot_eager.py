@@ -43,6 +43,7 @@ import torch
 
 from ..config import config
 from ..debug_dir import FrameDir, current_frame_dir, write_artifact
+from ..disable import disable
 from ..logs import enabled, log
 from .partitioners import get_partitioner
 from .registry import register_backend
@@ -121,8 +122,6 @@ def aot_autograd(gm, example_inputs, *, fw_compiler: Callable = run_eagerly, bw_
     # should not pay for
     import torch._functorch.config
     from torch._functorch.aot_autograd import aot_module_simplified
-
-    from ..eval_frame import disable
     number = next(_graph_numbers)
     with torch._functorch.config.patch(force_non_lazy_backward_lowering=True), _symfloat_inputs_kept():
         compiled = aot_module_simplified(

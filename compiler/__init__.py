@@ -12,23 +12,21 @@ dir (BYTEGRAPH_COMPILE_DEBUG), the minifier (BYTEGRAPH_REPRO_AFTER) and logs (BY
 """
 from . import backends  # noqa: F401  (registers the built-in backends)
 from . import debug, debug_dir  # noqa: F401  (bytegraph.debug.replay, bytegraph.debug_dir.write_artifact)
-from . import timing as _timing
 from .backends.registry import list_backends, register_backend
 from .config import config
-from .convert_frame import forget_all_codes, stats
 from .eval_frame import OptimizedModule, compile, disable, run
 from .explain import ExplainOutput, explain
 from .frontend.graph_break import GraphBreakError
 from .guards.shape import mark_dynamic
+from .runtime import runtime
+from .timing import compile_times
 
 __all__ = ["compile", "disable", "run", "reset", "config", "list_backends", "register_backend", "stats", "mark_dynamic",
            "OptimizedModule", "GraphBreakError", "explain", "ExplainOutput", "compile_times", "debug"]
 
-compile_times = _timing.compile_times
+stats = runtime.stats
 
 
 def reset() -> None:
-    """Forget every compiled graph and every skip decision (like starting a new process)."""
-    forget_all_codes()
-    stats.__init__()
-    _timing.reset()
+    """Forget every compiled graph, every skip decision and every counter (like starting a new process)."""
+    runtime.reset()

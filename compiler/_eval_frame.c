@@ -3,20 +3,21 @@
  * while a callback is set).
  *
  * Per code object, co_extra holds either nothing (not seen yet), Py_None (skip:
- * always run as is) or a list of cache entries. An entry is a tuple
- * (guard, transformed_code, info, owner_ref); only entries whose owner (a weak reference to the
- * callback of the compile that made them: its backend, fullgraph...) is the current callback are
- * used, run-only mode uses any. A second co_extra slot lists (weakly) the callbacks that reached
+ * always run as is) or a list of CacheEntry objects (defined here, used by Python as
+ * bytegraph._C.CacheEntry): guard, transformed code, info (for Python only) and owner, a weak
+ * reference to the callback of the compile that made the entry (its backend, fullgraph...).
+ * Only entries whose owner is the current callback are used (an owner of None: any);
+ * run-only mode uses any. A second co_extra slot lists (weakly) the callbacks that reached
  * their cache size limit on this code: on a miss they run the frame eagerly without being called.
  * guard(func, *args) -> bool is called with the
  * frame's function and its arguments; the first entry that accepts runs its
  * transformed code as a new function with the same globals and closure,
  * called with the original arguments (all positional). On a miss the
  * per-thread Python callback decides:
- *     callback(code, func, args_tuple, n_entries) -> None | False | Ellipsis | entry
- * None runs the frame as is, False also marks the code to be skipped for good, Ellipsis runs
- * it as is with the hook off for everything it calls, an entry (already stored by the
- * callback) runs its transformed code.
+ *     callback(code, func, args_tuple, n_entries) -> CacheEntry | action
+ * where action is one of the ints exported as RUN_AS_IS (run the frame as is), SKIP_CODE (also
+ * mark the code to be skipped for good) and RUN_EAGERLY (run it as is with the hook off for
+ * everything it calls); a CacheEntry (already stored by the callback) runs its transformed code.
  * The callback's and the guards' own frames are never intercepted.
  */
 #define PY_SSIZE_T_CLEAN
@@ -24,6 +25,94 @@
 #define Py_BUILD_CORE
 #include <internal/pycore_frame.h>
 #undef Py_BUILD_CORE
+#include <structmember.h>
+
+/* What the callback may answer instead of a cache entry (bytegraph.cache.FrameAction). */
+enum { RUN_AS_IS = 0, SKIP_CODE = 1, RUN_EAGERLY = 2 };
+
+/* ---- CacheEntry ---------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *guard;   /* guard(func, *args) -> bool */
+    PyObject *code;    /* the transformed code object */
+    PyObject *info;    /* anything: for Python's use (the check function, the graph...) */
+    PyObject *owner;   /* weak reference to the callback that compiled it, or None: any */
+} CacheEntry;
+
+static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    static char *kwlist[] = {"guard", "code", "info", "owner", NULL};
+    PyObject *guard, *code, *info = Py_None, *owner = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!|OO:CacheEntry", kwlist, &guard, &PyCode_Type, &code,
+                                     &info, &owner)) {
+        return NULL;
+    }
+    if (!PyCallable_Check(guard)) {
+        PyErr_SetString(PyExc_TypeError, "CacheEntry guard must be callable");
+        return NULL;
+    }
+    CacheEntry *self = (CacheEntry *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->guard = Py_NewRef(guard);
+    self->code = Py_NewRef(code);
+    self->info = Py_NewRef(info);
+    self->owner = Py_NewRef(owner);
+    return (PyObject *)self;
+}
+
+static int entry_traverse(CacheEntry *self, visitproc visit, void *arg) {
+    Py_VISIT(self->guard);
+    Py_VISIT(self->code);
+    Py_VISIT(self->info);
+    Py_VISIT(self->owner);
+    return 0;
+}
+
+static int entry_clear(CacheEntry *self) {
+    Py_CLEAR(self->guard);
+    Py_CLEAR(self->code);
+    Py_CLEAR(self->info);
+    Py_CLEAR(self->owner);
+    return 0;
+}
+
+static void entry_dealloc(CacheEntry *self) {
+    PyObject_GC_UnTrack(self);
+    entry_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *entry_repr(CacheEntry *self) {
+    PyObject *name = self->code ? ((PyCodeObject *)self->code)->co_name : NULL;
+    return PyUnicode_FromFormat("CacheEntry(code=%R)", name ? name : Py_None);
+}
+
+static PyMemberDef entry_members[] = {
+    {"guard", T_OBJECT, offsetof(CacheEntry, guard), READONLY, "guard(func, *args) -> bool"},
+    {"code", T_OBJECT, offsetof(CacheEntry, code), READONLY, "the transformed code object"},
+    {"info", T_OBJECT, offsetof(CacheEntry, info), READONLY, "what Python keeps with the entry"},
+    {"owner", T_OBJECT, offsetof(CacheEntry, owner), READONLY,
+     "weak reference to the callback that compiled the entry (None: any callback)"},
+    {NULL},
+};
+
+static PyTypeObject CacheEntryType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "bytegraph._C.CacheEntry",
+    .tp_doc = "CacheEntry(guard, code, info=None, owner=None): one compiled version of a code object.",
+    .tp_basicsize = sizeof(CacheEntry),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = entry_new,
+    .tp_dealloc = (destructor)entry_dealloc,
+    .tp_traverse = (traverseproc)entry_traverse,
+    .tp_clear = (inquiry)entry_clear,
+    .tp_repr = (reprfunc)entry_repr,
+    .tp_members = entry_members,
+};
+
+static int is_entry(PyObject *obj) { return Py_IS_TYPE(obj, &CacheEntryType); }
 
 static Py_ssize_t extra_index = -1;
 static Py_ssize_t limit_index = -1;
@@ -90,8 +179,8 @@ static Py_ssize_t frame_nargs(PyCodeObject *code) {
 }
 
 /* Run transformed code as a fresh function with the frame's globals and closure. */
-static PyObject *run_transformed(_PyInterpreterFrame *frame, PyObject *entry, Py_ssize_t nargs) {
-    PyObject *code = PyTuple_GET_ITEM(entry, 1);
+static PyObject *run_transformed(_PyInterpreterFrame *frame, CacheEntry *entry, Py_ssize_t nargs) {
+    PyObject *code = entry->code;
     PyFunctionObject *orig = frame->f_func;
     PyObject *fn = PyFunction_NewWithQualName(code, orig->func_globals, orig->func_qualname);
     if (fn == NULL) {
@@ -153,15 +242,21 @@ static PyObject *bytegraph_eval_frame(PyThreadState *ts, _PyInterpreterFrame *fr
     if (extra != NULL) {
         Py_INCREF(extra);  /* a guard may reset the cache under us */
         for (Py_ssize_t i = 0; i < PyList_GET_SIZE(extra); i++) {
-            PyObject *entry = PyList_GET_ITEM(extra, i);
+            PyObject *item = PyList_GET_ITEM(extra, i);
+            if (!is_entry(item)) {
+                PyErr_Format(PyExc_TypeError, "bytegraph cache holds a %.100s, not a CacheEntry", Py_TYPE(item)->tp_name);
+                Py_DECREF(extra);
+                return NULL;
+            }
+            CacheEntry *entry = (CacheEntry *)item;
             /* an entry belongs to the callback that compiled it (its backend, fullgraph...);
                run-only mode uses any */
-            if (callback != Py_False && PyTuple_GET_SIZE(entry) > 3 && deref(PyTuple_GET_ITEM(entry, 3)) != callback) {
+            if (callback != Py_False && entry->owner != Py_None && deref(entry->owner) != callback) {
                 continue;
             }
             n_entries++;
             Py_INCREF(entry);
-            int ok = call_guard(PyTuple_GET_ITEM(entry, 0), frame, nargs);
+            int ok = call_guard(entry->guard, frame, nargs);
             if (ok < 0) {
                 Py_DECREF(entry);
                 Py_DECREF(extra);
@@ -205,30 +300,30 @@ static PyObject *bytegraph_eval_frame(PyThreadState *ts, _PyInterpreterFrame *fr
     if (decision == NULL) {
         return NULL;
     }
-    if (decision == Py_None) {
+    if (is_entry(decision)) {
+        PyObject *result = run_transformed(frame, (CacheEntry *)decision, nargs);
         Py_DECREF(decision);
+        return result;
+    }
+    long action = PyLong_Check(decision) ? PyLong_AsLong(decision) : -1;
+    Py_DECREF(decision);
+    switch (action) {
+    case RUN_AS_IS:
         return run_previous(ts, frame, throwflag);
-    }
-    if (decision == Py_Ellipsis) {
-        /* run this call eagerly, frames it calls included (e.g. past the cache size limit) */
-        Py_DECREF(decision);
-        return run_eagerly(ts, frame, throwflag);
-    }
-    if (decision == Py_False) {
-        Py_DECREF(decision);
+    case SKIP_CODE:
         if (set_extra(code, Py_None) < 0) {
             return NULL;
         }
         return run_previous(ts, frame, throwflag);
-    }
-    if (!PyTuple_Check(decision) || PyTuple_GET_SIZE(decision) < 2) {
-        Py_DECREF(decision);
-        PyErr_SetString(PyExc_TypeError, "bytegraph callback must return None, False or a cache entry tuple");
+    case RUN_EAGERLY:
+        /* this call with the frames it calls (e.g. past the cache size limit) */
+        return run_eagerly(ts, frame, throwflag);
+    default:
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError, "bytegraph callback must return a CacheEntry or a FrameAction");
+        }
         return NULL;
     }
-    PyObject *result = run_transformed(frame, decision, nargs);
-    Py_DECREF(decision);
-    return result;
 }
 
 static PyObject *run_eagerly(PyThreadState *ts, _PyInterpreterFrame *frame, int throwflag) {
@@ -383,5 +478,14 @@ PyMODINIT_FUNC PyInit__C(void) {
             return NULL;
         }
     }
-    return PyModule_Create(&module);
+    if (PyType_Ready(&CacheEntryType) < 0) {
+        return NULL;
+    }
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL || PyModule_AddType(m, &CacheEntryType) < 0 || PyModule_AddIntConstant(m, "RUN_AS_IS", RUN_AS_IS) < 0 ||
+        PyModule_AddIntConstant(m, "SKIP_CODE", SKIP_CODE) < 0 || PyModule_AddIntConstant(m, "RUN_EAGERLY", RUN_EAGERLY) < 0) {
+        Py_XDECREF(m);
+        return NULL;
+    }
+    return m;
 }

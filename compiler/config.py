@@ -36,6 +36,9 @@ class Config:
     specialize_float: bool = False
     # recompiles per code object before the frame runs eagerly
     cache_size_limit: int = dataclasses.field(default_factory=lambda: _env_int("BYTEGRAPH_CACHE_SIZE_LIMIT", 8))
+    # entries per code object in all: a code run by many module instances (the blocks of a model) has
+    # up to `cache_size_limit` entries per instance, and at most this many
+    accumulated_cache_size_limit: int = 64
     # an internal error raises InternalError instead of running the frame eagerly with one warning
     # (on in the project's tests and oracles, so a fallback never hides a bug there)
     strict: bool = dataclasses.field(default_factory=lambda: _env_flag("BYTEGRAPH_STRICT"))
@@ -60,6 +63,9 @@ class Config:
     # code the inductor backend generates for CPU tensors: "cpp" (C++/OpenMP, built with g++) or
     # "triton" (Triton kernels run by Triton's interpreter; slow, for testing that printer on CPU)
     cpu_codegen: str = dataclasses.field(default_factory=lambda: os.environ.get("BYTEGRAPH_CPU_CODEGEN", "cpp"))
+    # under DistributedDataParallel, compile each graph in pieces at DDP's gradient-bucket boundaries
+    # so each bucket's all-reduce overlaps the rest of the backward (backends/distributed.py)
+    optimize_ddp: bool = True
     # how deep user functions are inlined before a call becomes a graph break
     max_inline_depth: int = 32
     # unroll at most this many loop iterations per frame before giving up on the frame

@@ -5,8 +5,6 @@ Compile time only (the hot path is the C hook and the guard functions).
 """
 from __future__ import annotations
 
-import collections
-import dataclasses
 import functools
 import inspect
 import logging
@@ -15,77 +13,30 @@ import traceback
 import weakref
 
 from . import _C, timing
+from .cache import CacheEntry, CacheEntryInfo, FrameAction
 from .config import config
-from .debug import FrameSession, failure_site
-from .logs import enabled, log
-from .skipfiles import is_skipped_file, runs_eagerly_with_callees
+from .frame_session import FrameSession, failure_site
+from .logs import enabled, log, rank_prefix
+from .runtime import BreakRecord, runtime
+from .skipfiles import is_skipped_code, runs_eagerly_with_callees
 from .frontend.frame_translator import InstructionTranslator
-from .frontend.graph_break import GraphBreakError, Unsupported, format_user_stack
+from .frontend.graph_break import GraphBreakError, Unsupported
+from .backends.distributed import DDPGraphSplitter, active_ddp_module
 from .backends.registry import BackendContractError
 from .guards.builder import CheckFunction
-from .guards.shape import AutomaticDynamic, ScalarConstantGuard, ShapePolicy
+from .guards.guard import ID_MATCH
+from .guards.shape import ShapePolicy
 
 
-@dataclasses.dataclass
-class BreakRecord:
-    reason: str
-    kind: str
-    user_stack: list
-
-    def __str__(self):
-        return f"{self.reason}\n{format_user_stack(self.user_stack)}"
-
-
-@dataclasses.dataclass
-class Stats:
-    frames_compiled: int = 0
-    graphs: int = 0
-    recompiles: int = 0
-    recompiles_by_function: collections.Counter = dataclasses.field(default_factory=collections.Counter)
-    recompile_reasons: list = dataclasses.field(default_factory=list)   # (function name, reason text)
-    graph_breaks: collections.Counter = dataclasses.field(default_factory=collections.Counter)
-    break_records: list = dataclasses.field(default_factory=list)
-    compile_time: float = 0.0
-
-    def __call__(self):
-        """`bytegraph.stats()`: a snapshot of these counters that prints as a summary."""
-        from .debug import StatsReport
-        return StatsReport.of(self)
-
-
-stats = Stats()
-_process_stats = stats
-_touched_codes: "weakref.WeakSet" = weakref.WeakSet()   # every code object whose co_extra we set
-_warned_limit: set = set()
-# automatic dynamic: per code object, the input dims whose size changed between compiles
-_automatic_dynamic = AutomaticDynamic()
-
-
-@dataclasses.dataclass
-class CacheEntryInfo:
-    check: CheckFunction
-    graph: object
-    op_count: int
+def _for_another_module(failed) -> bool:
+    """Whether a cache entry missed because a module is another object than when it was compiled:
+    the entry serves another instance and does not count toward this one's cache size limit."""
+    import torch
+    return any(guard.kind is ID_MATCH and isinstance(guard.expected(), torch.nn.Module) for guard, _, _ in failed)
 
 
 class InternalError(RuntimeError):
     pass
-
-
-def forget_all_codes() -> None:
-    for code in list(_touched_codes):
-        _C.clear(code)
-    _touched_codes.clear()
-    _warned_limit.clear()
-    _automatic_dynamic.clear()
-
-
-def _drop_entries_of(owner_ref) -> None:
-    """A compiled function was freed: drop the cache entries it made (and with them their graphs)."""
-    for code in list(_touched_codes):
-        cache = _C.peek_cache(code)
-        if cache:
-            cache[:] = [entry for entry in cache if entry[3] is not owner_ref]
 
 
 def _with_options(backend, options: dict):
@@ -121,35 +72,32 @@ class FrameCompiler:
         self.fullgraph = fullgraph
         self.dynamic = dynamic
         self.hooks = hooks
-        self.stats = _process_stats if stats is None else stats   # explain() counts apart
+        self.stats = runtime.stats if stats is None else stats   # explain() counts apart
         # cache entries hold their compile weakly (the C hook compares it with the running callback),
         # so entries die with the compiled function instead of living as long as the code object
-        self.ref = weakref.ref(self, _drop_entries_of)
+        self.ref = weakref.ref(self, runtime.drop_entries_of)
 
     def __call__(self, code, func, args, n_entries):
-        if runs_eagerly_with_callees(code):
-            return ...
-        if is_skipped_file(code.co_filename) or code.co_name == "<module>":
-            _touched_codes.add(code)
-            return False
-        if config.debug_function and code.co_name != config.debug_function:   # (resume functions share it)
-            _touched_codes.add(code)
-            return False
+        action = self._without_compiling(code, func)
+        if action is not None:
+            return action
         cache = _C.get_cache(code)
         if cache is None:
-            return None
-        if n_entries:
-            self._note_recompile(code, func, args, cache)
-            if n_entries >= config.cache_size_limit:
-                # eagerly, with what it calls (no per-submodule graphs past the limit); from now on
-                # the C hook does so on a miss without calling back
-                _C.mark_limit(code, self.ref)
-                return ...
+            return FrameAction.RUN_AS_IS
+        if n_entries and self._note_recompile(code, func, args, cache):
+            # eagerly, with what it calls (no per-submodule graphs past the limit); from now on
+            # the C hook does so on a miss without calling back
+            _C.mark_limit(code, self.ref)
+            return FrameAction.RUN_EAGERLY
         session = FrameSession(code, func, args)   # debug dir, minifier, replay record, bytecode logs
         start, tx = time.perf_counter(), None
+        backend = self.backend
+        ddp = active_ddp_module() if config.optimize_ddp else None
+        if ddp is not None:   # DDP's forward is running this frame's module: compile in bucket pieces
+            backend = DDPGraphSplitter(backend, ddp)
         try:
             with timing.phase("tracing"):
-                tx = InstructionTranslator(code, func, args, config, session.wrap_backend(self.backend),
+                tx = InstructionTranslator(code, func, args, config, session.wrap_backend(backend),
                                            allow_breaks=not self.fullgraph, shape_policy=self._shape_policy(code))
                 try:
                     compiled = tx.trace()
@@ -163,23 +111,40 @@ class FrameCompiler:
             raise   # the user's to fix (fullgraph, their backend), never hidden as an internal error
         except RecursionError:
             # the program's stack is too deep for the compiler's own frames (deep user recursion, a
-            # low recursion limit): this call runs eagerly, as it would without bytegraph; a call
+            # low recursion limit): this call runs as is, as it would without bytegraph; a call
             # from a shallower stack compiles. (Checks that bytegraph captured catch a recursion
             # bug of its own.)
-            return None
+            return FrameAction.RUN_AS_IS
         except Exception as e:  # noqa: BLE001 - an internal error of bytegraph
             session.failed(e)
             return self._on_internal_error(code, e, tx)
         finally:
             self.stats.compile_time += time.perf_counter() - start
+        if ddp is not None:
+            self.stats.ddp_splits.extend((code.co_name, split) for split in backend.splits)
+        return self._install(code, cache, compiled, session)
+
+    def _without_compiling(self, code, func) -> FrameAction | None:
+        """How to run `code` when it is never compiled; None when it may be."""
+        if runs_eagerly_with_callees(code):
+            return FrameAction.RUN_EAGERLY
+        debug_only = config.debug_function
+        if is_skipped_code(code, func) or code.co_name == "<module>" or debug_only and \
+                code.co_name != debug_only:    # (resume functions carry their function's name)
+            runtime.touch(code)
+            return FrameAction.SKIP_CODE
+        return None
+
+    def _install(self, code, cache, compiled, session) -> CacheEntry:
+        """Store what tracing produced as a new cache entry of `code`, and account for it."""
         for e in compiled.breaks:
             self._record_break(code, e)
         with timing.phase("guards"):
             check = CheckFunction(list(compiled.guards), compiled.arg_names, code.co_name)
         _C.mark_skip(compiled.code)
-        entry = (check.fn, compiled.code, CacheEntryInfo(check, compiled.graph, compiled.op_count), self.ref)
+        entry = CacheEntry(check.fn, compiled.code, CacheEntryInfo(check, compiled.graph, compiled.op_count), self.ref)
         cache.append(entry)
-        _touched_codes.add(code)
+        runtime.touch(code)
         self.stats.frames_compiled += 1
         session.compiled(compiled, check)
         if compiled.graph is not None:
@@ -197,12 +162,15 @@ class FrameCompiler:
             return self.dynamic
         return True if config.dynamic_shapes else None
 
+    def _specializes_float(self) -> bool:
+        return config.specialize_float or _backend_specializes_float(self.backend)
+
     def _shape_policy(self, code) -> ShapePolicy:
         mode = self._dynamic_mode()
         automatic = mode is None and config.automatic_dynamic_shapes
-        return ShapePolicy(mode=mode, automatic_dims=_automatic_dynamic.dims_for(code) if automatic else {},
-                           automatic_scalars=_automatic_dynamic.scalars_for(code) if automatic else frozenset(),
-                           specialize_float=config.specialize_float or _backend_specializes_float(self.backend))
+        return ShapePolicy(mode=mode, automatic_dims=runtime.automatic_dynamic.dims_for(code) if automatic else {},
+                           automatic_scalars=runtime.automatic_dynamic.scalars_for(code) if automatic else frozenset(),
+                           specialize_float=self._specializes_float())
 
     def _note_size_changes(self, code, failed) -> list:
         """Automatic dynamic: when an entry failed only because input sizes changed, or Python
@@ -212,49 +180,55 @@ class FrameCompiler:
             return []
         changes, scalars = [], []
         for guard, value, _ in failed:
-            if isinstance(guard, ScalarConstantGuard) and guard.value_change(value) and not \
-                    (type(value) is float and (config.specialize_float or _backend_specializes_float(self.backend))):
-                scalars.append(guard.source.name())
-                continue
-            dims = guard.expected.size_change(value) if guard.kind == "TENSOR_MATCH" else None
-            if guard.kind == "TENSOR_MATCH" and dims is None or guard.kind not in ("TENSOR_MATCH", "SHAPE"):
+            change = guard.kind.dynamic_change(guard, value)
+            if change is None or change.scalar and type(value) is float and self._specializes_float():
                 return []          # something other than a size or a number changed: a plain recompile
-            if dims:
-                changes.append((guard.source.name(), dims))
-        return [f"{name} dims {sorted(dims)}" for name, dims in changes if _automatic_dynamic.note(code, name, dims)] \
-            + [name for name in scalars if _automatic_dynamic.note_scalar(code, name)]
+            if change.scalar:
+                scalars.append(guard.source.name())
+            elif change.dims:
+                changes.append((guard.source.name(), change.dims))
+        memory = runtime.automatic_dynamic
+        return [f"{name} dims {sorted(dims)}" for name, dims in changes if memory.note(code, name, dims)] \
+            + [name for name in scalars if memory.note_scalar(code, name)]
 
     def own_entries(self, cache) -> list:
         """The cache entries this compiler made (another compile of the same function has its own)."""
-        return [entry for entry in cache if entry[3] is self.ref]
+        return [entry for entry in cache if entry.owner is self.ref]
 
-    def _note_recompile(self, code, func, args, cache):
-        reasons, made_dynamic = [], []
-        for entry in self.own_entries(cache):
-            failed = entry[2].check.failed_guards(func, args)
+    def _note_recompile(self, code, func, args, cache) -> bool:
+        """Log and count a cache miss. Returns whether the frame reached its cache size limit: the
+        entries compiled for the same modules as this call number `config.cache_size_limit`, or all
+        its entries `config.accumulated_cache_size_limit` (one code run by many module instances, e.g.
+        the blocks of a model sharded with FSDP, has an entry per instance)."""
+        reasons, made_dynamic, same_modules = [], [], 0
+        own = self.own_entries(cache)
+        for entry in own:
+            failed = entry.info.check.failed_guards(func, args)
             reasons.extend(why for _, _, why in failed[:1])
             made_dynamic.extend(self._note_size_changes(code, failed))
-        text = "; ".join(reasons) or "no guard explains the miss"
+            same_modules += not _for_another_module(failed)
+        text = "; ".join(dict.fromkeys(reasons)) or "no guard explains the miss"
         if made_dynamic:
             text += f" (automatic dynamic: {', '.join(dict.fromkeys(made_dynamic))} now symbolic)"
-        own = len(self.own_entries(cache))
-        if own < config.cache_size_limit:
+        limited = same_modules >= config.cache_size_limit or len(own) >= config.accumulated_cache_size_limit
+        if not limited:
             self.stats.recompiles += 1
             self.stats.recompiles_by_function[code.co_name] += 1
             self.stats.recompile_reasons.append((code.co_name, text))
         log("recompiles", f"recompiling {code.co_name} ({code.co_filename}:{code.co_firstlineno}): {text}")
-        if own >= config.cache_size_limit and code not in _warned_limit:
-            _warned_limit.add(code)
+        if limited and runtime.first_time(("cache size limit", code)):
             logging.getLogger("bytegraph").warning(
-                "%s (%s:%d) hit config.cache_size_limit (%d); it now runs eagerly when no cached graph "
-                "fits. Last reasons: %s", code.co_name, code.co_filename, code.co_firstlineno,
-                config.cache_size_limit, text)
+                "%s%s (%s:%d) hit config.cache_size_limit (%d entries for the same modules, %d in all); it now "
+                "runs eagerly when no cached graph fits. Last reasons: %s", rank_prefix(), code.co_name,
+                code.co_filename, code.co_firstlineno, config.cache_size_limit, config.accumulated_cache_size_limit,
+                text)
+        return limited
 
     def _on_unsupported(self, code, e: Unsupported):
         """A break that could not resume in this frame: the whole frame runs eagerly."""
         self._record_break(code, e)
-        _touched_codes.add(code)
-        return False
+        runtime.touch(code)
+        return FrameAction.SKIP_CODE
 
     def _record_break(self, code, e: Unsupported):
         where = e.user_stack[-1] if e.user_stack else None
@@ -274,8 +248,8 @@ class FrameCompiler:
                 "internal error while compiling %s, running it eagerly: %s: %s\nThis is a bug of bytegraph: "
                 "please report it with this message (BYTEGRAPH_LOGS=+frontend shows the internal traceback, "
                 "BYTEGRAPH_COMPILE_DEBUG=1 saves the frame)", where, type(e).__name__, e)
-            _touched_codes.add(code)
-            return False
+            runtime.touch(code)
+            return FrameAction.SKIP_CODE
         verbose = config.verbose or enabled("frontend", logging.DEBUG)
         detail = "".join(traceback.format_exception(e)) if verbose else \
             "(the internal traceback is shown with config.verbose or BYTEGRAPH_LOGS=+frontend)"

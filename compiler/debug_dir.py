@@ -7,7 +7,7 @@ Compile time only. Layout, under `config.debug_dir` (`BYTEGRAPH_DEBUG_DIR`, defa
         <n>_<function>/                  one per compiled frame, numbered in compile order
             original_bytecode.txt        `dis` of the frame's code
             transformed_bytecode.txt     `dis` of the code bytegraph generated for it
-            transformed_code.py          the same, rendered as (approximate) Python
+            transformed_code.py          the same, rendered as (approximate) Python (bytecode_source.py)
             fx_graph_readable.py         the graph, each line annotated with its shape and dtype
             fx_graph_runnable.py         runs the graph standalone on random inputs of the recorded
                                          shapes/strides/dtypes: `python fx_graph_runnable.py`
@@ -20,21 +20,17 @@ Compile time only. Layout, under `config.debug_dir` (`BYTEGRAPH_DEBUG_DIR`, defa
 A backend adds its own files (IR, generated code) with `bytegraph.debug_dir.write_artifact(name,
 text)`, which writes into the folder of the frame being compiled when the debug dir is on.
 
-This module also turns an fx graph plus example inputs into a standalone Python script
-(`standalone_script`) and refers to a backend from such a script (`backend_reference`).
+The scripts themselves (`fx_graph_runnable.py`, `repro.py`) are written by scripts.py.
 """
 from __future__ import annotations
 
 import contextlib
 import dis
-import inspect
 import io
 import itertools
 import logging
 import os
-import pickle
 import re
-import sys
 import threading
 import time
 
@@ -42,34 +38,28 @@ import torch
 import torch.fx
 
 from .config import config
+from .runtime import runtime
 
-_run_dirs: dict[str, str] = {}          # debug_dir -> this process's run folder in it
-_frame_numbers: dict[str, itertools.count] = {}   # run folder -> numbers of its frame folders
-_local = threading.local()
+_local = threading.local()   # per thread: the folder of the frame whose graph a backend compiles
 
 
 # -- folders ----------------------------------------------------------------------------------
 def run_dir() -> str:
     """This process's `run_<time>-pid_<pid>` folder under `config.debug_dir` (created on first use)."""
     base = os.path.abspath(config.debug_dir)
-    path = _run_dirs.get(base)
+    path = runtime.run_dirs.get(base)
     if path is None:
         stamp = time.strftime("%Y_%m_%d_%H_%M_%S") + f"_{int(time.time() * 1e6) % 1_000_000:06d}"
         path = os.path.join(base, f"run_{stamp}-pid_{os.getpid()}")
         os.makedirs(path, exist_ok=True)
-        _run_dirs[base] = path
-        _frame_numbers[path] = itertools.count()
+        runtime.run_dirs[base] = path
+        runtime.frame_numbers[path] = itertools.count()
     return path
-
-
-_tool_failures: set = set()
 
 
 def warn_tool_failure(what: str, error: BaseException) -> None:
     """Log a failure of a debugging tool once per kind; the user's program goes on."""
-    key = (what, type(error))
-    if key not in _tool_failures:
-        _tool_failures.add(key)
+    if runtime.first_time(("tool failure", what, type(error))):
         logging.getLogger("bytegraph").warning("%s (%s: %s); please report it at bytegraph's issue tracker",
                                                what, type(error).__name__, error)
 
@@ -85,7 +75,7 @@ class FrameDir:
     def path(self) -> str:
         if self._path is None:
             run = run_dir()
-            self._path = os.path.join(run, f"{next(_frame_numbers[run])}_{self.name}")
+            self._path = os.path.join(run, f"{next(runtime.frame_numbers[run])}_{self.name}")
         os.makedirs(self._path, exist_ok=True)
         return self._path
 
@@ -174,340 +164,3 @@ def readable_graph(gm: torch.fx.GraphModule, title: str = "") -> str:
             line = f"{line}  # {describe_value(node.meta['example_value'])}"
         lines.append("    " + line if line.strip() else "")
     return "\n".join(lines) + "\n"
-
-
-# -- standalone scripts ----------------------------------------------------------------------
-def rand_strided(size, stride, dtype=torch.float32, device="cpu", requires_grad=False):
-    """A random tensor with the given size, stride and dtype (values in [0, 2) for integers)."""
-    extent = 1 + sum((n - 1) * s for n, s in zip(size, stride)) if all(n > 0 for n in size) else 0
-    if dtype.is_floating_point or dtype.is_complex:
-        buf = torch.randn(extent, dtype=dtype, device=device)
-    elif dtype == torch.bool:
-        buf = torch.randint(0, 2, (extent,), device=device).bool()
-    else:
-        buf = torch.randint(0, 2, (extent,), dtype=dtype, device=device)
-    t = torch.as_strided(buf, tuple(size), tuple(stride))
-    return t.requires_grad_() if requires_grad else t
-
-
-def clone_inputs(inputs):
-    """Copies of the tensors in `inputs` (same strides, same requires_grad); other values as is."""
-    out = []
-    for v in inputs:
-        if isinstance(v, torch.Tensor):
-            c = torch.empty_strided(v.shape, v.stride(), dtype=v.dtype, device=v.device)
-            with torch.no_grad():
-                c.copy_(v)
-            out.append(c.requires_grad_(v.requires_grad) if v.is_floating_point() or v.is_complex() else c)
-        else:
-            out.append(v)
-    return out
-
-
-def _input_expr(value) -> str:
-    if isinstance(value, torch.Tensor):
-        return (f"rand_strided({tuple(value.shape)!r}, {tuple(value.stride())!r}, {value.dtype}, "
-                f"{str(value.device)!r}, requires_grad={value.requires_grad})")
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return repr(value)
-    if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
-        return repr(value.node.hint if value.node.hint is not None else value)
-    return f"None  # a {type(value).__name__} cannot be written here"
-
-
-def random_inputs(example_inputs, seed: int = 0) -> list:
-    """In this process, exactly the inputs `make_inputs()` of a generated script creates."""
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        return [rand_strided(tuple(v.shape), tuple(v.stride()), v.dtype, str(v.device), v.requires_grad)
-                if isinstance(v, torch.Tensor) else v for v in example_inputs]
-
-
-def _constant_expr(value: torch.Tensor) -> str:
-    if value.numel() <= 64 and value.device.type == "cpu" and not value.is_complex():
-        return f"torch.tensor({value.tolist()!r}, dtype={value.dtype})"
-    return _input_expr(value)
-
-
-def module_source(gm: torch.fx.GraphModule, class_name: str = "Repro") -> str:
-    """Imports and an nn.Module class whose forward is the graph's code, constants included."""
-    from torch.fx.graph_module import _format_import_block, sys_importer
-    code = gm.graph.python_code(root_module="self")
-    imports = _format_import_block(code.globals, sys_importer)
-    imports = "\n".join(dict.fromkeys(line for line in imports.splitlines() if line.strip()))
-    lines = [imports, "", "", f"class {class_name}(torch.nn.Module):", "    def __init__(self):",
-             "        super().__init__()"]
-    for node in gm.graph.nodes:
-        if node.op == "get_attr":
-            value = gm
-            for part in node.target.split("."):
-                value = getattr(value, part)
-            if isinstance(value, torch.Tensor):
-                lines.append(f"        self.register_buffer({node.target.replace('.', '_')!r}, "
-                             f"{_constant_expr(value)})")
-    body = code.src.strip("\n")
-    for node in gm.graph.nodes:
-        if node.op == "get_attr" and "." in node.target:
-            body = body.replace(f"self.{node.target}", f"self.{node.target.replace('.', '_')}")
-    lines.append("")
-    lines += ["    " + line for line in body.splitlines() if line.strip()]
-    return "\n".join(lines)
-
-
-def standalone_script(gm: torch.fx.GraphModule, example_inputs, *, doc: str, main: str, helpers: str = "",
-                      inputs_file: str | None = None) -> str:
-    """A script defining `Repro` (the graph), `make_inputs()` and `main`'s body under `__main__`.
-
-    `make_inputs()` creates random inputs with the recorded shapes/strides/dtypes (seed 0), or loads
-    `inputs_file` (saved next to the script with torch.save) when random values do not reproduce."""
-    parts = ['"""' + doc.strip().replace('"""', "'''") + '\n"""', "import os", "", "import torch", "import torch.fx",
-             module_source(gm), "", "", inspect.getsource(rand_strided), "", inspect.getsource(clone_inputs), "",
-             "def make_inputs():"]
-    if inputs_file:
-        parts.append(f"    return torch.load(os.path.join(os.path.dirname(os.path.abspath(__file__)), "
-                     f"{inputs_file!r}))")
-    else:
-        parts.append("    torch.manual_seed(0)")
-        parts.append("    return [")
-        parts += [f"        {_input_expr(v)}," for v in example_inputs]
-        parts.append("    ]")
-    if helpers:
-        parts += ["", "", helpers.strip()]
-    parts += ["", "", 'if __name__ == "__main__":']
-    parts += ["    " + line if line.strip() else "" for line in inspect.cleandoc(main).splitlines()]
-    return "\n".join(parts) + "\n"
-
-
-def runnable_script(gm: torch.fx.GraphModule, example_inputs, title: str) -> str:
-    """`fx_graph_runnable.py`: runs the graph eagerly on random inputs and prints the outputs' shapes."""
-    return standalone_script(gm, example_inputs, doc=f"""
-{title}
-
-Runs standalone: `python fx_graph_runnable.py`. The inputs are random, with the shapes, strides and
-dtypes the graph was compiled for.""", main="""
-mod = Repro()
-with torch.no_grad():
-    outputs = mod(*make_inputs())
-for i, out in enumerate(outputs if isinstance(outputs, (tuple, list)) else [outputs]):
-    if isinstance(out, torch.Tensor):
-        print(f"output {i}: {out.dtype} {tuple(out.shape)}")
-    else:
-        print(f"output {i}: {out!r}")
-""")
-
-
-# -- referring to a backend from another process ------------------------------------------------
-def backend_reference(backend) -> dict | None:
-    """How a script in another process can get `backend` back: by its registered name, by importing
-    it, or by unpickling it. None if none of these works."""
-    from .backends.registry import list_backends, lookup_backend
-    for name in list_backends():
-        try:
-            if lookup_backend(name) is backend:
-                return {"kind": "registry", "name": name}
-        except Exception:  # noqa: BLE001, S112 - a broken entry point is not ours to report here
-            continue
-    module_name = getattr(backend, "__module__", None)
-    qualname = getattr(backend, "__qualname__", None)
-    module = sys.modules.get(module_name or "")
-    if module is not None and qualname and "<" not in qualname and _resolve(module, qualname) is backend:
-        file = getattr(module, "__file__", None)
-        if module_name == "__main__":
-            return {"kind": "import", "module": module_name, "qualname": qualname, "path": None,
-                    "file": os.path.abspath(file) if file else None}
-        return {"kind": "import", "module": module_name, "qualname": qualname, "path": _import_root(module),
-                "file": None}
-    try:
-        data = pickle.dumps(backend)
-    except Exception:  # noqa: BLE001 - lambdas, closures, objects holding locks...
-        return None
-    cls_module = sys.modules.get(type(backend).__module__)
-    return {"kind": "pickle", "data": data, "path": _import_root(cls_module) if cls_module else None}
-
-
-def _resolve(obj, qualname: str):
-    for part in qualname.split("."):
-        obj = getattr(obj, part, None)
-    return obj
-
-
-def _import_root(module) -> str | None:
-    """The sys.path entry from which `module` was imported."""
-    file = getattr(module, "__file__", None)
-    if not file:
-        return None
-    path = os.path.dirname(os.path.abspath(file))
-    depth = module.__name__.count(".") + (1 if os.path.basename(file) == "__init__.py" else 0)
-    for _ in range(depth):
-        path = os.path.dirname(path)
-    return path
-
-
-def load_backend(spec):
-    """Get a backend back from `backend_reference(...)`'s description (also copied into scripts)."""
-    import importlib
-    import importlib.util
-    import pickle
-    import sys
-    if spec is None:
-        raise RuntimeError("the backend could not be referenced from another process (a lambda or a local "
-                           "function?); define it at module level or register it with bytegraph.register_backend")
-    if spec.get("path") and spec["path"] not in sys.path:
-        sys.path.insert(0, spec["path"])
-    if spec["kind"] == "registry":
-        from bytegraph.backends.registry import lookup_backend
-        return lookup_backend(spec["name"])
-    if spec["kind"] == "pickle":
-        return pickle.loads(spec["data"])
-    if spec.get("file"):   # defined in a script that ran as __main__: load that file as a module
-        file_spec = importlib.util.spec_from_file_location("_bytegraph_user_script", spec["file"])
-        module = importlib.util.module_from_spec(file_spec)
-        file_spec.loader.exec_module(module)
-    else:
-        module = importlib.import_module(spec["module"])
-    for part in spec["qualname"].split("."):
-        module = getattr(module, part)
-    return module
-
-
-def backend_loader_source(spec) -> str:
-    """Helper code for a script: `BACKEND_SPEC` and `load_backend(spec)`."""
-    return f"BACKEND_SPEC = {spec!r}\n\n\n{inspect.getsource(load_backend)}"
-
-
-# -- the transformed code as Python -----------------------------------------------------------------
-def transformed_source(code) -> str:
-    """The transformed code rendered as approximate Python (straight-line code reads as Python;
-    jumps become `goto` comments). Every call result gets a temporary, so nothing runs twice."""
-    header = [f"# {code.co_name}: the code bytegraph runs instead of {code.co_filename}:{code.co_firstlineno}",
-              "# (approximate Python rendered from the bytecode; see transformed_bytecode.txt)",
-              f"def {code.co_name}({', '.join(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])}):"]
-    lines, stack, temps = [], [], itertools.count()
-    kw_names: tuple = ()
-    targets = {i.argval for i in dis.get_instructions(code) if i.opcode in dis.hasjrel or i.opcode in dis.hasjabs}
-
-    def pop(n=1):
-        got = [stack.pop() if stack else "<?>" for _ in range(n)]
-        return got[::-1]
-
-    def temp(expr):
-        name = f"_t{next(temps)}"
-        lines.append(f"{name} = {expr}")
-        stack.append(name)
-
-    for ins in dis.get_instructions(code):
-        op, arg = ins.opname, ins.argval
-        if ins.offset in targets:
-            lines.append(f"# label L{ins.offset}")
-        if op in ("RESUME", "NOP", "PRECALL", "CACHE", "EXTENDED_ARG", "MAKE_CELL", "COPY_FREE_VARS"):
-            continue
-        if op == "PUSH_NULL":
-            stack.append(None)
-        elif op == "LOAD_CONST":
-            stack.append(_const_text(arg))
-        elif op in ("LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_NAME"):
-            stack.append(str(arg))
-        elif op == "LOAD_GLOBAL":
-            if ins.arg & 1:
-                stack.append(None)
-            stack.append(str(arg))
-        elif op == "LOAD_METHOD":
-            obj = pop()[0]
-            stack += [None, f"{obj}.{arg}"]
-        elif op == "LOAD_ATTR":
-            stack.append(f"{pop()[0]}.{arg}")
-        elif op in ("STORE_FAST", "STORE_DEREF", "STORE_GLOBAL", "STORE_NAME"):
-            value = pop()[0]
-            if value and value.startswith("_t") and lines and lines[-1].startswith(f"{value} = "):
-                lines[-1] = f"{arg} = {lines[-1][len(value) + 3:]}"   # `_t3 = f(x)` + `y = _t3`: `y = f(x)`
-            else:
-                lines.append(f"{arg} = {value}")
-        elif op in ("DELETE_FAST", "DELETE_DEREF", "DELETE_GLOBAL"):
-            lines.append(f"del {arg}")
-        elif op == "STORE_ATTR":
-            obj, value = pop()[0], pop()[0]
-            lines.append(f"{obj}.{arg} = {value}")
-        elif op == "STORE_SUBSCR":
-            value, obj, key = pop(3)
-            lines.append(f"{obj}[{key}] = {value}")
-        elif op == "BINARY_SUBSCR":
-            obj, key = pop(2)
-            temp(f"{obj}[{key}]")
-        elif op == "BINARY_OP":
-            a, b = pop(2)
-            temp(f"{a} {ins.argrepr} {b}")
-        elif op in ("COMPARE_OP", "IS_OP", "CONTAINS_OP"):
-            a, b = pop(2)
-            sym = {"IS_OP": ("is", "is not"), "CONTAINS_OP": ("in", "not in")}.get(op)
-            temp(f"{a} {sym[arg] if sym else ins.argrepr} {b}")
-        elif op == "KW_NAMES":
-            kw_names = tuple(code.co_consts[ins.arg])   # dis gives no argval for KW_NAMES on 3.11
-        elif op == "CALL":
-            values = pop(ins.arg)
-            fn, maybe_self = pop(2)
-            if fn is None:
-                fn, maybe_self = maybe_self, None
-            elif maybe_self is not None:
-                values.insert(0, maybe_self)
-            n_kw = len(kw_names)
-            pos, kws = values[:len(values) - n_kw], values[len(values) - n_kw:]
-            args = ", ".join(list(pos) + [f"{k}={v}" for k, v in zip(kw_names, kws)])
-            kw_names = ()
-            temp(f"{fn}({args})")
-        elif op in ("BUILD_TUPLE", "BUILD_LIST", "BUILD_SET"):
-            items = pop(ins.arg)
-            if op == "BUILD_TUPLE":
-                stack.append(f"({', '.join(items)}{',' if len(items) == 1 else ''})")
-            else:
-                stack.append(("[%s]" if op == "BUILD_LIST" else "{%s}") % ", ".join(items))
-        elif op == "BUILD_MAP":
-            items = pop(2 * ins.arg)
-            stack.append("{" + ", ".join(f"{k}: {v}" for k, v in zip(items[::2], items[1::2])) + "}")
-        elif op == "BUILD_CONST_KEY_MAP":
-            keys, *values = pop(ins.arg + 1)[::-1]
-            stack.append(f"dict(zip({keys}, ({', '.join(values[::-1])},)))")
-        elif op == "UNPACK_SEQUENCE":
-            seq = pop()[0]
-            names = [f"_t{next(temps)}" for _ in range(ins.arg)]
-            lines.append(f"{', '.join(names)}{',' if ins.arg == 1 else ''} = {seq}")
-            stack += names[::-1]
-        elif op == "POP_TOP":
-            value = pop()[0]
-            if value is not None and not value.startswith("_t"):
-                lines.append(value)
-        elif op == "COPY":
-            stack.append(stack[-ins.arg] if len(stack) >= ins.arg else "<?>")
-        elif op == "SWAP":
-            if len(stack) >= ins.arg:
-                stack[-1], stack[-ins.arg] = stack[-ins.arg], stack[-1]
-        elif op == "RETURN_VALUE":
-            value = pop()[0]
-            if value and value.startswith("_t") and lines and lines[-1].startswith(f"{value} = "):
-                lines[-1] = f"return {lines[-1][len(value) + 3:]}"
-            else:
-                lines.append(f"return {value}")
-        elif op.startswith(("POP_JUMP", "JUMP_IF")):
-            cond = pop()[0]
-            neg = "not " if "FALSE" in op else ""
-            test = f"{cond} is {'not ' if 'NOT_NONE' in op else ''}None" if "NONE" in op else f"{neg}{cond}"
-            lines.append(f"if {test}: goto L{arg}")
-        elif op.startswith("JUMP"):
-            lines.append(f"goto L{arg}")
-        else:
-            effect = dis.stack_effect(ins.opcode, ins.arg) if ins.opcode >= dis.HAVE_ARGUMENT else \
-                dis.stack_effect(ins.opcode)
-            lines.append(f"# {op} {ins.argrepr}".rstrip())
-            if effect < 0:
-                pop(-effect)
-            stack.extend(f"<{op}>" for _ in range(max(effect, 0)))
-    return "\n".join(header + ["    " + line for line in lines]) + "\n"
-
-
-def _const_text(value) -> str:
-    if isinstance(value, torch.fx.GraphModule) or isinstance(getattr(value, "__self__", None), torch.fx.GraphModule):
-        return "compiled_graph"
-    if callable(value) and getattr(value, "__name__", None):
-        name = getattr(value, "__qualname__", value.__name__)
-        return name if name.isidentifier() else re.sub(r"\W+", "_", name).strip("_")
-    text = repr(value)
-    return text if len(text) <= 60 and "\n" not in text else f"<{type(value).__name__}>"

@@ -11,6 +11,9 @@ import torch
 from . import _C
 from .backends.registry import list_backends, lookup_backend
 from .convert_frame import FrameCompiler
+from .disable import disable
+
+__all__ = ["OptimizedModule", "compile", "disable", "run"]
 
 
 def _call_with_callback(callback, fn, args, kwargs):
@@ -19,32 +22,6 @@ def _call_with_callback(callback, fn, args, kwargs):
         return fn(*args, **kwargs)
     finally:
         _C.set_callback(prev)
-
-
-def _disabled_wrapper_template(fn):
-    @functools.wraps(fn)
-    def _bytegraph_disabled_call(*args, **kwargs):
-        prev = _C.set_callback(None)
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            _C.set_callback(prev)
-    _bytegraph_disabled_call._bytegraph_disabled = True
-    return _bytegraph_disabled_call
-
-
-def disabled_wrapper_code():
-    return _disabled_wrapper_template(lambda: None).__code__
-
-
-def disable(fn=None):
-    """Never compile `fn` (nor what it calls); inside compiled code, calling it is a graph break."""
-    if fn is None:
-        return disable
-    if isinstance(fn, torch.nn.Module):
-        fn.forward = disable(fn.forward)
-        return fn
-    return _disabled_wrapper_template(fn)
 
 
 class OptimizedModule(torch.nn.Module):

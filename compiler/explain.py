@@ -11,7 +11,6 @@ neither uses nor disturbs the caller's compiled code, and `bytegraph.stats` does
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import traceback
@@ -19,9 +18,10 @@ import traceback
 import torch
 
 from . import _C, timing
-from .convert_frame import FrameCompiler, Stats, _touched_codes
+from .convert_frame import FrameCompiler
 from .debug_dir import readable_graph
 from .frontend.graph_break import kinds
+from .runtime import Stats, runtime
 
 
 @dataclasses.dataclass
@@ -130,29 +130,6 @@ def _ops(gm) -> list:
     return [n.target for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module")]
 
 
-@contextlib.contextmanager
-def isolated_caches():
-    """Set aside every cache entry and skip mark bytegraph has stored; afterwards drop what was
-    stored meanwhile and put the old ones back."""
-    saved = {}
-    for code in list(_touched_codes):
-        saved[code] = None if _C.is_skipped(code) else list(_C.peek_cache(code) or ())
-        _C.clear(code)
-    _touched_codes.clear()
-    try:
-        yield
-    finally:
-        for code in list(_touched_codes):
-            _C.clear(code)
-        _touched_codes.clear()
-        for code, entries in saved.items():
-            if entries is None:
-                _C.mark_skip(code)
-            else:
-                _C.get_cache(code).extend(entries)
-            _touched_codes.add(code)
-
-
 class _Recorder:
     """The explain run's backend (records and runs graphs eagerly) and compile hook."""
 
@@ -189,7 +166,7 @@ def explain(fn):
         recorder = _Recorder(stats)
         callback = FrameCompiler(recorder.backend, hooks=recorder.on_frame, stats=stats)
         before = timing.snapshot()
-        with isolated_caches():
+        with runtime.isolated_caches():
             prev = _C.set_callback(callback)
             try:
                 target(*args, **kwargs)

@@ -1,13 +1,15 @@
 """Logging: `BYTEGRAPH_LOGS=graph,guards,bytecode,recompiles,graph_breaks,+frontend` chooses what is
-shown, through stdlib logging under the `bytegraph.<component>` loggers."""
+shown, through stdlib logging under the `bytegraph.<component>` loggers. Under torch.distributed
+every message says which rank wrote it (each process compiles on its own)."""
 from __future__ import annotations
 
 import logging
+import sys
 
 from .config import config
 
 COMPONENTS = ("frontend", "graph", "graph_code", "guards", "bytecode", "recompiles", "graph_breaks", "backend",
-              "aot_graphs")
+              "aot_graphs", "ddp")
 _configured = None
 
 
@@ -32,11 +34,19 @@ def _setup():
         logging.getLogger(f"bytegraph.{name}").setLevel(level)
 
 
+def rank_prefix() -> str:
+    """"rank N: " in a process of an initialized torch.distributed job, else ""."""
+    dist = sys.modules.get("torch.distributed")   # never imported just to ask
+    if dist is None or not dist.is_available() or not dist.is_initialized():
+        return ""
+    return f"rank {dist.get_rank()}: "
+
+
 def log(component: str, msg: str, level: int = logging.INFO) -> None:
     _setup()
     logger = logging.getLogger(f"bytegraph.{component}")
     if logger.isEnabledFor(level):
-        logger.log(level, msg)
+        logger.log(level, rank_prefix() + msg)
 
 
 def enabled(component: str, level: int = logging.INFO) -> bool:

@@ -28,8 +28,8 @@ import os
 import torch
 import torch.fx
 
-from .debug_dir import (FrameDir, backend_loader_source, backend_reference, clone_inputs, random_inputs,
-                        standalone_script)
+from .debug_dir import FrameDir
+from .scripts import backend_loader_source, backend_reference, clone_inputs, random_inputs, standalone_script
 from .logs import log
 from .timing import phase
 

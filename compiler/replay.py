@@ -19,8 +19,8 @@ import sys
 import traceback
 import types
 
-from .config import config
-from .debug_dir import FrameDir, backend_reference, load_backend
+from .debug_dir import FrameDir
+from .scripts import backend_reference
 
 RECORD_VERSION = 1
 
@@ -35,7 +35,7 @@ class FrameRecord:
     args: list                           # one _Value per frame argument, in co_varnames order
     closure: list                        # one _Value per free variable
     globals: dict                        # name -> _Value
-    backend: dict | None                 # debug_dir.backend_reference(...)
+    backend: dict | None                 # scripts.backend_reference(...)
     error: str
     traceback: str
     missing: list                        # what could not be recorded, and why
@@ -143,16 +143,3 @@ def rebuild(record: FrameRecord):
     if code.co_flags & 0x08:     # CO_VARKEYWORDS
         kwargs.update(rest.pop(0))
     return fn, args, kwargs
-
-
-def replay(path: str, backend=None, **compile_options):
-    """Compile and run the recorded frame again, with the recorded backend unless `backend` is given.
-    The original failure is raised again (errors are not suppressed during a replay); once it is
-    fixed, the frame's result is returned."""
-    from .eval_frame import compile as bytegraph_compile
-    record = load_record(path)
-    fn, args, kwargs = rebuild(record)
-    if backend is None:
-        backend = load_backend(record.backend) if record.backend is not None else "eager"
-    with config.patch(strict=True, replay_record_enabled=False):
-        return bytegraph_compile(fn, backend=backend, **compile_options)(*args, **kwargs)

@@ -54,6 +54,22 @@ def is_skipped_file(filename: str) -> bool:
     return path.startswith(_ALL_PREFIXES)
 
 
+def is_skipped_code(code, func) -> bool:
+    """A skipped file's code, or code a skipped library generated with `exec` (filename "<string>"):
+    the methods `dataclasses` writes for torch's own dataclasses run in the globals of the torch
+    module that defined the class, and `collections.namedtuple` constructors in a namespace of their
+    own (FSDP's hooks make both on every step; compiling them only adds recompiles)."""
+    if is_skipped_file(code.co_filename):
+        return True
+    if code.co_filename != "<string>":
+        return False
+    module_globals = getattr(func, "__globals__", None) or {}
+    if str(module_globals.get("__name__", "")).startswith("namedtuple_"):
+        return True
+    origin = module_globals.get("__file__")
+    return isinstance(origin, str) and is_skipped_file(origin)
+
+
 def runs_eagerly_with_callees(code) -> bool:
     """Code run as is together with everything it calls: a lazy module's first-call hook
     materializes its parameters (`initialize_parameters`, `reset_parameters`, init functions) and

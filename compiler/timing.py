@@ -6,7 +6,8 @@ table adds up to the total. convert_frame charges "tracing" (bytecode analysis, 
 propagation and bytecode generation), "guards" and "debug artifacts"; the backend wrapper charges
 "backend". A finer split only needs another `phase(...)` where the work happens.
 
-`bytegraph.compile_times()` returns the table; `bytegraph.reset()` clears it.
+`bytegraph.compile_times()` returns the table; `bytegraph.reset()` clears it (the table is kept by
+`runtime.phases`).
 """
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ import dataclasses
 import threading
 import time
 from collections.abc import Mapping
+
+from .runtime import runtime
 
 
 @dataclasses.dataclass
@@ -66,8 +69,7 @@ class CompileTimes(Mapping):
     __repr__ = __str__
 
 
-_phases: dict[str, PhaseTime] = {}
-_local = threading.local()
+_local = threading.local()   # per thread: the stack of open phases
 
 
 @contextlib.contextmanager
@@ -83,25 +85,21 @@ def phase(name: str):
     finally:
         elapsed = time.perf_counter() - start
         nested = stack.pop()
-        _phases.setdefault(name, PhaseTime()).add(elapsed - nested)
+        runtime.phases.setdefault(name, PhaseTime()).add(elapsed - nested)
         if stack:
             stack[-1] += elapsed
 
 
 def snapshot() -> dict[str, tuple[int, float]]:
-    return {name: (p.calls, p.total) for name, p in _phases.items()}
+    return {name: (p.calls, p.total) for name, p in runtime.phases.items()}
 
 
 def since(before: dict[str, tuple[int, float]]) -> dict[str, float]:
     """Seconds per phase spent after `before = snapshot()` was taken."""
-    return {name: p.total - before.get(name, (0, 0.0))[1] for name, p in _phases.items()
+    return {name: p.total - before.get(name, (0, 0.0))[1] for name, p in runtime.phases.items()
             if p.calls > before.get(name, (0, 0.0))[0]}
 
 
 def compile_times() -> CompileTimes:
     """Time spent compiling, per phase, since the process started or `bytegraph.reset()`."""
-    return CompileTimes({name: dataclasses.replace(p) for name, p in _phases.items()})
-
-
-def reset() -> None:
-    _phases.clear()
+    return CompileTimes({name: dataclasses.replace(p) for name, p in runtime.phases.items()})

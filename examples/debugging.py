@@ -72,7 +72,7 @@ def main():
     bytegraph.reset()
 
     section("4. the minifier: BYTEGRAPH_REPRO_AFTER=dynamo")
-    with bytegraph.config.patch(repro_after="dynamo", debug_dir=out_dir):
+    with bytegraph.config.patch(repro_after="dynamo", debug_dir=out_dir, strict=True):   # raise, not fall back
         try:
             bytegraph.compile(model_step, backend=buggy_backend)(x, w)
         except Exception as e:  # noqa: BLE001 - the backend failure, reported with the repro's path

@@ -10,6 +10,7 @@ import types
 
 import torch
 
+from ..disable import disabled_wrapper_code
 from ..guards.guard import Guard
 from ..probe import overrides_in_python, safe_in, static_getattr, static_hasattr
 from ..guards.shape import scalar_can_be_dynamic
@@ -18,6 +19,7 @@ from .graph_break import Unsupported
 from .variables.builtins import BuiltinVariable, OperatorGetterVariable, has_builtin_handler
 from .variables.constant import ConstantVariable, LazyGuardedScalarVariable, is_constant_value
 from .variables.dicts import DictVariable, SetVariable
+from .variables.distributed import DistributedFunctionVariable, is_distributed_function
 from .variables.functions import BoundMethodVariable, PartialVariable, SkippedFunctionVariable, UserFunctionVariable
 from .variables.lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable, is_named_tuple_class
 from .variables.misc import PythonModuleVariable
@@ -30,8 +32,7 @@ from .variables.user_defined import EnumVariable, UserDefinedClassVariable, User
 @functools.lru_cache(None)
 def _skipped_wrapper_codes():
     """Code objects of wrappers that mark a function as never-compiled."""
-    from .. import eval_frame
-    codes = {eval_frame.disabled_wrapper_code()}
+    codes = {disabled_wrapper_code()}
     try:
         @torch._disable_dynamo
         def probe():
@@ -225,6 +226,9 @@ def _wrap(tx, value, source, trusted):
     if is_skipped_function(value):
         guard(Guard.id_match(source, value))
         return SkippedFunctionVariable(fn=value, source=source)
+    if is_distributed_function(value):
+        guard(Guard.id_match(source, value))
+        return DistributedFunctionVariable(fn=value, source=source)
     if is_torch_op(value):
         guard(Guard.id_match(source, value))
         return TorchFunctionVariable(fn=value, source=source)

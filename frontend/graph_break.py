@@ -45,6 +45,9 @@ register("unsupported_op", "{what} is not supported",
          "rewrite the construct, or move it into a function wrapped in `bytegraph.disable`")
 register("skipped_function", "{fn} is marked to run eagerly (bytegraph.disable or a skipped file)",
          "this is expected; the graph continues after the call")
+register("distributed", "{fn} belongs to torch.distributed and runs as its own code",
+         "this is expected: collectives and DDP/FSDP wrappers run eagerly; the module a wrapper runs is "
+         "compiled as its own frame, and the graph continues after the call")
 register("user_exception", "exception {exc} raised in traced code is not handled there",
          "the exception is raised by running that part of the code eagerly")
 register("inline_failed", "inlining {fn} failed: {detail}",

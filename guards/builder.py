@@ -13,9 +13,8 @@ import sys
 
 import torch
 
-from .guard import MODULE_HOOK_TABLES, Guard
+from .guard import Guard
 from .source import ConstSource, LocalSource, const_name, local_param, type_lookup
-from .._tensor_guards import GlobalStateGuard, TensorGuards
 
 
 class SharedReads:
@@ -64,22 +63,7 @@ class CheckFunction:
             for s in _chain(g.source) if g.source is not None else ():
                 if isinstance(s, ConstSource):
                     self.consts[const_name(s.value)] = s.value
-        fused = ("TENSOR_MATCH", "GLOBAL_STATE")
-        self.checks = []
-        state = {g.expected[0]: g.expected[1] for g in self.guards if g.kind == "GLOBAL_STATE"}
-        if state:
-            # one C++ call checks grad mode, default dtype, deterministic algorithms and autocast
-            fast_state = GlobalStateGuard(state["grad_enabled"], state["default_dtype"],
-                                          state["deterministic_algorithms"], state["autocast"],
-                                          state["autocast_cache"])
-            self.checks.append(f"{self._const(fast_state, 'global_state')}()")
-        self.checks += [self._render(g) for g in self.guards if g.kind not in fused]
-        tensor_guards = [g for g in self.guards if g.kind == "TENSOR_MATCH"]
-        if tensor_guards:
-            # one C++ call checks every tensor input
-            fast = TensorGuards(tuple(tensor_spec(g.expected) for g in tensor_guards))
-            tensors = ", ".join(g.source.sub_expr(self.shared) for g in tensor_guards)
-            self.checks.append(f"{self._const(fast, 'tensor_guards')}({tensors})")
+        self.checks = self._render_checks()
         params = ", ".join(["__func"] + [local_param(n) for n in arg_names])
         body = " and\n            ".join(f"({c})" for c in self.checks) or "True"
         prologue = ""
@@ -94,42 +78,27 @@ class CheckFunction:
         exec(compile(self.source, f"<bytegraph guards for {fn_name}>", "exec"), namespace)
         self.fn = namespace[py_name]
 
-    def _const(self, value, hint: str = "c") -> str:
+    def _render_checks(self) -> list[str]:
+        """One expression per guard, in guard order; a fast-path kind renders all its guards as one
+        C++ call, at the place of the first."""
+        checks, done = [], set()
+        for g in self.guards:
+            if not g.kind.fast_path:
+                checks.append(g.kind.render(g, self))
+            elif g.kind not in done:
+                done.add(g.kind)
+                checks.append(g.kind.render_all([h for h in self.guards if h.kind is g.kind], self))
+        return checks
+
+    def const(self, value, hint: str = "c") -> str:
         """A name for `value` in the check function's namespace (the hint keeps the source readable)."""
         name = f"___{re.sub(chr(92) + 'W+', '_', hint).strip('_')}_{len(self.consts)}"
         self.consts[name] = value
         return name
 
-    def _render(self, g: Guard) -> str:
-        x = g.source.sub_expr(self.shared) if g.source is not None else None
-        exp = g.expected
-        if g.kind == "TYPE_MATCH":
-            return f"type({x}) is {self._const(exp, exp.__name__)}"
-        if g.kind == "ID_MATCH":
-            return f"{x} is {self._const(exp, 'ref_' + g.source.name())}()"
-        if g.kind == "CONSTANT_MATCH":
-            if exp is None or isinstance(exp, bool):
-                return f"{x} is {exp!r}"
-            if type(exp) is float:  # bit-exact: -0.0 is not 0.0, and nan matches nan
-                return f"type({x}) is float and {x}.hex() == {exp.hex()!r}"
-            return f"type({x}) is {self._const(type(exp))} and {x} == {self._const(exp)}"
-        if g.kind == "LEN_MATCH":
-            return f"len({x}) == {exp}"
-        if g.kind == "DICT_KEYS":
-            if not exp:
-                return f"not {x}"
-            return f"tuple({x}.keys()) == {self._const(exp)}"
-        if g.kind == "GRAD_IS_NONE":
-            return f"{x}.grad is None"
-        if g.kind == "KEY_ABSENT":
-            return f"{exp!r} not in {x}"
-        if g.kind == "NO_MODULE_HOOKS":
-            return f"not ({' or '.join(f'{x}.{t}' for t in MODULE_HOOK_TABLES)})"
-        if g.kind == "SAME_OBJECT":
-            return f"{x} is {exp.expr()}"
-        if g.kind == "SHAPE":
-            return exp.fast  # printed from the ShapeEnv by guards/shape.py
-        raise ValueError(g.kind)
+    def read(self, source) -> str:
+        """The fast expression of `source`, evaluating reads shared by several guards once."""
+        return source.sub_expr(self.shared)
 
     def readable(self) -> str:
         return "\n".join(g.describe() for g in self.guards)
@@ -143,44 +112,28 @@ class CheckFunction:
         env = {"__func": func, "G": func.__globals__, "B": func.__builtins__}
         env.update({local_param(n): v for n, v in zip(self.arg_names, args)})
         env.update(self.consts, **_GUARD_GLOBALS)
+
+        def read(g):
+            return eval(g.source.expr(), env) if g.source is not None else None
+
         failed = []
         for g in self.guards:
             try:
-                value = eval(g.source.expr(), env) if g.source is not None else None
+                value = read(g)
             except Exception as e:  # noqa: BLE001 - the value is gone or changed shape
-                failed.append((g, None, f"{g.source.name()} could not be read: {type(e).__name__}: {e}"))
+                failed.append((g, None, f"{g.name()} could not be read: {type(e).__name__}: {e}"))
                 continue
             try:
-                why = g.explain(value)
-                if g.kind == "SAME_OBJECT" and value is not eval(g.expected.expr(), env):
-                    why = f"{g.source.name()} is no longer the same object as {g.expected.name()}"
-                if g.kind == "SHAPE":
-                    why = g.expected.explain(env)
-            except Exception as e:  # noqa: BLE001 - e.g. len() of a value whose type changed, or the
-                # other object of SAME_OBJECT gone (a shorter tuple): explaining never raises
-                what = g.source.name() if g.source is not None else "a shape guard"
-                why = f"{what} changed: {type(e).__name__}: {e}"
+                why = g.explain(value, env)
+            except Exception as e:  # noqa: BLE001 - e.g. len() of a value whose type changed
+                why = f"{g.name()} changed: {type(e).__name__}: {e}"
             if why:
                 failed.append((g, value, why))
-        tensors = {}
-        for g in self.guards:
-            if g.kind == "TENSOR_MATCH":
-                try:
-                    value = eval(g.source.expr(), env)
-                except Exception:  # noqa: BLE001 - reported above
-                    continue
-                if id(value) in tensors:
-                    failed.append((g, value, f"{g.source.name()} and {tensors[id(value)]} are now the same "
-                                             "tensor (they were distinct when compiled)"))
-                tensors[id(value)] = g.source.name()
+        for kind in dict.fromkeys(g.kind for g in self.guards):
+            failed += kind.explain_together([g for g in self.guards if g.kind is kind], read)
         return failed
 
 
 _SHAPE_GLOBALS = {"math": math, "torch": torch}   # names that printed shape expressions may use
 _GUARD_GLOBALS = dict(_SHAPE_GLOBALS, ___modules=sys.modules, ___type_lookup=type_lookup)
 
-
-def tensor_spec(meta) -> tuple:
-    """The C++ TensorGuards description of one tensor (None = a symbolic dim, not checked here)."""
-    return (meta.cls, meta.dtype, meta.device, tuple(meta.shape), tuple(meta.stride), meta.requires_grad,
-            meta.dispatch_keys.raw_repr())

@@ -1,7 +1,12 @@
-"""Guard kinds: one assumption about one value, as (source, check) data.
+"""Guards: one assumption about one value, as (source, kind, expected) data, and the guard kinds.
 
-Compile time only. Each guard renders a fast Python expression for the generated check function
-and can explain, given the actual value, why it fails (for recompile reasons).
+Compile time only. A guard kind is one object holding every fact about the kind: its order in the
+check function (cheap checks first), what makes two guards the same, the fast Python expression
+it renders to, whether a C++ fast path checks all guards of the kind at once, its description and
+the explanation of a failure (for recompile reasons), and what automatic dynamic can do about one.
+The guard builder, explain and convert_frame ask the kind; none of them switches on it, so a new
+kind is one class here (decorated with `@_kind("constructor_name")`, which also adds
+`Guard.constructor_name`).
 """
 from __future__ import annotations
 
@@ -12,12 +17,386 @@ from typing import Any
 
 import torch
 
+from .._tensor_guards import GlobalStateGuard, TensorGuards
 from .source import Source
 
-# cheap checks first
-_ORDER = {"GLOBAL_STATE": 0, "ID_MATCH": 1, "TYPE_MATCH": 2, "CONSTANT_MATCH": 3, "LEN_MATCH": 4,
-          "DICT_KEYS": 5, "NO_MODULE_HOOKS": 5, "KEY_ABSENT": 5, "GRAD_IS_NONE": 6, "TENSOR_MATCH": 7,
-          "SAME_OBJECT": 8, "SHAPE": 9}
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Guard:
+    source: Source | None      # None: the guard reads no value of the frame (global state, shapes)
+    kind: "GuardKind"
+    expected: Any = None
+
+    def key(self):
+        return (self.source, self.kind.name, self.kind.key(self.expected))
+
+    def __hash__(self):
+        return hash(self.key())
+
+    def __eq__(self, other):
+        return isinstance(other, Guard) and self.key() == other.key()
+
+    @property
+    def order(self) -> int:
+        return self.kind.order
+
+    def name(self) -> str:
+        return self.source.name() if self.source is not None else ""
+
+    def describe(self) -> str:
+        return self.kind.describe(self)
+
+    def explain(self, value, env) -> str | None:
+        """Why `value` (the source's current value; None without a source) fails this guard; `env`
+        evaluates fast expressions of other sources (guards/builder.py `CheckFunction.failed_guards`)."""
+        return self.kind.explain(self, value, env)
+
+
+@dataclasses.dataclass(frozen=True)
+class DynamicChange:
+    """What automatic dynamic can make symbolic so that a failed guard passes after a recompile:
+    some dims of a tensor input, or a Python number (`scalar`)."""
+    dims: frozenset = frozenset()
+    scalar: bool = False
+
+
+class GuardKind:
+    """The facts of one kind of guard. Subclasses are singletons made by `@_kind`."""
+    name: str
+    order: int                   # position in the check function: cheap checks first
+    fast_path = False            # all guards of the kind are checked by one C++ call (`render_all`)
+
+    def key(self, expected):
+        """What, besides the source, makes two guards of this kind the same check."""
+        return expected
+
+    def render(self, guard: Guard, check) -> str:
+        """The guard as a Python expression of the check function; `check.read(source)` renders a
+        source and `check.const(value, hint)` names an object the expression refers to."""
+        raise NotImplementedError(self.name)
+
+    def render_all(self, guards: list, check) -> str:
+        """For a fast-path kind: one expression checking all of `guards`."""
+        raise NotImplementedError(self.name)
+
+    def describe(self, guard: Guard) -> str:
+        raise NotImplementedError(self.name)
+
+    def explain(self, guard: Guard, value, env) -> str | None:
+        raise NotImplementedError(self.name)
+
+    def explain_together(self, guards: list, read) -> list:
+        """(guard, value, reason) for what fails only between guards of this kind (the fast path's
+        assumptions); `read(guard)` is the guard's current value."""
+        return []
+
+    def dynamic_change(self, guard: Guard, value) -> DynamicChange | None:
+        """What automatic dynamic can change so this failed guard passes; None: nothing (the miss
+        needs a plain recompile)."""
+        return None
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def __copy__(self):
+        return self          # a singleton: a copied guard keeps its kind
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+KINDS: list[GuardKind] = []   # every kind `_kind` made, in order
+
+
+def _kind(constructor: str):
+    """Make the decorated GuardKind subclass a singleton, listed in KINDS, and add its `make` as
+    `Guard.<constructor>`."""
+    def register(cls):
+        kind = cls()
+        KINDS.append(kind)
+        setattr(Guard, constructor, staticmethod(kind.make))
+        return kind
+    return register
+
+
+@_kind("global_state")
+class GLOBAL_STATE(GuardKind):
+    """Process state every graph depends on (grad mode, default dtype...), read by `GLOBAL_STATE_READERS`."""
+    name, order, fast_path = "GLOBAL_STATE", 0, True
+
+    def make(self, name, value):
+        return Guard(None, self, (name, value))
+
+    def render_all(self, guards, check):
+        # one C++ call checks grad mode, default dtype, deterministic algorithms and autocast
+        state = dict(g.expected for g in guards)
+        fast = GlobalStateGuard(state["grad_enabled"], state["default_dtype"], state["deterministic_algorithms"],
+                                state["autocast"], state["autocast_cache"])
+        return f"{check.const(fast, 'global_state')}()"
+
+    def describe(self, guard):
+        return f"{guard.expected[0]} == {guard.expected[1]!r}"
+
+    def explain(self, guard, value, env):
+        name, expected = guard.expected
+        current = GLOBAL_STATE_READERS[name]()
+        return None if current == expected else f"{name} changed: expected {expected!r}, got {current!r}"
+
+
+@_kind("id_match")
+class ID_MATCH(GuardKind):
+    """The very object seen while tracing (held weakly when it can be)."""
+    name, order = "ID_MATCH", 1
+
+    def make(self, source, obj):
+        try:
+            ref = weakref.ref(obj)
+        except TypeError:
+            strong = obj
+            ref = lambda: strong  # noqa: E731 - objects that cannot be weakly referenced are kept
+        return Guard(source, self, ref)
+
+    def key(self, expected):
+        return id(expected())
+
+    def render(self, guard, check):
+        return f"{check.read(guard.source)} is {check.const(guard.expected, 'ref_' + guard.name())}()"
+
+    def describe(self, guard):
+        return f"{guard.name()} is {_label(guard.expected())}"
+
+    def explain(self, guard, value, env):
+        return None if value is guard.expected() else f"{guard.name()} is a different object than when compiled"
+
+
+@_kind("type_match")
+class TYPE_MATCH(GuardKind):
+    name, order = "TYPE_MATCH", 2
+
+    def make(self, source, cls):
+        return Guard(source, self, cls)
+
+    def key(self, expected):
+        return id(expected)
+
+    def render(self, guard, check):
+        return f"type({check.read(guard.source)}) is {check.const(guard.expected, guard.expected.__name__)}"
+
+    def describe(self, guard):
+        return f"type({guard.name()}) is {guard.expected.__qualname__}"
+
+    def explain(self, guard, value, env):
+        return None if type(value) is guard.expected else \
+            f"type({guard.name()}) changed: expected {guard.expected.__qualname__}, got {type(value).__qualname__}"
+
+
+@_kind("constant")
+class CONSTANT_MATCH(GuardKind):
+    """Equal to a constant of the same type (floats bit for bit)."""
+    name, order = "CONSTANT_MATCH", 3
+
+    def make(self, source, value):
+        if type(value) is set:
+            value = set(value)   # a snapshot: the guard compares with the contents as read, not the live set
+        return Guard(source, self, value)
+
+    def key(self, expected):
+        return (type(expected), repr(expected))
+
+    def render(self, guard, check):
+        x, exp = check.read(guard.source), guard.expected
+        if exp is None or isinstance(exp, bool):
+            return f"{x} is {exp!r}"
+        if type(exp) is float:  # bit-exact: -0.0 is not 0.0, and nan matches nan
+            return f"type({x}) is float and {x}.hex() == {exp.hex()!r}"
+        return f"type({x}) is {check.const(type(exp))} and {x} == {check.const(exp)}"
+
+    def describe(self, guard):
+        return f"{guard.name()} == {guard.expected!r}"
+
+    def explain(self, guard, value, env):
+        exp = guard.expected
+        ok = type(value) is type(exp) and (value.hex() == exp.hex() if type(exp) is float else value == exp)
+        return None if ok else f"{guard.name()} changed: expected {exp!r}, got {value!r}"
+
+
+@_kind("length")
+class LEN_MATCH(GuardKind):
+    name, order = "LEN_MATCH", 4
+
+    def make(self, source, n):
+        return Guard(source, self, n)
+
+    def render(self, guard, check):
+        return f"len({check.read(guard.source)}) == {guard.expected}"
+
+    def describe(self, guard):
+        return f"len({guard.name()}) == {guard.expected}"
+
+    def explain(self, guard, value, env):
+        return None if len(value) == guard.expected else \
+            f"len({guard.name()}) changed: expected {guard.expected}, got {len(value)}"
+
+
+@_kind("dict_keys")
+class DICT_KEYS(GuardKind):
+    """The mapping's keys, in order."""
+    name, order = "DICT_KEYS", 5
+
+    def make(self, source, keys):
+        return Guard(source, self, tuple(keys))
+
+    def render(self, guard, check):
+        x = check.read(guard.source)
+        return f"not {x}" if not guard.expected else f"tuple({x}.keys()) == {check.const(guard.expected)}"
+
+    def describe(self, guard):
+        return f"list({guard.name()}.keys()) == {list(guard.expected)!r}"
+
+    def explain(self, guard, value, env):
+        return None if tuple(value.keys()) == guard.expected else \
+            f"{guard.name()} keys changed: expected {list(guard.expected)!r}, got {list(value.keys())!r}"
+
+
+@_kind("no_module_hooks")
+class NO_MODULE_HOOKS(GuardKind):
+    """The module has no forward/backward (pre-)hooks (tracing called none)."""
+    name, order = "NO_MODULE_HOOKS", 5
+
+    def make(self, source):
+        return Guard(source, self, None)
+
+    def render(self, guard, check):
+        x = check.read(guard.source)
+        return f"not ({' or '.join(f'{x}.{t}' for t in MODULE_HOOK_TABLES)})"
+
+    def describe(self, guard):
+        return f"{guard.name()} has no forward/backward hooks"
+
+    def explain(self, guard, value, env):
+        return None if not any(getattr(value, t) for t in MODULE_HOOK_TABLES) else f"{guard.name()} now has hooks"
+
+
+@_kind("key_absent")
+class KEY_ABSENT(GuardKind):
+    """`key` is not in the mapping (e.g. an instance does not shadow a class attribute)."""
+    name, order = "KEY_ABSENT", 5
+
+    def make(self, source, key):
+        return Guard(source, self, key)
+
+    def render(self, guard, check):
+        return f"{guard.expected!r} not in {check.read(guard.source)}"
+
+    def describe(self, guard):
+        return f"{guard.expected!r} not in {guard.name()}"
+
+    def explain(self, guard, value, env):
+        return None if guard.expected not in value else f"{guard.name()} now has {guard.expected!r}"
+
+
+@_kind("grad_is_none")
+class GRAD_IS_NONE(GuardKind):
+    name, order = "GRAD_IS_NONE", 6
+
+    def make(self, source):
+        return Guard(source, self, None)
+
+    def render(self, guard, check):
+        return f"{check.read(guard.source)}.grad is None"
+
+    def describe(self, guard):
+        return f"{guard.name()}.grad is None"
+
+    def explain(self, guard, value, env):
+        return None if value.grad is None else f"{guard.name()}.grad is no longer None"
+
+
+@_kind("tensor")
+class TENSOR_MATCH(GuardKind):
+    """A tensor input's type, dtype, device, sizes, strides, requires_grad and dispatch keys
+    (`TensorMeta`); one per source. The C++ fast path checks all tensor inputs in one call and
+    assumes they are distinct objects, as they were when traced."""
+    name, order, fast_path = "TENSOR_MATCH", 7, True
+
+    def make(self, source, value, meta=None):
+        return Guard(source, self, meta or TensorMeta.of(value))
+
+    def key(self, expected):
+        return None
+
+    def render_all(self, guards, check):
+        fast = TensorGuards(tuple(tensor_spec(g.expected) for g in guards))
+        tensors = ", ".join(check.read(g.source) for g in guards)
+        return f"{check.const(fast, 'tensor_guards')}({tensors})"
+
+    def describe(self, guard):
+        exp = guard.expected
+        return (f"{guard.name()}: {exp.cls.__name__} {exp.dtype} {exp.device} size={_dims(exp.shape)} "
+                f"stride={_dims(exp.stride)} requires_grad={exp.requires_grad}")
+
+    def explain(self, guard, value, env):
+        return guard.expected.mismatch(value, guard.name())
+
+    def explain_together(self, guards, read):
+        failed, seen = [], {}
+        for g in guards:
+            try:
+                value = read(g)
+            except Exception:  # noqa: BLE001 - reported guard by guard
+                continue
+            if id(value) in seen:
+                failed.append((g, value, f"{g.name()} and {seen[id(value)]} are now the same tensor (they were "
+                                         "distinct when compiled)"))
+            seen[id(value)] = g.name()
+        return failed
+
+    def dynamic_change(self, guard, value):
+        dims = guard.expected.size_change(value)
+        return None if dims is None else DynamicChange(dims=dims)
+
+
+@_kind("same_object")
+class SAME_OBJECT(GuardKind):
+    """Two sources hold one object (the graph was traced with them aliased)."""
+    name, order = "SAME_OBJECT", 8
+
+    def make(self, source, other_source):
+        return Guard(source, self, other_source)
+
+    def render(self, guard, check):
+        return f"{check.read(guard.source)} is {guard.expected.expr()}"
+
+    def describe(self, guard):
+        return f"{guard.name()} is {guard.expected.name()}"
+
+    def explain(self, guard, value, env):
+        return None if value is eval(guard.expected.expr(), env) else \
+            f"{guard.name()} is no longer the same object as {guard.expected.name()}"
+
+
+@_kind("shape")
+class SHAPE(GuardKind):
+    """A relation between input sizes/strides (a `guards.shape.ShapeCheck`, printed from the ShapeEnv)."""
+    name, order = "SHAPE", 9
+
+    def make(self, check):
+        return Guard(None, self, check)
+
+    def key(self, expected):
+        return expected.fast
+
+    def render(self, guard, check):
+        return guard.expected.fast
+
+    def describe(self, guard):
+        return guard.expected.readable
+
+    def explain(self, guard, value, env):
+        return guard.expected.explain(env)
+
+    def dynamic_change(self, guard, value):
+        return DynamicChange()   # sizes relate differently: the TENSOR_MATCH failures say which dims
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -76,6 +455,13 @@ class TensorMeta:
         return None
 
 
+
+def tensor_spec(meta: TensorMeta) -> tuple:
+    """The C++ TensorGuards description of one tensor (None = a symbolic dim, not checked here)."""
+    return (meta.cls, meta.dtype, meta.device, tuple(meta.shape), tuple(meta.stride), meta.requires_grad,
+            meta.dispatch_keys.raw_repr())
+
+
 def _label(obj) -> str:
     """A readable name for a guarded object, read without running attribute hooks: a module's
     `__getattr__` (torch.classes) or an object's `__getattribute__` may do anything, even raise."""
@@ -89,160 +475,6 @@ def _label(obj) -> str:
 def _dims(values) -> str:
     """A size/stride tuple with its dynamic entries shown as `*`."""
     return "[" + ", ".join("*" if v is None else str(v) for v in values) + "]"
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class Guard:
-    source: Source
-    kind: str
-    expected: Any = None
-
-    def key(self):
-        exp = self.expected
-        if self.kind == "ID_MATCH":
-            exp = id(exp())  # weak reference
-        elif self.kind in ("TYPE_MATCH",):
-            exp = id(exp)
-        elif self.kind == "CONSTANT_MATCH":
-            exp = (type(exp), repr(exp))
-        elif self.kind == "TENSOR_MATCH":
-            exp = None  # one tensor check per source
-        elif self.kind == "SHAPE":
-            exp = exp.fast
-        return (self.source, self.kind, exp)
-
-    def __hash__(self):
-        return hash(self.key())
-
-    def __eq__(self, other):
-        return isinstance(other, Guard) and self.key() == other.key()
-
-    @property
-    def order(self):
-        return _ORDER[self.kind]
-
-    # -- constructors ----------------------------------------------------------
-    @staticmethod
-    def type_match(source, cls):
-        return Guard(source, "TYPE_MATCH", cls)
-
-    @staticmethod
-    def id_match(source, obj):
-        try:
-            ref = weakref.ref(obj)
-        except TypeError:
-            strong = obj
-            ref = lambda: strong  # noqa: E731 - objects that cannot be weakly referenced are kept
-        return Guard(source, "ID_MATCH", ref)
-
-    @staticmethod
-    def constant(source, value):
-        if type(value) is set:
-            value = set(value)   # a snapshot: the guard compares with the contents as read, not the live set
-        return Guard(source, "CONSTANT_MATCH", value)
-
-    @staticmethod
-    def length(source, n):
-        return Guard(source, "LEN_MATCH", n)
-
-    @staticmethod
-    def dict_keys(source, keys):
-        return Guard(source, "DICT_KEYS", tuple(keys))
-
-    @staticmethod
-    def tensor(source, value, meta=None):
-        return Guard(source, "TENSOR_MATCH", meta or TensorMeta.of(value))
-
-    @staticmethod
-    def shape(check):
-        """A relation between input sizes/strides (a `guards.shape.ShapeCheck`)."""
-        return Guard(None, "SHAPE", check)
-
-    @staticmethod
-    def same_object(source, other_source):
-        """Two sources hold one object (the graph was traced with them aliased)."""
-        return Guard(source, "SAME_OBJECT", other_source)
-
-    @staticmethod
-    def key_absent(source, key):
-        """`key` is not in the mapping `source` (e.g. an instance does not shadow a class attribute)."""
-        return Guard(source, "KEY_ABSENT", key)
-
-    @staticmethod
-    def no_module_hooks(source):
-        """The module has no forward/backward (pre-)hooks (tracing called none)."""
-        return Guard(source, "NO_MODULE_HOOKS", None)
-
-    @staticmethod
-    def grad_is_none(source):
-        return Guard(source, "GRAD_IS_NONE", None)
-
-    @staticmethod
-    def global_state(name, value):
-        return Guard(None, "GLOBAL_STATE", (name, value))
-
-    # -- rendering ------------------------------------------------------------
-    def describe(self) -> str:
-        name = self.source.name() if self.source is not None else ""
-        exp = self.expected
-        if self.kind == "ID_MATCH":
-            return f"{name} is {_label(exp())}"
-        if self.kind == "TYPE_MATCH":
-            return f"type({name}) is {exp.__qualname__}"
-        if self.kind == "CONSTANT_MATCH":
-            return f"{name} == {exp!r}"
-        if self.kind == "LEN_MATCH":
-            return f"len({name}) == {exp}"
-        if self.kind == "DICT_KEYS":
-            return f"list({name}.keys()) == {list(exp)!r}"
-        if self.kind == "GRAD_IS_NONE":
-            return f"{name}.grad is None"
-        if self.kind == "NO_MODULE_HOOKS":
-            return f"{name} has no forward/backward hooks"
-        if self.kind == "KEY_ABSENT":
-            return f"{exp!r} not in {name}"
-        if self.kind == "SAME_OBJECT":
-            return f"{name} is {exp.name()}"
-        if self.kind == "GLOBAL_STATE":
-            return f"{exp[0]} == {exp[1]!r}"
-        if self.kind == "TENSOR_MATCH":
-            return (f"{name}: {exp.cls.__name__} {exp.dtype} {exp.device} size={_dims(exp.shape)} "
-                    f"stride={_dims(exp.stride)} requires_grad={exp.requires_grad}")
-        if self.kind == "SHAPE":
-            return exp.readable
-        return f"{self.kind} {name}"
-
-    def explain(self, value) -> str | None:
-        """Why `value` (the source's current value; None for global state) fails this guard."""
-        name = self.source.name() if self.source is not None else ""
-        exp = self.expected
-        if self.kind == "TENSOR_MATCH":
-            return exp.mismatch(value, name)
-        if self.kind == "ID_MATCH":
-            return None if value is exp() else f"{name} is a different object than when compiled"
-        if self.kind == "TYPE_MATCH":
-            return None if type(value) is exp else \
-                f"type({name}) changed: expected {exp.__qualname__}, got {type(value).__qualname__}"
-        if self.kind == "CONSTANT_MATCH":
-            ok = type(value) is type(exp) and (value.hex() == exp.hex() if type(exp) is float else value == exp)
-            return None if ok else f"{name} changed: expected {exp!r}, got {value!r}"
-        if self.kind == "LEN_MATCH":
-            return None if len(value) == exp else f"len({name}) changed: expected {exp}, got {len(value)}"
-        if self.kind == "DICT_KEYS":
-            return None if tuple(value.keys()) == exp else \
-                f"{name} keys changed: expected {list(exp)!r}, got {list(value.keys())!r}"
-        if self.kind == "GRAD_IS_NONE":
-            return None if value.grad is None else f"{name}.grad is no longer None"
-        if self.kind == "KEY_ABSENT":
-            return None if exp not in value else f"{name} now has {exp!r}"
-        if self.kind == "NO_MODULE_HOOKS":
-            return None if not any(getattr(value, t) for t in MODULE_HOOK_TABLES) else f"{name} now has hooks"
-        if self.kind in ("SAME_OBJECT", "SHAPE"):
-            return None  # explained by the caller, which can read several sources
-        if self.kind == "GLOBAL_STATE":
-            current = GLOBAL_STATE_READERS[exp[0]]()
-            return None if current == exp[1] else f"{exp[0]} changed: expected {exp[1]!r}, got {current!r}"
-        return None
 
 
 MODULE_HOOK_TABLES = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")

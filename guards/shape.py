@@ -40,8 +40,8 @@ from torch._guards import Source as TorchSource
 from torch.fx.experimental.symbolic_shapes import DimDynamic, StatelessSymbolicContext
 from torch.utils._sympy.printers import PythonPrinter
 
-from .guard import Guard
-from .source import ModuleStateSource, Source, TensorPropertySource
+from .guard import CONSTANT_MATCH, DynamicChange, Guard
+from .source import ClosureSource, LocalSource, ModuleStateSource, Source, TensorPropertySource
 
 DYNAMIC_DIMS_ATTR = "_bytegraph_dynamic_dims"
 
@@ -78,7 +78,6 @@ def scalar_can_be_dynamic(value, source: Source, in_module: bool = False) -> boo
     """Whether a Python number read through `source` may become a symbolic graph input (torch's
     rules: exact int/float, never bool; ints only from locals and closure cells, not through an
     nn.Module; floats not nan/inf)."""
-    from .source import ClosureSource, LocalSource
     if type(value) is float:
         return not (math.isnan(value) or math.isinf(value))
     if type(value) is int:
@@ -151,19 +150,24 @@ class AutomaticDynamic:
         self._scalars.clear()
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
-class ScalarConstantGuard(Guard):
+class _ScalarConstantMatch(type(CONSTANT_MATCH)):
     """CONSTANT_MATCH on a Python int/float that automatic dynamic may unspecialize: when only such
-    guards (and sizes) fail, convert_frame recompiles with these sources symbolic."""
+    guards (and sizes) fail, convert_frame recompiles with these sources symbolic. The same check
+    as CONSTANT_MATCH (a guard of either kind on one source and value is one guard)."""
 
-    @staticmethod
-    def of(source: Source, value) -> "ScalarConstantGuard":
-        return ScalarConstantGuard(source, "CONSTANT_MATCH", value)
+    def make(self, source: Source, value) -> Guard:
+        return Guard(source, self, value)
 
-    def value_change(self, value) -> bool:
+    def dynamic_change(self, guard, value):
         """The value changed but is still a number of the same type (what automatic dynamic fixes)."""
-        return type(value) is type(self.expected) and value != self.expected and \
-            scalar_can_be_dynamic(value, self.source)
+        if type(value) is type(guard.expected) and value != guard.expected and \
+                scalar_can_be_dynamic(value, guard.source):
+            return DynamicChange(scalar=True)
+        return None
+
+
+SCALAR_CONSTANT_MATCH = _ScalarConstantMatch()
+scalar_constant_guard = SCALAR_CONSTANT_MATCH.make
 
 
 class ShapeEnvSource(TorchSource):
@@ -263,54 +267,78 @@ def shape_guards(shape_env, properties: list) -> list:
     input order; an unspecialized Python number is (its own source, its symbol)). The first place
     a symbol appears defines it; every other place, every specialization, every guard the
     ShapeEnv recorded and every symbol's range become checks."""
-    from .guard import Guard
     definers: dict = {}
     for source, expr in properties:
         if isinstance(expr, sympy.Symbol) and expr not in definers:
             definers[expr] = source
-    readable = _SourcePrinter({s: src.name() for s, src in definers.items()})
-    fast = _SourcePrinter({s: src.expr() for s, src in definers.items()})
-    checks: dict = {}
+    checks = _ShapeChecks(definers)
+    for source, expr in _redefinitions(shape_env, properties, definers):
+        checks.relation(expr, source)
+    for expr in _assumptions(shape_env):
+        checks.relation(expr)
+    for check in _ranges(shape_env, definers):
+        checks.add(check)
+    return [Guard.shape(check) for check in checks.by_text.values()]
 
-    def add(expr: sympy.Expr, lhs: TensorPropertySource | None = None):
+
+class _ShapeChecks:
+    """The checks so far, one per fast text, printed over the sources that define the symbols."""
+
+    def __init__(self, definers: dict):
+        self.definers = definers
+        self.readable = _SourcePrinter({s: src.name() for s, src in definers.items()})
+        self.fast = _SourcePrinter({s: src.expr() for s, src in definers.items()})
+        self.by_text: dict = {}
+
+    def add(self, check: ShapeCheck) -> None:
+        self.by_text.setdefault(check.fast, check)
+
+    def relation(self, expr: sympy.Expr, lhs: TensorPropertySource | None = None) -> None:
+        """`expr` holds (lhs None), or `lhs == expr`. Printing first: a symbol that no input
+        defines is a ShapeGuardError."""
+        readable, fast = self.readable.doprint(expr), self.fast.doprint(expr)
+        used = tuple(self.definers[s] for s in sorted(expr.free_symbols, key=str))
         if lhs is None:
-            text_r, text_f = readable.doprint(expr), fast.doprint(expr)
-            used = tuple(definers[s] for s in sorted(expr.free_symbols, key=str))
+            self.add(ShapeCheck(readable, fast, tuple(dict.fromkeys(used))))
         else:
-            text_r = f"{lhs.name()} == {readable.doprint(expr)}"
-            text_f = f"{lhs.expr()} == {fast.doprint(expr)}"
-            used = (lhs,) + tuple(definers[s] for s in sorted(expr.free_symbols, key=str))
-        if text_f not in checks:
-            checks[text_f] = ShapeCheck(text_r, text_f, tuple(dict.fromkeys(used)))
+            self.add(ShapeCheck(f"{lhs.name()} == {readable}", f"{lhs.expr()} == {fast}",
+                                tuple(dict.fromkeys((lhs,) + used))))
 
-    # 1. every size/stride/offset that is not the definition of its symbol: equal to its expression
+
+def _redefinitions(shape_env, properties: list, definers: dict):
+    """Every symbolic size/stride/offset that is not the definition of its symbol, with the
+    expression it must equal."""
     for source, expr in properties:
         if not expr.free_symbols:
             continue            # static: TENSOR_MATCH checks sizes and strides
         simplified = shape_env.simplify(expr)
         if definers.get(expr) == source and simplified == expr:
             continue
-        add(simplified, source)
-    # 2. what tracing assumed about symbolic values
+        yield source, simplified
+
+
+def _assumptions(shape_env):
+    """What tracing assumed about symbolic values."""
     for guard in shape_env.guards:
         expr = shape_env.simplify(guard.expr)
         if expr == sympy.true:
             continue
         if expr == sympy.false:
             raise ShapeGuardError(f"shape guard {guard.expr} is false after simplification")
-        add(expr)
-    # 3. ranges: the 0/1 specialization (sizes >= 2) and any bounds learned from guards
+        yield expr
+
+
+def _ranges(shape_env, definers: dict):
+    """The range of each integer symbol: the 0/1 specialization (sizes >= 2) and any bounds
+    learned from guards."""
     for sym, source in definers.items():
         if shape_env.simplify(sym) != sym or not sym.is_integer:
-            continue            # specialized or replaced: covered by 1. and 2.; floats: by 2.
+            continue            # specialized or replaced: covered by the relations; floats: by the assumptions
         vr = shape_env.var_to_range.get(sym)
         if vr is None:
             continue
         lower, upper = _bound(vr.lower), _bound(vr.upper)
         if lower is not None:
-            checks.setdefault(f"{lower} <= {source.expr()}",
-                              ShapeCheck(f"{lower} <= {source.name()}", f"{lower} <= {source.expr()}", (source,)))
+            yield ShapeCheck(f"{lower} <= {source.name()}", f"{lower} <= {source.expr()}", (source,))
         if upper is not None:
-            checks.setdefault(f"{source.expr()} <= {upper}",
-                              ShapeCheck(f"{source.name()} <= {upper}", f"{source.expr()} <= {upper}", (source,)))
-    return [Guard.shape(check) for check in checks.values()]
+            yield ShapeCheck(f"{source.name()} <= {upper}", f"{source.expr()} <= {upper}", (source,))

@@ -8,6 +8,7 @@ inside the transformed frame.
 from __future__ import annotations
 
 import dataclasses
+import sys
 from typing import Any
 
 
@@ -361,7 +362,6 @@ class ModuleGlobalSource(Source):
         return f"___modules[{self.module_name!r}].__dict__[{self.global_name!r}]"
 
     def reconstruct(self, codegen):
-        import sys
         codegen.load_const(sys.modules[self.module_name].__dict__)
         codegen.load_const(self.global_name)
         codegen.binary_subscr()

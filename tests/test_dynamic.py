@@ -7,37 +7,16 @@ import bytegraph
 import pytest
 import torch
 from bytegraph.testing import CompileCounter
+from helpers import cache_entries, check
 from torch import nn
-
-
-def check(opt, fn, *args):
-    got, expected = opt(*args), fn(*args)
-    assert_same(got, expected)
-    return got
-
-
-def assert_same(got, expected):
-    if isinstance(expected, torch.Tensor):
-        torch.testing.assert_close(got, expected)
-    elif isinstance(expected, (tuple, list)) and not isinstance(expected, torch.Size):
-        assert type(got) is type(expected) and len(got) == len(expected)
-        for g, e in zip(got, expected):
-            assert_same(g, e)
-    else:
-        assert type(got) is type(expected) and got == expected, (got, expected)
 
 
 def sym_placeholders(gm):
     return [n for n in gm.graph.nodes if n.op == "placeholder" and isinstance(n.meta["example_value"], torch.SymInt)]
 
 
-def entries(fn):
-    code = fn.__code__ if hasattr(fn, "__code__") else fn.forward.__code__
-    return bytegraph._C.peek_cache(code) or []
-
-
 def guard_text(fn, index=0):
-    return entries(fn)[index][2].check.readable()
+    return cache_entries(fn)[index].info.check.readable()
 
 
 # -- every dim symbolic from the first compile ---------------------------------------------------
@@ -252,7 +231,7 @@ def test_shape_guards_are_readable_python():
     assert "2 <= L['x'].size(0)" in text
     assert "L['y'].size(0) == L['x'].size(0)" in text
     assert "L['x'].stride(0) == L['x'].size(1)" in text
-    source = entries(f)[0][2].check.source
+    source = cache_entries(f)[0].info.check.source
     assert "L_y.size(0) == L_x.size(0)" in source
 
 

@@ -155,7 +155,7 @@ def test_a_long_list_of_constants_is_rebuilt_as_one_constant():
     assert got[1:] == want[1:] and type(got[1]) is list and type(got[2]) is tuple
     assert (cnt.frame_count, cnt.op_count) == (1, 1)
     (entry,) = _C.peek_cache(make_list.__code__)
-    assert len(list(entry[1].co_code)) < 200       # not one instruction per item
+    assert len(list(entry.code.co_code)) < 200       # not one instruction per item
 
 
 @torch.library.custom_op("bytegraph_test::split_sum", mutates_args=())
@@ -180,3 +180,26 @@ def test_what_a_graph_calls_is_never_compiled_on_its_own():
     torch.testing.assert_close(bytegraph.compile(routed, backend=cnt)(x, offs), routed(x, offs))
     assert (cnt.frame_count, cnt.op_count) == (1, 3)
     assert bytegraph.stats.frames_compiled == 1 and not bytegraph.stats.break_records
+
+
+def test_code_generated_by_skipped_libraries_is_skipped():
+    """`exec`-made code has the file name "<string>": namedtuple constructors and the dataclass
+    methods of a skipped library's classes are skipped (FSDP's hooks make both every step), a user
+    dataclass's methods are not."""
+    import collections
+    import dataclasses
+
+    from bytegraph.skipfiles import is_skipped_code
+
+    point = collections.namedtuple("Point", "x y")
+    assert is_skipped_code(point.__new__.__code__, point.__new__)
+
+    @dataclasses.dataclass
+    class UserRecord:
+        a: int = 0
+    assert UserRecord.__init__.__code__.co_filename == "<string>"
+    assert not is_skipped_code(UserRecord.__init__.__code__, UserRecord.__init__)
+
+    from torch.utils.benchmark.utils.common import TaskSpec   # a dataclass of torch
+    assert TaskSpec.__init__.__code__.co_filename == "<string>"
+    assert is_skipped_code(TaskSpec.__init__.__code__, TaskSpec.__init__)

@@ -279,3 +279,69 @@ def test_module_wrapper_methods_act_on_the_original():
     assert [n for n, _ in opt.named_modules()] == ["", "lin"]
     x = torch.randn(2, 4)
     torch.testing.assert_close(opt(x), mod(x))
+
+
+def _call_with_callback(callback, fn, *args):
+    prev = bytegraph._C.set_callback(callback)
+    try:
+        return fn(*args)
+    except Exception as e:  # noqa: BLE001 - the test looks at it
+        return e
+    finally:
+        bytegraph._C.set_callback(prev)
+
+
+def test_the_frame_hook_contract_is_typed():
+    from bytegraph.cache import CacheEntry, FrameAction
+    _C = bytegraph._C
+
+    def plus_one(x):
+        return x + 1
+
+    def times_ten(x):
+        return x * 10
+
+    x = torch.ones(2)
+    # the callback answers a FrameAction or a CacheEntry; anything else is an error, not a guess
+    error = _call_with_callback(lambda code, func, args, n: None, plus_one, x)
+    assert isinstance(error, TypeError) and "CacheEntry or a FrameAction" in str(error)
+    assert torch.equal(_call_with_callback(lambda *a: FrameAction.RUN_AS_IS, plus_one, x), x + 1)
+    assert not _C.is_skipped(plus_one.__code__)
+    assert torch.equal(_call_with_callback(lambda *a: FrameAction.SKIP_CODE, plus_one, x), x + 1)
+    assert _C.is_skipped(plus_one.__code__)
+    _C.clear(plus_one.__code__)
+    # an entry's fields are named and read-only; the hook runs its code when its guard accepts
+    entry = CacheEntry(lambda func, x: True, times_ten.__code__, "info", None)
+    assert (entry.code, entry.info, entry.owner) == (times_ten.__code__, "info", None)
+    with pytest.raises(AttributeError):
+        entry.code = plus_one.__code__
+    with pytest.raises(TypeError):
+        CacheEntry(lambda func, x: True, "not code")
+    _C.get_cache(plus_one.__code__).append(entry)
+    try:
+        assert torch.equal(_call_with_callback(lambda *a: FrameAction.RUN_AS_IS, plus_one, x), x * 10)
+    finally:
+        _C.clear(plus_one.__code__)
+    _C.get_cache(plus_one.__code__).append((entry.guard, entry.code))   # a cache holds CacheEntry objects only
+    try:
+        error = _call_with_callback(lambda *a: FrameAction.RUN_AS_IS, plus_one, x)
+        assert isinstance(error, TypeError) and "not a CacheEntry" in str(error)
+    finally:
+        _C.clear(plus_one.__code__)
+
+
+def test_reset_forgets_all_process_state(tmp_path):
+    from bytegraph.runtime import runtime
+    cnt = CompileCounter()
+    opt = bytegraph.compile(three_ops, backend=cnt)
+    with bytegraph.config.patch(compile_debug=True, debug_dir=str(tmp_path)):
+        opt(torch.randn(2), torch.randn(2))
+        opt(torch.randn(3), torch.randn(3))      # only a size changed: automatic dynamic remembers it
+    assert cnt.frame_count == 2 and bytegraph.stats.frames_compiled == 2
+    assert runtime.automatic_dynamic.dims_for(three_ops.__code__)
+    assert runtime.touched_codes() and runtime.run_dirs and runtime.frame_numbers and runtime.phases
+    bytegraph.reset()
+    assert not bytegraph._C.peek_cache(three_ops.__code__) and not runtime.touched_codes()
+    assert not runtime.automatic_dynamic.dims_for(three_ops.__code__)
+    assert not (runtime.run_dirs or runtime.frame_numbers or runtime.phases)
+    assert bytegraph.stats.frames_compiled == 0 and not bytegraph.compile_times()

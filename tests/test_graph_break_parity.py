@@ -29,6 +29,7 @@ import torch._dynamo
 from bytegraph import _C
 from bytegraph.frontend import resume
 from bytegraph.testing import CompileCounter
+from helpers import assert_same
 from torch._dynamo.testing import CompileCounter as TorchCompileCounter
 
 _logger = logging.getLogger("bytegraph_parity_test")
@@ -317,20 +318,6 @@ CASES = [
 ]
 
 
-def _same(a, b):
-    if isinstance(a, torch.Tensor):
-        assert isinstance(b, torch.Tensor)
-        assert a.requires_grad == b.requires_grad
-        torch.testing.assert_close(a, b)
-        return
-    if isinstance(a, (tuple, list)):
-        assert type(a) is type(b) and len(a) == len(b)
-        for x, y in zip(a, b):
-            _same(x, y)
-        return
-    assert a == b, (a, b)
-
-
 def _fresh(args):
     return tuple(list(a) if isinstance(a, list) else a for a in args)
 
@@ -380,15 +367,15 @@ def test_parity_with_torch_compile(fn, make_args, torch_skips_frame):
     expected = _run(fn, args)
     cnt = CompileCounter()
     opt = bytegraph.compile(fn, backend=cnt)
-    _same(expected, _run(opt, args))
+    assert_same(_run(opt, args), expected)
     graphs_first_call = cnt.frame_count
     assert graphs_first_call > 0, "nothing was captured"
 
     # repeated calls: same results, no new graphs, no resume function compiled again
-    _same(expected, _run(opt, args))
+    assert_same(_run(opt, args), expected)
     sizes = _resume_cache_sizes(fn)
     for _ in range(3):
-        _same(expected, _run(opt, args))
+        assert_same(_run(opt, args), expected)
     assert cnt.frame_count == graphs_first_call
     assert _resume_cache_sizes(fn) == sizes
     print(f"{fn.__name__}: bytegraph graphs={graphs_first_call} ops={cnt.op_count} resume caches={dict(sizes)}")

@@ -8,6 +8,7 @@ import bytegraph
 import pytest
 import torch
 from bytegraph.testing import CompileCounter
+from helpers import assert_same
 
 
 def straight_line_print(x):
@@ -651,21 +652,6 @@ def test_zero_arg_super_with_self_in_a_cell_and_in_a_loop(capsys):
 
 # -- numpy traced through torch._numpy (frontend/variables/numpy.py) -----------------------------
 
-def _same_numpy(a, b):
-    import numpy as np
-    assert type(a) is type(b)
-    if isinstance(a, (tuple, list)):
-        assert len(a) == len(b)
-        for x, y in zip(a, b):
-            _same_numpy(x, y)
-    elif isinstance(a, (np.ndarray, np.generic)):
-        assert a.dtype == b.dtype and np.shape(a) == np.shape(b) and np.array_equal(a, b)
-    elif isinstance(a, torch.Tensor):
-        assert a.dtype == b.dtype and torch.equal(a, b)
-    else:
-        assert a == b
-
-
 def _numpy_roundtrip(x):
     import numpy as np
     a = x.numpy()
@@ -693,7 +679,7 @@ def test_numpy_calls_are_traced_and_equal_eager(fn):
     expected = fn(x.clone())
     cnt = CompileCounter()
     got = bytegraph.compile(fn, backend=cnt)(x.clone())
-    _same_numpy(got, expected)
+    assert_same(got, expected, exact=True)
     assert cnt.frame_count >= 1 and cnt.op_count >= 2
 
 
@@ -730,7 +716,7 @@ def test_untraced_numpy_uses_break_and_stay_correct():
     x = torch.randn(3)
     expected = fn(x)
     cnt = CompileCounter()
-    _same_numpy(bytegraph.compile(fn, backend=cnt)(x), expected)
+    assert_same(bytegraph.compile(fn, backend=cnt)(x), expected, exact=True)
     assert cnt.frame_count >= 1
 
 
@@ -750,7 +736,7 @@ def test_numpy_inplace_operator_updates_shared_memory():
     expected = fn(ref)
     cnt = CompileCounter()
     got = bytegraph.compile(fn, backend=cnt)(x)
-    _same_numpy(got, expected)
+    assert_same(got, expected, exact=True)
     assert torch.equal(x, ref) and cnt.frame_count == 1
 
 
@@ -768,7 +754,7 @@ def test_numpy_result_differing_from_torch_numpy_breaks_and_item_assignment_is_t
     ref = torch.zeros(3)
     expected = fn(ref)
     cnt = CompileCounter()
-    _same_numpy(bytegraph.compile(fn, backend=cnt)(x), expected)
+    assert_same(bytegraph.compile(fn, backend=cnt)(x), expected, exact=True)
     assert torch.equal(x, ref) and cnt.frame_count >= 1
 
 

@@ -11,18 +11,10 @@ import torch
 
 import bytegraph
 from bytegraph.testing import CompileCounter
+from helpers import check, compiled
 
 FACTOR = 2
 FLAG = True
-
-
-def compiled(fn, cnt=None):
-    cnt = cnt or CompileCounter()
-    return bytegraph.compile(fn, backend=cnt), cnt
-
-
-def check(opt, fn, *args):
-    torch.testing.assert_close(opt(*args), fn(*args))
 
 
 def last_reason():
@@ -213,12 +205,38 @@ def test_cache_size_limit_runs_eagerly_after_the_limit():
     assert bytegraph.stats.recompiles_by_function["three"] == 2
 
 
+def test_cache_size_limit_counts_entries_per_module_instance():
+    """One code run by many module instances (the blocks of a model compiled one frame each, as
+    under FSDP) has an entry per instance: only the entries for the same modules count toward the
+    limit; `accumulated_cache_size_limit` bounds them all."""
+    def run_block(block, x):
+        return block(x).relu()
+
+    blocks = [torch.nn.Linear(2, 2) for _ in range(5)]
+    cnt = CompileCounter()
+    opt = bytegraph.compile(run_block, backend=cnt, dynamic=False)
+    with bytegraph.config.patch(cache_size_limit=2, automatic_dynamic_shapes=False):
+        for block in blocks + blocks:
+            check(opt, run_block, block, torch.randn(3, 2))
+        assert cnt.frame_count == 5                      # one per block, then cached
+        for n in (4, 5, 6):                              # one block, new sizes: its own limit applies
+            check(opt, run_block, blocks[0], torch.randn(n, 2))
+        assert cnt.frame_count == 6
+    cnt.clear()
+    bytegraph.reset()
+    with bytegraph.config.patch(accumulated_cache_size_limit=3):
+        for block in blocks:
+            check(opt, run_block, block, torch.randn(3, 2))
+    assert cnt.frame_count == 3
+
+
 def test_guard_source_is_readable():
-    from bytegraph.convert_frame import CacheEntryInfo  # noqa: F401
+    from bytegraph.cache import CacheEntry, CacheEntryInfo
     opt, _ = compiled(three)
     opt(torch.randn(2))
     entries = bytegraph._C.peek_cache(three.__code__)
-    source = entries[0][2].check.source
+    assert type(entries[0]) is CacheEntry and type(entries[0].info) is CacheEntryInfo
+    source = entries[0].info.check.source
     assert source.startswith("def guard_three(__func, L_x):")
     assert "L_x" in source
 
@@ -407,3 +425,20 @@ def test_class_attributes_and_methods_are_guarded():
     finally:
         Knob.scale = 2.0
         Knob.method = lambda self, x: x + 1
+
+
+def test_every_guard_kind_carries_all_its_facts():
+    from bytegraph.guards.guard import KINDS, GuardKind
+    assert len({k.name for k in KINDS}) == len(KINDS) >= 12
+    for kind in KINDS:
+        cls = type(kind)
+        renders = cls.render_all if kind.fast_path else cls.render
+        assert renders is not getattr(GuardKind, renders.__name__), kind
+        assert cls.describe is not GuardKind.describe and cls.explain is not GuardKind.explain, kind
+        assert isinstance(kind.order, int) and kind.name.isupper()
+    # a kind is asked, never switched on: its facts reach the check function and the failure reason
+    opt, cnt = compiled(three)
+    opt(torch.randn(2))
+    opt(torch.randn(2).double())
+    assert cnt.frame_count == 2
+    assert "L['x'].dtype changed: expected torch.float32, got torch.float64" in last_reason()

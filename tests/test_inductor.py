@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 from bytegraph.backends import inductor
 from bytegraph.testing import CompileCounterWithBackend
+from helpers import run_inductor
 
 torch.manual_seed(0)
 
@@ -26,14 +27,7 @@ def _r(*shape, dtype=torch.float32):
 
 
 def _run(fn, args, *, kernels=None, max_kernels=None, externs=None, atol=1e-5, rtol=1e-5, frames=1):
-    bytegraph.reset()
-    inductor.metrics.reset()
-    cnt = CompileCounterWithBackend("inductor")
-    opt = bytegraph.compile(fn, backend=cnt)
-    expected = fn(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args])
-    got = opt(*args)
-    assert cnt.frame_count == frames, f"expected {frames} graph(s), got {cnt.frame_count}"
-    _assert_close(got, expected, atol, rtol)
+    run_inductor(fn, args, frames=frames, atol=atol, rtol=rtol)
     m = inductor.metrics
     src = m.last_source
     if kernels is not None:
@@ -43,22 +37,6 @@ def _run(fn, args, *, kernels=None, max_kernels=None, externs=None, atol=1e-5, r
     if externs is not None:
         assert m.extern_count == externs, f"{m.extern_count} extern calls, expected {externs}: {m.extern_ops}"
     return m
-
-
-def _assert_close(got, expected, atol, rtol):
-    if isinstance(expected, (list, tuple)):
-        assert isinstance(got, (list, tuple)) and len(got) == len(expected)
-        for g, e in zip(got, expected):
-            _assert_close(g, e, atol, rtol)
-        return
-    if isinstance(expected, torch.Tensor):
-        assert got.dtype == expected.dtype, (got.dtype, expected.dtype)
-        assert got.shape == expected.shape, (got.shape, expected.shape)
-        if expected.dtype in (torch.float16, torch.bfloat16):
-            atol, rtol = None, None  # torch's per-dtype defaults: one rounding step of slack
-        torch.testing.assert_close(got, expected, atol=atol, rtol=rtol, equal_nan=True)
-    else:
-        assert got == expected
 
 
 X = _r(3, 5)

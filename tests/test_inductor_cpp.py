@@ -9,24 +9,14 @@ import torch.nn.functional as F
 from bytegraph.backends import inductor
 from bytegraph.backends.inductor import cpp_build
 from bytegraph.testing import CompileCounterWithBackend
+from helpers import assert_same, run_inductor
 
 pytestmark = pytest.mark.skipif(not cpp_build.available(), reason="no C++ compiler")
 torch.manual_seed(0)
 
 
-def _clone(args):
-    return [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
-
-
 def _run(fn, args, *, kernels=None, externs=None, atol=1e-5, rtol=1e-5, dynamic=None, frames=1):
-    bytegraph.reset()
-    inductor.metrics.reset()
-    cnt = CompileCounterWithBackend("inductor")
-    opt = bytegraph.compile(fn, backend=cnt, dynamic=dynamic)
-    expected = fn(*_clone(args))
-    got = opt(*args)
-    assert cnt.frame_count == frames, f"expected {frames} graph(s), got {cnt.frame_count}"
-    _assert_close(got, expected, atol, rtol)
+    opt, cnt = run_inductor(fn, args, frames=frames, atol=atol, rtol=rtol, dynamic=dynamic)
     m = inductor.metrics
     assert m.codegen == "cpp" and 'extern "C" int kernel0(' in m.last_source, m.last_source
     if kernels is not None:
@@ -34,18 +24,6 @@ def _run(fn, args, *, kernels=None, externs=None, atol=1e-5, rtol=1e-5, dynamic=
     if externs is not None:
         assert m.extern_count == externs, f"{m.extern_count} extern calls, expected {externs}: {m.extern_ops}"
     return opt, cnt
-
-
-def _assert_close(got, expected, atol, rtol):
-    if isinstance(expected, (list, tuple)):
-        assert isinstance(got, (list, tuple)) and len(got) == len(expected)
-        for g, e in zip(got, expected):
-            _assert_close(g, e, atol, rtol)
-        return
-    assert got.dtype == expected.dtype and got.shape == expected.shape, (got.dtype, expected.dtype, got.shape)
-    if expected.dtype in (torch.float16, torch.bfloat16):
-        atol = rtol = None
-    torch.testing.assert_close(got, expected, atol=atol, rtol=rtol, equal_nan=True)
 
 
 def test_pointwise_chain_one_kernel():
@@ -207,7 +185,7 @@ def test_dynamic_shapes_one_compile_two_sizes():
     assert "int64_t s" in src  # sizes are kernel arguments
     for shape in [(3, 17), (11, 1000)]:
         x = torch.randn(*shape)
-        _assert_close(opt(x, w), f(x, w), 1e-5, 1e-5)
+        assert_same(opt(x, w), f(x, w), atol=1e-5, rtol=1e-5, equal_nan=True)
     assert cnt.frame_count == 1 and inductor.metrics.compiles == 1
 
 

@@ -8,6 +8,8 @@ import torch
 import bytegraph
 from bytegraph.frontend.opcodes import DELIBERATE_BREAKS, DISPATCH
 from bytegraph.testing import CompileCounter
+from bytegraph.guards.guard import TENSOR_MATCH
+from helpers import assert_same, compiled
 
 
 def test_every_opcode_has_a_handler_or_a_deliberate_break():
@@ -35,34 +37,15 @@ def test_rollback_restores_fake_tensor_metadata():
     tx.output.restore(state)
     assert (tuple(xv.example.shape), tuple(xv.example.stride())) == before
     assert len(tx.output.guards) == n_guards
-    tensor_guard = next(g for g in tx.output.guards if g.kind == "TENSOR_MATCH")
+    tensor_guard = next(g for g in tx.output.guards if g.kind is TENSOR_MATCH)
     assert tensor_guard.expected.shape == (2, 3) and tensor_guard.expected.stride == (3, 1)
     assert sum(1 for n in tx.output.graph.nodes if n.op == "call_method") == 0
 
 
-def _assert_same(got, expected):
-    """Equal values of any structure: tensors by torch.testing, containers item by item, the rest by ==."""
-    assert type(got) is type(expected), (type(got), type(expected))
-    if isinstance(expected, torch.Tensor):
-        torch.testing.assert_close(got, expected)
-    elif isinstance(expected, (list, tuple)):
-        assert len(got) == len(expected)
-        for a, b in zip(got, expected):
-            _assert_same(a, b)
-    elif isinstance(expected, dict):
-        assert list(got) == list(expected)
-        for k in expected:
-            _assert_same(got[k], expected[k])
-    else:
-        assert got == expected
-
-
 def _check_one_graph(fn, *args, ops=None):
-    cnt = CompileCounter()
-    opt = bytegraph.compile(fn, backend=cnt)
+    opt, cnt = compiled(fn)
     expected = fn(*args)
-    got = opt(*args)
-    _assert_same(got, expected)
+    assert_same(opt(*args), expected)
     assert cnt.frame_count == 1, f"expected one graph, got {cnt.frame_count}"
     assert not bytegraph.stats.break_records
     if ops is not None:

@@ -325,12 +325,11 @@ def test_debug_dir_with_keyword_call(tmp_path):
 
 
 def test_debug_dir_failure_is_logged_once_and_ignored(tmp_path, monkeypatch, caplog):
-    from bytegraph import debug_dir
+    from bytegraph import bytecode_source
 
     def broken(code):
         raise RuntimeError("renderer broke")
-    monkeypatch.setattr(debug_dir, "transformed_source", broken)
-    monkeypatch.setattr(debug_dir, "_tool_failures", set())
+    monkeypatch.setattr(bytecode_source, "transformed_source", broken)
     cnt = CompileCounter()
     x = torch.randn(4)
     with caplog.at_level(logging.WARNING, logger="bytegraph"), \

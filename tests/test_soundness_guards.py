@@ -17,20 +17,7 @@ import torch
 
 import bytegraph
 from bytegraph.testing import CompileCounter
-
-
-def compiled(fn, **kw):
-    cnt = CompileCounter()
-    return bytegraph.compile(fn, backend=cnt, **kw), cnt
-
-
-def same(a, b):
-    """Values, dtypes and types equal (tensors bit for bit), recursively through tuples."""
-    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
-        return type(a) is type(b) and a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
-    if isinstance(a, (tuple, list)):
-        return type(a) is type(b) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    return type(a) is type(b) and a == b
+from helpers import compiled, same
 
 
 # -- the cases ------------------------------------------------------------------------------------

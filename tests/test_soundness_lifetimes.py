@@ -10,35 +10,7 @@ import bytegraph
 import pytest
 import torch
 from bytegraph.testing import CompileCounter
-
-
-def _outcome(fn, *args):
-    try:
-        return ("ok", fn(*args))
-    except Exception as e:  # noqa: BLE001 - the exception is the result being compared
-        return ("raise", type(e), str(e))
-
-
-def _same(a, b):
-    assert a[0] == b[0], (a, b)
-    if a[0] == "raise":
-        assert a[1:] == b[1:]
-    else:
-        _equal(a[1], b[1])
-
-
-def _equal(a, b):
-    assert type(a) is type(b), (a, b)
-    if isinstance(a, torch.Tensor):
-        torch.testing.assert_close(a, b)
-    elif isinstance(a, (tuple, list)):
-        assert len(a) == len(b)
-        for u, v in zip(a, b):
-            _equal(u, v)
-    elif isinstance(a, BaseException):
-        assert a.args == b.args
-    else:
-        assert a == b
+from helpers import assert_same, outcome
 
 
 # -- raise inside a `with` block after a graph break ----------------------------------------------
@@ -71,7 +43,7 @@ def raise_in_user_cm_after_break(x):
 def test_raise_inside_with_after_break_raises_the_users_exception(fn):
     cnt = CompileCounter()
     x = torch.ones(2)
-    _same(_outcome(bytegraph.compile(fn, backend=cnt), x), _outcome(fn, x))
+    assert_same(outcome(bytegraph.compile(fn, backend=cnt), x), outcome(fn, x))
     assert cnt.frame_count == 1     # `x * 2` before the break
     assert torch.is_grad_enabled()
 
@@ -109,9 +81,9 @@ def test_with_on_an_object_missing_a_method_raises_type_error(cls):
         return y
     cnt = CompileCounter()
     x = torch.ones(2)
-    expected = _outcome(f, x)
+    expected = outcome(f, x)
     assert expected[:2] == ("raise", TypeError)
-    _same(_outcome(bytegraph.compile(f, backend=cnt), x), expected)
+    assert_same(outcome(bytegraph.compile(f, backend=cnt), x), expected)
     assert cnt.frame_count == 1
 
 
@@ -249,22 +221,31 @@ def gen_never_started(x):
     return x + 1, g is not None
 
 
+def _run_logged(fn, x, collect=False):
+    """Eager, then compiled: (eager outcome, LOG of the eager run, compiled outcome, LOG of the
+    compiled run, counter). With `collect`, a gc runs after each run: before the eager LOG is read,
+    after the compiled one is."""
+    LOG.clear()
+    expected = outcome(fn, x)
+    if collect:
+        gc.collect()
+    eager_log = list(LOG)
+    LOG.clear()
+    cnt = CompileCounter()
+    got = outcome(bytegraph.compile(fn, backend=cnt), x)
+    compiled_log = list(LOG)
+    if collect:
+        gc.collect()
+    return expected, eager_log, got, compiled_log, cnt
+
+
 @pytest.mark.parametrize("fn", [gen_partly_consumed, gen_except_generator_exit, gen_loop_break, gen_local_rebound,
                                 gen_exhausted, gen_yield_from, gen_dies_in_callee, gen_contextmanager_inside,
                                 gen_never_started])
 def test_generator_closed_where_cpython_closes_it(fn):
-    x = torch.ones(2)
-    LOG.clear()
-    expected = _outcome(fn, x)
-    gc.collect()
-    eager_log = list(LOG)
-    LOG.clear()
-    cnt = CompileCounter()
-    got = _outcome(bytegraph.compile(fn, backend=cnt), x)
-    compiled_log = list(LOG)
-    gc.collect()
+    expected, eager_log, got, compiled_log, cnt = _run_logged(fn, torch.ones(2), collect=True)
     assert compiled_log == eager_log == list(LOG)   # already run when the frame returned, not by gc
-    _same(got, expected)
+    assert_same(got, expected)
     assert cnt.frame_count == 1
 
 
@@ -292,17 +273,9 @@ def gen_dropped_inside_a_container(x):
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")   # eager's own report
 @pytest.mark.parametrize("fn", [gen_ignores_close, gen_dropped_inside_a_container, gen_contextmanager_gen_inside])
 def test_generator_close_not_modelled_runs_natively(fn):
-    x = torch.ones(2)
-    LOG.clear()
-    expected = _outcome(fn, x)
-    gc.collect()
-    eager_log = list(LOG)
-    LOG.clear()
-    cnt = CompileCounter()
-    got = _outcome(bytegraph.compile(fn, backend=cnt), x)
-    gc.collect()
+    expected, eager_log, got, _, cnt = _run_logged(fn, torch.ones(2), collect=True)
     assert LOG == eager_log
-    _same(got, expected)
+    assert_same(got, expected)
     assert cnt.frame_count == 0
 
 
@@ -347,13 +320,9 @@ def exc_python_constructor(x):
                                         (exc_bad_keyword, 1), (exc_python_constructor, 1)])
 def test_exception_objects_keep_their_attributes(fn, graphs):
     x = torch.ones(2)
-    LOG.clear()
-    expected = _outcome(fn, x)
-    eager_log = list(LOG)
-    LOG.clear()
-    cnt = CompileCounter()
-    _same(_outcome(bytegraph.compile(fn, backend=cnt), x), expected)
-    assert LOG == eager_log
+    expected, eager_log, got, compiled_log, cnt = _run_logged(fn, x)
+    assert_same(got, expected)
+    assert compiled_log == eager_log
     assert cnt.frame_count == graphs
 
 
@@ -442,10 +411,10 @@ def _make_cm_program(kind):
 def test_user_context_manager_effects_happen_once_each(kind, graphs):
     x = torch.ones(2)
     f, eager_log = _make_cm_program(kind)
-    expected = _outcome(f, x)
+    expected = outcome(f, x)
     g, compiled_log = _make_cm_program(kind)
     cnt = CompileCounter()
-    _same(_outcome(bytegraph.compile(g, backend=cnt), x), expected)
+    assert_same(outcome(bytegraph.compile(g, backend=cnt), x), expected)
     assert compiled_log == eager_log
     assert cnt.frame_count == graphs
     assert torch.is_grad_enabled()
@@ -457,13 +426,9 @@ def test_contextmanager_decorated_effects_happen_once_each():
             y = x + 1
         return y * 2
     x = torch.ones(2)
-    LOG.clear()
-    expected = _outcome(f, x)
-    eager_log = list(LOG)
-    LOG.clear()
-    cnt = CompileCounter()
-    _same(_outcome(bytegraph.compile(f, backend=cnt), x), expected)
-    assert LOG == eager_log
+    expected, eager_log, got, compiled_log, cnt = _run_logged(f, x)
+    assert_same(got, expected)
+    assert compiled_log == eager_log
     assert cnt.frame_count >= 1
 
 
@@ -489,13 +454,9 @@ def test_exit_gets_a_real_traceback(read_line, graphs):
             raise KeyError("k")
         return y
     x = torch.ones(2)
-    LOG.clear()
-    expected = _outcome(f, x)
-    eager_log = list(LOG)
-    LOG.clear()
-    cnt = CompileCounter()
-    _same(_outcome(bytegraph.compile(f, backend=cnt), x), expected)
-    assert LOG == eager_log
+    expected, eager_log, got, compiled_log, cnt = _run_logged(f, x)
+    assert_same(got, expected)
+    assert compiled_log == eager_log
     assert cnt.frame_count == graphs
 
 
@@ -515,6 +476,6 @@ def append_after_break_in_loop(x, items):
 def test_new_list_and_its_bound_method_are_one_object_across_a_break():
     x = torch.ones(2)
     cnt = CompileCounter()
-    _same(_outcome(bytegraph.compile(append_after_break_in_loop, backend=cnt), x, [1, 2, 3]),
-          _outcome(append_after_break_in_loop, x, [1, 2, 3]))
+    assert_same(outcome(bytegraph.compile(append_after_break_in_loop, backend=cnt), x, [1, 2, 3]),
+          outcome(append_after_break_in_loop, x, [1, 2, 3]))
     assert cnt.frame_count == 1      # `x + len(out)` after the loop

@@ -8,37 +8,13 @@ import torch
 
 import bytegraph
 from bytegraph.testing import CompileCounter
-
-
-def run(fn, *args):
-    """The result or the exception type name, like eager."""
-    try:
-        return ("ok", fn(*args))
-    except Exception as e:  # noqa: BLE001 - compared with eager
-        return ("raise", type(e).__name__, str(e))
-
-
-def same(a, b):
-    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
-        return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and torch.equal(a, b)
-    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
-        return type(a) is type(b) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    return a == b and type(a) is type(b)
+from helpers import assert_same, standard_test
 
 
 def check(fn, *args, frames=1, breaks=None):
-    """compiled == eager (value or exception), with `frames` graphs captured; returns the value,
-    or the exception's type name."""
-    want = run(fn, *args)
-    bytegraph.reset()
-    cnt = CompileCounter()
-    got = run(bytegraph.compile(fn, backend=cnt), *args)
-    assert same(got, want), (got, want)
-    assert cnt.frame_count == frames, cnt.frame_count
-    if breaks is not None:
-        bytegraph.reset()
-        assert bytegraph.explain(fn)(*args).graph_break_count == breaks
-    return got[1]
+    """compiled == eager (value, bit for bit, or exception), with `frames` graphs captured; returns
+    the value, or the exception's type name."""
+    return standard_test(fn, *args, frames=frames, breaks=breaks, exact=True)
 
 
 # -- builtins get every argument ---------------------------------------------------------------
@@ -182,7 +158,8 @@ def test_user_dunders_follow_cpython_protocol():
     log.clear()
     cnt = CompileCounter()
     got = bytegraph.compile(f, backend=cnt)(torch.ones(1))
-    assert same(got, want) and log == eager_log
+    assert_same(got, want, exact=True)
+    assert log == eager_log
     assert want[1] == [False, True, True, True, 7, "TypeError"]
     assert cnt.frame_count == 1
 
@@ -281,7 +258,7 @@ def test_dict_iteration_with_a_break_in_the_loop():
         return x + 1, out, list(d.items())
     want = f(torch.ones(1))
     got = bytegraph.compile(f, backend=CompileCounter())(torch.ones(1))
-    assert same(got, want)
+    assert_same(got, want, exact=True)
 
 
 def test_list_modified_during_sort_raises():

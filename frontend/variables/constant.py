@@ -125,7 +125,7 @@ FOLDABLE = {operator.add, operator.sub, operator.mul, operator.truediv, operator
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
 class LazyGuardedScalarVariable(ConstantVariable):
     """A Python int/float read from the frame that is a constant for this compile, but whose
-    CONSTANT_MATCH guard (a `ScalarConstantGuard`, which automatic dynamic can act on) is installed
+    CONSTANT_MATCH guard (`guards.shape.SCALAR_CONSTANT_MATCH`, which automatic dynamic can act on) is installed
     only when something reads its value. A number the frame merely passes along -- stored in a
     local, handed to a resume function, returned -- is rebuilt from its source and adds no guard,
     so a value that changes on every call (`start = time.perf_counter()` before a break) does not
@@ -137,8 +137,8 @@ class LazyGuardedScalarVariable(ConstantVariable):
             output = object.__getattribute__(self, "output")
             source = object.__getattribute__(self, "source")
             value = object.__getattribute__(self, "value")
-            from ...guards.shape import ScalarConstantGuard
-            output.guards.add(ScalarConstantGuard.of(source, value))
+            from ...guards.shape import scalar_constant_guard
+            output.guards.add(scalar_constant_guard(source, value))
             return value
         return object.__getattribute__(self, name)
 

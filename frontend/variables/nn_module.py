@@ -162,6 +162,9 @@ class NNModuleVariable(UserDefinedObjectVariable):
         from .user_defined import class_method
         if class_method(tx, self, "__call__")[0] is not torch.nn.Module.__dict__["__call__"]:
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (its class overrides __call__)")
+        from .distributed import is_distributed_module
+        if is_distributed_module(module):
+            raise Unsupported("distributed", fn=self.describe())
         self._guard_hooks(tx)
         if torch.nn.modules.module._global_forward_hooks or torch.nn.modules.module._global_forward_pre_hooks:
             raise Unsupported("unsupported_op", what="global module hooks")
