@@ -280,7 +280,7 @@ class InstructionTranslatorBase:
         if _owns_operators(a) or _owns_operators(b):
             return self._owned_operator(op, a, b)
         if is_tensorish(a) or is_tensorish(b):
-            return self.output.call_function(op, [a, b], {})
+            return self.output.call_function(op, [_plain_int(a), _plain_int(b)], {})
         if a.is_python_constant() and b.is_python_constant():
             return const(fold(op, a.as_python_constant(), b.as_python_constant()))
         a, b = _constant_tuple_as_sequence(a), _constant_tuple_as_sequence(b)
@@ -466,3 +466,13 @@ _RDUNDER = {operator.add: "__radd__", operator.sub: "__rsub__", operator.mul: "_
             operator.truediv: "__rtruediv__", operator.floordiv: "__rfloordiv__", operator.mod: "__rmod__",
             operator.pow: "__rpow__", operator.and_: "__rand__", operator.or_: "__ror__", operator.xor: "__rxor__",
             operator.matmul: "__rmatmul__", operator.lshift: "__rlshift__", operator.rshift: "__rrshift__"}
+
+
+def _plain_int(var):
+    """An int-valued enum member (IntEnum, `class C(int, Enum)`) compared with a tensor or a symbolic
+    number is the int it stands for (a SymInt compares an int subclass as unequal)."""
+    from .variables.user_defined import EnumVariable
+    if isinstance(var, EnumVariable) and isinstance(var.value, int) and \
+            type(var.value).__eq__ is int.__eq__:
+        return const(int.__int__(var.value))
+    return var

@@ -398,3 +398,22 @@ def test_frozensets_made_while_tracing_hash_by_their_items():
         return x + len(s), frozenset("ab") in {frozenset("ba")}
     cnt = compare(f, torch.ones(2))
     assert cnt.frame_count == 1 and cnt.op_count == 1
+
+
+class Color(int, __import__("enum").Enum):
+    RED = 0
+    GREEN = 1
+
+
+def test_symbolic_int_equals_an_int_valued_enum_member():
+    def f(x, color):
+        if color == Color.RED:
+            return x + 1
+        if Color.GREEN == color:
+            return x + 2
+        return x + 3
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    for color in (0, 1, 2, 1):    # from the second call on, `color` is a symbolic int
+        assert torch.equal(opt(torch.ones(2), color), f(torch.ones(2), color))
+    assert cnt.frame_count >= 2
