@@ -5,6 +5,7 @@ state of raised exceptions. Each test compares compiled with eager (over mutatio
 and asserts what was captured."""
 import builtins
 import collections.abc
+import enum
 
 import torch
 
@@ -400,7 +401,7 @@ def test_frozensets_made_while_tracing_hash_by_their_items():
     assert cnt.frame_count == 1 and cnt.op_count == 1
 
 
-class Color(int, __import__("enum").Enum):
+class Color(int, enum.Enum):
     RED = 0
     GREEN = 1
 
