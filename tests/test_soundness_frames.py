@@ -418,3 +418,21 @@ def test_symbolic_int_equals_an_int_valued_enum_member():
     for color in (0, 1, 2, 1):    # from the second call on, `color` is a symbolic int
         assert torch.equal(opt(torch.ones(2), color), f(torch.ones(2), color))
     assert cnt.frame_count >= 2
+
+
+def test_index_of_a_missing_user_object_raises_as_eager():
+    class Never:
+        def __eq__(self, other):
+            return False
+
+        def __repr__(self):
+            return "Never()"
+
+    def f(x, seq, item):
+        try:
+            return x + seq.index(item)
+        except ValueError as e:
+            return x - 1, str(e)
+    for seq in ((1, 2), [1, 2]):
+        bytegraph.reset()
+        compare(f, torch.ones(2), seq, Never())
