@@ -4,7 +4,7 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.install-stamp
 
-.PHONY: install test demo bench lint conformance hf-sweep fuzz cpython-tests clean
+.PHONY: install test demo bench lint conformance hf-sweep fuzz cpython-tests opinfo-metal clean
 
 install: $(STAMP)
 
@@ -32,6 +32,10 @@ fuzz: install
 
 cpython-tests: install
 	$(VPY) -m tests.oracles.cpython_suite --json cpython_suite.json $(if $(MODULES),--modules $(MODULES))
+
+# torch's OpInfo samples through the Metal printer, its kernels run on CPU by the emulation (metal_emu.h)
+opinfo-metal: install
+	$(VPY) benchmarks/inductor_opinfo_sweep.py --codegen metal --start $(or $(START),0) --count $(or $(COUNT),150)
 
 demo: install
 	$(VPY) examples/quickstart.py

@@ -3,10 +3,14 @@ autograd, the input gradient) compared with eager, sample by sample.
 
     python benchmarks/inductor_opinfo_sweep.py [--ops add,expm1,...] [--start 0] [--count 40]
                                                [--samples 2] [--dtype float32] [-v]
+                                               [--codegen cpp|triton|metal]
 
 Each sample is one of: pass, mismatch (compiled != eager), error (eager runs, compiled raises or
-raises another exception type), skip (not captured). The summary prints the counts and every
-mismatch and error. Triton runs interpreted on CPU: keep slices small.
+raises another exception type), skip (not captured), fallback (equal to eager, but some graph was
+compiled by another printer than --codegen, e.g. Metal has no float64). The summary prints the
+counts and every mismatch and error. `--codegen` picks the CPU printer (`config.cpu_codegen`):
+"metal" runs the Metal printer's kernels through the C++ emulation of metal_emu.h. Triton runs
+interpreted on CPU: keep slices small.
 """
 from __future__ import annotations
 
@@ -89,7 +93,9 @@ def run_sample(op, sample, grad: bool):
         expected = go(call, sample)
     except Exception:  # noqa: BLE001 - eager rejects the sample: nothing to compare
         return "skip"
+    from bytegraph.backends import inductor
     bytegraph.reset()
+    inductor.metrics.reset()
     cnt = CompileCounterWithBackend("inductor")
     try:
         got = go(bytegraph.compile(call, backend=cnt), sample)
@@ -101,13 +107,16 @@ def run_sample(op, sample, grad: bool):
     if bad is None and grad:
         bad = _close(got[1], expected[1])
         bad = bad and f"grad: {bad}"
-    return ("mismatch", bad) if bad else "pass"
+    if bad:
+        return "mismatch", bad
+    others = set(inductor.metrics.codegens) - {bytegraph.config.cpu_codegen}
+    return ("fallback", f"compiled by {', '.join(sorted(others))}") if others else "pass"
 
 
 def sweep(ops, samples=2, dtype="float32", verbose=False, out=print):
     import torch
     dt = getattr(torch, dtype)
-    counts = {"pass": 0, "mismatch": 0, "error": 0, "skip": 0}
+    counts = {"pass": 0, "mismatch": 0, "error": 0, "skip": 0, "fallback": 0}
     problems = []
     for op in ops:
         if dt not in op.supported_dtypes("cpu"):
@@ -137,9 +146,13 @@ def main(argv=None):
     p.add_argument("--count", type=int, default=40)
     p.add_argument("--samples", type=int, default=2)
     p.add_argument("--dtype", default="float32")
+    p.add_argument("--codegen", default=None, choices=["cpp", "triton", "metal"])
     p.add_argument("-v", action="store_true")
     a = p.parse_args(argv)
     warnings.filterwarnings("ignore")
+    if a.codegen:
+        import bytegraph
+        bytegraph.config.cpu_codegen = a.codegen
     db = op_database()
     if a.ops:
         names = set(a.ops.split(","))

@@ -61,7 +61,8 @@ class Config:
     # show internal tracebacks in error messages
     verbose: bool = False
     # code the inductor backend generates for CPU tensors: "cpp" (C++/OpenMP, built with g++) or
-    # "triton" (Triton kernels run by Triton's interpreter; slow, for testing that printer on CPU)
+    # "triton" (Triton kernels run by Triton's interpreter; slow, for testing that printer on CPU) or
+    # "metal" (the Metal printer's kernels compiled as C++ against metal_emu.h: checks that printer)
     cpu_codegen: str = dataclasses.field(default_factory=lambda: os.environ.get("BYTEGRAPH_CPU_CODEGEN", "cpp"))
     # under DistributedDataParallel, compile each graph in pieces at DDP's gradient-bucket boundaries
     # so each bucket's all-reduce overlaps the rest of the backward (backends/distributed.py)

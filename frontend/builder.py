@@ -6,15 +6,16 @@ import collections
 import enum
 import functools
 import operator
+import sys
 import types
 
 import torch
 
 from ..disable import disabled_wrapper_code
 from ..guards.guard import Guard
-from ..probe import overrides_in_python, safe_in, static_getattr, static_hasattr
 from ..guards.shape import scalar_can_be_dynamic
-from ..guards.source import ItemSource
+from ..guards.source import AttrSource, ItemSource, LocalSource
+from ..probe import overrides_in_python, safe_in, static_getattr, static_hasattr
 from .graph_break import Unsupported
 from .variables.builtins import BuiltinVariable, OperatorGetterVariable, has_builtin_handler
 from .variables.constant import ConstantVariable, LazyGuardedScalarVariable, is_constant_value
@@ -57,7 +58,6 @@ def is_skipped_function(fn) -> bool:
 
 def _is_frame_varkw(tx, source) -> bool:
     import inspect
-    from ..guards.source import LocalSource
     code = tx.code
     if tx.parent is not None or not isinstance(source, LocalSource) or not code.co_flags & inspect.CO_VARKEYWORDS:
         return False
@@ -65,9 +65,23 @@ def _is_frame_varkw(tx, source) -> bool:
     return source.local_name == code.co_varnames[index]
 
 
-def wrap_constant_result(tx, value):
-    """Wrap a value computed at trace time from constants (no source, no guard)."""
-    return wrap(tx, value, None, trusted=True)
+def _is_numpy_type_info(value) -> bool:
+    np = sys.modules.get("numpy")
+    return np is not None and _is_a(value, (np.finfo, np.iinfo, np.dtype))
+
+
+def _is_numpy_scalar(value) -> bool:
+    np = sys.modules.get("numpy")
+    return np is not None and _is_a(value, np.generic)
+
+
+def _is_identity_key(value) -> bool:
+    """A function, or a class compared and hashed by identity (its metaclass keeps type's
+    __eq__/__hash__): as a dict key as safe as a constant (the DICT_KEYS guard compares keys by
+    identity). pytree's registry is keyed by classes."""
+    if _is_a(value, type):
+        return type(value).__eq__ is type.__eq__ and type(value).__hash__ is type.__hash__
+    return _is_a(value, (types.FunctionType, types.BuiltinFunctionType))
 
 
 def wrap(tx, value, source, trusted=False):
@@ -139,10 +153,36 @@ def _wrap_list_iterator(tx, it, source, guard):
 
 
 def _wrap(tx, value, source, trusted):
+    """The tracker for a real value, guarded through `source` (unless trusted); the families are
+    tried in order, the first that answers wins."""
     guard = (lambda g: _guard(tx, g)) if (source is not None and not trusted) else (lambda g: None)
+    for wrap_family in _FAMILIES:
+        var = wrap_family(tx, value, source, trusted, guard)
+        if var is not None:
+            return var
+    if _is_a(value, (torch.finfo, torch.iinfo)):
+        guard(Guard.id_match(source, value))   # torch keeps one finfo/iinfo object per dtype
+        return ConstantVariable(value, source=source)
+    if _is_numpy_type_info(value) or (source is None and _is_numpy_scalar(value)):
+        # np.finfo/np.iinfo/np.dtype objects are immutable; a numpy scalar made while tracing (`finfo.eps`)
+        # folds with its own arithmetic (one read from the frame is not taken as a constant: its
+        # guard would need numpy's equality, which conflates -0.0 and 0.0)
+        guard(Guard.id_match(source, value))
+        return ConstantVariable(value, source=source)
+    if type(value).__module__ == "typing" or type(value) is types.GenericAlias:
+        # a type annotation (`List[Tensor]`, `Optional`): immutable, and subscripting it only builds
+        # another annotation, so it is folded like a constant
+        guard(Guard.id_match(source, value))
+        return ConstantVariable(value, source=source)
+    guard(Guard.type_match(source, type(value)))
+    return UserDefinedObjectVariable(value=value, cls=type(value), source=source)
+
+
+def _wrap_tensor_or_scalar(tx, value, source, trusted, guard):
+    """Graph inputs: tensors, and numbers that are (or may become) symbolic."""
     if _is_a(value, torch.nn.parameter.UninitializedTensorMixin):
         # a lazy module's parameter before its first call: no shape yet, any use of it fails eagerly
-        raise Unsupported("unsupported_op", what="an uninitialized parameter of a lazy module")
+        raise Unsupported("lazy_module", what="an uninitialized parameter of a lazy module")
     if _is_a(value, torch.Tensor):
         if source is None:
             return tx.output.add_constant_tensor(value)
@@ -155,6 +195,11 @@ def _wrap(tx, value, source, trusted):
             # a constant until a miss shows it changing (automatic dynamic, see guards/shape.py),
             # guarded only once its value is used
             return LazyGuardedScalarVariable(value, source=source, output=out)
+    return None
+
+
+def _wrap_constant(tx, value, source, trusted, guard):
+    """Immutable constants (numbers, strings, torch.Size, struct sequences), guarded by value."""
     if is_constant_value(value) and not _is_a(value, (tuple, frozenset)):
         guard(Guard.constant(source, value))
         return ConstantVariable(value, source=source)
@@ -166,6 +211,11 @@ def _wrap(tx, value, source, trusted):
         # its type and named fields stay
         guard(Guard.constant(source, value))
         return ConstantVariable(value, source=source)
+    return None
+
+
+def _wrap_container(tx, value, source, trusted, guard):
+    """Builtin containers: their length/keys are guarded, their items wrapped through item sources."""
     # a tuple subclass overriding __len__/__getitem__/__iter__ is a user object (its guards would
     # call those overrides)
     if _is_a(value, tuple) and (type(value) is tuple or is_named_tuple_class(type(value))) and \
@@ -184,12 +234,12 @@ def _wrap(tx, value, source, trusted):
     if type(value) in _LIST_ITERATORS and _is_resume_stack_argument(tx, source):
         return _wrap_list_iterator(tx, value, source, guard)
     if type(value) in (dict, collections.OrderedDict, collections.defaultdict):
-        if not all(is_constant_value(k) for k in value):
-            raise Unsupported("unsupported_op", what="a dict with keys that are not constants")
+        if not all(is_constant_value(k) or _is_identity_key(k) for k in value):
+            raise Unsupported("non_constant_value", what="a dict with keys not constants, classes or functions")
         guard(Guard.type_match(source, type(value)))
         guard(Guard.dict_keys(source, list(value.keys())))
-        pairs = [(ConstantVariable(k), wrap(tx, v, ItemSource(source, k) if source else None, trusted))
-                 for k, v in value.items()]
+        pairs = [(wrap(tx, k, None, trusted=True),
+                  wrap(tx, v, ItemSource(source, k) if source else None, trusted)) for k, v in value.items()]
         factory = None
         if _is_a(value, collections.defaultdict):
             factory = wrap(tx, value.default_factory, None, True)
@@ -199,9 +249,14 @@ def _wrap(tx, value, source, trusted):
                                    source=None if _is_frame_varkw(tx, source) else source)
     if type(value) in (set, frozenset):
         if not all(is_constant_value(v) for v in value):
-            raise Unsupported("unsupported_op", what="a set of values that are not constants")
+            raise Unsupported("non_constant_value", what="a set of values that are not constants")
         guard(Guard.constant(source, value))   # type and contents
         return SetVariable.create(tx, [ConstantVariable(v) for v in value], type(value), source=source)
+    return None
+
+
+def _wrap_special_object(tx, value, source, trusted, guard):
+    """Objects with a tracker of their own, guarded by identity: modules, enums, torch context managers."""
     if _is_a(value, torch.nn.Module):
         guard(Guard.id_match(source, value))
         guard(Guard.type_match(source, type(value)))   # (`__class__` can be reassigned on the same object)
@@ -223,6 +278,11 @@ def _wrap(tx, value, source, trusted):
     if _is_a(value, torch.amp.autocast):
         guard(Guard.id_match(source, value))
         return AutocastVariable.from_real(value).with_source(source)
+    return None
+
+
+def _wrap_callable(tx, value, source, trusted, guard):
+    """Functions, methods, classes and builtins."""
     if is_skipped_function(value):
         guard(Guard.id_match(source, value))
         return SkippedFunctionVariable(fn=value, source=source)
@@ -240,7 +300,6 @@ def _wrap(tx, value, source, trusted):
         if value.__closure__ and source is not None:
             # a closure made per call (a lambda, a nested function): same code, and its cells and
             # defaults are guarded through their own sources when read
-            from ..guards.source import AttrSource
             guard(Guard.type_match(source, types.FunctionType))
             guard(Guard.id_match(AttrSource(source, "__code__"), value.__code__))
         else:
@@ -249,7 +308,6 @@ def _wrap(tx, value, source, trusted):
             return BuiltinVariable(fn=value, source=source)
         return UserFunctionVariable(fn=value, source=source)
     if _is_a(value, types.MethodType):
-        from ..guards.source import AttrSource
         self_var = wrap(tx, value.__self__, AttrSource(source, "__self__") if source else None, trusted)
         if isinstance(self_var, (GradModeVariable, AutocastVariable)):
             # a method of a torch context manager (`no_grad().clone`): the tracker models the object
@@ -258,7 +316,6 @@ def _wrap(tx, value, source, trusted):
         return BoundMethodVariable(fn=fn_var, self_var=self_var, source=source)
     if _is_a(value, functools.partial):
         guard(Guard.type_match(source, functools.partial))
-        from ..guards.source import AttrSource
         fn = wrap(tx, value.func, AttrSource(source, "func") if source else None, trusted)
         args = tuple(wrap(tx, a, None, True) for a in value.args)
         kwargs = tuple((k, wrap(tx, v, None, True)) for k, v in value.keywords.items())
@@ -276,8 +333,7 @@ def _wrap(tx, value, source, trusted):
             type(value).__module__ in ("functools", "itertools", "operator") and callable(value):
         guard(Guard.id_match(source, value))
         return BuiltinVariable(fn=value, source=source)
-    if _is_a(value, (torch.finfo, torch.iinfo)):
-        guard(Guard.id_match(source, value))   # torch keeps one finfo/iinfo object per dtype
-        return ConstantVariable(value, source=source)
-    guard(Guard.type_match(source, type(value)))
-    return UserDefinedObjectVariable(value=value, cls=type(value), source=source)
+    return None
+
+
+_FAMILIES = (_wrap_tensor_or_scalar, _wrap_constant, _wrap_container, _wrap_special_object, _wrap_callable)

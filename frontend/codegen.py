@@ -11,6 +11,17 @@ from bytecode import Bytecode, Instr
 from bytecode.instr import CellVar, FreeVar
 
 from .graph_break import Unsupported
+from .resume import assemble
+from .variables.builtins import BuiltinVariable
+from .variables.constant import ConstantVariable
+from .variables.ctx import WithExitVariable
+from .variables.dicts import DictVariable, SetVariable
+from .variables.functions import BoundMethodVariable
+from .variables.lists import DequeVariable, ListVariable, NamedTupleVariable
+from .variables.misc import RealCellVariable
+from .variables.tensor import SymNodeVariable, TensorVariable
+from .variables.torch import GradModeVariable
+from .variables.user_defined import UserDefinedObjectVariable
 
 
 def _rebuild_object(cls, attrs):
@@ -59,6 +70,8 @@ class PyCodegen:
 
     # -- primitives -------------------------------------------------------------
     def load_const(self, value):
+        if isinstance(value, type) and value in self.tx.output.trace_local_classes:
+            raise Unsupported("unrebuildable", what=f"class {value.__name__} made in compiled code leaving the graph")
         self.append(Instr("LOAD_CONST", value))
 
     def load_exact_object(self, value):
@@ -128,7 +141,6 @@ class PyCodegen:
     def build_sequence(self, items, kind: type):
         """Push a list or tuple of trackers. A run of plain constants goes in as one constant tuple,
         as CPython compiles `[0, 1, 2]`, so a long list costs a few instructions, not one per item."""
-        from .variables.constant import ConstantVariable
         if len(items) > 8 and all(type(i) is ConstantVariable and type(i.value) in _PLAIN_CONSTANTS for i in items):
             values = tuple(i.value for i in items)
             if kind is tuple:
@@ -155,7 +167,6 @@ class PyCodegen:
     # -- values ---------------------------------------------------------------
     def reconstruct(self, var):
         """Push the run-time value of a tracker."""
-        from .variables.tensor import SymNodeVariable, TensorVariable
         if var in self.temps:
             self.append(Instr("LOAD_FAST", self.temps[var]))
             return
@@ -169,15 +180,17 @@ class PyCodegen:
                 source.reconstruct(self)
                 return
             if node not in self.output_index:
-                raise Unsupported("unsupported_op", what="a tensor that is not a graph output")
+                raise Unsupported("internal_error", what="a tensor that is not a graph output")
             self.append(Instr("LOAD_FAST", self.graph_outputs_local))
             self.load_const(self.output_index[node])
             self.binary_subscr()
+            from .variables.tensor import tensor_attrs
+            for name, value in tensor_attrs(self.tx, var).items():   # `y.note = v` while tracing
+                self.append(Instr("COPY", 1))
+                self.reconstruct(value)
+                self.append(Instr("SWAP", 2))
+                self.store_attr(name)
             return
-        from .variables.builtins import BuiltinVariable
-        from .variables.ctx import WithExitVariable
-        from .variables.functions import BoundMethodVariable
-        from .variables.lists import NamedTupleVariable
         if isinstance(var, WithExitVariable):
             self.with_exit(var)
             return
@@ -190,7 +203,7 @@ class PyCodegen:
             # `obj.method` where the method is a builtin/method descriptor (re.Match.group, HASH.hexdigest)
             name = getattr(var.fn.fn, "__name__", None)
             if name is None:
-                raise Unsupported("unsupported_op", what=f"rebuilding {var.describe()} after the graph")
+                raise Unsupported("unrebuildable", what=f"rebuilding {var.describe()} after the graph")
             if hasattr(var.fn.fn, "__objclass__"):
                 # an unbound method of a builtin type bound to an instance (`super().__setitem__` in a dict
                 # subclass): `obj.name` would find the subclass's own method, so bind the very descriptor
@@ -204,7 +217,7 @@ class PyCodegen:
             return
         building = self.building
         if id(var) in building:    # a container that holds itself: not rebuilt item by item
-            raise Unsupported("unsupported_op", what=f"rebuilding {var.describe()} that contains itself")
+            raise Unsupported("unrebuildable", what=f"rebuilding {var.describe()} that contains itself")
         building.add(id(var))
         try:
             var.reconstruct(self)
@@ -255,25 +268,22 @@ class PyCodegen:
     def with_exit(self, var):
         """The `__exit__` an open `with` block keeps on the stack: a grad-mode block's restores the
         mode from before the block; a user context manager's is the bound method of the object."""
-        from .variables.torch import GradModeVariable
         ctx = var.ctx
         if isinstance(ctx, GradModeVariable):
             self.load_const(RESTORE_GRAD[bool(ctx.previous)])
             return
-        from .variables.user_defined import UserDefinedObjectVariable
         if isinstance(ctx, UserDefinedObjectVariable):
             if ctx not in self.temps:
                 self.reconstruct_to_temp(ctx)    # the same object as other references to it
             self.reconstruct(ctx)
             self.load_attr("__exit__")
             return
-        raise Unsupported("unsupported_op", what=f"rebuilding the exit of a `with` block on {ctx.describe()}")
+        raise Unsupported("unrebuildable", what=f"rebuilding the exit of a `with` block on {ctx.describe()}")
 
     def load_cell(self, cell):
         """Push a closure cell object: the frame's own cells and free variables through
         LOAD_CLOSURE, cells of functions outside the frame as they are, cells made while tracing
         (an inlined function's) as new cells holding their current contents."""
-        from .variables.misc import RealCellVariable
         if cell in self.temps:
             self.append(Instr("LOAD_FAST", self.temps[cell]))
             return
@@ -307,7 +317,7 @@ class PyCodegen:
         """types.FunctionType(code, globals, name, defaults, closure), then the keyword defaults
         and qualified name."""
         if fn_var.wrapped is not None:
-            raise Unsupported("unsupported_op", what="rebuilding a function made by functools.wraps")
+            raise Unsupported("unrebuildable", what="rebuilding a function made by functools.wraps")
         self.load_callable(_make_function)
         self.load_const(fn_var.code)
         self.load_const(fn_var.f_globals)   # the very dict MAKE_FUNCTION used (exec namespaces included)
@@ -363,14 +373,10 @@ def new_code(template: types.CodeType, body: list, prefix: list, nargs: int, nam
     bc.append(Instr("RESUME", 0, lineno=template.co_firstlineno))
     bc.extend(body)
     if copies_template:
-        from .resume import assemble
         return assemble(bc, template)
     return bc.to_code()
 
 
 def _has_identity(var) -> bool:
     """Mutable objects, whose identity the program can see (`is`, shared mutation)."""
-    from .variables.dicts import DictVariable, SetVariable
-    from .variables.lists import DequeVariable, ListVariable
-    from .variables.user_defined import UserDefinedObjectVariable
     return isinstance(var, (UserDefinedObjectVariable, ListVariable, DictVariable, SetVariable, DequeVariable))

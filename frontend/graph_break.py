@@ -29,32 +29,69 @@ def kinds() -> dict[str, BreakKind]:
     return dict(_KINDS)
 
 
-register("unsupported_opcode", "no handler for opcode {opname}",
-         "rewrite the construct, or move it into a function wrapped in `bytegraph.disable`")
+_REWRITE = "rewrite the construct, or move it into a function wrapped in `bytegraph.disable`"
+
+# the bytecode interpreter
+register("unsupported_opcode", "no handler for opcode {opname}", _REWRITE)
+register("deliberate_opcode", "{opname} ({reason}) is not supported",
+         "run this code outside the compiled function, e.g. in a function wrapped in `bytegraph.disable`")
+register("unsupported_syntax", "{what} is not supported", _REWRITE)
+register("instruction_budget", "{what} is not supported",
+         "raise `bytegraph.config.max_instructions`, or move the long loop into a function wrapped in "
+         "`bytegraph.disable`")
+register("too_deep", "inlining depth exceeded at {fn}", "avoid deep recursion in compiled code")
+register("break_in_resume_prologue", "{what} is not supported",
+         "the rest of the frame runs eagerly; move the construct away from the start of a `with` block")
+register("internal_error", "{what} is not supported",
+         "bytegraph could not model this and runs the frame eagerly; please report it with the code")
+# calls, attributes and Python's protocols
 register("unsupported_call", "call to {fn} is not traceable{detail}",
          "wrap the callee in `bytegraph.disable`, or move the call out of the compiled function")
-register("data_dependent", "{what} depends on the value of a tensor",
-         "set `bytegraph.config.capture_scalar_outputs = True` for `.item()`, or keep the value a tensor")
-register("tensor_branch", "control flow depends on a tensor value ({what})",
-         "use `torch.where` instead of `if` on tensor values, or accept the graph break")
-register("io", "{fn} performs I/O",
-         "remove the print/logging call from the compiled region, or accept the graph break")
-register("unsupported_attr", "attribute {name!r} of {obj} cannot be traced",
-         "access the attribute outside the compiled function")
-register("unsupported_op", "{what} is not supported",
-         "rewrite the construct, or move it into a function wrapped in `bytegraph.disable`")
 register("skipped_function", "{fn} is marked to run eagerly (bytegraph.disable or a skipped file)",
          "this is expected; the graph continues after the call")
 register("distributed", "{fn} belongs to torch.distributed and runs as its own code",
          "this is expected: collectives and DDP/FSDP wrappers run eagerly; the module a wrapper runs is "
          "compiled as its own frame, and the graph continues after the call")
-register("user_exception", "exception {exc} raised in traced code is not handled there",
-         "the exception is raised by running that part of the code eagerly")
-register("inline_failed", "inlining {fn} failed: {detail}",
-         "wrap the callee in `bytegraph.disable` or simplify it")
-register("too_deep", "inlining depth exceeded at {fn}", "avoid deep recursion in compiled code")
+register("unsupported_builtin", "{what} is not supported", "call the builtin outside the compiled function")
+register("unsupported_attr", "attribute {name!r} of {obj} cannot be traced",
+         "access the attribute outside the compiled function")
+register("python_protocol", "{what} is not supported",
+         "this use of the object's class (a dunder, iteration, truth value) is not modelled; "
+         "move it outside the compiled function")
+register("context_manager", "{what} is not supported",
+         "enter the context manager outside the compiled function, or wrap its body in a function")
+register("non_constant_value", "{what} is not supported",
+         "the value must be a constant here (keys, classes, sort keys); keep it a plain Python value")
+register("endless_iterator", "{what} is not supported", "bound the iteration (e.g. with `zip` or `itertools.islice`)")
+register("mutated_while_iterating", "{what} is not supported", "do not change a container while iterating it")
+register("user_graph_break", "{fn}() was called{msg}",
+         "this is a graph break the program asked for; remove the call to capture one graph")
 register("generator", "generator {fn} cannot be consumed here",
          "consume the generator with a list comprehension, or accept the graph break")
+register("generator_cleanup", "{what} is not supported",
+         "exhaust or close the generator before the point shown, or avoid `finally` in it")
+register("user_exception", "exception {exc} raised in traced code is not handled there",
+         "the exception is raised by running that part of the code eagerly")
+# side effects and values the transformed code must rebuild
+register("attribute_write", "{what} is not supported", "set the attribute outside the compiled function")
+register("untracked_mutation", "{what} is not supported",
+         "change the value outside the compiled function, or pass it in as an argument")
+register("unrebuildable", "{what} is not supported",
+         "return or keep plain values (tensors, numbers, containers, existing objects) across the graph break")
+# tensors, shapes, torch and numpy
+register("data_dependent", "{what} depends on the value of a tensor",
+         "set `bytegraph.config.capture_scalar_outputs = True` for `.item()`, or keep the value a tensor")
+register("tensor_branch", "control flow depends on a tensor value ({what})",
+         "use `torch.where` instead of `if` on tensor values, or accept the graph break")
+register("torch_value", "{what} is not supported",
+         "pass and return tensors, numbers and containers of them to and from torch functions")
+register("unguardable_shape", "{what} is not supported", "mark the dimension static, or use `dynamic=False`")
+register("lazy_module", "{what} is not supported", "run the lazy module once before compiling it")
+register("module_hooks", "{what} is not supported", "remove the hook while compiling, or register it without kwargs")
+register("numpy", "{what} is not supported",
+         "use torch operations, or move the numpy code into a function wrapped in `bytegraph.disable`")
+register("io", "{fn} performs I/O",
+         "remove the print/logging call from the compiled region, or accept the graph break")
 
 
 class Unsupported(Exception):

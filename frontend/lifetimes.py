@@ -22,14 +22,17 @@ from __future__ import annotations
 import dataclasses
 
 from .graph_break import Unsupported
+from .instructions import instructions_of
+from .signals import GeneratorYield, ReturnValue, UserException
 from .variables.base import VariableTracker
 from .variables.constant import ConstantVariable
 from .variables.iterators import GeneratorState, GeneratorVariable, IteratorVariable
+from .variables.misc import ExceptionVariable
 from .variables.tensor import SymNodeVariable, TensorVariable
 
 
 def _not_modelled(what):
-    return Unsupported("unsupported_op", what=f"{what} (a generator's finally would run at another point)")
+    return Unsupported("generator_cleanup", what=f"{what} (a generator's finally would run at another point)")
 
 
 def close_is_observable(tx, gen) -> bool:
@@ -37,7 +40,6 @@ def close_is_observable(tx, gen) -> bool:
     state = tx.output.side_effects.contents.get(gen)
     if not isinstance(state, GeneratorState) or not state.started:
         return False
-    from .translator import instructions_of
     insts, _, table = instructions_of(gen.code)
     offset = insts[state.ip - 1].offset        # the paused YIELD_VALUE
     if any(e.start <= offset < e.end for e in table):
@@ -144,15 +146,9 @@ def check_none_pending(tx) -> None:
 def close(tx, gen) -> None:
     """`gen.close()`, traced: GeneratorExit thrown at the paused `yield` (a `yield from` delegate
     is closed first)."""
-    from .translator import GeneratorYield, InliningTranslator, ReturnValue, UserException
-    from .variables.misc import ExceptionVariable
     effects = tx.output.side_effects
     state = effects.get(gen)
-    gtx = InliningTranslator(gen.code, gen.f_globals, dict(state.symbolic_locals), dict(state.cells),
-                             tx.output, tx.config, parent=tx)
-    gtx.is_generator = True
-    gtx.ip = state.ip
-    gtx.stack = list(state.stack)
+    gtx = tx.resume_generator(gen, state)
     gtx.current = gtx.instructions[state.ip - 1]
     effects.track(gen, None)     # finished, whatever happens next
     delegate = _delegate(gen, state, gtx.instructions)

@@ -1,68 +1,139 @@
-"""One handler per CPython 3.11 opcode, and the dispatch table built from them.
+"""One handler per CPython opcode, registered with its facts, and the dispatch table built from them.
 
-Compile time only. An opcode with no entry in DISPATCH is a structured graph break
-("no handler for opcode X"). `DELIBERATE_BREAKS` lists opcodes that always break, with the reason.
+Compile time only. Each handler is registered next to its code with `@opcode(...)`: the facts the
+translator needs about it (when the root translator takes a checkpoint before it, how many operands
+a value op consumes, whether it jumps) live there and nowhere else. An entry may name the Python
+versions it applies to (`since`/`until`), so a later Python adds entries instead of editing them.
+Registration is checked against `dis.opmap` and `dis.hasjrel`/`dis.hasjabs` when this module is
+imported: a name this Python does not know, or a jump fact that disagrees with `dis`, fails loudly.
+An opcode with no entry is a structured graph break ("no handler for opcode X").
 """
 from __future__ import annotations
 
+import dataclasses
 import dis
+import enum
 import operator
 import sys
+from typing import Callable
 
 from . import lifetimes
 from .graph_break import Unsupported, user_error
+from .resume import PROLOGUE_CALLABLES
+from .signals import GeneratorYield, ReturnValue, UserException
 from .variables.constant import const
-from .variables.dicts import DictVariable, SetVariable
+from .variables.ctx import enter_context
+from .variables.dicts import DictVariable, SetVariable, is_other_mapping, mapping_as_dict
 from .variables.functions import NestedFunctionVariable
 from .variables.iterators import StopIterationSignal
 from .variables.lists import ListVariable, SliceVariable, TupleVariable
-from .variables.misc import NULL, CellVariable, ExceptionVariable, NullVariable, PythonModuleVariable
+from .variables.misc import NULL, CellVariable, ExceptionVariable, NullVariable, PythonModuleVariable, TracebackVariable
+from .variables.tensor import SymNodeVariable
+from .variables.user_defined import UserDefinedClassVariable
 
-H = {}
+
+class Checkpoint(enum.Enum):
+    """When the root translator snapshots its state before an opcode, so that the opcode can break.
+    OPERANDS: the opcode pops `operands` values and pushes one; it breaks (and then runs natively)
+    only on an operand that is not a tensor, a symbolic number or a constant."""
+    NEVER = "never"
+    ALWAYS = "always"        # CALL, BEFORE_WITH: may break whatever its operands
+    BRANCH = "branch"        # a conditional jump: breaks when the condition is not a constant
+    OPERANDS = "operands"
 
 
-def handler(*names):
+@dataclasses.dataclass(frozen=True)
+class Opcode:
+    """One opcode's handler and the facts the translator needs about it."""
+    name: str
+    handler: Callable
+    checkpoint: Checkpoint = Checkpoint.NEVER
+    operands: int = 0        # values a Checkpoint.OPERANDS opcode consumes
+    jump: bool = False       # has a jump target (agrees with dis.hasjrel/dis.hasjabs)
+    since: tuple = (3, 11)   # first Python version the entry applies to
+    until: tuple | None = None   # first Python version it no longer applies to
+
+
+_ENTRIES: list[Opcode] = []
+
+
+def register(name, handler, **facts) -> Opcode:
+    entry = Opcode(name, handler, **facts)
+    _ENTRIES.append(entry)
+    return entry
+
+
+def opcode(*names, **facts):
+    """Register the decorated function as the handler of `names`, with the facts given."""
     def deco(fn):
-        for n in names:
-            H[n] = fn
+        for name in names:
+            register(name, fn, **facts)
         return fn
     return deco
 
 
+def build_table(entries, version=sys.version_info[:2], opmap=None, jumps=None) -> dict[str, Opcode]:
+    """The entries that apply to `version`, by name. A name `dis` does not know for this version, two
+    entries for one opcode, or a jump fact that disagrees with `dis` is an error."""
+    opmap = dis.opmap if opmap is None else opmap
+    jumps = set(dis.hasjrel) | set(dis.hasjabs) if jumps is None else jumps
+    table: dict[str, Opcode] = {}
+    for e in entries:
+        if version < e.since or (e.until is not None and version >= e.until):
+            continue
+        if e.name not in opmap:
+            raise ImportError(f"opcode {e.name} is registered for Python {version[0]}.{version[1]}, "
+                              "which has no such opcode (give the entry an `until` version)")
+        if e.name in table:
+            raise ImportError(f"opcode {e.name} is registered twice for Python {version[0]}.{version[1]}")
+        if e.jump != (opmap[e.name] in jumps):
+            raise ImportError(f"opcode {e.name}: jump={e.jump} disagrees with dis")
+        if (e.checkpoint is Checkpoint.BRANCH and not e.jump) or \
+                ((e.checkpoint is Checkpoint.OPERANDS) != (e.operands > 0)):
+            raise ImportError(f"opcode {e.name}: inconsistent checkpoint facts")
+        table[e.name] = e
+    return table
+
+
 # -- no-ops -------------------------------------------------------------------
-@handler("NOP", "RESUME", "CACHE", "EXTENDED_ARG", "PRECALL", "MAKE_CELL", "COPY_FREE_VARS")
+@opcode("NOP", "RESUME", "CACHE", "EXTENDED_ARG", "PRECALL", "MAKE_CELL", "COPY_FREE_VARS")
 def nop(tx, ins):
     pass  # cells are set up when the translator starts; PRECALL is folded into CALL
 
 
 # -- stack ----------------------------------------------------------------------
-@handler("POP_TOP")
+@opcode("POP_TOP")
 def pop_top(tx, ins):
     lifetimes.dropped(tx, tx.pop())
 
 
-@handler("PUSH_NULL")
+@opcode("PUSH_NULL")
 def push_null(tx, ins):
     tx.push(NULL)
 
 
-@handler("COPY")
+@opcode("COPY")
 def copy(tx, ins):
     tx.push(tx.stack[-ins.arg])
 
 
-@handler("SWAP")
+@opcode("SWAP")
 def swap(tx, ins):
     tx.stack[-1], tx.stack[-ins.arg] = tx.stack[-ins.arg], tx.stack[-1]
 
 
 # -- names ----------------------------------------------------------------------
-@handler("LOAD_CONST")
+@opcode("LOAD_CONST")
 def load_const(tx, ins):
-    tx.push(const(ins.argval))
+    value = ins.argval
+    if tx.parent is None and any(value is c for c in PROLOGUE_CALLABLES):
+        # the torch context-manager factories a resume prologue loads to re-enter its blocks
+        tx.push(tx.wrap(value, None, trusted=True))
+    else:
+        tx.push(const(value))
 
 
-@handler("LOAD_FAST")
+@opcode("LOAD_FAST")
 def load_fast(tx, ins):
     try:
         tx.push(tx.symbolic_locals[ins.argval])
@@ -71,111 +142,110 @@ def load_fast(tx, ins):
                                            "associated with a value")) from None
 
 
-@handler("STORE_FAST")
+@opcode("STORE_FAST")
 def store_fast(tx, ins):
     old = tx.symbolic_locals.get(ins.argval)
     tx.symbolic_locals[ins.argval] = tx.pop()
     lifetimes.dropped(tx, old)
 
 
-@handler("DELETE_FAST")
+@opcode("DELETE_FAST")
 def delete_fast(tx, ins):
     lifetimes.dropped(tx, tx.symbolic_locals.pop(ins.argval, None))
 
 
-@handler("LOAD_GLOBAL")
+@opcode("LOAD_GLOBAL")
 def load_global(tx, ins):
     if ins.arg & 1:
         tx.push(NULL)
     tx.push(tx.load_global(ins.argval))
 
 
-@handler("STORE_GLOBAL")
+@opcode("STORE_GLOBAL")
 def store_global(tx, ins):
     tx.store_global(ins.argval, tx.pop())
 
 
-@handler("DELETE_GLOBAL")
+@opcode("DELETE_GLOBAL")
 def delete_global(tx, ins):
     tx.output.side_effects.delete_global(ins.argval)
 
 
-@handler("LOAD_DEREF", "LOAD_CLASSDEREF")
+@opcode("LOAD_DEREF", "LOAD_CLASSDEREF")
 def load_deref(tx, ins):
     tx.push(tx.cells[ins.argval].load(tx))
 
 
-@handler("STORE_DEREF")
+@opcode("STORE_DEREF")
 def store_deref(tx, ins):
     tx.cells[ins.argval].store(tx, tx.pop())
 
 
-@handler("DELETE_DEREF")
+@opcode("DELETE_DEREF")
 def delete_deref(tx, ins):
     cell = tx.cells[ins.argval]
     if type(cell) is not CellVariable:   # a cell that existed before the frame: its deletion is not replayed
-        raise Unsupported("unsupported_op", what=f"deleting the enclosing function's variable {ins.argval!r}")
+        raise Unsupported("untracked_mutation", what=f"deleting the enclosing function's variable {ins.argval!r}")
     tx.output.side_effects.cells.pop(cell, None)
 
 
-@handler("LOAD_CLOSURE")
+@opcode("LOAD_CLOSURE")
 def load_closure(tx, ins):
     tx.push(tx.cells[ins.argval])
 
 
-@handler("LOAD_ATTR")
+@opcode("LOAD_ATTR", checkpoint=Checkpoint.OPERANDS, operands=1)
 def load_attr(tx, ins):
     tx.push(tx.getattr(tx.pop(), ins.argval))
 
 
-@handler("LOAD_METHOD")
+@opcode("LOAD_METHOD")
 def load_method(tx, ins):
     obj = tx.pop()
     tx.push(NULL)
     tx.push(tx.getattr(obj, ins.argval))
 
 
-@handler("STORE_ATTR")
+@opcode("STORE_ATTR")
 def store_attr(tx, ins):
     obj = tx.pop()
     value = tx.pop()
     tx.setattr(obj, ins.argval, value)
 
 
-@handler("DELETE_ATTR")
+@opcode("DELETE_ATTR")
 def delete_attr(tx, ins):
     tx.delattr(tx.pop(), ins.argval)
 
 
-@handler("LOAD_ASSERTION_ERROR")
+@opcode("LOAD_ASSERTION_ERROR")
 def load_assertion_error(tx, ins):
-    from .builder import wrap
-    tx.push(wrap(tx, AssertionError, None, trusted=True))
+    tx.push(tx.wrap(AssertionError, None, trusted=True))
 
 
-@handler("IMPORT_NAME")
+@opcode("IMPORT_NAME")
 def import_name(tx, ins):
     fromlist = tx.pop().as_python_constant()
     level = tx.pop().as_python_constant()
     name = ins.argval
     if level != 0 or name not in sys.modules:
-        raise Unsupported("unsupported_op", what=f"importing {name!r} (not imported yet, or relative)")
+        raise Unsupported("unsupported_syntax", what=f"importing {name!r} (not imported yet, or relative)")
     module = sys.modules[name] if fromlist else sys.modules[name.partition(".")[0]]
     tx.push(PythonModuleVariable(value=module))
 
 
-@handler("IMPORT_FROM")
+@opcode("IMPORT_FROM")
 def import_from(tx, ins):
     tx.push(tx.getattr(tx.stack[-1], ins.argval))
 
 
 # -- calls ----------------------------------------------------------------------
-@handler("KW_NAMES")
+@opcode("KW_NAMES")
 def kw_names(tx, ins):
     tx.kw_names = tx.code.co_consts[ins.arg]  # dis does not resolve this constant
 
 
-@handler("CALL")
+@opcode("CALL", checkpoint=Checkpoint.ALWAYS)
 def call(tx, ins):
     argc = ins.arg
     args = tx.popn(argc)
@@ -194,7 +264,7 @@ def call(tx, ins):
     tx.push(tx.call(fn, args, kwargs))
 
 
-@handler("CALL_FUNCTION_EX")
+@opcode("CALL_FUNCTION_EX")
 def call_function_ex(tx, ins):
     kwargs_var = tx.pop() if ins.arg & 1 else None
     args_var = tx.pop()
@@ -204,12 +274,12 @@ def call_function_ex(tx, ins):
     kwargs = {}
     if kwargs_var is not None:
         if not isinstance(kwargs_var, DictVariable):
-            raise Unsupported("unsupported_op", what="** with a non-dict")
+            raise Unsupported("unsupported_syntax", what="** with a non-dict")
         kwargs = {k.as_python_constant(): v for k, v in kwargs_var.pairs(tx)}
     tx.push(tx.call(fn, args, kwargs))
 
 
-@handler("MAKE_FUNCTION")
+@opcode("MAKE_FUNCTION")
 def make_function(tx, ins):
     code = tx.pop().as_python_constant()
     flags = ins.arg
@@ -222,29 +292,28 @@ def make_function(tx, ins):
                                    annotations=annotations))
 
 
-@handler("RETURN_VALUE")
+@opcode("RETURN_VALUE")
 def return_value(tx, ins):
-    from .translator import ReturnValue
     raise ReturnValue(tx.pop())
 
 
 # -- containers -------------------------------------------------------------------
-@handler("BUILD_TUPLE")
+@opcode("BUILD_TUPLE")
 def build_tuple(tx, ins):
     tx.push(TupleVariable(tuple(tx.popn(ins.arg))))
 
 
-@handler("BUILD_LIST")
+@opcode("BUILD_LIST")
 def build_list(tx, ins):
     tx.push(ListVariable.create(tx, tx.popn(ins.arg)))
 
 
-@handler("BUILD_SET")
+@opcode("BUILD_SET")
 def build_set(tx, ins):
     tx.push(SetVariable.create(tx, tx.popn(ins.arg)))
 
 
-@handler("BUILD_MAP")
+@opcode("BUILD_MAP")
 def build_map(tx, ins):
     items = tx.popn(2 * ins.arg)
     d = DictVariable.create(tx, [])
@@ -254,14 +323,14 @@ def build_map(tx, ins):
     tx.push(d)
 
 
-@handler("BUILD_CONST_KEY_MAP")
+@opcode("BUILD_CONST_KEY_MAP")
 def build_const_key_map(tx, ins):
     keys = tx.pop().as_python_constant()
     values = tx.popn(ins.arg)
     tx.push(DictVariable.create(tx, [(const(k), v) for k, v in zip(keys, values)]))
 
 
-@handler("BUILD_SLICE")
+@opcode("BUILD_SLICE")
 def build_slice(tx, ins):
     parts = tx.popn(ins.arg)
     if len(parts) == 2:
@@ -269,24 +338,23 @@ def build_slice(tx, ins):
     tx.push(SliceVariable(*parts))
 
 
-@handler("BUILD_STRING")
+@opcode("BUILD_STRING")
 def build_string(tx, ins):
     parts = tx.popn(ins.arg)
     tx.push(const("".join(p.as_python_constant() for p in parts)))
 
 
-@handler("FORMAT_VALUE")
+@opcode("FORMAT_VALUE")
 def format_value(tx, ins):
     flags = ins.arg
     spec = tx.pop().as_python_constant() if flags & 0x04 else ""
     value = tx.pop()
     conv = flags & 0x03
-    from .variables.tensor import SymNodeVariable
     if isinstance(value, SymNodeVariable):
         value = const(value.evaluate())   # formatting needs the number: specialized, with a guard
     if not value.is_python_constant():
-        if conv in (0, 1) and hasattr(value, "get_items"):
-            raise Unsupported("unsupported_op", what="formatting a container that is not constant")
+        if conv in (0, 1) and value.is_sequence:
+            raise Unsupported("non_constant_value", what="formatting a container that is not constant")
         if conv == 1 or conv == 0:
             value = tx.call_method_on(value, "__str__", [], {})
         else:
@@ -297,41 +365,43 @@ def format_value(tx, ins):
     tx.push(const(format(v, spec)))
 
 
-@handler("LIST_APPEND")
+@opcode("LIST_APPEND")
 def list_append(tx, ins):
     value = tx.pop()
     tx.stack[-ins.arg].call_method(tx, "append", [value], {})
 
 
-@handler("SET_ADD")
+@opcode("SET_ADD")
 def set_add(tx, ins):
     value = tx.pop()
     tx.stack[-ins.arg].call_method(tx, "add", [value], {})
 
 
-@handler("MAP_ADD")
+@opcode("MAP_ADD")
 def map_add(tx, ins):
     value = tx.pop()
     key = tx.pop()
     tx.stack[-ins.arg].setitem(tx, key, value)
 
 
-@handler("LIST_EXTEND")
+@opcode("LIST_EXTEND")
 def list_extend(tx, ins):
     value = tx.pop()
     tx.stack[-ins.arg].call_method(tx, "extend", [value], {})
 
 
-@handler("SET_UPDATE")
+@opcode("SET_UPDATE")
 def set_update(tx, ins):
     value = tx.pop()
     tx.stack[-ins.arg].call_method(tx, "update", [value], {})
 
 
-@handler("DICT_UPDATE", "DICT_MERGE")
+@opcode("DICT_UPDATE", "DICT_MERGE")
 def dict_update(tx, ins):
     value = tx.pop()
     target = tx.stack[-ins.arg]
+    if ins.opname == "DICT_MERGE" and is_other_mapping(value):    # `f(**m)`
+        value = mapping_as_dict(tx, value)
     if ins.opname == "DICT_MERGE" and isinstance(value, DictVariable):
         for k, _ in value.pairs(tx):
             if target.lookup(tx, k) is not None:
@@ -339,12 +409,12 @@ def dict_update(tx, ins):
     target.call_method(tx, "update", [value], {})
 
 
-@handler("LIST_TO_TUPLE")
+@opcode("LIST_TO_TUPLE")
 def list_to_tuple(tx, ins):
     tx.push(TupleVariable(tuple(tx.pop().get_items(tx))))
 
 
-@handler("UNPACK_SEQUENCE")
+@opcode("UNPACK_SEQUENCE")
 def unpack_sequence(tx, ins):
     items = tx.unpack_iterable(tx.pop())
     if len(items) != ins.arg:
@@ -355,7 +425,7 @@ def unpack_sequence(tx, ins):
         tx.push(item)
 
 
-@handler("UNPACK_EX")
+@opcode("UNPACK_EX")
 def unpack_ex(tx, ins):
     before, after = ins.arg & 0xFF, ins.arg >> 8
     items = tx.unpack_iterable(tx.pop())
@@ -367,7 +437,7 @@ def unpack_ex(tx, ins):
         tx.push(item)
 
 
-@handler("GET_LEN")
+@opcode("GET_LEN")
 def get_len(tx, ins):
     tx.push(const(tx.stack[-1].has_len(tx)))
 
@@ -389,7 +459,7 @@ for _index, (_sym, _name) in enumerate(getattr(dis, "_nb_ops", [])):
     _BINARY_OPS[_index] = _fn
 
 
-@handler("BINARY_OP")
+@opcode("BINARY_OP", checkpoint=Checkpoint.OPERANDS, operands=2)
 def binary_op(tx, ins):
     b = tx.pop()
     a = tx.pop()
@@ -400,7 +470,7 @@ _UNARY = {"UNARY_NEGATIVE": operator.neg, "UNARY_POSITIVE": operator.pos, "UNARY
           "UNARY_NOT": operator.not_}
 
 
-@handler(*_UNARY)
+@opcode(*_UNARY, checkpoint=Checkpoint.OPERANDS, operands=1)
 def unary(tx, ins):
     tx.push(tx.unary_op(_UNARY[ins.opname], tx.pop()))
 
@@ -409,21 +479,21 @@ _COMPARE = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operat
             ">=": operator.ge}
 
 
-@handler("COMPARE_OP")
+@opcode("COMPARE_OP", checkpoint=Checkpoint.OPERANDS, operands=2)
 def compare_op(tx, ins):
     b = tx.pop()
     a = tx.pop()
     tx.push(tx.compare(_COMPARE[ins.argval], a, b))
 
 
-@handler("IS_OP")
+@opcode("IS_OP", checkpoint=Checkpoint.OPERANDS, operands=2)
 def is_op(tx, ins):
     b = tx.pop()
     a = tx.pop()
     tx.push(tx.compare(operator.is_not if ins.arg else operator.is_, a, b))
 
 
-@handler("CONTAINS_OP")
+@opcode("CONTAINS_OP", checkpoint=Checkpoint.OPERANDS, operands=2)
 def contains_op(tx, ins):
     b = tx.pop()
     a = tx.pop()
@@ -433,14 +503,14 @@ def contains_op(tx, ins):
     tx.push(result)
 
 
-@handler("BINARY_SUBSCR")
+@opcode("BINARY_SUBSCR", checkpoint=Checkpoint.OPERANDS, operands=2)
 def binary_subscr(tx, ins):
     index = tx.pop()
     obj = tx.pop()
     tx.push(tx.getitem(obj, index))
 
 
-@handler("STORE_SUBSCR")
+@opcode("STORE_SUBSCR")
 def store_subscr(tx, ins):
     key = tx.pop()
     obj = tx.pop()
@@ -448,7 +518,7 @@ def store_subscr(tx, ins):
     tx.call_method_on(obj, "__setitem__", [key, value], {})
 
 
-@handler("DELETE_SUBSCR")
+@opcode("DELETE_SUBSCR")
 def delete_subscr(tx, ins):
     key = tx.pop()
     obj = tx.pop()
@@ -456,7 +526,7 @@ def delete_subscr(tx, ins):
 
 
 # -- control flow ------------------------------------------------------------------
-@handler("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP_ABSOLUTE")
+@opcode("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", jump=True)
 def jump(tx, ins):
     tx.ip = ins.target
 
@@ -481,13 +551,14 @@ def _is_none(tx, v):
 
 
 for _dir in ("FORWARD", "BACKWARD"):
-    H[f"POP_JUMP_{_dir}_IF_TRUE"] = _conditional(True, _truthy)
-    H[f"POP_JUMP_{_dir}_IF_FALSE"] = _conditional(True, lambda tx, v: not _truthy(tx, v))
-    H[f"POP_JUMP_{_dir}_IF_NONE"] = _conditional(True, _is_none)
-    H[f"POP_JUMP_{_dir}_IF_NOT_NONE"] = _conditional(True, lambda tx, v: not _is_none(tx, v))
+    register(f"POP_JUMP_{_dir}_IF_TRUE", _conditional(True, _truthy), jump=True, checkpoint=Checkpoint.BRANCH)
+    register(f"POP_JUMP_{_dir}_IF_FALSE", _conditional(True, lambda tx, v: not _truthy(tx, v)), jump=True,
+             checkpoint=Checkpoint.BRANCH)
+    register(f"POP_JUMP_{_dir}_IF_NONE", _conditional(True, _is_none), jump=True)
+    register(f"POP_JUMP_{_dir}_IF_NOT_NONE", _conditional(True, lambda tx, v: not _is_none(tx, v)), jump=True)
 
 
-@handler("JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP")
+@opcode("JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP", jump=True, checkpoint=Checkpoint.BRANCH)
 def jump_or_pop(tx, ins):
     value = tx.stack[-1]
     truth = value.truth(tx)
@@ -497,22 +568,21 @@ def jump_or_pop(tx, ins):
         tx.pop()
 
 
-@handler("GET_ITER")
+@opcode("GET_ITER")
 def get_iter(tx, ins):
     tx.push(tx.get_iter(tx.pop()))
 
 
-@handler("FOR_ITER")
+@opcode("FOR_ITER", jump=True)
 def for_iter(tx, ins):
     it = tx.stack[-1]
-    if hasattr(it, "next_item"):  # ListIteratorVariable, GeneratorVariable
+    if it.is_iterator:  # ListIteratorVariable, GeneratorVariable
         try:
             tx.push(it.next_item(tx))
         except StopIterationSignal:
             tx.pop()
             tx.ip = ins.target
         return
-    from .translator import UserException
     try:
         tx.push(tx.call_method_on(it, "__next__", [], {}))
     except StopIteration:
@@ -528,24 +598,23 @@ def for_iter(tx, ins):
 
 # -- generators (only inside a traced generator body; see GeneratorVariable) ------------
 def _in_generator(tx, ins):
-    if not getattr(tx, "is_generator", False):
-        raise Unsupported("unsupported_op", what=f"{ins.opname} (generators are run as normal Python frames)")
+    if not tx.is_generator:
+        raise Unsupported("deliberate_opcode", opname=ins.opname, reason="generators are run as normal Python frames")
 
 
-@handler("YIELD_VALUE")
+@opcode("YIELD_VALUE")
 def yield_value(tx, ins):
     _in_generator(tx, ins)
-    from .translator import GeneratorYield
     raise GeneratorYield(tx.pop())
 
 
-@handler("GET_YIELD_FROM_ITER")
+@opcode("GET_YIELD_FROM_ITER")
 def get_yield_from_iter(tx, ins):
     _in_generator(tx, ins)
     tx.push(tx.get_iter(tx.pop()))
 
 
-@handler("SEND")
+@opcode("SEND", jump=True)
 def send(tx, ins):
     """TOS1 is the sub-iterator of `yield from`, TOS the value sent in."""
     _in_generator(tx, ins)
@@ -553,7 +622,7 @@ def send(tx, ins):
     receiver = tx.stack[-1]
     is_none = value.is_python_constant() and value.as_python_constant() is None
     try:
-        if hasattr(receiver, "next_item"):
+        if receiver.is_iterator:
             item = receiver.next_item(tx) if is_none else receiver.next_item(tx, value)
         else:
             item = tx.call_method_on(receiver, "__next__" if is_none else "send", [] if is_none else [value], {})
@@ -571,24 +640,21 @@ def send(tx, ins):
 
 
 # -- with / try ------------------------------------------------------------------------
-@handler("BEFORE_WITH")
+@opcode("BEFORE_WITH", checkpoint=Checkpoint.ALWAYS)
 def before_with(tx, ins):
-    from .variables.ctx import enter_context
     exit_fn, entered = enter_context(tx, tx.pop())
     tx.push(exit_fn)
     tx.push(entered)
 
 
-@handler("WITH_EXCEPT_START")
+@opcode("WITH_EXCEPT_START")
 def with_except_start(tx, ins):
     exc = tx.stack[-1]
     exit_fn = tx.stack[-4]
-    from .builder import wrap
-    from .variables.misc import TracebackVariable
-    tx.push(tx.call(exit_fn, [wrap(tx, exc.cls, None, trusted=True), exc, TracebackVariable()], {}))
+    tx.push(tx.call(exit_fn, [tx.wrap(exc.cls, None, trusted=True), exc, TracebackVariable()], {}))
 
 
-@handler("PUSH_EXC_INFO")
+@opcode("PUSH_EXC_INFO")
 def push_exc_info(tx, ins):
     exc = tx.pop()
     previous = tx.handled_exception
@@ -597,20 +663,20 @@ def push_exc_info(tx, ins):
     tx.push(exc)
 
 
-@handler("POP_EXCEPT")
+@opcode("POP_EXCEPT")
 def pop_except(tx, ins):
     previous = tx.pop()
     tx.handled_exception = previous if isinstance(previous, ExceptionVariable) else None
 
 
-@handler("CHECK_EXC_MATCH")
+@opcode("CHECK_EXC_MATCH")
 def check_exc_match(tx, ins):
     spec = tx.pop()
     exc = tx.stack[-1]
     classes = spec.as_python_constant()
     classes = classes if isinstance(classes, tuple) else (classes,)
     if not all(isinstance(c, type) and _mro_has(c, BaseException) for c in classes):
-        raise Unsupported("unsupported_op", what="an except clause naming something other than exception classes")
+        raise Unsupported("python_protocol", what="an except clause naming something other than exception classes")
     # CPython matches by the MRO (PyType_IsSubtype): a metaclass __subclasscheck__ is never called
     tx.push(const(any(_mro_has(exc.cls, c) for c in classes)))
 
@@ -620,22 +686,19 @@ def _mro_has(cls, klass) -> bool:
     return any(k is klass for k in type.__dict__["__mro__"].__get__(cls))
 
 
-@handler("RERAISE")
+@opcode("RERAISE")
 def reraise(tx, ins):
-    from .translator import UserException
     exc = tx.pop()
     if ins.arg:
         tx.pop()  # lasti
     raise UserException(exc)
 
 
-@handler("RAISE_VARARGS")
+@opcode("RAISE_VARARGS")
 def raise_varargs(tx, ins):
-    from .translator import UserException
-    from .variables.user_defined import UserDefinedClassVariable
     if ins.arg == 0:
         if tx.handled_exception is None:    # the caller's exception, or none at all
-            raise Unsupported("unsupported_op", what="bare raise outside an except block of the frame")
+            raise Unsupported("unsupported_syntax", what="bare raise outside an except block of the frame")
         raise UserException(tx.handled_exception)
     if ins.arg == 2:
         tx.pop()  # cause
@@ -644,7 +707,7 @@ def raise_varargs(tx, ins):
                                                      isinstance(exc.as_python_constant(), type)):
         exc = tx.call(exc, [], {})
     if not isinstance(exc, ExceptionVariable):
-        raise Unsupported("unsupported_op", what=f"raising {exc.describe()}")
+        raise Unsupported("unsupported_syntax", what=f"raising {exc.describe()}")
     raise UserException(exc)
 
 
@@ -656,19 +719,19 @@ _TPFLAGS_MAPPING = 1 << 6
 _TPFLAGS_MATCH_SELF = 1 << 22   # `case int(x)` binds the subject itself (bool, int, str, list, dict...)
 
 
-@handler("MATCH_MAPPING")
+@opcode("MATCH_MAPPING")
 def match_mapping(tx, ins):
     from . import reads
     tx.push(const(reads.type_flag(tx, tx.stack[-1].python_type(), _TPFLAGS_MAPPING)))
 
 
-@handler("MATCH_SEQUENCE")
+@opcode("MATCH_SEQUENCE")
 def match_sequence(tx, ins):
     from . import reads
     tx.push(const(reads.type_flag(tx, tx.stack[-1].python_type(), _TPFLAGS_SEQUENCE)))
 
 
-@handler("MATCH_KEYS")
+@opcode("MATCH_KEYS")
 def match_keys(tx, ins):
     keys = tx.stack[-1]
     subject = tx.stack[-2]
@@ -682,7 +745,7 @@ def match_keys(tx, ins):
     tx.push(TupleVariable(tuple(values)))
 
 
-@handler("MATCH_CLASS")
+@opcode("MATCH_CLASS")
 def match_class(tx, ins):
     names = tx.pop().as_python_constant()
     cls = tx.pop()
@@ -697,7 +760,7 @@ def match_class(tx, ins):
         return
     if ins.arg and klass.__flags__ & _TPFLAGS_MATCH_SELF:
         if ins.arg > 1:
-            raise Unsupported("unsupported_op", what=f"{klass.__name__}() with several positional sub-patterns")
+            raise Unsupported("python_protocol", what=f"{klass.__name__}() with several positional sub-patterns")
         tx.push(TupleVariable((subject,) + tuple(tx.getattr(subject, a) for a in names)))
         return
     match_args = ()
@@ -708,7 +771,7 @@ def match_class(tx, ins):
             match_args = ()
         if type(match_args) is not tuple or not all(type(a) is str for a in match_args) or \
                 ins.arg > len(match_args):
-            raise Unsupported("unsupported_op", what=f"{klass.__name__}() with this __match_args__ "
+            raise Unsupported("python_protocol", what=f"{klass.__name__}() with this __match_args__ "
                                                      "(eager raises TypeError)")
     attrs = list(match_args[:ins.arg]) + list(names)
     tx.push(TupleVariable(tuple(tx.getattr(subject, a) for a in attrs)))
@@ -717,7 +780,6 @@ def match_class(tx, ins):
 # -- opcodes that always break, with the reason --------------------------------------------
 DELIBERATE_BREAKS = {
     "RETURN_GENERATOR": "generators are run as normal Python frames",
-    "GEN_START": "generators are run as normal Python frames",
     "GET_AWAITABLE": "coroutines are run as normal Python frames",
     "GET_AITER": "coroutines are run as normal Python frames",
     "GET_ANEXT": "coroutines are run as normal Python frames",
@@ -733,18 +795,18 @@ DELIBERATE_BREAKS = {
     "PRINT_EXPR": "interactive-mode printing",
     "CHECK_EG_MATCH": "exception groups (except*)",
     "PREP_RERAISE_STAR": "exception groups (except*)",
-    "LOAD_CLASSDEREF_UNUSED": "",
 }
 
 
 def _deliberate(reason):
     def fn(tx, ins):
-        raise Unsupported("unsupported_op", what=f"{ins.opname} ({reason})")
+        raise Unsupported("deliberate_opcode", opname=ins.opname, reason=reason)
     return fn
 
 
 for _name, _reason in DELIBERATE_BREAKS.items():
-    H.setdefault(_name, _deliberate(_reason))
+    register(_name, _deliberate(_reason))
 
-# The table: one entry per opcode this Python knows.
-DISPATCH = {name: H[name] for name in dis.opmap if name in H}
+# The tables: one entry per opcode this Python knows, with its facts; and name -> handler.
+OPCODES: dict[str, Opcode] = build_table(_ENTRIES)
+DISPATCH = {name: entry.handler for name, entry in OPCODES.items()}

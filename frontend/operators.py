@@ -10,9 +10,10 @@ from __future__ import annotations
 import collections
 import operator
 
-from .graph_break import Unsupported, user_error
+from .graph_break import Unsupported, fold, user_error
 from .reads import MISSING, class_lookup
 from .variables.constant import const
+from .variables.user_defined import UserDefinedObjectVariable
 
 # The operand types a builtin type's comparison methods accept; anything else is NotImplemented.
 _COMPARABLE = {list: (list,), tuple: (tuple,), dict: (dict,), set: (set, frozenset), frozenset: (set, frozenset),
@@ -49,10 +50,9 @@ def _is_not_implemented(result) -> bool:
 
 def dunder(tx, x, name, y):
     """`type(x).name(x, y)` as CPython runs it: a tracker, or NOT_IMPLEMENTED."""
-    from .variables.user_defined import UserDefinedObjectVariable
     cls = _type_of(x)
     if cls is None:
-        raise Unsupported("unsupported_op", what=f"{name} of {x.describe()}")
+        raise Unsupported("python_protocol", what=f"{name} of {x.describe()}")
     method = class_lookup(tx, cls, name)[0]
     if method is MISSING:
         return NOT_IMPLEMENTED
@@ -66,17 +66,15 @@ def dunder(tx, x, name, y):
     if cls in _COMPARABLE and (name in _COMPARE_NAMES or cls in _NUMBERS):
         other = _type_of(y)
         if other is None:
-            raise Unsupported("unsupported_op", what=f"{name} of {x.describe()} with {y.describe()}")
+            raise Unsupported("python_protocol", what=f"{name} of {x.describe()} with {y.describe()}")
         if not issubclass(other, _COMPARABLE[cls]) or (cls in _EQUALITY_ONLY and name not in ("__eq__", "__ne__")):
             return NOT_IMPLEMENTED
-    if x.is_python_constant() and hasattr(y, "next_item"):
+    if x.is_python_constant() and y.is_iterator:
         # a constant's method would read the iterator's items first (see python_value)
-        raise Unsupported("unsupported_op", what=f"{name} of {x.describe()} with {y.describe()}")
+        raise Unsupported("python_protocol", what=f"{name} of {x.describe()} with {y.describe()}")
     if isinstance(x, UserDefinedObjectVariable) or not (x.is_python_constant() and y.is_python_constant()):
         return x.call_method(tx, name, [y], {})
-    from .graph_break import fold
-    from .builder import wrap_constant_result
-    return wrap_constant_result(tx, fold(getattr(cls, name), x.as_python_constant(), y.as_python_constant()))
+    return tx.wrap(fold(getattr(cls, name), x.as_python_constant(), y.as_python_constant()), None, trusted=True)
 
 
 def _overrides(tx, sub, base, name) -> bool:

@@ -16,10 +16,12 @@ import contextlib
 import math
 import operator
 import re
+from typing import Any, NamedTuple
 
 import sympy
 import torch
 import torch.fx
+from torch._dispatch.python import enable_python_dispatcher
 from torch._subclasses.fake_tensor import (
     DataDependentOutputException,
     DynamicOutputShapeException,
@@ -30,8 +32,17 @@ from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, S
 from ..guards.guard import Guard, TensorMeta, global_state_guards
 from ..guards.shape import ShapeEnvSource, ShapeGuardError, ShapePolicy, shape_guards, tensor_properties
 from .graph_break import Unsupported
-from .side_effects import SideEffects
+from .side_effects import SideEffects, SideEffectsState
 from .variables.constant import ConstantVariable
+from .variables.lists import (
+    BaseSequence,
+    ListVariable,
+    NamedTupleVariable,
+    SizeVariable,
+    SliceVariable,
+    TupleVariable,
+    is_named_tuple_class,
+)
 from .variables.tensor import SymNodeVariable, TensorVariable
 
 # in-place ops that change a tensor's metadata (shape/stride), which checkpoints must undo
@@ -73,6 +84,22 @@ def _is_symbolic(value) -> bool:
     return isinstance(value, _SYMBOLIC) and bool(value.node.expr.free_symbols)
 
 
+class GraphState(NamedTuple):
+    """What `OutputGraph.checkpoint()` saves: enough to undo everything traced since."""
+    last_node: Any               # the graph's last node then (None: empty)
+    n_graph_inputs: int
+    input_by_source: dict
+    guards: set
+    side_effects: SideEffectsState
+    wrapped_objects: dict
+    grad_enabled: bool
+    n_metadata_log: int          # fake tensors mutated in place since are restored from the log
+    n_constant_tensors: int
+    input_properties: dict
+    symbol_inputs: dict
+    autocast_stack: Any
+
+
 class OutputGraph:
     def __init__(self, code, config, backend, shape_policy: ShapePolicy | None = None):
         self.code = code
@@ -102,41 +129,43 @@ class OutputGraph:
         self.autocast_stack: tuple = ()
         self.metadata_log: list = []        # (fake tensor, size, stride, offset) before a metadata mutation
         self.constant_tensors: list = []
+        # classes made while tracing (`collections.namedtuple(...)`): eager makes a new one on every
+        # call, so the transformed code must never load the trace's one (codegen.load_const refuses)
+        self.trace_local_classes: set = set()
         self.module_sources: set = set()    # sources of nn.Modules (their int attributes stay constants)
         self._names: set = set()
 
     # -- checkpoints ------------------------------------------------------------
-    def checkpoint(self):
-        return (list(self.graph.nodes)[-1] if len(self.graph.nodes) else None, len(self.graph_inputs),
-                dict(self.input_by_source), set(self.guards), self.side_effects.snapshot(),
-                dict(self.wrapped_objects), self.grad_enabled, len(self.metadata_log), len(self.constant_tensors),
-                dict(self.input_properties), dict(self.symbol_inputs), self.autocast_stack)
+    def checkpoint(self) -> GraphState:
+        return GraphState(list(self.graph.nodes)[-1] if len(self.graph.nodes) else None, len(self.graph_inputs),
+                          dict(self.input_by_source), set(self.guards), self.side_effects.snapshot(),
+                          dict(self.wrapped_objects), self.grad_enabled, len(self.metadata_log),
+                          len(self.constant_tensors), dict(self.input_properties), dict(self.symbol_inputs),
+                          self.autocast_stack)
 
-    def restore(self, state) -> None:
-        (last, n_inputs, by_source, guards, effects, wrapped, grad, n_log, n_consts, props, symbols,
-         autocast) = state
+    def restore(self, state: GraphState) -> None:
         nodes = list(self.graph.nodes)
-        keep = 0 if last is None else nodes.index(last) + 1
+        keep = 0 if state.last_node is None else nodes.index(state.last_node) + 1
         for node in reversed(nodes[keep:]):
             self.graph.erase_node(node)
-        # placeholders go before the other nodes, so inputs added since may sit before `last`
-        for _, proxy, _ in reversed(self.graph_inputs[n_inputs:]):
+        # placeholders go before the other nodes, so inputs added since may sit before `last_node`
+        for _, proxy, _ in reversed(self.graph_inputs[state.n_graph_inputs:]):
             if proxy.node.graph is self.graph and proxy.node in self.graph.nodes and not proxy.node.users:
                 self.graph.erase_node(proxy.node)
-        del self.graph_inputs[n_inputs:]
-        self.input_properties = props
-        self.symbol_inputs = symbols
-        self.input_by_source = by_source
-        self.guards = guards
-        self.side_effects.restore(effects)
-        self.wrapped_objects = wrapped
-        self.grad_enabled = grad
-        self.autocast_stack = autocast
+        del self.graph_inputs[state.n_graph_inputs:]
+        self.input_properties = state.input_properties
+        self.symbol_inputs = state.symbol_inputs
+        self.input_by_source = state.input_by_source
+        self.guards = state.guards
+        self.side_effects.restore(state.side_effects)
+        self.wrapped_objects = state.wrapped_objects
+        self.grad_enabled = state.grad_enabled
+        self.autocast_stack = state.autocast_stack
         with self.fake_mode:
-            for fake, size, stride, offset in reversed(self.metadata_log[n_log:]):
+            for fake, size, stride, offset in reversed(self.metadata_log[state.n_metadata_log:]):
                 fake.as_strided_(size, stride, offset)
-        del self.metadata_log[n_log:]
-        del self.constant_tensors[n_consts:]
+        del self.metadata_log[state.n_metadata_log:]
+        del self.constant_tensors[state.n_constant_tensors:]
 
     # -- inputs -----------------------------------------------------------------
     def _unique_name(self, base: str) -> str:
@@ -295,8 +324,7 @@ class OutputGraph:
             return self._create("call_function", fn, args, kwargs)
         concrete = [a.evaluate() if isinstance(a, SymNodeVariable) else a.as_python_constant() for a in args]
         kw = {k: v.evaluate() if isinstance(v, SymNodeVariable) else v.as_python_constant() for k, v in kwargs.items()}
-        from .builder import wrap_constant_result
-        return wrap_constant_result(self._tx_for_items(), fn(*concrete, **kw))
+        return self._tx_for_items().wrap(fn(*concrete, **kw), None, trusted=True)
 
     def call_method(self, self_var, name, args, kwargs):
         return self._create("call_method", name, [self_var] + list(args), kwargs)
@@ -313,7 +341,9 @@ class OutputGraph:
             t = fake_args[0]
             self.metadata_log.append((t, tuple(t.shape), tuple(t.stride()), t.storage_offset()))
         try:
-            with self.tracing_state(), self.fake_mode:
+            # under the Python dispatcher composite ops (F.pad, interpolate...) decompose in Python
+            # and keep symbolic sizes symbolic, instead of reading them as ints in C++
+            with self.tracing_state(), self.fake_mode, enable_python_dispatcher():
                 if kind == "call_function":
                     example = target(*fake_args, **fake_kwargs)
                 else:
@@ -337,13 +367,17 @@ class OutputGraph:
         return self.wrap_result(torch.fx.Proxy(node, self.tracer), example)
 
     def as_proxy(self, var):
-        from .variables.lists import BaseSequence, SliceVariable
         if isinstance(var, SymNodeVariable):
             known = self._specialized(var.value)
             return var.proxy.node if known is None else known
         if isinstance(var, TensorVariable):
             return var.proxy.node
         if isinstance(var, ConstantVariable):
+            if type(var.value).__module__ == "numpy":
+                # np.float64 is a float to torch (and to the graph's printed code); other numpy scalars are not
+                if not isinstance(var.value, float):
+                    raise Unsupported("torch_value", what=f"passing {var.describe()} to a torch function")
+                return float(var.value)
             return var.value
         if isinstance(var, SliceVariable):
             return slice(self.as_proxy(var.start), self.as_proxy(var.stop), self.as_proxy(var.step))
@@ -357,12 +391,19 @@ class OutputGraph:
                 return value
             if isinstance(value, (torch.finfo, torch.iinfo)):
                 return value
-        raise Unsupported("unsupported_op", what=f"passing {var.describe()} to a torch function")
+        raise Unsupported("torch_value", what=f"passing {var.describe()} to a torch function")
 
     def _tx_for_items(self):
-        # sequence trackers only need `tx.output` to read their contents
+        # a stand-in translator: reading a sequence's contents, or wrapping a constant result, needs
+        # only `tx.output` (and `tx.wrap`)
+        from .builder import wrap
+
         class _Tx:
             output = self
+
+            @staticmethod
+            def wrap(value, source, trusted=False):
+                return wrap(_Tx, value, source, trusted)
         return _Tx
 
     def wrap_result(self, proxy, example):
@@ -370,7 +411,6 @@ class OutputGraph:
             return TensorVariable(proxy=proxy, cls=torch.Tensor if type(example).__name__ == "FakeTensor"
                                   else type(example))
         if isinstance(example, (tuple, list)) and not isinstance(example, torch.Size):
-            from .variables.lists import ListVariable, NamedTupleVariable, TupleVariable, is_named_tuple_class
             items = []
             for i, e in enumerate(example):
                 node = self.graph.call_function(operator.getitem, (proxy.node, i))
@@ -383,9 +423,8 @@ class OutputGraph:
                 return ListVariable.create(self._tx_for_items(), items)
             if type(example) is tuple:
                 return TupleVariable(tuple(items))
-            raise Unsupported("unsupported_op", what=f"a torch result of type {type(example).__name__}")
+            raise Unsupported("torch_value", what=f"a torch result of type {type(example).__name__}")
         if isinstance(example, torch.Size):
-            from .variables.lists import SizeVariable
             items = []
             for i, e in enumerate(example):
                 if _is_symbolic(e):
@@ -403,7 +442,16 @@ class OutputGraph:
         if example is None or isinstance(example, (int, float, bool)):
             self._drop_if_pure(proxy.node)
             return ConstantVariable(example)
-        raise Unsupported("unsupported_op", what=f"a torch result of type {type(example).__name__}")
+        node = proxy.node
+        names_type = isinstance(example, str) and (node.target is torch.typename or (
+            node.op == "call_method" and node.target == "type" and len(node.args) == 1 and not node.kwargs))
+        if names_type or (isinstance(example, (torch.dtype, torch.device, torch.layout, torch.memory_format)) and
+                          node.op == "call_function" and not node.users):
+            # metadata computed from metadata (`torch.promote_types`, `torch.result_type`, `x.type()`):
+            # a constant of the trace (the inputs' dtypes and devices are guarded), nothing to run
+            self.graph.erase_node(node)
+            return ConstantVariable(example)
+        raise Unsupported("torch_value", what=f"a torch result of type {type(example).__name__}")
 
     def _drop_if_pure(self, node) -> None:
         """Erase an unused node whose result became a constant, unless running it may have an effect
@@ -419,14 +467,13 @@ class OutputGraph:
             known = self.symbol_inputs.get(value.node.expr)
             if known is not None:
                 return known
-            raise Unsupported("unsupported_op", what=f"a symbolic value ({value}) with no graph node")
+            raise Unsupported("internal_error", what=f"a symbolic value ({value}) with no graph node")
         return ConstantVariable(value)
 
     def metadata(self, tensor_var, name: str, args: tuple, value, kwargs=None):
         """The tracker for `tensor.name(*args)` (`size`, `stride`, `numel`...), answered from the
         fake value: constants when static, SymNodeVariables (a size placeholder, or a node
         reading the metadata in the graph) when symbolic."""
-        from .variables.lists import SizeVariable, TupleVariable
         if isinstance(value, torch.Size) or (name == "stride" and isinstance(value, tuple)):
             items = tuple(self.metadata(tensor_var, name, (i,), v) for i, v in enumerate(value))
             return SizeVariable(items) if isinstance(value, torch.Size) else TupleVariable(items)
@@ -453,7 +500,7 @@ class OutputGraph:
             try:
                 guards.update(shape_guards(self.shape_env, props))
             except ShapeGuardError as e:
-                raise Unsupported("unsupported_op", what=f"a shape assumption that cannot be guarded ({e})")
+                raise Unsupported("unguardable_shape", what=f"a shape assumption that cannot be guarded ({e})")
         return guards
 
     def _specialized(self, value):

@@ -13,9 +13,17 @@ holds the object and re-reads the fact from it on every call. Compile time only.
 from __future__ import annotations
 
 from ..guards.guard import Guard
-from ..guards.source import (MISSING,  # noqa: F401 - re-exported for callers
-                              AttrSource, ClassAttrSource, ConstSource, InstanceDictSource, ItemSource,
-                             ReaderSource, TypeFlagSource, type_lookup)
+from ..guards.source import (  # noqa: F401 - re-exported for callers
+    MISSING,
+    AttrSource,
+    ClassAttrSource,
+    ConstSource,
+    InstanceDictSource,
+    ItemSource,
+    ReaderSource,
+    TypeFlagSource,
+    type_lookup,
+)
 
 _IMMUTABLE_TYPE = 1 << 8   # Py_TPFLAGS_IMMUTABLETYPE: builtin and extension types cannot be changed
 
@@ -76,7 +84,6 @@ def function_code(tx, fn, source) -> None:
 def function_defaults(tx, fn, source, need_positional: bool, need_keyword: bool):
     """The trackers of a function's positional defaults (a tuple) and keyword-only defaults (a
     dict), each read (and guarded) only when the call leaves some parameter of that kind unbound."""
-    from .builder import wrap
     src = source_of(fn, source)
     defaults, kwdefaults = (), {}
     if need_positional:
@@ -87,7 +94,7 @@ def function_defaults(tx, fn, source, need_positional: bool, need_keyword: bool)
         else:
             record(tx, Guard.type_match(dsrc, tuple))
             record(tx, Guard.length(dsrc, len(real)))
-            defaults = tuple(wrap(tx, v, ItemSource(dsrc, i)) for i, v in enumerate(real))
+            defaults = tuple(tx.wrap(v, ItemSource(dsrc, i)) for i, v in enumerate(real))
     if need_keyword:
         ksrc = AttrSource(src, "__kwdefaults__")
         real = fn.__kwdefaults__
@@ -96,7 +103,7 @@ def function_defaults(tx, fn, source, need_positional: bool, need_keyword: bool)
         else:
             record(tx, Guard.type_match(ksrc, dict))
             record(tx, Guard.dict_keys(ksrc, list(real)))
-            kwdefaults = {k: wrap(tx, v, ItemSource(ksrc, k)) for k, v in real.items()}
+            kwdefaults = {k: tx.wrap(v, ItemSource(ksrc, k)) for k, v in real.items()}
     return defaults, kwdefaults
 
 

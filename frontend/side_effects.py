@@ -5,12 +5,32 @@ frozen; their contents live here, keyed by the tracker. A mutation stores new co
 object that existed before the frame, records that it must be written back after the graph runs.
 Global and closure-cell writes are recorded the same way. `snapshot()`/`restore()` make
 checkpoint/rollback a matter of copying a few dicts whose values are immutable.
+`codegen_replay` emits the code that writes the changes back after the graph has run.
 """
 from __future__ import annotations
 
-from typing import Any
+import types
+from typing import Any, NamedTuple
+
+from bytecode import Instr
+from bytecode.instr import CellVar, FreeVar
 
 from .graph_break import Unsupported
+from .reads import MISSING, class_lookup, instance_attr
+from .variables.dicts import DictVariable, SetVariable
+from .variables.lists import ListVariable
+from .variables.misc import FrameFreeCell, RealCellVariable
+from .variables.user_defined import _MISSING, UserDefinedObjectVariable
+
+
+class SideEffectsState(NamedTuple):
+    """What `SideEffects.snapshot()` saves for a checkpoint."""
+    contents: dict
+    mutated: dict
+    globals: dict
+    cells: dict
+    deleted_globals: set
+    counter: int
 
 
 class SideEffects:
@@ -24,13 +44,14 @@ class SideEffects:
         self.generators: list = []            # GeneratorVariables made while tracing (see lifetimes.py)
         self.unsourced: set = set()           # trackers of real objects reached without a source
 
-    def snapshot(self):
-        return (dict(self.contents), dict(self.mutated), dict(self.globals), dict(self.cells),
-                set(self.deleted_globals), self.counter)
+    def snapshot(self) -> SideEffectsState:
+        return SideEffectsState(dict(self.contents), dict(self.mutated), dict(self.globals), dict(self.cells),
+                                set(self.deleted_globals), self.counter)
 
-    def restore(self, snap) -> None:
-        (self.contents, self.mutated, self.globals, self.cells, self.deleted_globals,
-         self.counter) = (dict(snap[0]), dict(snap[1]), dict(snap[2]), dict(snap[3]), set(snap[4]), snap[5])
+    def restore(self, snap: SideEffectsState) -> None:
+        self.contents, self.mutated = dict(snap.contents), dict(snap.mutated)
+        self.globals, self.cells = dict(snap.globals), dict(snap.cells)
+        self.deleted_globals, self.counter = set(snap.deleted_globals), snap.counter
 
     # -- containers and objects --------------------------------------------
     def track(self, var, contents) -> None:
@@ -51,7 +72,7 @@ class SideEffects:
 
     def store(self, var, contents) -> None:
         if var.source is None and var in self.unsourced:
-            raise Unsupported("unsupported_op", what=f"changing {var.describe()} reached without a source")
+            raise Unsupported("untracked_mutation", what=f"changing {var.describe()} reached without a source")
         self.contents[var] = contents
         if var.source is not None and var not in self.mutated:
             self.counter += 1
@@ -68,3 +89,122 @@ class SideEffects:
     def delete_global(self, name: str) -> None:
         self.globals.pop(name, None)
         self.deleted_globals.add(name)
+
+    # -- replay -----------------------------------------------------------------
+    def codegen_replay(self, cg) -> None:
+        """Emit the code that writes back what the traced code changed, the frame's own closure cells
+        included (read by the resume functions, and by closures made in the frame, which may outlive it).
+        Every new value is rebuilt first: it may be read from an object that a write overwrites."""
+        payloads = self._rebuild_contents(cg)
+        global_values = []
+        for name, value in self.globals.items():
+            cg.reconstruct(value)
+            global_values.append((name, cg.store_temp()))
+        # then written back, in program order
+        self._write_back_contents(cg, payloads)
+        self._write_back_attributes(cg)
+        for name, temp in global_values:
+            cg.load_temp(temp)
+            cg.append(Instr("STORE_GLOBAL", name))
+        for name in self.deleted_globals:
+            cg.append(Instr("DELETE_GLOBAL", name))
+        self._write_back_cells(cg)
+
+    def _rebuild_contents(self, cg) -> list:
+        """The new contents of each mutated list/dict/set, in a temp; an object's new attribute
+        values into temps. Returns [(tracker, temp)]."""
+        payloads = []
+        for var in self.mutated_in_order():
+            if isinstance(var, (ListVariable, SetVariable)):   # a list, or the items a set is updated with
+                items = self.get(var)
+                for item in items:
+                    cg.reconstruct(item)
+                (cg.build_list if isinstance(var, ListVariable) else cg.build_tuple)(len(items))
+            elif isinstance(var, DictVariable):
+                pairs = self.get(var)
+                for k, v in pairs:
+                    cg.reconstruct(k)
+                    cg.reconstruct(v)
+                cg.build_map(len(pairs))
+            elif isinstance(var, UserDefinedObjectVariable):
+                for name, value in self.get(var).items():
+                    if value is not _MISSING and value not in cg.temps:
+                        cg.reconstruct_to_temp(value)
+                continue
+            else:
+                continue
+            payloads.append((var, cg.store_temp()))
+        return payloads
+
+    @staticmethod
+    def _write_back_contents(cg, payloads) -> None:
+        for var, temp in payloads:
+            if isinstance(var, ListVariable):   # src[:] = new items
+                cg.load_temp(temp)
+                var.source.reconstruct(cg)
+                cg.load_const(slice(None))
+                cg.append(Instr("STORE_SUBSCR"))
+            else:                               # src.clear(); src.update(new contents)
+                for method, args in (("clear", ()), ("update", (temp,))):
+                    var.source.reconstruct(cg)
+                    cg.load_method(method)
+                    for a in args:
+                        cg.load_temp(a)
+                    cg.call_method(len(args))
+                    cg.pop_top()
+
+    def _write_back_attributes(self, cg) -> None:
+        """The traced writes already went through the class's own __setattr__/__delattr__ (a frozen
+        dataclass's raises): what is left is object's, which they are written back with (a tracker
+        with its own setattr model, an nn.Module's, is written back through the class)."""
+        for var in self.mutated_in_order():
+            if not isinstance(var, UserDefinedObjectVariable):
+                continue
+            generic = type(var).setattr is UserDefinedObjectVariable.setattr
+            for name, value in self.get(var).items():
+                if generic and value is _MISSING and not _had_attribute(cg.tx, var, name):
+                    continue        # set and deleted again while tracing
+                if not generic:
+                    if value is not _MISSING:
+                        cg.reconstruct(value)
+                    var.source.reconstruct(cg)
+                    cg.append(Instr("DELETE_ATTR", name) if value is _MISSING else Instr("STORE_ATTR", name))
+                    continue
+                cg.load_callable(object.__delattr__ if value is _MISSING else object.__setattr__)
+                var.source.reconstruct(cg)
+                cg.load_const(name)
+                if value is not _MISSING:
+                    cg.reconstruct(value)
+                cg.call(2 if value is _MISSING else 3)
+                cg.pop_top()
+
+    def _write_back_cells(self, cg) -> None:
+        tx = cg.tx
+        own = {tx.cells[n]: n for n in tx.code.co_cellvars}
+        for cell, value in self.cells.items():
+            if isinstance(cell, FrameFreeCell):
+                cg.reconstruct(value)
+                cg.append(Instr("STORE_DEREF", FreeVar(cell.name)))
+            elif isinstance(cell, RealCellVariable):
+                cg.reconstruct(value)
+                cell.source.reconstruct(cg)
+                cg.store_attr("cell_contents")
+            elif cell in own:
+                cg.reconstruct(value)
+                cg.append(Instr("STORE_DEREF", CellVar(own[cell])))
+
+
+def _had_attribute(tx, var, name) -> bool:
+    """Whether the real object has `name` in its instance dict (guarded) or a filled slot (no user
+    code runs)."""
+    obj = var.value
+    if instance_attr(tx, obj, var.source, name) is not MISSING:
+        return True
+    slot = class_lookup(tx, type(obj), name)[0]
+    if isinstance(slot, types.MemberDescriptorType):
+        try:
+            slot.__get__(obj)
+            return True
+        except AttributeError:
+            return False
+    return False

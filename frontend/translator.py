@@ -6,84 +6,38 @@ through one table built once per Python version.
 """
 from __future__ import annotations
 
-import dis
 import logging
 import operator
 import sys
 import traceback
 import types
-import weakref
 
 from ..guards.guard import Guard
 from ..guards.source import (BuiltinSource, ConstSource, GlobalSource, ItemSource, ModuleGlobalSource,
                              NamespaceSource)
 from ..logs import enabled, log
+from . import reads
+from .builder import wrap
 from .graph_break import Unsupported, fold, user_error
-from .variables.base import VariableTracker
-from .variables.constant import ConstantVariable, const
-from .variables.misc import CellVariable, ExceptionVariable
+from .instructions import instructions_of
+from .lifetimes import frame_returns
+from .opcodes import DISPATCH
+from .operators import binary, rich_compare
+from .signals import ReturnValue, UserException
+from .variables.base import VariableTracker, compare_equal
+from .variables.builtins import is_tensorish
+from .variables.constant import FOLDABLE, ConstantVariable, const
+from .variables.iterators import GeneratorVariable, ListIteratorVariable
+from .variables.lists import TupleVariable
+from .variables.misc import CellVariable, ExceptionVariable, SuperVariable
+from .variables.tensor import TensorVariable
+from .variables.user_defined import UserDefinedObjectVariable
 
 # Python exceptions that the traced program itself raises (a failed dict lookup, a bad call...):
 # they follow the program's own try/except, or end tracing so the frame raises them eagerly.
 USER_EXCEPTIONS = (KeyError, IndexError, AttributeError, TypeError, ValueError, StopIteration, NameError,
                    ZeroDivisionError, AssertionError, RuntimeError, NotImplementedError, LookupError,
                    ArithmeticError)
-
-
-class UserException(Exception):
-    """An exception raised by the traced program, as a tracker."""
-
-    def __init__(self, exc_var: ExceptionVariable):
-        super().__init__(exc_var.cls.__name__)
-        self.exc_var = exc_var
-
-
-class ReturnValue(Exception):
-    def __init__(self, value):
-        self.value = value
-
-
-class GeneratorYield(ReturnValue):
-    """A traced generator body reached `yield` (its translator pauses; see GeneratorVariable)."""
-
-
-class Instruction:
-    __slots__ = ("opname", "opcode", "arg", "argval", "offset", "lineno", "target", "index", "positions")
-
-    def __init__(self, ins: dis.Instruction, index: int, lineno):
-        self.opname = ins.opname
-        self.opcode = ins.opcode
-        self.arg = ins.arg
-        self.argval = ins.argval
-        self.offset = ins.offset
-        self.lineno = lineno
-        self.index = index
-        self.target = None
-        self.positions = ins.positions
-
-    def __repr__(self):
-        return f"{self.offset} {self.opname} {self.argval!r}"
-
-
-_INSTRUCTION_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # code -> decoded
-
-
-def instructions_of(code: types.CodeType):
-    cached = _INSTRUCTION_CACHE.get(code)
-    if cached is None:
-        insts, lineno = [], code.co_firstlineno
-        for i, ins in enumerate(dis.get_instructions(code)):
-            if ins.starts_line is not None:
-                lineno = ins.starts_line
-            insts.append(Instruction(ins, i, lineno))
-        by_offset = {ins.offset: ins.index for ins in insts}
-        for ins in insts:
-            if ins.opcode in dis.hasjrel or ins.opcode in dis.hasjabs:
-                ins.target = by_offset[ins.argval]
-        table = dis._parse_exception_table(code)
-        cached = (insts, by_offset, table)
-        _INSTRUCTION_CACHE[code] = cached
-    return cached
 
 
 class InstructionTranslatorBase:
@@ -107,7 +61,7 @@ class InstructionTranslatorBase:
         # the exception being handled (what a bare `raise` re-raises), None when not known: the
         # caller's, at the root frame
         self.handled_exception = None if parent is None else parent.handled_exception
-        from .opcodes import DISPATCH
+        self.is_generator = False    # tracing a generator's body (see GeneratorVariable)
         self.dispatch = DISPATCH
 
     # -- stack helpers -------------------------------------------------------
@@ -131,13 +85,13 @@ class InstructionTranslatorBase:
         trace = enabled("frontend", logging.DEBUG)   # BYTEGRAPH_LOGS=+frontend
         while True:
             if self.ip >= len(self.instructions):
-                raise Unsupported("unsupported_op", what="falling off the end of the code")
+                raise Unsupported("internal_error", what="falling off the end of the code")
             ins = self.instructions[self.ip]
             self.current = ins
             self.ip += 1
             budget -= 1
             if budget < 0:
-                raise Unsupported("unsupported_op", what="too many instructions (unrolled loop)")
+                raise Unsupported("instruction_budget", what="too many instructions (unrolled loop)")
             handler = self.dispatch.get(ins.opname)
             if handler is None:
                 raise Unsupported("unsupported_opcode", opname=ins.opname)
@@ -164,7 +118,7 @@ class InstructionTranslatorBase:
                     if trace:
                         log("frontend", "unexpected exception while tracing:\n" +
                             "".join(traceback.format_exception(e)), logging.DEBUG)
-                    raise Unsupported("unsupported_op", what=f"{type(e).__name__} while tracing ({e})") from e
+                    raise Unsupported("internal_error", what=f"{type(e).__name__} while tracing ({e})") from e
                 self.handle_exception(ExceptionVariable(cls=type(e), args=tuple(const(a) for a in e.args)))
             except Exception as e:
                 if not getattr(e, "bytegraph_user_exception", False):
@@ -204,20 +158,26 @@ class InstructionTranslatorBase:
         return frames[::-1]
 
     # -- semantics shared by handlers and variables ---------------------------
+    def wrap(self, value, source, trusted=False):
+        """The tracker for a real value, guarded through `source` (see builder.wrap); `trusted`: a
+        value computed while tracing, or read where nothing needs guarding (no guard)."""
+        return wrap(self, value, source, trusted)
+
     def getattr(self, obj, name):
         return obj.var_getattr(self, name)
 
     def setattr(self, obj, name, value):
-        from .variables.user_defined import UserDefinedObjectVariable
+        from .variables.tensor import TensorVariable, set_tensor_attr
         if isinstance(obj, UserDefinedObjectVariable):
             return obj.setattr(self, name, value)
-        raise Unsupported("unsupported_op", what=f"setting attribute {name!r} on {obj.describe()}")
+        if isinstance(obj, TensorVariable):
+            return set_tensor_attr(self, obj, name, value)
+        raise Unsupported("attribute_write", what=f"setting attribute {name!r} on {obj.describe()}")
 
     def delattr(self, obj, name):
-        from .variables.user_defined import UserDefinedObjectVariable
         if isinstance(obj, UserDefinedObjectVariable):
             return obj.delattr(self, name)
-        raise Unsupported("unsupported_op", what=f"deleting attribute {name!r} on {obj.describe()}")
+        raise Unsupported("attribute_write", what=f"deleting attribute {name!r} on {obj.describe()}")
 
     def call_method_on(self, obj, name, args, kwargs):
         return obj.call_method(self, name, list(args), dict(kwargs))
@@ -229,55 +189,39 @@ class InstructionTranslatorBase:
         return list(var.unpack(self))
 
     def get_iter(self, obj):
-        from .variables.iterators import ListIteratorVariable
-        from .variables.user_defined import UserDefinedObjectVariable
-        if isinstance(obj, ListIteratorVariable) or hasattr(obj, "next_item"):
+        if obj.is_iterator:
             return obj
-        if isinstance(obj, UserDefinedObjectVariable) and not hasattr(obj, "children_vars"):
-            it = obj.call_method(self, "__iter__", [], {})
-            return it
-        from .variables.dicts import DictVariable, DictViewVariable, SetVariable
-        from .variables.lists import ListVariable
-        if isinstance(obj, (DictVariable, DictViewVariable, SetVariable, ListVariable)):
-            return obj.call_method(self, "__iter__", [], {})   # live: sees changes made while iterating
-        return ListIteratorVariable.create(self, obj.unpack(self))
+        it = obj.iterate(self)
+        return it if it is not None else ListIteratorVariable.create(self, obj.unpack(self))
 
     def getitem(self, obj, index):
-        from .variables.tensor import TensorVariable
         if isinstance(obj, TensorVariable):
             return self.output.call_function(operator.getitem, [obj, index], {})
-        if obj.is_python_constant() and index.is_python_constant() and not hasattr(obj, "get_items"):
+        if obj.is_python_constant() and index.is_python_constant() and not obj.is_sequence:
             return const(obj.as_python_constant()[index.as_python_constant()])
         return obj.call_method(self, "__getitem__", [index], {})
 
     def binary_op(self, op, a, b):
-        from .variables.builtins import is_tensorish
-        from .variables.constant import FOLDABLE
-        if _owns_operators(a) or _owns_operators(b):
+        if a.owns_operators or b.owns_operators:
             return self._owned_operator(op, a, b)
         if is_tensorish(a) or is_tensorish(b):
-            from .variables.tensor import TensorVariable
             if op in _INPLACE_TO_BINARY and not isinstance(a, TensorVariable):
                 op = _INPLACE_TO_BINARY[op]   # `n += t` on a number: numbers have no in-place operators
             return self.output.call_function(op, [a, b], {})
-        if a.is_python_constant() and b.is_python_constant() and not hasattr(a, "get_items") \
-                and not hasattr(b, "get_items"):
+        if a.is_python_constant() and b.is_python_constant() and not a.is_sequence and not b.is_sequence:
             base = _INPLACE_TO_BINARY.get(op, op)
             if base in FOLDABLE:
                 return const(fold(base, a.as_python_constant(), b.as_python_constant()))
-        from .operators import binary
         base = _INPLACE_TO_BINARY.get(op, op)
         return binary(self, _DUNDER[base], _RDUNDER.get(base), _DUNDER[op] if op in _INPLACE_TO_BINARY else None, a, b)
 
     def compare(self, op, a, b):
-        from .variables.builtins import compare_equal, is_tensorish
-        from .variables.tensor import TensorVariable
         if op in (operator.is_, operator.is_not):
             same = self.is_same(a, b)
             return const(same if op is operator.is_ else not same)
         if op is operator.contains:
             return b.call_method(self, "__contains__", [a], {})
-        if _owns_operators(a) or _owns_operators(b):
+        if a.owns_operators or b.owns_operators:
             return self._owned_operator(op, a, b)
         if is_tensorish(a) or is_tensorish(b):
             return self.output.call_function(op, [_plain_int(a), _plain_int(b)], {})
@@ -296,13 +240,11 @@ class InstructionTranslatorBase:
                                 tuple(i.as_python_constant() for i in ib)))
         if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
             return self.output.call_function(op, [a, b], {})
-        from .operators import rich_compare
         return rich_compare(self, _DUNDER[op], _DUNDER[_REFLECTED_COMPARE[op]], a, b)
 
     def is_same(self, a, b) -> bool:
         if a is b:
             return True
-        from .variables.tensor import TensorVariable
         if isinstance(a, TensorVariable) and isinstance(b, TensorVariable):
             return a.proxy.node is b.proxy.node
         if a.is_python_constant() and b.is_python_constant():
@@ -315,18 +257,17 @@ class InstructionTranslatorBase:
     def _owned_operator(self, op, a, b):
         """An operator with an operand whose tracker implements the whole operator protocol itself
         (a traced numpy array): its dunders answer, with no fallback to another meaning."""
-        if not _owns_operators(a):
+        if not a.owns_operators:
             base = _INPLACE_TO_BINARY.get(op, op)
             reflected = _RDUNDER.get(base) or _DUNDER.get(_REFLECTED_COMPARE.get(base))
             if reflected is None:
-                raise Unsupported("unsupported_op", what=f"{getattr(op, '__name__', op)} on {b.describe()}")
+                raise Unsupported("python_protocol", what=f"{getattr(op, '__name__', op)} on {b.describe()}")
             return b.call_method(self, reflected, [a], {})
-        if op in _INPLACE_TO_BINARY and not getattr(a, "has_inplace_operators", False):
+        if op in _INPLACE_TO_BINARY and not a.has_inplace_operators:
             op = _INPLACE_TO_BINARY[op]     # immutable (a numpy scalar): `s += 1` is `s = s + 1`
         return a.call_method(self, _DUNDER[op], [b], {})
 
     def unary_op(self, op, a):
-        from .variables.builtins import is_tensorish
         if op in (operator.not_, operator.truth):
             return const(op(a.truth(self)))
         if is_tensorish(a):
@@ -348,8 +289,6 @@ class InstructionTranslatorBase:
         return ItemSource(ConstSource(self.f_globals), name)
 
     def load_global(self, name):
-        from . import reads
-        from .builder import wrap
         root = self.root()
         is_root = self.f_globals is root.f_globals
         if is_root:
@@ -371,7 +310,7 @@ class InstructionTranslatorBase:
 
     def store_global(self, name, value):
         if self.f_globals is not self.root().f_globals:
-            raise Unsupported("unsupported_op", what="assigning a global of another module")
+            raise Unsupported("untracked_mutation", what="assigning a global of another module")
         self.output.side_effects.store_global(name, value)
 
     def root(self):
@@ -392,13 +331,25 @@ class InstructionTranslatorBase:
         for name in code.co_cellvars:
             cells[name] = CellVariable.new(self, bound.get(name))
         if code.co_flags & 0x20:  # a generator: its body runs lazily, one `next()` at a time
-            from .variables.iterators import GeneratorVariable
             return GeneratorVariable.create(self, code, fn_var.get_globals(), bound, cells, fn_var.describe())
         tx = InliningTranslator(code, fn_var.get_globals(), bound, cells, self.output, self.config, parent=self)
         return tx.run_inline()
 
+    def returned(self, value):
+        """This frame returned `value`: what it made and did not hand back ends its life here
+        (generators closed, see lifetimes.py)."""
+        frame_returns(self, value)
+
+    def resume_generator(self, gen, state):
+        """A translator for the body of generator `gen`, paused at `state` (see GeneratorVariable)."""
+        gtx = InliningTranslator(gen.code, gen.f_globals, dict(state.symbolic_locals), dict(state.cells),
+                                 self.output, self.config, parent=self)
+        gtx.is_generator = True
+        gtx.ip = state.ip
+        gtx.stack = list(state.stack)
+        return gtx
+
     def make_super(self, args):
-        from .variables.misc import SuperVariable
         if args:
             return SuperVariable(cls=args[0].as_python_constant(), obj=args[1])
         if "__class__" not in self.cells or not self.code.co_varnames:
@@ -412,7 +363,6 @@ class InstructionTranslatorBase:
 def _constant_tuple_as_sequence(var):
     """A constant tuple, item by item (to compare it with a torch.Size of symbolic sizes)."""
     if isinstance(var, ConstantVariable) and type(var.value) is tuple:
-        from .variables.lists import TupleVariable
         return TupleVariable(tuple(const(v) for v in var.value))
     return var
 
@@ -422,21 +372,16 @@ class InliningTranslator(InstructionTranslatorBase):
         try:
             self.run()
         except ReturnValue as r:
-            from .lifetimes import frame_returns
-            frame_returns(self, r.value)
+            self.returned(r.value)
             return r.value
         raise user_error(AssertionError("unreachable"))
-
-
-def _owns_operators(var) -> bool:
-    return getattr(var, "owns_operators", False)
 
 
 def _sequence_family(a, b):
     """list, tuple, range or deque when both are sequence trackers of that builtin family (their
     built-in comparison then compares items), else None."""
     import collections
-    if not (hasattr(a, "get_items") and hasattr(b, "get_items")):
+    if not (a.is_sequence and b.is_sequence):
         return None
     ta, tb = a.python_type(), b.python_type()
     for family in (list, tuple, range, collections.deque):

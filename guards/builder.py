@@ -14,7 +14,7 @@ import sys
 import torch
 
 from .guard import Guard
-from .source import ConstSource, LocalSource, const_name, local_param, type_lookup
+from .source import LocalSource, const_name, local_param, type_lookup
 
 
 class SharedReads:
@@ -59,10 +59,10 @@ class CheckFunction:
         self.fn_name = fn_name
         self.consts: dict[str, object] = {}
         self.shared = SharedReads([g.source for g in self.guards if g.source is not None])
-        for g in self.guards:   # objects the guards hold directly (guards/source.py ConstSource)
+        for g in self.guards:   # objects the guards hold directly (guards/source.py const_name)
             for s in _chain(g.source) if g.source is not None else ():
-                if isinstance(s, ConstSource):
-                    self.consts[const_name(s.value)] = s.value
+                for obj in s.held_objects():
+                    self.consts[const_name(obj)] = obj
         self.checks = self._render_checks()
         params = ", ".join(["__func"] + [local_param(n) for n in arg_names])
         body = " and\n            ".join(f"({c})" for c in self.checks) or "True"

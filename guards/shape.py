@@ -6,7 +6,8 @@ Compile time only; the rendered guard expressions run inside the generated check
 - `ShapePolicy` decides, per input tensor, which dims get a symbol: every dim (`dynamic=True` /
   `BYTEGRAPH_DYNAMIC_SHAPES=1`), none (`dynamic=False`), or the dims marked with
   `bytegraph.mark_dynamic` plus those that automatic dynamic saw change (`dynamic=None`).
-  Parameters and buffers of nn.Modules stay static unless marked.
+  Parameters and buffers of nn.Modules stay static unless marked. Dims pinned with
+  `bytegraph.mark_static` are static under every policy.
 - `AutomaticDynamic` remembers, per code object and input source, the dims whose size changed
   between compiles, and the Python int/float inputs whose value changed (filled in by
   convert_frame when a miss is explained only by sizes and such values).
@@ -44,23 +45,34 @@ from .guard import CONSTANT_MATCH, DynamicChange, Guard
 from .source import ClosureSource, LocalSource, ModuleStateSource, Source, TensorPropertySource
 
 DYNAMIC_DIMS_ATTR = "_bytegraph_dynamic_dims"
+STATIC_DIMS_ATTR = "_bytegraph_static_dims"
 
 
 # -- policy -----------------------------------------------------------------------------------
+def tensor_dims(t: torch.Tensor, dim, api: str) -> frozenset:
+    """`dim` (an int or a collection of ints) as non-negative dims of `t`."""
+    dims = set()
+    for d in (dim if isinstance(dim, (list, tuple, set, frozenset)) else (dim,)):
+        if not isinstance(d, int) or not -t.dim() <= d < t.dim():
+            raise IndexError(f"{api}: dim {d!r} out of range for a {t.dim()}-d tensor")
+        dims.add(d % t.dim())
+    return frozenset(dims)
+
+
 def mark_dynamic(t: torch.Tensor, dim) -> None:
     """Compile `t`'s dimension(s) `dim` with a symbolic size (a size of 0 or 1 still specializes)."""
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"mark_dynamic expects a tensor, got {type(t).__name__}")
-    dims = set(getattr(t, DYNAMIC_DIMS_ATTR, ()))
-    for d in (dim if isinstance(dim, (list, tuple, set, frozenset)) else (dim,)):
-        if not isinstance(d, int) or not -t.dim() <= d < t.dim():
-            raise IndexError(f"mark_dynamic: dim {d!r} out of range for a {t.dim()}-d tensor")
-        dims.add(d % t.dim())
-    setattr(t, DYNAMIC_DIMS_ATTR, frozenset(dims))
+    setattr(t, DYNAMIC_DIMS_ATTR, frozenset(getattr(t, DYNAMIC_DIMS_ATTR, ())) | tensor_dims(t, dim, "mark_dynamic"))
 
 
 def marked_dims(t: torch.Tensor) -> frozenset:
     return getattr(t, DYNAMIC_DIMS_ATTR, frozenset())
+
+
+def static_dims(t: torch.Tensor) -> frozenset:
+    """Dims `bytegraph.mark_static` pinned: never symbolic, whatever the policy."""
+    return getattr(t, STATIC_DIMS_ATTR, frozenset())
 
 
 def _is_module_state(value, source: Source) -> bool:
@@ -102,14 +114,15 @@ class ShapePolicy:
 
     def dynamic_dims(self, value: torch.Tensor, source: Source) -> dict:
         """{dim: DimDynamic} for the symbolic dims of `value` (empty: fully static)."""
-        marked = {d: DimDynamic.DYNAMIC for d in marked_dims(value) if d < value.dim()}
+        pinned = static_dims(value)
+        marked = {d: DimDynamic.DYNAMIC for d in marked_dims(value) - pinned if d < value.dim()}
         if self.mode is False or _is_module_state(value, source):
             return marked
         if self.mode is True:
             dims = range(value.dim())
         else:
             dims = [d for d in self.automatic_dims.get(source.name(), ()) if d < value.dim()]
-        return {d: DimDynamic.DUCK for d in dims} | marked
+        return {d: DimDynamic.DUCK for d in dims if d not in pinned} | marked
 
     @staticmethod
     def symbolic_context(value: torch.Tensor, dims: dict) -> StatelessSymbolicContext:

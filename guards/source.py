@@ -8,6 +8,7 @@ inside the transformed frame.
 from __future__ import annotations
 
 import dataclasses
+import math
 import sys
 from typing import Any
 
@@ -37,6 +38,10 @@ class Source:
 
     def reconstruct(self, codegen) -> None:
         raise NotImplementedError
+
+    def held_objects(self) -> tuple:
+        """Objects the expression names directly (see const_name): the guard function holds them."""
+        return ()
 
     def root(self) -> "Source":
         return self
@@ -198,12 +203,18 @@ class ItemSource(Source):
     via: Any = None
 
     def name(self):
-        return f"{self.base.name()}[{self.key!r}]"
+        key = repr(self.key) if is_literal(self.key) else getattr(self.key, "__qualname__", "<key>")
+        return f"{self.base.name()}[{key}]"
 
     def expr(self, render=None):
+        # a class or function key (`{torch.Tensor: ...}`) has no literal: the guard function holds it
+        key = repr(self.key) if is_literal(self.key) else const_name(self.key)
         if self.via is not None:
-            return f"{builtin_type_expr(self.via)}.__getitem__({self.base.sub_expr(render)}, {self.key!r})"
-        return f"{self.base.sub_expr(render)}[{self.key!r}]"
+            return f"{builtin_type_expr(self.via)}.__getitem__({self.base.sub_expr(render)}, {key})"
+        return f"{self.base.sub_expr(render)}[{key}]"
+
+    def held_objects(self):
+        return () if is_literal(self.key) else (self.key,)
 
     def reconstruct(self, codegen):
         if self.via is not None:
@@ -407,6 +418,9 @@ class ConstSource(Source):
     def expr(self, render=None):
         return const_name(self.value)
 
+    def held_objects(self):
+        return (self.value,)
+
     def reconstruct(self, codegen):
         codegen.load_const(self.value)
 
@@ -415,6 +429,15 @@ class ConstSource(Source):
 
     def __eq__(self, other):
         return isinstance(other, ConstSource) and other.value is self.value
+
+
+def is_literal(value) -> bool:
+    """Whether `repr(value)` is Python source that evaluates back to an equal value."""
+    if type(value) is tuple:
+        return all(is_literal(v) for v in value)
+    if type(value) is float:
+        return math.isfinite(value)    # repr(nan) and repr(inf) are not Python literals
+    return type(value) in (int, bool, str, bytes, type(None))
 
 
 def const_name(value) -> str:

@@ -769,3 +769,18 @@ def test_break_in_a_function_whose_jump_targets_carry_extended_arg():
     x = torch.ones(2)
     torch.testing.assert_close(bytegraph.compile(ns["f"], backend=cnt)(x), ns["f"](x))
     assert cnt.frame_count == 2 and len(bytegraph.stats.break_records) == 1
+
+
+def test_every_break_kind_is_registered_raised_and_has_a_hint():
+    """Graph-break reasons are data: each raise site names a registered kind; each kind is raised."""
+    import pathlib
+    import re
+
+    from bytegraph.frontend.graph_break import kinds
+    root = pathlib.Path(bytegraph.__file__).resolve().parent.parent
+    raised = set()
+    for folder in ("compiler", "frontend", "guards", "backends"):
+        for path in (root / folder).rglob("*.py"):
+            raised |= set(re.findall(r'\bUnsupported\(\s*"(\w+)"', path.read_text()))
+    assert raised == set(kinds())
+    assert all(kind.explanation and kind.hint for kind in kinds().values())

@@ -3,6 +3,7 @@ families of Python constructs captured into exactly one graph."""
 import dataclasses
 import dis
 
+import pytest
 import torch
 
 import bytegraph
@@ -16,6 +17,25 @@ def test_every_opcode_has_a_handler_or_a_deliberate_break():
     missing = [name for name in dis.opmap if name not in DISPATCH]
     assert missing == [], f"opcodes with neither a handler nor a deliberate break: {missing}"
     assert all(reason for name, reason in DELIBERATE_BREAKS.items() if name in dis.opmap)
+
+
+def test_opcode_registration_is_checked_against_dis():
+    from bytegraph.frontend.opcodes import OPCODES, Checkpoint, Opcode, build_table
+
+    def nop(tx, ins):
+        pass
+    with pytest.raises(ImportError, match="JUMP_ABSOLUTE"):     # gone since 3.11: fails, not dropped
+        build_table([Opcode("JUMP_ABSOLUTE", nop)], version=(3, 11))
+    with pytest.raises(ImportError, match="jump"):
+        build_table([Opcode("JUMP_FORWARD", nop)], version=(3, 11))
+    with pytest.raises(ImportError, match="twice"):
+        build_table([Opcode("NOP", nop), Opcode("NOP", nop)], version=(3, 11))
+    # version-ranged entries: a later Python adds its own without touching the 3.11 one
+    entries = [Opcode("NOP", nop, until=(3, 12)), Opcode("NOP", print, since=(3, 12))]
+    assert build_table(entries, version=(3, 11))["NOP"].handler is nop
+    assert build_table(entries, version=(3, 12))["NOP"].handler is print
+    assert OPCODES["CALL"].checkpoint is Checkpoint.ALWAYS and OPCODES["BINARY_OP"].operands == 2
+    assert all(e.jump == (dis.opmap[n] in dis.hasjrel + dis.hasjabs) for n, e in OPCODES.items())
 
 
 def test_rollback_restores_fake_tensor_metadata():

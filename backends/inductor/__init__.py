@@ -5,11 +5,14 @@ the returned callable is the hot path).
     scheduler.py       dependency graph and fusion into groups, one kernel each
     codegen_triton.py  Triton source per group and the Python wrapper that launches them
     codegen_cpp.py     C++/OpenMP source per group (CPU tensors) and its wrapper; cpp_build.py builds it
+    codegen_metal.py   Metal Shading Language per group (MPS tensors), on Linux run through metal_emu.h
 
-Device choice: CUDA tensors get Triton kernels; CPU tensors get C++ kernels built with the system
-g++ (`config.cpu_codegen = "triton"` runs the Triton kernels under Triton's interpreter instead,
-`TRITON_INTERPRET=1`, set here before triton is imported). `metrics` counts what the last compile
-generated, so tests can assert fusion (`metrics.kernel_count`) and the printer (`metrics.codegen`).
+Device choice: CUDA tensors get Triton kernels; MPS tensors get Metal kernels; CPU tensors get C++
+kernels built with the system g++ (`config.cpu_codegen = "triton"` runs the Triton kernels under
+Triton's interpreter instead, `TRITON_INTERPRET=1`, set here before triton is imported;
+`config.cpu_codegen = "metal"` runs the Metal kernels through the C++ emulation of metal_emu.h).
+`metrics` counts what the last compile generated, so tests can assert fusion (`metrics.kernel_count`)
+and the printer (`metrics.codegen`).
 
 Dynamic shapes: the frontend passes real example tensors plus SymInt size arguments, and keeps each
 tensor placeholder's fake value (symbolic sizes) in `meta["example_value"]`. The graph is re-traced
@@ -48,7 +51,8 @@ class Metrics:
     compiles: int = 0
     last_source: str = ""
     last_groups: list = dataclasses.field(default_factory=list)
-    codegen: str = ""              # "cpp" or "triton": the printer of the last compile
+    codegen: str = ""              # "cpp", "triton" or "metal": the printer of the last compile
+    codegens: list = dataclasses.field(default_factory=list)  # the printer of each compile since reset()
 
     def reset(self):
         self.__init__()
@@ -62,14 +66,37 @@ _MODULE_CACHE: dict[str, object] = {}
 def _use_cpp(devices) -> bool:
     from bytegraph import config
     from .cpp_build import available
-    return "cuda" not in devices and config.cpu_codegen == "cpp" and available()
+    # "metal" on CPU falls back to C++ for graphs the Metal printer cannot express
+    return not devices & {"cuda", "mps"} and config.cpu_codegen in ("cpp", "metal") and available()
+
+
+def _use_metal(devices) -> bool:
+    """MPS tensors, or CPU tensors with `config.cpu_codegen = "metal"` (the emulation, metal_emu.h)."""
+    from bytegraph import config
+    from .cpp_build import available
+    if "mps" in devices:
+        return True
+    return "cuda" not in devices and config.cpu_codegen == "metal" and available()
 
 
 def _setup_device(example_inputs):
     devices = {t.device.type for t in example_inputs if isinstance(t, torch.Tensor)}
-    if "cuda" not in devices and not _use_cpp(devices):
+    if "cuda" not in devices and not _use_cpp(devices) and not _use_metal(devices):
         _triton_interpreter()
     return devices
+
+
+def _metal_wrapper(graph, groups, store_names, devices):
+    """(wrapper, source, module) of the Metal printer, or None where it cannot express the graph."""
+    from .codegen_metal import MetalUnsupported, MetalWrapperCodegen
+    from .cpp_build import CppCompileError
+    try:
+        wrapper = MetalWrapperCodegen(graph, groups, store_names, emulate="mps" not in devices)
+        source = wrapper.generate()
+        return wrapper, source, load_module(source)  # compiles the kernels
+    except (MetalUnsupported, CppCompileError) as e:
+        log.warning("inductor: no Metal kernels for this graph (%s)", e)
+        return None
 
 
 def _triton_interpreter():
@@ -143,7 +170,13 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs):
     sched = Scheduler(graph)
     groups = sched.schedule()
     wrapper = None
-    if _use_cpp(devices):
+    if _use_metal(devices):
+        built = _metal_wrapper(graph, groups, sched.store_names(), devices)
+        if built is not None:
+            wrapper, source, mod = built
+        elif "mps" in devices:
+            return _run_aten(aten_gm, out_spec)
+    if wrapper is None and _use_cpp(devices):
         from .codegen_cpp import CppUnsupported, CppWrapperCodegen
         from .cpp_build import CppCompileError
         try:
@@ -171,6 +204,7 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs):
     metrics.last_source = source
     metrics.last_groups = [g.describe() for g in groups]
     metrics.codegen = getattr(wrapper, "codegen", "triton")
+    metrics.codegens.append(metrics.codegen)
     metrics.compile_seconds = time.perf_counter() - t0
     _debug_dump(aten_gm, graph, groups, source)
 
@@ -192,6 +226,19 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs):
         return pytree.tree_unflatten(list(call(args, externs, constants)), out_spec)
     compiled.source = source
     compiled.kernel_count = wrapper.kernel_launches
+    return compiled
+
+
+def _run_aten(aten_gm, out_spec):
+    """A graph no printer can express for its device (MPS): its aten ops, run eagerly."""
+    from bytegraph import disable
+    metrics.codegen = "aten"
+    metrics.codegens.append(metrics.codegen)
+
+    @disable
+    def compiled(*args):
+        return pytree.tree_unflatten(list(aten_gm(*args)), out_spec)
+    compiled.kernel_count = 0
     return compiled
 
 

@@ -486,11 +486,7 @@ class CppKernel:
             raise FusionIllegal(f"{name} is read at {index} but written at {self.stored[name]} in one kernel")
         self.loaded.setdefault(name, set()).add(str(index))
         ptr = self.ptr(name, self.in_args, "in_ptr", dtype)
-        val = f"{ptr}[{cexpr(index)}]"
-        if dtype == torch.float16:
-            val = f"bg_h2f({val})"
-        elif dtype == torch.bfloat16:
-            val = f"bg_bf2f({val})"
+        val = self.load_code(ptr, index, dtype)
         if self.mask_stack:
             val = f"({' && '.join(self.mask_stack)}) ? {val} : {_const(0, dtype)}"
         rdep = self.expr_rdep(index) or any(m in self.rdep_names for m in self.mask_stack)
@@ -504,12 +500,23 @@ class CppKernel:
         if self.store_names is not None and name not in self.store_names:
             return
         ptr = self.ptr(name, self.out_args, "out_ptr", dtype)
-        val = value.name
+        self.emit(self.store_code(ptr, index, value.name, dtype), value.rdep or self.expr_rdep(index))
+
+    # element access (the Metal printer subclasses these: its half types are native)
+    def load_code(self, ptr, index, dtype) -> str:
+        val = f"{ptr}[{cexpr(index)}]"
+        if dtype == torch.float16:
+            return f"bg_h2f({val})"
+        if dtype == torch.bfloat16:
+            return f"bg_bf2f({val})"
+        return val
+
+    def store_code(self, ptr, index, val, dtype) -> str:
         if dtype == torch.float16:
             val = f"bg_f2h({val})"
         elif dtype == torch.bfloat16:
             val = f"bg_f2bf({val})"
-        self.emit(f"{ptr}[{cexpr(index)}] = {val};", value.rdep or self.expr_rdep(index))
+        return f"{ptr}[{cexpr(index)}] = {val};"
 
     # ---- nodes
     def pointwise_index(self, ranges):
@@ -771,6 +778,8 @@ def render_group(group, store_names, symbols) -> CppKernel:
 class CppOps:
     """The `ops` handler loop bodies call while a C++ kernel is rendered."""
 
+    templates = TEMPLATES  # per-op source (the Metal printer's table is derived from this one)
+
     def __init__(self, kernel: CppKernel):
         self.k = kernel
 
@@ -805,7 +814,7 @@ class CppOps:
         return self.k.newvar(f"static_cast<{T}>({var})", dtype, rdep=var.rdep)
 
     def call(self, name, *args):
-        tmpl = TEMPLATES.get(name)
+        tmpl = self.templates.get(name)
         if tmpl is None:
             raise CppUnsupported(f"op {name}")
         dtypes = [a.dtype for a in args]

@@ -8,10 +8,11 @@ tracker's identity, so a checkpoint is a few saved references.
 from __future__ import annotations
 
 import dataclasses
+import operator
 from typing import Any, Optional
 
-from ..graph_break import Unsupported
 from ...guards.source import Source
+from ..graph_break import Unsupported
 
 
 class NotConstant(Exception):
@@ -20,11 +21,19 @@ class NotConstant(Exception):
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class VariableTracker:
+    """The protocol every tracker answers. A family overrides what it models; the defaults break
+    the graph (or say "not modelled"), so callers ask the tracker instead of probing it."""
     source: Optional[Source] = dataclasses.field(default=None, kw_only=True)
+
+    # which optional parts of the protocol the family models (class attributes, not fields)
+    is_iterator = False        # next_item() gives its items one at a time (iterators, generators)
+    is_sequence = False        # get_items() gives all its items (list, tuple, range, deque)
+    owns_operators = False     # every operator goes to its own dunders, no fallback (a traced ndarray)
+    has_inplace_operators = False   # with owns_operators: `a += b` is `a.__iadd__(b)`, not `a = a + b`
 
     # -- what it is ---------------------------------------------------------
     def python_type(self) -> type:
-        raise Unsupported("unsupported_op", what=f"type() of {self.describe()}")
+        raise Unsupported("python_protocol", what=f"type() of {self.describe()}")
 
     def is_python_constant(self) -> bool:
         try:
@@ -65,12 +74,37 @@ class VariableTracker:
 
     def unpack(self, tx) -> list:
         """The items when iterated (for unpacking, `for`, `list(x)`...)."""
-        raise Unsupported("unsupported_op", what=f"iterating over {self.describe()}")
+        raise Unsupported("python_protocol", what=f"iterating over {self.describe()}")
+
+    def get_items(self, tx) -> tuple:
+        """All the items of a sequence (is_sequence)."""
+        raise Unsupported("python_protocol", what=f"the items of {self.describe()}")
+
+    def next_item(self, tx):
+        """The next item of an iterator (is_iterator); StopIterationSignal when it is exhausted."""
+        raise Unsupported("python_protocol", what=f"next() of {self.describe()}")
+
+    def build_python_value(self, tx, memo):
+        """The real Python value of a container of constants, its items converted by python_value;
+        a container records itself in `memo` before its items, so one that holds itself becomes a
+        real self-reference. NotConstant otherwise."""
+        raise NotConstant(self.describe())
+
+    def iterate(self, tx):
+        """The iterator `iter(self)` gives, when the family models one (a live iterator over a
+        mutable container, a class's own `__iter__`); None: iterate over a snapshot of unpack()."""
+        return None
+
+    def parts(self, tx) -> tuple:
+        """The trackers this one holds (items, attributes written while tracing, a bound method's
+        self, a traced ndarray's tensor...): the graph outputs the tensors among them, at any depth,
+        so that the transformed code can rebuild this tracker."""
+        return ()
 
     def truth(self, tx) -> bool:
         if self.is_python_constant():
             return bool(self.as_python_constant())
-        raise Unsupported("unsupported_op", what=f"truth value of {self.describe()}")
+        raise Unsupported("python_protocol", what=f"truth value of {self.describe()}")
 
     def has_len(self, tx) -> int:
         return len(self.unpack(tx))
@@ -80,7 +114,7 @@ class VariableTracker:
         if self.source is not None:
             self.source.reconstruct(codegen)
             return
-        raise Unsupported("unsupported_op", what=f"rebuilding {self.describe()} after the graph")
+        raise Unsupported("unrebuildable", what=f"rebuilding {self.describe()} after the graph")
 
     def with_source(self, source):
         return dataclasses.replace(self, source=source)
@@ -93,3 +127,26 @@ def check_modelled_arguments(owner: str, name: str, args, kwargs, positional: di
     allowed = (keywords or {}).get(name, ())
     if name in positional and (len(args) > positional[name] or ("*" not in allowed and set(kwargs) - set(allowed))):
         raise Unsupported("unsupported_call", fn=f"{owner}.{name}", detail=" with these arguments")
+
+
+def compare_equal(tx, a, b) -> bool:
+    """Python equality of two items of a container as containers test it (`in`, `index`, `==` of
+    lists): identity first, then `==` and its truth value (a tensor's truth value breaks the graph)."""
+    if tx.is_same(a, b):
+        return True
+    return tx.compare(operator.eq, a, b).truth(tx)
+
+
+def python_value(tx, var, memo=None):
+    """The real Python value of a tracker made only of constants: a constant, or a list, tuple, dict
+    or set of them (`"-".join(parts)` with `parts` a list built while tracing), or the items of an
+    iterator or generator (consumed, as the real call would). NotConstant otherwise. A container
+    met twice is the same real object both times (a list holding itself reprs as `[[...]]`)."""
+    if var.is_python_constant():
+        return var.as_python_constant()
+    memo = {} if memo is None else memo
+    if id(var) in memo:
+        return memo[id(var)]
+    if var.is_iterator:  # an iterator or generator: its items are computed now
+        return [python_value(tx, i, memo) for i in tx.unpack_iterable(var)]
+    return var.build_python_value(tx, memo)

@@ -13,10 +13,37 @@ import operator
 from typing import Any, Callable
 
 from ...probe import is_c_level, safe_in, static_getattr
+from .. import reads
 from ..graph_break import Unsupported, fold, user_error
-from .base import VariableTracker
+from ..reads import MISSING, class_lookup
+from ..signals import UserException, raised_by_user
+from .base import NotConstant, VariableTracker, python_value
 from .constant import ConstantVariable, const
-from .lists import BaseSequence
+from .dicts import DictVariable, SetVariable, hashable_key
+from .functions import BaseUserFunction, BoundMethodVariable, PartialVariable, UserFunctionVariable, WrapsDecorator
+from .iterators import CountIteratorVariable, ListIteratorVariable, StopIterationSignal, ZipVariable, next_of
+from .lists import (
+    BaseSequence,
+    DequeVariable,
+    ListVariable,
+    NamedTupleVariable,
+    RangeVariable,
+    SliceVariable,
+    TupleVariable,
+    is_named_tuple_class,
+    is_structseq,
+    python_index,
+    sorted_items,
+)
+from .tensor import SymNodeVariable, TensorVariable, concrete
+from .user_defined import (
+    _READ_ONLY_DICT_METHODS,
+    UserDefinedObjectVariable,
+    class_attribute,
+    class_method,
+    dict_store,
+    wrap_class,
+)
 
 # Pure functions folded when every argument is a constant.
 _PURE_MODULES = (math, operator)
@@ -31,28 +58,7 @@ def is_pure(fn) -> bool:
 
 
 def is_tensorish(var) -> bool:
-    from .tensor import SymNodeVariable, TensorVariable
     return isinstance(var, (TensorVariable, SymNodeVariable))
-
-
-def compare_equal(tx, a, b) -> bool:
-    """Python equality of two items of a container as containers test it (`in`, `index`, `==` of
-    lists): identity first, then `==` and its truth value (a tensor's truth value breaks the graph)."""
-    if tx.is_same(a, b):
-        return True
-    return tx.compare(operator.eq, a, b).truth(tx)
-
-
-def sorted_items(tx, items, kwargs):
-    key = kwargs.get("key")
-    reverse = kwargs.get("reverse", const(False)).as_python_constant()
-    keyed = [(key.call_function(tx, [i], {}) if key is not None and not (key.is_python_constant() and
-                                                                             key.as_python_constant() is None)
-              else i, i) for i in items]
-    if not all(k.is_python_constant() for k, _ in keyed):
-        raise Unsupported("unsupported_op", what="sorting values that are not constants")
-    keyed.sort(key=lambda p: p[0].as_python_constant(), reverse=reverse)
-    return [i for _, i in keyed]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -74,15 +80,13 @@ class BuiltinVariable(VariableTracker):
         codegen.load_const(self.fn)
 
     def var_getattr(self, tx, name):
-        from ..builder import wrap_constant_result
         if isinstance(self.fn, type):
             for klass in self.fn.__mro__:
                 if name in klass.__dict__:
-                    from .user_defined import class_attribute
                     return class_attribute(tx, self, self.fn, name)
             # attributes of the class object itself (__name__, __qualname__, __mro__...), from its metaclass
-            return wrap_constant_result(tx, getattr(self.fn, name))
-        return wrap_constant_result(tx, getattr(self.fn, name))
+            return tx.wrap(getattr(self.fn, name), None, trusted=True)
+        return tx.wrap(getattr(self.fn, name), None, trusted=True)
 
     def call_function(self, tx, args, kwargs):
         unbound = _unbound_builtin_method(tx, self.fn, args, kwargs)
@@ -101,8 +105,7 @@ class BuiltinVariable(VariableTracker):
                 all(v.is_python_constant() for v in kwargs.values()):
             value = fold(self.fn, *[a.as_python_constant() for a in args],
                             **{k: v.as_python_constant() for k, v in kwargs.items()})
-            from ..builder import wrap_constant_result
-            return wrap_constant_result(tx, value)
+            return tx.wrap(value, None, trusted=True)
         if self.fn in _OPERATOR_METHODS and args and not kwargs:
             method = _OPERATOR_METHODS[self.fn]
             if callable(method):
@@ -134,7 +137,6 @@ def _unbound_builtin_method(tx, fn, args, kwargs):
     import types
     if not args or not isinstance(fn, (types.MethodDescriptorType, types.WrapperDescriptorType)):
         return None
-    from .user_defined import _READ_ONLY_DICT_METHODS, UserDefinedObjectVariable, dict_store
     obj = args[0]
     if not isinstance(obj, UserDefinedObjectVariable):
         return None
@@ -157,17 +159,15 @@ def _unbound_builtin_method(tx, fn, args, kwargs):
     if store is None:
         return None
     if not obj.is_new() and name not in _READ_ONLY_DICT_METHODS:
-        raise Unsupported("unsupported_op", what=f"{owner.__name__}.{name} on {obj.describe()} that existed "
+        raise Unsupported("untracked_mutation", what=f"{owner.__name__}.{name} on {obj.describe()} that existed "
                                                  "before the compiled frame")
     if name == "__init__":
         if args[1:] or kwargs:
             store.call_method(tx, "update", list(args[1:]), kwargs)
         return const(None)
     if name == "__getitem__" and len(args) == 2 and store.lookup(tx, args[1]) is None:
-        from .user_defined import class_method
         missing, missing_src = class_method(tx, obj, "__missing__")
         if isinstance(missing, types.FunctionType):
-            from .functions import UserFunctionVariable
             return UserFunctionVariable(fn=missing, source=missing_src).call_function(
                 tx, [obj, args[1]], {})   # dict calls __missing__
     return store.call_method(tx, name, list(args[1:]), kwargs)
@@ -184,11 +184,10 @@ def _isinstance(tx, obj, classes, /):
     cls = obj.python_type()
     spec = classes.as_python_constant() if classes.is_python_constant() else None
     if spec is None:
-        from .lists import TupleVariable
         if isinstance(classes, TupleVariable):
             spec = tuple(c.as_python_constant() for c in classes.items)
         else:
-            raise Unsupported("unsupported_op", what="isinstance with a non-constant class")
+            raise Unsupported("non_constant_value", what="isinstance with a non-constant class")
     return const(any(isinstance_of(tx, cls, klass) for klass in _flat_classes(spec)))
 
 
@@ -206,9 +205,8 @@ def isinstance_of(tx, cls, klass) -> bool:
 
     import torch
 
-    from .. import reads
     if not isinstance(klass, type):
-        raise Unsupported("unsupported_op", what=f"isinstance with {type(klass).__name__} as the class")
+        raise Unsupported("python_protocol", what=f"isinstance with {type(klass).__name__} as the class")
     if cls is klass:
         return True
     meta = type(klass)
@@ -217,7 +215,7 @@ def isinstance_of(tx, cls, klass) -> bool:
         # Parameter/Buffer: torch's metaclass checks a flag that only torch's own tensors carry
         return issubclass(cls, klass)
     if check is not type.__dict__["__instancecheck__"] and meta is not abc.ABCMeta:
-        raise Unsupported("unsupported_op", what=f"isinstance through {meta.__qualname__}.__instancecheck__")
+        raise Unsupported("python_protocol", what=f"isinstance through {meta.__qualname__}.__instancecheck__")
     if meta is abc.ABCMeta:
         reads.abc_registry(tx)
     if issubclass(cls, klass):
@@ -226,7 +224,7 @@ def isinstance_of(tx, cls, klass) -> bool:
     found, _ = reads.class_lookup(tx, cls, "__class__")
     getattribute, _ = reads.class_lookup(tx, cls, "__getattribute__")
     if found is not reads.type_lookup(object, "__class__") or not is_c_level(getattribute):
-        raise Unsupported("unsupported_op", what="isinstance on an object whose class defines __class__ "
+        raise Unsupported("python_protocol", what="isinstance on an object whose class defines __class__ "
                                                  "or __getattribute__")
     return False
 
@@ -255,20 +253,9 @@ def _issubclass(tx, cls, spec, /):
     return const(issubclass(cls.as_python_constant(), spec.as_python_constant()))
 
 
-def raised_by_user(exc, exc_type) -> bool:
-    """Whether `exc`, caught while tracing, is the program's own exception of `exc_type`: a real
-    one raised by a tracker (`obj.missing`), or one raised by traced user code (`raise
-    AttributeError(name)` in a `__getattr__`), which the translator carries as a UserException."""
-    from ..translator import UserException
-    if isinstance(exc, UserException):
-        return issubclass(exc.exc_var.cls, exc_type)
-    return isinstance(exc, exc_type)
-
-
 def _getattr(tx, obj, name, /, *default):
     if len(default) > 1:
         return None
-    from ..translator import UserException
     try:
         return tx.getattr(obj, name.as_python_constant())
     except (AttributeError, UserException) as e:
@@ -278,7 +265,6 @@ def _getattr(tx, obj, name, /, *default):
 
 
 def _hasattr(tx, obj, name, /):
-    from ..translator import UserException
     try:
         tx.getattr(obj, name.as_python_constant())
         return const(True)
@@ -326,7 +312,6 @@ def _minmax(fn):
         result = items[0]
         for item in items[1:]:
             if is_tensorish(result) or is_tensorish(item):
-                from .tensor import TensorVariable
                 if isinstance(result, TensorVariable) or isinstance(item, TensorVariable):
                     raise Unsupported("tensor_branch", what=f"{fn.__name__}() over tensors")
                 result = tx.output.call_function(torch.sym_max if fn is max else torch.sym_min, [result, item], {})
@@ -351,7 +336,6 @@ def _sum(tx, iterable, /, start=None):
 
 def _any_all(fn):
     def handler(tx, iterable, /):
-        from .iterators import StopIterationSignal, next_of
         it = tx.get_iter(iterable)
         while True:  # item by item: a generator stops being advanced at the deciding item
             try:
@@ -368,14 +352,11 @@ def _any_all(fn):
 
 
 def _sorted(tx, iterable, /, *, key=None, reverse=None):
-    from .lists import ListVariable
     kwargs = {k: v for k, v in (("key", key), ("reverse", reverse)) if v is not None}
     return ListVariable.create(tx, sorted_items(tx, tx.unpack_iterable(iterable), kwargs))
 
 
 def _reversed(tx, seq, /):
-    from .iterators import ListIteratorVariable
-    from .lists import ListVariable
     if isinstance(seq, ListVariable):
         return seq.call_method(tx, "__reversed__", [], {})     # live over the list, as CPython's
     cls = seq.python_type()
@@ -387,14 +368,11 @@ def _reversed(tx, seq, /):
 
 
 def _enumerate(tx, iterable, start=None):
-    from .iterators import CountIteratorVariable
     counter = CountIteratorVariable.create(tx, start if start is not None else const(0), const(1))
     return _lockstep(tx, (counter, tx.get_iter(iterable)), "enumerate", (iterable,))
 
 
 def _zip(tx, *iterables, strict=None):
-    from .iterators import ListIteratorVariable
-    from .lists import TupleVariable
     if strict is not None and strict.as_python_constant():
         lists = [tx.unpack_iterable(i) for i in iterables]
         if len({len(x) for x in lists}) > 1:
@@ -421,7 +399,6 @@ def _lockstep(tx, iterators, kind, iterables):
 
 def _map(tx, fn, iterable, /, *iterables):
     iterables = (iterable, *iterables)
-    from .iterators import ZipVariable
     return ZipVariable(iterators=tuple(tx.get_iter(i) for i in iterables),
                        fn=lambda tx, items: fn.call_function(tx, items, {}), kind="map", mapped=fn)
 
@@ -433,14 +410,13 @@ def _filter(tx, fn, iterable, /):
 
 def _iter(tx, obj, /, *sentinel):
     if sentinel:
-        raise Unsupported("unsupported_op", what="iter(callable, sentinel)")
+        raise Unsupported("unsupported_builtin", what="iter(callable, sentinel)")
     return tx.get_iter(obj)
 
 
 def _next(tx, it, /, *default):
     if len(default) > 1:
         return None
-    from .iterators import ListIteratorVariable, StopIterationSignal
     if isinstance(it, ListIteratorVariable):
         try:
             return it.next_item(tx)
@@ -454,20 +430,11 @@ def _next(tx, it, /, *default):
 def _range(tx, *args):
     if not 1 <= len(args) <= 3:
         return None
-    from .lists import RangeVariable
-    values = []
-    for a in args:
-        if hasattr(a, "evaluate"):
-            values.append(a.evaluate())
-        else:
-            values.append(a.as_python_constant())
-    return RangeVariable(range(*values))
+    return RangeVariable(range(*(concrete(a) for a in args)))
 
 
 def _container(kind):
     def handler(tx, *args, **kwargs):
-        from .dicts import DictVariable, SetVariable
-        from .lists import ListVariable, TupleVariable
         if len(args) > 1 or (kwargs and kind is not dict):
             return None     # a TypeError: the real builtin raises it (or the graph breaks)
         if kind is dict:
@@ -492,7 +459,6 @@ def _container(kind):
 def _mapping(kind):
     """OrderedDict(...) / defaultdict(factory, ...): a dict tracker of that class."""
     def handler(tx, *args, **kwargs):
-        from .dicts import DictVariable
         factory = None
         if kind is collections.defaultdict:
             factory = args[0] if args else const(None)
@@ -508,24 +474,38 @@ def _mapping(kind):
     return handler
 
 
+def _namedtuple(tx, *args, **kwargs):
+    """`collections.namedtuple("P", ["a", "b"])` from constants: the class is made while tracing
+    (by the real function: it runs no user code) and stays inside the trace (see
+    OutputGraph.trace_local_classes)."""
+    from .user_defined import UserDefinedClassVariable
+    try:
+        real_args = [python_value(tx, a) for a in args]
+        real_kwargs = {k: python_value(tx, v) for k, v in kwargs.items()}
+    except NotConstant:
+        raise Unsupported("unsupported_call", fn="collections.namedtuple", detail=" with values that are not "
+                                                                                 "constants") from None
+    cls = fold(collections.namedtuple, *real_args, **real_kwargs)
+    tx.output.trace_local_classes.add(cls)
+    return UserDefinedClassVariable(value=cls)
+
+
 def _deque(tx, iterable=None, maxlen=None):
-    from .lists import DequeVariable
     items = tx.unpack_iterable(iterable) if iterable is not None else []
     return DequeVariable.create(tx, items, maxlen.as_python_constant() if maxlen is not None else None)
 
 
 def _fromkeys(kind):
     def handler(tx, iterable, value=None, /):
-        from .dicts import DictVariable, hashable_key
         value = value if value is not None else const(None)
         pairs = {hashable_key(tx, k): (k, value) for k in tx.unpack_iterable(iterable)}  # later keys win
-        return DictVariable.create(tx, list(pairs.values()), kind)
+        factory = const(None) if kind is collections.defaultdict else None   # defaultdict.fromkeys: no factory
+        return DictVariable.create(tx, list(pairs.values()), kind, factory)
     return handler
 
 
 def _scalar(kind):
     def handler(tx, *args):     # keywords (`int(s, base=2)`): folded with the real builtin, or a break
-        from .tensor import SymNodeVariable, TensorVariable
         if args and isinstance(args[0], SymNodeVariable):
             if kind is bool:
                 return const(args[0].truth(tx))
@@ -552,20 +532,16 @@ def _abs(tx, x, /):
 
 def _type(tx, obj, /, *rest):
     if rest:
-        raise Unsupported("unsupported_op", what="type() with three arguments")
-    from .user_defined import wrap_class
+        raise Unsupported("unsupported_builtin", what="type() with three arguments")
     return wrap_class(tx, obj.python_type())
 
 
 def _callable(tx, obj, /):
-    from .functions import BaseUserFunction, BoundMethodVariable, PartialVariable
     if isinstance(obj, (BaseUserFunction, BoundMethodVariable, PartialVariable, BuiltinVariable)):
         return const(True)
     if obj.is_python_constant():
         return const(callable(obj.as_python_constant()))
     # an instance is callable when its class (not its metaclass) defines __call__
-    from ..reads import MISSING, class_lookup
-    from .user_defined import UserDefinedObjectVariable, class_method
     if isinstance(obj, UserDefinedObjectVariable):
         return const(class_method(tx, obj, "__call__")[0] is not None)
     return const(class_lookup(tx, obj.python_type(), "__call__")[0] is not MISSING)
@@ -578,15 +554,13 @@ def _id(tx, obj, /):
     value = getattr(obj, "value", None)
     if value is not None:
         return const(id(value))
-    raise Unsupported("unsupported_op", what="id() of a value made while tracing")
+    raise Unsupported("unsupported_builtin", what="id() of a value made while tracing")
 
 
 def _repr(tx, obj, /):
     if obj.is_python_constant():
         return const(repr(obj.as_python_constant()))
-    from .base import NotConstant
-    from .constant import python_value
-    if obj.python_type() in (list, tuple, dict, set, frozenset) and not hasattr(obj, "next_item"):
+    if obj.python_type() in (list, tuple, dict, set, frozenset) and not obj.is_iterator:
         try:     # builtin containers of constants: the real repr, self-references included
             return const(repr(python_value(tx, obj)))
         except NotConstant:
@@ -601,7 +575,6 @@ def _round(tx, x, /, *nd):
 
 
 def _slice(tx, *args):
-    from .lists import SliceVariable
     if not 1 <= len(args) <= 3:
         return None
     parts = list(args)
@@ -617,12 +590,10 @@ def _super(tx, *args):
 
 
 def _object(tx):
-    from .user_defined import UserDefinedObjectVariable
     return UserDefinedObjectVariable.create_new(tx, object)
 
 
 def _divmod(tx, a, b, /):
-    from .lists import TupleVariable
     if is_tensorish(a) or is_tensorish(b):
         return TupleVariable((tx.binary_op(operator.floordiv, a, b), tx.binary_op(operator.mod, a, b)))
     return None
@@ -673,15 +644,14 @@ class OperatorGetterVariable(VariableTracker):
 
     @staticmethod
     def from_real(tx, value):
-        from ..builder import wrap_constant_result
         if isinstance(value, operator.methodcaller):
             factory, args = value.__reduce__()
             return OperatorGetterVariable(kind=operator.methodcaller, name=factory.args[0],
-                                          args=tuple(wrap_constant_result(tx, a) for a in args),
-                                          kwargs=tuple((k, wrap_constant_result(tx, v))
+                                          args=tuple(tx.wrap(a, None, trusted=True) for a in args),
+                                          kwargs=tuple((k, tx.wrap(v, None, trusted=True))
                                                        for k, v in factory.keywords.items()))
         return OperatorGetterVariable(kind=type(value),
-                                      args=tuple(wrap_constant_result(tx, a) for a in value.__reduce__()[1]))
+                                      args=tuple(tx.wrap(a, None, trusted=True) for a in value.__reduce__()[1]))
 
     def python_type(self):
         return self.kind
@@ -706,7 +676,6 @@ class OperatorGetterVariable(VariableTracker):
                 results.append(value)
         if len(results) == 1:
             return results[0]
-        from .lists import TupleVariable
         return TupleVariable(tuple(results))
 
     def reconstruct(self, codegen):
@@ -739,20 +708,16 @@ def _operator_getter(kind):
 def _eager_items(tx, iterable, fn_name):
     """The items of an argument that a lazy itertools function may read ahead of time: not a
     generator or other lazy iterator, whose effects would then happen too early."""
-    from .iterators import ListIteratorVariable
-    if hasattr(iterable, "next_item") and not isinstance(iterable, ListIteratorVariable):
-        raise Unsupported("unsupported_op", what=f"{fn_name}() over {iterable.describe()}")
+    if iterable.is_iterator and not isinstance(iterable, ListIteratorVariable):
+        raise Unsupported("unsupported_builtin", what=f"{fn_name}() over {iterable.describe()}")
     return tx.unpack_iterable(iterable)
 
 
 def _chain(tx, *iterables):
-    from .iterators import ListIteratorVariable
     return ListIteratorVariable.create(tx, [i for it in iterables for i in _eager_items(tx, it, "chain")], "chain")
 
 
 def _product(tx, *iterables, repeat=None):
-    from .iterators import ListIteratorVariable
-    from .lists import TupleVariable
     lists = [tx.unpack_iterable(i) for i in iterables]
     r = repeat.as_python_constant() if repeat is not None else 1
     return ListIteratorVariable.create(tx, [TupleVariable(t) for t in itertools.product(*lists, repeat=r)],
@@ -761,8 +726,6 @@ def _product(tx, *iterables, repeat=None):
 
 def _combos(fn):
     def handler(tx, iterable, r=None):
-        from .iterators import ListIteratorVariable
-        from .lists import TupleVariable
         items = tx.unpack_iterable(iterable)
         args = () if r is None else (r.as_python_constant(),)
         return ListIteratorVariable.create(tx, [TupleVariable(t) for t in fn(items, *args)], fn.__name__)
@@ -770,7 +733,6 @@ def _combos(fn):
 
 
 def _count(tx, start=None, step=None):
-    from .iterators import CountIteratorVariable
     return CountIteratorVariable.create(tx, start if start is not None else const(0),
                                         step if step is not None else const(1))
 
@@ -778,15 +740,12 @@ def _count(tx, start=None, step=None):
 def _islice(tx, iterable, /, *args):
     if not 1 <= len(args) <= 3:
         return None
-    from .iterators import ListIteratorVariable
     items = _eager_items(tx, iterable, "islice")
-    from .lists import python_index
     return ListIteratorVariable.create(tx, list(itertools.islice(items, *[python_index(a) for a in args])),
                                        "islice")
 
 
 def _accumulate(tx, iterable, func=None, *, initial=None):
-    from .iterators import ListIteratorVariable
     items = _eager_items(tx, iterable, "accumulate")
     out = []
     acc = initial
@@ -815,12 +774,10 @@ def _reduce(tx, fn, iterable, /, *initial):
 
 
 def _partial(tx, fn, /, *args, **kwargs):
-    from .functions import PartialVariable
     return PartialVariable(fn=fn, args=tuple(args), kwargs=tuple(kwargs.items()))
 
 
 def _wraps(tx, wrapped, /):
-    from .functions import WrapsDecorator
     return WrapsDecorator(wrapped=wrapped)
 
 
@@ -828,7 +785,6 @@ def real_callable(var):
     """The real Python callable a function-like tracker stands for, or None (a function made while
     tracing has no real counterpart)."""
     import types
-    from .functions import BoundMethodVariable, UserFunctionVariable
     if isinstance(var, UserFunctionVariable):
         return var.fn
     if isinstance(var, BoundMethodVariable) and isinstance(var.fn, VariableTracker):
@@ -848,9 +804,7 @@ def _signature(tx, fn, **kwargs):
     real = real_callable(fn)
     if real is None or kwargs:
         raise Unsupported("unsupported_call", fn="inspect.signature", detail=f" on {fn.describe()}")
-    from .functions import UserFunctionVariable
     if isinstance(fn, UserFunctionVariable):   # the signature comes from the code and the defaults
-        from .. import reads
         reads.function_code(tx, fn.fn, fn.source)
         reads.function_defaults(tx, fn.fn, fn.source, True, True)
     return ConstantVariable(inspect.signature(real))
@@ -862,7 +816,6 @@ def _print(tx, *args, **kwargs):
 
 def _tuple_new(tx, cls, iterable=None):
     """`tuple.__new__(cls, items)`: what every namedtuple's `__new__` calls."""
-    from .lists import NamedTupleVariable, TupleVariable, is_named_tuple_class, is_structseq
     klass = cls.as_python_constant() if cls.is_python_constant() else None
     items = tuple(tx.unpack_iterable(iterable)) if iterable is not None else ()
     if klass is tuple:
@@ -889,9 +842,11 @@ _HANDLERS: dict[Any, Callable] = {
     itertools.accumulate: _accumulate, itertools.combinations: _combos(itertools.combinations),
     itertools.permutations: _combos(itertools.permutations), functools.reduce: _reduce,
     functools.partial: _partial, functools.wraps: _wraps, inspect.signature: _signature,
-    dict.fromkeys: _fromkeys(dict),
+    dict.fromkeys: _fromkeys(dict), collections.OrderedDict.fromkeys: _fromkeys(collections.OrderedDict),
+    collections.defaultdict.fromkeys: _fromkeys(collections.defaultdict),
     collections.OrderedDict: _mapping(collections.OrderedDict),
     collections.defaultdict: _mapping(collections.defaultdict), collections.deque: _deque,
+    collections.namedtuple: _namedtuple,
 }
 for _op in (operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
             operator.pow, operator.lshift, operator.rshift, operator.and_, operator.or_, operator.xor,

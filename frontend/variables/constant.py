@@ -7,8 +7,9 @@ from typing import Any
 
 import torch
 
+from ...guards.shape import scalar_constant_guard
 from ..graph_break import Unsupported, fold
-from .base import NotConstant, VariableTracker
+from .base import NotConstant, VariableTracker, python_value
 
 # Types whose values are plain immutable constants (compared by ==, rebuilt with LOAD_CONST).
 CONSTANT_TYPES = (type(None), bool, int, float, complex, str, bytes, type(Ellipsis), type(NotImplemented),
@@ -48,22 +49,25 @@ class ConstantVariable(VariableTracker):
 
     def call_method(self, tx, name, args, kwargs):
         if name == "__getitem__" and len(args) == 1 and not kwargs and not args[0].is_python_constant():
-            from .lists import python_index   # `(7, 8)[i]`, `"abc"[i:]` with a symbolic i
+            from .lists import python_index  # `(7, 8)[i]`, `"abc"[i:]` with a symbolic i
             args = [ConstantVariable(python_index(args[0]))]
         try:
             real_args = [python_value(tx, a) for a in args]
             real_kwargs = {k: python_value(tx, v) for k, v in kwargs.items()}
         except NotConstant:
+            if type(self.value) is tuple:   # `() + (x,)`, `(1,) * n`...: the tuple tracker's own methods
+                from .lists import TupleVariable
+                items = tuple(const(v) for v in self.value)
+                return TupleVariable(items).call_method(tx, name, args, kwargs)
             return super().call_method(tx, name, args, kwargs)
         method = getattr(self.value, name)
         result = fold(method, *real_args, **real_kwargs)
-        from ..builder import wrap_constant_result
-        return wrap_constant_result(tx, result)
+        return tx.wrap(result, None, trusted=True)
 
     def unpack(self, tx):
         if isinstance(self.value, (str, bytes, tuple, range, frozenset)):
             return [ConstantVariable(v) for v in self.value]
-        raise Unsupported("unsupported_op", what=f"iterating over {self.describe()}")
+        raise Unsupported("python_protocol", what=f"iterating over {self.describe()}")
 
     def reconstruct(self, codegen):
         if type(self.value) in (str, bytes) and len(self.value) > 1:
@@ -72,38 +76,6 @@ class ConstantVariable(VariableTracker):
             codegen.load_exact_object(self.value)
         else:
             codegen.load_const(self.value)
-
-
-def python_value(tx, var, memo=None):
-    """The real Python value of a tracker made only of constants: a constant, or a list, tuple, dict
-    or set of them (`"-".join(parts)` with `parts` a list built while tracing), or the items of an
-    iterator or generator (consumed, as the real call would). NotConstant otherwise. A container
-    met twice is the same real object both times (a list holding itself reprs as `[[...]]`)."""
-    if var.is_python_constant():
-        return var.as_python_constant()
-    from .dicts import DictVariable, SetVariable
-    from .lists import BaseSequence, NamedTupleVariable
-    memo = {} if memo is None else memo
-    if id(var) in memo:
-        return memo[id(var)]
-    if isinstance(var, NamedTupleVariable):
-        raise NotConstant(var.describe())
-    if isinstance(var, BaseSequence):
-        if var.python_type() is list:
-            out = memo[id(var)] = []
-            out.extend(python_value(tx, i, memo) for i in var.get_items(tx))
-            return out
-        return tuple(python_value(tx, i, memo) for i in var.get_items(tx))
-    if isinstance(var, DictVariable) and var.cls is dict:
-        out = memo[id(var)] = {}
-        for k, v in var.pairs(tx):
-            out[python_value(tx, k, memo)] = python_value(tx, v, memo)
-        return out
-    if isinstance(var, SetVariable):
-        return var.cls(python_value(tx, i, memo) for i in var.items(tx))
-    if hasattr(var, "next_item"):  # an iterator or generator: its items are computed now
-        return [python_value(tx, i, memo) for i in tx.unpack_iterable(var)]
-    raise NotConstant(var.describe())
 
 
 def const(value) -> ConstantVariable:
@@ -137,7 +109,6 @@ class LazyGuardedScalarVariable(ConstantVariable):
             output = object.__getattribute__(self, "output")
             source = object.__getattribute__(self, "source")
             value = object.__getattribute__(self, "value")
-            from ...guards.shape import scalar_constant_guard
             output.guards.add(scalar_constant_guard(source, value))
             return value
         return object.__getattribute__(self, name)

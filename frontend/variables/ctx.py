@@ -17,6 +17,9 @@ class WithExitVariable(VariableTracker):
     """What BEFORE_WITH leaves on the stack: calling it exits the context."""
     ctx: VariableTracker = None
 
+    def parts(self, tx):
+        return (self.ctx,)
+
     def call_function(self, tx, args, kwargs):
         if isinstance(self.ctx, _TORCH_CONTEXTS):
             self.ctx.exit(tx)
@@ -41,4 +44,4 @@ def enter_context(tx, ctx):
                                        "(missed __exit__ method)"))
         value = ctx.call_method(tx, "__enter__", [], {})
         return WithExitVariable(ctx=ctx), value
-    raise Unsupported("unsupported_op", what=f"`with` on {ctx.describe()}")
+    raise Unsupported("context_manager", what=f"`with` on {ctx.describe()}")

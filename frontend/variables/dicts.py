@@ -6,8 +6,13 @@ import dataclasses
 
 from ...probe import plain_hash
 from ..graph_break import Unsupported, user_error
-from .base import NotConstant, VariableTracker, check_modelled_arguments
+from ..reads import class_lookup
+from .base import NotConstant, VariableTracker, check_modelled_arguments, compare_equal, python_value
 from .constant import const
+from .iterators import ContainerIteratorVariable
+from .lists import TupleVariable
+from .tensor import SymNodeVariable, TensorVariable
+from .user_defined import UserDefinedObjectVariable
 
 
 def hashable_key(tx, var):
@@ -16,7 +21,7 @@ def hashable_key(tx, var):
         value = var.as_python_constant()
         if not plain_hash(value):
             # a class whose metaclass defines __hash__/__eq__: eager runs them at every lookup
-            raise Unsupported("unsupported_op", what=f"a {type(value).__name__} key with its own __hash__ or __eq__")
+            raise Unsupported("python_protocol", what=f"a {type(value).__name__} key with its own __hash__ or __eq__")
         try:
             hash(value)
             return value
@@ -27,20 +32,33 @@ def hashable_key(tx, var):
         items = var.items(tx)
         if all(i.is_python_constant() for i in items):
             return frozenset(i.as_python_constant() for i in items)
-    from .tensor import SymNodeVariable, TensorVariable
     if isinstance(var, TensorVariable):
         return ("__tensor__", var.proxy.node)
     if isinstance(var, SymNodeVariable):
         return var.evaluate()   # a symbolic number hashes as its value: specialized, with a guard
-    from .user_defined import UserDefinedObjectVariable
-    from ..reads import class_lookup
     if isinstance(var, UserDefinedObjectVariable) and any(
             class_lookup(tx, var.cls, name)[0] is not object.__dict__[name] for name in ("__eq__", "__hash__")):
         # a lookup would run the class's own __hash__/__eq__ (and match keys of other types)
-        raise Unsupported("unsupported_op", what=f"a {var.cls.__name__} key with its own __hash__ or __eq__")
+        raise Unsupported("non_constant_value", what=f"a {var.cls.__name__} key with its own __hash__ or __eq__")
     if var.source is not None:
         return ("__source__", var.source)
     return ("__id__", id(var))
+
+
+def is_other_mapping(var) -> bool:
+    """A mapping that is not a dict tracker: `dict(m)`, `d.update(m)` and `f(**m)` read it through
+    its keys() and __getitem__."""
+    return not isinstance(var, DictVariable) and hasattr(var.python_type(), "keys")
+
+
+def mapping_as_dict(tx, mapping) -> "DictVariable":
+    """A new dict of a mapping's items, read as CPython's dict merge does: the list of
+    `mapping.keys()`, then `mapping[key]` for each key."""
+    keys = tx.unpack_iterable(tx.call(tx.getattr(mapping, "keys"), [], {}))
+    pairs = {}
+    for key in keys:
+        pairs[hashable_key(tx, key)] = (key, tx.getitem(mapping, key))
+    return DictVariable.create(tx, list(pairs.values()))
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -48,6 +66,20 @@ class DictVariable(VariableTracker):
     """A dict; contents are a tuple of (key tracker, value tracker) pairs in SideEffects."""
     cls: type = dict
     default_factory: VariableTracker = None
+
+    def build_python_value(self, tx, memo):
+        if self.cls is not dict:
+            raise NotConstant(self.describe())
+        out = memo[id(self)] = {}
+        for k, v in self.pairs(tx):
+            out[python_value(tx, k, memo)] = python_value(tx, v, memo)
+        return out
+
+    def parts(self, tx):
+        return tuple(x for pair in self.pairs(tx) for x in pair)
+
+    def iterate(self, tx):
+        return self.call_method(tx, "__iter__", [], {})   # live: sees changes made while iterating
 
     @staticmethod
     def create(tx, pairs, cls=dict, default_factory=None, source=None):
@@ -96,26 +128,13 @@ class DictVariable(VariableTracker):
         self.set_pairs(tx, mapping.values())
 
     def call_method(self, tx, name, args, kwargs):
-        from .lists import TupleVariable
-        from .iterators import ContainerIteratorVariable
         check_modelled_arguments(self.describe(), name, args, kwargs, _DICT_ARITY,
                                  {"update": ("*",), "popitem": ("last",), "move_to_end": ("last",)})
-        if name == "update" and args and not isinstance(args[0], DictVariable) and \
-                hasattr(args[0].python_type(), "keys"):      # a mapping: CPython calls its keys()
-            raise Unsupported("unsupported_call", fn=f"{self.describe()}.update", detail=" with a mapping argument")
+        if name == "update" and args and is_other_mapping(args[0]):
+            args = [mapping_as_dict(tx, args[0])]
         pairs = self.pairs(tx)
         if name == "__getitem__":
-            found = self.lookup(tx, args[0])
-            if found is None:
-                if self.default_factory is not None and not (self.default_factory.is_python_constant()
-                                                             and self.default_factory.as_python_constant() is None):
-                    value = self.default_factory.call_function(tx, [], {})
-                    self.setitem(tx, args[0], value)
-                    return value
-                if self.cls is not dict and hasattr(self.cls, "__missing__") and self.default_factory is None:
-                    raise Unsupported("unsupported_op", what=f"{self.cls.__name__}.__missing__")
-                raise user_error(KeyError(args[0].as_python_constant() if args[0].is_python_constant() else "<key>"))
-            return found
+            return self._getitem(tx, args[0])
         if name == "get":
             found = self.lookup(tx, args[0])
             if found is None:
@@ -136,43 +155,11 @@ class DictVariable(VariableTracker):
             self.setitem(tx, args[0], value)
             return value
         if name in ("__delitem__", "pop"):
-            mapping = self.as_mapping(tx)
-            key = hashable_key(tx, args[0])
-            if key not in mapping:
-                if name == "pop" and len(args) > 1:
-                    return args[1]
-                raise user_error(KeyError(args[0].as_python_constant() if args[0].is_python_constant() else "<key>"))
-            value = mapping.pop(key)[1]
-            self.set_pairs(tx, mapping.values())
-            return value if name == "pop" else const(None)
+            return self._pop(tx, name, args)
         if name == "popitem":
-            if not pairs:
-                message = "dictionary is empty" if self.cls is not dict else "popitem(): dictionary is empty"
-                raise user_error(KeyError(message))
-            last = kwargs.get("last", args[0] if args else const(True)).as_python_constant()
-            if last:
-                k, v = pairs[-1]
-                self.set_pairs(tx, pairs[:-1])
-            else:
-                k, v = pairs[0]
-                self.set_pairs(tx, pairs[1:])
-            return TupleVariable((k, v))
+            return self._popitem(tx, pairs, args, kwargs)
         if name == "update":
-            mapping = self.as_mapping(tx)
-            sources = []
-            if args:
-                other = args[0]
-                if isinstance(other, DictVariable):
-                    sources.extend(other.pairs(tx))
-                else:
-                    for item in tx.unpack_iterable(other):
-                        k, v = tx.unpack_iterable(item)
-                        sources.append((k, v))
-            sources.extend((const(k), v) for k, v in kwargs.items())
-            for k, v in sources:
-                key = hashable_key(tx, k)
-                mapping[key] = (mapping[key][0], v) if key in mapping else (k, v)
-            self.set_pairs(tx, mapping.values())
+            self._update(tx, args, kwargs)
             return const(None)
         if name == "clear":
             self.set_pairs(tx, ())
@@ -188,26 +175,87 @@ class DictVariable(VariableTracker):
         if name == "__iter__":
             return ContainerIteratorVariable.create(tx, self, "keys")
         if name == "move_to_end" and self.cls is collections.OrderedDict:
-            mapping = self.as_mapping(tx)
-            key = hashable_key(tx, args[0])
-            entry = mapping.pop(key)
-            last = kwargs.get("last", args[1] if len(args) > 1 else const(True)).as_python_constant()
-            items = list(mapping.values())
-            items = items + [entry] if last else [entry] + items
-            self.set_pairs(tx, items)
+            self._move_to_end(tx, args, kwargs)
             return const(None)
         if name == "__or__" and isinstance(args[0], DictVariable):
             merged = DictVariable.create(tx, pairs, self.cls, self.default_factory)
             merged.call_method(tx, "update", args, {})
             return merged
         if name in ("__eq__", "__ne__") and isinstance(args[0], DictVariable):
-            from .builtins import compare_equal
-            a, b = self.as_mapping(tx), args[0].as_mapping(tx)
-            equal = a.keys() == b.keys() and all(compare_equal(tx, a[k][1], b[k][1]) for k in a)
-            if equal and self.cls is collections.OrderedDict and args[0].cls is collections.OrderedDict:
-                equal = list(a) == list(b)      # two OrderedDicts compare in order too
+            equal = self._equals(tx, args[0])
             return const(equal if name == "__eq__" else not equal)
         return super().call_method(tx, name, args, kwargs)
+
+    def _getitem(self, tx, key_var):
+        found = self.lookup(tx, key_var)
+        if found is not None:
+            return found
+        if self.default_factory is not None and not (self.default_factory.is_python_constant()
+                                                     and self.default_factory.as_python_constant() is None):
+            value = self.default_factory.call_function(tx, [], {})
+            self.setitem(tx, key_var, value)
+            return value
+        if self.cls is not dict and hasattr(self.cls, "__missing__") and self.default_factory is None:
+            raise Unsupported("python_protocol", what=f"{self.cls.__name__}.__missing__")
+        raise user_error(KeyError(key_var.as_python_constant() if key_var.is_python_constant() else "<key>"))
+
+    def _pop(self, tx, name, args):
+        """`del d[k]` and `d.pop(k[, default])`."""
+        mapping = self.as_mapping(tx)
+        key = hashable_key(tx, args[0])
+        if key not in mapping:
+            if name == "pop" and len(args) > 1:
+                return args[1]
+            raise user_error(KeyError(args[0].as_python_constant() if args[0].is_python_constant() else "<key>"))
+        value = mapping.pop(key)[1]
+        self.set_pairs(tx, mapping.values())
+        return value if name == "pop" else const(None)
+
+    def _popitem(self, tx, pairs, args, kwargs):
+        if not pairs:
+            message = "dictionary is empty" if self.cls is not dict else "popitem(): dictionary is empty"
+            raise user_error(KeyError(message))
+        last = kwargs.get("last", args[0] if args else const(True)).as_python_constant()
+        if last:
+            k, v = pairs[-1]
+            self.set_pairs(tx, pairs[:-1])
+        else:
+            k, v = pairs[0]
+            self.set_pairs(tx, pairs[1:])
+        return TupleVariable((k, v))
+
+    def _update(self, tx, args, kwargs) -> None:
+        mapping = self.as_mapping(tx)
+        sources = []
+        if args:
+            other = args[0]
+            if isinstance(other, DictVariable):
+                sources.extend(other.pairs(tx))
+            else:
+                for item in tx.unpack_iterable(other):
+                    k, v = tx.unpack_iterable(item)
+                    sources.append((k, v))
+        sources.extend((const(k), v) for k, v in kwargs.items())
+        for k, v in sources:
+            key = hashable_key(tx, k)
+            mapping[key] = (mapping[key][0], v) if key in mapping else (k, v)
+        self.set_pairs(tx, mapping.values())
+
+    def _move_to_end(self, tx, args, kwargs) -> None:
+        mapping = self.as_mapping(tx)
+        key = hashable_key(tx, args[0])
+        entry = mapping.pop(key)
+        last = kwargs.get("last", args[1] if len(args) > 1 else const(True)).as_python_constant()
+        items = list(mapping.values())
+        items = items + [entry] if last else [entry] + items
+        self.set_pairs(tx, items)
+
+    def _equals(self, tx, other) -> bool:
+        a, b = self.as_mapping(tx), other.as_mapping(tx)
+        equal = a.keys() == b.keys() and all(compare_equal(tx, a[k][1], b[k][1]) for k in a)
+        if equal and self.cls is collections.OrderedDict and other.cls is collections.OrderedDict:
+            equal = list(a) == list(b)      # two OrderedDicts compare in order too
+        return equal
 
     def as_python_constant(self):
         raise NotConstant(self.describe())
@@ -234,6 +282,9 @@ class DictViewVariable(VariableTracker):
     dict_var: DictVariable = None
     kind: str = "keys"
 
+    def iterate(self, tx):
+        return self.call_method(tx, "__iter__", [], {})   # live: sees changes made while iterating
+
     @staticmethod
     def create(tx, dict_var, kind):
         return DictViewVariable(dict_var=dict_var, kind=kind)
@@ -242,7 +293,6 @@ class DictViewVariable(VariableTracker):
         return type(getattr({}, self.kind)())
 
     def unpack(self, tx):
-        from .lists import TupleVariable
         pairs = self.dict_var.pairs(tx)
         if self.kind == "keys":
             return [k for k, _ in pairs]
@@ -259,10 +309,8 @@ class DictViewVariable(VariableTracker):
         if name == "__contains__":
             if self.kind == "keys":
                 return const(self.dict_var.lookup(tx, args[0]) is not None)
-            from .builtins import compare_equal
             return const(any(compare_equal(tx, i, args[0]) for i in self.unpack(tx)))
         if name == "__iter__":
-            from .iterators import ContainerIteratorVariable
             return ContainerIteratorVariable.create(tx, self.dict_var, self.kind)
         if name in ("__eq__", "__ne__") and self.kind in ("keys", "items"):
             equal = self._set_equal(tx, args[0])
@@ -278,7 +326,6 @@ class DictViewVariable(VariableTracker):
 
     def _set_equal(self, tx, other):
         """keys()/items() compare as sets with any set-like (None: not a set-like, NotImplemented)."""
-        from .builtins import compare_equal
         if isinstance(other, DictViewVariable) and other.kind in ("keys", "items"):
             theirs = other.unpack(tx)
         elif isinstance(other, SetVariable):
@@ -296,7 +343,7 @@ class DictViewVariable(VariableTracker):
                 if found is None or not compare_equal(tx, found, v):
                     return False
             return True
-        raise Unsupported("unsupported_op", what=f"comparing {self.kind}() with {other.describe()}")
+        raise Unsupported("python_protocol", what=f"comparing {self.kind}() with {other.describe()}")
 
     def reconstruct(self, codegen):
         codegen.reconstruct(self.dict_var)
@@ -313,6 +360,15 @@ _SET_OPERANDS = (set, frozenset, type({}.keys()), type({}.items()))
 class SetVariable(VariableTracker):
     """A set or frozenset; contents are a tuple of trackers in SideEffects."""
     cls: type = set
+
+    def build_python_value(self, tx, memo):
+        return self.cls(python_value(tx, i, memo) for i in self.items(tx))
+
+    def parts(self, tx):
+        return tuple(tx.output.side_effects.get(self))
+
+    def iterate(self, tx):
+        return self.call_method(tx, "__iter__", [], {})   # live: sees changes made while iterating
 
     @staticmethod
     def create(tx, items, cls=set, source=None):
@@ -366,7 +422,6 @@ class SetVariable(VariableTracker):
             tx.output.side_effects.store(self, tuple(keys.values()))
             return const(None)
         if name == "__iter__":
-            from .iterators import ContainerIteratorVariable
             return ContainerIteratorVariable.create(tx, self, "set")
         if name in _SET_OPERATORS and not issubclass(args[0].python_type(), _SET_OPERANDS):
             from ..operators import NOT_IMPLEMENTED

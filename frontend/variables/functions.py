@@ -8,16 +8,20 @@ import inspect
 import types
 from typing import Any, Optional
 
+from ...guards.source import AttrSource, ItemSource
+from .. import reads
 from ..graph_break import Unsupported, user_error
+from ..reads import source_of
 from .base import VariableTracker
 from .constant import ConstantVariable, const
+from .dicts import DictVariable
+from .lists import TupleVariable
+from .misc import CellVariable
 
 
 def bind_arguments(tx, code: types.CodeType, fn_name: str, args: list, kwargs: dict,
                    defaults: tuple, kwdefaults: dict) -> dict:
     """Bind call arguments to a code object's parameters (as CPython does), returning name -> tracker."""
-    from .dicts import DictVariable
-    from .lists import TupleVariable
     nargs = code.co_argcount
     nkw = code.co_kwonlyargcount
     names = code.co_varnames
@@ -108,7 +112,6 @@ class UserFunctionVariable(BaseUserFunction):
         return self.fn
 
     def bind(self, tx, args, kwargs):
-        from .. import reads
         code = self.fn.__code__
         reads.function_code(tx, self.fn, self.source)
         positional = code.co_varnames[len(args):code.co_argcount]
@@ -118,10 +121,7 @@ class UserFunctionVariable(BaseUserFunction):
         return bind_arguments(tx, code, self.fn.__name__, args, kwargs, d, k)
 
     def closure_cells(self, tx):
-        from ...guards.source import AttrSource, ItemSource
-        from .misc import CellVariable
         cells = {}
-        from ..reads import source_of
         fn_source = source_of(self.fn, self.source)   # cells are guarded through the function, sourced or not
         for i, (name, cell) in enumerate(zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ())):
             src = ItemSource(AttrSource(fn_source, "__closure__"), i)
@@ -129,12 +129,10 @@ class UserFunctionVariable(BaseUserFunction):
         return cells
 
     def var_getattr(self, tx, name):
-        from ..builder import wrap
-        from ...guards.source import AttrSource
         if name in ("__name__", "__qualname__", "__module__", "__doc__"):
             return const(getattr(self.fn, name))
         if hasattr(self.fn, name):
-            return wrap(tx, getattr(self.fn, name), AttrSource(self.source, name) if self.source else None)
+            return tx.wrap(getattr(self.fn, name), AttrSource(self.source, name) if self.source else None)
         return super().var_getattr(tx, name)
 
     def reconstruct(self, codegen):
@@ -154,6 +152,11 @@ class NestedFunctionVariable(BaseUserFunction):
     closure: tuple = ()             # CellVariables, in co_freevars order
     wrapped: Optional[VariableTracker] = None  # set by functools.wraps
     annotations: Optional[VariableTracker] = None  # MAKE_FUNCTION's (name, value, ...) tuple
+
+    def parts(self, tx):
+        cells = tx.output.side_effects.cells
+        return self.defaults + tuple(d for _, d in self.kwdefaults) + \
+            tuple(cells[cell] for cell in self.closure if cell in cells)
 
     def get_code(self):
         return self.code
@@ -198,6 +201,9 @@ class BoundMethodVariable(VariableTracker):
     fn: Any = None
     self_var: VariableTracker = None
 
+    def parts(self, tx):
+        return (self.self_var,)
+
     def describe(self):
         return f"bound method {getattr(self.fn, 'name', None) or self.fn.describe()}"
 
@@ -225,7 +231,7 @@ class BoundMethodVariable(VariableTracker):
             return self.fn.fn_name()
         if self.fn.is_python_constant():
             return self.fn.as_python_constant().__name__
-        raise Unsupported("unsupported_op", what=f"the name of {self.describe()}")
+        raise Unsupported("python_protocol", what=f"the name of {self.describe()}")
 
     def reconstruct(self, codegen):
         if self.source is not None:
@@ -259,6 +265,9 @@ class PartialVariable(VariableTracker):
     args: tuple = ()
     kwargs: tuple = ()   # (name, tracker) pairs
 
+    def parts(self, tx):
+        return self.args + tuple(v for _, v in self.kwargs)
+
     def python_type(self):
         return functools.partial
 
@@ -271,10 +280,8 @@ class PartialVariable(VariableTracker):
         if name == "func":
             return self.fn
         if name == "args":
-            from .lists import TupleVariable
             return TupleVariable(tuple(self.args))
         if name == "keywords":
-            from .dicts import DictVariable
             return DictVariable.create(tx, [(const(k), v) for k, v in self.kwargs])
         return super().var_getattr(tx, name)
 

@@ -7,8 +7,11 @@ import types
 from typing import Any
 
 from ..graph_break import Unsupported, user_error
+from ..instructions import instructions_of
+from ..signals import GeneratorYield, ReturnValue, UserException
 from .base import VariableTracker
 from .constant import const
+from .lists import TupleVariable
 
 
 class StopIterationSignal(Exception):
@@ -24,6 +27,7 @@ class StopIterationSignal(Exception):
 class IteratorVariable(VariableTracker):
     """The iterator protocol over `next_item(tx)`, which returns the next tracker or raises
     StopIterationSignal."""
+    is_iterator = True
 
     def next_item(self, tx):
         raise NotImplementedError
@@ -36,7 +40,7 @@ class IteratorVariable(VariableTracker):
             except StopIterationSignal:
                 return items
             if len(items) > tx.config.max_instructions:
-                raise Unsupported("unsupported_op", what=f"consuming {self.describe()} (endless?)")
+                raise Unsupported("endless_iterator", what=f"consuming {self.describe()} (endless?)")
 
     def call_method(self, tx, name, args, kwargs):
         if name == "__next__":
@@ -60,6 +64,9 @@ _KIND_TYPES = {"chain": itertools.chain, "product": itertools.product, "combinat
 class ListIteratorVariable(IteratorVariable):
     """An iterator whose remaining items live in SideEffects (advancing it is a mutation)."""
     kind: str = "iterator"
+
+    def parts(self, tx):
+        return tuple(tx.output.side_effects.get(self))
 
     @staticmethod
     def create(tx, items, kind="iterator"):
@@ -95,7 +102,7 @@ class ListIteratorVariable(IteratorVariable):
 
     def reconstruct(self, codegen):
         if self.kind in _KIND_TYPES:   # rebuilt as a tuple iterator it would change type
-            raise Unsupported("unsupported_op", what=f"rebuilding a {self.kind} object after the graph")
+            raise Unsupported("unrebuildable", what=f"rebuilding a {self.kind} object after the graph")
         remaining = codegen.tx.output.side_effects.get(self)
         codegen.load_global_builtin("iter")
         for item in remaining:
@@ -111,6 +118,9 @@ class ListSequenceIteratorVariable(IteratorVariable):
     next item, or None once exhausted (an exhausted list iterator stays exhausted)."""
     seq: VariableTracker = None      # a ListVariable
     reverse: bool = False
+
+    def parts(self, tx):
+        return (self.seq,)
 
     @staticmethod
     def create(tx, seq, reverse=False):
@@ -198,16 +208,15 @@ class ContainerIteratorVariable(IteratorVariable):
         return var
 
     def _entries(self, tx):
-        from .dicts import hashable_key
-        from .lists import TupleVariable
+        """(key, item) for each item still in the container, keys as the container hashes them."""
         if self.kind == "set":
-            return [(hashable_key(tx, i), i) for i in self.container.items(tx)]
-        pairs = self.container.pairs(tx)
+            return list(self.container.keys(tx).items())
+        mapping = self.container.as_mapping(tx)
         if self.kind == "keys":
-            return [(hashable_key(tx, k), k) for k, _ in pairs]
+            return [(key, k) for key, (k, _) in mapping.items()]
         if self.kind == "values":
-            return [(hashable_key(tx, k), v) for k, v in pairs]
-        return [(hashable_key(tx, k), TupleVariable((k, v))) for k, v in pairs]
+            return [(key, v) for key, (_, v) in mapping.items()]
+        return [(key, TupleVariable((k, v))) for key, (k, v) in mapping.items()]
 
     def python_type(self):
         if self.kind == "set":
@@ -228,7 +237,7 @@ class ContainerIteratorVariable(IteratorVariable):
             raise user_error(RuntimeError(f"{what} changed size during iteration"))
         position, keys = state
         if tuple(k for k, _ in entries) != keys:
-            raise Unsupported("unsupported_op", what=f"a {self.container.describe()} whose keys changed "
+            raise Unsupported("mutated_while_iterating", what=f"a {self.container.describe()} whose keys changed "
                                                      "(same size) while iterating it")
         if position >= len(entries):
             tx.output.side_effects.track(self, None)
@@ -242,7 +251,7 @@ class ContainerIteratorVariable(IteratorVariable):
         if state is None:
             position = len(entries)
         elif state == _BROKEN or tuple(k for k, _ in entries) != state[1]:
-            raise Unsupported("unsupported_op", what=f"rebuilding {self.describe()} after its container changed")
+            raise Unsupported("unrebuildable", what=f"rebuilding {self.describe()} after its container changed")
         else:
             position = state[0]
         codegen.load_callable(advanced)
@@ -270,7 +279,6 @@ class GeneratorVariable(IteratorVariable):
     @staticmethod
     def create(tx, code, f_globals, symbolic_locals, cells, name):
         var = GeneratorVariable(code=code, f_globals=f_globals, name=name)
-        from ..translator import instructions_of
         start = next(ins.index for ins in instructions_of(code)[0] if ins.opname == "RESUME")
         tx.output.side_effects.track(var, GeneratorState(start, (), dict(symbolic_locals), dict(cells)))
         tx.output.side_effects.generators.append(var)   # closed when they die (frontend/lifetimes.py)
@@ -283,15 +291,10 @@ class GeneratorVariable(IteratorVariable):
         return f"generator {self.name}"
 
     def next_item(self, tx, sent=None):
-        from ..translator import GeneratorYield, InliningTranslator, ReturnValue
         state = tx.output.side_effects.get(self)
         if state is None:
             raise StopIterationSignal()
-        gtx = InliningTranslator(self.code, self.f_globals, dict(state.symbolic_locals), dict(state.cells),
-                                 tx.output, tx.config, parent=tx)
-        gtx.is_generator = True
-        gtx.ip = state.ip
-        gtx.stack = list(state.stack)
+        gtx = tx.resume_generator(self, state)
         if state.started:
             gtx.push(sent if sent is not None else const(None))  # the value of the paused `yield`
         elif sent is not None and not (sent.is_python_constant() and sent.as_python_constant() is None):
@@ -304,8 +307,7 @@ class GeneratorVariable(IteratorVariable):
             return y.value
         except ReturnValue as r:
             tx.output.side_effects.track(self, None)
-            from ..lifetimes import frame_returns
-            frame_returns(gtx, r.value)
+            gtx.returned(r.value)
             raise StopIterationSignal(r.value) from None
         raise AssertionError("unreachable")
 
@@ -329,9 +331,8 @@ class GeneratorState:
 
 def next_of(tx, it):
     """The next item of any iterator tracker; StopIterationSignal when it is exhausted."""
-    if hasattr(it, "next_item"):
+    if it.is_iterator:
         return it.next_item(tx)
-    from ..translator import UserException
     try:
         return tx.call_method_on(it, "__next__", [], {})
     except StopIteration:
@@ -427,7 +428,7 @@ class CountIteratorVariable(IteratorVariable):
         return value
 
     def unpack(self, tx):
-        raise Unsupported("unsupported_op", what="consuming an endless itertools.count")
+        raise Unsupported("endless_iterator", what="consuming an endless itertools.count")
 
     def reconstruct(self, codegen):
         import itertools

@@ -8,8 +8,10 @@ import torch
 
 from ...probe import static_getattr, static_hasattr
 from ..graph_break import Unsupported, fold, user_error
-from .base import NotConstant, VariableTracker, check_modelled_arguments
+from .base import NotConstant, VariableTracker, check_modelled_arguments, compare_equal, python_value
 from .constant import ConstantVariable, const
+from .tensor import SymNodeVariable
+from .user_defined import class_attribute
 
 
 def constant_items(items):
@@ -20,14 +22,13 @@ def python_index(var):
     """An index, count or slice as Python needs it: a symbolic int specializes to its value (the
     ShapeEnv guards it), a slice with symbolic bounds too; anything else that is not a constant
     (a tensor, a symbolic float) is not modelled: a graph break, so the real call decides."""
-    from .tensor import SymNodeVariable
     if isinstance(var, SymNodeVariable) and var.python_type() in (int, bool):
         return var.evaluate()
     if isinstance(var, SliceVariable):
         return slice(python_index(var.start), python_index(var.stop), python_index(var.step))
     if var.is_python_constant():
         return var.as_python_constant()
-    raise Unsupported("unsupported_op", what=f"indexing or repeating a sequence with {var.describe()}")
+    raise Unsupported("python_protocol", what=f"indexing or repeating a sequence with {var.describe()}")
 
 
 def is_structseq(cls) -> bool:
@@ -55,6 +56,17 @@ def tuple_fields(cls) -> tuple:
 @dataclasses.dataclass(frozen=True, eq=False)
 class BaseSequence(VariableTracker):
     """Shared behaviour of sequences whose items are a tuple of trackers."""
+    is_sequence = True
+
+    def build_python_value(self, tx, memo):
+        if self.python_type() is list:
+            out = memo[id(self)] = []
+            out.extend(python_value(tx, i, memo) for i in self.get_items(tx))
+            return out
+        return tuple(python_value(tx, i, memo) for i in self.get_items(tx))
+
+    def parts(self, tx):
+        return tuple(self.get_items(tx))
 
     def get_items(self, tx) -> tuple:
         raise NotImplementedError
@@ -75,7 +87,7 @@ class BaseSequence(VariableTracker):
             return self.rebuild(tx, items[index])
         if isinstance(index, int):
             return items[index]
-        raise Unsupported("unsupported_op", what=f"indexing {self.describe()} with {index_var.describe()}")
+        raise Unsupported("python_protocol", what=f"indexing {self.describe()} with {index_var.describe()}")
 
     def rebuild(self, tx, items):
         """A new sequence of the same kind with these items (slicing, +, *)."""
@@ -89,10 +101,8 @@ class BaseSequence(VariableTracker):
         if name == "__len__":
             return const(len(items))
         if name == "__contains__":
-            from .builtins import compare_equal
             return const(any(compare_equal(tx, i, args[0]) for i in items))
         if name == "index":
-            from .builtins import compare_equal
             bounds = [a.as_python_constant() for a in args[1:]] + [None, None]   # clamped like a slice
             for n in range(len(items))[slice(bounds[0], bounds[1])]:
                 if compare_equal(tx, items[n], args[0]):
@@ -100,10 +110,9 @@ class BaseSequence(VariableTracker):
             if issubclass(self.python_type(), tuple):
                 raise user_error(ValueError("tuple.index(x): x not in tuple"))
             if not args[0].is_python_constant():   # the message is the item's repr: user code
-                raise Unsupported("unsupported_op", what=f"list.index of {args[0].describe()} not in the list")
+                raise Unsupported("python_protocol", what=f"list.index of {args[0].describe()} not in the list")
             raise user_error(ValueError(f"{args[0].as_python_constant()!r} is not in {self.python_type().__name__}"))
         if name == "count":
-            from .builtins import compare_equal
             return const(sum(1 for i in items if compare_equal(tx, i, args[0])))
         if name in ("__add__",) and isinstance(args[0], BaseSequence):
             return self.rebuild(tx, items + tuple(args[0].get_items(tx)))
@@ -147,6 +156,9 @@ class TupleVariable(BaseSequence):
 class NamedTupleVariable(TupleVariable):
     cls: type = tuple
 
+    def build_python_value(self, tx, memo):
+        raise NotConstant(self.describe())
+
     def python_type(self):
         return self.cls
 
@@ -167,7 +179,6 @@ class NamedTupleVariable(TupleVariable):
         fields = tuple_fields(self.cls)
         if name in fields:
             return self.items[fields.index(name)]
-        from .user_defined import class_attribute
         return class_attribute(tx, self, self.cls, name)
 
     def reconstruct(self, codegen):
@@ -229,6 +240,9 @@ class SizeVariable(TupleVariable):
 class ListVariable(BaseSequence):
     """A Python list; its items live in SideEffects (lists are mutable)."""
 
+    def iterate(self, tx):
+        return self.call_method(tx, "__iter__", [], {})   # live: sees changes made while iterating
+
     @staticmethod
     def create(tx, items, source=None):
         var = ListVariable(source=source)
@@ -271,7 +285,6 @@ class ListVariable(BaseSequence):
             self.set_items(tx, items)
             return value
         if name == "remove":
-            from .builtins import compare_equal
             for n, i in enumerate(items):
                 if compare_equal(tx, i, args[0]):
                     del items[n]
@@ -287,7 +300,6 @@ class ListVariable(BaseSequence):
         if name == "copy":
             return ListVariable.create(tx, items)
         if name == "sort":
-            from .builtins import sorted_items
             if args or set(kwargs) - {"key", "reverse"}:
                 raise Unsupported("unsupported_call", fn="list.sort", detail=" with these arguments")
             self.set_items(tx, ())     # CPython empties the list while sorting: a key function sees []
@@ -403,7 +415,6 @@ class DequeVariable(BaseSequence):
         elif name == "copy":
             return DequeVariable.create(tx, items, self.maxlen)
         elif name == "remove":
-            from .builtins import compare_equal
             for n, i in enumerate(items):
                 if compare_equal(tx, i, args[0]):
                     del items[n]
@@ -474,6 +485,9 @@ class SliceVariable(VariableTracker):
     stop: VariableTracker
     step: VariableTracker
 
+    def parts(self, tx):
+        return (self.start, self.stop, self.step)
+
     def python_type(self):
         return slice
 
@@ -508,3 +522,16 @@ _SEQUENCE_ARITY = {"__getitem__": 1, "__len__": 0, "__contains__": 1, "index": 3
 _LIST_ARITY = {"append": 1, "extend": 1, "insert": 2, "pop": 1, "remove": 1, "clear": 0, "reverse": 0, "copy": 0,
                "sort": 0, "__setitem__": 2, "__delitem__": 1, "__iadd__": 1, "__imul__": 1, "__iter__": 0,
                "__reversed__": 0}
+
+
+def sorted_items(tx, items, kwargs):
+    """`sorted(items, key=..., reverse=...)` over trackers (`list.sort`, `sorted`): keys must be constants."""
+    key = kwargs.get("key")
+    reverse = kwargs.get("reverse", const(False)).as_python_constant()
+    keyed = [(key.call_function(tx, [i], {}) if key is not None and not (key.is_python_constant() and
+                                                                             key.as_python_constant() is None)
+              else i, i) for i in items]
+    if not all(k.is_python_constant() for k, _ in keyed):
+        raise Unsupported("non_constant_value", what="sorting values that are not constants")
+    keyed.sort(key=lambda p: p[0].as_python_constant(), reverse=reverse)
+    return [i for _, i in keyed]

@@ -5,9 +5,13 @@ import dataclasses
 import types
 from typing import Any
 
+from ...guards.source import AttrSource, ClosureSource
+from .. import reads
 from ..graph_break import Unsupported, user_error
 from .base import VariableTracker
 from .constant import const, is_constant_value
+from .lists import TupleVariable
+from .user_defined import lookup_in_mro, wrap_class
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -64,19 +68,34 @@ class RealCellVariable(CellVariable):
     def load(self, tx):
         if self in tx.output.side_effects.cells:
             return tx.output.side_effects.cells[self]
-        from ..builder import wrap
-        from ...guards.source import AttrSource
         try:
             value = self.cell.cell_contents
         except ValueError:
             raise user_error(NameError("free variable referenced before assignment in enclosing scope")) from None
-        var = wrap(tx, value, AttrSource(self.source, "cell_contents") if self.source else None)
+        var = tx.wrap(value, AttrSource(self.source, "cell_contents") if self.source else None)
         return var
 
     def store(self, tx, value):
         if self.source is None:
-            raise Unsupported("unsupported_op", what="writing a closure cell with no known source")
+            raise Unsupported("untracked_mutation", what="writing a closure cell with no known source")
         tx.output.side_effects.cells[self] = value
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class FrameFreeCell(CellVariable):
+    """A free variable of the traced frame: read through the closure, written back by STORE_DEREF."""
+    name: str = ""
+    index: int = 0
+
+    def load(self, tx):
+        if self in tx.output.side_effects.cells:
+            return tx.output.side_effects.cells[self]
+        cell = tx.root().func.__closure__[self.index]
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            raise user_error(NameError(f"free variable '{self.name}' referenced before assignment")) from None
+        return tx.wrap(value, ClosureSource(self.name, self.index))
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -93,20 +112,17 @@ class PythonModuleVariable(VariableTracker):
         return self.value
 
     def var_getattr(self, tx, name):
-        from ..builder import wrap
-        from ...guards.source import AttrSource
         if name in ("__name__", "__file__", "__package__"):
             return const(getattr(self.value, name))
         if self.is_trusted():
-            return wrap(tx, getattr(self.value, name), AttrSource(self.source, name) if self.source else None,
+            return tx.wrap(getattr(self.value, name), AttrSource(self.source, name) if self.source else None,
                         trusted=True)
-        from .. import reads
         value = reads.instance_attr(tx, self.value, self.source, name)   # absence guarded
         if value is reads.MISSING:
             if "__getattr__" in self.value.__dict__:
                 raise Unsupported("unsupported_attr", name=name, obj=f"{self.describe()} (module __getattr__)")
             value = getattr(self.value, name)   # ModuleType's own attributes, or AttributeError as eager
-        return wrap(tx, value, AttrSource(self.source, name) if self.source else None)
+        return tx.wrap(value, AttrSource(self.source, name) if self.source else None)
 
     def is_trusted(self) -> bool:
         """Attributes of torch and the standard library are taken as constants (not guarded)."""
@@ -143,10 +159,8 @@ class ExceptionVariable(VariableTracker):
 
     def var_getattr(self, tx, name):
         if name == "args":
-            from .lists import TupleVariable
             return TupleVariable(self.args)
         if name == "__class__":
-            from .user_defined import wrap_class
             return wrap_class(tx, self.cls)
         if not name.startswith("__") and self._constant():
             # what the constructor derived from its arguments (ImportError.name, OSError.errno,
@@ -163,7 +177,7 @@ class ExceptionVariable(VariableTracker):
 
     def reconstruct(self, codegen):
         if id(self) in codegen.tx.output.raised_exceptions:
-            raise Unsupported("unsupported_op", what=f"rebuilding a raised {self.cls.__name__} (its traceback "
+            raise Unsupported("unrebuildable", what=f"rebuilding a raised {self.cls.__name__} (its traceback "
                                                      "and __context__ are run-time state)")
         codegen.push_null()
         codegen.load_const(self.cls)
@@ -221,7 +235,6 @@ class SuperVariable(VariableTracker):
     obj: VariableTracker = None
 
     def var_getattr(self, tx, name):
-        from .user_defined import lookup_in_mro
         owner_type = self.obj.python_type() if not isinstance(self.obj.as_python_constant_or_none(), type) \
             else self.obj.as_python_constant()
         mro = owner_type.__mro__

@@ -6,16 +6,51 @@ import dataclasses
 
 import torch
 
-from ..graph_break import Unsupported
+from ...guards.guard import MODULE_HOOK_TABLES, Guard
+from ...guards.source import AttrSource, ItemSource, ModuleGlobalSource, ModuleStateSource
+from ..graph_break import Unsupported, fold
+from .base import NotConstant, python_value
 from .constant import const
-from .user_defined import UserDefinedObjectVariable
+from .distributed import is_distributed_module
+from .iterators import ListIteratorVariable
+from .lists import ListVariable, TupleVariable
+from .tensor import TensorVariable
+from .user_defined import UserDefinedObjectVariable, class_method
 
 _CONTAINERS = (torch.nn.Sequential, torch.nn.ModuleList, torch.nn.ModuleDict, torch.nn.ParameterList,
                torch.nn.ParameterDict)
 
 
+def new_torch_module(tx, cls, args, kwargs):
+    """`nn.MaxPool1d(2)` inside compiled code: one of torch's own module classes, built at trace time
+    from constant arguments. Building it runs torch's code only; it is kept when that touched no RNG
+    state and gave a module without parameters or buffers, which is the same whichever call made it
+    (its attributes are constants of the trace; it exists only there, so letting it escape the frame
+    breaks the graph)."""
+    if not cls.__module__.startswith("torch.nn.modules.") or issubclass(cls, _CONTAINERS):
+        raise Unsupported("unsupported_call", fn=f"class {cls.__qualname__}", detail=" (a user-defined module "
+                                                                                     "created inside compiled code)")
+    try:
+        real_args = [python_value(tx, a) for a in args]
+        real_kwargs = {k: python_value(tx, v) for k, v in kwargs.items()}
+    except NotConstant:
+        raise Unsupported("unsupported_call", fn=f"class {cls.__qualname__}",
+                          detail=" (a module created from values that are not constants)") from None
+    rng = torch.random.get_rng_state()
+    module = fold(cls, *real_args, **real_kwargs)
+    if not torch.equal(rng, torch.random.get_rng_state()) or any(True for _ in module.parameters()) or \
+            any(True for _ in module.buffers()):
+        torch.random.set_rng_state(rng)
+        raise Unsupported("unsupported_call", fn=f"class {cls.__qualname__}",
+                          detail=" (a module with parameters or buffers created inside compiled code)")
+    return NNModuleVariable(value=module, cls=cls)
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class NNModuleVariable(UserDefinedObjectVariable):
+    def iterate(self, tx):
+        return None   # a module container iterates over its children (unpack)
+
     def describe(self):
         return f"module {type(self.value).__name__}"
 
@@ -26,21 +61,17 @@ class NNModuleVariable(UserDefinedObjectVariable):
     def _state_source(self, table, name):
         """Parameters, buffers and submodules are read from the module's own dicts: a dict lookup
         in guards and generated code instead of nn.Module.__getattr__."""
-        from ...guards.source import ModuleStateSource
         return ModuleStateSource(self.source, table, name) if self.source else None
 
     def _attr_source(self, name):
-        from ...guards.source import AttrSource
         return AttrSource(self.source, name) if self.source else None
 
     def var_getattr(self, tx, name):
-        from ..builder import wrap
         module = self.module
         written = self.attrs(tx)
         if name in written:
             return written[name]
         if name == "training":
-            from ...guards.guard import Guard
             if self.source is not None:
                 tx.output.guards.add(Guard.constant(self._attr_source(name), module.training))
             return const(module.training)
@@ -48,13 +79,12 @@ class NNModuleVariable(UserDefinedObjectVariable):
             entries = module.__dict__.get(table, {})
             if name in entries:
                 value = entries[name]
-                return wrap(tx, value, self._state_source(table, name))
+                return tx.wrap(value, self._state_source(table, name))
         if name in module.__dict__:
-            return wrap(tx, module.__dict__[name], self._attr_source(name))
+            return tx.wrap(module.__dict__[name], self._attr_source(name))
         return super().var_getattr(tx, name)
 
     def setattr(self, tx, name, value):
-        from .tensor import TensorVariable
         module = self.module
         for table in ("_parameters", "_buffers", "_modules"):
             if name not in module.__dict__.get(table, {}):
@@ -63,7 +93,7 @@ class NNModuleVariable(UserDefinedObjectVariable):
                 return   # `self.steps += 1`: an in-place op gave back the very same tensor
             is_none = value.is_python_constant() and value.as_python_constant() is None
             if table != "_buffers" or not (isinstance(value, TensorVariable) or is_none):
-                raise Unsupported("unsupported_op", what=f"assigning module attribute {name!r} that is a "
+                raise Unsupported("attribute_write", what=f"assigning module attribute {name!r} that is a "
                                                          f"{table[1:-1]} to {value.describe()}")
             break   # a buffer takes a new tensor: written back with setattr (nn.Module.__setattr__) after the graph
         attrs = dict(self.attrs(tx))
@@ -72,16 +102,13 @@ class NNModuleVariable(UserDefinedObjectVariable):
 
     # -- containers -----------------------------------------------------------
     def children_vars(self, tx):
-        from ..builder import wrap
-        from ...guards.guard import Guard
-        from ...guards.source import AttrSource
         module = self.module
         table = "_parameters" if isinstance(module, (torch.nn.ParameterList, torch.nn.ParameterDict)) else "_modules"
         if self.source is not None:   # the container's length and keys (`layers.append(...)` recompiles)
             tx.output.guards.add(Guard.dict_keys(AttrSource(self.source, table), getattr(module, table)))
         if isinstance(module, (torch.nn.ParameterList, torch.nn.ParameterDict)):
-            return [(k, wrap(tx, v, self._state_source("_parameters", k))) for k, v in module._parameters.items()]
-        return [(k, wrap(tx, v, self._state_source("_modules", k))) for k, v in module._modules.items()]
+            return [(k, tx.wrap(v, self._state_source("_parameters", k))) for k, v in module._parameters.items()]
+        return [(k, tx.wrap(v, self._state_source("_modules", k))) for k, v in module._modules.items()]
 
     def unpack(self, tx):
         if isinstance(self.module, (torch.nn.ModuleDict, torch.nn.ParameterDict)):
@@ -97,7 +124,6 @@ class NNModuleVariable(UserDefinedObjectVariable):
             if name == "__len__":
                 return const(len(children))
             if name == "__iter__":
-                from .iterators import ListIteratorVariable
                 return ListIteratorVariable.create(tx, self.unpack(tx))
             if name == "__getitem__":
                 key = args[0].as_python_constant()
@@ -106,7 +132,7 @@ class NNModuleVariable(UserDefinedObjectVariable):
                     # children were just wrapped with their sources, and reading them through the new
                     # container finds those same trackers
                     if isinstance(module, (torch.nn.ModuleDict, torch.nn.ParameterDict)):
-                        raise Unsupported("unsupported_op", what="slicing a module dict")
+                        raise Unsupported("unsupported_syntax", what="slicing a module dict")
                     sub = module[key]
                     return NNModuleVariable(value=sub, cls=type(sub))
                 if isinstance(key, str):
@@ -115,7 +141,6 @@ class NNModuleVariable(UserDefinedObjectVariable):
             if name == "__contains__":
                 return const(args[0].as_python_constant() in dict(children))
             if name in ("keys", "values", "items"):
-                from .lists import ListVariable, TupleVariable
                 items = {"keys": [const(k) for k, _ in children], "values": [v for _, v in children],
                          "items": [TupleVariable((const(k), v)) for k, v in children]}[name]
                 return ListVariable.create(tx, items)
@@ -127,10 +152,6 @@ class NNModuleVariable(UserDefinedObjectVariable):
         return super().call_method(tx, name, args, kwargs)
 
     def _iterate(self, tx, name, args, kwargs):
-        from ..builder import wrap
-        from ...guards.source import AttrSource
-        from .iterators import ListIteratorVariable
-        from .lists import TupleVariable
         real_args = [a.as_python_constant() for a in args]
         real_kwargs = {k: v.as_python_constant() for k, v in kwargs.items()}
         results = []
@@ -142,7 +163,7 @@ class NNModuleVariable(UserDefinedObjectVariable):
             src = self.source
             for part in path or []:
                 src = AttrSource(src, part) if src is not None else None
-            var = wrap(tx, value, src if path is not None else None)
+            var = tx.wrap(value, src if path is not None else None)
             results.append(TupleVariable((const(key), var)) if named else var)
         return ListIteratorVariable.create(tx, results, name)
 
@@ -156,24 +177,20 @@ class NNModuleVariable(UserDefinedObjectVariable):
 
     # -- calling ----------------------------------------------------------------
     def call_function(self, tx, args, kwargs):
-        from ..builder import wrap
-        from .lists import TupleVariable
         module = self.module
-        from .user_defined import class_method
         if class_method(tx, self, "__call__")[0] is not torch.nn.Module.__dict__["__call__"]:
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (its class overrides __call__)")
-        from .distributed import is_distributed_module
         if is_distributed_module(module):
             raise Unsupported("distributed", fn=self.describe())
         self._guard_hooks(tx)
         if torch.nn.modules.module._global_forward_hooks or torch.nn.modules.module._global_forward_pre_hooks:
-            raise Unsupported("unsupported_op", what="global module hooks")
+            raise Unsupported("module_hooks", what="global module hooks")
         if module._backward_hooks or module._backward_pre_hooks:
-            raise Unsupported("unsupported_op", what="module backward hooks")
+            raise Unsupported("module_hooks", what="module backward hooks")
         for hook_id, hook in module._forward_pre_hooks.items():
             if hook_id in module._forward_pre_hooks_with_kwargs:
-                raise Unsupported("unsupported_op", what="forward pre-hooks with kwargs")
-            result = wrap(tx, hook, self._hook_source("_forward_pre_hooks", hook_id)).call_function(
+                raise Unsupported("module_hooks", what="forward pre-hooks with kwargs")
+            result = tx.wrap(hook, self._hook_source("_forward_pre_hooks", hook_id)).call_function(
                 tx, [self, TupleVariable(tuple(args))], {})
             if not (result.is_python_constant() and result.as_python_constant() is None):
                 args = list(result.items) if isinstance(result, TupleVariable) else [result]
@@ -182,8 +199,8 @@ class NNModuleVariable(UserDefinedObjectVariable):
         output = self.var_getattr(tx, "forward").call_function(tx, list(args), kwargs)
         for hook_id, hook in module._forward_hooks.items():
             if hook_id in module._forward_hooks_with_kwargs:
-                raise Unsupported("unsupported_op", what="forward hooks with kwargs")
-            result = wrap(tx, hook, self._hook_source("_forward_hooks", hook_id)).call_function(
+                raise Unsupported("module_hooks", what="forward hooks with kwargs")
+            result = tx.wrap(hook, self._hook_source("_forward_hooks", hook_id)).call_function(
                 tx, [self, TupleVariable(tuple(args)), output], {})
             if not (result.is_python_constant() and result.as_python_constant() is None):
                 output = result
@@ -191,8 +208,6 @@ class NNModuleVariable(UserDefinedObjectVariable):
 
     def _guard_hooks(self, tx):
         """Which hooks ran was decided while tracing: a hook added or removed later recompiles."""
-        from ...guards.guard import MODULE_HOOK_TABLES, Guard
-        from ...guards.source import AttrSource, ModuleGlobalSource
         for name in ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks"):
             table = getattr(torch.nn.modules.module, name)
             tx.output.guards.add(Guard.dict_keys(ModuleGlobalSource("torch.nn.modules.module", name), table))
@@ -206,10 +221,9 @@ class NNModuleVariable(UserDefinedObjectVariable):
                 tx.output.guards.add(Guard.dict_keys(AttrSource(self.source, t), getattr(module, t)))
 
     def _hook_source(self, table, hook_id):
-        from ...guards.source import AttrSource, ItemSource
         return ItemSource(AttrSource(self.source, table), hook_id) if self.source else None
 
     def reconstruct(self, codegen):
         if self.source is not None:
             return self.source.reconstruct(codegen)
-        raise Unsupported("unsupported_op", what="returning a module created while tracing")
+        raise Unsupported("unrebuildable", what="returning a module created while tracing")

@@ -21,8 +21,9 @@ import torch
 
 from ..graph_break import Unsupported
 from .base import VariableTracker
-from .constant import ConstantVariable, const
-from .tensor import TensorVariable
+from .constant import ConstantVariable, const, is_constant_value
+from .lists import ListVariable, TupleVariable
+from .tensor import SymNodeVariable, TensorVariable
 
 try:
     import numpy as np
@@ -122,7 +123,7 @@ def numpy_dtype(torch_dtype):
     try:
         return np.dtype(str(torch_dtype).replace("torch.", ""))
     except TypeError:
-        raise Unsupported("unsupported_op", what=f"a numpy array of {torch_dtype}") from None
+        raise Unsupported("numpy", what=f"a numpy array of {torch_dtype}") from None
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -148,8 +149,8 @@ class NumpyNdarrayVariable(VariableTracker):
         kind = "numpy scalar" if self.scalar else "ndarray"
         return f"{kind} {tuple(self.example.shape)} {self.example.dtype}"
 
-    def graph_values(self):
-        return [self.tensor]
+    def parts(self, tx):
+        return (self.tensor,)
 
     def reconstruct(self, codegen):
         # one numpy object however many places hold it (`return b, b`)
@@ -165,7 +166,6 @@ class NumpyNdarrayVariable(VariableTracker):
         codegen.load_temp(memo[self])
 
     def var_getattr(self, tx, name):
-        from .lists import TupleVariable
         example = self.example
         if name == "shape":
             return TupleVariable(tuple(self.tensor.var_getattr(tx, "shape").get_items(tx)))
@@ -194,7 +194,7 @@ class NumpyNdarrayVariable(VariableTracker):
             # `a += b` updates the array (and whatever shares its memory: `x.numpy()`) in place
             result = call_numpy(tx, _INPLACE_DUNDERS[name], name, [self, args[0]], {})
             if result.tensor is not self.tensor:
-                raise Unsupported("unsupported_op", what=f"ndarray.{name} not in place")
+                raise Unsupported("numpy", what=f"ndarray.{name} not in place")
             return self
         if name in _UNARY_DUNDERS and not args and not kwargs:
             return call_numpy(tx, _UNARY_DUNDERS[name], name, [self], {})
@@ -235,17 +235,25 @@ class NumpyFunctionVariable(VariableTracker):
         raise Unsupported("unsupported_attr", name=name, obj=self.describe())
 
     def call_function(self, tx, args, kwargs):
+        if all(a.is_python_constant() for a in list(args) + list(kwargs.values())) and \
+                not isinstance(self.fn, type):
+            # `np.sqrt(64)`: numpy on constants gives the same scalar on every call; kept a constant
+            # (its own numpy type) unless it is an array (mutable: traced as a tensor below)
+            from ..graph_break import fold
+            result = fold(self.fn, *[a.as_python_constant() for a in args],
+                          **{k: v.as_python_constant() for k, v in kwargs.items()})
+            if isinstance(result, np.generic) or is_constant_value(result):
+                return tx.wrap(result, None, trusted=True)
         return call_numpy(tx, self.twin, self.name, list(args), dict(kwargs), real_fn=self.fn)
 
 
 def _graph_arg(tx, var):
     """The tracker handed to the graph node for one argument of a numpy call."""
-    from .lists import ListVariable, TupleVariable
     if isinstance(var, NumpyNdarrayVariable):
         return var.tensor
     if isinstance(var, TensorVariable):
         # eager numpy converts it through __array__ (and fails on grad / non-CPU tensors): not traced
-        raise Unsupported("unsupported_op", what="passing a torch tensor to a numpy function")
+        raise Unsupported("numpy", what="passing a torch tensor to a numpy function")
     if isinstance(var, NumpyFunctionVariable) and isinstance(var.fn, type):
         return const(np.dtype(var.fn).name)   # a scalar type used as a dtype
     if var.is_python_constant():
@@ -253,7 +261,7 @@ def _graph_arg(tx, var):
         if np is not None and isinstance(value, np.dtype):
             return const(value.name)
         if isinstance(value, (np.generic, np.ndarray)) if np is not None else False:
-            raise Unsupported("unsupported_op", what="a numpy value constant in a traced numpy call")
+            raise Unsupported("numpy", what="a numpy value constant in a traced numpy call")
         return var
     if isinstance(var, (TupleVariable, ListVariable)):
         items = tuple(_graph_arg(tx, v) for v in var.get_items(tx))
@@ -268,7 +276,7 @@ def call_numpy(tx, fn, name, args, kwargs, real_fn=None):
     traced result must match (torch._numpy differs from numpy in places, e.g. int32 / int is float32
     there): otherwise a graph break, and eager numpy runs it."""
     if "out" in kwargs:
-        raise Unsupported("unsupported_op", what="a numpy call with out=")
+        raise Unsupported("numpy", what="a numpy call with out=")
     graph_args = [_graph_arg(tx, a) for a in args]
     graph_kwargs = {k: _graph_arg(tx, v) for k, v in kwargs.items()}
     expected = _probe(tx, real_fn or fn, args, kwargs, name)
@@ -280,7 +288,6 @@ _PROBE_FULL_SIZE = 4096   # stand-ins up to this many elements keep the real sha
 
 
 def _probe_value(tx, var, full):
-    from .lists import ListVariable, TupleVariable
     if isinstance(var, NumpyNdarrayVariable):
         e = var.example
         shape = tuple(int(d) for d in e.shape) if full else tuple(1 for _ in e.shape)
@@ -293,10 +300,9 @@ def _probe_value(tx, var, full):
         return tuple(items) if isinstance(var, TupleVariable) else items
     if var.is_python_constant():
         return var.as_python_constant()
-    from .tensor import SymNodeVariable
     if isinstance(var, SymNodeVariable):
         return var.python_type()(var.value.node.hint) if var.value.node.has_hint() else var.evaluate()
-    raise Unsupported("unsupported_op", what=f"passing {var.describe()} to a numpy function")
+    raise Unsupported("numpy", what=f"passing {var.describe()} to a numpy function")
 
 
 def _probe(tx, fn, args, kwargs, name):
@@ -315,7 +321,6 @@ def _probe(tx, fn, args, kwargs, name):
 
 
 def _wrap_result(tx, result, expected, what):
-    from .lists import ListVariable, TupleVariable
     if isinstance(result, TensorVariable):
         e = result.example
         if isinstance(expected, (np.ndarray, np.generic)) and np.ndim(expected) == e.dim() and \
@@ -332,7 +337,7 @@ def _wrap_result(tx, result, expected, what):
     elif isinstance(result, ConstantVariable) and type(result.value) is type(expected) and \
             type(expected) in (int, bool, type(None)):
         return result
-    raise Unsupported("unsupported_op", what=f"numpy {what}: torch._numpy's result differs from numpy's "
+    raise Unsupported("numpy", what=f"numpy {what}: torch._numpy's result differs from numpy's "
                       f"({result.describe()} vs {type(expected).__name__})")
 
 
@@ -350,5 +355,5 @@ def tensor_as_ndarray(tx, tensor_var):
 def ndarray_as_tensor(tx, var):
     """`torch.from_numpy(a)` / `torch.as_tensor(a)`: a new tensor object over the same memory."""
     if var.scalar:
-        raise Unsupported("unsupported_op", what="torch.from_numpy of a numpy scalar")
+        raise Unsupported("numpy", what="torch.from_numpy of a numpy scalar")
     return tx.output.call_method(var.tensor, "view_as", [var.tensor], {})

@@ -8,9 +8,13 @@ from typing import Any
 import torch
 import torch.fx
 
+from ...guards.guard import Guard
+from ...guards.source import AttrSource, ItemSource
+from .. import reads
 from ..graph_break import Unsupported, user_error
 from .base import VariableTracker
-from .constant import ConstantVariable
+from .constant import ConstantVariable, const
+from .user_defined import wrap_class
 
 # Methods answered from the fake value's metadata at trace time (no graph node).
 _STATIC_METHODS = {"dim", "ndimension", "is_contiguous", "is_floating_point", "is_complex", "element_size",
@@ -56,32 +60,30 @@ class TensorVariable(VariableTracker):
             if self.source is not None and example.grad is None and self.is_graph_input():
                 real = tx.output.real_value_of(self)
                 if real is not None and real.grad is None:
-                    from ...guards.guard import Guard
                     tx.output.guards.add(Guard.grad_is_none(self.source))
                     return ConstantVariable(None)
             raise Unsupported("unsupported_attr", name=name, obj="a tensor")
         if name in ("__class__",):
-            from .user_defined import wrap_class
             return wrap_class(tx, self.cls)
         attr = getattr(torch.Tensor, name, None)
         if callable(attr):
             from .functions import BoundMethodVariable
             return BoundMethodVariable(TensorMethod(name), self)
+        own = tensor_attrs(tx, self)
+        if name in own:
+            return own[name]
         if not hasattr(self.cls, name):   # (the class is guarded with the tensor)
             # an attribute of this tensor object's own (`x.test = ...`; `hasattr(x, "test")`): read from
             # the real input, its presence or absence guarded
             real = tx.output.real_value_of(self) if self.is_graph_input() and self.source is not None else None
             if real is not None:
-                from .. import reads
-                from ...guards.source import AttrSource, ItemSource
                 dict_source = AttrSource(self.source, "__dict__")
                 own = reads.instance_attr(tx, real, self.source, name, dict_source)
                 if own is not reads.MISSING:
-                    from ..builder import wrap
-                    return wrap(tx, own, ItemSource(dict_source, name))
+                    return tx.wrap(own, ItemSource(dict_source, name))
                 raise user_error(AttributeError(f"'{type(real).__name__}' object has no attribute '{name}'"))
             if not self.is_graph_input():
-                # made while tracing: it has no attributes of its own (a write would be in side effects)
+                # made while tracing: it has no attributes of its own but those set while tracing
                 raise user_error(AttributeError(f"'{type(example).__name__}' object has no attribute '{name}'"))
         raise Unsupported("unsupported_attr", name=name, obj="a tensor")
 
@@ -128,8 +130,7 @@ class TensorVariable(VariableTracker):
     def unpack(self, tx):
         n = self.example.shape[0] if self.example.dim() else None
         if n is None:
-            raise Unsupported("unsupported_op", what="iterating over a 0-d tensor")
-        from .constant import const
+            raise Unsupported("python_protocol", what="iterating over a 0-d tensor")
         return [tx.output.call_function(operator.getitem, [self, const(i)], {}) for i in range(int(n))]
 
     def truth(self, tx):
@@ -171,9 +172,8 @@ class SymNodeVariable(VariableTracker):
         if name in _SPECIALIZING_METHODS or not name.startswith("__"):
             # `n.__str__()`, `n.bit_length()`, `f.is_integer()`: on the specialized value
             value = self.evaluate()
-            result = getattr(value, name)(*[_concrete(a) for a in args], **{k: _concrete(v) for k, v in kwargs.items()})
-            from ..builder import wrap_constant_result
-            return wrap_constant_result(tx, result)
+            result = getattr(value, name)(*[concrete(a) for a in args], **{k: concrete(v) for k, v in kwargs.items()})
+            return tx.wrap(result, None, trusted=True)
         fn = _DUNDER_FUNCTIONS.get(name)
         if fn is not None:
             if name in _REFLECTED:
@@ -194,7 +194,8 @@ class SymNodeVariable(VariableTracker):
             raise Unsupported("data_dependent", what=f"a decision on the data-dependent value {self.value}") from None
 
 
-def _concrete(var):
+def concrete(var):
+    """A symbolic number's value (specialized, with a guard), or a constant's."""
     return var.evaluate() if isinstance(var, SymNodeVariable) else var.as_python_constant()
 
 
@@ -214,3 +215,20 @@ _DUNDER_FUNCTIONS = {
     "__iadd__": operator.add, "__isub__": operator.sub, "__imul__": operator.mul, "__itruediv__": operator.truediv,
     "__ifloordiv__": operator.floordiv, "__imod__": operator.mod,
 }
+
+
+def tensor_attrs(tx, var) -> dict:
+    """Attributes set (`y.note = 3`) on a tensor made while tracing: trace state kept in the side
+    effects by graph node, so a checkpoint restores them."""
+    return tx.output.side_effects.contents.get(("tensor attributes", var.proxy.node), {})
+
+
+def set_tensor_attr(tx, var, name, value) -> None:
+    """`y.note = value` on a tensor made while tracing, for a name the tensor class does not define.
+    The object exists only inside the graph, so this is state of the trace; when the tensor leaves
+    the graph, codegen sets them on the real output."""
+    if var.is_graph_input() or hasattr(var.cls, name):
+        raise Unsupported("attribute_write", what=f"setting attribute {name!r} on {var.describe()}")
+    attrs = dict(tensor_attrs(tx, var))
+    attrs[name] = value
+    tx.output.side_effects.track(("tensor attributes", var.proxy.node), attrs)

@@ -7,10 +7,15 @@ from typing import Any, Callable
 
 import torch
 
+from ... import decorators
 from ...probe import safe_in, static_getattr
 from ..graph_break import Unsupported
-from .base import VariableTracker
+from .base import VariableTracker, python_value
 from .constant import const
+from .functions import BaseUserFunction, BoundMethodVariable
+from .lists import SizeVariable
+from .numpy import NumpyNdarrayVariable, ndarray_as_tensor
+from .tensor import SymNodeVariable, TensorMethod, TensorVariable
 
 
 def _is_compiling():
@@ -29,6 +34,20 @@ FOLDED: dict[Any, Callable] = {
 }
 if hasattr(torch._utils, "is_compiling"):  # the older spelling libraries still ask
     FOLDED[torch._utils.is_compiling] = _is_compiling
+FOLDED[decorators.is_compiling] = _is_compiling
+try:   # numpy's type-information objects: immutable answers about dtypes, like torch.finfo
+    import numpy as _np
+    FOLDED.update({_np.finfo: None, _np.iinfo: None, _np.dtype: None})
+except ImportError:  # pragma: no cover - numpy is optional
+    _np = None
+
+
+def is_graph_break_function(fn) -> bool:
+    """`bytegraph.graph_break`, or torch's own (`torch._dynamo.graph_break`, which library code
+    calls), recognized by name so that torch._dynamo is never imported."""
+    return fn is decorators.graph_break or (
+        static_getattr(fn, "__module__") == "torch._dynamo.decorators" and
+        static_getattr(fn, "__qualname__") == "graph_break")
 
 # Functions that change global state or observe the outside world: never inside a graph.
 UNSUPPORTED = {torch.manual_seed, torch.seed, torch.set_default_dtype, torch.use_deterministic_algorithms,
@@ -56,30 +75,34 @@ class TorchFunctionVariable(VariableTracker):
 
     def call_function(self, tx, args, kwargs):
         fn = self.fn
+        if is_graph_break_function(fn):
+            msg = args[0] if args else kwargs.get("msg")
+            msg = f": {msg.as_python_constant()}" if msg is not None and msg.is_python_constant() else ""
+            raise Unsupported("user_graph_break", fn=f"{fn.__module__}.{fn.__name__}", msg=msg)
+        if fn is torch.jit.annotate and len(args) == 2 and not kwargs:
+            return args[1]      # a TorchScript type hint: eagerly it returns its value unchanged
         if fn in FOLDED:
             folded = FOLDED[fn] or fn
-            from .tensor import TensorVariable
 
             def real(a):   # positional and keyword arguments alike (`torch.is_floating_point(input=x)`)
+                if isinstance(a, SymNodeVariable):
+                    return a.value     # a SymInt: what it is is known; a guard on its value goes to the ShapeEnv
                 return a.example if isinstance(a, TensorVariable) else a.as_python_constant()
             real_args = [real(a) for a in args]
             real_kwargs = {k: real(v) for k, v in kwargs.items()}
             if fn is torch.is_grad_enabled:
                 return const(tx.output.grad_enabled)
-            from ..builder import wrap_constant_result
             with tx.output.tracing_state():   # `torch.is_autocast_enabled()` inside a traced block
-                return wrap_constant_result(tx, folded(*real_args, **real_kwargs))
+                return tx.wrap(folded(*real_args, **real_kwargs), None, trusted=True)
         if fn in UNSUPPORTED:
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (it changes global state)")
         if fn in GRAD_MODE_FACTORIES:
             return GRAD_MODE_FACTORIES[fn](tx, args, kwargs)
         if fn in (torch.from_numpy, torch.as_tensor) and len(args) + len(kwargs) == 1:
-            from .numpy import NumpyNdarrayVariable, ndarray_as_tensor
             array = args[0] if args else kwargs.get("ndarray" if fn is torch.from_numpy else "data")
             if isinstance(array, NumpyNdarrayVariable):
                 return ndarray_as_tensor(tx, array)
         if fn is torch.Size:
-            from .lists import SizeVariable
             return SizeVariable(tuple(tx.unpack_iterable(args[0])) if args else ())
         return tx.output.call_function(fn, list(args), kwargs)
 
@@ -108,15 +131,12 @@ class GradModeVariable(VariableTracker):
 
     def call_function(self, tx, args, kwargs):
         # used as a decorator: @torch.no_grad()
-        from .functions import BaseUserFunction
         if args and isinstance(args[0], BaseUserFunction):
             return GradModeWrapped(fn=args[0], target=self.target)
         raise Unsupported("unsupported_call", fn=self.describe(), detail="")
 
     def var_getattr(self, tx, name):
         if name in ("clone", "__enter__", "__exit__"):
-            from .functions import BoundMethodVariable
-            from .tensor import TensorMethod
             return BoundMethodVariable(fn=TensorMethod(name), self_var=self)
         return super().var_getattr(tx, name)
 
@@ -124,7 +144,7 @@ class GradModeVariable(VariableTracker):
         if name == "clone":   # a fresh manager with the same target (what torch's decorators enter)
             return GradModeVariable(target=self.target)
         if name == "__enter__":
-            raise Unsupported("unsupported_op", what="calling __enter__ of a grad-mode manager directly")
+            raise Unsupported("unsupported_builtin", what="calling __enter__ of a grad-mode manager directly")
         return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, codegen):
@@ -187,7 +207,6 @@ class AutocastVariable(VariableTracker):
 
     def call_function(self, tx, args, kwargs):
         # used as a decorator: @torch.autocast("cpu")
-        from .functions import BaseUserFunction
         if len(args) == 1 and not kwargs and isinstance(args[0], BaseUserFunction):
             return ContextWrapped(fn=args[0], ctx=self)
         raise Unsupported("unsupported_call", fn=self.describe(), detail="")
@@ -213,7 +232,6 @@ class ContextWrapped(VariableTracker):
 
 
 def _autocast(tx, args, kwargs):
-    from .constant import python_value
     real_args = [python_value(tx, a) for a in args]
     real_kwargs = {k: python_value(tx, v) for k, v in kwargs.items()}
     return AutocastVariable.from_real(torch.autocast(*real_args, **real_kwargs))
@@ -221,7 +239,6 @@ def _autocast(tx, args, kwargs):
 
 def _device_autocast(device):
     def factory(tx, args, kwargs):
-        from .constant import python_value
         names = ("enabled", "dtype", "cache_enabled")
         real = dict(zip(names, (python_value(tx, a) for a in args)))
         real.update({k: python_value(tx, v) for k, v in kwargs.items()})
@@ -273,7 +290,7 @@ def is_torch_op(value) -> bool:
     module = module if isinstance(module, str) else ""
     if not callable(value):
         return False
-    if safe_in(value, FOLDED):
+    if safe_in(value, FOLDED) or is_graph_break_function(value) or decorators.is_allowed_in_graph(value):
         return True
     # torch's own Python machinery (compilers, utilities, module classes, fx) is not an op
     if module.startswith(_NOT_OPS):

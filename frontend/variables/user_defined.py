@@ -12,30 +12,34 @@ from typing import Any
 
 import torch
 
+from ...guards.guard import Guard
+from ...guards.source import MISSING, AttrSource, DictKeysSource, InstanceDictSource, ItemSource
 from ...probe import builtin_base, static_hasattr
+from .. import reads
 from ..graph_break import Unsupported, user_error
+from ..reads import class_lookup, mro_lookup
+from ..signals import raised_by_user
 from .base import VariableTracker
 from .constant import const
-from ...guards.source import MISSING
 
 _MISSING = object()
 
 
 def wrap_class(tx, cls):
-    from ..builder import wrap
-    return wrap(tx, cls, None)
+    return tx.wrap(cls, None)
+
+
+_FUNCTION_APPLY = torch.autograd.Function.__dict__["apply"]
 
 
 def bind_descriptor(tx, obj_var, cls_owner, attr, name, attr_source=None):
     """Turn a class attribute found in the MRO into what `obj.name` evaluates to."""
-    from ..builder import wrap
     from .functions import BoundMethodVariable, UserFunctionVariable
     # looked up on a class (`object.__setattr__`, `Cls.method`), descriptors stay unbound
     is_class = isinstance(obj_var, UserDefinedClassVariable) or isinstance(obj_var.as_python_constant_or_none(), type)
-    from ...guards.source import AttrSource
 
     def part(field):   # a read-only field of the found object, whose identity is guarded by the lookup
-        return wrap(tx, getattr(attr, field), AttrSource(attr_source, field) if attr_source else None, trusted=True)
+        return tx.wrap(getattr(attr, field), AttrSource(attr_source, field) if attr_source else None, trusted=True)
     if isinstance(attr, staticmethod):
         return part("__func__")
     if isinstance(attr, classmethod):
@@ -55,24 +59,24 @@ def bind_descriptor(tx, obj_var, cls_owner, attr, name, attr_source=None):
         real = getattr(obj_var, "value", None)
         if real is None:
             raise Unsupported("unsupported_attr", name=name, obj=obj_var.describe())
-        return wrap(tx, attr.__get__(real, type(real)), AttrSource(obj_var.source, name) if obj_var.source else None)
+        return tx.wrap(attr.__get__(real, type(real)), AttrSource(obj_var.source, name) if obj_var.source else None)
     if isinstance(attr, types.ClassMethodDescriptorType):  # dict.fromkeys, int.from_bytes...
         owner = obj_var.as_python_constant_or_none()
         if not isinstance(owner, type):
             owner = obj_var.python_type()
-        return wrap(tx, attr.__get__(None, owner), None)
+        return tx.wrap(attr.__get__(None, owner), None)
     if isinstance(attr, (types.MethodDescriptorType, types.WrapperDescriptorType)) and \
             not is_class:
         from .builtins import BuiltinVariable
         return BoundMethodVariable(fn=BuiltinVariable(fn=attr), self_var=obj_var)
     if hasattr(type(attr), "__get__") and not isinstance(attr, (type, types.BuiltinFunctionType)) and \
             type(attr).__module__ not in ("builtins",):
-        raise Unsupported("unsupported_attr", name=name, obj=f"{cls_owner.__name__} (custom descriptor)")
-    return wrap(tx, attr, attr_source)
+        owner = cls_owner.__name__ if cls_owner is not None else obj_var.describe()
+        raise Unsupported("unsupported_attr", name=name, obj=f"{owner} (custom descriptor {type(attr).__name__})")
+    return tx.wrap(attr, attr_source)
 
 
 def lookup_in_mro(tx, obj_var, mro, name):
-    from ..reads import mro_lookup
     attr, src = mro_lookup(tx, mro, name)
     if attr is MISSING:
         raise user_error(AttributeError(f"'super' object has no attribute '{name}'"))
@@ -81,7 +85,6 @@ def lookup_in_mro(tx, obj_var, mro, name):
 
 def class_attribute(tx, obj_var, cls, name):
     """`obj.name` resolved on the class (no instance dict)."""
-    from ..reads import class_lookup
     attr, src = class_lookup(tx, cls, name)
     if attr is MISSING:
         raise user_error(AttributeError(f"'{cls.__name__}' object has no attribute '{name}'"))
@@ -91,10 +94,37 @@ def class_attribute(tx, obj_var, cls, name):
 def class_method(tx, var, name):
     """The raw class-dict entry `name` in the MRO of `var`'s class (None when absent), guarded (see
     frontend/reads.py), and its source."""
-    from ..reads import class_lookup
-    attr, src = class_lookup(tx, var.python_type(), name, getattr(var, "source", None)
+    attr, src = class_lookup(tx, var.python_type(), name, var.source
                              if getattr(var, "value", None) is not None else None)
     return (None, None) if attr is MISSING else (attr, src)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ClassDictVariable(VariableTracker):
+    """`cls.__dict__`, the read-only view of a class's own namespace: membership and item reads of
+    constant keys, each guarded (the class may gain or lose the name later)."""
+    cls: type = None
+
+    def python_type(self):
+        return types.MappingProxyType
+
+    def describe(self):
+        return f"{self.cls.__qualname__}.__dict__"
+
+    def call_method(self, tx, name, args, kwargs):
+        if name not in ("__contains__", "__getitem__", "get") or kwargs or not args or \
+                not args[0].is_python_constant():
+            return super().call_method(tx, name, args, kwargs)
+        from ..reads import mro_lookup
+        key = args[0].as_python_constant()
+        attr, source = mro_lookup(tx, [self.cls], key)    # guarded whether found or not
+        if name == "__contains__":
+            return const(attr is not MISSING)
+        if attr is not MISSING:
+            return tx.wrap(attr, source)
+        if name == "get":
+            return args[1] if len(args) > 1 else const(None)
+        raise user_error(KeyError(key))
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -116,26 +146,28 @@ class UserDefinedClassVariable(VariableTracker):
         codegen.load_const(self.value)
 
     def var_getattr(self, tx, name):
-        from ..builder import wrap
-        from ...guards.source import AttrSource
         cls = self.value
         if name in ("__name__", "__qualname__", "__module__"):
             return const(getattr(cls, name))
         if name == "__mro__":
             from .lists import TupleVariable
             return TupleVariable(tuple(wrap_class(tx, c) for c in cls.__mro__))
-        from ..reads import class_lookup
+        if name == "__dict__" and type(cls).__getattribute__ is type.__getattribute__:
+            return ClassDictVariable(cls=cls)
         attr, attr_src = class_lookup(tx, cls, name)
+        if name == "apply" and attr is _FUNCTION_APPLY:
+            from .autograd_function import AutogradFunctionApplyVariable
+            return AutogradFunctionApplyVariable(fn_cls=cls)
         if attr is not MISSING:
             if isinstance(attr, (staticmethod, classmethod, types.FunctionType)):
                 return bind_descriptor(tx, self, None, attr, name, attr_src)
             if isinstance(attr, property):
-                return wrap(tx, attr, attr_src, trusted=True)
+                return tx.wrap(attr, attr_src, trusted=True)
             value = getattr(cls, name)
             src = AttrSource(self.source, name) if self.source else None
-            return wrap(tx, value, src)
+            return tx.wrap(value, src)
         value = getattr(cls, name)  # metaclass attributes; raises AttributeError like eager
-        return wrap(tx, value, AttrSource(self.source, name) if self.source else None)
+        return tx.wrap(value, AttrSource(self.source, name) if self.source else None)
 
     def call_function(self, tx, args, kwargs):
         cls = self.value
@@ -151,7 +183,6 @@ class UserDefinedClassVariable(VariableTracker):
         if issubclass(cls, tuple) and static_hasattr(cls, "_fields"):
             from .functions import bind_arguments
             from .lists import NamedTupleVariable
-            from .. import reads
             new = cls.__new__
             reads.class_lookup(tx, cls, "__new__")
             defaults, _ = reads.function_defaults(tx, new, None, True, False)
@@ -160,11 +191,10 @@ class UserDefinedClassVariable(VariableTracker):
         if issubclass(cls, enum.Enum) and len(args) == 1 and args[0].is_python_constant():
             return const(cls(args[0].as_python_constant()))
         if issubclass(cls, torch.nn.Module):
-            raise Unsupported("unsupported_call", fn=self.describe(), detail=" (creating a module inside "
-                                                                          "compiled code)")
+            from .nn_module import new_torch_module
+            return new_torch_module(tx, cls, args, kwargs)
         if issubclass(cls, dict) and cls.__new__ is dict.__new__ and cls.__module__ != "builtins":
             return self._new_dict_subclass(tx, args, kwargs)
-        from ..reads import class_lookup
         new, _ = class_lookup(tx, cls, "__new__")   # what creating and initializing the object runs
         init, _ = class_lookup(tx, cls, "__init__")
         if new is not object.__dict__["__new__"] or (cls.__module__ == "builtins" and not isinstance(
@@ -209,19 +239,16 @@ def dict_store(tx, var):
     known = tx.output.wrapped_objects.get(key)
     if known is not None and known[0] is var.value:
         return known[1]
-    from ..builder import wrap
-    from ...guards.guard import Guard
-    from ...guards.source import DictKeysSource, ItemSource
     from .dicts import DictVariable
     real = var.value
     via = builtin_base(type(real))    # dict, OrderedDict...: the user's overrides never run here
     keys = list(via.keys(real))
     if not all(isinstance(k, (str, int, float, bool, type(None))) for k in keys):
-        raise Unsupported("unsupported_op", what=f"reading {var.describe()} (keys that are not constants)")
+        raise Unsupported("non_constant_value", what=f"reading {var.describe()} (keys that are not constants)")
     if var.source is not None:
         tx.output.guards.add(Guard.type_match(var.source, type(real)))
         tx.output.guards.add(Guard.constant(DictKeysSource(var.source, via), tuple(keys)))
-    pairs = [(const(k), wrap(tx, via.__getitem__(real, k), ItemSource(var.source, k, via) if var.source else None))
+    pairs = [(const(k), tx.wrap(via.__getitem__(real, k), ItemSource(var.source, k, via) if var.source else None))
              for k in keys]
     store = DictVariable.create(tx, pairs, dict)
     tx.output.wrapped_objects[key] = (real, store)
@@ -255,7 +282,6 @@ def instance_dict_source(var):
     """The source of the real `var.__dict__` (None without a source). For a class with a Python
     `__getattribute__` it bypasses that method (guards and transformed code would otherwise run it on
     every read); for others `base.__dict__` is the cheaper expression."""
-    from ...guards.source import AttrSource, InstanceDictSource
     if var.source is None:
         return None
     if _attribute_hooks(var.cls)[0] is not None:
@@ -268,7 +294,6 @@ def instance_attr_source(var, name):
     a Python `__getattribute__` on the class it is the instance-dict entry itself (`base.__dict__[name]`
     read by `object.__getattribute__`): cheap, and a guard on it fails if the attribute leaves the
     instance dict. Otherwise `base.name`, which the interpreter's attribute cache makes fastest."""
-    from ...guards.source import AttrSource, InstanceDictSource, ItemSource
     if var.source is None:
         return None
     if _attribute_hooks(var.cls)[0] is not None:
@@ -292,6 +317,15 @@ class UserDefinedObjectVariable(VariableTracker):
     _MISSING for a deleted attribute); unwritten attributes are read from the real object."""
     value: Any = None     # the real object (None for objects created while tracing)
     cls: type = object
+
+    def parts(self, tx):
+        effects = tx.output.side_effects
+        if not effects.is_tracked(self):
+            return ()
+        return tuple(v for v in effects.get(self).values() if isinstance(v, VariableTracker))  # not _MISSING
+
+    def iterate(self, tx):
+        return self.call_method(tx, "__iter__", [], {})   # the class's own __iter__
 
     @staticmethod
     def create_new(tx, cls):
@@ -329,7 +363,6 @@ class UserDefinedObjectVariable(VariableTracker):
                     tx, [self, const(name)], {})
             return self.generic_getattr(tx, name)
         except Exception as e:
-            from .builtins import raised_by_user
             if not raised_by_user(e, AttributeError):
                 raise
             getattr_fn, getattr_src = class_method(tx, self, "__getattr__")
@@ -339,13 +372,10 @@ class UserDefinedObjectVariable(VariableTracker):
 
     def generic_getattr(self, tx, name):
         """object.__getattribute__: data descriptors, the instance's attributes, then the class."""
-        from ..builder import wrap
-        from ...guards.source import AttrSource
         if name == "__class__":
             return wrap_class(tx, self.cls)
         if name == "__dict__":
             return InstanceDictVariable(obj=self)
-        from .. import reads
         cls = self.cls
         attr, attr_src = class_method(tx, self, name)
         # data descriptors on the class win over the instance dict
@@ -360,15 +390,14 @@ class UserDefinedObjectVariable(VariableTracker):
         if self.value is not None:
             own = reads.instance_attr(tx, self.value, self.source, name, self._dict_source())
             if own is not MISSING:
-                return wrap(tx, own, instance_attr_source(self, name))
+                return tx.wrap(own, instance_attr_source(self, name))
         if attr is not None:
             if isinstance(attr, types.MemberDescriptorType) and self.value is not None:
-                return wrap(tx, attr.__get__(self.value, cls), AttrSource(self.source, name) if self.source else None)
+                return tx.wrap(attr.__get__(self.value, cls), AttrSource(self.source, name) if self.source else None)
             return bind_descriptor(tx, self, None, attr, name, attr_src)
         raise user_error(AttributeError(f"'{cls.__name__}' object has no attribute '{name}'"))
 
     def _dict_source(self):
-        from ...guards.source import InstanceDictSource
         return InstanceDictSource(self.source) if self.source is not None else None
 
     def setattr(self, tx, name, value):
@@ -378,7 +407,7 @@ class UserDefinedObjectVariable(VariableTracker):
             UserFunctionVariable(fn=setattr_fn, source=setattr_src).call_function(tx, [self, const(name), value], {})
             return
         if setattr_fn is not object.__setattr__:
-            raise Unsupported("unsupported_op", what=f"{self.cls.__name__}.__setattr__")
+            raise Unsupported("attribute_write", what=f"{self.cls.__name__}.__setattr__")
         self.generic_setattr(tx, name, value)
 
     def generic_setattr(self, tx, name, value):
@@ -387,9 +416,7 @@ class UserDefinedObjectVariable(VariableTracker):
         if isinstance(attr, property):
             if attr.fset is None:
                 raise user_error(AttributeError(f"property '{name}' of '{self.cls.__name__}' object has no setter"))
-            from ..builder import wrap
-            from ...guards.source import AttrSource
-            wrap(tx, attr.fset, AttrSource(attr_src, "fset") if attr_src else None, trusted=True).call_function(
+            tx.wrap(attr.fset, AttrSource(attr_src, "fset") if attr_src else None, trusted=True).call_function(
                 tx, [self, value], {})
             return
         if hasattr(type(attr), "__set__") and not isinstance(attr, types.MemberDescriptorType):
@@ -416,11 +443,11 @@ class UserDefinedObjectVariable(VariableTracker):
             same = other is self or (self.value is not None and getattr(other, "value", None) is self.value)
             return const(same if name == "__eq__" else not same)
         if name in ("__str__", "__repr__") and method in (object.__str__, object.__repr__):
-            raise Unsupported("unsupported_op", what=f"{name} of {self.describe()}")
+            raise Unsupported("python_protocol", what=f"{name} of {self.describe()}")
         if name == "__len__" and method is None:
             raise user_error(TypeError(f"object of type '{self.cls.__name__}' has no len()"))
         if method is None and name.startswith("__"):
-            raise Unsupported("unsupported_op", what=f"{name} on {self.describe()}")
+            raise Unsupported("python_protocol", what=f"{name} on {self.describe()}")
         return self.var_getattr(tx, name).call_function(tx, args, kwargs)
 
     def unpack(self, tx):
@@ -440,7 +467,7 @@ class UserDefinedObjectVariable(VariableTracker):
                 class_method(tx, self, name)[0] is not None for name in ("__bool__", "__len__")):
             # a `__bool__`/`__len__` written in C (`np.bool_`, an extension type): its answer is not
             # modelled, and the value behind it is not guarded; eager decides
-            raise Unsupported("unsupported_op", what=f"truth value of {self.describe()}")
+            raise Unsupported("python_protocol", what=f"truth value of {self.describe()}")
         return True
 
     def reconstruct(self, codegen):
@@ -455,7 +482,7 @@ class UserDefinedObjectVariable(VariableTracker):
         if self.value is not None:
             # a real object reached without a source (a class attribute, a descriptor...)
             if tuple(codegen.tx.output.side_effects.contents.get(self, {})):
-                raise Unsupported("unsupported_op", what=f"rebuilding the modified {self.describe()}")
+                raise Unsupported("unrebuildable", what=f"rebuilding the modified {self.describe()}")
             return codegen.load_const(self.value)
         codegen.build_new_object(self)
 
@@ -506,8 +533,6 @@ class InstanceDictVariable(VariableTracker):
 
     def _entries(self, tx) -> dict:
         """name -> tracker of the instance attributes as they are now."""
-        from ..builder import wrap
-        from ...guards.guard import Guard
         entries = {}
         real = self.obj.value
         if real is not None:
@@ -515,7 +540,7 @@ class InstanceDictVariable(VariableTracker):
             if self.obj.source is not None:
                 tx.output.guards.add(Guard.dict_keys(instance_dict_source(self.obj), list(real_dict)))
             for name, value in real_dict.items():
-                entries[name] = wrap(tx, value, instance_attr_source(self.obj, name))
+                entries[name] = tx.wrap(value, instance_attr_source(self.obj, name))
         for name, value in self.obj.attrs(tx).items():
             if name == _DICT_STORE:
                 continue
@@ -527,8 +552,6 @@ class InstanceDictVariable(VariableTracker):
 
     def _lookup(self, tx, name, key, rest):
         """One key (`obj.__dict__.get("x")`), without wrapping every attribute of the object."""
-        from ..builder import wrap
-        from ...guards.guard import Guard
         written = self.obj.attrs(tx)
         found = _MISSING
         if key in written and key != _DICT_STORE:
@@ -538,7 +561,7 @@ class InstanceDictVariable(VariableTracker):
             if self.obj.source is not None:
                 tx.output.guards.add(Guard.dict_keys(instance_dict_source(self.obj), list(real_dict)))
             if key in real_dict:
-                found = wrap(tx, real_dict[key], instance_attr_source(self.obj, key))
+                found = tx.wrap(real_dict[key], instance_attr_source(self.obj, key))
         if name == "__contains__":
             return const(found is not _MISSING)
         if found is not _MISSING:
@@ -566,4 +589,4 @@ class InstanceDictVariable(VariableTracker):
         if name in ("get", "__getitem__", "__contains__", "__len__", "keys", "values", "items", "__iter__",
                     "copy", "__eq__"):
             return snapshot.call_method(tx, name, args, kwargs)
-        raise Unsupported("unsupported_op", what=f"{name} on {self.describe()}")
+        raise Unsupported("python_protocol", what=f"{name} on {self.describe()}")

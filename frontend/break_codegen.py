@@ -1,0 +1,389 @@
+"""The code a frame's transformed version runs at a graph break (see frame_translator.py).
+
+Compile time only. Given the checkpoint taken before the failing instruction, `compile_break`
+rolls the translator back and emits: call the graph so far, rebuild the stack values and live
+locals, replay side effects (this frame's own closure cells included), run the instruction natively
+and call the resume function(s) for the rest of the frame. Each step below decides one thing:
+
+- `plan_continuations`: where execution continues after the instruction, with which stack;
+- `store_values`: rebuilding the values the continuations need into temps;
+- `emit_linear` / `emit_in_block`: the native instruction on its own, or a jump into a copy of the
+  frame's own code when the instruction is inside a `try`/`with` block;
+- `_ResumeCalls.call`: the call of one resume function.
+
+Two shapes of transformed code (see `resume.py` for the resume functions):
+
+- *linear* (the instruction is not inside a `try`/`with` block): the native instruction is emitted
+  on its own — push its operands, run it, call the resume function with the result.
+- *in a block* (the exception table covers the instruction, or a `with` exit is on the stack): the
+  transformed code rebuilds the whole stack and the live locals in their real slots, then jumps
+  into a copy of the frame's own bytecode at the instruction, exception table included. If the
+  instruction raises, the frame's own handlers run natively: `except`/`finally` bodies, a user
+  context manager's `__exit__` (which may swallow the exception), grad mode/autocast restored by
+  the block's exit. If it succeeds, control leaves the copy at once for a continuation (outside
+  every exception range) that pops the stack, exits the torch contexts and calls the resume
+  function, whose prologue re-enters them (`resume.py`).
+
+Grad mode and autocast at a break. Grad mode is runtime state: the transformed code sets
+`torch._C._set_grad_enabled(mode at the break)` right before the native instruction, so it runs as
+in eager (grad disabled inside `with torch.no_grad()`), whatever the backend did with the graph's
+own grad-mode nodes. On the stack, a grad-mode `__exit__` becomes a `RestoreGradMode(previous)`
+object, a `torch.autocast` one the real entered context manager, a user context manager's the
+bound `__exit__` of the rebuilt object. After the instruction the continuation calls the torch
+exits innermost first (grad mode back to its value outside the blocks) and the resume function
+enters the blocks again, so grad mode is right on both sides and each block is exited exactly once.
+An autocast block open at the break is closed in the graph (`_exit_autocast`), so every graph is
+self-contained.
+
+Not resumable (the frame runs eagerly, the reason is recorded): generators and coroutines, code that
+may read its own frame's variables (`locals()`, `eval`, `sys._getframe()`), a break
+while an exception is being handled (inside an `except` body or a `with` exit path: the caught
+exception cannot be rebuilt), a break in a resume prologue, values that cannot be rebuilt.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import NamedTuple
+
+import torch
+from bytecode import Instr, Label
+from bytecode.instr import BinaryOp, CellVar, Compare, FreeVar
+
+from . import lifetimes
+from .codegen import RESTORE_GRAD
+from .graph_break import Unsupported
+from .opcodes import OPCODES, Checkpoint
+from .resume import (
+    ITER_SLOT,
+    NULL_SLOT,
+    VALUE_SLOT,
+    ResumeCall,
+    autocast_slot,
+    body_items,
+    call_start_index,
+    closure_names,
+    exception_entry_at,
+    grad_slot,
+    in_exception_handler,
+    instruction_index,
+    is_context_slot,
+    is_resume_code,
+    live_locals_at,
+    original_location,
+    resume_code,
+    resume_function,
+    run_resume,
+)
+from .variables.ctx import WithExitVariable
+from .variables.iterators import ListIteratorVariable
+from .variables.misc import ExceptionVariable, NullVariable
+from .variables.torch import AutocastVariable, GradModeVariable
+
+RESULT = object()   # the result of the instruction run natively at a break
+EXIT = object()     # the `__exit__` that a BEFORE_WITH run natively at a break leaves under its result
+_MARKER_LOCALS = {RESULT: "__bytegraph_result", EXIT: "__bytegraph_exit"}
+
+
+class FrameCheckpoint(NamedTuple):
+    """The root translator's state before an instruction it may break at."""
+    instruction: object
+    stack: list
+    symbolic_locals: dict
+    kw_names: tuple
+    graph: object            # OutputGraph.checkpoint()
+
+
+class Continuation(NamedTuple):
+    offset: int              # where the original code continues
+    stack: list              # the stack there: trackers of the preserved prefix and RESULT/EXIT markers
+
+
+class BreakPlan(NamedTuple):
+    consumed: int            # stack values the native instruction takes
+    prefix: list             # the stack below them
+    paths: list              # Continuations: one, or two for a conditional jump (fall through, target)
+
+
+def can_break_at(tx, cp: FrameCheckpoint | None) -> bool:
+    """Breaking needs a checkpoint at the failing root instruction, in a plain function (not a
+    generator), outside exception handlers (a caught exception cannot be rebuilt)."""
+    if not tx.allow_breaks or cp is None or cp.instruction is not tx.current:
+        return False
+    if tx.code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+        return False
+    if in_exception_handler(tx.code, cp.instruction.offset):
+        return False     # sys.exc_info() and a bare `raise` need the exception being handled
+    return not any(isinstance(v, ExceptionVariable) for v in cp.stack)
+
+
+def plan_continuations(tx, ins, stack) -> BreakPlan:
+    next_offset = tx.instructions[ins.index + 1].offset
+    if ins.opname == "CALL" or OPCODES[ins.opname].checkpoint is Checkpoint.OPERANDS:
+        consumed = ins.arg + 2 if ins.opname == "CALL" else OPCODES[ins.opname].operands
+        prefix = stack[:-consumed]
+        return BreakPlan(consumed, prefix, [Continuation(next_offset, prefix + [RESULT])])
+    if ins.opname == "BEFORE_WITH":
+        # a user context manager's `__enter__` runs natively; the block resumes with the
+        # bound `__exit__` and the entered value on the stack
+        prefix = stack[:-1]
+        return BreakPlan(1, prefix, [Continuation(next_offset, prefix + [EXIT, RESULT])])
+    prefix = stack[:-1]      # a conditional jump
+    target_offset = tx.instructions[ins.target].offset
+    jump_stack = stack if ins.opname.endswith("_OR_POP") else prefix
+    return BreakPlan(1, prefix, [Continuation(next_offset, list(prefix)),
+                                 Continuation(target_offset, list(jump_stack))])
+
+
+def compile_break(tx, cp: FrameCheckpoint):
+    """Roll back to the checkpoint, compile the graph so far, and emit: call graph, replay side
+    effects, rebuild the stack and live locals, run the instruction natively, call the resume
+    function(s) for the rest of the frame."""
+    ins, stack = cp.instruction, cp.stack
+    tx.output.restore(cp.graph)
+    tx.stack = list(stack)
+    tx.symbolic_locals = dict(cp.symbolic_locals)
+    lifetimes.check_none_pending(tx)
+    grad_at_break = tx.output.grad_enabled
+    code = tx.code
+    plan = plan_continuations(tx, ins, stack)
+    in_block = exception_entry_at(code, ins.offset) is not None or \
+        any(isinstance(v, WithExitVariable) for v in stack)
+    lives = [tuple(sorted(n for n in live_locals_at(code, path.offset) if n in tx.symbolic_locals))
+             for path in plan.paths]
+    needed = set().union(*map(set, lives))
+    if in_block:
+        needed |= {n for n in live_locals_at(code, ins.offset) if n in tx.symbolic_locals}
+    needed = sorted(needed)
+    live_vars = [tx.symbolic_locals[n] for n in needed]
+
+    # an autocast block open at the break ends in this graph (the resume function re-enters it)
+    for v in reversed(stack):
+        if isinstance(v, WithExitVariable) and isinstance(v.ctx, AutocastVariable):
+            v.ctx.exit(tx)
+
+    values = [v for v in stack if not isinstance(v, NullVariable)] + live_vars
+    iter_slots = _iterator_slots(plan.prefix, values)
+    cg = tx.codegen_graph_prefix(values)
+    store_values(tx, cg, values, iter_slots)
+    tx.output.side_effects.codegen_replay(cg)
+    resume = _ResumeCalls(tx, iter_slots, grad_at_break)
+    if in_block:
+        return emit_in_block(tx, cg, ins, stack, plan, lives, needed, resume)
+    return emit_linear(tx, cg, ins, stack, cp.kw_names, plan, lives, resume)
+
+
+def _iterator_slots(prefix, values) -> set:
+    """Stack slots below the instruction that are lone iterators over known items: they travel as
+    tuples of their remaining items. (An iterator over a list travels as the real list iterator,
+    rebuilt at its position: the resumed loop must see what the rest of the frame does to the list.)"""
+    counts: dict = {}
+    for v in values:
+        counts[id(v)] = counts.get(id(v), 0) + 1
+    return {id(v) for v in prefix if isinstance(v, ListIteratorVariable) and counts[id(v)] == 1}
+
+
+def store_values(tx, cg, values, iter_slots) -> None:
+    for v in values:
+        if v in cg.temps or _is_torch_context_exit(v):
+            continue
+        if id(v) in iter_slots:
+            items = v.remaining_items(tx)
+            for item in items:
+                cg.reconstruct(item)
+            cg.build_tuple(len(items))
+            name = cg.new_temp_name()
+            cg.append(Instr("STORE_FAST", name))
+            cg.temps[v] = name
+        else:
+            cg.reconstruct_to_temp(v)
+
+
+def emit_linear(tx, cg, ins, stack, kw_names, plan, lives, resume):
+    """The instruction is not inside a block: push its operands, run it, call the resume function
+    with the result (for a jump: one resume function per side)."""
+    emit_set_grad(cg, resume.grad_at_break)
+    for v in stack[-plan.consumed:]:
+        cg.reconstruct(v)          # NULL -> PUSH_NULL, others from their temps
+    temps = cg.temps
+
+    def load_slot(i, v, kind):
+        cg.append(Instr("LOAD_FAST", _MARKER_LOCALS[v] if v is RESULT or v is EXIT else temps[v]))
+
+    def load_local(name):
+        cg.append(Instr("LOAD_FAST", temps[tx.symbolic_locals[name]]))
+
+    paths = plan.paths
+    if ins.opname == "CALL" or OPCODES[ins.opname].checkpoint is Checkpoint.OPERANDS:
+        if ins.opname == "CALL":
+            cg.call(ins.arg, kw_names)
+        else:
+            cg.append(_native_instr(ins))
+        cg.append(Instr("STORE_FAST", _MARKER_LOCALS[RESULT]))
+        resume.call(cg, paths[0], lives[0], load_slot, load_local)
+    elif ins.opname == "BEFORE_WITH":
+        cg.append(Instr("BEFORE_WITH"))
+        cg.append(Instr("STORE_FAST", _MARKER_LOCALS[RESULT]))
+        cg.append(Instr("STORE_FAST", _MARKER_LOCALS[EXIT]))
+        resume.call(cg, paths[0], lives[0], load_slot, load_local)
+    else:
+        jump_label = Label()
+        cg.append(Instr(ins.opname.replace("BACKWARD", "FORWARD"), jump_label))
+        resume.call(cg, paths[0], lives[0], load_slot, load_local)
+        cg.append(jump_label)
+        if ins.opname.endswith("_OR_POP"):
+            cg.pop_top()           # the kept value is passed from its temp
+        resume.call(cg, paths[1], lives[1], load_slot, load_local)
+    return tx.finish_code(cg)
+
+
+def emit_in_block(tx, cg, ins, stack, plan, lives, needed, resume):
+    """The break instruction is inside a try/with block: rebuild the real stack and locals, jump
+    into a copy of this frame's code at the instruction (its handlers protect it), and leave the
+    copy right after it for continuations that call the resume functions."""
+    code = tx.code
+    for v in stack:
+        if isinstance(v, NullVariable):
+            cg.push_null()
+        elif isinstance(v, WithExitVariable) and isinstance(v.ctx, GradModeVariable):
+            cg.load_const(RESTORE_GRAD[bool(v.ctx.previous)])
+        elif isinstance(v, WithExitVariable) and isinstance(v.ctx, AutocastVariable):
+            cg.load_callable(torch.autocast)   # enter the real context manager again
+            for value in (v.ctx.device, v.ctx.dtype, v.ctx.enabled, v.ctx.cache_enabled):
+                cg.load_const(value)
+            cg.call(4)
+            cg.append(Instr("BEFORE_WITH"))
+            cg.pop_top()
+        else:
+            cg.append(Instr("LOAD_FAST", cg.temps[v]))
+            if id(v) in resume.iter_slots:
+                cg.append(Instr("GET_ITER"))
+    for name in needed:
+        cg.append(Instr("LOAD_FAST", cg.temps[tx.symbolic_locals[name]]))
+        cg.append(Instr("STORE_FAST", name))
+    emit_set_grad(cg, resume.grad_at_break)
+    index = instruction_index(code, ins.offset)
+    start = call_start_index(code, index) if ins.opname == "CALL" else index
+    paths = plan.paths
+    enter, conts = Label(), [Label() for _ in paths]
+    cg.append(Instr("JUMP_FORWARD", enter))
+
+    def edit(item):
+        if len(paths) == 1:
+            return [item, Instr("JUMP_FORWARD", conts[0], location=item.location)]
+        name = item.name.replace("BACKWARD", "FORWARD")
+        return [Instr(name, conts[1], location=item.location),
+                Instr("JUMP_FORWARD", conts[0], location=item.location)]
+    cg.instructions.extend(body_items(code, labels={start: enter}, replace={index: edit}))
+
+    def load_local(name):
+        cg.append(Instr("LOAD_FAST", name))
+
+    for label, path, live in zip(conts, paths, lives):
+        cg.append(label)
+        after = path.stack
+        for i in reversed(range(len(after))):
+            cg.append(Instr("STORE_FAST", f"__bytegraph_cont{i}"))
+        for i in reversed(range(len(after))):   # leave the torch contexts, innermost first
+            if _is_torch_context_exit(after[i]):
+                cg.push_null()
+                cg.append(Instr("LOAD_FAST", f"__bytegraph_cont{i}"))
+                for _ in range(3):
+                    cg.load_const(None)
+                cg.call(3)
+                cg.pop_top()
+
+        def load_slot(i, v, kind):
+            if kind == ITER_SLOT:
+                cg.load_callable(tuple)
+                cg.append(Instr("LOAD_FAST", f"__bytegraph_cont{i}"))
+                cg.call(1)
+            else:
+                cg.append(Instr("LOAD_FAST", f"__bytegraph_cont{i}"))
+        resume.call(cg, path, live, load_slot, load_local)
+    return tx.finish_code(cg, copied=True)
+
+
+class _ResumeCalls:
+    """Emits the calls of the resume functions of one break."""
+
+    def __init__(self, tx, iter_slots, grad_at_break):
+        self.tx = tx
+        self.iter_slots = iter_slots
+        self.grad_at_break = grad_at_break
+
+    def slot_kind(self, v):
+        if isinstance(v, NullVariable):
+            return NULL_SLOT
+        if v is RESULT or v is EXIT:
+            return VALUE_SLOT
+        if isinstance(v, WithExitVariable):
+            if isinstance(v.ctx, GradModeVariable):
+                return grad_slot(v.ctx.target)
+            if isinstance(v.ctx, AutocastVariable):
+                return autocast_slot(v.ctx.device, v.ctx.dtype, v.ctx.enabled, v.ctx.cache_enabled)
+            return VALUE_SLOT
+        return ITER_SLOT if id(v) in self.iter_slots else VALUE_SLOT
+
+    def call(self, cg, path, live, load_slot, load_local):
+        tx = self.tx
+        origin = original_location(tx.code, path.offset)
+        if origin is None:
+            raise Unsupported("break_in_resume_prologue", what="a graph break in a resume function's prologue")
+        original, orig_offset = origin
+        layout = tuple(self.slot_kind(v) for v in path.stack)
+        grad_slots = [k for k in layout if is_context_slot(k) and k[0] == "grad"]
+        grad_after = self.grad_at_break if grad_slots and grad_slots[-1][1] != self.grad_at_break else None
+        # a resume function hands the next one back to the original frame's `run_resume` loop
+        handing_back = is_resume_code(tx.code)
+        cg.load_callable(ResumeCall if handing_back else run_resume)
+        names = closure_names(original)
+        if names:
+            cells = set(tx.code.co_cellvars)
+            for name in names:
+                cg.append(Instr("LOAD_CLOSURE", CellVar(name) if name in cells else FreeVar(name)))
+            cg.build_tuple(len(names))
+            cg.load_const(resume_code(original, orig_offset, layout, live, grad_after))
+            cg.append(Instr("MAKE_FUNCTION", 0x08))
+        else:
+            cg.load_const(resume_function(original, tx.f_globals, orig_offset, layout, live, grad_after))
+        n = 0
+        for i, (v, kind) in enumerate(zip(path.stack, layout)):
+            if kind == NULL_SLOT or is_context_slot(kind):
+                continue
+            load_slot(i, v, kind)
+            n += 1
+        for name in live:
+            load_local(name)
+            n += 1
+        if handing_back:
+            cg.build_tuple(n)
+            cg.call(2)
+        else:
+            cg.call(n + 1)
+        cg.append(Instr("RETURN_VALUE"))
+
+
+def _is_torch_context_exit(v) -> bool:
+    """The `__exit__` of a grad-mode or autocast `with` block (not passed to resume functions: their
+    prologue enters the block again)."""
+    return isinstance(v, WithExitVariable) and isinstance(v.ctx, (GradModeVariable, AutocastVariable))
+
+
+def emit_set_grad(cg, mode: bool) -> None:
+    cg.load_callable(torch._C._set_grad_enabled)
+    cg.load_const(bool(mode))
+    cg.call(1)
+    cg.pop_top()
+
+
+def _native_instr(ins) -> Instr:
+    """The `bytecode` Instr for a value instruction of the original code."""
+    if ins.opname == "BINARY_OP":
+        return Instr("BINARY_OP", BinaryOp(ins.arg))
+    if ins.opname == "COMPARE_OP":
+        return Instr("COMPARE_OP", Compare(ins.arg))
+    if ins.opname in ("LOAD_ATTR",):
+        return Instr(ins.opname, ins.argval)
+    if ins.opname in ("CONTAINS_OP", "IS_OP"):
+        return Instr(ins.opname, ins.arg)
+    return Instr(ins.opname)

@@ -1,0 +1,456 @@
+"""Coverage gaps closed (issue 14), each compared with eager AND with torch.compile's capture.
+
+Every test runs the program eagerly, through bytegraph, and through torch.compile's explain (the
+reference): bytegraph's result equals eager's, and its graph and graph-break counts are asserted,
+equal to torch.compile's where the two are expected to agree.
+"""
+from __future__ import annotations
+
+
+import collections
+import functools
+import typing
+
+import bytegraph
+import pytest
+import torch
+import torch._dynamo
+import torch.nn.functional as F
+from bytegraph.testing import CompileCounter
+
+
+def same(a, b) -> bool:
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and a.dtype == b.dtype and a.shape == b.shape and \
+            torch.allclose(a, b, equal_nan=True)
+    if isinstance(a, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return type(a) is type(b) and list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+def torch_counts(fn, *args) -> tuple[int, int]:
+    torch._dynamo.reset()
+    out = torch._dynamo.explain(fn)(*args)
+    return out.graph_count, out.graph_break_count
+
+
+def check(fn, *args, graphs=1, breaks=0, like_torch=True):
+    """fn(*args) through bytegraph equals eager, with `graphs` graphs and `breaks` breaks (and so
+    does torch.compile when `like_torch`)."""
+    expected = fn(*args)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt)
+    assert same(opt(*args), expected)
+    assert same(opt(*args), expected)   # the cached entry too
+    assert cnt.frame_count == graphs
+    explained = bytegraph.explain(fn)(*args)
+    reasons = [b.reason for b in explained.break_reasons]
+    assert (explained.graph_count, explained.graph_break_count) == (graphs, breaks), reasons
+    if like_torch:
+        assert torch_counts(fn, *args) == (graphs, breaks)
+    return cnt
+
+
+# -- the public API libraries call ---------------------------------------------------------------
+def test_graph_break_splits_the_graph():
+    def fn(x):
+        a = x.sin()
+        bytegraph.graph_break()
+        return a.cos()
+
+    def torch_fn(x):
+        a = x.sin()
+        torch._dynamo.graph_break()
+        return a.cos()
+    x = torch.randn(3)
+    check(fn, x, graphs=2, breaks=1, like_torch=False)
+    assert torch_counts(torch_fn, x) == (2, 1)
+    check(torch_fn, x, graphs=2, breaks=1)    # torch's own spelling, as library code calls it
+    with pytest.raises(bytegraph.exc.GraphBreakError, match="graph_break"):
+        bytegraph.compile(fn, fullgraph=True)(x)
+
+
+@pytest.mark.parametrize("ask", [
+    lambda: torch.compiler.is_compiling(), lambda: torch._dynamo.is_compiling(),
+    lambda: torch.compiler.is_dynamo_compiling(), lambda: not torch.compiler.is_exporting()])
+def test_is_compiling_true_while_tracing(ask):
+    def fn(x):
+        return x + 1 if ask() else x - 1
+    x = torch.randn(3)
+    cnt = CompileCounter()
+    assert torch.equal(bytegraph.compile(fn, backend=cnt)(x), x + 1)
+    assert cnt.frame_count == 1
+    torch._dynamo.reset()
+    assert torch.equal(torch.compile(fn, backend="eager")(x), x + 1)   # the branch torch.compile takes
+
+
+def test_bytegraph_is_compiling():
+    def fn(x):
+        return x + 1 if bytegraph.is_compiling() else x - 1
+    x = torch.randn(3)
+    cnt = CompileCounter()
+    assert torch.equal(bytegraph.compile(fn, backend=cnt)(x), x + 1)
+    assert torch.equal(fn(x), x - 1) and cnt.frame_count == 1
+
+
+def test_is_compiling_as_transformers_asks():
+    transformers_utils = pytest.importorskip("transformers.utils")
+
+    def fn(x):
+        return x * 2 if transformers_utils.is_torchdynamo_compiling() else x.tolist()
+    cnt = CompileCounter()
+    x = torch.randn(3)
+    assert torch.equal(bytegraph.compile(fn, backend=cnt)(x), x * 2)
+    assert cnt.frame_count == 1
+
+
+def _scaled(a, b):
+    return a * 2 + b
+
+
+def test_allow_in_graph_is_one_node():
+    bytegraph.allow_in_graph(_scaled)
+    torch.compiler.allow_in_graph(_scaled)
+
+    def fn(x):
+        return _scaled(x.sin(), x).cos()
+    x = torch.randn(4, requires_grad=True)
+    cnt = check(fn, x)
+    assert _scaled in [n.target for n in cnt.graphs[0].graph.nodes]
+    # training through the node
+    cnt = CompileCounter()
+    bytegraph.compile(fn, backend="aot_eager")(x).sum().backward()
+    grad, x.grad = x.grad, None
+    fn(x).sum().backward()
+    assert torch.allclose(grad, x.grad)
+
+
+def test_maybe_mark_dynamic_and_mark_static():
+    def fn(x):
+        return x * x.shape[0]
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt)
+    for n in (3, 4, 5):
+        x = torch.randn(n, 2)
+        bytegraph.maybe_mark_dynamic(x, 0)
+        assert torch.equal(opt(x), fn(x))
+    assert cnt.frame_count == 1
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt, dynamic=True)
+    for n in (3, 4, 5):
+        x = torch.randn(n, 2)
+        bytegraph.mark_static(x, 0)
+        assert torch.equal(opt(x), fn(x))
+    assert cnt.frame_count == 3     # every size its own graph, even with dynamic=True
+
+
+def test_exc_module_names_the_public_exceptions():
+    assert bytegraph.exc.GraphBreakError is bytegraph.GraphBreakError
+    for name in bytegraph.exc.__all__:
+        assert issubclass(getattr(bytegraph.exc, name), Exception)
+
+
+# -- torch.autograd.Function.apply -----------------------------------------------------------------
+class _Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, scale):
+        ctx.save_for_backward(a)
+        ctx.scale = scale
+        return a * a * scale
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return 2 * a * grad * ctx.scale, None
+
+
+_CALLS = []
+
+
+class _Counting(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a):
+        _CALLS.append(1)      # a Python side effect: running it at compile time would be wrong
+        return a * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 2
+
+
+def _square_model(x):
+    return _Square.apply(x.sin(), 3.0).cos()
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_autograd_function_is_one_node(backend):
+    x = torch.randn(5, requires_grad=True)
+    cnt = check(_square_model, x)
+    targets = [getattr(n.target, "__name__", n.target) for n in cnt.graphs[0].graph.nodes]
+    assert targets == ["L__x", "sin", "_Square_apply", "cos", "output"]     # the forward is one node
+    expected = _square_model(x)
+    expected.sum().backward()
+    grad, x.grad = x.grad, None
+    out = bytegraph.compile(_square_model, backend=backend)(x)
+    out.sum().backward()
+    assert torch.allclose(out, expected) and torch.allclose(x.grad, grad)
+
+
+def test_autograd_function_with_side_effects_breaks():
+    def fn(x):
+        return _Counting.apply(x + 1) - 1
+    x = torch.randn(3)
+    _CALLS.clear()
+    explained = bytegraph.explain(fn)(x)
+    assert explained.graph_break_count == 1 and "_Counting.apply" in explained.break_reasons[0].reason
+    assert len(_CALLS) == 1         # the forward ran once: eagerly, never at compile time
+    _CALLS.clear()
+    assert torch.equal(bytegraph.compile(fn)(x), fn(x)) and len(_CALLS) == 2
+
+
+# -- modules built inside compiled code -------------------------------------------------------------
+def test_parameter_free_torch_modules_built_in_forward():
+    def fn(x):
+        pool = torch.nn.MaxPool1d(kernel_size=2)
+        pad = torch.nn.ConstantPad1d((1, 1), 0.5)
+        return torch.nn.ReLU()(pad(pool(x)))
+    check(fn, torch.randn(2, 3, 8))
+
+
+def test_module_with_parameters_built_in_forward_breaks():
+    def fn(x):
+        return torch.nn.Linear(6, 3)(x)
+    x = torch.randn(2, 6)
+    torch.manual_seed(0)
+    expected, rng = fn(x), torch.random.get_rng_state()
+    torch.manual_seed(0)
+    assert torch.equal(bytegraph.compile(fn)(x), expected)
+    assert torch.equal(torch.random.get_rng_state(), rng)   # its initialization ran once, eagerly
+    reasons = [b.reason for b in bytegraph.explain(fn)(x).break_reasons]
+    assert "parameters or buffers" in reasons[0]
+
+
+# -- automatic dynamic through composite ops ------------------------------------------------------------
+class _Padded(torch.nn.Module):
+    def forward(self, x):
+        y = F.pad(x, (0, 0, 1, 1))
+        return F.interpolate(y.unsqueeze(1), scale_factor=2).sum() + y.view(y.shape[0], -1).mean()
+
+
+def test_composite_ops_keep_batch_symbolic():
+    from torch._dynamo.testing import CompileCounter as TorchCompileCounter
+    model = _Padded()
+    cnt, torch_cnt = CompileCounter(), TorchCompileCounter()
+    opt = bytegraph.compile(model, backend=cnt)
+    torch._dynamo.reset()
+    torch_opt = torch.compile(model, backend=torch_cnt)
+    for batch in (2, 3, 4, 5, 6):
+        x = torch.randn(batch, 3, 4)
+        assert torch.allclose(opt(x), model(x))
+        torch_opt(x)
+    assert cnt.frame_count == torch_cnt.frame_count == 2    # static, then one graph for every batch size
+
+
+# -- Python and torch values the trace folds ------------------------------------------------------------
+def test_torch_function_returning_a_dtype():
+    def fn(x):
+        return x.to(torch.promote_types(x.dtype, torch.float64)) * 2
+    cnt = check(fn, torch.randn(3))
+    assert cnt.op_count == 2      # `to` and `mul`: promote_types is answered while tracing
+
+
+def test_tensor_type_names():
+    def fn(x):
+        return x.half() * 2, x.type(), torch.typename(x.half())
+    cnt = check(fn, torch.randn(3))
+    assert cnt.op_count == 3     # half, mul, half: the type names are answered while tracing
+
+
+def test_empty_tuple_plus_tuple():
+    def fn(x):
+        pair = () + (x, x + 1)
+        return pair[0] * pair[1], (1,) * 2 + pair
+    check(fn, torch.randn(3))
+
+
+def test_typing_aliases_and_jit_annotate():
+    def fn(x):
+        hint = typing.Optional[typing.List[torch.Tensor]]
+        items = torch.jit.annotate(typing.List[torch.Tensor], [x, x * 2])
+        return items[0] + items[1], hint is typing.Optional[typing.List[torch.Tensor]]
+    check(fn, torch.randn(3))
+
+
+class _Mapping(collections.abc.Mapping):
+    def __init__(self, **items):
+        self.items_ = items
+
+    def __getitem__(self, key):
+        return self.items_[key]
+
+    def __iter__(self):
+        return iter(self.items_)
+
+    def __len__(self):
+        return len(self.items_)
+
+
+def _keywords(**kwargs):
+    return kwargs
+
+
+def test_user_mapping_as_dict_and_keywords():
+    mapping = _Mapping(a=2, b=3)
+
+    def fn(x):
+        d = dict(mapping)
+        kw = _keywords(**mapping)
+        d.update(mapping)
+        return x * d["a"] + kw["b"], d, kw
+    check(fn, torch.randn(3))
+
+
+def test_fromkeys_of_dict_types():
+    def fn(x):
+        plain = dict.fromkeys(["a", "b"], 1)
+        ordered = collections.OrderedDict.fromkeys("cd", 2)
+        default = collections.defaultdict.fromkeys(["e"], 3)
+        return x * plain["a"] + ordered["d"] + default["e"], plain, ordered, default
+    check(fn, torch.randn(3), like_torch=False)    # torch.compile fails on OrderedDict.fromkeys
+
+
+class _Flags:
+    scale = 2
+
+
+def test_membership_in_a_class_dict_is_guarded():
+    def fn(x):
+        if "scale" in _Flags.__dict__:
+            return x * _Flags.__dict__["scale"]
+        return x - _Flags.__dict__.get("offset", 1)
+    x = torch.randn(3)
+    check(fn, x)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt)
+    assert torch.equal(opt(x), x * 2)
+    del _Flags.scale
+    try:
+        assert torch.equal(opt(x), x - 1) and cnt.frame_count == 2      # the class changed: recompiled
+    finally:
+        _Flags.scale = 2
+
+
+def test_attributes_set_on_a_tensor_made_in_the_graph():
+    def fn(x):
+        y = x * 2
+        y.note = [3]
+        return y + y.note[0], y
+
+    def across_break(x):
+        y = x * 2
+        y.note = 3
+        bytegraph.graph_break()
+        return y + y.note
+
+    x = torch.randn(3)
+    check(fn, x)
+    out = bytegraph.compile(fn)(x)[1]
+    assert out.note == [3]                         # set on the real output too
+    check(across_break, x, graphs=2, breaks=1, like_torch=False)
+
+
+def test_numpy_type_information():
+    np = pytest.importorskip("numpy")
+
+    def fn(x):
+        eps = float(np.finfo(np.float32).eps)
+        return x * eps + np.iinfo(np.int16).max + np.dtype(np.float64).itemsize, np.finfo(np.float32).tiny
+    check(fn, torch.randn(3))
+
+
+def test_numpy_on_constants_is_a_constant():
+    np = pytest.importorskip("numpy")
+
+    def fn(x, d=64):
+        x = x * np.sqrt(d)              # an np.float64: a float to torch
+        return x, np.float32(2) * np.sqrt(np.float32(d))
+    check(fn, torch.randn(3), like_torch=False)   # torch.compile graph-breaks on np.sqrt(64)
+
+    def with_float32(x):
+        return x * np.finfo(np.float32).eps     # an np.float32 is not a float: torch's handling is not modelled
+    check(with_float32, torch.randn(3), graphs=0, breaks=1, like_torch=False)
+
+
+def test_namedtuple_made_in_compiled_code():
+    def fn(x):
+        Pair = collections.namedtuple("Pair", ["a", "b"])
+        p = Pair(x, 2)
+        return p.a * p.b + p[0], len(p)
+
+    def escapes(x):
+        Pair = collections.namedtuple("Pair", "a b")
+        return Pair(x * 2, 1)       # eager makes a new class per call: the trace's one must not escape
+
+    x = torch.randn(3)
+    check(fn, x)
+    out = bytegraph.compile(escapes)(x)
+    assert type(out).__name__ == "Pair" and torch.equal(out.a, x * 2)
+    assert type(bytegraph.compile(escapes)(x)) is not type(out)
+    assert bytegraph.explain(escapes)(x).graph_break_count == 1
+
+
+def test_state_queries_on_symbolic_sizes():
+    def fn(x):     # as transformers' M2M100 positional embedding asks
+        n = x.shape[0] + 3
+        if not (torch.compiler.is_compiling() and torch.is_tensor(n)) and n > 5:
+            return x * 2
+        return x + 1
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt, dynamic=True)
+    for size in (2, 3, 4):
+        x = torch.randn(size)
+        assert torch.equal(opt(x), fn(x))
+    assert cnt.frame_count == 2     # n > 5 is a guard on the size: one graph each side of it
+
+
+_HANDLERS_BY_TYPE = {int: lambda v: v + 1, torch.Tensor: lambda v: v * 2, len: "a function key"}
+
+
+def test_dicts_keyed_by_classes_and_functions():
+    import torch.utils._pytree as pytree
+
+    def fn(x):
+        doubled = pytree.tree_map(lambda t: t * 2, {"a": x, "b": [x, (x + 1,)]})
+        return _HANDLERS_BY_TYPE[type(x)](x), _HANDLERS_BY_TYPE[len], doubled
+    x = torch.randn(3)
+    check(fn, x)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt)
+    opt(x)
+    _HANDLERS_BY_TYPE[float] = None       # the keys changed: recompiled
+    try:
+        assert same(opt(x), fn(x)) and cnt.frame_count == 2
+    finally:
+        del _HANDLERS_BY_TYPE[float]
+
+
+class _Cached:
+    @functools.lru_cache(None)      # a descriptor of a C type: its cache is not modelled
+    def once(self, n):
+        _CALLS.append(n)
+        return n
+
+
+def test_method_through_a_cache_descriptor_breaks_cleanly():
+    obj = _Cached()
+
+    def fn(x):
+        return x * obj.once(2)
+    x = torch.randn(3)
+    _CALLS.clear()
+    assert torch.equal(bytegraph.compile(fn)(x), x * 2) and torch.equal(bytegraph.compile(fn)(x), x * 2)
+    assert _CALLS == [2]            # cached after the first call, as eagerly
+    reasons = [b.reason for b in bytegraph.explain(fn)(x).break_reasons]
+    assert "custom descriptor _lru_cache_wrapper" in reasons[0]
