@@ -109,6 +109,12 @@ class FrameCompiler:
             return self._on_unsupported(code, e)
         except (GraphBreakError, BackendContractError):
             raise   # the user's to fix (fullgraph, their backend), never hidden as an internal error
+        except RecursionError:
+            # the program's stack is too deep for the compiler's own frames (deep user recursion, a
+            # low recursion limit): this call runs as is, as it would without bytegraph; a call
+            # from a shallower stack compiles. (Checks that bytegraph captured catch a recursion
+            # bug of its own.)
+            return FrameAction.RUN_AS_IS
         except Exception as e:  # noqa: BLE001 - an internal error of bytegraph
             session.failed(e)
             return self._on_internal_error(code, e, tx)
@@ -124,7 +130,7 @@ class FrameCompiler:
             return FrameAction.RUN_EAGERLY
         debug_only = config.debug_function
         if is_skipped_code(code, func) or code.co_name == "<module>" or debug_only and \
-                code.co_name != debug_only and not code.co_name.startswith(f"__bytegraph_resume_{debug_only}_at_"):
+                code.co_name != debug_only:    # (resume functions carry their function's name)
             runtime.touch(code)
             return FrameAction.SKIP_CODE
         return None

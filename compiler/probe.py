@@ -29,13 +29,13 @@ def _type_lookup(tp: type, name: str):
 _C_SLOTS = (types.WrapperDescriptorType, types.MethodWrapperType, types.BuiltinFunctionType)
 
 
-def _is_c_level(fn) -> bool:
+def is_c_level(fn) -> bool:
     return fn is _MISSING or fn is None or isinstance(fn, _C_SLOTS)
 
 
 def plain_getattribute(tp: type) -> bool:
     """Whether attribute reads on instances of `tp` go through a C `__getattribute__`."""
-    return _is_c_level(_type_lookup(tp, "__getattribute__"))
+    return is_c_level(_type_lookup(tp, "__getattribute__"))
 
 
 def _runs_python_get(attr) -> bool:
@@ -44,7 +44,7 @@ def _runs_python_get(attr) -> bool:
     tp = type(attr)
     if issubclass(tp, property):
         return True
-    return not _is_c_level(_type_lookup(tp, "__get__"))
+    return not is_c_level(_type_lookup(tp, "__get__"))
 
 
 def static_getattr(obj, name: str, default=None):
@@ -72,7 +72,7 @@ def static_hasattr(obj, name: str) -> bool:
 
 @functools.lru_cache(None)
 def _plain_hash_type(tp: type) -> bool:
-    return _is_c_level(_type_lookup(tp, "__hash__")) and _is_c_level(_type_lookup(tp, "__eq__"))
+    return is_c_level(_type_lookup(tp, "__hash__")) and is_c_level(_type_lookup(tp, "__eq__"))
 
 
 def plain_hash(value) -> bool:
@@ -110,4 +110,4 @@ def builtin_base(tp: type) -> type:
 
 def overrides_in_python(tp: type, names) -> bool:
     """Whether `tp` (or a base written in Python) defines any of `names` in Python."""
-    return any(not _is_c_level(_type_lookup(tp, n)) for n in names)
+    return any(not is_c_level(_type_lookup(tp, n)) for n in names)

@@ -35,7 +35,8 @@ enters the blocks again, so grad mode is right on both sides and each block is e
 An autocast block open at the break is closed in the graph (`_exit_autocast`), so every graph is
 self-contained.
 
-Not resumable (the frame runs eagerly, the reason is recorded): generators and coroutines, a break
+Not resumable (the frame runs eagerly, the reason is recorded): generators and coroutines, code that
+may read its own frame's variables (`locals()`, `eval`, `sys._getframe()`), a break
 while an exception is being handled (inside an `except` body or a `with` exit path: the caught
 exception cannot be rebuilt), a break in a resume prologue, values that cannot be rebuilt.
 """
@@ -74,7 +75,7 @@ from .resume import (
     run_resume,
 )
 from .variables.ctx import WithExitVariable
-from .variables.iterators import ListIteratorVariable, ListSequenceIteratorVariable
+from .variables.iterators import ListIteratorVariable
 from .variables.misc import ExceptionVariable, NullVariable
 from .variables.torch import AutocastVariable, GradModeVariable
 
@@ -164,7 +165,7 @@ def compile_break(tx, cp: FrameCheckpoint):
     iter_slots = _iterator_slots(plan.prefix, values)
     cg = tx.codegen_graph_prefix(values)
     store_values(tx, cg, values, iter_slots)
-    tx.output.side_effects.codegen_replay(cg, own_cells=True)
+    tx.output.side_effects.codegen_replay(cg)
     resume = _ResumeCalls(tx, iter_slots, grad_at_break)
     if in_block:
         return emit_in_block(tx, cg, ins, stack, plan, lives, needed, resume)
@@ -172,13 +173,13 @@ def compile_break(tx, cp: FrameCheckpoint):
 
 
 def _iterator_slots(prefix, values) -> set:
-    """Stack slots below the instruction that are lone list iterators: they travel as tuples of
-    their remaining items (a change the resumed loop makes to the list is not seen by it)."""
+    """Stack slots below the instruction that are lone iterators over known items: they travel as
+    tuples of their remaining items. (An iterator over a list travels as the real list iterator,
+    rebuilt at its position: the resumed loop must see what the rest of the frame does to the list.)"""
     counts: dict = {}
     for v in values:
         counts[id(v)] = counts.get(id(v), 0) + 1
-    return {id(v) for v in prefix if isinstance(v, (ListIteratorVariable, ListSequenceIteratorVariable))
-            and counts[id(v)] == 1}
+    return {id(v) for v in prefix if isinstance(v, ListIteratorVariable) and counts[id(v)] == 1}
 
 
 def store_values(tx, cg, values, iter_slots) -> None:

@@ -15,7 +15,7 @@ from ..disable import disabled_wrapper_code
 from ..guards.guard import Guard
 from ..guards.shape import scalar_can_be_dynamic
 from ..guards.source import AttrSource, ItemSource, LocalSource
-from ..probe import overrides_in_python, static_getattr, static_hasattr
+from ..probe import overrides_in_python, safe_in, static_getattr, static_hasattr
 from .graph_break import Unsupported
 from .variables.builtins import BuiltinVariable, OperatorGetterVariable, has_builtin_handler
 from .variables.constant import ConstantVariable, LazyGuardedScalarVariable, is_constant_value
@@ -67,21 +67,21 @@ def _is_frame_varkw(tx, source) -> bool:
 
 def _is_numpy_type_info(value) -> bool:
     np = sys.modules.get("numpy")
-    return np is not None and isinstance(value, (np.finfo, np.iinfo, np.dtype))
+    return np is not None and _is_a(value, (np.finfo, np.iinfo, np.dtype))
 
 
 def _is_numpy_scalar(value) -> bool:
     np = sys.modules.get("numpy")
-    return np is not None and isinstance(value, np.generic)
+    return np is not None and _is_a(value, np.generic)
 
 
 def _is_identity_key(value) -> bool:
     """A function, or a class compared and hashed by identity (its metaclass keeps type's
     __eq__/__hash__): as a dict key as safe as a constant (the DICT_KEYS guard compares keys by
     identity). pytree's registry is keyed by classes."""
-    if isinstance(value, type):
+    if _is_a(value, type):
         return type(value).__eq__ is type.__eq__ and type(value).__hash__ is type.__hash__
-    return isinstance(value, (types.FunctionType, types.BuiltinFunctionType))
+    return _is_a(value, (types.FunctionType, types.BuiltinFunctionType))
 
 
 def wrap(tx, value, source, trusted=False):
@@ -94,7 +94,7 @@ def wrap(tx, value, source, trusted=False):
             tx.output.guards.add(Guard.same_object(source, known.source))
         return known
     var = _wrap(tx, value, source, trusted)
-    if not isinstance(var, ConstantVariable) and not isinstance(value, (int, float, str, bool)):
+    if not isinstance(var, ConstantVariable) and not _is_a(value, (int, float, str, bool)):
         out.wrapped_objects[key] = (value, var)
         if source is None and not trusted:
             out.side_effects.mark_unsourced(var)
@@ -116,6 +116,42 @@ def _guard(tx, guard):
         tx.output.guards.add(guard)
 
 
+def _is_a(value, classes) -> bool:
+    """isinstance by the real type: `isinstance` reads `value.__class__`, which a user property
+    may answer (running user code at compile time, and not the type the guards check)."""
+    return issubclass(type(value), classes)
+
+
+_LIST_ITERATORS = (type(iter([])), type(reversed([])))
+
+
+def _is_resume_stack_argument(tx, source) -> bool:
+    """`source` is a stack value passed to a resume function: an object made by the transformed
+    code for this call only (nothing else holds it, so its identity and state need no write-back)."""
+    from ..guards.source import LocalSource
+    from .resume import STACK_ARGUMENT_PREFIX, is_resume_code
+    return isinstance(source, LocalSource) and source.local_name.startswith(STACK_ARGUMENT_PREFIX) and \
+        is_resume_code(tx.code)
+
+
+def _wrap_list_iterator(tx, it, source, guard):
+    """A loop's list iterator passed to a resume function: the live list and the position, so
+    the resumed loop sees what the rest of the frame does to the list, as CPython's iterator does."""
+    from ..guards.source import ListIteratorSource
+    from .variables.iterators import ListSequenceIteratorVariable
+    guard(Guard.type_match(source, type(it)))
+    reduced = it.__reduce__()        # (iter or reversed, (list,), index), or (iter, ([],)) once exhausted
+    position = tuple(reduced[2:])
+    guard(Guard.constant(ListIteratorSource(source, "position"), position))
+    if position:
+        seq = wrap(tx, reduced[1][0], ListIteratorSource(source, "seq"))
+    else:
+        seq = ListVariable.create(tx, [])
+    var = ListSequenceIteratorVariable(seq=seq, reverse=type(it) is _LIST_ITERATORS[1])
+    tx.output.side_effects.track(var, position[0] if position else None)
+    return var
+
+
 def _wrap(tx, value, source, trusted):
     """The tracker for a real value, guarded through `source` (unless trusted); the families are
     tried in order, the first that answers wins."""
@@ -124,7 +160,7 @@ def _wrap(tx, value, source, trusted):
         var = wrap_family(tx, value, source, trusted, guard)
         if var is not None:
             return var
-    if isinstance(value, (torch.finfo, torch.iinfo)):
+    if _is_a(value, (torch.finfo, torch.iinfo)):
         guard(Guard.id_match(source, value))   # torch keeps one finfo/iinfo object per dtype
         return ConstantVariable(value, source=source)
     if _is_numpy_type_info(value) or (source is None and _is_numpy_scalar(value)):
@@ -144,10 +180,10 @@ def _wrap(tx, value, source, trusted):
 
 def _wrap_tensor_or_scalar(tx, value, source, trusted, guard):
     """Graph inputs: tensors, and numbers that are (or may become) symbolic."""
-    if isinstance(value, torch.nn.parameter.UninitializedTensorMixin):
+    if _is_a(value, torch.nn.parameter.UninitializedTensorMixin):
         # a lazy module's parameter before its first call: no shape yet, any use of it fails eagerly
         raise Unsupported("lazy_module", what="an uninitialized parameter of a lazy module")
-    if isinstance(value, torch.Tensor):
+    if _is_a(value, torch.Tensor):
         if value.layout != torch.strided:
             # sparse/quantized layouts have no strides to guard or fake: their users run eagerly
             raise Unsupported("non_strided_tensor", what=f"a tensor with layout {value.layout}")
@@ -167,13 +203,13 @@ def _wrap_tensor_or_scalar(tx, value, source, trusted, guard):
 
 def _wrap_constant(tx, value, source, trusted, guard):
     """Immutable constants (numbers, strings, torch.Size, struct sequences), guarded by value."""
-    if is_constant_value(value) and not isinstance(value, (tuple, frozenset)):
+    if is_constant_value(value) and not _is_a(value, (tuple, frozenset)):
         guard(Guard.constant(source, value))
         return ConstantVariable(value, source=source)
-    if isinstance(value, torch.Size):
+    if _is_a(value, torch.Size):
         guard(Guard.constant(source, value))
         return SizeVariable(tuple(ConstantVariable(v) for v in value), source=source)
-    if isinstance(value, tuple) and static_hasattr(type(value), "n_fields") and is_constant_value(value):
+    if _is_a(value, tuple) and static_hasattr(type(value), "n_fields") and is_constant_value(value):
         # a struct sequence of constants (sys.float_info): immutable, kept as the real object so
         # its type and named fields stay
         guard(Guard.constant(source, value))
@@ -185,7 +221,7 @@ def _wrap_container(tx, value, source, trusted, guard):
     """Builtin containers: their length/keys are guarded, their items wrapped through item sources."""
     # a tuple subclass overriding __len__/__getitem__/__iter__ is a user object (its guards would
     # call those overrides)
-    if isinstance(value, tuple) and (type(value) is tuple or is_named_tuple_class(type(value))) and \
+    if _is_a(value, tuple) and (type(value) is tuple or is_named_tuple_class(type(value))) and \
             not overrides_in_python(type(value), ("__getitem__", "__len__", "__iter__")):
         guard(Guard.type_match(source, type(value)))
         guard(Guard.length(source, len(value)))
@@ -193,11 +229,13 @@ def _wrap_container(tx, value, source, trusted, guard):
         if type(value) is not tuple:
             return NamedTupleVariable(items, cls=type(value), source=source)
         return TupleVariable(items, source=source)
-    if isinstance(value, list) and type(value) is list:
+    if _is_a(value, list) and type(value) is list:
         guard(Guard.type_match(source, list))
         guard(Guard.length(source, len(value)))
         items = [wrap(tx, v, ItemSource(source, i) if source else None, trusted) for i, v in enumerate(value)]
         return ListVariable.create(tx, items, source=source)
+    if type(value) in _LIST_ITERATORS and _is_resume_stack_argument(tx, source):
+        return _wrap_list_iterator(tx, value, source, guard)
     if type(value) in (dict, collections.OrderedDict, collections.defaultdict):
         if not all(is_constant_value(k) or _is_identity_key(k) for k in value):
             raise Unsupported("non_constant_value", what="a dict with keys not constants, classes or functions")
@@ -206,7 +244,7 @@ def _wrap_container(tx, value, source, trusted, guard):
         pairs = [(wrap(tx, k, None, trusted=True),
                   wrap(tx, v, ItemSource(source, k) if source else None, trusted)) for k, v in value.items()]
         factory = None
-        if isinstance(value, collections.defaultdict):
+        if _is_a(value, collections.defaultdict):
             factory = wrap(tx, value.default_factory, None, True)
         # the frame's own **kwargs dict is new on every call and seen by no one else: it is tracked
         # like a dict made while tracing (changes need no write-back; it is rebuilt if it escapes)
@@ -222,16 +260,16 @@ def _wrap_container(tx, value, source, trusted, guard):
 
 def _wrap_special_object(tx, value, source, trusted, guard):
     """Objects with a tracker of their own, guarded by identity: modules, enums, torch context managers."""
-    if isinstance(value, torch.nn.Module):
+    if _is_a(value, torch.nn.Module):
         guard(Guard.id_match(source, value))
         guard(Guard.type_match(source, type(value)))   # (`__class__` can be reassigned on the same object)
         if source is not None:
             tx.output.module_sources.add(source)
         return NNModuleVariable(value=value, cls=type(value), source=source)
-    if isinstance(value, enum.Enum):
+    if _is_a(value, enum.Enum):
         guard(Guard.id_match(source, value))
         return EnumVariable(value=value, source=source)
-    if isinstance(value, types.ModuleType):
+    if _is_a(value, types.ModuleType):
         guard(Guard.id_match(source, value))
         return PythonModuleVariable(value=value, source=source)
     grad_modes = {torch.no_grad: lambda m: False, torch.enable_grad: lambda m: True,
@@ -240,7 +278,7 @@ def _wrap_special_object(tx, value, source, trusted, guard):
         # a grad-mode context manager object (`@torch.no_grad()` keeps one to enter on each call)
         guard(Guard.id_match(source, value))
         return GradModeVariable(target=grad_modes[type(value)](value), source=source)
-    if isinstance(value, torch.amp.autocast):
+    if _is_a(value, torch.amp.autocast):
         guard(Guard.id_match(source, value))
         return AutocastVariable.from_real(value).with_source(source)
     return None
@@ -261,7 +299,7 @@ def _wrap_callable(tx, value, source, trusted, guard):
     if numpy_fn is not None:   # traced through its torch._numpy twin (variables/numpy.py)
         guard(Guard.id_match(source, value))
         return NumpyFunctionVariable(fn=value, twin=numpy_fn[1], name=numpy_fn[2], source=source)
-    if isinstance(value, types.FunctionType):
+    if _is_a(value, types.FunctionType):
         if value.__closure__ and source is not None:
             # a closure made per call (a lambda, a nested function): same code, and its cells and
             # defaults are guarded through their own sources when read
@@ -272,28 +310,28 @@ def _wrap_callable(tx, value, source, trusted, guard):
         if has_builtin_handler(value):   # a Python function answered by a handler (inspect.signature)
             return BuiltinVariable(fn=value, source=source)
         return UserFunctionVariable(fn=value, source=source)
-    if isinstance(value, types.MethodType):
+    if _is_a(value, types.MethodType):
         self_var = wrap(tx, value.__self__, AttrSource(source, "__self__") if source else None, trusted)
         if isinstance(self_var, (GradModeVariable, AutocastVariable)):
             # a method of a torch context manager (`no_grad().clone`): the tracker models the object
             return self_var.var_getattr(tx, value.__func__.__name__)
         fn_var = wrap(tx, value.__func__, AttrSource(source, "__func__") if source else None, trusted)
         return BoundMethodVariable(fn=fn_var, self_var=self_var, source=source)
-    if isinstance(value, functools.partial):
+    if _is_a(value, functools.partial):
         guard(Guard.type_match(source, functools.partial))
         fn = wrap(tx, value.func, AttrSource(source, "func") if source else None, trusted)
         args = tuple(wrap(tx, a, None, True) for a in value.args)
         kwargs = tuple((k, wrap(tx, v, None, True)) for k, v in value.keywords.items())
         return PartialVariable(fn=fn, args=args, kwargs=kwargs, source=source)
-    if isinstance(value, type):
+    if _is_a(value, type):
         guard(Guard.id_match(source, value))
-        if value in _trace_only_classes() or has_builtin_handler(value):  # e.g. itertools.chain
+        if safe_in(value, _trace_only_classes()) or has_builtin_handler(value):  # e.g. itertools.chain
             return BuiltinVariable(fn=value, source=source)
         return UserDefinedClassVariable(value=value, source=source)
-    if isinstance(value, (operator.itemgetter, operator.attrgetter, operator.methodcaller)):
+    if _is_a(value, (operator.itemgetter, operator.attrgetter, operator.methodcaller)):
         guard(Guard.id_match(source, value))
         return OperatorGetterVariable.from_real(tx, value).with_source(source)
-    if isinstance(value, (types.BuiltinFunctionType, types.BuiltinMethodType, types.MethodWrapperType,
+    if _is_a(value, (types.BuiltinFunctionType, types.BuiltinMethodType, types.MethodWrapperType,
                           types.WrapperDescriptorType, types.MethodDescriptorType)) or \
             type(value).__module__ in ("functools", "itertools", "operator") and callable(value):
         guard(Guard.id_match(source, value))

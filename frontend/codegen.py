@@ -74,6 +74,13 @@ class PyCodegen:
             raise Unsupported("unrebuildable", what=f"class {value.__name__} made in compiled code leaving the graph")
         self.append(Instr("LOAD_CONST", value))
 
+    def load_exact_object(self, value):
+        """`value` itself, not an equal constant: the code's constants are merged by value, a
+        list constant is kept by identity, so the object is read out of a one-item list."""
+        self.load_const([value])
+        self.load_const(0)
+        self.binary_subscr()
+
     def push_null(self):
         self.append(Instr("PUSH_NULL"))
 

@@ -12,6 +12,7 @@ natively and resumes after it; `side_effects.py` writes back what the traced cod
 from __future__ import annotations
 
 import dataclasses
+import dis
 import inspect
 import types
 
@@ -56,7 +57,7 @@ class InstructionTranslator(InstructionTranslatorBase):
     def __init__(self, code, func, args, config, backend, allow_breaks=True, shape_policy=None):
         output = OutputGraph(code, config, backend, shape_policy)
         self.func = func
-        self.allow_breaks = allow_breaks
+        self.allow_breaks = allow_breaks and not reads_own_frame(code)
         self._checkpoint = None
         self.op_count = 0
         self.gm = None
@@ -193,8 +194,30 @@ def _needs_checkpoint(facts, stack) -> bool:
     return False
 
 
+# how code reads its own frame's variables: the builtins `locals()`, `eval`/`exec`, `vars()`/`dir()`
+# without an argument (loaded as globals), a frame object's `f_locals`/`f_back` or one got from
+# `sys._getframe()` / `inspect.currentframe()` (loaded as attributes)
+_FRAME_READING_GLOBALS = frozenset({"locals", "eval", "exec"})
+_FRAME_READING_WITHOUT_ARGUMENT = frozenset({"vars", "dir"})
+_FRAME_READING_ATTRS = frozenset({"_getframe", "currentframe", "f_locals", "f_back", "getframeinfo"})
+
+
+def reads_own_frame(code) -> bool:
+    """Whether `code` may look at its own frame's variables. Transformed code and resume functions
+    hold other variables (temporaries, only the live locals), so such a frame never breaks: it is
+    traced whole or runs eagerly."""
+    insts = list(dis.get_instructions(code))
+    for ins, after in zip(insts, insts[1:] + [None]):
+        if ins.opname == "LOAD_GLOBAL" and (ins.argval in _FRAME_READING_GLOBALS or (
+                ins.argval in _FRAME_READING_WITHOUT_ARGUMENT and not after.opname.startswith("LOAD_"))):
+            return True     # (`vars(obj)`: an argument is loaded next; anything else may be a bare call)
+        if ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval in _FRAME_READING_ATTRS:
+            return True
+    return False
+
+
 def _is_closure_function(value) -> bool:
-    return isinstance(value, types.FunctionType) and value.__closure__ is not None and \
+    return type(value) is types.FunctionType and value.__closure__ is not None and \
         not is_skipped_function(value) and not is_resume_code(value.__code__)
 
 

@@ -657,13 +657,16 @@ def with_except_start(tx, ins):
 @opcode("PUSH_EXC_INFO")
 def push_exc_info(tx, ins):
     exc = tx.pop()
-    tx.push(const(None))
+    previous = tx.handled_exception
+    tx.push(previous if previous is not None else const(None))
+    tx.handled_exception = exc if isinstance(exc, ExceptionVariable) else None
     tx.push(exc)
 
 
 @opcode("POP_EXCEPT")
 def pop_except(tx, ins):
-    tx.pop()
+    previous = tx.pop()
+    tx.handled_exception = previous if isinstance(previous, ExceptionVariable) else None
 
 
 @opcode("CHECK_EXC_MATCH")
@@ -671,7 +674,16 @@ def check_exc_match(tx, ins):
     spec = tx.pop()
     exc = tx.stack[-1]
     classes = spec.as_python_constant()
-    tx.push(const(issubclass(exc.cls, classes)))
+    classes = classes if isinstance(classes, tuple) else (classes,)
+    if not all(isinstance(c, type) and _mro_has(c, BaseException) for c in classes):
+        raise Unsupported("python_protocol", what="an except clause naming something other than exception classes")
+    # CPython matches by the MRO (PyType_IsSubtype): a metaclass __subclasscheck__ is never called
+    tx.push(const(any(_mro_has(exc.cls, c) for c in classes)))
+
+
+def _mro_has(cls, klass) -> bool:
+    """`klass` is in the MRO of `cls`, by identity (no metaclass `__eq__`/`__subclasscheck__` runs)."""
+    return any(k is klass for k in type.__dict__["__mro__"].__get__(cls))
 
 
 @opcode("RERAISE")
@@ -685,7 +697,9 @@ def reraise(tx, ins):
 @opcode("RAISE_VARARGS")
 def raise_varargs(tx, ins):
     if ins.arg == 0:
-        raise Unsupported("unsupported_syntax", what="bare raise")
+        if tx.handled_exception is None:    # the caller's exception, or none at all
+            raise Unsupported("unsupported_syntax", what="bare raise outside an except block of the frame")
+        raise UserException(tx.handled_exception)
     if ins.arg == 2:
         tx.pop()  # cause
     exc = tx.pop()
@@ -702,16 +716,19 @@ def raise_varargs(tx, ins):
 # `collections.abc.Mapping.register(cls)` and subclassing set
 _TPFLAGS_SEQUENCE = 1 << 5
 _TPFLAGS_MAPPING = 1 << 6
+_TPFLAGS_MATCH_SELF = 1 << 22   # `case int(x)` binds the subject itself (bool, int, str, list, dict...)
 
 
 @opcode("MATCH_MAPPING")
 def match_mapping(tx, ins):
-    tx.push(const(bool(tx.stack[-1].python_type().__flags__ & _TPFLAGS_MAPPING)))
+    from . import reads
+    tx.push(const(reads.type_flag(tx, tx.stack[-1].python_type(), _TPFLAGS_MAPPING)))
 
 
 @opcode("MATCH_SEQUENCE")
 def match_sequence(tx, ins):
-    tx.push(const(bool(tx.stack[-1].python_type().__flags__ & _TPFLAGS_SEQUENCE)))
+    from . import reads
+    tx.push(const(reads.type_flag(tx, tx.stack[-1].python_type(), _TPFLAGS_SEQUENCE)))
 
 
 @opcode("MATCH_KEYS")
@@ -734,14 +751,29 @@ def match_class(tx, ins):
     cls = tx.pop()
     subject = tx.pop()
     klass = cls.as_python_constant()
-    if not issubclass(subject.python_type(), klass):
+    if not isinstance(klass, type):
+        raise user_error(TypeError("called match pattern must be a class"))
+    from . import reads
+    from .variables.builtins import isinstance_of
+    if not isinstance_of(tx, subject.python_type(), klass):
         tx.push(const(None))
         return
-    match_args = getattr(klass, "__match_args__", ())
-    attrs = list(match_args[:ins.arg]) + list(names)
-    if ins.arg and not match_args and klass in (int, float, str, bool, tuple, list, dict):
-        tx.push(TupleVariable((subject,)))
+    if ins.arg and klass.__flags__ & _TPFLAGS_MATCH_SELF:
+        if ins.arg > 1:
+            raise Unsupported("python_protocol", what=f"{klass.__name__}() with several positional sub-patterns")
+        tx.push(TupleVariable((subject,) + tuple(tx.getattr(subject, a) for a in names)))
         return
+    match_args = ()
+    if ins.arg:
+        # the class-dict entry, guarded (a `__match_args__` rebound later recompiles)
+        match_args, _ = reads.class_lookup(tx, klass, "__match_args__")
+        if match_args is reads.MISSING:
+            match_args = ()
+        if type(match_args) is not tuple or not all(type(a) is str for a in match_args) or \
+                ins.arg > len(match_args):
+            raise Unsupported("python_protocol", what=f"{klass.__name__}() with this __match_args__ "
+                                                     "(eager raises TypeError)")
+    attrs = list(match_args[:ins.arg]) + list(names)
     tx.push(TupleVariable(tuple(tx.getattr(subject, a) for a in attrs)))
 
 

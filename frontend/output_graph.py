@@ -117,6 +117,9 @@ class OutputGraph:
         self.symbol_inputs: dict = {}       # size symbol -> SymNodeVariable of its placeholder
         self.guards: set = set(global_state_guards())
         self.side_effects = SideEffects()
+        # exceptions raised while tracing: their traceback and context are run-time state, so they
+        # are never rebuilt (id -> tracker; an entry left by a rolled-back trace only costs a break)
+        self.raised_exceptions: dict = {}
         self.wrapped_objects: dict = {}     # id(real) -> (real, tracker): one tracker per real object
         self.grad_enabled = torch.is_grad_enabled()
         # autocast blocks open at this point of the trace, outermost first: (enter node, the

@@ -20,6 +20,8 @@ from ..guards.source import (  # noqa: F401 - re-exported for callers
     ConstSource,
     InstanceDictSource,
     ItemSource,
+    ReaderSource,
+    TypeFlagSource,
     type_lookup,
 )
 
@@ -129,3 +131,19 @@ def mapping_lookup(tx, mapping: dict, mapping_source, name: str):
         return mapping[name]
     record(tx, Guard.key_absent(source_of(mapping, mapping_source), name))
     return MISSING
+
+
+def type_flag(tx, cls: type, mask: int) -> bool:
+    """Whether `cls.__flags__` has `mask` (how `match` tells a sequence or a mapping):
+    `collections.abc.Sequence.register(cls)` sets the flag on a class later."""
+    value = bool(cls.__flags__ & mask)
+    if not cls.__flags__ & _IMMUTABLE_TYPE:
+        record(tx, Guard.constant(TypeFlagSource(ConstSource(cls), mask), value))
+    return value
+
+
+def abc_registry(tx) -> None:
+    """What an ABC answers to isinstance/issubclass: the registries of every ABC, whose changes
+    (`ABC.register(cls)`) move `abc.get_cache_token()`."""
+    import abc
+    record(tx, Guard.constant(ReaderSource(ConstSource(abc.get_cache_token)), abc.get_cache_token()))

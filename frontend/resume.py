@@ -57,6 +57,7 @@ from bytecode.instr import CellVar, FreeVar
 NULL_SLOT = "null"       # a NULL under a callable: not passed, pushed back by the prologue
 VALUE_SLOT = "value"     # passed as is
 ITER_SLOT = "iter"       # an iterator passed as a tuple of its remaining items; the prologue re-iterates it
+STACK_ARGUMENT_PREFIX = "__bytegraph_stack"   # the resume function's parameters that hold stack slots
 
 
 def grad_slot(mode: bool) -> tuple:
@@ -443,7 +444,7 @@ def _make_resume_code(code, offset: int, layout: tuple, live: tuple, grad_after)
     if super_self is not None:
         _explicit_super(body, kept, super_self, super_self in cells)
 
-    stack_names = [f"__bytegraph_stack{i}" for i, kind in enumerate(layout)
+    stack_names = [f"{STACK_ARGUMENT_PREFIX}{i}" for i, kind in enumerate(layout)
                    if kind in (VALUE_SLOT, ITER_SLOT)]
     freevars = closure_names(code)
     prologue = []
@@ -456,7 +457,7 @@ def _make_resume_code(code, offset: int, layout: tuple, live: tuple, grad_after)
         elif is_context_slot(kind):
             prologue.extend(enter_context_instrs(kind, target_line))
         else:
-            prologue.append(Instr("LOAD_FAST", f"__bytegraph_stack{i}", lineno=target_line))
+            prologue.append(Instr("LOAD_FAST", f"{STACK_ARGUMENT_PREFIX}{i}", lineno=target_line))
             if kind == ITER_SLOT:
                 prologue.append(Instr("GET_ITER", lineno=target_line))
     if grad_after is not None:
@@ -468,7 +469,7 @@ def _make_resume_code(code, offset: int, layout: tuple, live: tuple, grad_after)
     prologue.append(Instr("JUMP_FORWARD", label, lineno=target_line))
 
     bc = Bytecode()
-    bc.name = f"__bytegraph_resume_{code.co_name}_at_{offset}"
+    bc.name = code.co_name    # a traceback through the rest of the frame names the user's function
     bc.qualname = f"{code.co_qualname}.<resume at line {target_line}>"
     bc.filename = code.co_filename
     bc.first_lineno = code.co_firstlineno

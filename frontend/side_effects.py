@@ -91,9 +91,9 @@ class SideEffects:
         self.deleted_globals.add(name)
 
     # -- replay -----------------------------------------------------------------
-    def codegen_replay(self, cg, own_cells=False) -> None:
-        """Emit the code that writes back what the traced code changed. `own_cells`: also store the
-        frame's own closure cells (needed before code that reads them runs: the resume functions).
+    def codegen_replay(self, cg) -> None:
+        """Emit the code that writes back what the traced code changed, the frame's own closure cells
+        included (read by the resume functions, and by closures made in the frame, which may outlive it).
         Every new value is rebuilt first: it may be read from an object that a write overwrites."""
         payloads = self._rebuild_contents(cg)
         global_values = []
@@ -108,7 +108,7 @@ class SideEffects:
             cg.append(Instr("STORE_GLOBAL", name))
         for name in self.deleted_globals:
             cg.append(Instr("DELETE_GLOBAL", name))
-        self._write_back_cells(cg, own_cells)
+        self._write_back_cells(cg)
 
     def _rebuild_contents(self, cg) -> list:
         """The new contents of each mutated list/dict/set, in a temp; an object's new attribute
@@ -178,9 +178,9 @@ class SideEffects:
                 cg.call(2 if value is _MISSING else 3)
                 cg.pop_top()
 
-    def _write_back_cells(self, cg, own_cells) -> None:
+    def _write_back_cells(self, cg) -> None:
         tx = cg.tx
-        own = {tx.cells[n]: n for n in tx.code.co_cellvars} if own_cells else {}
+        own = {tx.cells[n]: n for n in tx.code.co_cellvars}
         for cell, value in self.cells.items():
             if isinstance(cell, FrameFreeCell):
                 cg.reconstruct(value)

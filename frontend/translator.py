@@ -12,7 +12,9 @@ import sys
 import traceback
 import types
 
-from ..guards.source import ConstSource, GlobalSource, ItemSource, ModuleGlobalSource, NamespaceSource
+from ..guards.guard import Guard
+from ..guards.source import (BuiltinSource, ConstSource, GlobalSource, ItemSource, ModuleGlobalSource,
+                             NamespaceSource)
 from ..logs import enabled, log
 from . import reads
 from .builder import wrap
@@ -56,6 +58,9 @@ class InstructionTranslatorBase:
         self.config = config
         self.parent = parent
         self.depth = 0 if parent is None else parent.depth + 1
+        # the exception being handled (what a bare `raise` re-raises), None when not known: the
+        # caller's, at the root frame
+        self.handled_exception = None if parent is None else parent.handled_exception
         self.is_generator = False    # tracing a generator's body (see GeneratorVariable)
         self.dispatch = DISPATCH
 
@@ -131,6 +136,7 @@ class InstructionTranslatorBase:
         """Jump to this frame's handler for an exception raised at the current instruction,
         or propagate it to the caller."""
         offset = self.current.offset
+        self.output.raised_exceptions[id(exc_var)] = exc_var
         for entry in self.exception_table:
             if entry.start <= offset < entry.end:
                 del self.stack[entry.depth:]
@@ -218,7 +224,7 @@ class InstructionTranslatorBase:
         if a.owns_operators or b.owns_operators:
             return self._owned_operator(op, a, b)
         if is_tensorish(a) or is_tensorish(b):
-            return self.output.call_function(op, [a, b], {})
+            return self.output.call_function(op, [_plain_int(a), _plain_int(b)], {})
         if a.is_python_constant() and b.is_python_constant():
             return const(fold(op, a.as_python_constant(), b.as_python_constant()))
         a, b = _constant_tuple_as_sequence(a), _constant_tuple_as_sequence(b)
@@ -296,6 +302,9 @@ class InstructionTranslatorBase:
             return wrap(self, value, self.global_source(name))
         value = reads.mapping_lookup(self, self.f_builtins, NamespaceSource("B") if is_root else None, name)
         if value is not reads.MISSING:
+            # `builtins.len = ...` rebinds the name for every module: the same object must be found
+            source = BuiltinSource(name) if is_root else ItemSource(ConstSource(self.f_builtins), name)
+            reads.record(self, Guard.id_match(source, value))
             return wrap(self, value, None, trusted=True)
         raise user_error(NameError(f"name '{name}' is not defined"))
 
@@ -402,3 +411,13 @@ _RDUNDER = {operator.add: "__radd__", operator.sub: "__rsub__", operator.mul: "_
             operator.truediv: "__rtruediv__", operator.floordiv: "__rfloordiv__", operator.mod: "__rmod__",
             operator.pow: "__rpow__", operator.and_: "__rand__", operator.or_: "__ror__", operator.xor: "__rxor__",
             operator.matmul: "__rmatmul__", operator.lshift: "__rlshift__", operator.rshift: "__rrshift__"}
+
+
+def _plain_int(var):
+    """An int-valued enum member (IntEnum, `class C(int, Enum)`) compared with a tensor or a symbolic
+    number is the int it stands for (a SymInt compares an int subclass as unequal)."""
+    from .variables.user_defined import EnumVariable
+    if isinstance(var, EnumVariable) and isinstance(var.value, int) and \
+            type(var.value).__eq__ is int.__eq__:
+        return const(int.__int__(var.value))
+    return var

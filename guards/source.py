@@ -252,6 +252,73 @@ class DictKeysSource(Source):
 
 
 @dataclasses.dataclass(frozen=True)
+class TypeFlagSource(Source):
+    """Whether a class's `__flags__` has the bits of `mask` (guard only)."""
+    base: Source
+    mask: int
+
+    def name(self):
+        return f"{self.base.name()}.__flags__ & {self.mask:#x}"
+
+    def expr(self, render=None):
+        return f"bool({self.base.sub_expr(render)}.__flags__ & {self.mask})"
+
+    def reconstruct(self, codegen):
+        raise NotImplementedError("a guard-only source")
+
+    def root(self):
+        return self.base.root()
+
+
+@dataclasses.dataclass(frozen=True)
+class ReaderSource(Source):
+    """What a function of no arguments returns now, such as `abc.get_cache_token()` (guard only)."""
+    base: Source
+
+    def name(self):
+        return f"{self.base.name()}()"
+
+    def expr(self, render=None):
+        return f"{self.base.sub_expr(render)}()"
+
+    def reconstruct(self, codegen):
+        raise NotImplementedError("a guard-only source")
+
+    def root(self):
+        return self.base.root()
+
+
+@dataclasses.dataclass(frozen=True)
+class ListIteratorSource(Source):
+    """What a real list iterator walks, read from its `__reduce__()` (which runs no user code):
+    `seq`, the live list, or `position`, `(index,)` (`()` once exhausted)."""
+    base: Source
+    part: str   # "seq" or "position"
+
+    def name(self):
+        return f"{self.base.name()}.<list iterator {self.part}>"
+
+    def expr(self, render=None):
+        reduced = f"{self.base.sub_expr(render)}.__reduce__()"
+        return f"{reduced}[1][0]" if self.part == "seq" else f"{reduced}[2:]"
+
+    def reconstruct(self, codegen):
+        self.base.reconstruct(codegen)
+        codegen.load_method("__reduce__")
+        codegen.call_method(0)
+        if self.part == "seq":
+            for key in (1, 0):
+                codegen.load_const(key)
+                codegen.binary_subscr()
+        else:
+            codegen.load_const(slice(2, None))
+            codegen.binary_subscr()
+
+    def root(self):
+        return self.base.root()
+
+
+@dataclasses.dataclass(frozen=True)
 class ModuleStateSource(Source):
     """A parameter or buffer of an nn.Module, read from its `_parameters`/`_buffers` dict."""
     base: Source

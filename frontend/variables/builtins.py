@@ -12,7 +12,7 @@ import math
 import operator
 from typing import Any, Callable
 
-from ...probe import safe_in, static_getattr
+from ...probe import is_c_level, safe_in, static_getattr
 from .. import reads
 from ..graph_break import Unsupported, fold, user_error
 from ..reads import MISSING, class_lookup
@@ -188,15 +188,65 @@ def _isinstance(tx, obj, classes, /):
             spec = tuple(c.as_python_constant() for c in classes.items)
         else:
             raise Unsupported("non_constant_value", what="isinstance with a non-constant class")
-    if isinstance(obj, TensorVariable):
-        import torch
-        if cls is torch.Tensor:
-            # a plain tensor: answer from the class alone, Parameter subclasses checked by identity
-            return const(issubclass(cls, spec) if not isinstance(spec, tuple) or spec else False)
-    try:
-        return const(issubclass(cls, spec))
-    except TypeError:
-        raise
+    return const(any(isinstance_of(tx, cls, klass) for klass in _flat_classes(spec)))
+
+
+def _flat_classes(spec):
+    if not isinstance(spec, tuple):
+        return (spec,)
+    return tuple(k for s in spec for k in _flat_classes(s))
+
+
+def isinstance_of(tx, cls, klass) -> bool:
+    """`isinstance(obj, klass)` for an object of exact type `cls`, as CPython decides it: the exact
+    type, else the metaclass's `__instancecheck__` (ABCMeta's answer depends on the registry,
+    guarded by its cache token) or the MRO, else `obj.__class__`, which a user class may define."""
+    import abc
+
+    import torch
+
+    if not isinstance(klass, type):
+        raise Unsupported("python_protocol", what=f"isinstance with {type(klass).__name__} as the class")
+    if cls is klass:
+        return True
+    meta = type(klass)
+    check = reads.type_lookup(meta, "__instancecheck__")
+    if meta.__module__.startswith("torch.") and issubclass(cls, torch.Tensor):
+        # Parameter/Buffer: torch's metaclass checks a flag that only torch's own tensors carry
+        return issubclass(cls, klass)
+    if check is not type.__dict__["__instancecheck__"] and meta is not abc.ABCMeta:
+        raise Unsupported("python_protocol", what=f"isinstance through {meta.__qualname__}.__instancecheck__")
+    if meta is abc.ABCMeta:
+        reads.abc_registry(tx)
+    if issubclass(cls, klass):
+        return True
+    # both checks read `obj.__class__` next: a property or a `__getattribute__` of the user's may answer
+    found, _ = reads.class_lookup(tx, cls, "__class__")
+    getattribute, _ = reads.class_lookup(tx, cls, "__getattribute__")
+    if found is not reads.type_lookup(object, "__class__") or not is_c_level(getattribute):
+        raise Unsupported("python_protocol", what="isinstance on an object whose class defines __class__ "
+                                                 "or __getattribute__")
+    return False
+
+
+def _locals(tx):
+    """`locals()` of a traced frame without cells: CPython 3.11 returns the frame's one `f_locals`
+    dict, refreshed from the bound fast locals (in their order) at every call. Only a frame that
+    never breaks gets here (see `frame_translator.reads_own_frame`); one with cells is not traced."""
+    from .dicts import DictVariable
+    code = tx.code
+    if code.co_cellvars or code.co_freevars or not code.co_flags & 0x1:   # CO_OPTIMIZED: a function
+        raise Unsupported("unsupported_call", fn="locals", detail=" in a frame with closure cells")
+    frame_dict = getattr(tx, "frame_locals_dict", None)
+    if frame_dict is None:
+        frame_dict = tx.frame_locals_dict = DictVariable.create(tx, ())
+    for name in code.co_varnames:
+        key = const(name)
+        if name in tx.symbolic_locals:
+            frame_dict.setitem(tx, key, tx.symbolic_locals[name])
+        elif frame_dict.lookup(tx, key) is not None:
+            frame_dict.call_method(tx, "__delitem__", [key], {})
+    return frame_dict
 
 
 def _issubclass(tx, cls, spec, /):
@@ -310,16 +360,16 @@ def _reversed(tx, seq, /):
     if isinstance(seq, ListVariable):
         return seq.call_method(tx, "__reversed__", [], {})     # live over the list, as CPython's
     cls = seq.python_type()
+    if cls is range:     # (a range_iterator, as `iter(range)` is)
+        return ListIteratorVariable.create(tx, tx.unpack_iterable(seq)[::-1], "range_iterator")
     if cls in (tuple, str, bytes) or (isinstance(seq, BaseSequence) and cls is not collections.deque):
         return ListIteratorVariable.create(tx, tx.unpack_iterable(seq)[::-1], "reversed")
-    if cls is range:
-        return ListIteratorVariable.create(tx, tx.unpack_iterable(seq)[::-1], "range_iterator")
     raise Unsupported("unsupported_call", fn="reversed", detail=f" on {seq.describe()}")
 
 
 def _enumerate(tx, iterable, start=None):
     counter = CountIteratorVariable.create(tx, start if start is not None else const(0), const(1))
-    return _lockstep(tx, (counter, tx.get_iter(iterable)), "enumerate")
+    return _lockstep(tx, (counter, tx.get_iter(iterable)), "enumerate", (iterable,))
 
 
 def _zip(tx, *iterables, strict=None):
@@ -328,15 +378,19 @@ def _zip(tx, *iterables, strict=None):
         if len({len(x) for x in lists}) > 1:
             raise user_error(ValueError("zip() arguments have different lengths"))
         return ListIteratorVariable.create(tx, [TupleVariable(tuple(t)) for t in zip(*lists)], "zip")
-    return _lockstep(tx, tuple(tx.get_iter(i) for i in iterables), "zip")
+    return _lockstep(tx, tuple(tx.get_iter(i) for i in iterables), "zip", iterables)
 
 
-def _lockstep(tx, iterators, kind):
+def _lockstep(tx, iterators, kind, iterables):
     """Tuples of one item from each iterator. Over known finite items (list iterators, a count)
-    the result is computed now, as a plain list iterator (building tuples has no effects); over
-    generators or user iterators it stays lazy, so their effects keep eager order."""
+    made for this call the result is computed now, as a plain list iterator (building tuples has
+    no effects); over generators, user iterators or an iterator the program holds (it must be
+    left just past the items taken) it stays lazy, so effects and positions keep eager order."""
+    from .iterators import CountIteratorVariable, ListIteratorVariable, ZipVariable
+    from .lists import TupleVariable
     if all(isinstance(it, (ListIteratorVariable, CountIteratorVariable)) for it in iterators) and \
-            any(isinstance(it, ListIteratorVariable) for it in iterators):
+            any(isinstance(it, ListIteratorVariable) for it in iterators) and \
+            not any(it is given for it in iterators for given in iterables):
         n = min(len(tx.output.side_effects.get(it)) for it in iterators if isinstance(it, ListIteratorVariable))
         rows = [TupleVariable(tuple(it.next_item(tx) for it in iterators)) for _ in range(n)]
         return ListIteratorVariable.create(tx, rows, kind)
@@ -350,13 +404,8 @@ def _map(tx, fn, iterable, /, *iterables):
 
 
 def _filter(tx, fn, iterable, /):
-    keep = []
-    for item in tx.unpack_iterable(iterable):
-        test = item if fn.is_python_constant() and fn.as_python_constant() is None else \
-            fn.call_function(tx, [item], {})
-        if test.truth(tx):
-            keep.append(item)
-    return ListIteratorVariable.create(tx, keep, "filter")
+    from .iterators import FilterVariable
+    return FilterVariable(iterator=tx.get_iter(iterable), predicate=fn)
 
 
 def _iter(tx, obj, /, *sentinel):
@@ -499,8 +548,9 @@ def _callable(tx, obj, /):
 
 
 def _id(tx, obj, /):
-    if obj.is_python_constant():
-        return const(id(obj.as_python_constant()))
+    if isinstance(obj, ConstantVariable):
+        return const(id(obj.value))     # the real object
+    # (a tuple made while tracing is no real object yet: `as_python_constant()` would build a new one)
     value = getattr(obj, "value", None)
     if value is not None:
         return const(id(value))
@@ -776,7 +826,7 @@ def _tuple_new(tx, cls, iterable=None):
 
 
 _HANDLERS: dict[Any, Callable] = {
-    len: _len, isinstance: _isinstance, issubclass: _issubclass, getattr: _getattr, hasattr: _hasattr,
+    len: _len, locals: _locals, isinstance: _isinstance, issubclass: _issubclass, getattr: _getattr, hasattr: _hasattr,
     setattr: _setattr, delattr: _delattr, min: _minmax(min), max: _minmax(max), sum: _sum,
     any: _any_all(any), all: _any_all(all), sorted: _sorted, reversed: _reversed, enumerate: _enumerate,
     zip: _zip, map: _map, filter: _filter, iter: _iter, next: _next, range: _range,

@@ -17,10 +17,11 @@ CONSTANT_TYPES = (type(None), bool, int, float, complex, str, bytes, type(Ellips
 
 
 def is_constant_value(value) -> bool:
-    if isinstance(value, (tuple, frozenset)):
+    tp = type(value)   # (not isinstance: it reads `__class__`, which a user property may answer)
+    if issubclass(tp, (tuple, frozenset)):
         return all(is_constant_value(v) for v in value)
-    return type(value) in CONSTANT_TYPES or (isinstance(value, (int, float, str)) and not isinstance(value, bool)
-                                             and type(value).__module__ == "builtins")
+    return tp in CONSTANT_TYPES or (issubclass(tp, (int, float, str)) and not issubclass(tp, bool)
+                                    and tp.__module__ == "builtins")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -69,7 +70,12 @@ class ConstantVariable(VariableTracker):
         raise Unsupported("python_protocol", what=f"iterating over {self.describe()}")
 
     def reconstruct(self, codegen):
-        codegen.load_const(self.value)
+        if type(self.value) in (str, bytes) and len(self.value) > 1:
+            # the very object: equal constants share one slot of the code's constants, but a string
+            # built at run time (`a[:3] + b[3:]`) is a new object, and `is` tells them apart
+            codegen.load_exact_object(self.value)
+        else:
+            codegen.load_const(self.value)
 
 
 def const(value) -> ConstantVariable:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 
+from ...probe import plain_hash
 from ..graph_break import Unsupported, user_error
 from ..reads import class_lookup
 from .base import NotConstant, VariableTracker, check_modelled_arguments, compare_equal, python_value
@@ -18,11 +19,19 @@ def hashable_key(tx, var):
     """The Python key a tracker stands for in a dict or set (constants, or identity for objects)."""
     if var.is_python_constant():
         value = var.as_python_constant()
+        if not plain_hash(value):
+            # a class whose metaclass defines __hash__/__eq__: eager runs them at every lookup
+            raise Unsupported("python_protocol", what=f"a {type(value).__name__} key with its own __hash__ or __eq__")
         try:
             hash(value)
             return value
         except TypeError:
             pass
+    if isinstance(var, SetVariable) and var.cls is frozenset:
+        # a frozenset made while tracing hashes and compares by its items, as the real one does
+        items = var.items(tx)
+        if all(i.is_python_constant() for i in items):
+            return frozenset(i.as_python_constant() for i in items)
     if isinstance(var, TensorVariable):
         return ("__tensor__", var.proxy.node)
     if isinstance(var, SymNodeVariable):
@@ -342,6 +351,11 @@ class DictViewVariable(VariableTracker):
         codegen.call_method(0)
 
 
+_SET_OPERATORS = ("__or__", "__and__", "__sub__", "__xor__")
+# what the operators of a set take (a dict view answers the reflected one)
+_SET_OPERANDS = (set, frozenset, type({}.keys()), type({}.items()))
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class SetVariable(VariableTracker):
     """A set or frozenset; contents are a tuple of trackers in SideEffects."""
@@ -409,6 +423,9 @@ class SetVariable(VariableTracker):
             return const(None)
         if name == "__iter__":
             return ContainerIteratorVariable.create(tx, self, "set")
+        if name in _SET_OPERATORS and not issubclass(args[0].python_type(), _SET_OPERANDS):
+            from ..operators import NOT_IMPLEMENTED
+            return NOT_IMPLEMENTED     # `{1} | [2]` raises TypeError; `union` takes any iterable
         if name in ("union", "__or__", "intersection", "__and__", "difference", "__sub__",
                     "symmetric_difference", "__xor__", "issubset", "issuperset", "__le__", "__ge__",
                     "__lt__", "__gt__", "__eq__", "isdisjoint"):

@@ -170,7 +170,15 @@ def list_iterator_at(seq, index, reverse):
     if index is None:
         return reversed([]) if reverse else iter([])
     it = reversed(seq) if reverse else iter(seq)
-    it.__setstate__(index)
+    size = len(seq)
+    if index + reverse > size:
+        # `__setstate__` clamps to the size; the list shrank since the iterator was there (and it
+        # was not advanced since, or it would be exhausted): set the index on a padded list
+        seq.extend([None] * (index + reverse - size))
+        it.__setstate__(index)
+        del seq[size:]
+    else:
+        it.__setstate__(index)
     return it
 
 
@@ -364,6 +372,34 @@ class ZipVariable(IteratorVariable):
 
     def next_item(self, tx):
         return self.fn(tx, [next_of(tx, it) for it in self.iterators])
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class FilterVariable(IteratorVariable):
+    """filter(predicate, iterator), pulled lazily as in eager mode: the predicate runs on an item
+    only when the next item is asked for. `predicate` None keeps the truthy items."""
+    iterator: VariableTracker = None
+    predicate: VariableTracker = None
+
+    def python_type(self):
+        return filter
+
+    def describe(self):
+        return "filter object"
+
+    def next_item(self, tx):
+        keep_truthy = self.predicate.is_python_constant() and self.predicate.as_python_constant() is None
+        while True:
+            item = next_of(tx, self.iterator)
+            test = item if keep_truthy else self.predicate.call_function(tx, [item], {})
+            if test.truth(tx):
+                return item
+
+    def reconstruct(self, codegen):
+        codegen.load_callable(filter)
+        codegen.reconstruct(self.predicate)
+        codegen.reconstruct(self.iterator)
+        codegen.call(2)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

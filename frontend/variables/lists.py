@@ -107,6 +107,10 @@ class BaseSequence(VariableTracker):
             for n in range(len(items))[slice(bounds[0], bounds[1])]:
                 if compare_equal(tx, items[n], args[0]):
                     return const(n)
+            if issubclass(self.python_type(), tuple):
+                raise user_error(ValueError("tuple.index(x): x not in tuple"))
+            if not args[0].is_python_constant():   # the message is the item's repr: user code
+                raise Unsupported("python_protocol", what=f"list.index of {args[0].describe()} not in the list")
             raise user_error(ValueError(f"{args[0].as_python_constant()!r} is not in {self.python_type().__name__}"))
         if name == "count":
             return const(sum(1 for i in items if compare_equal(tx, i, args[0])))

@@ -176,6 +176,9 @@ class ExceptionVariable(VariableTracker):
         return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, codegen):
+        if id(self) in codegen.tx.output.raised_exceptions:
+            raise Unsupported("unrebuildable", what=f"rebuilding a raised {self.cls.__name__} (its traceback "
+                                                     "and __context__ are run-time state)")
         codegen.push_null()
         codegen.load_const(self.cls)
         for a in self.args:

@@ -283,8 +283,9 @@ _NOT_OPS = tuple(f"torch.{name}" for name in ("_dynamo", "_inductor", "utils", "
 
 def is_torch_op(value) -> bool:
     """A callable from torch that becomes one graph node when called."""
-    if isinstance(value, type):
-        return value in GRAD_MODE_FACTORIES or value is torch.Size or value in FOLDED   # torch.finfo, torch.device
+    if issubclass(type(value), type):
+        # torch.finfo, torch.device... (by a lookup that never runs a metaclass __hash__)
+        return safe_in(value, GRAD_MODE_FACTORIES) or value is torch.Size or safe_in(value, FOLDED)
     module = static_getattr(value, "__module__")
     module = module if isinstance(module, str) else ""
     if not callable(value):

@@ -1,0 +1,438 @@
+"""Soundness of what a frame reads about itself and its objects: builtins rebound, a loop's list
+iterator across a graph break, lazy `filter`, `match` and `isinstance` decided as CPython decides
+them, metaclass `__hash__` never run at compile time, `locals()`, bare `raise` and the run-time
+state of raised exceptions. Each test compares compiled with eager (over mutations between calls)
+and asserts what was captured."""
+import builtins
+import collections.abc
+import enum
+
+import torch
+
+import bytegraph
+from bytegraph.testing import CompileCounter
+
+note = bytegraph.disable(lambda: None)   # never traced: a graph break
+
+
+def run(fn, *args):
+    try:
+        return ("ok", fn(*args))
+    except Exception as e:  # noqa: BLE001 - compared with eager
+        return ("raise", type(e).__name__, str(e))
+
+
+def same(a, b):
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and torch.equal(a, b)
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return type(a) is type(b) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    return a == b and type(a) is type(b)
+
+
+def compare(fn, *args, mutations=(), setup=lambda: None):
+    """compiled == eager on the first call and after each mutation; returns the CompileCounter."""
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt)
+    for mutate in (lambda: None, *mutations):
+        mutate()
+        setup()
+        want = run(fn, *args)
+        setup()
+        got = run(opt, *args)
+        assert same(got, want), (got, want)
+    return cnt
+
+
+def test_builtin_rebound_in_builtins_module_recompiles():
+    def f(x):
+        return x + divmod(7, 2)[0]
+    real = builtins.divmod
+    try:
+        cnt = compare(f, torch.ones(2), mutations=[lambda: setattr(builtins, "divmod", lambda a, b: (a, b)),
+                                                  lambda: setattr(builtins, "divmod", real)])
+    finally:
+        builtins.divmod = real
+    assert cnt.frame_count == 2 and cnt.op_count == 2
+
+
+def test_list_iterator_sees_the_list_changed_after_a_break():
+    def f(x):
+        items = [1, 2, 3]
+        seen = []
+        for v in items:
+            note()
+            if v == 1:
+                items.append(4)
+            seen.append(v)
+        return x + len(seen), seen
+    cnt = compare(f, torch.ones(2))
+    assert cnt.frame_count == 1
+
+
+def test_list_iterator_rebuilt_past_the_end_of_a_shrunk_list():
+    def f(x):
+        items = [1, 2, 3]
+        it = iter(items)
+        first = next(it)
+        items.clear()
+        note()
+        items.extend([5, 6, 7])
+        return x + first, list(it)
+    cnt = compare(f, torch.ones(2))
+    assert cnt.frame_count == 1
+
+
+def test_filter_runs_its_predicate_lazily():
+    log = []
+
+    def keep(v):
+        log.append(v)
+        return v > 1
+
+    def f(x):
+        it = filter(keep, [1, 2, 3])
+        log.append("made")
+        first = next(it)
+        log.append("after")
+        return x + first, list(log), type(it).__name__
+    cnt = compare(f, torch.ones(2), setup=log.clear)
+    assert cnt.frame_count == 1 and cnt.op_count == 1
+
+
+class Point:
+    __match_args__ = ("a", "b")
+
+    def __init__(self):
+        self.a, self.b = 1, 2
+
+
+class Opaque:
+    pass
+
+
+def test_match_class_reads_match_args_guarded():
+    def f(x, p):
+        match p:
+            case Point(u, v):
+                return x + u * 10 + v
+            case _:
+                return x
+    cnt = compare(f, torch.ones(2), Point(),
+                  mutations=[lambda: setattr(Point, "__match_args__", ("b", "a")),
+                             lambda: setattr(Point, "__match_args__", ("a",))])   # eager: TypeError
+    Point.__match_args__ = ("a", "b")
+    assert cnt.frame_count == 2
+
+
+def test_match_sequence_flag_set_by_register_recompiles():
+    def f(x, q):
+        match q:
+            case [*_]:
+                return x + 1
+            case _:
+                return x - 1
+    cnt = compare(f, torch.ones(2), Opaque(), mutations=[lambda: collections.abc.Sequence.register(Opaque)])
+    assert cnt.frame_count == 2
+
+
+def test_isinstance_reads_a_user_class_property_as_eager_does():
+    log = []
+
+    class Pretender:
+        @property
+        def __class__(self):
+            log.append("__class__ read")
+            return int
+
+    def f(x, o):
+        return x + 1, isinstance(o, int), type(o) is int, list(log)
+    cnt = compare(f, torch.ones(2), Pretender(), setup=log.clear)
+    assert cnt.frame_count == 1
+
+
+def test_isinstance_of_an_abc_follows_its_registry():
+    class Later:
+        pass
+
+    def f(x, o):
+        return x + isinstance(o, collections.abc.Sized)
+    cnt = compare(f, torch.ones(2), Later(), mutations=[lambda: collections.abc.Sized.register(Later)])
+    assert cnt.frame_count == 2 and cnt.op_count == 2
+
+
+def test_metaclass_hash_is_not_run_at_compile_time():
+    log = []
+
+    class Meta(type):
+        def __hash__(cls):
+            log.append("hash")
+            return 1
+
+        def __eq__(cls, other):
+            log.append("eq")
+            return cls is other
+
+    class WithMeta(metaclass=Meta):
+        pass
+
+    def f(x, c):
+        return x + (c is WithMeta), list(log)
+    cnt = compare(f, torch.ones(2), WithMeta, mutations=[lambda: None], setup=log.clear)
+    assert cnt.frame_count == 1
+
+    def g(x, c):
+        return x + {WithMeta: 1}[c], list(log)   # eager runs __hash__/__eq__: not traced
+    compare(g, torch.ones(2), WithMeta, mutations=[lambda: None], setup=log.clear)
+
+
+def test_locals_never_sees_bytegraph_temporaries():
+    def f(x):
+        y = x + 1
+        note()
+        z = 2
+        return y + z, sorted(locals())
+    bytegraph.reset()
+    compare(f, torch.ones(2))
+    explained = bytegraph.explain(f)(torch.ones(2))
+    assert explained.graph_count == 0 and explained.graph_break_count == 1   # the frame ran eagerly
+
+
+def test_bare_raise_reraises_the_handled_exception():
+    def f(x):
+        try:
+            try:
+                raise ValueError("a")
+            except ValueError:
+                x = x + 1
+                raise
+        except ValueError as e:
+            return x, str(e)
+    cnt = compare(f, torch.ones(2))
+    assert cnt.frame_count == 1 and cnt.op_count == 1
+
+
+def test_raised_exception_keeps_its_context_and_traceback():
+    def f(x):
+        try:
+            try:
+                raise KeyError("k")
+            except KeyError:
+                raise ValueError("v")
+        except ValueError as e:
+            err = e
+        return x + 1, err
+
+    def facts(fn):
+        out, err = fn(torch.ones(2))
+        return out, repr(err), repr(err.__context__), err.__traceback__ is not None
+    assert same(facts(bytegraph.compile(f, backend="eager")), facts(f))
+
+
+def test_enumerate_leaves_a_held_iterator_past_the_items_taken():
+    def index_of(a, b):
+        for i, j in enumerate(a):
+            if j == b:
+                return i
+        return -1
+
+    def f(x):
+        it = iter("leave")
+        r = index_of(it, "a")
+        note()
+        return x + r, next(it)
+    cnt = compare(f, torch.ones(2))
+    assert cnt.frame_count == 1 and cnt.op_count == 1
+
+
+def test_string_built_at_run_time_keeps_its_identity_across_a_break():
+    def f(x):
+        a = b = "xyzpdq"
+        c = a[:3] + b[3:]    # a new object in CPython, equal to `a`
+        d = a + ""           # `a` itself
+        note()
+        return x + 1, a is c, a is d, a == c
+    cnt = compare(f, torch.ones(2))
+    assert cnt.frame_count == 1
+
+
+def test_except_clause_matches_by_mro_without_metaclass_subclasscheck():
+    log = []
+
+    class Meta(type):
+        def __subclasscheck__(cls, sub):
+            log.append("__subclasscheck__")
+            raise ValueError
+
+    class Mine(Exception, metaclass=Meta):
+        pass
+
+    def f(x):
+        try:
+            raise KeyError("k")
+        except Mine:
+            return x - 1, list(log)
+        except KeyError:
+            return x + 1, list(log)
+    cnt = compare(f, torch.ones(2), setup=log.clear)
+    assert cnt.frame_count == 1 and cnt.op_count == 1
+
+
+def test_compiling_on_a_deep_stack_runs_that_call_eagerly():
+    import sys
+
+    def f(x):
+        return x + 1
+
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+
+    def deep(n):
+        return opt(torch.ones(2)) if n == 0 else deep(n - 1)
+    depth, frame = 0, sys._getframe()
+    while frame is not None:
+        depth, frame = depth + 1, frame.f_back
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(depth + 60)
+    try:
+        got = deep(40)      # room for the call, not for the compiler's own frames
+    finally:
+        sys.setrecursionlimit(limit)
+    assert torch.equal(got, f(torch.ones(2))) and cnt.frame_count == 0
+    assert torch.equal(opt(torch.ones(2)), f(torch.ones(2))) and cnt.frame_count == 1   # a shallow call compiles
+
+
+def test_vars_of_an_object_does_not_stop_graph_breaks():
+    class P:
+        def __init__(self):
+            self.a = 1
+
+    def f(x, p):
+        y = x + 1
+        note()
+        return y * 2, vars(p)
+    cnt = compare(f, torch.ones(2), P())
+    assert cnt.frame_count == 2
+
+
+def test_locals_is_the_frames_one_dict_refreshed_at_each_call():
+    def f(x):
+        y = x + 1
+        squares = [i * i for i in range(2)]
+        first = locals()
+        z = 3
+        second = locals()
+        del squares
+        third = locals()
+        return sorted(first), first is second is third, list(third), y + z
+    cnt = compare(f, torch.ones(2))
+    assert cnt.frame_count == 1 and cnt.op_count == 2
+
+
+def test_traceback_through_the_rest_of_a_frame_names_the_users_function():
+    import traceback
+
+    def f(x):
+        y = x + 1
+        note()
+        raise ValueError(y.shape)
+
+    cnt = CompileCounter()
+    try:
+        bytegraph.compile(f, backend=cnt)(torch.ones(2))
+    except ValueError as e:
+        names = {fs.name for fs in traceback.extract_tb(e.__traceback__) if fs.filename == __file__}
+    assert names == {"test_traceback_through_the_rest_of_a_frame_names_the_users_function", "f"}, names
+    assert cnt.frame_count == 1
+
+
+def test_isinstance_parameter_is_answered_from_the_class():
+    def f(x, p):
+        return x + 1, isinstance(x, torch.nn.Parameter), isinstance(p, torch.nn.Parameter)
+    cnt = compare(f, torch.ones(2), torch.nn.Parameter(torch.ones(2)))
+    assert cnt.frame_count == 1 and cnt.op_count == 1
+
+
+def test_recompile_reason_never_raises_when_a_guarded_item_is_gone():
+    shared = [1]
+
+    def f(x, t, o):
+        return x + len(t) + len(o)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    for t in ((shared,), ()):    # `o is t[0]` is guarded; explaining its failure reads t[0]
+        assert torch.equal(opt(torch.ones(2), t, shared), f(torch.ones(2), t, shared))
+    assert cnt.frame_count == 2
+
+
+def test_closure_returned_from_the_frame_sees_its_cells():
+    def f(x):
+        y = 1
+
+        def g():
+            return 5
+
+        def h():
+            return y + 1
+        return x + 1, g, h
+    cnt = CompileCounter()
+    out, g, h = bytegraph.compile(f, backend=cnt)(torch.ones(2))
+    assert torch.equal(out, f(torch.ones(2))[0]) and (g(), h()) == (5, 2)
+    assert cnt.frame_count == 1
+
+
+def test_set_operators_take_only_sets():
+    def f(x, other):
+        try:
+            return x + 1, {1, 2} | other
+        except TypeError:
+            return x - 1, "TypeError"
+    for other in ({3: 4}, "ab", [5], {6}, {7: 8}.keys()):
+        bytegraph.reset()
+        cnt = compare(f, torch.ones(2), other)
+        assert cnt.frame_count == 1
+
+
+def test_frozensets_made_while_tracing_hash_by_their_items():
+    def f(x):
+        s = set(map(frozenset, ["abcdef", "bcd", "bdcb", "fed", "fedccba"]))
+        return x + len(s), frozenset("ab") in {frozenset("ba")}
+    cnt = compare(f, torch.ones(2))
+    assert cnt.frame_count == 1 and cnt.op_count == 1
+
+
+class Color(int, enum.Enum):
+    RED = 0
+    GREEN = 1
+
+
+def test_symbolic_int_equals_an_int_valued_enum_member():
+    def f(x, color):
+        if color == Color.RED:
+            return x + 1
+        if Color.GREEN == color:
+            return x + 2
+        return x + 3
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    for color in (0, 1, 2, 1):    # from the second call on, `color` is a symbolic int
+        assert torch.equal(opt(torch.ones(2), color), f(torch.ones(2), color))
+    assert cnt.frame_count >= 2
+
+
+def test_index_of_a_missing_user_object_raises_as_eager():
+    class Never:
+        def __eq__(self, other):
+            return False
+
+        def __repr__(self):
+            return "Never()"
+
+    def f(x, seq, item):
+        try:
+            return x + seq.index(item)
+        except ValueError as e:
+            return x - 1, str(e)
+    for seq in ((1, 2), [1, 2]):
+        bytegraph.reset()
+        compare(f, torch.ones(2), seq, Never())
