@@ -343,6 +343,8 @@ def main():
     types = types[:args.limit] if args.limit else types
     types, rows = _buildable(types, timeout=max(args.timeout, 600))
     print(f"{len(types)} model types build tiny and run eagerly; {len(rows)} do not", file=sys.stderr, flush=True)
+    os.makedirs(args.out, exist_ok=True)
+    path = os.path.join(args.out, "hf_sweep.json" if args.backend == "eager" else f"hf_sweep_{args.backend}.json")
     start = time.time()
     for i, model_type in enumerate(types):
         row = _run_one(model_type, args.timeout, args.backend)
@@ -351,10 +353,8 @@ def main():
         detail = f"bytegraph {verdict(row.get('bytegraph', {}))}, torch {verdict(row.get('torch.compile', {}))}" \
             if status == "ok" else status
         print(f"[{i + 1}/{len(types)} {time.time() - start:.0f}s] {model_type}: {detail}", file=sys.stderr, flush=True)
-    os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, "hf_sweep.json" if args.backend == "eager" else f"hf_sweep_{args.backend}.json")
-    with open(path, "w") as f:
-        json.dump({"summary": summarize(rows), "rows": rows}, f, indent=1)
+        with open(path, "w") as f:      # after every model: a run stopped part way still leaves its rows
+            json.dump({"summary": summarize(rows), "rows": rows}, f, indent=1)
     print(to_markdown(rows))
     print(f"\nwrote {path}")
 
