@@ -171,6 +171,16 @@ def _compiler(name: str):
     return torch._dynamo.reset, compile_, lambda: sum(counters["graph_break"].values())
 
 
+def _bytegraph_reasons() -> list[str]:
+    """bytegraph's graph-break reasons (each with the user's line) and recompile reasons, for the JSON."""
+    import bytegraph
+    stats = bytegraph.stats
+    where = [f" @ {r.user_stack[-1].filename.split('/')[-1]}:{r.user_stack[-1].lineno}" if r.user_stack else ""
+             for r in stats.break_records]
+    breaks = [f"break: {r.reason[:160]}{w}" for r, w in zip(stats.break_records, where)]
+    return breaks[:8] + [f"recompile: {fn}: {why[:200]}" for fn, why in stats.recompile_reasons[:4]]
+
+
 def check_model(model_type: str, backend: str = "eager") -> dict:
     import torch
     row = build_check(model_type)
@@ -197,6 +207,8 @@ def check_model(model_type: str, backend: str = "eager") -> dict:
                 with torch.no_grad():
                     result["equal"] &= _same(opt(**more), model(**more))
             result["recompiles"] = counter.graphs - result["graphs"]
+            if name == "bytegraph":
+                result["why"] = _bytegraph_reasons()
         except Exception as e:  # noqa: BLE001 - reported per compiler
             result["error"] = f"{type(e).__name__}: {' '.join(str(e).split())[:200]}"
     row["training"] = _training_step(model, inputs)
