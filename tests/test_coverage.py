@@ -454,3 +454,56 @@ def test_method_through_a_cache_descriptor_breaks_cleanly():
     assert _CALLS == [2]            # cached after the first call, as eagerly
     reasons = [b.reason for b in bytegraph.explain(fn)(x).break_reasons]
     assert "custom descriptor _lru_cache_wrapper" in reasons[0]
+
+
+class _ScaleWithSetupContext(torch.autograd.Function):
+    @staticmethod
+    def forward(a, scale):
+        return a * scale
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+        ctx.scale = inputs[1]
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad * ctx.scale + a, None
+
+
+class _SetupContextWithSideEffect(_ScaleWithSetupContext):
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        _CALLS.append(1)
+        ctx.save_for_backward(inputs[0])
+        ctx.scale = inputs[1]
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_autograd_function_with_setup_context_is_one_node(backend):
+    def fn(x):
+        return _ScaleWithSetupContext.apply(x.sin(), 3.0).cos()
+    x = torch.randn(5, requires_grad=True)
+    cnt = check(fn, x)
+    targets = [getattr(n.target, "__name__", n.target) for n in cnt.graphs[0].graph.nodes]
+    assert targets == ["L__x", "sin", "_ScaleWithSetupContext_apply", "cos", "output"]
+    expected = fn(x)
+    expected.sum().backward()
+    grad, x.grad = x.grad, None
+    out = bytegraph.compile(fn, backend=backend)(x)
+    out.sum().backward()
+    assert torch.allclose(out, expected) and torch.allclose(x.grad, grad)
+
+
+def test_autograd_function_setup_context_with_side_effects_breaks():
+    def fn(x):
+        return _SetupContextWithSideEffect.apply(x + 1, 2.0) - 1
+    x = torch.randn(3)
+    _CALLS.clear()
+    explained = bytegraph.explain(fn)(x)
+    # (the eager apply then runs setup_context as a frame of its own, which breaks at ctx.save_for_backward)
+    assert "apply is not traceable (its forward changes Python state" in explained.break_reasons[0].reason
+    assert len(_CALLS) == 1
+    _CALLS.clear()
+    assert torch.equal(bytegraph.compile(fn)(x), fn(x)) and len(_CALLS) == 2

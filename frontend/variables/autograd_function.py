@@ -2,7 +2,8 @@
 `MyFunction.apply` itself, so forward, ctx and backward behave exactly as in eager.
 
 Compile time only. Before the node is made, the forward is traced speculatively (with a stand-in
-ctx, under no_grad as autograd runs it) and the trace is then rolled back: it only proves that the
+ctx, under no_grad as autograd runs it; a Function with `setup_context` has its forward traced
+without ctx and then `setup_context(ctx, inputs, output)`) and the trace is then rolled back: it only proves that the
 forward does nothing besides tensor work on its own values -- no Python side effects (globals,
 outside objects, cells), no in-place change of a tensor it did not create, nothing that breaks the
 graph. Only then is it safe to run the forward on fake tensors to learn the node's result (which
@@ -50,8 +51,6 @@ class AutogradFunctionApplyVariable(VariableTracker):
         cls = self.fn_cls
         if kwargs:
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" with keyword arguments")
-        if cls.setup_context is not _BASE_SETUP_CONTEXT:
-            raise Unsupported("unsupported_call", fn=self.describe(), detail=" (forward with a setup_context)")
         out = tx.output
         state = out.checkpoint()
         why = _forward_impurity(tx, cls, args)
@@ -86,14 +85,18 @@ def _forward_impurity(tx, cls, args):
     ctx = UserDefinedObjectVariable.create_new(tx, torch.autograd.function.FunctionCtx)
     needs = tuple(const(isinstance(a, TensorVariable) and a.example.requires_grad) for a in args)
     effects.store(ctx, {"needs_input_grad": TupleVariable(needs)})
-    out.set_grad_enabled(False)    # autograd runs the forward under no_grad
+    out.set_grad_enabled(False)    # autograd runs the forward (and setup_context) under no_grad
     from ..reads import class_lookup
-    forward, _ = class_lookup(tx, cls, "forward")    # guarded: a forward reassigned later recompiles
-    forward = forward.__func__ if isinstance(forward, staticmethod) else forward
-    if not isinstance(forward, types.FunctionType):
+    # guarded lookups: a forward or setup_context reassigned later recompiles
+    forward, setup = (_static_function(class_lookup(tx, cls, name)[0]) for name in ("forward", "setup_context"))
+    if forward is None or setup is None and cls.setup_context is not _BASE_SETUP_CONTEXT:
         return "is not a Python function"
     try:
-        UserFunctionVariable(fn=forward).call_function(tx, [ctx] + list(args), {})
+        if cls.setup_context is _BASE_SETUP_CONTEXT:
+            UserFunctionVariable(fn=forward).call_function(tx, [ctx] + list(args), {})
+        else:   # the "functorch" style: forward(*args), then setup_context(ctx, inputs, output)
+            result = UserFunctionVariable(fn=forward).call_function(tx, list(args), {})
+            UserFunctionVariable(fn=setup).call_function(tx, [ctx, TupleVariable(tuple(args)), result], {})
     except Unsupported as e:
         return f"cannot be traced: {e.reason}"
     except UserException:
@@ -106,3 +109,9 @@ def _forward_impurity(tx, cls, args):
                 node.args[0] in known_nodes:
             return f"changes a tensor it did not create ({name})"
     return None
+
+
+def _static_function(fn):
+    """The plain function behind a staticmethod looked up on the class (None: not a Python function)."""
+    fn = fn.__func__ if isinstance(fn, staticmethod) else fn
+    return fn if isinstance(fn, types.FunctionType) else None
