@@ -89,9 +89,9 @@ def _tracing_inputs(gm, example_inputs) -> list:
     fakes = [node.meta.get("example_value") for node in gm.graph.find_nodes(op="placeholder")]
     if len(fakes) != len(example_inputs) or any(f is None for f in fakes):
         return example_inputs
-    if not any(free_symbols(f) for f in fakes if isinstance(f, (torch.Tensor, torch.SymInt, torch.SymFloat))):
-        return example_inputs
-    return fakes
+    symbolic = [f for f in fakes if isinstance(f, (torch.SymInt, torch.SymFloat)) or isinstance(f, torch.Tensor) and
+                (free_symbols(f) or getattr(f, "item_memo", None) is not None)]   # a 0-d input read as a number
+    return fakes if symbolic else example_inputs
 
 
 @contextlib.contextmanager
@@ -112,6 +112,21 @@ def _symfloat_inputs_kept():
             os.environ["TENSORIFY_PYTHON_SCALARS"] = old
 
 
+@contextlib.contextmanager
+def _numbers_read_from_inputs(inputs):
+    """A 0-d input the frontend read as a number (`torch.arange(n)`) carries its symbol as the fake's
+    `item_memo`, which AOTAutograd drops between its passes (a new fake-mode epoch); it then reads
+    the number again as data-dependent (an unbacked symbol), which its fake mode must allow."""
+    modes = {f.fake_mode for f in inputs if isinstance(f, torch.Tensor) and getattr(f, "item_memo", None) is not None}
+    for mode in modes:
+        mode.allow_scalar_outputs = True
+    try:
+        yield
+    finally:
+        for mode in modes:
+            mode.allow_scalar_outputs = False
+
+
 def aot_autograd(gm, example_inputs, *, fw_compiler: Callable = run_eagerly, bw_compiler: Callable | None = None,
                  inference_compiler: Callable | None = None, partitioner="default", decompositions=None,
                  graph_hook: Callable | None = None):
@@ -123,9 +138,11 @@ def aot_autograd(gm, example_inputs, *, fw_compiler: Callable = run_eagerly, bw_
     import torch._functorch.config
     from torch._functorch.aot_autograd import aot_module_simplified
     number = next(_graph_numbers)
-    with torch._functorch.config.patch(force_non_lazy_backward_lowering=True), _symfloat_inputs_kept():
+    inputs = _tracing_inputs(gm, example_inputs)
+    with torch._functorch.config.patch(force_non_lazy_backward_lowering=True), _symfloat_inputs_kept(), \
+            _numbers_read_from_inputs(inputs):
         compiled = aot_module_simplified(
-            gm, _tracing_inputs(gm, example_inputs),
+            gm, inputs,
             fw_compiler=_logged("forward", number, fw_compiler, graph_hook),
             bw_compiler=_logged("backward", number, bw_compiler or fw_compiler, graph_hook),
             inference_compiler=_logged("inference", number, inference_compiler or fw_compiler, graph_hook),

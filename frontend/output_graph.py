@@ -30,6 +30,7 @@ from torch._subclasses.fake_tensor import (
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv
 
 from ..guards.guard import Guard, TensorMeta, global_state_guards
+from ..guards.source import TensorPropertySource
 from ..guards.shape import ShapeEnvSource, ShapeGuardError, ShapePolicy, shape_guards, tensor_properties
 from .graph_break import Unsupported
 from .side_effects import SideEffects, SideEffectsState
@@ -50,6 +51,11 @@ _METADATA_MUTATIONS = {"t_", "transpose_", "squeeze_", "unsqueeze_", "as_strided
 # in-place ops that replace or grow a tensor's storage: functionalizing backends (aot_eager, inductor)
 # cannot express them on a graph input, so they run as Python (a graph break)
 _STORAGE_MUTATIONS = {"resize_", "resize_as_", "set_"}
+
+
+def _scalar_like(t: torch.Tensor) -> bool:
+    return t.dim() == 0 and type(t) is torch.Tensor and t.device.type == "cpu" and \
+        t.dtype in (torch.int64, torch.float64)
 
 
 def _is_pure_function(fn) -> bool:
@@ -218,6 +224,32 @@ class OutputGraph:
                     self._add_size_input(prop_source, sym)
         return var
 
+    def _read_inputs_as_numbers(self, args) -> bool:
+        """A torch call read a tensor's value as a Python number (`torch.arange(n)`, `torch.zeros(n)`):
+        as torch.compile does, each 0-d int64/float64 CPU graph input among `args` gets a symbol of
+        its own, with its real value as hint and defined by `L['n'].item()`, so fake propagation gives
+        sizes in that symbol instead of a data-dependent break. The graph still computes from the
+        tensor at run time; whatever tracing assumed about the value is guarded. (Only these dtypes:
+        for them a Python number says exactly what the tensor holds.) True if any input got one."""
+        from torch.fx.experimental.symbolic_shapes import DimDynamic
+        found = False
+        for var in args:
+            real = self.real_value_of(var) if isinstance(var, TensorVariable) else None
+            fake = var.example if real is not None else None
+            if real is None or not _scalar_like(real) or fake.item_memo is not None:
+                continue
+            number = real.item()
+            if isinstance(number, float) and not math.isfinite(number):
+                continue
+            item_source = TensorPropertySource(var.source, "item")
+            env_source = ShapeEnvSource(item_source)
+            sym = self.shape_env.create_unspecified_symbol(number, env_source, dynamic_dim=DimDynamic.DYNAMIC)
+            make = self.shape_env.create_symintnode if isinstance(number, int) else self.shape_env.create_symfloatnode
+            fake.item_memo = make(sym, hint=number, source=env_source)     # dropped by any in-place change
+            self.input_properties[var.source] = [(item_source, sym)]
+            found = True
+        return found
+
     def add_scalar_input(self, value, source) -> SymNodeVariable:
         """An unspecialized Python int/float (see guards/shape.py): a SymInt/SymFloat placeholder
         of its own symbol, fed the real number from `source`. Guards: its type, and whatever
@@ -349,6 +381,9 @@ class OutputGraph:
                 else:
                     example = getattr(fake_args[0], target)(*fake_args[1:], **fake_kwargs)
         except (DataDependentOutputException, DynamicOutputShapeException) as e:
+            if isinstance(e, DataDependentOutputException) and \
+                    self._read_inputs_as_numbers(list(args) + list(kwargs.values())):
+                return self._create(kind, target, args, kwargs)
             raise Unsupported("data_dependent", what=f"{getattr(target, '__name__', target)} ({type(e).__name__})")
         except GuardOnDataDependentSymNode as e:
             raise Unsupported("data_dependent", what=str(e).splitlines()[0])

@@ -380,11 +380,12 @@ class ModuleGlobalSource(Source):
 
 @dataclasses.dataclass(frozen=True)
 class TensorPropertySource(Source):
-    """A size, stride or storage offset of a tensor: `L['x'].size(0)`. The source of a symbolic
-    size's graph input and of the values that shape guards compare."""
+    """A size, stride or storage offset of a tensor: `L['x'].size(0)`, or the number a 0-d tensor
+    holds, `L['n'].item()`. The source of a symbolic size's graph input and of the values that
+    shape guards compare."""
     base: Source
-    prop: str            # "size", "stride" or "storage_offset"
-    index: Any = None    # the dim (None for storage_offset)
+    prop: str            # "size", "stride", "storage_offset" or "item"
+    index: Any = None    # the dim (None for storage_offset and item)
 
     def name(self):
         return f"{self.base.name()}.{self.prop}({'' if self.index is None else self.index})"

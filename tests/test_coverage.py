@@ -507,3 +507,52 @@ def test_autograd_function_setup_context_with_side_effects_breaks():
     assert len(_CALLS) == 1
     _CALLS.clear()
     assert torch.equal(bytegraph.compile(fn)(x), fn(x)) and len(_CALLS) == 2
+
+
+# -- 0-d tensors read as Python numbers by torch calls ---------------------------------------------
+def _sized_by_tensor(x, n):
+    return torch.arange(n) * x.sum() + torch.zeros(n, 2).sum(1)
+
+
+def test_zero_dim_tensor_read_as_a_size_is_one_graph_for_all_values():
+    x = torch.randn(4)
+    check(_sized_by_tensor, x, torch.tensor(3))
+    cnt = CompileCounter()
+    opt = bytegraph.compile(_sized_by_tensor, backend=cnt)
+    for n in (torch.tensor(3), torch.tensor(5), torch.tensor(2), torch.tensor(9)):
+        assert same(opt(x, n), _sized_by_tensor(x, n))
+    assert cnt.frame_count == 1            # the value is a symbol, as in torch.compile
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_zero_dim_tensor_read_as_a_size_through_backends(backend):
+    x = torch.randn(4)
+    opt = bytegraph.compile(_sized_by_tensor, backend=backend)
+    for n in (torch.tensor(3), torch.tensor(6)):
+        assert same(opt(x, n), _sized_by_tensor(x, n))
+    assert bytegraph.stats.graphs == 1
+
+
+def test_zero_dim_tensor_value_branched_on_is_guarded():
+    def fn(x, n):
+        return x + 1 if torch.arange(n).shape[0] > 4 else x - 1
+    x = torch.randn(3)
+    check(fn, x, torch.tensor(3))
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt)
+    assert same(opt(x, torch.tensor(3)), fn(x, torch.tensor(3)))
+    assert same(opt(x, torch.tensor(7)), fn(x, torch.tensor(7)))   # the other branch: a new graph
+    assert same(opt(x, torch.tensor(2)), fn(x, torch.tensor(2)))   # the first graph again
+    assert same(opt(x, 6), fn(x, 6))                               # not a tensor at all
+    assert cnt.frame_count == 3
+
+
+def test_zero_dim_tensor_changed_in_place_before_the_read():
+    def fn(x, n):
+        n.add_(2)
+        return torch.arange(n) + x.sum()
+    x = torch.randn(3)
+    n_compiled, n_eager = torch.tensor(3), torch.tensor(3)
+    cnt = CompileCounter()
+    assert same(bytegraph.compile(fn, backend=cnt)(x, n_compiled), fn(x, n_eager))
+    assert torch.equal(n_compiled, n_eager) and cnt.frame_count == 1

@@ -368,6 +368,8 @@ def inductor(gm, example_inputs):
     they are specialized per concrete size at call time (`SpecializeOnShapes`)."""
     if _makes_non_strided(gm):
         return gm  # sparse results: no IR for them (nor AOTAutograd support), the graph runs as is
+    if _reads_numbers_from_inputs(gm):
+        return gm  # sizes from a 0-d input's value (`torch.arange(n)`): no IR for them, the graph runs as is
     if _is_symbolic(example_inputs):
         if _needs_autograd(example_inputs):
             return _compile_static(gm, example_inputs)  # AOTAutograd traces symbolically, see _boxed
@@ -381,6 +383,11 @@ def inductor(gm, example_inputs):
                 pass
         return disable(SpecializeOnShapes(gm))
     return _compile_static(gm, example_inputs)
+
+
+def _reads_numbers_from_inputs(gm) -> bool:
+    return any(getattr(n.meta.get("example_value"), "item_memo", None) is not None
+               for n in gm.graph.find_nodes(op="placeholder"))
 
 
 def _makes_non_strided(gm) -> bool:
