@@ -24,7 +24,7 @@ from .frontend.graph_break import GraphBreakError, Unsupported
 from .backends.distributed import DDPGraphSplitter, active_ddp_module
 from .backends.registry import BackendContractError
 from .guards.builder import CheckFunction
-from .guards.guard import ID_MATCH
+from .guards.guard import ID_MATCH, user_dispatch_mode_active
 from .guards.shape import ShapePolicy
 
 
@@ -81,6 +81,8 @@ class FrameCompiler:
         action = self._without_compiling(code, func)
         if action is not None:
             return action
+        if user_dispatch_mode_active():
+            return FrameAction.RUN_EAGERLY  # this call, and what it calls (the entries' guards refuse it too)
         cache = _C.get_cache(code)
         if cache is None:
             return FrameAction.RUN_AS_IS

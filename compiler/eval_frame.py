@@ -115,6 +115,11 @@ def compile(fn_or_module=None, *, backend="eager", fullgraph=False, dynamic=None
     return compiled
 
 
+# called from compiled code, `compile` runs as Python (a graph break): tracing into it would model
+# bytegraph's own machinery, and returning anything but a new wrapper would be wrong
+compile._bytegraph_disabled = True
+
+
 def run(fn):
     """Run `fn` using already-compiled cache entries only; never compile."""
     @functools.wraps(fn)

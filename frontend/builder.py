@@ -21,7 +21,13 @@ from .variables.builtins import BuiltinVariable, OperatorGetterVariable, has_bui
 from .variables.constant import ConstantVariable, LazyGuardedScalarVariable, is_constant_value
 from .variables.dicts import DictVariable, SetVariable
 from .variables.distributed import DistributedFunctionVariable, is_distributed_function
-from .variables.functions import BoundMethodVariable, PartialVariable, SkippedFunctionVariable, UserFunctionVariable
+from .variables.functions import (
+    BoundMethodVariable,
+    CompiledFunctionVariable,
+    PartialVariable,
+    SkippedFunctionVariable,
+    UserFunctionVariable,
+)
 from .variables.lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable, is_named_tuple_class
 from .variables.misc import PythonModuleVariable
 from .variables.nn_module import NNModuleVariable
@@ -54,6 +60,11 @@ def _trace_only_classes():
 def is_skipped_function(fn) -> bool:
     return static_getattr(fn, "__code__") in _skipped_wrapper_codes() or \
         static_getattr(fn, "_bytegraph_disabled") is True
+
+
+def is_compiled_function(fn) -> bool:
+    """A function made by `bytegraph.compile` (traced as the function it wraps)."""
+    return _is_a(fn, types.FunctionType) and "_bytegraph_callback" in fn.__dict__
 
 
 def _is_frame_varkw(tx, source) -> bool:
@@ -289,6 +300,12 @@ def _wrap_callable(tx, value, source, trusted, guard):
     if is_skipped_function(value):
         guard(Guard.id_match(source, value))
         return SkippedFunctionVariable(fn=value, source=source)
+    if is_compiled_function(value) and source is not None:
+        # a new wrapper per `compile` call: what a call does is the wrapped function (guarded when
+        # the call reads it), so the wrapper is guarded by its code, not its identity
+        guard(Guard.type_match(source, types.FunctionType))
+        guard(Guard.id_match(AttrSource(source, "__code__"), value.__code__))
+        return CompiledFunctionVariable(wrapper=value, source=source)
     if is_distributed_function(value):
         guard(Guard.id_match(source, value))
         return DistributedFunctionVariable(fn=value, source=source)

@@ -23,7 +23,7 @@ from ..guards.guard import Guard
 from ..guards.source import AttrSource, LocalSource
 from . import lifetimes
 from .break_codegen import FrameCheckpoint, can_break_at, compile_break, emit_set_grad
-from .builder import is_skipped_function, wrap
+from .builder import is_compiled_function, is_skipped_function, wrap
 from .codegen import PyCodegen, new_code
 from .graph_break import Unsupported
 from .opcodes import OPCODES, Checkpoint
@@ -218,7 +218,7 @@ def reads_own_frame(code) -> bool:
 
 def _is_closure_function(value) -> bool:
     return type(value) is types.FunctionType and value.__closure__ is not None and \
-        not is_skipped_function(value) and not is_resume_code(value.__code__)
+        not is_skipped_function(value) and not is_compiled_function(value) and not is_resume_code(value.__code__)
 
 
 def _collect_graph_values(tx, roots) -> list:

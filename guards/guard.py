@@ -132,7 +132,10 @@ class GLOBAL_STATE(GuardKind):
         state = dict(g.expected for g in guards)
         fast = GlobalStateGuard(state["grad_enabled"], state["default_dtype"], state["deterministic_algorithms"],
                                 state["autocast"], state["autocast_cache"])
-        return f"{check.const(fast, 'global_state')}()"
+        text = f"{check.const(fast, 'global_state')}()"
+        if "user_dispatch_mode" in state:
+            text += f" and not {check.const(user_dispatch_mode_active, 'user_dispatch_mode')}()"
+        return text
 
     def describe(self, guard):
         return f"{guard.expected[0]} == {guard.expected[1]!r}"
@@ -482,6 +485,14 @@ MODULE_HOOK_TABLES = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks",
 # device types with an autocast state (an op on any of them may be autocast while the graph runs)
 AUTOCAST_DEVICES = ("cpu", "cuda", "xpu", "mps", "hpu", "xla", "ipu", "mtia", "privateuseone")
 
+def user_dispatch_mode_active() -> bool:
+    """A TorchDispatchMode of the user's is active (torch's own infrastructure modes do not count).
+    Compiled code never runs under one, as with torch.compile: compiling would show the mode fake
+    ops, and a graph would show it the backend's ops instead of the program's."""
+    from torch.utils._python_dispatch import any_torch_dispatch_mode_on_stack
+    return torch._C._len_torch_dispatch_stack() > 0 and any_torch_dispatch_mode_on_stack()
+
+
 GLOBAL_STATE_READERS = {
     "grad_enabled": torch.is_grad_enabled,
     "default_dtype": torch.get_default_dtype,
@@ -489,6 +500,7 @@ GLOBAL_STATE_READERS = {
     "autocast": lambda: tuple((d, torch.is_autocast_enabled(d), torch.get_autocast_dtype(d))
                               for d in AUTOCAST_DEVICES),
     "autocast_cache": torch.is_autocast_cache_enabled,
+    "user_dispatch_mode": user_dispatch_mode_active,
 }
 
 

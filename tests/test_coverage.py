@@ -556,3 +556,58 @@ def test_zero_dim_tensor_changed_in_place_before_the_read():
     cnt = CompileCounter()
     assert same(bytegraph.compile(fn, backend=cnt)(x, n_compiled), fn(x, n_eager))
     assert torch.equal(n_compiled, n_eager) and cnt.frame_count == 1
+
+
+# -- compile inside compiled code, and under a TorchDispatchMode ---------------------------------------
+def _cos(x):
+    return x.cos()
+
+
+_compiled_cos = bytegraph.compile(_cos)
+
+
+def test_compiled_function_called_from_compiled_code_joins_the_graph():
+    def fn(x):
+        return _compiled_cos(x.sin()) + 1
+    cnt = check(fn, torch.randn(3), like_torch=False)
+    assert cnt.op_count == 3
+
+
+def test_compile_called_inside_compiled_code_breaks_once():
+    def fn(x):
+        return bytegraph.compile(_cos)(x) + 1
+    check(fn, torch.randn(3), graphs=1, breaks=1, like_torch=False)   # (torch.compile fails on this)
+
+
+def test_compiled_function_returned_is_the_wrapper():
+    def fn(x):
+        return _compiled_cos, x + 1
+    out = bytegraph.compile(fn)(torch.randn(2))
+    assert out[0] is _compiled_cos
+
+
+class _OpLog(torch.utils._python_dispatch.TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.ops = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+
+def test_dispatch_mode_sees_what_eager_does():
+    def fn(x):
+        return (x.sin() + 1).cos()
+    x = torch.randn(3)
+    with _OpLog() as eager:
+        expected = fn(x)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt)
+    with _OpLog() as first:          # never compiled under a mode: it would see fake ops
+        got = opt(x)
+    assert same(got, expected) and first.ops == eager.ops and cnt.frame_count == 0
+    assert same(opt(x), expected) and cnt.frame_count == 1
+    with _OpLog() as cached:         # nor a graph run under one
+        got = opt(x)
+    assert same(got, expected) and cached.ops == eager.ops and cnt.frame_count == 1

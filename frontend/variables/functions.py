@@ -323,3 +323,19 @@ class SkippedFunctionVariable(VariableTracker):
 
     def call_function(self, tx, args, kwargs):
         raise Unsupported("skipped_function", fn=self.describe())
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class CompiledFunctionVariable(VariableTracker):
+    """A function made by `bytegraph.compile`, called from compiled code: the call is traced as the
+    function it wraps, so its work joins the caller's graph under the caller's compile settings (as
+    torch.compile treats a compiled function called from compiled code). The object itself stays
+    the wrapper (always read from its source): stored or returned, it is the real compiled function."""
+    wrapper: object = None
+
+    def describe(self):
+        return f"compiled function {getattr(self.wrapper, '__qualname__', '?')}"
+
+    def call_function(self, tx, args, kwargs):
+        inner = self.wrapper.__dict__["_orig_fn"]
+        return tx.wrap(inner, AttrSource(self.source, "_orig_fn")).call_function(tx, args, kwargs)
