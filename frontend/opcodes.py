@@ -286,7 +286,7 @@ def make_function(tx, ins):
     closure = tx.pop().items if flags & 0x08 else ()
     annotations = tx.pop() if flags & 0x04 else None   # a tuple (name, value, name, value...)
     kwdefaults = tuple((k.as_python_constant(), v) for k, v in tx.pop().pairs(tx)) if flags & 0x02 else ()
-    defaults = tuple(tx.pop().items) if flags & 0x01 else ()
+    defaults = tuple(tx.pop().unpack(tx)) if flags & 0x01 else ()   # a constant tuple, or a built one
     tx.push(NestedFunctionVariable(code=code, f_globals=tx.f_globals, qualname=code.co_qualname,
                                    defaults=defaults, kwdefaults=kwdefaults, closure=tuple(closure),
                                    annotations=annotations))

@@ -513,7 +513,7 @@ def _scalar(kind):
         if args and isinstance(args[0], TensorVariable):
             raise Unsupported("data_dependent", what=f"{kind.__name__}() of a tensor")
         if all(a.is_python_constant() for a in args):
-            return const(kind(*[a.as_python_constant() for a in args]))
+            return const(fold(kind, *[a.as_python_constant() for a in args]))   # int('ab'): the program's ValueError
         if kind is bool and len(args) == 1:
             return const(args[0].truth(tx))
         if kind is str and len(args) == 1:

@@ -1,6 +1,7 @@
 """Sequences: tuple, list, torch.Size, range, slice and named tuples."""
 from __future__ import annotations
 
+import collections
 import dataclasses
 import operator
 
@@ -86,6 +87,9 @@ class BaseSequence(VariableTracker):
         if isinstance(index, slice):
             return self.rebuild(tx, items[index])
         if isinstance(index, int):
+            # out of range: the program's own IndexError, with eager's message ("list index out of range")
+            kind = next((c for c in (list, collections.deque) if issubclass(self.python_type(), c)), tuple)
+            fold(operator.getitem, kind(range(len(items))), index)
             return items[index]
         raise Unsupported("python_protocol", what=f"indexing {self.describe()} with {index_var.describe()}")
 

@@ -3,7 +3,8 @@
 generators, comprehensions, globals, string formatting, builtins with keywords, mixed arithmetic, with
 blocks, match) with tensor ops; runs it eagerly and compiled by bytegraph (backend "eager", counted) over
 several calls with the inputs and the globals mutated between calls, and compares return values (type and
-value), exceptions (type and args) and side effects (globals, mutated arguments).
+value), exceptions (type and args) and side effects (globals, mutated arguments). Programs where
+bytegraph hit an internal error (sound: that instruction ran as Python, but a bug) are counted apart.
 
     python -m tests.oracles.fuzz --seeds 0:500 [--json fuzz.json] [--out-dir fuzz_failures]
 
@@ -307,6 +308,23 @@ def _tensor_control(r, k):
     return "", op
 
 
+def _tensor_numbers(r, k):
+    """0-d tensors that torch calls read as numbers (`torch.arange(t)`): a global the environment
+    changes between calls (its value, or to a 1-d tensor: then eager raises too)."""
+    pre = f"G_T{k} = torch.tensor({r.randint(0, 5)})\nG_F{k} = torch.tensor({r.choice([0.5, 2.0, 3.25])}, dtype=torch.float64)\n"
+    op = r.choice([
+        f"out.append(torch.arange(G_T{k}) * 1.5 + len(lst))",
+        f"out.append(torch.zeros(G_T{k}, 2).sum(1) + n)",
+        f"G_T{k}.add_(1)\nout.append(torch.ones(G_T{k}))",
+        f"out.append(x + 1 if torch.arange(G_T{k}).shape[0] > 2 else y)",
+        f"out.append(torch.arange(G_F{k}))",
+        f"out.append(torch.arange(0, G_F{k}, 0.5).sum() * x)",
+        f"out.append(torch.linspace(0, 1, G_T{k}) if G_T{k}.dim() == 0 else None)",
+        f"out.append(torch.full((2,), G_T{k}) + torch.arange(G_T{k}).sum())",
+    ])
+    return pre, op
+
+
 def _with_blocks(r, k):
     pre = (f"LOG{k} = []\n"
            f"class CM{k}:\n"
@@ -348,9 +366,9 @@ def _control(r, k):
 
 SNIPPETS = [_containers_list, _containers_tuple, _containers_dict, _containers_set, _closures, _classes,
             _exceptions, _generators, _comprehensions, _globals, _strings, _builtins, _arith, _tensors,
-            _tensor_control, _with_blocks, _control]
+            _tensor_control, _with_blocks, _control, _tensor_numbers]
 # tensor-only programs capture in one graph more often: weight them so the capture figure means something
-WEIGHTS = [3, 2, 3, 2, 2, 3, 3, 2, 2, 3, 2, 3, 3, 6, 1, 2, 2]
+WEIGHTS = [3, 2, 3, 2, 2, 3, 3, 2, 2, 3, 2, 3, 3, 6, 1, 2, 2, 2]
 
 
 def _hoist(op: str) -> str:
@@ -551,6 +569,8 @@ def check(seed: int, src: str | None = None, timeout: float = 30.0, hoist: bool 
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
     rec["graphs"] = counter.frame_count
+    # sound (the instruction ran as Python) but a bytegraph bug all the same: reported apart
+    rec["internal"] = [r.reason for r in bytegraph.stats.break_records if r.kind == "internal_error"][:3]
     return rec
 
 
@@ -617,9 +637,13 @@ def main(argv=None):
     n = len(records)
     count = {s: sum(r["status"] == s for r in records) for s in ("equal", "mismatch", "bytegraph error", "timeout")}
     one_graph = sum(r["graphs_first_call"] == 1 for r in records)
-    print(f"{'programs':>9}{'equal':>8}{'mismatch':>10}{'bg error':>10}{'timeout':>9}{'one graph':>11}{'secs':>7}")
+    internal = [r for r in records if r.get("internal")]
+    print(f"{'programs':>9}{'equal':>8}{'mismatch':>10}{'bg error':>10}{'timeout':>9}{'one graph':>11}"
+          f"{'internal':>10}{'secs':>7}")
     print(f"{n:>9}{count['equal']:>8}{count['mismatch']:>10}{count['bytegraph error']:>10}{count['timeout']:>9}"
-          f"{100.0 * one_graph / max(n, 1):>10.1f}%{time.time() - start:>7.0f}")
+          f"{100.0 * one_graph / max(n, 1):>10.1f}%{len(internal):>10}{time.time() - start:>7.0f}")
+    for r in internal[:10]:
+        print(f"  internal error break, seed {r['seed']}: {r['internal'][0][:160]}")
     for r in records:
         if r["status"] != "equal":
             print(f"  seed {r['seed']:>5} {r['status']:<16}{r['detail'].splitlines()[0][:150] if r['detail'] else ''}")
