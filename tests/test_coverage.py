@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import math
 import typing
 
 import bytegraph
@@ -611,3 +612,24 @@ def test_dispatch_mode_sees_what_eager_does():
     with _OpLog() as cached:         # nor a graph run under one
         got = opt(x)
     assert same(got, expected) and cached.ops == eager.ops and cnt.frame_count == 1
+
+
+# -- math.prod over a list built in the frame (HF Hiera's unroll) ----------------------------------
+def _flatten_patches(x, image_shape, patch_stride):
+    size = [i // s for i, s in zip(image_shape, patch_stride)]
+    return x.reshape(-1, math.prod(size), x.shape[-1]) * math.prod(size, start=0.5)
+
+
+def test_math_prod_of_a_list_is_traced():
+    check(_flatten_patches, torch.randn(2, 16, 3), (32, 32), (8, 8))
+
+
+def test_math_prod_of_symbolic_sizes_stays_in_the_graph():
+    def fn(x):
+        return x.reshape(math.prod(x.shape[:2]), -1)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt, dynamic=True)
+    for shape in ((2, 3, 4), (5, 2, 4), (3, 7, 2)):
+        x = torch.randn(shape)
+        assert same(opt(x), fn(x))
+    assert cnt.frame_count == 1

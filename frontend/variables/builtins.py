@@ -334,6 +334,14 @@ def _sum(tx, iterable, /, start=None):
     return result
 
 
+def _prod(tx, iterable, /, *, start=None):
+    """math.prod: `start * item0 * item1 ...` in order (symbolic sizes and tensors included)."""
+    result = start if start is not None else const(1)
+    for item in tx.unpack_iterable(iterable):
+        result = tx.binary_op(operator.mul, result, item)
+    return result
+
+
 def _any_all(fn):
     def handler(tx, iterable, /):
         it = tx.get_iter(iterable)
@@ -827,7 +835,7 @@ def _tuple_new(tx, cls, iterable=None):
 
 _HANDLERS: dict[Any, Callable] = {
     len: _len, locals: _locals, isinstance: _isinstance, issubclass: _issubclass, getattr: _getattr, hasattr: _hasattr,
-    setattr: _setattr, delattr: _delattr, min: _minmax(min), max: _minmax(max), sum: _sum,
+    setattr: _setattr, delattr: _delattr, min: _minmax(min), max: _minmax(max), sum: _sum, math.prod: _prod,
     any: _any_all(any), all: _any_all(all), sorted: _sorted, reversed: _reversed, enumerate: _enumerate,
     zip: _zip, map: _map, filter: _filter, iter: _iter, next: _next, range: _range,
     list: _container(list), tuple: _container(tuple), set: _container(set), frozenset: _container(frozenset),
