@@ -311,7 +311,8 @@ def _tensor_control(r, k):
 def _tensor_numbers(r, k):
     """0-d tensors that torch calls read as numbers (`torch.arange(t)`): a global the environment
     changes between calls (its value, or to a 1-d tensor: then eager raises too)."""
-    pre = f"G_T{k} = torch.tensor({r.randint(0, 5)})\nG_F{k} = torch.tensor({r.choice([0.5, 2.0, 3.25])}, dtype=torch.float64)\n"
+    pre = (f"G_T{k} = torch.tensor({r.randint(0, 5)})\n"
+           f"G_F{k} = torch.tensor({r.choice([0.5, 2.0, 3.25])}, dtype=torch.float64)\n")
     op = r.choice([
         f"out.append(torch.arange(G_T{k}) * 1.5 + len(lst))",
         f"out.append(torch.zeros(G_T{k}, 2).sum(1) + n)",
