@@ -17,6 +17,7 @@ from ..guards.shape import scalar_can_be_dynamic
 from ..guards.source import AttrSource, ItemSource, LocalSource
 from ..probe import overrides_in_python, safe_in, static_getattr, static_hasattr
 from .graph_break import Unsupported
+from .variables.autograd_function import CheckpointVariable
 from .variables.builtins import BuiltinVariable, OperatorGetterVariable, has_builtin_handler
 from .variables.constant import ConstantVariable, LazyGuardedScalarVariable, is_constant_value
 from .variables.dicts import DictVariable, SetVariable
@@ -297,6 +298,10 @@ def _wrap_special_object(tx, value, source, trusted, guard):
 
 def _wrap_callable(tx, value, source, trusted, guard):
     """Functions, methods, classes and builtins."""
+    checkpoint = sys.modules.get("torch.utils.checkpoint")
+    if checkpoint is not None and value is checkpoint.checkpoint:
+        guard(Guard.id_match(source, value))
+        return CheckpointVariable(fn=value, source=source)
     if is_skipped_function(value):
         guard(Guard.id_match(source, value))
         return SkippedFunctionVariable(fn=value, source=source)

@@ -633,3 +633,49 @@ def test_math_prod_of_symbolic_sizes_stays_in_the_graph():
         x = torch.randn(shape)
         assert same(opt(x), fn(x))
     assert cnt.frame_count == 1
+
+
+# -- torch.utils.checkpoint ---------------------------------------------------------------------------
+_ckpt_linear = torch.nn.Linear(4, 4)
+
+
+def _ckpt_block(y):
+    return F.dropout(_ckpt_linear(y).relu(), 0.3, training=True) * 2
+
+
+def _checkpointed(x):
+    return torch.utils.checkpoint.checkpoint(_ckpt_block, x.sin(), use_reentrant=False).sum()
+
+
+def test_checkpoint_is_traced_into_the_graph():
+    def fn(x):
+        return torch.utils.checkpoint.checkpoint(lambda y: _ckpt_linear(y).relu(), x.sin(), use_reentrant=False)
+    check(fn, torch.randn(3, 4))
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_checkpoint_training_step_equals_eager(backend):
+    x = torch.randn(3, 4, requires_grad=True)
+
+    def step(fn):
+        x.grad = _ckpt_linear.weight.grad = None
+        torch.manual_seed(0)         # the same dropout mask (eager replays it in the recompute)
+        out = fn(x)
+        out.backward()
+        return out.detach(), x.grad, _ckpt_linear.weight.grad
+    cnt = CompileCounter() if backend == "eager" else backend
+    assert same(step(bytegraph.compile(_checkpointed, backend=cnt)), step(_checkpointed))
+    assert backend != "eager" or cnt.frame_count == 1
+
+
+def test_checkpoint_of_a_function_with_side_effects_breaks():
+    calls = []
+
+    def block(y):
+        calls.append(1)           # eager runs this again in backward: inlining it once would differ
+        return y * 2
+
+    def fn(x):
+        return torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False) + 1
+    explained = bytegraph.explain(fn)(torch.randn(3))
+    assert explained.graph_break_count == 1 and "changes Python state" in explained.break_reasons[0].reason

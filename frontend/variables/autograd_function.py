@@ -10,6 +10,9 @@ graph. Only then is it safe to run the forward on fake tensors to learn the node
 runs the forward at compile time once more). Anything else graph-breaks at the call, with the reason.
 The guards the speculative trace needed are kept. The backward runs when autograd runs it (eager
 backend), or is traced by AOTAutograd like any backward.
+
+`torch.utils.checkpoint.checkpoint(fn, ..., use_reentrant=False)` uses the same proof, and then
+keeps the trace of `fn` (CheckpointVariable).
 """
 from __future__ import annotations
 
@@ -69,11 +72,36 @@ class AutogradFunctionApplyVariable(VariableTracker):
 
 def _forward_impurity(tx, cls, args):
     """Why the forward of `cls` cannot be a graph node (None: it can). Traces it; the caller rolls back."""
-    from ..translator import UserException
     from .functions import UserFunctionVariable
     from .lists import TupleVariable
     from .tensor import TensorVariable
     from .user_defined import UserDefinedObjectVariable
+    from ..reads import class_lookup
+
+    def run():
+        out = tx.output
+        ctx = UserDefinedObjectVariable.create_new(tx, torch.autograd.function.FunctionCtx)
+        needs = tuple(const(isinstance(a, TensorVariable) and a.example.requires_grad) for a in args)
+        out.side_effects.store(ctx, {"needs_input_grad": TupleVariable(needs)})
+        out.set_grad_enabled(False)    # autograd runs the forward (and setup_context) under no_grad
+        # guarded lookups: a forward or setup_context reassigned later recompiles
+        forward, setup = (_static_function(class_lookup(tx, cls, name)[0]) for name in ("forward", "setup_context"))
+        if forward is None or setup is None and cls.setup_context is not _BASE_SETUP_CONTEXT:
+            return "is not a Python function"
+        if cls.setup_context is _BASE_SETUP_CONTEXT:
+            UserFunctionVariable(fn=forward).call_function(tx, [ctx] + list(args), {})
+        else:   # the "functorch" style: forward(*args), then setup_context(ctx, inputs, output)
+            result = UserFunctionVariable(fn=forward).call_function(tx, list(args), {})
+            UserFunctionVariable(fn=setup).call_function(tx, [ctx, TupleVariable(tuple(args)), result], {})
+        return None
+    return impurity(tx, run)
+
+
+def impurity(tx, run):
+    """Why the code `run()` traces does more than tensor work on its own values (None: it does not):
+    it cannot be traced or raises, changes Python state outside itself (globals, outside objects,
+    cells), or changes in place a tensor it did not create. `run` returns a reason of its own or None."""
+    from ..translator import UserException
     out = tx.output
     effects = out.side_effects
 
@@ -82,25 +110,14 @@ def _forward_impurity(tx, cls, args):
                 {c: v for c, v in effects.cells.items() if c.source is not None})
     before = outside_state()
     known_nodes = set(out.graph.nodes)
-    ctx = UserDefinedObjectVariable.create_new(tx, torch.autograd.function.FunctionCtx)
-    needs = tuple(const(isinstance(a, TensorVariable) and a.example.requires_grad) for a in args)
-    effects.store(ctx, {"needs_input_grad": TupleVariable(needs)})
-    out.set_grad_enabled(False)    # autograd runs the forward (and setup_context) under no_grad
-    from ..reads import class_lookup
-    # guarded lookups: a forward or setup_context reassigned later recompiles
-    forward, setup = (_static_function(class_lookup(tx, cls, name)[0]) for name in ("forward", "setup_context"))
-    if forward is None or setup is None and cls.setup_context is not _BASE_SETUP_CONTEXT:
-        return "is not a Python function"
     try:
-        if cls.setup_context is _BASE_SETUP_CONTEXT:
-            UserFunctionVariable(fn=forward).call_function(tx, [ctx] + list(args), {})
-        else:   # the "functorch" style: forward(*args), then setup_context(ctx, inputs, output)
-            result = UserFunctionVariable(fn=forward).call_function(tx, list(args), {})
-            UserFunctionVariable(fn=setup).call_function(tx, [ctx, TupleVariable(tuple(args)), result], {})
+        why = run()
     except Unsupported as e:
         return f"cannot be traced: {e.reason}"
     except UserException:
         return "raises"
+    if why is not None:
+        return why
     if outside_state() != before:
         return "changes Python state outside the function"
     for node in out.graph.nodes:
@@ -115,3 +132,35 @@ def _static_function(fn):
     """The plain function behind a staticmethod looked up on the class (None: not a Python function)."""
     fn = fn.__func__ if isinstance(fn, staticmethod) else fn
     return fn if isinstance(fn, types.FunctionType) else None
+
+
+_CHECKPOINT_OPTIONS = {"use_reentrant", "preserve_rng_state", "determinism_check", "early_stop"}
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class CheckpointVariable(VariableTracker):
+    """`torch.utils.checkpoint.checkpoint(fn, *args, use_reentrant=False)`, traced as `fn(*args)`.
+    Eager runs `fn` once more during backward to recompute what it did not save: that changes memory,
+    not values (the RNG state is replayed), as long as `fn` only does tensor work on its own values --
+    proved as for a Function's forward, else a graph break. The graph keeps its activations instead
+    (no memory saving). Other forms (reentrant, `context_fn`, `debug`, keyword arguments for `fn`)
+    break the graph."""
+    fn: object = None
+
+    def describe(self):
+        return "torch.utils.checkpoint.checkpoint"
+
+    def call_function(self, tx, args, kwargs):
+        options = {k: v.as_python_constant() for k, v in kwargs.items() if v.is_python_constant()}
+        if not args or options.get("use_reentrant") is not False or len(options) != len(kwargs) or \
+                set(options) - _CHECKPOINT_OPTIONS:
+            raise Unsupported("unsupported_call", fn=self.describe(), detail=" (traced only with "
+                              "use_reentrant=False and no context_fn, debug or keyword arguments for the function)")
+        result = []
+
+        def run():
+            result.append(tx.call(args[0], list(args[1:]), {}))
+        why = impurity(tx, run)
+        if why is not None:
+            raise Unsupported("unsupported_call", fn=self.describe(), detail=f" (its function {why})")
+        return result[0]
