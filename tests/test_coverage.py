@@ -679,3 +679,39 @@ def test_checkpoint_of_a_function_with_side_effects_breaks():
         return torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False) + 1
     explained = bytegraph.explain(fn)(torch.randn(3))
     assert explained.graph_break_count == 1 and "changes Python state" in explained.break_reasons[0].reason
+
+
+class _SiLU(torch.nn.Module):      # like HF's activation classes: no __init__ of its own
+    def forward(self, x):
+        return F.silu(x)
+
+
+class _ScaledSiLU(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = 2.0
+
+    def forward(self, x):
+        return F.silu(x) * self.scale
+
+
+def test_user_module_built_only_by_module_init_inside_forward():
+    def fn(x):
+        return _SiLU()(x) + 1         # HF: ACT2FN["silu"](x) builds a fresh SiLUActivation per call
+    check(fn, torch.randn(3))
+
+
+def test_user_module_with_its_own_init_built_inside_forward_breaks():
+    def fn(x):
+        return _ScaledSiLU()(x) + 1
+    x = torch.randn(3)
+    assert same(bytegraph.compile(fn)(x), fn(x))
+    assert "user-defined module" in bytegraph.explain(fn)(x).break_reasons[0].reason
+
+
+def test_module_built_in_forward_does_not_escape_as_a_trace_constant():
+    def fn(x):
+        return _SiLU(), x + 1
+    opt = bytegraph.compile(fn)
+    a, b = opt(torch.randn(2))[0], opt(torch.randn(2))[0]
+    assert type(a) is _SiLU and a is not b      # a new module per call, as in eager

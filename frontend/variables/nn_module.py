@@ -22,12 +22,14 @@ _CONTAINERS = (torch.nn.Sequential, torch.nn.ModuleList, torch.nn.ModuleDict, to
 
 
 def new_torch_module(tx, cls, args, kwargs):
-    """`nn.MaxPool1d(2)` inside compiled code: one of torch's own module classes, built at trace time
+    """`nn.MaxPool1d(2)` inside compiled code: one of torch's own module classes (or a user class
+    whose building runs only `nn.Module.__init__`, like HF's `ACT2FN["silu"]`), built at trace time
     from constant arguments. Building it runs torch's code only; it is kept when that touched no RNG
     state and gave a module without parameters or buffers, which is the same whichever call made it
     (its attributes are constants of the trace; it exists only there, so letting it escape the frame
     breaks the graph)."""
-    if not cls.__module__.startswith("torch.nn.modules.") or issubclass(cls, _CONTAINERS):
+    if issubclass(cls, _CONTAINERS) or not (cls.__module__.startswith("torch.nn.modules.") or
+                                            _built_by_module_init(tx, cls)):
         raise Unsupported("unsupported_call", fn=f"class {cls.__qualname__}", detail=" (a user-defined module "
                                                                                      "created inside compiled code)")
     try:
@@ -44,6 +46,19 @@ def new_torch_module(tx, cls, args, kwargs):
         raise Unsupported("unsupported_call", fn=f"class {cls.__qualname__}",
                           detail=" (a module with parameters or buffers created inside compiled code)")
     return NNModuleVariable(value=module, cls=cls)
+
+
+def _built_by_module_init(tx, cls) -> bool:
+    """Whether `cls()` runs nothing but torch's `nn.Module.__init__`: no metaclass, `__new__` or
+    `__init__` of its own, `call_super_init` off and nothing after nn.Module in the MRO (which
+    `nn.Module.__init__` would call into). The class lookups are guarded."""
+    from ..reads import class_lookup
+    mro = cls.__mro__
+    if type(cls) is not type or mro[mro.index(torch.nn.Module) + 1:] != (object,):
+        return False
+    init, new = class_lookup(tx, cls, "__init__")[0], class_lookup(tx, cls, "__new__")[0]
+    return init is torch.nn.Module.__init__ and new is object.__dict__["__new__"] and \
+        class_lookup(tx, cls, "call_super_init")[0] is False
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
