@@ -206,11 +206,11 @@ class PyCodegen:
                 raise Unsupported("unrebuildable", what=f"rebuilding {var.describe()} after the graph")
             if hasattr(var.fn.fn, "__objclass__"):
                 # an unbound method of a builtin type bound to an instance (`super().__setitem__` in a dict
-                # subclass): `obj.name` would find the subclass's own method, so bind the very descriptor
-                self.load_callable(types.MethodType)
-                self.load_const(var.fn.fn)
+                # subclass): `obj.name` would find the subclass's own method, so bind the very descriptor,
+                # as eager does (`descriptor.__get__(obj)`: a method-wrapper or builtin method, not a method)
+                self.load_callable(var.fn.fn.__get__)
                 self.reconstruct(var.self_var)
-                self.call(2)
+                self.call(1)
                 return
             self.reconstruct(var.self_var)
             self.load_attr(name)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import functools
 import math
+import types
 import typing
 
 import bytegraph
@@ -715,3 +716,16 @@ def test_module_built_in_forward_does_not_escape_as_a_trace_constant():
     opt = bytegraph.compile(fn)
     a, b = opt(torch.randn(2))[0], opt(torch.randn(2))[0]
     assert type(a) is _SiLU and a is not b      # a new module per call, as in eager
+
+
+# -- found by CPython's test_types, compiled ------------------------------------------------------------
+def test_slot_bound_to_an_instance_is_a_method_wrapper():
+    def fn(x):
+        init, text = object().__init__, object().__str__
+        return x + 1, type(init), isinstance(text, types.MethodWrapperType), type(init).__name__, init, text
+
+    x = torch.randn(2)
+    expected = fn(x)
+    got = bytegraph.compile(fn)(x)
+    assert same(got[:4], expected[:4]) and [type(v) for v in got[4:]] == [type(v) for v in expected[4:]]
+    assert bytegraph.explain(fn)(x).graph_count == 1

@@ -195,6 +195,10 @@ class NestedFunctionVariable(BaseUserFunction):
         codegen.make_function(self)
 
 
+_BOUND_SLOT_TYPES = {types.WrapperDescriptorType: types.MethodWrapperType,
+                     types.MethodDescriptorType: types.BuiltinMethodType}
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class BoundMethodVariable(VariableTracker):
     """`obj.method`: a function (tracker, or a TensorMethod) bound to a self tracker."""
@@ -208,7 +212,13 @@ class BoundMethodVariable(VariableTracker):
         return f"bound method {getattr(self.fn, 'name', None) or self.fn.describe()}"
 
     def python_type(self):
-        return types.MethodType
+        # a C slot bound to an instance is what its descriptor's __get__ makes (`object().__init__`)
+        return _BOUND_SLOT_TYPES.get(type(self._slot()), types.MethodType)
+
+    def _slot(self):
+        """The method_descriptor / wrapper_descriptor this binds, or None."""
+        fn = self.fn.as_python_constant_or_none() if isinstance(self.fn, VariableTracker) else None
+        return fn if type(fn) in _BOUND_SLOT_TYPES else None
 
     def call_function(self, tx, args, kwargs):
         if isinstance(self.fn, VariableTracker):
