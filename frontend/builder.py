@@ -30,7 +30,7 @@ from .variables.functions import (
     UserFunctionVariable,
 )
 from .variables.lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable, is_named_tuple_class
-from .variables.misc import PythonModuleVariable
+from .variables.misc import CellVariable, PythonModuleVariable
 from .variables.nn_module import NNModuleVariable
 from .variables.numpy import NumpyFunctionVariable, lookup_numpy_function
 from .variables.torch import AutocastVariable, GradModeVariable, TorchFunctionVariable, is_torch_op
@@ -284,6 +284,11 @@ def _wrap_special_object(tx, value, source, trusted, guard):
     if _is_a(value, types.ModuleType):
         guard(Guard.id_match(source, value))
         return PythonModuleVariable(value=value, source=source)
+    if _is_a(value, types.CellType):
+        # a real closure cell (`f.__closure__[0]`): the same tracker as the frame's own cell when it
+        # is one, so a read through either sees writes through the other
+        guard(Guard.id_match(source, value))
+        return CellVariable.existing(tx, value, source)
     grad_modes = {torch.no_grad: lambda m: False, torch.enable_grad: lambda m: True,
                   torch.inference_mode: lambda m: not m.mode, torch.set_grad_enabled: lambda m: m.mode}
     if type(value) in grad_modes:

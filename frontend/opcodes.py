@@ -673,7 +673,7 @@ def pop_except(tx, ins):
 def check_exc_match(tx, ins):
     spec = tx.pop()
     exc = tx.stack[-1]
-    classes = spec.as_python_constant()
+    classes = spec.as_python_constant_or_none()     # `except obj:` with an instance: TypeError, run natively
     classes = classes if isinstance(classes, tuple) else (classes,)
     if not all(isinstance(c, type) and _mro_has(c, BaseException) for c in classes):
         raise Unsupported("python_protocol", what="an except clause naming something other than exception classes")

@@ -729,3 +729,38 @@ def test_slot_bound_to_an_instance_is_a_method_wrapper():
     got = bytegraph.compile(fn)(x)
     assert same(got[:4], expected[:4]) and [type(v) for v in got[4:]] == [type(v) for v in expected[4:]]
     assert bytegraph.explain(fn)(x).graph_count == 1
+
+
+def test_cell_emptied_through_closure_is_seen_by_the_function():
+    def fn(x):             # (CPython's test_funcattrs.test_set_cell)
+        a = 12
+
+        def f():
+            return a
+        c = f.__closure__
+        del c[0].cell_contents      # the frame's own cell, through another path
+        out = []
+        try:
+            f()
+        except NameError:
+            out.append("NE")
+        try:
+            c[0].cell_contents
+        except ValueError:
+            out.append("VE")
+        return x + 1, out
+    x = torch.randn(2)
+    assert same(bytegraph.compile(fn)(x), fn(x))
+
+
+def test_except_clause_naming_an_instance_raises_type_error():
+    def fn(x, spec):       # (CPython's test_baseexception.test_catch_BaseException_instance)
+        try:
+            try:
+                raise ValueError
+            except spec:
+                return x - 1
+        except TypeError:
+            return x + 1
+    x = torch.randn(2)
+    assert same(bytegraph.compile(fn)(x, BaseException()), fn(x, BaseException()))

@@ -60,6 +60,15 @@ class CellVariable(VariableTracker):
     def store(self, tx, value):
         tx.output.side_effects.cells[self] = value
 
+    def var_getattr(self, tx, name):
+        # `cell.cell_contents` (writing or deleting it breaks the graph: trace.setattr/delattr)
+        if name == "cell_contents":
+            try:
+                return self.load(tx)
+            except NameError:
+                raise user_error(ValueError("Cell is empty")) from None
+        return super().var_getattr(tx, name)
+
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class RealCellVariable(CellVariable):
