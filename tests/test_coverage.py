@@ -764,3 +764,30 @@ def test_except_clause_naming_an_instance_raises_type_error():
             return x + 1
     x = torch.randn(2)
     assert same(bytegraph.compile(fn)(x, BaseException()), fn(x, BaseException()))
+
+
+def test_unhashable_key_raises_type_error_as_in_eager():
+    saved = {}
+
+    def memo(*args):         # (CPython's test_decorators.test_memoize)
+        try:
+            return saved[args]
+        except KeyError:
+            saved[args] = len(args)
+            return -1
+        except TypeError:
+            return "unhashable"
+
+    def fn(x):
+        return memo([10]), memo(3), memo(3), x + 1
+    x = torch.randn(2)
+    expected = fn(x)
+    saved.clear()
+    assert same(bytegraph.compile(fn)(x), expected)
+
+
+def test_tuples_built_apart_are_one_key():
+    def fn(x):
+        d = {(1, x): 5}
+        return d[(1, x)], (1, x) in {(1, x)}, x + 1
+    check(fn, torch.randn(2), like_torch=False)

@@ -36,6 +36,12 @@ def hashable_key(tx, var):
         return ("__tensor__", var.proxy.node)
     if isinstance(var, SymNodeVariable):
         return var.evaluate()   # a symbolic number hashes as its value: specialized, with a guard
+    if isinstance(var, TupleVariable):
+        # a tuple hashes and compares by its items (two tuples built apart are one key)
+        return ("__tuple__", tuple(hashable_key(tx, item) for item in var.get_items(tx)))
+    kind = var.python_type()
+    if next((k.__dict__["__hash__"] for k in kind.__mro__ if "__hash__" in k.__dict__), None) is None:
+        raise user_error(TypeError(f"unhashable type: '{kind.__name__}'"))    # a list, dict, set...
     if isinstance(var, UserDefinedObjectVariable) and any(
             class_lookup(tx, var.cls, name)[0] is not object.__dict__[name] for name in ("__eq__", "__hash__")):
         # a lookup would run the class's own __hash__/__eq__ (and match keys of other types)
