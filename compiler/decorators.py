@@ -1,5 +1,5 @@
 """The small API that user and library code calls from inside compiled functions: graph_break,
-is_compiling, allow_in_graph, mark_static, maybe_mark_dynamic.
+is_compiling, allow_in_graph, assume_constant_result, mark_static, maybe_mark_dynamic.
 
 Each function here is what runs eagerly; the frontend recognizes the same objects while tracing
 (frontend/variables/torch.py) and gives them their traced meaning.
@@ -33,6 +33,23 @@ def allow_in_graph(fn):
         raise TypeError(f"allow_in_graph expects a callable, got {type(fn).__name__}")
     _allowed_in_graph[id(fn)] = fn
     return fn
+
+
+def assume_constant_result(fn):
+    """Declare that `fn` returns the same value for the same constant arguments for the life of the
+    process (an install probe, a version check): called with constants while tracing, it runs once
+    then and its result is a constant of the graph, unguarded. Libraries mark such helpers with
+    torch's `assume_constant_result`, which is recognized the same way."""
+    fn._bytegraph_constant_result = True
+    return fn
+
+
+def has_constant_result(fn) -> bool:
+    """Marked by `assume_constant_result` (ours, or torch's marker, which `functools.lru_cache` and
+    `functools.wraps` copy onto their wrappers)."""
+    from .probe import static_getattr
+    return static_getattr(fn, "_bytegraph_constant_result") is True or \
+        static_getattr(fn, "_dynamo_marked_constant") is True
 
 
 def is_allowed_in_graph(fn) -> bool:

@@ -11,6 +11,7 @@ import types
 
 import torch
 
+from ..decorators import has_constant_result
 from ..disable import disabled_wrapper_code
 from ..guards.guard import Guard
 from ..guards.shape import scalar_can_be_dynamic
@@ -25,6 +26,7 @@ from .variables.distributed import DistributedFunctionVariable, is_distributed_f
 from .variables.functions import (
     BoundMethodVariable,
     CompiledFunctionVariable,
+    ConstantResultFunctionVariable,
     PartialVariable,
     SkippedFunctionVariable,
     UserFunctionVariable,
@@ -303,6 +305,9 @@ def _wrap_special_object(tx, value, source, trusted, guard):
 
 def _wrap_callable(tx, value, source, trusted, guard):
     """Functions, methods, classes and builtins."""
+    if has_constant_result(value):
+        guard(Guard.id_match(source, value))
+        return ConstantResultFunctionVariable(fn=value, source=source)
     checkpoint = sys.modules.get("torch.utils.checkpoint")
     if checkpoint is not None and value is checkpoint.checkpoint:
         guard(Guard.id_match(source, value))

@@ -349,3 +349,27 @@ class CompiledFunctionVariable(VariableTracker):
     def call_function(self, tx, args, kwargs):
         inner = self.wrapper.__dict__["_orig_fn"]
         return tx.wrap(inner, AttrSource(self.source, "_orig_fn")).call_function(tx, args, kwargs)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ConstantResultFunctionVariable(VariableTracker):
+    """A function marked `assume_constant_result` (HF's `is_torch_greater_or_equal`, an lru_cache'd
+    version probe): called with constant arguments it runs then, as eager runs it at that point (a
+    cached wrapper runs nothing new), and its result is a constant of the trace. With other
+    arguments the call breaks the graph."""
+    fn: object = None
+
+    def describe(self):
+        return f"function {getattr(self.fn, '__qualname__', self.fn)} (constant result)"
+
+    def as_python_constant(self):
+        return self.fn
+
+    def call_function(self, tx, args, kwargs):
+        from ..graph_break import fold
+        values = list(args) + list(kwargs.values())
+        if not all(v.is_python_constant() for v in values):
+            raise Unsupported("unsupported_call", fn=self.describe(), detail=" with arguments that are not constants")
+        result = fold(self.fn, *[a.as_python_constant() for a in args],
+                      **{k: v.as_python_constant() for k, v in kwargs.items()})
+        return tx.wrap(result, None, trusted=True)
