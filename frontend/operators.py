@@ -12,6 +12,7 @@ import operator
 
 from .graph_break import Unsupported, fold, user_error
 from .reads import MISSING, class_lookup
+from .variables.base import NOT_IMPLEMENTED
 from .variables.constant import const
 from .variables.user_defined import UserDefinedObjectVariable
 
@@ -27,13 +28,6 @@ _SYMBOLS = {"__add__": "+", "__sub__": "-", "__mul__": "*", "__truediv__": "/", 
 _EQUALITY_ONLY = (dict, range, complex, type(None))   # their ordering methods answer NotImplemented
 _NUMBERS = (int, bool, float, complex)   # their arithmetic methods also take only these operands
 _COMPARE_NAMES = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"}
-
-
-class _NotImplementedType:
-    """The answer of a dunder that does not handle its operand (kept apart from trackers)."""
-
-
-NOT_IMPLEMENTED = _NotImplementedType()
 
 
 def _type_of(var):

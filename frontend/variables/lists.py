@@ -1,6 +1,7 @@
 """Sequences: tuple, list, torch.Size, range, slice and named tuples."""
 from __future__ import annotations
 
+import collections
 import dataclasses
 import operator
 
@@ -8,10 +9,8 @@ import torch
 
 from ...probe import static_getattr, static_hasattr
 from ..graph_break import Unsupported, fold, user_error
-from .base import NotConstant, VariableTracker, check_modelled_arguments, compare_equal, python_value
+from .base import NotConstant, VariableTracker, check_modelled_arguments, compare_equal, families, python_value
 from .constant import ConstantVariable, const
-from .tensor import SymNodeVariable
-from .user_defined import class_attribute
 
 
 def constant_items(items):
@@ -22,7 +21,7 @@ def python_index(var):
     """An index, count or slice as Python needs it: a symbolic int specializes to its value (the
     ShapeEnv guards it), a slice with symbolic bounds too; anything else that is not a constant
     (a tensor, a symbolic float) is not modelled: a graph break, so the real call decides."""
-    if isinstance(var, SymNodeVariable) and var.python_type() in (int, bool):
+    if isinstance(var, families.SymNodeVariable) and var.python_type() in (int, bool):
         return var.evaluate()
     if isinstance(var, SliceVariable):
         return slice(python_index(var.start), python_index(var.stop), python_index(var.step))
@@ -119,8 +118,7 @@ class BaseSequence(VariableTracker):
         if name in ("__mul__", "__rmul__") and args[0].is_python_constant():
             return self.rebuild(tx, fold(operator.mul, items, python_index(args[0])))
         if name == "__iter__":
-            from .iterators import ListIteratorVariable
-            return ListIteratorVariable.create(tx, items)
+            return families.ListIteratorVariable.create(tx, items)
         return super().call_method(tx, name, args, kwargs)
 
     def as_python_constant(self):
@@ -179,7 +177,7 @@ class NamedTupleVariable(TupleVariable):
         fields = tuple_fields(self.cls)
         if name in fields:
             return self.items[fields.index(name)]
-        return class_attribute(tx, self, self.cls, name)
+        return families.class_attribute(tx, self, self.cls, name)
 
     def reconstruct(self, codegen):
         # through C constructors only (no Python `__new__` frame for the hook to compile):
@@ -333,8 +331,7 @@ class ListVariable(BaseSequence):
             self.set_items(tx, fold(operator.mul, items, python_index(args[0])))
             return self
         if name in ("__iter__", "__reversed__"):
-            from .iterators import ListSequenceIteratorVariable
-            return ListSequenceIteratorVariable.create(tx, self, reverse=name == "__reversed__")
+            return families.ListSequenceIteratorVariable.create(tx, self, reverse=name == "__reversed__")
         return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, codegen):
@@ -366,7 +363,6 @@ class DequeVariable(BaseSequence):
         tx.output.side_effects.store(self, items)
 
     def python_type(self):
-        import collections
         return collections.deque
 
     def describe(self):
@@ -440,7 +436,6 @@ class DequeVariable(BaseSequence):
         return const(None)
 
     def reconstruct(self, codegen):
-        import collections
         if self.source is not None:
             return self.source.reconstruct(codegen)
         items = codegen.tx.output.side_effects.get(self)
@@ -535,3 +530,6 @@ def sorted_items(tx, items, kwargs):
         raise Unsupported("non_constant_value", what="sorting values that are not constants")
     keyed.sort(key=lambda p: p[0].as_python_constant(), reverse=reverse)
     return [i for _, i in keyed]
+
+
+families.register(TupleVariable, python_index)
