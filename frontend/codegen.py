@@ -4,6 +4,8 @@ ran: graph outputs, constants, containers, new objects, functions with their clo
 `_rebuild_object` and `RestoreGradMode` run inside transformed code)."""
 from __future__ import annotations
 
+import builtins
+import inspect
 import types
 
 import torch
@@ -19,7 +21,7 @@ from .variables.dicts import DictVariable, SetVariable
 from .variables.functions import BoundMethodVariable
 from .variables.lists import DequeVariable, ListVariable, NamedTupleVariable
 from .variables.misc import RealCellVariable
-from .variables.tensor import SymNodeVariable, TensorVariable
+from .variables.tensor import SymNodeVariable, TensorVariable, tensor_attrs
 from .variables.torch import GradModeVariable
 from .variables.user_defined import UserDefinedObjectVariable
 
@@ -106,7 +108,6 @@ class PyCodegen:
         self.append(Instr("LOAD_GLOBAL", (False, name)))
 
     def load_global_builtin(self, name):
-        import builtins
         self.load_callable(getattr(builtins, name))
 
     def load_attr(self, name):
@@ -184,7 +185,6 @@ class PyCodegen:
             self.append(Instr("LOAD_FAST", self.graph_outputs_local))
             self.load_const(self.output_index[node])
             self.binary_subscr()
-            from .variables.tensor import tensor_attrs
             for name, value in tensor_attrs(self.tx, var).items():   # `y.note = v` while tracing
                 self.append(Instr("COPY", 1))
                 self.reconstruct(value)
@@ -365,7 +365,6 @@ def new_code(template: types.CodeType, body: list, prefix: list, nargs: int, nam
     bc.argnames = list(template.co_varnames[:nargs])
     bc.cellvars = list(template.co_cellvars)
     bc.freevars = list(template.co_freevars)
-    import inspect
     bc.flags = (template.co_flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR |
                                       inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR)) | inspect.CO_NEWLOCALS \
         | inspect.CO_OPTIMIZED

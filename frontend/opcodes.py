@@ -17,11 +17,12 @@ import operator
 import sys
 from typing import Callable
 
-from . import lifetimes
+from . import lifetimes, reads
 from .graph_break import Unsupported, user_error
 from .resume import PROLOGUE_CALLABLES
 from .signals import GeneratorYield, ReturnValue, UserException
 from .variables.constant import const
+from .variables.builtins import isinstance_of
 from .variables.ctx import enter_context
 from .variables.dicts import DictVariable, SetVariable, is_other_mapping, mapping_as_dict
 from .variables.functions import NestedFunctionVariable
@@ -721,13 +722,11 @@ _TPFLAGS_MATCH_SELF = 1 << 22   # `case int(x)` binds the subject itself (bool, 
 
 @opcode("MATCH_MAPPING")
 def match_mapping(tx, ins):
-    from . import reads
     tx.push(const(reads.type_flag(tx, tx.stack[-1].python_type(), _TPFLAGS_MAPPING)))
 
 
 @opcode("MATCH_SEQUENCE")
 def match_sequence(tx, ins):
-    from . import reads
     tx.push(const(reads.type_flag(tx, tx.stack[-1].python_type(), _TPFLAGS_SEQUENCE)))
 
 
@@ -753,8 +752,6 @@ def match_class(tx, ins):
     klass = cls.as_python_constant()
     if not isinstance(klass, type):
         raise user_error(TypeError("called match pattern must be a class"))
-    from . import reads
-    from .variables.builtins import isinstance_of
     if not isinstance_of(tx, subject.python_type(), klass):
         tx.push(const(None))
         return

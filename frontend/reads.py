@@ -12,6 +12,8 @@ holds the object and re-reads the fact from it on every call. Compile time only.
 """
 from __future__ import annotations
 
+import abc
+
 from ..guards.guard import Guard
 from ..guards.source import (  # noqa: F401 - re-exported for callers
     MISSING,
@@ -145,5 +147,4 @@ def type_flag(tx, cls: type, mask: int) -> bool:
 def abc_registry(tx) -> None:
     """What an ABC answers to isinstance/issubclass: the registries of every ABC, whose changes
     (`ABC.register(cls)`) move `abc.get_cache_token()`."""
-    import abc
     record(tx, Guard.constant(ReaderSource(ConstSource(abc.get_cache_token)), abc.get_cache_token()))
