@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -64,8 +65,23 @@ def _imports(tree: ast.AST):
     yield from walk(tree, False)
 
 
-def _targets(module: str, is_package: bool, node, modules: dict) -> list[str]:
-    """The project modules an import statement loads."""
+def _top_level_names(tree: ast.AST) -> set:
+    """The names a module binds at its top level (what `from package import name` can mean besides
+    a submodule)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return names
+
+
+def _targets(module: str, is_package: bool, node, modules: dict, bound: dict) -> list[str]:
+    """The project modules an import statement loads. `from package import name` where the package
+    does not bind `name` loads a submodule that is not Python source (the C extension `_C`): no edge."""
     if isinstance(node, ast.Import):
         return [alias.name for alias in node.names if alias.name in modules]
     if node.level:
@@ -79,7 +95,7 @@ def _targets(module: str, is_package: bool, node, modules: dict) -> list[str]:
         submodule = f"{origin}.{alias.name}"
         if submodule in modules:
             found.append(submodule)
-        elif origin in modules:
+        elif origin in modules and alias.name in bound[origin]:
             found.append(origin)
     return found
 
@@ -88,12 +104,13 @@ def import_graph(root: Path):
     modules = module_files(root)
     edges: dict[str, set] = {name: set() for name in modules}
     local_imports: Counter = Counter()
+    trees = {name: ast.parse(path.read_text(), str(path)) for name, path in modules.items()}
+    bound = {name: _top_level_names(tree) for name, tree in trees.items()}
     for name, path in modules.items():
-        tree = ast.parse(path.read_text(), str(path))
-        for node, in_function in _imports(tree):
+        for node, in_function in _imports(trees[name]):
             if in_function:
                 local_imports[str(path.relative_to(root))] += 1
-            for target in _targets(name, path.stem == "__init__", node, modules):
+            for target in _targets(name, path.stem == "__init__", node, modules, bound):
                 if target != name:
                     edges[name].add(target)
     return modules, edges, local_imports
@@ -152,15 +169,32 @@ def longest_functions(root: Path, count: int = 10) -> list[tuple[int, str]]:
     return sorted(lengths, key=lambda item: (-item[0], item[1]))[:count]
 
 
-def hasattr_probes(root: Path) -> list[str]:
-    """hasattr calls in frontend/ (the tracker protocol should make these unnecessary)."""
-    found = []
+# names the frontend gives trackers (`var`, `obj_var`, `self` in a tracker method, `args[0]`...)
+_TRACKER_NAME = re.compile(r"^(self|var|obj|other|item|arg|args|value_var|\w+_var|a|b|x|y)$")
+
+
+def _names_a_tracker(expr: ast.expr) -> bool:
+    while isinstance(expr, ast.Subscript):
+        expr = expr.value
+    return isinstance(expr, ast.Name) and bool(_TRACKER_NAME.match(expr.id))
+
+
+def hasattr_probes(root: Path) -> dict:
+    """`hasattr(x, ...)` calls in frontend/, and those (with `getattr(x, "name", default)`) whose
+    object is by its name a tracker: a capability the tracker protocol should answer instead."""
+    every, on_trackers = [], []
     for path in sorted((root / "frontend").rglob("*.py")):
         tree = ast.parse(path.read_text(), str(path))
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "hasattr":
-                found.append(f"{path.relative_to(root)}:{node.lineno} {ast.unparse(node)}")
-    return found
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args):
+                continue
+            where = f"{path.relative_to(root)}:{node.lineno} {ast.unparse(node)}"
+            if node.func.id == "hasattr":
+                every.append(where)
+            if (node.func.id == "hasattr" or node.func.id == "getattr" and len(node.args) == 3) and \
+                    _names_a_tracker(node.args[0]):
+                on_trackers.append(where)
+    return {"hasattr": every, "on_trackers": on_trackers}
 
 
 def figures(root: Path) -> dict:
@@ -211,8 +245,9 @@ def main(argv=None) -> int:
     for lines, where in result["longest_functions"]:
         print(f"  {lines:4d} {where}")
     probes = result["hasattr_probes"]
-    print(f"hasattr probes in frontend/: {len(probes)}")
-    for probe in probes:
+    print(f"hasattr calls in frontend/: {len(probes['hasattr'])}")
+    print(f"probes on trackers (hasattr, getattr with a default): {len(probes['on_trackers'])}")
+    for probe in probes["on_trackers"]:
         print(f"  {probe}")
     return 0
 

@@ -30,15 +30,26 @@ import hashlib
 import importlib.util
 import os
 import sys
-import tempfile
 import time
 
 import logging
 
+import numpy as np
 import torch
 import torch.utils._pytree as pytree
+from torch._subclasses.fake_tensor import FakeTensor
 
+from ...config import config
+from ...disable import disable
+from ..aot_eager import aot_autograd
 from ..registry import register_backend
+from .codegen_cpp import CppUnsupported, CppWrapperCodegen
+from .codegen_metal import MetalUnsupported, MetalWrapperCodegen
+from .codegen_triton import WrapperCodegen
+from .cpp_build import CppCompileError, available, cache_dir
+from .ir import free_symbols
+from .lowering import SymbolicUnsupported, _shape_env, decomposition_table, lower, trace_to_aten
+from .scheduler import Scheduler
 
 
 @dataclasses.dataclass
@@ -64,16 +75,12 @@ _MODULE_CACHE: dict[str, object] = {}
 
 
 def _use_cpp(devices) -> bool:
-    from bytegraph import config
-    from .cpp_build import available
     # "metal" on CPU falls back to C++ for graphs the Metal printer cannot express
     return not devices & {"cuda", "mps"} and config.cpu_codegen in ("cpp", "metal") and available()
 
 
 def _use_metal(devices) -> bool:
     """MPS tensors, or CPU tensors with `config.cpu_codegen = "metal"` (the emulation, metal_emu.h)."""
-    from bytegraph import config
-    from .cpp_build import available
     if "mps" in devices:
         return True
     return "cuda" not in devices and config.cpu_codegen == "metal" and available()
@@ -88,8 +95,6 @@ def _setup_device(example_inputs):
 
 def _metal_wrapper(graph, groups, store_names, devices):
     """(wrapper, source, module) of the Metal printer, or None where it cannot express the graph."""
-    from .codegen_metal import MetalUnsupported, MetalWrapperCodegen
-    from .cpp_build import CppCompileError
     try:
         wrapper = MetalWrapperCodegen(graph, groups, store_names, emulate="mps" not in devices)
         source = wrapper.generate()
@@ -108,12 +113,6 @@ def _triton_interpreter():
         triton.knobs.runtime.interpret = True
     except (ImportError, AttributeError):
         pass
-
-
-def cache_dir():
-    d = os.path.join(tempfile.gettempdir(), f"bytegraph_inductor_{os.getuid() if hasattr(os, 'getuid') else 0}")
-    os.makedirs(d, exist_ok=True)
-    return d
 
 
 def load_module(source: str):
@@ -137,7 +136,6 @@ def load_module(source: str):
 
 
 def _debug_dump(aten_gm, graph, groups, source):
-    from bytegraph import config
     if not config.compile_debug:
         return
     d = os.path.join(config.debug_dir, f"inductor_{hashlib.sha256(source.encode()).hexdigest()[:12]}")
@@ -154,9 +152,6 @@ def _debug_dump(aten_gm, graph, groups, source):
 
 def compile_fx(gm: torch.fx.GraphModule, example_inputs):
     """Compile `gm` into a callable returning what `gm.forward` returns."""
-    from .codegen_triton import WrapperCodegen
-    from .lowering import lower, trace_to_aten
-    from .scheduler import Scheduler
 
     devices = _setup_device(example_inputs)
     t0 = time.perf_counter()
@@ -177,8 +172,6 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs):
         elif "mps" in devices:
             return _run_aten(aten_gm, out_spec)
     if wrapper is None and _use_cpp(devices):
-        from .codegen_cpp import CppUnsupported, CppWrapperCodegen
-        from .cpp_build import CppCompileError
         try:
             wrapper = CppWrapperCodegen(graph, groups, sched.store_names())
             source = wrapper.generate()
@@ -210,10 +203,8 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs):
     _debug_dump(aten_gm, graph, groups, source)
 
     call = mod.call
-    from bytegraph import disable
 
     if metrics.codegen == "triton" and "cuda" not in devices:
-        import numpy as np
         inner_call = call
 
         def call(args, externs, constants):
@@ -232,7 +223,6 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs):
 
 def _run_aten(aten_gm, out_spec):
     """A graph no printer can express for its device (MPS): its aten ops, run eagerly."""
-    from bytegraph import disable
     metrics.codegen = "aten"
     metrics.codegens.append(metrics.codegen)
 
@@ -260,8 +250,6 @@ def _promised_strides(gm, n):
 
 def _check_bound(graph):
     """Every symbol a buffer's size uses must be computable by the wrapper from the inputs."""
-    from .ir import free_symbols
-    from .lowering import SymbolicUnsupported
     used = set()
     for b in graph.buffers:
         if b.layout is not None:
@@ -277,7 +265,6 @@ def _check_bound(graph):
 def _symbolic_inputs(gm, example_inputs):
     """The fake (symbolic-size) value of each tensor placeholder, SymInts as they are; None when a
     placeholder has no fake value to trace with."""
-    from torch._subclasses.fake_tensor import FakeTensor
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     if len(placeholders) != len(example_inputs):
         return None
@@ -296,7 +283,6 @@ def _symbolic_inputs(gm, example_inputs):
 def _materialize(x):
     """Static-shape stand-ins for fake example inputs (AOTAutograd passes FakeTensors); only their
     metadata is used."""
-    from torch._subclasses.fake_tensor import FakeTensor
     if isinstance(x, FakeTensor):
         if any(not isinstance(s, int) for s in (*x.shape, *x.stride())):
             raise NotImplementedError("inductor backend: symbolic shapes are not supported yet")
@@ -308,7 +294,6 @@ def _boxed(gm, example_inputs):
     """`compile_fx` in AOTAutograd's boxed calling convention (one list argument). AOTAutograd traces
     with the frontend's fake values when sizes are symbolic: the forward/backward graphs are then
     compiled shape-generic (or, if that is impossible, run as ATen graphs)."""
-    from .lowering import SymbolicUnsupported, _shape_env
     if _shape_env(example_inputs) is not None:
         try:
             fn = compile_fx(gm, list(example_inputs))
@@ -371,8 +356,6 @@ def inductor(gm, example_inputs):
     if _is_symbolic(example_inputs):
         if _needs_autograd(example_inputs):
             return _compile_static(gm, example_inputs)  # AOTAutograd traces symbolically, see _boxed
-        from bytegraph import disable
-        from .lowering import SymbolicUnsupported
         fake_inputs = _symbolic_inputs(gm, example_inputs)
         if fake_inputs is not None:
             try:
@@ -393,8 +376,6 @@ def _makes_non_strided(gm) -> bool:
 
 def _compile_static(gm, example_inputs):
     if _needs_autograd(example_inputs):
-        from ..aot_eager import aot_autograd
-        from .lowering import decomposition_table
         return aot_autograd(gm, example_inputs, fw_compiler=_boxed, decompositions=decomposition_table())
     return compile_fx(gm, example_inputs)
 

@@ -17,6 +17,8 @@ import sympy
 import torch
 import torch.fx
 from torch._decomp import core_aten_decompositions, get_decompositions
+from torch._subclasses.functional_tensor import FunctionalTensor, FunctionalTensorMode
+from torch.func import functionalize
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from .ir import (
@@ -77,7 +79,6 @@ def decomposition_table():
 
 def trace_to_aten(gm: torch.fx.GraphModule, example_inputs) -> torch.fx.GraphModule:
     """Functionalize (in-place ops on inputs become a final `copy_`) and decompose to core aten."""
-    from torch.func import functionalize
 
     def run(*args):
         return gm(*args)
@@ -96,7 +97,6 @@ def trace_to_aten(gm: torch.fx.GraphModule, example_inputs) -> torch.fx.GraphMod
 def _functionalize_symbolic(fn):
     """`functionalize(fn, remove="mutations")` through the Python `FunctionalTensorMode`: in-place ops
     become out-of-place ones, and an input whose data was mutated gets one final `copy_`."""
-    from torch._subclasses.functional_tensor import FunctionalTensor, FunctionalTensorMode
 
     def unwrap(t):
         torch._sync(t)
