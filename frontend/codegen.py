@@ -5,15 +5,14 @@ ran: graph outputs, constants, containers, new objects, functions with their clo
 from __future__ import annotations
 
 import builtins
-import inspect
 import types
 
 import torch
-from bytecode import Bytecode, Instr
+from bytecode import Instr
 from bytecode.instr import CellVar, FreeVar
 
 from .graph_break import Unsupported
-from .resume import assemble
+from .resume import assemble, function_bytecode
 from .variables.builtins import BuiltinVariable
 from .variables.constant import ConstantVariable
 from .variables.ctx import WithExitVariable
@@ -354,20 +353,7 @@ def new_code(template: types.CodeType, body: list, prefix: list, nargs: int, nam
     """A code object with `template`'s arguments (all positional), cells, free variables, name and
     file, running `prefix` (MAKE_CELL/COPY_FREE_VARS), RESUME, then `body`. `copies_template`: the
     body jumps into a copy of the template's own code (and exception table)."""
-    bc = Bytecode()
-    bc.name = template.co_name
-    bc.qualname = template.co_qualname
-    bc.filename = template.co_filename
-    bc.first_lineno = template.co_firstlineno
-    bc.argcount = nargs
-    bc.posonlyargcount = 0
-    bc.kwonlyargcount = 0
-    bc.argnames = list(template.co_varnames[:nargs])
-    bc.cellvars = list(template.co_cellvars)
-    bc.freevars = list(template.co_freevars)
-    bc.flags = (template.co_flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR |
-                                      inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR)) | inspect.CO_NEWLOCALS \
-        | inspect.CO_OPTIMIZED
+    bc = function_bytecode(template, template.co_varnames[:nargs], template.co_cellvars, template.co_freevars)
     bc.extend(prefix)
     bc.append(Instr("RESUME", 0, lineno=template.co_firstlineno))
     bc.extend(body)
