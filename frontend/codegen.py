@@ -171,24 +171,7 @@ class PyCodegen:
             self.append(Instr("LOAD_FAST", self.temps[var]))
             return
         if isinstance(var, (TensorVariable, SymNodeVariable)):
-            node = var.proxy.node
-            source = var.source or node.meta.get("source")
-            # a graph input is fetched again (the same object), unless it is a size the graph also
-            # returns: the tensor it was read from may have changed shape since (`x.t_()`)
-            if node.op == "placeholder" and source is not None and not (
-                    isinstance(var, SymNodeVariable) and node in self.output_index):
-                source.reconstruct(self)
-                return
-            if node not in self.output_index:
-                raise Unsupported("internal_error", what="a tensor that is not a graph output")
-            self.append(Instr("LOAD_FAST", self.graph_outputs_local))
-            self.load_const(self.output_index[node])
-            self.binary_subscr()
-            for name, value in tensor_attrs(self.tx, var).items():   # `y.note = v` while tracing
-                self.append(Instr("COPY", 1))
-                self.reconstruct(value)
-                self.append(Instr("SWAP", 2))
-                self.store_attr(name)
+            self._graph_value(var)
             return
         if isinstance(var, WithExitVariable):
             self.with_exit(var)
@@ -199,20 +182,7 @@ class PyCodegen:
             var.source.reconstruct(self)
             return
         if isinstance(var, BoundMethodVariable) and var.source is None and isinstance(var.fn, BuiltinVariable):
-            # `obj.method` where the method is a builtin/method descriptor (re.Match.group, HASH.hexdigest)
-            name = getattr(var.fn.fn, "__name__", None)
-            if name is None:
-                raise Unsupported("unrebuildable", what=f"rebuilding {var.describe()} after the graph")
-            if hasattr(var.fn.fn, "__objclass__"):
-                # an unbound method of a builtin type bound to an instance (`super().__setitem__` in a dict
-                # subclass): `obj.name` would find the subclass's own method, so bind the very descriptor
-                self.load_callable(types.MethodType)
-                self.load_const(var.fn.fn)
-                self.reconstruct(var.self_var)
-                self.call(2)
-                return
-            self.reconstruct(var.self_var)
-            self.load_attr(name)
+            self._builtin_method(var)
             return
         building = self.building
         if id(var) in building:    # a container that holds itself: not rebuilt item by item
@@ -227,6 +197,44 @@ class PyCodegen:
             name = self.new_temp_name()
             self.append(Instr("COPY", 1), Instr("STORE_FAST", name))
             self.temps[var] = name
+
+    def _graph_value(self, var):
+        """A tensor or symbolic number: fetched from the frame again if it is a graph input (the
+        same object), else taken from the graph's outputs with the attributes set while tracing."""
+        node = var.proxy.node
+        source = var.source or node.meta.get("source")
+        # a graph input is fetched again (the same object), unless it is a size the graph also
+        # returns: the tensor it was read from may have changed shape since (`x.t_()`)
+        if node.op == "placeholder" and source is not None and not (
+                isinstance(var, SymNodeVariable) and node in self.output_index):
+            source.reconstruct(self)
+            return
+        if node not in self.output_index:
+            raise Unsupported("internal_error", what="a tensor that is not a graph output")
+        self.append(Instr("LOAD_FAST", self.graph_outputs_local))
+        self.load_const(self.output_index[node])
+        self.binary_subscr()
+        for name, value in tensor_attrs(self.tx, var).items():   # `y.note = v` while tracing
+            self.append(Instr("COPY", 1))
+            self.reconstruct(value)
+            self.append(Instr("SWAP", 2))
+            self.store_attr(name)
+
+    def _builtin_method(self, var):
+        """`obj.method` where the method is a builtin/method descriptor (re.Match.group, HASH.hexdigest)."""
+        name = getattr(var.fn.fn, "__name__", None)
+        if name is None:
+            raise Unsupported("unrebuildable", what=f"rebuilding {var.describe()} after the graph")
+        if hasattr(var.fn.fn, "__objclass__"):
+            # an unbound method of a builtin type bound to an instance (`super().__setitem__` in a dict
+            # subclass): `obj.name` would find the subclass's own method, so bind the very descriptor
+            self.load_callable(types.MethodType)
+            self.load_const(var.fn.fn)
+            self.reconstruct(var.self_var)
+            self.call(2)
+            return
+        self.reconstruct(var.self_var)
+        self.load_attr(name)
 
     def new_temp_name(self) -> str:
         """A local name no other temporary of this code uses."""
