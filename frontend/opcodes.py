@@ -366,16 +366,18 @@ def format_value(tx, ins):
     tx.push(const(format(v, spec)))
 
 
-@opcode("LIST_APPEND")
-def list_append(tx, ins):
-    value = tx.pop()
-    tx.stack[-ins.arg].call_method(tx, "append", [value], {})
+def _into_container(method: str):
+    """LIST_APPEND, SET_ADD, LIST_EXTEND, SET_UPDATE: the container below the top calls `method`
+    with the value popped."""
+    def handler(tx, ins):
+        value = tx.pop()
+        tx.stack[-ins.arg].call_method(tx, method, [value], {})
+    return handler
 
 
-@opcode("SET_ADD")
-def set_add(tx, ins):
-    value = tx.pop()
-    tx.stack[-ins.arg].call_method(tx, "add", [value], {})
+for _name, _method in (("LIST_APPEND", "append"), ("SET_ADD", "add"), ("LIST_EXTEND", "extend"),
+                       ("SET_UPDATE", "update")):
+    opcode(_name)(_into_container(_method))
 
 
 @opcode("MAP_ADD")
@@ -383,18 +385,6 @@ def map_add(tx, ins):
     value = tx.pop()
     key = tx.pop()
     tx.stack[-ins.arg].setitem(tx, key, value)
-
-
-@opcode("LIST_EXTEND")
-def list_extend(tx, ins):
-    value = tx.pop()
-    tx.stack[-ins.arg].call_method(tx, "extend", [value], {})
-
-
-@opcode("SET_UPDATE")
-def set_update(tx, ins):
-    value = tx.pop()
-    tx.stack[-ins.arg].call_method(tx, "update", [value], {})
 
 
 @opcode("DICT_UPDATE", "DICT_MERGE")
