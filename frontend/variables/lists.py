@@ -300,17 +300,7 @@ class ListVariable(BaseSequence):
         if name == "sort":
             if args or set(kwargs) - {"key", "reverse"}:
                 raise Unsupported("unsupported_call", fn="list.sort", detail=" with these arguments")
-            self.set_items(tx, ())     # CPython empties the list while sorting: a key function sees []
-            emptied = self.get_items(tx)
-            try:
-                ordered = sorted_items(tx, items, kwargs)
-            except Exception:
-                self.set_items(tx, items)   # a failing key leaves the list as it was
-                raise
-            modified = self.get_items(tx) is not emptied
-            self.set_items(tx, ordered)    # what the key function did to the list is dropped
-            if modified:
-                raise user_error(ValueError("list modified during sort"))
+            self._sort(tx, items, kwargs)
             return const(None)
         if name == "__setitem__":
             index = python_index(args[0])
@@ -333,6 +323,19 @@ class ListVariable(BaseSequence):
         if name in ("__iter__", "__reversed__"):
             return families.ListSequenceIteratorVariable.create(tx, self, reverse=name == "__reversed__")
         return super().call_method(tx, name, args, kwargs)
+
+    def _sort(self, tx, items, kwargs):
+        self.set_items(tx, ())     # CPython empties the list while sorting: a key function sees []
+        emptied = self.get_items(tx)
+        try:
+            ordered = sorted_items(tx, items, kwargs)
+        except Exception:
+            self.set_items(tx, items)   # a failing key leaves the list as it was
+            raise
+        modified = self.get_items(tx) is not emptied
+        self.set_items(tx, ordered)    # what the key function did to the list is dropped
+        if modified:
+            raise user_error(ValueError("list modified during sort"))
 
     def reconstruct(self, codegen):
         if self.source is not None:
