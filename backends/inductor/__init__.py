@@ -164,42 +164,13 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs):
         _check_bound(graph)
     sched = Scheduler(graph)
     groups = sched.schedule()
-    wrapper = None
-    if _use_metal(devices):
-        built = _metal_wrapper(graph, groups, sched.store_names(), devices)
-        if built is not None:
-            wrapper, source, mod = built
-        elif "mps" in devices:
-            return _run_aten(aten_gm, out_spec)
-    if wrapper is None and _use_cpp(devices):
-        try:
-            wrapper = CppWrapperCodegen(graph, groups, sched.store_names())
-            source = wrapper.generate()
-            mod = load_module(source)  # builds the C++ library
-        except (CppUnsupported, CppCompileError) as e:
-            # an index or op the C++ printer cannot express, or a compiler that rejects it: Triton
-            log.warning("inductor: no C++ kernels for this graph (%s); using Triton's interpreter", e)
-            wrapper = None
-            _triton_interpreter()
-    if wrapper is None:
-        wrapper = WrapperCodegen(graph, groups, sched.store_names())
-        source = wrapper.generate()
-        mod = load_module(source)
+    built = _generate(graph, groups, sched.store_names(), devices)
+    if built is None:
+        return _run_aten(aten_gm, out_spec)
+    wrapper, source, mod = built
     externs = wrapper.externs
     constants = [t for _, t in graph.constants]
-
-    metrics.kernel_count = wrapper.kernel_launches
-    metrics.unique_kernel_count = len(wrapper.kernels)
-    calls = [g.nodes[0] for g in groups if g.kind == "extern" and not hasattr(g.nodes[0], "parent")]
-    metrics.extern_count = len(calls)
-    metrics.extern_ops = [str(n.op) for n in calls]
-    metrics.total_kernel_count += wrapper.kernel_launches
-    metrics.compiles += 1
-    metrics.last_source = source
-    metrics.last_groups = [g.describe() for g in groups]
-    metrics.codegen = getattr(wrapper, "codegen", "triton")
-    metrics.codegens.append(metrics.codegen)
-    metrics.compile_seconds = time.perf_counter() - t0
+    _record_metrics(wrapper, groups, source, t0)
     _debug_dump(aten_gm, graph, groups, source)
 
     call = mod.call
@@ -219,6 +190,45 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs):
     compiled.source = source
     compiled.kernel_count = wrapper.kernel_launches
     return compiled
+
+
+def _generate(graph, groups, store_names, devices):
+    """(wrapper, source, module) of the printer for the devices: Metal, else C++, else Triton (a
+    printer that cannot express the graph hands it to the next one). None: MPS tensors that no
+    printer can express."""
+    if _use_metal(devices):
+        built = _metal_wrapper(graph, groups, store_names, devices)
+        if built is not None:
+            return built
+        if "mps" in devices:
+            return None
+    if _use_cpp(devices):
+        try:
+            wrapper = CppWrapperCodegen(graph, groups, store_names)
+            source = wrapper.generate()
+            return wrapper, source, load_module(source)  # builds the C++ library
+        except (CppUnsupported, CppCompileError) as e:
+            # an index or op the C++ printer cannot express, or a compiler that rejects it: Triton
+            log.warning("inductor: no C++ kernels for this graph (%s); using Triton's interpreter", e)
+            _triton_interpreter()
+    wrapper = WrapperCodegen(graph, groups, store_names)
+    source = wrapper.generate()
+    return wrapper, source, load_module(source)
+
+
+def _record_metrics(wrapper, groups, source, t0):
+    metrics.kernel_count = wrapper.kernel_launches
+    metrics.unique_kernel_count = len(wrapper.kernels)
+    calls = [g.nodes[0] for g in groups if g.kind == "extern" and not hasattr(g.nodes[0], "parent")]
+    metrics.extern_count = len(calls)
+    metrics.extern_ops = [str(n.op) for n in calls]
+    metrics.total_kernel_count += wrapper.kernel_launches
+    metrics.compiles += 1
+    metrics.last_source = source
+    metrics.last_groups = [g.describe() for g in groups]
+    metrics.codegen = getattr(wrapper, "codegen", "triton")
+    metrics.codegens.append(metrics.codegen)
+    metrics.compile_seconds = time.perf_counter() - t0
 
 
 def _run_aten(aten_gm, out_spec):
