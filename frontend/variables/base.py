@@ -20,11 +20,10 @@ class NotConstant(Exception):
 
 
 class _Families:
-    """The few names a family module uses from a family that imports it (the order is in
-    variables/__init__.py): a method read builds a BoundMethodVariable, a constant's tuple method a
-    TupleVariable... The module that defines a name registers it when imported
-    (`families.register(...)`) and the package's __init__ imports every family, so imports point one
-    way (builder -> families -> base) and a name is looked up when a tracker runs."""
+    """The few names a family module needs from a module listed after it in variables/__init__.py
+    (one that imports it): a method read builds a BoundMethodVariable, a constant's tuple method a
+    TupleVariable... The defining module registers them when imported (`families.register(...)`) and
+    they are looked up when a tracker runs, so imports point one way (builder -> families -> base)."""
 
     def register(self, *objects) -> None:
         for obj in objects:
