@@ -108,7 +108,7 @@ def _triton_interpreter():
     """Triton kernels on CPU: run by Triton's interpreter; must be set before the generated module
     applies @triton.jit."""
     os.environ["TRITON_INTERPRET"] = "1"
-    try:
+    try:   # imported here: optional, and only after the variable is set
         import triton
         triton.knobs.runtime.interpret = True
     except (ImportError, AttributeError):
