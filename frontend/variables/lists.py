@@ -283,12 +283,8 @@ class ListVariable(BaseSequence):
             self.set_items(tx, items)
             return value
         if name == "remove":
-            for n, i in enumerate(items):
-                if compare_equal(tx, i, args[0]):
-                    del items[n]
-                    self.set_items(tx, items)
-                    return const(None)
-            raise user_error(ValueError("list.remove(x): x not in list"))
+            self._remove(tx, items, args[0])
+            return const(None)
         if name == "clear":
             self.set_items(tx, [])
             return const(None)
@@ -323,6 +319,14 @@ class ListVariable(BaseSequence):
         if name in ("__iter__", "__reversed__"):
             return families.ListSequenceIteratorVariable.create(tx, self, reverse=name == "__reversed__")
         return super().call_method(tx, name, args, kwargs)
+
+    def _remove(self, tx, items, value):
+        for n, i in enumerate(items):
+            if compare_equal(tx, i, value):
+                del items[n]
+                self.set_items(tx, items)
+                return
+        raise user_error(ValueError("list.remove(x): x not in list"))
 
     def _sort(self, tx, items, kwargs):
         self.set_items(tx, ())     # CPython empties the list while sorting: a key function sees []
