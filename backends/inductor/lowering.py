@@ -17,6 +17,8 @@ import sympy
 import torch
 import torch.fx
 from torch._decomp import core_aten_decompositions, get_decompositions
+from torch._higher_order_ops.effects import _EffectType
+from torch._subclasses.functional_tensor import FunctionalTensor, FunctionalTensorMode
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from .ir import (
@@ -123,8 +125,6 @@ def _unwrap_effects(gm: torch.fx.GraphModule) -> None:
 def _functionalize(fn):
     """`functionalize(fn, remove="mutations")` through the Python `FunctionalTensorMode`: in-place ops
     become out-of-place ones, and an input whose data was mutated gets one final `copy_`."""
-    from torch._higher_order_ops.effects import _EffectType
-    from torch._subclasses.functional_tensor import FunctionalTensor, FunctionalTensorMode
 
     def unwrap(t):
         torch._sync(t)
