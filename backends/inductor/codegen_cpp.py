@@ -37,7 +37,7 @@ import re
 
 import torch
 
-from .codegen_triton import FusionIllegal, WrapperCodegen, _NewPhase
+from .codegen_triton import HEADER_PY, FusionIllegal, WrapperCodegen, _NewPhase
 from .ir import ComputedBuffer, Reduction, prod, texpr, unflatten_index
 
 LANES = 16  # one AVX-512 vector of floats: more lanes spill the accumulators to the stack
@@ -1000,7 +1000,6 @@ class CppWrapperCodegen(WrapperCodegen):
         self._rendered = None  # the kernel `_alloc_outputs` rendered for the group `_kernel` launches next
 
     def header(self, kernels: str = "") -> str:
-        from .codegen_triton import HEADER_PY
         cpp = HEADER + "\n" + "\n".join(self.cpp_defs)
         loads = [f"{k} = cpp_build.kernel(_lib, {k!r}, {p}, {i})" for k, (p, i) in self.signatures.items()]
         return (HEADER_PY + WRAPPER_HEADER + "from bytegraph.backends.inductor import cpp_build\n\n"

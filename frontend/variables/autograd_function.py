@@ -22,8 +22,14 @@ import types
 import torch
 
 from ..graph_break import Unsupported
-from .base import VariableTracker
+from ..reads import class_lookup
+from ..signals import UserException
+from .base import VariableTracker, families
 from .constant import const
+from .functions import UserFunctionVariable
+from .lists import TupleVariable
+from .tensor import TensorVariable
+from .user_defined import UserDefinedObjectVariable
 
 _BASE_SETUP_CONTEXT = torch.autograd.Function.setup_context
 _appliers: dict = {}   # Function subclass -> its applier (kept for the process, like a class cache)
@@ -49,8 +55,6 @@ class AutogradFunctionApplyVariable(VariableTracker):
         return f"{self.fn_cls.__qualname__}.apply"
 
     def call_function(self, tx, args, kwargs):
-        from .lists import TupleVariable
-        from .tensor import TensorVariable
         cls = self.fn_cls
         if kwargs:
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" with keyword arguments")
@@ -72,12 +76,6 @@ class AutogradFunctionApplyVariable(VariableTracker):
 
 def _forward_impurity(tx, cls, args):
     """Why the forward of `cls` cannot be a graph node (None: it can). Traces it; the caller rolls back."""
-    from .functions import UserFunctionVariable
-    from .lists import TupleVariable
-    from .tensor import TensorVariable
-    from .user_defined import UserDefinedObjectVariable
-    from ..reads import class_lookup
-
     def run():
         out = tx.output
         ctx = UserDefinedObjectVariable.create_new(tx, torch.autograd.function.FunctionCtx)
@@ -101,7 +99,6 @@ def impurity(tx, run):
     """Why the code `run()` traces does more than tensor work on its own values (None: it does not):
     it cannot be traced or raises, changes Python state outside itself (globals, outside objects,
     cells), or changes in place a tensor it did not create. `run` returns a reason of its own or None."""
-    from ..translator import UserException
     out = tx.output
     effects = out.side_effects
 
@@ -164,3 +161,6 @@ class CheckpointVariable(VariableTracker):
         if why is not None:
             raise Unsupported("unsupported_call", fn=self.describe(), detail=f" (its function {why})")
         return result[0]
+
+
+families.register(AutogradFunctionApplyVariable)

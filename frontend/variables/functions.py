@@ -10,10 +10,10 @@ from typing import Any, Optional
 
 from ...guards.source import AttrSource, ItemSource
 from .. import reads
-from ..graph_break import Unsupported, user_error
+from ..graph_break import Unsupported, fold, user_error
 from ..reads import source_of
-from .base import VariableTracker
-from .constant import ConstantVariable, const
+from .base import VariableTracker, families
+from .constant import const
 from .dicts import DictVariable
 from .lists import TupleVariable
 from .misc import CellVariable
@@ -259,16 +259,6 @@ class BoundMethodVariable(VariableTracker):
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class BoundConstantMethod(VariableTracker):
-    """A method of a constant (`"a,b".split`)."""
-    obj: ConstantVariable = None
-    name: str = ""
-
-    def call_function(self, tx, args, kwargs):
-        return self.obj.call_method(tx, self.name, args, kwargs)
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
 class PartialVariable(VariableTracker):
     """functools.partial(fn, *args, **kwargs)."""
     fn: VariableTracker = None
@@ -335,6 +325,9 @@ class SkippedFunctionVariable(VariableTracker):
         raise Unsupported("skipped_function", fn=self.describe())
 
 
+families.register(BoundMethodVariable)
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class CompiledFunctionVariable(VariableTracker):
     """A function made by `bytegraph.compile`, called from compiled code: the call is traced as the
@@ -366,7 +359,6 @@ class ConstantResultFunctionVariable(VariableTracker):
         return self.fn
 
     def call_function(self, tx, args, kwargs):
-        from ..graph_break import fold
         values = list(args) + list(kwargs.values())
         if not all(v.is_python_constant() for v in values):
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" with arguments that are not constants")

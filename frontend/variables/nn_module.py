@@ -9,7 +9,8 @@ import torch
 from ...guards.guard import MODULE_HOOK_TABLES, Guard
 from ...guards.source import AttrSource, ItemSource, ModuleGlobalSource, ModuleStateSource
 from ..graph_break import Unsupported, fold
-from .base import NotConstant, python_value
+from ..reads import class_lookup
+from .base import NotConstant, families, python_value
 from .constant import const
 from .distributed import is_distributed_module
 from .iterators import ListIteratorVariable
@@ -52,7 +53,6 @@ def _built_by_module_init(tx, cls) -> bool:
     """Whether `cls()` runs nothing but torch's `nn.Module.__init__`: no metaclass, `__new__` or
     `__init__` of its own, `call_super_init` off and nothing after nn.Module in the MRO (which
     `nn.Module.__init__` would call into). The class lookups are guarded."""
-    from ..reads import class_lookup
     mro = cls.__mro__
     if type(cls) is not type or mro[mro.index(torch.nn.Module) + 1:] != (object,):
         return False
@@ -242,3 +242,6 @@ class NNModuleVariable(UserDefinedObjectVariable):
         if self.source is not None:
             return self.source.reconstruct(codegen)
         raise Unsupported("unrebuildable", what="returning a module created while tracing")
+
+
+families.register(new_torch_module)
