@@ -19,7 +19,7 @@ from typing import Callable
 
 from . import lifetimes, reads
 from .graph_break import Unsupported, user_error
-from .resume import PROLOGUE_CALLABLES
+from .resume import PROLOGUE_CALLABLES, original_code
 from .signals import GeneratorYield, ReturnValue, UserException
 from .variables.constant import const
 from .variables.builtins import isinstance_of
@@ -174,7 +174,14 @@ def delete_global(tx, ins):
 
 @opcode("LOAD_DEREF", "LOAD_CLASSDEREF")
 def load_deref(tx, ins):
-    tx.push(tx.cells[ins.argval].load(tx))
+    try:
+        tx.push(tx.cells[ins.argval].load(tx))
+    except NameError:   # an empty cell: CPython's error for this kind of variable (a resume's cells are free)
+        if ins.argval in original_code(tx.code).co_cellvars:
+            raise user_error(UnboundLocalError(
+                f"cannot access local variable '{ins.argval}' where it is not associated with a value")) from None
+        raise user_error(NameError(f"cannot access free variable '{ins.argval}' where it is not associated "
+                                   "with a value in enclosing scope")) from None
 
 
 @opcode("STORE_DEREF")

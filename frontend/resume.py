@@ -247,6 +247,12 @@ def is_resume_code(code) -> bool:
     return code in _ORIGIN
 
 
+def original_code(code):
+    """The user's code object a (possibly resume) code object runs part of."""
+    origin = _ORIGIN.get(code)
+    return code if origin is None else origin[0]
+
+
 def original_location(code, offset):
     """(original code, offset there) for an instruction of `code`, which may be a resume code.
     None when the instruction belongs to a resume prologue (it has no original)."""

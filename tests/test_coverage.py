@@ -823,3 +823,23 @@ def test_constant_result_function_is_folded():
     _feature_available.cache_clear()
     check(fn, torch.randn(3), like_torch=False)
     assert _PROBES == ["fast"]        # run once, at its first call, as eager runs it (then cached)
+
+
+@pytest.mark.parametrize("break_first", [False, True])
+def test_deleted_cell_variable_raises_unbound_local_error(break_first):
+    def fn(x):
+        a = 1
+
+        def g():
+            return a  # noqa: F821 - deleted below, on purpose
+        del a
+        if break_first:
+            bytegraph.graph_break()       # the rest runs in a resume function, where `a` is a free variable
+        try:
+            a  # noqa: B018 - the read is the test
+        except UnboundLocalError:
+            return "UnboundLocalError", x + 1
+        except NameError:
+            return "NameError", x + 1
+    x = torch.randn(2)
+    assert same(bytegraph.compile(fn, backend="eager")(x), fn(x))
