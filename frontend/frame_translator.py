@@ -91,11 +91,14 @@ class InstructionTranslator(InstructionTranslatorBase):
 
     def trace(self) -> CompiledFrame:
         try:
-            self.run()
+            try:
+                self.run()
+            except UserException as e:
+                # raised and not handled in the frame: like any break, the graph before the
+                # instruction that raised is kept and the instruction runs (and raises) natively
+                raise Unsupported("user_exception", exc=e.exc_var.cls.__name__) from None
         except ReturnValue as r:
             return self.finish(r.value)
-        except UserException as e:
-            raise Unsupported("user_exception", exc=e.exc_var.cls.__name__)
         except Unsupported as e:
             if not e.user_stack:
                 e.user_stack = self.user_stack()

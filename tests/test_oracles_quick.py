@@ -6,7 +6,7 @@ import bytegraph
 from tests.oracles import cpython_suite, fuzz
 
 # seeds that pass today; failing ones found by the full run are listed in tests/oracles/found/
-FUZZ_SEEDS = [1, 5, 6, 7, 9, 10, 11, 12, 15, 16, 17, 19, 20, 21, 22, 23, 27, 28, 30, 31]
+FUZZ_SEEDS = [1, 2, 4, 5, 6, 7, 9, 10, 11, 12, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24]
 
 
 @pytest.mark.parametrize("seed", FUZZ_SEEDS)
