@@ -9,6 +9,7 @@ from __future__ import annotations
 import torch
 
 from .guards.shape import STATIC_DIMS_ATTR, mark_dynamic, tensor_dims
+from .probe import static_getattr
 
 # id -> the function, kept for the process (as torch keeps its own registry); looked up by identity,
 # so asking about a user object never runs its __hash__/__eq__
@@ -47,7 +48,6 @@ def assume_constant_result(fn):
 def has_constant_result(fn) -> bool:
     """Marked by `assume_constant_result` (ours, or torch's marker, which `functools.lru_cache` and
     `functools.wraps` copy onto their wrappers)."""
-    from .probe import static_getattr
     return static_getattr(fn, "_bytegraph_constant_result") is True or \
         static_getattr(fn, "_dynamo_marked_constant") is True
 
