@@ -24,17 +24,21 @@ import re
 
 import torch
 
+import sympy
+from sympy.printing.precedence import PRECEDENCE
+from torch.utils._sympy.printers import PythonPrinter
+
 from .ir import (
     Buffer,
-    is_symbolic,
-    texpr,
     ComputedBuffer,
     ExternKernel,
     MultiOutput,
     Reduction,
     ReinterpretView,
-    ix_add,
+    index_var,
+    is_symbolic,
     prod,
+    texpr,
     unflatten_index,
 )
 
@@ -133,8 +137,49 @@ def _const(value, dtype):
     return str(int(value))
 
 
+class TritonIndexPrinter(PythonPrinter):
+    """Index expressions as Triton source: Python's operators, with `&`/`|` on (tensor) conditions.
+    Triton's `//` and `%` truncate like C on a GPU (the interpreter floors like Python): the IR only
+    divides indices that are non-negative where they are used (masked lanes may differ: never read)."""
+
+    def _print_Add(self, expr, order=None):
+        out = ""
+        for t in sorted(expr.args, key=lambda a: a.is_number):  # constants last: `x + 1`
+            neg = t.could_extract_minus_sign()
+            term = self.parenthesize(-t if neg else t, PRECEDENCE["Add"])
+            out = (f"{out} - {term}" if neg else f"{out} + {term}") if out else (f"-{term}" if neg else term)
+        return out
+
+    def _print_ModularIndexing(self, expr):
+        x, div, mod = (self.parenthesize(a, PRECEDENCE["Atom"] - 0.5) for a in expr.args)
+        return f"{x} % {mod}" if div == "1" else f"({x} // {div}) % {mod}"
+
+    def _print_And(self, expr):
+        return " & ".join(f"({self._print(a)})" for a in expr.args)
+
+    def _print_Or(self, expr):
+        return " | ".join(f"({self._print(a)})" for a in expr.args)
+
+    def _print_Not(self, expr):
+        return f"~({self._print(expr.args[0])})"
+
+    def _print_BooleanTrue(self, expr):
+        return "1"
+
+    def _print_BooleanFalse(self, expr):
+        return "0"
+
+
+_INDEX_PRINTER = TritonIndexPrinter()
+
+
+def iexpr(e) -> str:
+    """Triton source of an index expression."""
+    return _INDEX_PRINTER.doprint(sympy.sympify(e))
+
+
 def _paren(e):
-    s = texpr(e)
+    s = iexpr(e)
     return s if re.match(r"^[\w.]+$", s) else f"({s})"
 
 
@@ -246,16 +291,17 @@ class TritonKernel:
         return table[name]
 
     def _index_str(self, index):
-        if isinstance(index, int):
+        if isinstance(index, (int, sympy.Integer)):
             return f"xindex * 0 + {index}" if index else "xindex * 0"
-        s = texpr(index)
+        s = iexpr(index)
         if not re.search(r"\b[xr]index\b", s):
             return f"xindex * 0 + ({s})"  # a scalar offset (symbolic): give it the tile's shape
         return s
 
     # ---- memory
     def load(self, name, index, dtype):
-        key = (name, str(index))
+        index = sympy.sympify(index)
+        key = (name, index)
         if key in self.store_cache:
             return self.store_cache[key]
         if key in self.recompute:
@@ -266,7 +312,7 @@ class TritonKernel:
             return v
         if name in self.stored:
             raise FusionIllegal(f"{name} is read at {index} but written at {self.stored[name]} in one kernel")
-        self.loaded.setdefault(name, set()).add(str(index))
+        self.loaded.setdefault(name, set()).add(index)
         ptr = self.ptr(name, self.in_args, "in_ptr")
         idx = self._index_str(index)
         mask = self.mask_for(index)
@@ -274,10 +320,11 @@ class TritonKernel:
                            rdep=self.expr_rdep(index) or any(m in self.rdep_names for m in self.mask_stack))
 
     def store(self, name, index, value: CSEVar, mutation=False):
-        if mutation and any(i != str(index) for i in self.loaded.get(name, ())):
+        index = sympy.sympify(index)
+        if mutation and any(i != index for i in self.loaded.get(name, ())):
             raise FusionIllegal(f"{name} is mutated at {index} but read elsewhere in the kernel")
-        self.store_cache[(name, str(index))] = value
-        self.stored.setdefault(name, set()).add(str(index))
+        self.store_cache[(name, index)] = value
+        self.stored.setdefault(name, set()).add(index)
         if self.store_names is not None and name not in self.store_names:
             return
         ptr = self.ptr(name, self.out_args, "out_ptr")
@@ -368,7 +415,7 @@ class TritonKernel:
                 result = self.ops.to_dtype(data.inner_fn(self.ops, idx), node.get_dtype())
                 self.store(target, node.layout.index(idx), result, mutation=mutation)
                 if self.looped and not mutation and result.rdep:
-                    self.recompute[(target, str(node.layout.index(idx)))] = (data, idx, node.get_dtype())
+                    self.recompute[(target, node.layout.index(idx))] = (data, idx, node.get_dtype())
                 return
             except FusionIllegal:
                 if snap is None:
@@ -563,13 +610,14 @@ class TritonOps:
                              dtype, rdep=False)
 
     def index_expr(self, expr, dtype):
-        if isinstance(expr, int):
-            return self.constant(expr, dtype)
-        return self.k.newvar(f"({texpr(expr)}).to({TRITON_DTYPES[dtype]})", dtype)
+        expr = sympy.sympify(expr)
+        if expr.is_number or expr in (sympy.true, sympy.false):
+            return self.constant(bool(expr) if dtype == torch.bool else expr, dtype)
+        return self.k.newvar(f"({iexpr(expr)}).to({TRITON_DTYPES[dtype]})", dtype)
 
     def indirect_indexing(self, var: CSEVar, size):
         v = self.k.newvar(f"tl.where({var} < 0, {var} + {_paren(size)}, {var})", var.dtype, rdep=var.rdep)
-        return v.name
+        return index_var(v.name)
 
     def to_dtype(self, var: CSEVar, dtype):
         if var.dtype == dtype:
@@ -950,7 +998,7 @@ class _SymSlot(_Slot):
     """A symbolic size argument of an extern call."""
 
 
-__all__ = ["TEMPLATES", "FusionIllegal", "TritonKernel", "TritonOps", "WrapperCodegen", "ix_add"]
+__all__ = ["TEMPLATES", "FusionIllegal", "TritonKernel", "TritonOps", "WrapperCodegen", "iexpr"]
 
 
 def _extremum_identity(dtype, is_max: bool) -> str:
