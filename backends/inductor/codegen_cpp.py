@@ -39,7 +39,7 @@ import torch
 from torch.utils._sympy.functions import FloorDiv, Max, Min, ModularIndexing, PythonMod
 
 from .codegen_triton import FusionIllegal, WrapperCodegen, _NewPhase
-from .ir import ComputedBuffer, Reduction, index_var, prod, texpr, unflatten_index
+from .ir import ComputedBuffer, Reduction, index_var, prod, texpr, tile_index, tile_splits, unflatten_index
 
 LANES = 16  # one AVX-512 vector of floats: more lanes spill the accumulators to the stack
 PARALLEL_MIN = 32768  # elements below which a kernel runs on one thread (fork/join costs more)
@@ -538,38 +538,6 @@ class CppKernel:
         k = _suffixes(ranges)[self.inner]
         return unflatten_index("x0", ranges[:k]) + unflatten_index("x1", ranges[k:])
 
-    def split_candidates(self, ranges):
-        n = len(ranges)
-        if prod(ranges) == self.xnumel:
-            return [[(d, "x") for d in range(n)]]
-        if prod(ranges) != self.xnumel * self.rnumel:
-            raise FusionIllegal("numel mismatch")
-        out = []
-        for k in range(n + 1):
-            if prod(ranges[:k]) == self.xnumel:
-                out.append([(d, "x" if d < k else "r") for d in range(n)])
-        if n <= 8:
-            for mask in range(1 << n):
-                rdims = [d for d in range(n) if mask >> d & 1]
-                if prod(ranges[d] for d in rdims) != self.rnumel:
-                    continue
-                cand = [(d, "r" if d in rdims else "x") for d in range(n)]
-                if cand not in out:
-                    out.append(cand)
-        if not out:
-            raise FusionIllegal("ranges do not split into the reduction tile")
-        return out
-
-    def index_for(self, ranges, cand):
-        xd = [d for d, p in cand if p == "x"]
-        rd = [d for d, p in cand if p == "r"]
-        idx = [None] * len(ranges)
-        for d, v in zip(xd, unflatten_index("xindex", [ranges[d] for d in xd])):
-            idx[d] = v
-        for d, v in zip(rd, unflatten_index("rindex", [ranges[d] for d in rd])):
-            idx[d] = v
-        return idx
-
     def _snapshot(self):
         return (len(self.lines), dict(self.cse), set(self.rdep_names), dict(self.in_args), dict(self.out_args),
                 dict(self.arg_types), dict(self.store_cache), {k: set(v) for k, v in self.stored.items()},
@@ -614,20 +582,17 @@ class CppKernel:
             result = self.ops.to_dtype(data.inner_fn(self.ops, idx), odt)
             self.store(target, node.layout.index(idx), result, odt, mutation=mutation)
             return
-        cands = self.split_candidates(data.ranges)
-        for i, cand in enumerate(cands):
-            snap = self._snapshot() if i + 1 < len(cands) else None
-            try:
-                idx = self.index_for(data.ranges, cand)
-                result = self.ops.to_dtype(data.inner_fn(self.ops, idx), odt)
-                self.store(target, node.layout.index(idx), result, odt, mutation=mutation)
-                if not mutation and result.rdep:
-                    self.recompute[(target, node.layout.index(idx))] = (data, idx, odt)
-                return
-            except FusionIllegal:
-                if snap is None:
-                    raise
-                self._restore(snap)
+        split = self.group.splits.get(node.name)
+        if split is None:
+            splits = tile_splits(data.ranges, self.xnumel, self.rnumel)
+            if not splits:
+                raise FusionIllegal("ranges do not fit the tile")
+            split = splits[0]
+        idx = tile_index(data.ranges, split)
+        result = self.ops.to_dtype(data.inner_fn(self.ops, idx), odt)
+        self.store(target, node.layout.index(idx), result, odt, mutation=mutation)
+        if not mutation and result.rdep:
+            self.recompute[(target, node.layout.index(idx))] = (data, idx, odt)
 
     # ---- reductions: LANES-wide accumulators per phase
     def reduce(self, data: Reduction, value: CppVar) -> CppVar:
@@ -805,8 +770,14 @@ def render_group(group, store_names, symbols) -> CppKernel:
         for node in group.nodes:
             k.render(node)
         return k
+
+    def render_flat():
+        try:
+            return render(None)
+        except FusionIllegal as e:  # the scheduler decided from the IR: a disagreement is a printer defect
+            raise CppUnsupported(f"group {group.describe()}: {e}") from None
     if group.reduction:
-        return render(None)
+        return render_flat()
     common = None
     for n in group.nodes:
         sfx = [p for p in _suffixes(n.data.ranges) if p != 1]
@@ -820,7 +791,7 @@ def render_group(group, store_names, symbols) -> CppKernel:
         if "x1" not in k.div_names:
             return k
         fallback = k
-    return fallback if fallback is not None else render(None)
+    return fallback if fallback is not None else render_flat()
 
 
 class CppOps:

@@ -40,7 +40,7 @@ import torch
 
 from . import cpp_build
 from .codegen_cpp import CppKernel, CppOps, CppUnsupported, CppVar, TEMPLATES, _const, _lane_identity, cexpr, ctype
-from .codegen_triton import HEADER_PY, WrapperCodegen
+from .codegen_triton import HEADER_PY, FusionIllegal, WrapperCodegen
 from .ir import index_var, texpr
 
 SIMD_WIDTH = 32          # Apple GPUs' simdgroup width (the emulation models the same)
@@ -587,7 +587,7 @@ class MetalWrapperCodegen(WrapperCodegen):
         try:
             for node in group.nodes:
                 k.render(node)
-        except CppUnsupported as e:
+        except (CppUnsupported, FusionIllegal) as e:
             raise MetalUnsupported(str(e)) from None
         body = k.source("KERNEL")
         if body not in self.kernels:

@@ -39,6 +39,8 @@ from .ir import (
     is_symbolic,
     prod,
     texpr,
+    tile_index,
+    tile_splits,
     unflatten_index,
 )
 
@@ -336,43 +338,6 @@ class TritonKernel:
                   value.rdep or self.expr_rdep(index) or self.expr_rdep(mask))
 
     # ---- nodes
-    def split_candidates(self, ranges):
-        """Ways to map a pointwise node onto this kernel's tile: lists of (dim, "x"|"r")."""
-        n = len(ranges)
-        if not self.reduction or prod(ranges) == self.xnumel:
-            if prod(ranges) != self.xnumel:
-                raise FusionIllegal("numel mismatch")
-            return [[(d, "x") for d in range(n)]]
-        if prod(ranges) != self.xnumel * self.rnumel:
-            raise FusionIllegal("numel mismatch")
-        out = []
-        # contiguous splits first (rows reduced along the last dims), then any subset of dims as the
-        # reduced part (e.g. the epilogue of a reduction over dim 0)
-        for k in range(n + 1):
-            if prod(ranges[:k]) == self.xnumel:
-                out.append([(d, "x" if d < k else "r") for d in range(n)])
-        if n <= 8:
-            for mask in range(1 << n):
-                rdims = [d for d in range(n) if mask >> d & 1]
-                if prod(ranges[d] for d in rdims) != self.rnumel:
-                    continue
-                cand = [(d, "r" if d in rdims else "x") for d in range(n)]
-                if cand not in out:
-                    out.append(cand)
-        if not out:
-            raise FusionIllegal("ranges do not split into the reduction tile")
-        return out
-
-    def index_for(self, ranges, cand):
-        xd = [d for d, p in cand if p == "x"]
-        rd = [d for d, p in cand if p == "r"]
-        idx = [None] * len(ranges)
-        for d, v in zip(xd, self.index_vars([ranges[d] for d in xd], "x")):
-            idx[d] = v
-        for d, v in zip(rd, self.index_vars([ranges[d] for d in rd], "r")):
-            idx[d] = v
-        return idx
-
     def _snapshot(self):
         return (len(self.lines), dict(self.cse), set(self.rdep_names), dict(self.in_args), dict(self.out_args),
                 dict(self.store_cache), {k: set(v) for k, v in self.stored.items()},
@@ -384,18 +349,20 @@ class TritonKernel:
          self.loaded, self.ntmp, self.phase, self.tainted, self.red_cache, self.nacc, self.recompute) = snap
         del self.lines[n:]
 
-    def render(self, node: ComputedBuffer):
+    def render(self, node: ComputedBuffer, split=None):
+        """Render `node`; a pointwise node of a reduction kernel maps onto the tile by `split` (the
+        scheduler's choice, `FusedGroup.splits`)."""
         if not self.looped:
-            return self._render(node)
+            return self._render(node, split)
         snap = self._snapshot()
         try:
-            return self._render(node)
+            return self._render(node, split)
         except _NewPhase:
             self._restore(snap)
             self.new_phase()
-            return self._render(node)
+            return self._render(node, split)
 
-    def _render(self, node: ComputedBuffer):
+    def _render(self, node: ComputedBuffer, split):
         data = node.data
         target = node.mutates or node.name
         mutation = node.mutates is not None
@@ -407,20 +374,16 @@ class TritonKernel:
             value = data.inner_fn(self.ops, idx, ridx)
             self.store(target, node.layout.index(idx), self.reduce(data, value), mutation=mutation)
             return
-        cands = self.split_candidates(data.ranges)
-        for i, cand in enumerate(cands):
-            snap = self._snapshot() if i + 1 < len(cands) else None
-            try:
-                idx = self.index_for(data.ranges, cand)
-                result = self.ops.to_dtype(data.inner_fn(self.ops, idx), node.get_dtype())
-                self.store(target, node.layout.index(idx), result, mutation=mutation)
-                if self.looped and not mutation and result.rdep:
-                    self.recompute[(target, node.layout.index(idx))] = (data, idx, node.get_dtype())
-                return
-            except FusionIllegal:
-                if snap is None:
-                    raise
-                self._restore(snap)
+        if split is None:
+            splits = tile_splits(data.ranges, self.xnumel, self.rnumel if self.reduction else 1)
+            if not splits:
+                raise FusionIllegal("ranges do not fit the tile")
+            split = splits[0]
+        idx = tile_index(data.ranges, split)
+        result = self.ops.to_dtype(data.inner_fn(self.ops, idx), node.get_dtype())
+        self.store(target, node.layout.index(idx), result, mutation=mutation)
+        if self.looped and not mutation and result.rdep:
+            self.recompute[(target, node.layout.index(idx))] = (data, idx, node.get_dtype())
 
     def reduce(self, data: Reduction, value: CSEVar) -> CSEVar:
         rt, odt = data.reduction_type, data.dtype
@@ -962,7 +925,7 @@ class WrapperCodegen:
         k = TritonKernel(group.xnumel, group.rnumel, group.reduction, store_names=self.store_names,
                          symbols=self.symbols)
         for node in group.nodes:
-            k.render(node)
+            k.render(node, group.splits.get(node.name))
         body = k.source("KERNEL")
         if body not in self.kernels:
             kname = f"kernel{len(self.kernels)}"

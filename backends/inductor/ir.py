@@ -189,6 +189,45 @@ def unflatten_index(flat, size):
     return out
 
 
+# --------------------------------------------------------------------------- tiles
+def tile_splits(ranges, xnumel, rnumel) -> list[list[tuple[int, str]]]:
+    """Ways to map the iteration space `ranges` of a pointwise node onto a kernel's tile of `xnumel`
+    rows by `rnumel` reduced elements (`rnumel` 1: pointwise): lists of (dim, "x" | "r"), best first.
+    Contiguous splits first (rows reduced along the last dims), then any subset of dims as the reduced
+    part (e.g. the epilogue of a reduction over dim 0). Empty: the node does not fit the tile."""
+    n = len(ranges)
+    if prod(ranges) == xnumel:
+        return [[(d, "x") for d in range(n)]]
+    if rnumel == 1 or prod(ranges) != xnumel * rnumel:
+        return []
+    out = []
+    for k in range(n + 1):
+        if prod(ranges[:k]) == xnumel:
+            out.append([(d, "x" if d < k else "r") for d in range(n)])
+    if n <= 8:
+        for mask in range(1 << n):
+            rdims = [d for d in range(n) if mask >> d & 1]
+            if prod(ranges[d] for d in rdims) != rnumel:
+                continue
+            cand = [(d, "r" if d in rdims else "x") for d in range(n)]
+            if cand not in out:
+                out.append(cand)
+    return out
+
+
+def tile_index(ranges, split) -> list:
+    """Per-dimension index of `ranges` under `split` (see `tile_splits`): the "x" dims unflattened from
+    `xindex`, the "r" dims from `rindex`, each in row-major order."""
+    xd = [d for d, p in split if p == "x"]
+    rd = [d for d, p in split if p == "r"]
+    idx = [None] * len(ranges)
+    for d, v in zip(xd, unflatten_index("xindex", [ranges[d] for d in xd])):
+        idx[d] = v
+    for d, v in zip(rd, unflatten_index("rindex", [ranges[d] for d in rd])):
+        idx[d] = v
+    return idx
+
+
 # --------------------------------------------------------------------------- layouts and nodes
 @dataclasses.dataclass
 class Layout:
