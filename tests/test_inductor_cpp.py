@@ -96,6 +96,25 @@ def test_index_folding_is_exact():
     assert cexpr(md(x1 - 5, 3)) == "bg_mod((x1 - 5), 3)"
 
 
+def test_fusion_is_decided_from_the_ir():
+    # the scheduler imports no code generator: legality and grouping come from the IR's loads and stores
+    import ast
+    import inspect
+    from bytegraph.backends.inductor import scheduler
+    tree = ast.parse(inspect.getsource(scheduler))
+    imported = {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert not any("codegen" in m for m in imported), imported
+
+    # the flip reads `a` at another index than it is written: two kernels; `z * 3` could join either
+    # and joins the one that already loads `z` (memory traffic saved), not the first
+    def f(x, z):
+        a = x * 2
+        return a, a.flip(0) + z, z * 3
+    _run(f, [torch.randn(16), torch.randn(16)], kernels=2)
+    assert inductor.metrics.last_groups == ["kernel [16]: buf0", "kernel [16]: buf1, buf2"], \
+        inductor.metrics.last_groups
+
+
 def test_unused_allocations_of_decompositions_are_dropped():
     # batch norm's decomposition returns statistics buffers nobody reads: no extern call for them
     x, m, v = torch.randn(2, 4, 3, 3), torch.randn(4), torch.rand(4) + 0.5

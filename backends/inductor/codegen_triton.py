@@ -111,7 +111,8 @@ TEMPLATES = {
 
 
 class FusionIllegal(Exception):
-    """Raised while rendering a trial group: these nodes cannot share one kernel."""
+    """A printer finds that these nodes cannot share one kernel (the scheduler decides fusion from the IR;
+    this is the printers' defensive check)."""
 
 
 class CSEVar:
@@ -218,7 +219,7 @@ class TritonKernel:
         self.nacc = 0
         self.recompute: dict = {}  # (name, index) -> (Pointwise, idx, dtype) rendered in this kernel
         self.symbols = set(symbols)     # names of size symbols: kernel arguments where used
-        self.store_names = store_names  # None: store everything (trial renders)
+        self.store_names = store_names  # None: store everything
         self.lines: list[tuple] = []   # ((phase, 0 pre | 1 loop | 2 post), source line)
         self.cse: dict[str, CSEVar] = {}
         self.rdep_names = {"rindex", "rmask"}
@@ -276,7 +277,7 @@ class TritonKernel:
     def index_vars(self, ranges, prefix):
         """Per-dimension index expressions of `ranges` iterated in row-major order by xindex/rindex.
         Kept inline (not named) so that the same position is spelled the same way whichever node or
-        view computes it: in-kernel reuse of stored values compares index strings."""
+        view computes it: in-kernel reuse of stored values compares index expressions."""
         base = "xindex" if prefix == "x" else "rindex"
         return unflatten_index(base, list(ranges))
 

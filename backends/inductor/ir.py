@@ -56,7 +56,7 @@ def is_symbolic(v) -> bool:
 
 
 def texpr(e) -> str:
-    """Python/Triton source for an int, an index string or a sympy expression."""
+    """Python source (the wrapper's) for an int or a sympy expression."""
     if isinstance(e, sympy.Basic):
         return _PRINTER.doprint(e)
     return str(e)
