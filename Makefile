@@ -4,7 +4,7 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.install-stamp
 
-.PHONY: install test demo bench lint conformance hf-sweep fuzz cpython-tests opinfo-metal clean
+.PHONY: install test demo bench lint conformance hf-sweep fuzz cpython-tests opinfo-metal figures clean
 
 install: $(STAMP)
 
@@ -19,6 +19,10 @@ $(STAMP): pyproject.toml setup.py compiler/_eval_frame.c compiler/_tensor_guards
 
 test: install
 	$(VPY) -m pytest -q tests
+
+# structure figures (issue 15): import circles, function-level imports, longest functions, probes
+figures: install
+	$(VPY) tools/structure_figures.py
 
 conformance: install
 	$(VPY) ../shared/conformance/run.py --impl bytegraph --backend counter --require-capture

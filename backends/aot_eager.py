@@ -40,11 +40,13 @@ import os
 from collections.abc import Callable
 
 import torch
+from torch.fx.experimental.symbolic_shapes import free_symbols
 
 from ..config import config
 from ..debug_dir import FrameDir, current_frame_dir, write_artifact
 from ..disable import disable
 from ..logs import enabled, log
+from ..minifier import compile_checked
 from .partitioners import get_partitioner
 from .registry import register_backend
 
@@ -71,7 +73,6 @@ def _logged(kind: str, number: int, compile_graph: Callable, graph_hook: Callabl
         if graph_hook is not None:
             graph_hook(kind, gm)
         if config.repro_after == "aot":  # minify the ATen graph the inner compiler fails on
-            from ..minifier import compile_checked
             frame_dir = current_frame_dir() or FrameDir(f"aot_{kind}_{number}")
             return compile_checked(compile_graph, gm, example_inputs, frame_dir, config.repro_level,
                                    f"aot {kind} graph {number}")
@@ -85,7 +86,6 @@ def _tracing_inputs(gm, example_inputs) -> list:
     placeholders' `example_value`s, which share the frontend's FakeTensorMode and ShapeEnv -- so
     the ATen graphs stay symbolic and any assumption AOTAutograd adds lands in the ShapeEnv the
     frame's guards are printed from."""
-    from torch.fx.experimental.symbolic_shapes import free_symbols
     fakes = [node.meta.get("example_value") for node in gm.graph.find_nodes(op="placeholder")]
     if len(fakes) != len(example_inputs) or any(f is None for f in fakes):
         return example_inputs

@@ -25,8 +25,10 @@ import sys
 import torch
 import torch.fx
 import torch.utils._pytree as pytree
+from torch.fx.passes.split_module import split_module
 
 from ..logs import log
+from .registry import graph_runner
 
 
 @dataclasses.dataclass
@@ -74,7 +76,6 @@ class DDPGraphSplitter:
         self.splits: list[GraphSplit] = []
 
     def __call__(self, gm, example_inputs):
-        from torch.fx.passes.split_module import split_module
         why = _cannot_split(gm, example_inputs)
         buckets = [] if why else self._buckets(gm, example_inputs)
         if not why and len(buckets) < 2:
@@ -168,7 +169,6 @@ def _compile_pieces(split_gm, gm, example_inputs, backend) -> None:
     """Replace each piece of `split_gm` by the backend's compilation of it. A piece's example
     inputs are the frame's real inputs where it takes a graph input, else stand-ins made from the
     frontend's fake value of the intermediate it takes."""
-    from .registry import graph_runner
     real = {node.name: value for node, value in zip(gm.graph.find_nodes(op="placeholder"), example_inputs)}
     fakes = {node.name: node.meta.get("example_value") for node in gm.graph.nodes}
     for node in list(split_gm.graph.nodes):

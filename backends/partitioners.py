@@ -23,6 +23,7 @@ from collections.abc import Callable
 import networkx as nx
 import torch
 from torch import fx
+from torch._functorch._aot_autograd.descriptors import SavedForBackwardsAOTOutput
 from torch.fx.experimental.symbolic_shapes import find_symbol_binding_fx_nodes, free_symbols
 
 from ..logs import log
@@ -287,7 +288,6 @@ def _min_cut_partition(joint_module, num_fwd_outputs, static_lifetime_input_indi
     saved_syms = _symbol_bindings(joint, saved_syms, saved_syms + saved_tensors + tangents) + saved_syms
 
     if fwd_descs is not None:
-        from torch._functorch._aot_autograd.descriptors import SavedForBackwardsAOTOutput
         fwd_descs = list(fwd_descs) + [SavedForBackwardsAOTOutput(i)
                                        for i in range(len(saved_tensors) + len(saved_syms))]
     fw_graph = _extract(joint, primals, fwd_outputs + saved_tensors + saved_syms, backward=False,

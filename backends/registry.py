@@ -2,8 +2,13 @@
 group `bytegraph.backends` for backends installed by other packages."""
 from __future__ import annotations
 
+import inspect
 from importlib.metadata import entry_points
 from typing import Callable
+
+import torch
+
+from .. import _C
 
 _BACKENDS: dict[str, Callable] = {}
 
@@ -76,9 +81,6 @@ def graph_runner(backend, compiled, gm, example_inputs):
     taking the graph's inputs positionally, which returns one value per graph output (a tensor where
     the graph returns a tensor). The first call's result is checked too, so a backend that returns
     garbage fails loudly, naming itself, instead of corrupting the program."""
-    import inspect
-
-    from .. import _C
     name = backend_name(backend)
     if not callable(compiled):
         raise BackendContractError(
@@ -111,7 +113,6 @@ def graph_runner(backend, compiled, gm, example_inputs):
 
 
 def _check_result(name, result, expected) -> None:
-    import torch
     if not isinstance(result, (tuple, list)) or len(result) != len(expected):
         got = f"{type(result).__name__} of length {len(result)}" if isinstance(result, (tuple, list)) else \
             type(result).__name__

@@ -12,6 +12,8 @@ import time
 import traceback
 import weakref
 
+import torch
+
 from . import _C, timing
 from .cache import CacheEntry, CacheEntryInfo, FrameAction
 from .config import config
@@ -31,7 +33,6 @@ from .guards.shape import ShapePolicy
 def _for_another_module(failed) -> bool:
     """Whether a cache entry missed because a module is another object than when it was compiled:
     the entry serves another instance and does not count toward this one's cache size limit."""
-    import torch
     return any(guard.kind is ID_MATCH and isinstance(guard.expected(), torch.nn.Module) for guard, _, _ in failed)
 
 

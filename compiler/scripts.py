@@ -186,6 +186,7 @@ def _import_root(module) -> str | None:
 
 def load_backend(spec):
     """Get a backend back from `backend_reference(...)`'s description (also copied into scripts)."""
+    # the imports are inside: this function's source is copied into standalone scripts
     import importlib
     import importlib.util
     import pickle

@@ -241,22 +241,7 @@ def emit_in_block(tx, cg, ins, stack, plan, lives, needed, resume):
     into a copy of this frame's code at the instruction (its handlers protect it), and leave the
     copy right after it for continuations that call the resume functions."""
     code = tx.code
-    for v in stack:
-        if isinstance(v, NullVariable):
-            cg.push_null()
-        elif isinstance(v, WithExitVariable) and isinstance(v.ctx, GradModeVariable):
-            cg.load_const(RESTORE_GRAD[bool(v.ctx.previous)])
-        elif isinstance(v, WithExitVariable) and isinstance(v.ctx, AutocastVariable):
-            cg.load_callable(torch.autocast)   # enter the real context manager again
-            for value in (v.ctx.device, v.ctx.dtype, v.ctx.enabled, v.ctx.cache_enabled):
-                cg.load_const(value)
-            cg.call(4)
-            cg.append(Instr("BEFORE_WITH"))
-            cg.pop_top()
-        else:
-            cg.append(Instr("LOAD_FAST", cg.temps[v]))
-            if id(v) in resume.iter_slots:
-                cg.append(Instr("GET_ITER"))
+    _rebuild_stack(cg, stack, resume.iter_slots)
     for name in needed:
         cg.append(Instr("LOAD_FAST", cg.temps[tx.symbolic_locals[name]]))
         cg.append(Instr("STORE_FAST", name))
@@ -274,33 +259,59 @@ def emit_in_block(tx, cg, ins, stack, plan, lives, needed, resume):
         return [Instr(name, conts[1], location=item.location),
                 Instr("JUMP_FORWARD", conts[0], location=item.location)]
     cg.instructions.extend(body_items(code, labels={start: enter}, replace={index: edit}))
+    for label, path, live in zip(conts, paths, lives):
+        cg.append(label)
+        _leave_copy(cg, path, live, resume)
+    return tx.finish_code(cg, copied=True)
+
+
+def _rebuild_stack(cg, stack, iter_slots) -> None:
+    """Push the real stack the break instruction expects: NULLs, torch contexts entered again, the
+    other values from their temps (an iterator slot as a fresh iterator)."""
+    for v in stack:
+        if isinstance(v, NullVariable):
+            cg.push_null()
+        elif isinstance(v, WithExitVariable) and isinstance(v.ctx, GradModeVariable):
+            cg.load_const(RESTORE_GRAD[bool(v.ctx.previous)])
+        elif isinstance(v, WithExitVariable) and isinstance(v.ctx, AutocastVariable):
+            cg.load_callable(torch.autocast)   # enter the real context manager again
+            for value in (v.ctx.device, v.ctx.dtype, v.ctx.enabled, v.ctx.cache_enabled):
+                cg.load_const(value)
+            cg.call(4)
+            cg.append(Instr("BEFORE_WITH"))
+            cg.pop_top()
+        else:
+            cg.append(Instr("LOAD_FAST", cg.temps[v]))
+            if id(v) in iter_slots:
+                cg.append(Instr("GET_ITER"))
+
+
+def _leave_copy(cg, path, live, resume) -> None:
+    """One continuation of the copied code after the break instruction: store the stack, leave the
+    torch contexts on it (innermost first), then call the resume function of `path`."""
+    after = path.stack
+    for i in reversed(range(len(after))):
+        cg.append(Instr("STORE_FAST", f"__bytegraph_cont{i}"))
+    for i in reversed(range(len(after))):
+        if _is_torch_context_exit(after[i]):
+            cg.push_null()
+            cg.append(Instr("LOAD_FAST", f"__bytegraph_cont{i}"))
+            for _ in range(3):
+                cg.load_const(None)
+            cg.call(3)
+            cg.pop_top()
+
+    def load_slot(i, v, kind):
+        if kind == ITER_SLOT:
+            cg.load_callable(tuple)
+            cg.append(Instr("LOAD_FAST", f"__bytegraph_cont{i}"))
+            cg.call(1)
+        else:
+            cg.append(Instr("LOAD_FAST", f"__bytegraph_cont{i}"))
 
     def load_local(name):
         cg.append(Instr("LOAD_FAST", name))
-
-    for label, path, live in zip(conts, paths, lives):
-        cg.append(label)
-        after = path.stack
-        for i in reversed(range(len(after))):
-            cg.append(Instr("STORE_FAST", f"__bytegraph_cont{i}"))
-        for i in reversed(range(len(after))):   # leave the torch contexts, innermost first
-            if _is_torch_context_exit(after[i]):
-                cg.push_null()
-                cg.append(Instr("LOAD_FAST", f"__bytegraph_cont{i}"))
-                for _ in range(3):
-                    cg.load_const(None)
-                cg.call(3)
-                cg.pop_top()
-
-        def load_slot(i, v, kind):
-            if kind == ITER_SLOT:
-                cg.load_callable(tuple)
-                cg.append(Instr("LOAD_FAST", f"__bytegraph_cont{i}"))
-                cg.call(1)
-            else:
-                cg.append(Instr("LOAD_FAST", f"__bytegraph_cont{i}"))
-        resume.call(cg, path, live, load_slot, load_local)
-    return tx.finish_code(cg, copied=True)
+    resume.call(cg, path, live, load_slot, load_local)
 
 
 class _ResumeCalls:

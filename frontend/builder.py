@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import enum
 import functools
+import inspect
 import operator
 import sys
 import types
@@ -14,14 +15,16 @@ import torch
 from ..disable import disabled_wrapper_code
 from ..guards.guard import Guard
 from ..guards.shape import scalar_can_be_dynamic
-from ..guards.source import AttrSource, ItemSource, LocalSource
+from ..guards.source import AttrSource, ItemSource, ListIteratorSource, LocalSource
 from ..probe import overrides_in_python, safe_in, static_getattr, static_hasattr
 from .graph_break import Unsupported
+from .resume import STACK_ARGUMENT_PREFIX, is_resume_code
 from .variables.builtins import BuiltinVariable, OperatorGetterVariable, has_builtin_handler
 from .variables.constant import ConstantVariable, LazyGuardedScalarVariable, is_constant_value
 from .variables.dicts import DictVariable, SetVariable
 from .variables.distributed import DistributedFunctionVariable, is_distributed_function
 from .variables.functions import BoundMethodVariable, PartialVariable, SkippedFunctionVariable, UserFunctionVariable
+from .variables.iterators import ListSequenceIteratorVariable
 from .variables.lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable, is_named_tuple_class
 from .variables.misc import PythonModuleVariable
 from .variables.nn_module import NNModuleVariable
@@ -57,7 +60,6 @@ def is_skipped_function(fn) -> bool:
 
 
 def _is_frame_varkw(tx, source) -> bool:
-    import inspect
     code = tx.code
     if tx.parent is not None or not isinstance(source, LocalSource) or not code.co_flags & inspect.CO_VARKEYWORDS:
         return False
@@ -128,8 +130,6 @@ _LIST_ITERATORS = (type(iter([])), type(reversed([])))
 def _is_resume_stack_argument(tx, source) -> bool:
     """`source` is a stack value passed to a resume function: an object made by the transformed
     code for this call only (nothing else holds it, so its identity and state need no write-back)."""
-    from ..guards.source import LocalSource
-    from .resume import STACK_ARGUMENT_PREFIX, is_resume_code
     return isinstance(source, LocalSource) and source.local_name.startswith(STACK_ARGUMENT_PREFIX) and \
         is_resume_code(tx.code)
 
@@ -137,8 +137,6 @@ def _is_resume_stack_argument(tx, source) -> bool:
 def _wrap_list_iterator(tx, it, source, guard):
     """A loop's list iterator passed to a resume function: the live list and the position, so
     the resumed loop sees what the rest of the frame does to the list, as CPython's iterator does."""
-    from ..guards.source import ListIteratorSource
-    from .variables.iterators import ListSequenceIteratorVariable
     guard(Guard.type_match(source, type(it)))
     reduced = it.__reduce__()        # (iter or reversed, (list,), index), or (iter, ([],)) once exhausted
     position = tuple(reduced[2:])

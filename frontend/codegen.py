@@ -4,14 +4,15 @@ ran: graph outputs, constants, containers, new objects, functions with their clo
 `_rebuild_object` and `RestoreGradMode` run inside transformed code)."""
 from __future__ import annotations
 
+import builtins
 import types
 
 import torch
-from bytecode import Bytecode, Instr
+from bytecode import Instr
 from bytecode.instr import CellVar, FreeVar
 
 from .graph_break import Unsupported
-from .resume import assemble
+from .resume import assemble, function_bytecode
 from .variables.builtins import BuiltinVariable
 from .variables.constant import ConstantVariable
 from .variables.ctx import WithExitVariable
@@ -19,7 +20,7 @@ from .variables.dicts import DictVariable, SetVariable
 from .variables.functions import BoundMethodVariable
 from .variables.lists import DequeVariable, ListVariable, NamedTupleVariable
 from .variables.misc import RealCellVariable
-from .variables.tensor import SymNodeVariable, TensorVariable
+from .variables.tensor import SymNodeVariable, TensorVariable, tensor_attrs
 from .variables.torch import GradModeVariable
 from .variables.user_defined import UserDefinedObjectVariable
 
@@ -106,7 +107,6 @@ class PyCodegen:
         self.append(Instr("LOAD_GLOBAL", (False, name)))
 
     def load_global_builtin(self, name):
-        import builtins
         self.load_callable(getattr(builtins, name))
 
     def load_attr(self, name):
@@ -171,25 +171,7 @@ class PyCodegen:
             self.append(Instr("LOAD_FAST", self.temps[var]))
             return
         if isinstance(var, (TensorVariable, SymNodeVariable)):
-            node = var.proxy.node
-            source = var.source or node.meta.get("source")
-            # a graph input is fetched again (the same object), unless it is a size the graph also
-            # returns: the tensor it was read from may have changed shape since (`x.t_()`)
-            if node.op == "placeholder" and source is not None and not (
-                    isinstance(var, SymNodeVariable) and node in self.output_index):
-                source.reconstruct(self)
-                return
-            if node not in self.output_index:
-                raise Unsupported("internal_error", what="a tensor that is not a graph output")
-            self.append(Instr("LOAD_FAST", self.graph_outputs_local))
-            self.load_const(self.output_index[node])
-            self.binary_subscr()
-            from .variables.tensor import tensor_attrs
-            for name, value in tensor_attrs(self.tx, var).items():   # `y.note = v` while tracing
-                self.append(Instr("COPY", 1))
-                self.reconstruct(value)
-                self.append(Instr("SWAP", 2))
-                self.store_attr(name)
+            self._graph_value(var)
             return
         if isinstance(var, WithExitVariable):
             self.with_exit(var)
@@ -200,20 +182,7 @@ class PyCodegen:
             var.source.reconstruct(self)
             return
         if isinstance(var, BoundMethodVariable) and var.source is None and isinstance(var.fn, BuiltinVariable):
-            # `obj.method` where the method is a builtin/method descriptor (re.Match.group, HASH.hexdigest)
-            name = getattr(var.fn.fn, "__name__", None)
-            if name is None:
-                raise Unsupported("unrebuildable", what=f"rebuilding {var.describe()} after the graph")
-            if hasattr(var.fn.fn, "__objclass__"):
-                # an unbound method of a builtin type bound to an instance (`super().__setitem__` in a dict
-                # subclass): `obj.name` would find the subclass's own method, so bind the very descriptor
-                self.load_callable(types.MethodType)
-                self.load_const(var.fn.fn)
-                self.reconstruct(var.self_var)
-                self.call(2)
-                return
-            self.reconstruct(var.self_var)
-            self.load_attr(name)
+            self._builtin_method(var)
             return
         building = self.building
         if id(var) in building:    # a container that holds itself: not rebuilt item by item
@@ -228,6 +197,44 @@ class PyCodegen:
             name = self.new_temp_name()
             self.append(Instr("COPY", 1), Instr("STORE_FAST", name))
             self.temps[var] = name
+
+    def _graph_value(self, var):
+        """A tensor or symbolic number: fetched from the frame again if it is a graph input (the
+        same object), else taken from the graph's outputs with the attributes set while tracing."""
+        node = var.proxy.node
+        source = var.source or node.meta.get("source")
+        # a graph input is fetched again (the same object), unless it is a size the graph also
+        # returns: the tensor it was read from may have changed shape since (`x.t_()`)
+        if node.op == "placeholder" and source is not None and not (
+                isinstance(var, SymNodeVariable) and node in self.output_index):
+            source.reconstruct(self)
+            return
+        if node not in self.output_index:
+            raise Unsupported("internal_error", what="a tensor that is not a graph output")
+        self.append(Instr("LOAD_FAST", self.graph_outputs_local))
+        self.load_const(self.output_index[node])
+        self.binary_subscr()
+        for name, value in tensor_attrs(self.tx, var).items():   # `y.note = v` while tracing
+            self.append(Instr("COPY", 1))
+            self.reconstruct(value)
+            self.append(Instr("SWAP", 2))
+            self.store_attr(name)
+
+    def _builtin_method(self, var):
+        """`obj.method` where the method is a builtin/method descriptor (re.Match.group, HASH.hexdigest)."""
+        name = getattr(var.fn.fn, "__name__", None)
+        if name is None:
+            raise Unsupported("unrebuildable", what=f"rebuilding {var.describe()} after the graph")
+        if hasattr(var.fn.fn, "__objclass__"):
+            # an unbound method of a builtin type bound to an instance (`super().__setitem__` in a dict
+            # subclass): `obj.name` would find the subclass's own method, so bind the very descriptor
+            self.load_callable(types.MethodType)
+            self.load_const(var.fn.fn)
+            self.reconstruct(var.self_var)
+            self.call(2)
+            return
+        self.reconstruct(var.self_var)
+        self.load_attr(name)
 
     def new_temp_name(self) -> str:
         """A local name no other temporary of this code uses."""
@@ -354,21 +361,7 @@ def new_code(template: types.CodeType, body: list, prefix: list, nargs: int, nam
     """A code object with `template`'s arguments (all positional), cells, free variables, name and
     file, running `prefix` (MAKE_CELL/COPY_FREE_VARS), RESUME, then `body`. `copies_template`: the
     body jumps into a copy of the template's own code (and exception table)."""
-    bc = Bytecode()
-    bc.name = template.co_name
-    bc.qualname = template.co_qualname
-    bc.filename = template.co_filename
-    bc.first_lineno = template.co_firstlineno
-    bc.argcount = nargs
-    bc.posonlyargcount = 0
-    bc.kwonlyargcount = 0
-    bc.argnames = list(template.co_varnames[:nargs])
-    bc.cellvars = list(template.co_cellvars)
-    bc.freevars = list(template.co_freevars)
-    import inspect
-    bc.flags = (template.co_flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR |
-                                      inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR)) | inspect.CO_NEWLOCALS \
-        | inspect.CO_OPTIMIZED
+    bc = function_bytecode(template, template.co_varnames[:nargs], template.co_cellvars, template.co_freevars)
     bc.extend(prefix)
     bc.append(Instr("RESUME", 0, lineno=template.co_firstlineno))
     bc.extend(body)

@@ -17,11 +17,12 @@ import operator
 import sys
 from typing import Callable
 
-from . import lifetimes
+from . import lifetimes, reads
 from .graph_break import Unsupported, user_error
 from .resume import PROLOGUE_CALLABLES
 from .signals import GeneratorYield, ReturnValue, UserException
 from .variables.constant import const
+from .variables.builtins import isinstance_of
 from .variables.ctx import enter_context
 from .variables.dicts import DictVariable, SetVariable, is_other_mapping, mapping_as_dict
 from .variables.functions import NestedFunctionVariable
@@ -365,16 +366,18 @@ def format_value(tx, ins):
     tx.push(const(format(v, spec)))
 
 
-@opcode("LIST_APPEND")
-def list_append(tx, ins):
-    value = tx.pop()
-    tx.stack[-ins.arg].call_method(tx, "append", [value], {})
+def _into_container(method: str):
+    """LIST_APPEND, SET_ADD, LIST_EXTEND, SET_UPDATE: the container below the top calls `method`
+    with the value popped."""
+    def handler(tx, ins):
+        value = tx.pop()
+        tx.stack[-ins.arg].call_method(tx, method, [value], {})
+    return handler
 
 
-@opcode("SET_ADD")
-def set_add(tx, ins):
-    value = tx.pop()
-    tx.stack[-ins.arg].call_method(tx, "add", [value], {})
+for _name, _method in (("LIST_APPEND", "append"), ("SET_ADD", "add"), ("LIST_EXTEND", "extend"),
+                       ("SET_UPDATE", "update")):
+    opcode(_name)(_into_container(_method))
 
 
 @opcode("MAP_ADD")
@@ -382,18 +385,6 @@ def map_add(tx, ins):
     value = tx.pop()
     key = tx.pop()
     tx.stack[-ins.arg].setitem(tx, key, value)
-
-
-@opcode("LIST_EXTEND")
-def list_extend(tx, ins):
-    value = tx.pop()
-    tx.stack[-ins.arg].call_method(tx, "extend", [value], {})
-
-
-@opcode("SET_UPDATE")
-def set_update(tx, ins):
-    value = tx.pop()
-    tx.stack[-ins.arg].call_method(tx, "update", [value], {})
 
 
 @opcode("DICT_UPDATE", "DICT_MERGE")
@@ -721,13 +712,11 @@ _TPFLAGS_MATCH_SELF = 1 << 22   # `case int(x)` binds the subject itself (bool, 
 
 @opcode("MATCH_MAPPING")
 def match_mapping(tx, ins):
-    from . import reads
     tx.push(const(reads.type_flag(tx, tx.stack[-1].python_type(), _TPFLAGS_MAPPING)))
 
 
 @opcode("MATCH_SEQUENCE")
 def match_sequence(tx, ins):
-    from . import reads
     tx.push(const(reads.type_flag(tx, tx.stack[-1].python_type(), _TPFLAGS_SEQUENCE)))
 
 
@@ -753,8 +742,6 @@ def match_class(tx, ins):
     klass = cls.as_python_constant()
     if not isinstance(klass, type):
         raise user_error(TypeError("called match pattern must be a class"))
-    from . import reads
-    from .variables.builtins import isinstance_of
     if not isinstance_of(tx, subject.python_type(), klass):
         tx.push(const(None))
         return

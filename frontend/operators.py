@@ -12,6 +12,7 @@ import operator
 
 from .graph_break import Unsupported, fold, user_error
 from .reads import MISSING, class_lookup
+from .variables.base import NOT_IMPLEMENTED
 from .variables.constant import const
 from .variables.user_defined import UserDefinedObjectVariable
 
@@ -27,13 +28,6 @@ _SYMBOLS = {"__add__": "+", "__sub__": "-", "__mul__": "*", "__truediv__": "/", 
 _EQUALITY_ONLY = (dict, range, complex, type(None))   # their ordering methods answer NotImplemented
 _NUMBERS = (int, bool, float, complex)   # their arithmetic methods also take only these operands
 _COMPARE_NAMES = {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"}
-
-
-class _NotImplementedType:
-    """The answer of a dunder that does not handle its operand (kept apart from trackers)."""
-
-
-NOT_IMPLEMENTED = _NotImplementedType()
 
 
 def _type_of(var):
@@ -90,15 +84,24 @@ def _reflected_first(tx, a, b, reflected_name, compare) -> bool:
     return compare or _overrides(tx, tb, ta, reflected_name)
 
 
+def _first_implemented(tx, order):
+    """The result of the first `x.method(y)` of `order` that does not answer NotImplemented (None:
+    all of them do)."""
+    for x, method, y in order:
+        result = dunder(tx, x, method, y)
+        if not _is_not_implemented(result):
+            return result
+    return None
+
+
 def rich_compare(tx, name, reflected_name, a, b):
     """`a < b`, `a == b`...: the result tracker, by CPython's protocol."""
     order = [(a, name, b), (b, reflected_name, a)]
     if _reflected_first(tx, a, b, reflected_name, True):
         order.reverse()
-    for x, method, y in order:
-        result = dunder(tx, x, method, y)
-        if not _is_not_implemented(result):
-            return result
+    result = _first_implemented(tx, order)
+    if result is not None:
+        return result
     if name in ("__eq__", "__ne__"):
         same = tx.is_same(a, b)
         return const(same if name == "__eq__" else not same)
@@ -117,10 +120,9 @@ def binary(tx, name, reflected_name, inplace_name, a, b):
         order.append((b, reflected_name, a))
         if _reflected_first(tx, a, b, reflected_name, False):
             order.reverse()
-    for x, method, y in order:
-        result = dunder(tx, x, method, y)
-        if not _is_not_implemented(result):
-            return result
+    result = _first_implemented(tx, order)
+    if result is not None:
+        return result
     symbol = _SYMBOLS[name] + ("=" if inplace_name is not None else "")
     raise user_error(TypeError(f"unsupported operand type(s) for {symbol}: "
                                f"'{_type_of(a).__name__}' and '{_type_of(b).__name__}'"))

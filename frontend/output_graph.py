@@ -27,10 +27,11 @@ from torch._subclasses.fake_tensor import (
     DynamicOutputShapeException,
     FakeTensorMode,
 )
-from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv
+from torch.fx.experimental.symbolic_shapes import DimDynamic, GuardOnDataDependentSymNode, ShapeEnv
 
 from ..guards.guard import Guard, TensorMeta, global_state_guards
 from ..guards.shape import ShapeEnvSource, ShapeGuardError, ShapePolicy, shape_guards, tensor_properties
+from .builder import wrap
 from .graph_break import Unsupported
 from .side_effects import SideEffects, SideEffectsState
 from .variables.constant import ConstantVariable
@@ -225,7 +226,6 @@ class OutputGraph:
         known = self.input_by_source.get(source)
         if known is not None:
             return known
-        from torch.fx.experimental.symbolic_shapes import DimDynamic
         env_source = ShapeEnvSource(source)
         sym = self.shape_env.create_unspecified_symbol(value, env_source, dynamic_dim=DimDynamic.DYNAMIC)
         if type(value) is int:
@@ -396,8 +396,6 @@ class OutputGraph:
     def _tx_for_items(self):
         # a stand-in translator: reading a sequence's contents, or wrapping a constant result, needs
         # only `tx.output` (and `tx.wrap`)
-        from .builder import wrap
-
         class _Tx:
             output = self
 

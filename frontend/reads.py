@@ -12,6 +12,8 @@ holds the object and re-reads the fact from it on every call. Compile time only.
 """
 from __future__ import annotations
 
+import abc
+
 from ..guards.guard import Guard
 from ..guards.source import (  # noqa: F401 - re-exported for callers
     MISSING,
@@ -85,26 +87,26 @@ def function_defaults(tx, fn, source, need_positional: bool, need_keyword: bool)
     """The trackers of a function's positional defaults (a tuple) and keyword-only defaults (a
     dict), each read (and guarded) only when the call leaves some parameter of that kind unbound."""
     src = source_of(fn, source)
-    defaults, kwdefaults = (), {}
-    if need_positional:
-        dsrc = AttrSource(src, "__defaults__")
-        real = fn.__defaults__
-        if real is None:
-            record(tx, Guard.constant(dsrc, None))
-        else:
-            record(tx, Guard.type_match(dsrc, tuple))
-            record(tx, Guard.length(dsrc, len(real)))
-            defaults = tuple(tx.wrap(v, ItemSource(dsrc, i)) for i, v in enumerate(real))
-    if need_keyword:
-        ksrc = AttrSource(src, "__kwdefaults__")
-        real = fn.__kwdefaults__
-        if real is None:
-            record(tx, Guard.constant(ksrc, None))
-        else:
-            record(tx, Guard.type_match(ksrc, dict))
-            record(tx, Guard.dict_keys(ksrc, list(real)))
-            kwdefaults = {k: tx.wrap(v, ItemSource(ksrc, k)) for k, v in real.items()}
+    defaults = _defaults(tx, fn, src, "__defaults__") if need_positional else ()
+    kwdefaults = _defaults(tx, fn, src, "__kwdefaults__") if need_keyword else {}
     return defaults, kwdefaults
+
+
+def _defaults(tx, fn, src, name: str):
+    """`fn.__defaults__` (a tuple) or `fn.__kwdefaults__` (a dict) as trackers; None, or the type and
+    the length or keys, guarded."""
+    kind = tuple if name == "__defaults__" else dict
+    dsrc = AttrSource(src, name)
+    real = getattr(fn, name)
+    if real is None:
+        record(tx, Guard.constant(dsrc, None))
+        return kind()
+    record(tx, Guard.type_match(dsrc, kind))
+    if kind is tuple:
+        record(tx, Guard.length(dsrc, len(real)))
+        return tuple(tx.wrap(v, ItemSource(dsrc, i)) for i, v in enumerate(real))
+    record(tx, Guard.dict_keys(dsrc, list(real)))
+    return {k: tx.wrap(v, ItemSource(dsrc, k)) for k, v in real.items()}
 
 
 def mro_lookup(tx, classes, name: str):
@@ -145,5 +147,4 @@ def type_flag(tx, cls: type, mask: int) -> bool:
 def abc_registry(tx) -> None:
     """What an ABC answers to isinstance/issubclass: the registries of every ABC, whose changes
     (`ABC.register(cls)`) move `abc.get_cache_token()`."""
-    import abc
     record(tx, Guard.constant(ReaderSource(ConstSource(abc.get_cache_token)), abc.get_cache_token()))

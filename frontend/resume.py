@@ -288,6 +288,28 @@ def body_items(code, labels: dict | None = None, replace: dict | None = None) ->
     return out
 
 
+_NOT_COPIED_FLAGS = (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR | inspect.CO_COROUTINE |
+                     inspect.CO_ASYNC_GENERATOR)
+
+
+def function_bytecode(template, argnames, cellvars, freevars, qualname=None) -> Bytecode:
+    """An empty Bytecode for a plain function standing in for `template`'s code: its name, file and
+    first line, positional arguments `argnames`, and its flags less varargs and generator-ness."""
+    bc = Bytecode()
+    bc.name = template.co_name
+    bc.qualname = qualname or template.co_qualname
+    bc.filename = template.co_filename
+    bc.first_lineno = template.co_firstlineno
+    bc.argcount = len(argnames)
+    bc.posonlyargcount = 0
+    bc.kwonlyargcount = 0
+    bc.argnames = list(argnames)
+    bc.cellvars = list(cellvars)
+    bc.freevars = list(freevars)
+    bc.flags = (template.co_flags & ~_NOT_COPIED_FLAGS) | inspect.CO_NEWLOCALS | inspect.CO_OPTIMIZED
+    return bc
+
+
 def assemble(bc: Bytecode, template) -> types.CodeType:
     """Assemble code that jumps into the middle of `template`'s body (maybe into a try range,
     past the start of the range): keep the original exception-table depths (the jump rebuilds the
@@ -426,6 +448,26 @@ def _make_resume_code(code, offset: int, layout: tuple, live: tuple, grad_after)
     target_index = next(i for i, ins in enumerate(insts) if ins.offset == offset)
     target_line = insts[target_index].positions.lineno or code.co_firstlineno
     label = Label()
+    body, kept = _resume_body(code, insts, target_index, label)
+    freevars = closure_names(code)
+    prologue = _resume_prologue(code, layout, grad_after, freevars, target_line, label)
+    stack_names = [f"{STACK_ARGUMENT_PREFIX}{i}" for i, kind in enumerate(layout)
+                   if kind in (VALUE_SLOT, ITER_SLOT)]
+    # a traceback through the rest of the frame names the user's function
+    bc = function_bytecode(code, stack_names + list(live), [], freevars,
+                           qualname=f"{code.co_qualname}.<resume at line {target_line}>")
+    if not freevars:
+        bc.flags &= ~inspect.CO_NESTED
+    bc.extend(prologue)
+    bc.extend(body)
+    new = assemble(bc, code)
+    _record_origin(new, code, sum(isinstance(i, Instr) for i in prologue), kept)
+    return new
+
+
+def _resume_body(code, insts, target_index: int, label):
+    """The original body, `label` at the instruction resumed at, cells turned into free variables
+    (they come from the closure); and the original offset of each instruction kept."""
     cells = set(code.co_cellvars)
     body = []
     kept = []      # original offsets of the body instructions, in order (None: inserted)
@@ -443,10 +485,12 @@ def _make_resume_code(code, offset: int, layout: tuple, live: tuple, grad_after)
     super_self = zero_arg_super_self(code)
     if super_self is not None:
         _explicit_super(body, kept, super_self, super_self in cells)
+    return body, kept
 
-    stack_names = [f"{STACK_ARGUMENT_PREFIX}{i}" for i, kind in enumerate(layout)
-                   if kind in (VALUE_SLOT, ITER_SLOT)]
-    freevars = closure_names(code)
+
+def _resume_prologue(code, layout: tuple, grad_after, freevars, target_line: int, label) -> list:
+    """Rebuild the stack the original instruction expects (from the arguments, NULLs and re-entered
+    contexts of `layout`), restore grad mode, then jump to `label`."""
     prologue = []
     if freevars:
         prologue.append(Instr("COPY_FREE_VARS", len(freevars), lineno=code.co_firstlineno))
@@ -467,34 +511,15 @@ def _make_resume_code(code, offset: int, layout: tuple, live: tuple, grad_after)
                      Instr("PRECALL", 1, lineno=target_line), Instr("CALL", 1, lineno=target_line),
                      Instr("POP_TOP", lineno=target_line)]
     prologue.append(Instr("JUMP_FORWARD", label, lineno=target_line))
+    return prologue
 
-    bc = Bytecode()
-    bc.name = code.co_name    # a traceback through the rest of the frame names the user's function
-    bc.qualname = f"{code.co_qualname}.<resume at line {target_line}>"
-    bc.filename = code.co_filename
-    bc.first_lineno = code.co_firstlineno
-    args = stack_names + list(live)
-    bc.argcount = len(args)
-    bc.posonlyargcount = 0
-    bc.kwonlyargcount = 0
-    bc.argnames = args
-    bc.cellvars = []
-    bc.freevars = list(freevars)
-    bc.flags = (code.co_flags & ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR |
-                                  inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR)) | inspect.CO_NEWLOCALS \
-        | inspect.CO_OPTIMIZED
-    if not freevars:
-        bc.flags &= ~inspect.CO_NESTED
-    bc.extend(prologue)
-    bc.extend(body)
-    new = assemble(bc, code)
 
-    # map the body back to the original offsets (breaks in the resume function resume the original)
+def _record_origin(new, code, n_prologue: int, kept: list) -> None:
+    """Map the body of resume code `new` back to the original offsets (breaks in the resume
+    function resume the original)."""
     new_insts = _instructions(new)
-    n_prologue = len(new_insts) - len(kept)
-    if n_prologue == sum(isinstance(i, Instr) for i in prologue):
+    if len(new_insts) - len(kept) == n_prologue:
         _ORIGIN[new] = (code, {ins.offset: off for ins, off in zip(new_insts[n_prologue:], kept)
                                if off is not None})
     else:   # the assembler changed the instruction count: breaks in this resume function run eagerly
         _ORIGIN[new] = (code, {})
-    return new

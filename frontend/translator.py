@@ -6,6 +6,7 @@ through one table built once per Python version.
 """
 from __future__ import annotations
 
+import collections
 import logging
 import operator
 import sys
@@ -30,8 +31,8 @@ from .variables.constant import FOLDABLE, ConstantVariable, const
 from .variables.iterators import GeneratorVariable, ListIteratorVariable
 from .variables.lists import TupleVariable
 from .variables.misc import CellVariable, ExceptionVariable, SuperVariable
-from .variables.tensor import TensorVariable
-from .variables.user_defined import UserDefinedObjectVariable
+from .variables.tensor import TensorVariable, set_tensor_attr
+from .variables.user_defined import EnumVariable, UserDefinedObjectVariable
 
 # Python exceptions that the traced program itself raises (a failed dict lookup, a bad call...):
 # they follow the program's own try/except, or end tracing so the frame raises them eagerly.
@@ -167,7 +168,6 @@ class InstructionTranslatorBase:
         return obj.var_getattr(self, name)
 
     def setattr(self, obj, name, value):
-        from .variables.tensor import TensorVariable, set_tensor_attr
         if isinstance(obj, UserDefinedObjectVariable):
             return obj.setattr(self, name, value)
         if isinstance(obj, TensorVariable):
@@ -380,7 +380,6 @@ class InliningTranslator(InstructionTranslatorBase):
 def _sequence_family(a, b):
     """list, tuple, range or deque when both are sequence trackers of that builtin family (their
     built-in comparison then compares items), else None."""
-    import collections
     if not (a.is_sequence and b.is_sequence):
         return None
     ta, tb = a.python_type(), b.python_type()
@@ -416,7 +415,6 @@ _RDUNDER = {operator.add: "__radd__", operator.sub: "__rsub__", operator.mul: "_
 def _plain_int(var):
     """An int-valued enum member (IntEnum, `class C(int, Enum)`) compared with a tensor or a symbolic
     number is the int it stands for (a SymInt compares an int subclass as unequal)."""
-    from .variables.user_defined import EnumVariable
     if isinstance(var, EnumVariable) and isinstance(var.value, int) and \
             type(var.value).__eq__ is int.__eq__:
         return const(int.__int__(var.value))

@@ -53,6 +53,20 @@ class Source:
         return self.name()
 
 
+class DerivedSource(Source):
+    """A source read from another one, `self.base` (an attribute, an item...): its root is the base's."""
+
+    def root(self) -> Source:
+        return self.base.root()
+
+
+class GuardOnlySource(DerivedSource):
+    """A fact about a value that guards check but the transformed code never loads."""
+
+    def reconstruct(self, codegen):
+        raise NotImplementedError("a guard-only source")
+
+
 @dataclasses.dataclass(frozen=True)
 class LocalSource(Source):
     local_name: str
@@ -142,7 +156,7 @@ class FunctionSource(Source):
 
 
 @dataclasses.dataclass(frozen=True)
-class AttrSource(Source):
+class AttrSource(DerivedSource):
     base: Source
     attr: str
 
@@ -158,12 +172,9 @@ class AttrSource(Source):
         self.base.reconstruct(codegen)
         codegen.load_attr(self.attr)
 
-    def root(self):
-        return self.base.root()
-
 
 @dataclasses.dataclass(frozen=True)
-class InstanceDictSource(Source):
+class InstanceDictSource(DerivedSource):
     """`base.__dict__`, read with `object.__getattribute__`: the instance dict itself, without running
     a Python `__getattribute__` of base's class (a HuggingFace config's costs a microsecond a read).
     An attribute found in the instance dict while tracing is `ItemSource(InstanceDictSource(b), name)`:
@@ -183,9 +194,6 @@ class InstanceDictSource(Source):
         codegen.load_const("__dict__")
         codegen.call(2)
 
-    def root(self):
-        return self.base.root()
-
 
 def builtin_type_expr(tp: type) -> str:
     """An expression for a builtin container type in guard code (`dict`, `___modules['collections'].OrderedDict`)."""
@@ -195,7 +203,7 @@ def builtin_type_expr(tp: type) -> str:
 
 
 @dataclasses.dataclass(frozen=True)
-class ItemSource(Source):
+class ItemSource(DerivedSource):
     base: Source
     key: Any  # a constant: int, str, ...
     # the builtin container type whose `__getitem__` reads the item, when base's own class overrides
@@ -227,12 +235,9 @@ class ItemSource(Source):
         codegen.load_const(self.key)
         codegen.binary_subscr()
 
-    def root(self):
-        return self.base.root()
-
 
 @dataclasses.dataclass(frozen=True)
-class DictKeysSource(Source):
+class DictKeysSource(GuardOnlySource):
     """`tuple(via.keys(base))`: the keys of a dict subclass read by its builtin base's method, never
     by an override of the user's (guards compare it with the keys seen while tracing)."""
     base: Source
@@ -244,15 +249,9 @@ class DictKeysSource(Source):
     def expr(self, render=None):
         return f"tuple({builtin_type_expr(self.via)}.keys({self.base.sub_expr(render)}))"
 
-    def reconstruct(self, codegen):
-        raise NotImplementedError("a guard-only source")
-
-    def root(self):
-        return self.base.root()
-
 
 @dataclasses.dataclass(frozen=True)
-class TypeFlagSource(Source):
+class TypeFlagSource(GuardOnlySource):
     """Whether a class's `__flags__` has the bits of `mask` (guard only)."""
     base: Source
     mask: int
@@ -263,15 +262,9 @@ class TypeFlagSource(Source):
     def expr(self, render=None):
         return f"bool({self.base.sub_expr(render)}.__flags__ & {self.mask})"
 
-    def reconstruct(self, codegen):
-        raise NotImplementedError("a guard-only source")
-
-    def root(self):
-        return self.base.root()
-
 
 @dataclasses.dataclass(frozen=True)
-class ReaderSource(Source):
+class ReaderSource(GuardOnlySource):
     """What a function of no arguments returns now, such as `abc.get_cache_token()` (guard only)."""
     base: Source
 
@@ -281,15 +274,9 @@ class ReaderSource(Source):
     def expr(self, render=None):
         return f"{self.base.sub_expr(render)}()"
 
-    def reconstruct(self, codegen):
-        raise NotImplementedError("a guard-only source")
-
-    def root(self):
-        return self.base.root()
-
 
 @dataclasses.dataclass(frozen=True)
-class ListIteratorSource(Source):
+class ListIteratorSource(DerivedSource):
     """What a real list iterator walks, read from its `__reduce__()` (which runs no user code):
     `seq`, the live list, or `position`, `(index,)` (`()` once exhausted)."""
     base: Source
@@ -314,12 +301,9 @@ class ListIteratorSource(Source):
             codegen.load_const(slice(2, None))
             codegen.binary_subscr()
 
-    def root(self):
-        return self.base.root()
-
 
 @dataclasses.dataclass(frozen=True)
-class ModuleStateSource(Source):
+class ModuleStateSource(DerivedSource):
     """A parameter or buffer of an nn.Module, read from its `_parameters`/`_buffers` dict."""
     base: Source
     table: str  # "_parameters" or "_buffers"
@@ -337,12 +321,9 @@ class ModuleStateSource(Source):
         codegen.load_const(self.key)
         codegen.binary_subscr()
 
-    def root(self):
-        return self.base.root()
-
 
 @dataclasses.dataclass(frozen=True)
-class TypeSource(Source):
+class TypeSource(DerivedSource):
     base: Source
 
     def name(self):
@@ -355,9 +336,6 @@ class TypeSource(Source):
         codegen.load_global_builtin("type")
         self.base.reconstruct(codegen)
         codegen.call(1)
-
-    def root(self):
-        return self.base.root()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -379,7 +357,7 @@ class ModuleGlobalSource(Source):
 
 
 @dataclasses.dataclass(frozen=True)
-class TensorPropertySource(Source):
+class TensorPropertySource(DerivedSource):
     """A size, stride or storage offset of a tensor: `L['x'].size(0)`. The source of a symbolic
     size's graph input and of the values that shape guards compare."""
     base: Source
@@ -400,9 +378,6 @@ class TensorPropertySource(Source):
         else:
             codegen.load_const(self.index)
             codegen.call_method(1)
-
-    def root(self):
-        return self.base.root()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -465,7 +440,7 @@ def type_lookup(cls, name):
 
 
 @dataclasses.dataclass(frozen=True)
-class ClassAttrSource(Source):
+class ClassAttrSource(DerivedSource):
     """`name` looked up in the MRO of the class `base` without running descriptors: the function
     object itself for a method, the staticmethod/classmethod/property object, or MISSING."""
     base: Source
@@ -482,6 +457,3 @@ class ClassAttrSource(Source):
         self.base.reconstruct(codegen)
         codegen.load_const(self.attr)
         codegen.call(2)
-
-    def root(self):
-        return self.base.root()

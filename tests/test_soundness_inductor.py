@@ -144,6 +144,43 @@ def test_linalg_solve_with_grad_and_its_error():
     assert cnt.frame_count == 1
 
 
+class _TanhGelu(torch.autograd.Function):
+    # no setup_context: functorch transforms refuse such a Function, so tracing may not use them
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * 0.5 * (1.0 + torch.tanh(0.7978845608 * (x + 0.044715 * x ** 3)))
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * torch.sigmoid(1.702 * x)
+
+
+def test_autograd_function_without_setup_context_in_inference_graph():
+    # BLOOM's GELU is such a Function; an inference graph is functionalized without functorch
+    def f(x):
+        return _TanhGelu.apply(x * 2) + 1
+    x = torch.randn(4, 8)
+    opt, cnt = _compile(f)
+    torch.testing.assert_close(opt(x), f(x))
+    assert cnt.frame_count == 1 and cnt.op_count >= 2
+
+
+def test_effectful_check_in_inference_graph_raises_like_eager():
+    # linalg.inv checks its result with an ordered-effect op; without grad it runs as a plain call
+    def inv(a):
+        return torch.linalg.inv(a) + 1
+    a = torch.randn(4, 4) + 4 * torch.eye(4)
+    opt, cnt = _compile(inv)
+    torch.testing.assert_close(opt(a), inv(a))
+    with pytest.raises(torch.linalg.LinAlgError):
+        inv(torch.zeros(4, 4))
+    with pytest.raises(torch.linalg.LinAlgError):
+        opt(torch.zeros(4, 4))
+    assert cnt.frame_count == 1
+
+
 # --------------------------------------------------------------------------- OpInfo slice
 def test_opinfo_slice_matches_eager():
     # a quick slice of benchmarks/inductor_opinfo_sweep.py: forward and input gradient vs eager

@@ -30,15 +30,26 @@ import hashlib
 import importlib.util
 import os
 import sys
-import tempfile
 import time
 
 import logging
 
+import numpy as np
 import torch
 import torch.utils._pytree as pytree
+from torch._subclasses.fake_tensor import FakeTensor
 
+from ...config import config
+from ...disable import disable
+from ..aot_eager import aot_autograd
 from ..registry import register_backend
+from .codegen_cpp import CppUnsupported, CppWrapperCodegen
+from .codegen_metal import MetalUnsupported, MetalWrapperCodegen
+from .codegen_triton import WrapperCodegen
+from .cpp_build import CppCompileError, available, cache_dir
+from .ir import free_symbols
+from .lowering import SymbolicUnsupported, _shape_env, decomposition_table, lower, trace_to_aten
+from .scheduler import Scheduler
 
 
 @dataclasses.dataclass
@@ -64,16 +75,12 @@ _MODULE_CACHE: dict[str, object] = {}
 
 
 def _use_cpp(devices) -> bool:
-    from bytegraph import config
-    from .cpp_build import available
     # "metal" on CPU falls back to C++ for graphs the Metal printer cannot express
     return not devices & {"cuda", "mps"} and config.cpu_codegen in ("cpp", "metal") and available()
 
 
 def _use_metal(devices) -> bool:
     """MPS tensors, or CPU tensors with `config.cpu_codegen = "metal"` (the emulation, metal_emu.h)."""
-    from bytegraph import config
-    from .cpp_build import available
     if "mps" in devices:
         return True
     return "cuda" not in devices and config.cpu_codegen == "metal" and available()
@@ -88,8 +95,6 @@ def _setup_device(example_inputs):
 
 def _metal_wrapper(graph, groups, store_names, devices):
     """(wrapper, source, module) of the Metal printer, or None where it cannot express the graph."""
-    from .codegen_metal import MetalUnsupported, MetalWrapperCodegen
-    from .cpp_build import CppCompileError
     try:
         wrapper = MetalWrapperCodegen(graph, groups, store_names, emulate="mps" not in devices)
         source = wrapper.generate()
@@ -103,17 +108,11 @@ def _triton_interpreter():
     """Triton kernels on CPU: run by Triton's interpreter; must be set before the generated module
     applies @triton.jit."""
     os.environ["TRITON_INTERPRET"] = "1"
-    try:
+    try:   # imported here: optional, and only after the variable is set
         import triton
         triton.knobs.runtime.interpret = True
     except (ImportError, AttributeError):
         pass
-
-
-def cache_dir():
-    d = os.path.join(tempfile.gettempdir(), f"bytegraph_inductor_{os.getuid() if hasattr(os, 'getuid') else 0}")
-    os.makedirs(d, exist_ok=True)
-    return d
 
 
 def load_module(source: str):
@@ -137,7 +136,6 @@ def load_module(source: str):
 
 
 def _debug_dump(aten_gm, graph, groups, source):
-    from bytegraph import config
     if not config.compile_debug:
         return
     d = os.path.join(config.debug_dir, f"inductor_{hashlib.sha256(source.encode()).hexdigest()[:12]}")
@@ -154,9 +152,6 @@ def _debug_dump(aten_gm, graph, groups, source):
 
 def compile_fx(gm: torch.fx.GraphModule, example_inputs):
     """Compile `gm` into a callable returning what `gm.forward` returns."""
-    from .codegen_triton import WrapperCodegen
-    from .lowering import lower, trace_to_aten
-    from .scheduler import Scheduler
 
     devices = _setup_device(example_inputs)
     t0 = time.perf_counter()
@@ -169,51 +164,18 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs):
         _check_bound(graph)
     sched = Scheduler(graph)
     groups = sched.schedule()
-    wrapper = None
-    if _use_metal(devices):
-        built = _metal_wrapper(graph, groups, sched.store_names(), devices)
-        if built is not None:
-            wrapper, source, mod = built
-        elif "mps" in devices:
-            return _run_aten(aten_gm, out_spec)
-    if wrapper is None and _use_cpp(devices):
-        from .codegen_cpp import CppUnsupported, CppWrapperCodegen
-        from .cpp_build import CppCompileError
-        try:
-            wrapper = CppWrapperCodegen(graph, groups, sched.store_names())
-            source = wrapper.generate()
-            mod = load_module(source)  # builds the C++ library
-        except (CppUnsupported, CppCompileError) as e:
-            # an index or op the C++ printer cannot express, or a compiler that rejects it: Triton
-            log.warning("inductor: no C++ kernels for this graph (%s); using Triton's interpreter", e)
-            wrapper = None
-            _triton_interpreter()
-    if wrapper is None:
-        wrapper = WrapperCodegen(graph, groups, sched.store_names())
-        source = wrapper.generate()
-        mod = load_module(source)
+    built = _generate(graph, groups, sched.store_names(), devices)
+    if built is None:
+        return _run_aten(aten_gm, out_spec)
+    wrapper, source, mod = built
     externs = wrapper.externs
     constants = [t for _, t in graph.constants]
-
-    metrics.kernel_count = wrapper.kernel_launches
-    metrics.unique_kernel_count = len(wrapper.kernels)
-    calls = [g.nodes[0] for g in groups if g.kind == "extern" and not hasattr(g.nodes[0], "parent")]
-    metrics.extern_count = len(calls)
-    metrics.extern_ops = [str(n.op) for n in calls]
-    metrics.total_kernel_count += wrapper.kernel_launches
-    metrics.compiles += 1
-    metrics.last_source = source
-    metrics.last_groups = [g.describe() for g in groups]
-    metrics.codegen = getattr(wrapper, "codegen", "triton")
-    metrics.codegens.append(metrics.codegen)
-    metrics.compile_seconds = time.perf_counter() - t0
+    _record_metrics(wrapper, groups, source, t0)
     _debug_dump(aten_gm, graph, groups, source)
 
     call = mod.call
-    from bytegraph import disable
 
     if metrics.codegen == "triton" and "cuda" not in devices:
-        import numpy as np
         inner_call = call
 
         def call(args, externs, constants):
@@ -230,9 +192,47 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs):
     return compiled
 
 
+def _generate(graph, groups, store_names, devices):
+    """(wrapper, source, module) of the printer for the devices: Metal, else C++, else Triton (a
+    printer that cannot express the graph hands it to the next one). None: MPS tensors that no
+    printer can express."""
+    if _use_metal(devices):
+        built = _metal_wrapper(graph, groups, store_names, devices)
+        if built is not None:
+            return built
+        if "mps" in devices:
+            return None
+    if _use_cpp(devices):
+        try:
+            wrapper = CppWrapperCodegen(graph, groups, store_names)
+            source = wrapper.generate()
+            return wrapper, source, load_module(source)  # builds the C++ library
+        except (CppUnsupported, CppCompileError) as e:
+            # an index or op the C++ printer cannot express, or a compiler that rejects it: Triton
+            log.warning("inductor: no C++ kernels for this graph (%s); using Triton's interpreter", e)
+            _triton_interpreter()
+    wrapper = WrapperCodegen(graph, groups, store_names)
+    source = wrapper.generate()
+    return wrapper, source, load_module(source)
+
+
+def _record_metrics(wrapper, groups, source, t0):
+    metrics.kernel_count = wrapper.kernel_launches
+    metrics.unique_kernel_count = len(wrapper.kernels)
+    calls = [g.nodes[0] for g in groups if g.kind == "extern" and not hasattr(g.nodes[0], "parent")]
+    metrics.extern_count = len(calls)
+    metrics.extern_ops = [str(n.op) for n in calls]
+    metrics.total_kernel_count += wrapper.kernel_launches
+    metrics.compiles += 1
+    metrics.last_source = source
+    metrics.last_groups = [g.describe() for g in groups]
+    metrics.codegen = getattr(wrapper, "codegen", "triton")
+    metrics.codegens.append(metrics.codegen)
+    metrics.compile_seconds = time.perf_counter() - t0
+
+
 def _run_aten(aten_gm, out_spec):
     """A graph no printer can express for its device (MPS): its aten ops, run eagerly."""
-    from bytegraph import disable
     metrics.codegen = "aten"
     metrics.codegens.append(metrics.codegen)
 
@@ -260,8 +260,6 @@ def _promised_strides(gm, n):
 
 def _check_bound(graph):
     """Every symbol a buffer's size uses must be computable by the wrapper from the inputs."""
-    from .ir import free_symbols
-    from .lowering import SymbolicUnsupported
     used = set()
     for b in graph.buffers:
         if b.layout is not None:
@@ -277,7 +275,6 @@ def _check_bound(graph):
 def _symbolic_inputs(gm, example_inputs):
     """The fake (symbolic-size) value of each tensor placeholder, SymInts as they are; None when a
     placeholder has no fake value to trace with."""
-    from torch._subclasses.fake_tensor import FakeTensor
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     if len(placeholders) != len(example_inputs):
         return None
@@ -296,7 +293,6 @@ def _symbolic_inputs(gm, example_inputs):
 def _materialize(x):
     """Static-shape stand-ins for fake example inputs (AOTAutograd passes FakeTensors); only their
     metadata is used."""
-    from torch._subclasses.fake_tensor import FakeTensor
     if isinstance(x, FakeTensor):
         if any(not isinstance(s, int) for s in (*x.shape, *x.stride())):
             raise NotImplementedError("inductor backend: symbolic shapes are not supported yet")
@@ -308,7 +304,6 @@ def _boxed(gm, example_inputs):
     """`compile_fx` in AOTAutograd's boxed calling convention (one list argument). AOTAutograd traces
     with the frontend's fake values when sizes are symbolic: the forward/backward graphs are then
     compiled shape-generic (or, if that is impossible, run as ATen graphs)."""
-    from .lowering import SymbolicUnsupported, _shape_env
     if _shape_env(example_inputs) is not None:
         try:
             fn = compile_fx(gm, list(example_inputs))
@@ -371,8 +366,6 @@ def inductor(gm, example_inputs):
     if _is_symbolic(example_inputs):
         if _needs_autograd(example_inputs):
             return _compile_static(gm, example_inputs)  # AOTAutograd traces symbolically, see _boxed
-        from bytegraph import disable
-        from .lowering import SymbolicUnsupported
         fake_inputs = _symbolic_inputs(gm, example_inputs)
         if fake_inputs is not None:
             try:
@@ -393,8 +386,6 @@ def _makes_non_strided(gm) -> bool:
 
 def _compile_static(gm, example_inputs):
     if _needs_autograd(example_inputs):
-        from ..aot_eager import aot_autograd
-        from .lowering import decomposition_table
         return aot_autograd(gm, example_inputs, fw_compiler=_boxed, decompositions=decomposition_table())
     return compile_fx(gm, example_inputs)
 

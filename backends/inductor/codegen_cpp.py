@@ -38,7 +38,7 @@ import sympy
 import torch
 from torch.utils._sympy.functions import FloorDiv, Max, Min, ModularIndexing, PythonMod
 
-from .codegen_triton import FusionIllegal, WrapperCodegen, _NewPhase
+from .codegen_triton import HEADER_PY, FusionIllegal, WrapperCodegen, _NewPhase
 from .ir import ComputedBuffer, Reduction, index_var, prod, texpr, tile_index, tile_splits, unflatten_index
 
 LANES = 16  # one AVX-512 vector of floats: more lanes spill the accumulators to the stack
@@ -893,7 +893,6 @@ class CppWrapperCodegen(WrapperCodegen):
         self._rendered = None  # the kernel `_alloc_outputs` rendered for the group `_kernel` launches next
 
     def header(self, kernels: str = "") -> str:
-        from .codegen_triton import HEADER_PY
         cpp = HEADER + "\n" + "\n".join(self.cpp_defs)
         loads = [f"{k} = cpp_build.kernel(_lib, {k!r}, {p}, {i})" for k, (p, i) in self.signatures.items()]
         return (HEADER_PY + WRAPPER_HEADER + "from bytegraph.backends.inductor import cpp_build\n\n"

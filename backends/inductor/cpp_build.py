@@ -17,6 +17,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import tempfile
 
 FLAGS = ["-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-fno-math-errno", "-std=c++17"]
 # glibc's vector math library on x86-64: libm functions called in vectorized loops
@@ -26,6 +27,13 @@ if os.path.exists("/usr/lib/x86_64-linux-gnu/libmvec.so") or os.path.exists("/us
 else:
     LIBS = []
 _LOADED: dict[str, ctypes.CDLL] = {}
+
+
+def cache_dir():
+    """Where generated code is kept on disk (C++ libraries here, Triton modules by the backend)."""
+    d = os.path.join(tempfile.gettempdir(), f"bytegraph_inductor_{os.getuid() if hasattr(os, 'getuid') else 0}")
+    os.makedirs(d, exist_ok=True)
+    return d
 
 
 class CppCompileError(RuntimeError):
@@ -51,7 +59,6 @@ def available() -> bool:
 
 def build(source: str, extra_flags=()) -> str:
     """Path of the shared library built from `source` (built now unless cached on disk)."""
-    from . import cache_dir
     flags = FLAGS + list(extra_flags)
     key = hashlib.sha256("\0".join([source, " ".join(flags), _compiler_version()]).encode()).hexdigest()[:24]
     d = os.path.join(cache_dir(), "cpp")

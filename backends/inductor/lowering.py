@@ -17,6 +17,8 @@ import sympy
 import torch
 import torch.fx
 from torch._decomp import core_aten_decompositions, get_decompositions
+from torch._higher_order_ops.effects import _EffectType
+from torch._subclasses.functional_tensor import FunctionalTensor, FunctionalTensorMode
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from .ir import (
@@ -75,26 +77,52 @@ def decomposition_table():
 
 def trace_to_aten(gm: torch.fx.GraphModule, example_inputs) -> torch.fx.GraphModule:
     """Functionalize (in-place ops on inputs become a final `copy_`) and decompose to core aten."""
-    from torch.func import functionalize
-
     def run(*args):
         return gm(*args)
 
-    if _shape_env(example_inputs) is not None:
-        # symbolic example inputs (fake tensors of the frontend's FakeTensorMode/ShapeEnv, SymInts):
-        # trace symbolically in that ShapeEnv so sizes stay expressions. torch.func.functionalize's
-        # C++ wrappers read sizes as ints (specializing every symbol); the Python functionalization
-        # mode does not
-        return make_fx(_functionalize_symbolic(run), decomposition_table=decomposition_table(),
-                       tracing_mode="symbolic")(*example_inputs)
-    fn = functionalize(run, remove="mutations")
-    return make_fx(fn, decomposition_table=decomposition_table(), tracing_mode="fake")(*example_inputs)
+    # The Python functionalization mode, not `torch.func.functionalize`: the latter is a functorch
+    # transform (an autograd.Function without `setup_context` refuses to run under it) and its C++
+    # wrappers read sizes as ints (specializing every symbol). Symbolic example inputs (fake tensors
+    # of the frontend's ShapeEnv, SymInts) are traced in that ShapeEnv so sizes stay expressions.
+    mode = "symbolic" if _shape_env(example_inputs) is not None else "fake"
+    traced = make_fx(_functionalize(run), decomposition_table=decomposition_table(),
+                     tracing_mode=mode)(*example_inputs)
+    _unwrap_effects(traced)
+    return traced
 
 
-def _functionalize_symbolic(fn):
+def _unwrap_effects(gm: torch.fx.GraphModule) -> None:
+    """Functionalization threads a token through ops with side effects (`_linalg_check_errors`,
+    `_print`): `with_effects(token, op, *args)` returns `(token, *results)`. The graph runs its extern
+    calls in program order anyway, so each becomes a plain call of `op` and the tokens disappear."""
+    g = gm.graph
+    tokens = set()
+    for node in list(g.nodes):
+        if node.target is not torch.ops.higher_order.with_effects:
+            continue
+        token, op, *args = node.args
+        tokens.add(token)
+        with g.inserting_before(node):
+            call = g.call_function(op, tuple(args), dict(node.kwargs))
+        n_results = len(op._schema.returns)
+        for user in list(node.users):   # getitem(node, k): k == 0 is the next token, k >= 1 a result
+            k = user.args[1]
+            if k > 0 and n_results > 1:
+                user.args = (call, k - 1)
+                continue
+            if k == 0 or n_results == 1:   # (an op returning nothing gives a None nobody reads)
+                user.replace_all_uses_with(call if k > 0 else token)
+            g.erase_node(user)
+        g.erase_node(node)
+    for token in tokens:
+        if not token.users:
+            g.erase_node(token)
+    gm.recompile()
+
+
+def _functionalize(fn):
     """`functionalize(fn, remove="mutations")` through the Python `FunctionalTensorMode`: in-place ops
     become out-of-place ones, and an input whose data was mutated gets one final `copy_`."""
-    from torch._subclasses.functional_tensor import FunctionalTensor, FunctionalTensorMode
 
     def unwrap(t):
         torch._sync(t)
@@ -103,7 +131,9 @@ def _functionalize_symbolic(fn):
     def inner(*args):
         exclude = torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.DispatchKey.Functionalize))
         mutated = []
-        with exclude, FunctionalTensorMode():
+        mode = FunctionalTensorMode()
+        mode._tokens[_EffectType.ORDERED] = torch.empty(0)  # see _unwrap_effects
+        with exclude, mode:
             fargs = [FunctionalTensor.to_functional(a) if isinstance(a, torch.Tensor) else a for a in args]
             out = fn(*fargs)
             out = torch.utils._pytree.tree_map_only(FunctionalTensor, unwrap, out)

@@ -18,8 +18,14 @@ import types
 import torch
 
 from ..graph_break import Unsupported
-from .base import VariableTracker
+from ..reads import class_lookup
+from ..signals import UserException
+from .base import VariableTracker, families
 from .constant import const
+from .functions import UserFunctionVariable
+from .lists import TupleVariable
+from .tensor import TensorVariable
+from .user_defined import UserDefinedObjectVariable
 
 _BASE_SETUP_CONTEXT = torch.autograd.Function.setup_context
 _appliers: dict = {}   # Function subclass -> its applier (kept for the process, like a class cache)
@@ -45,8 +51,6 @@ class AutogradFunctionApplyVariable(VariableTracker):
         return f"{self.fn_cls.__qualname__}.apply"
 
     def call_function(self, tx, args, kwargs):
-        from .lists import TupleVariable
-        from .tensor import TensorVariable
         cls = self.fn_cls
         if kwargs:
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" with keyword arguments")
@@ -70,11 +74,6 @@ class AutogradFunctionApplyVariable(VariableTracker):
 
 def _forward_impurity(tx, cls, args):
     """Why the forward of `cls` cannot be a graph node (None: it can). Traces it; the caller rolls back."""
-    from ..translator import UserException
-    from .functions import UserFunctionVariable
-    from .lists import TupleVariable
-    from .tensor import TensorVariable
-    from .user_defined import UserDefinedObjectVariable
     out = tx.output
     effects = out.side_effects
 
@@ -87,7 +86,6 @@ def _forward_impurity(tx, cls, args):
     needs = tuple(const(isinstance(a, TensorVariable) and a.example.requires_grad) for a in args)
     effects.store(ctx, {"needs_input_grad": TupleVariable(needs)})
     out.set_grad_enabled(False)    # autograd runs the forward under no_grad
-    from ..reads import class_lookup
     forward, _ = class_lookup(tx, cls, "forward")    # guarded: a forward reassigned later recompiles
     forward = forward.__func__ if isinstance(forward, staticmethod) else forward
     if not isinstance(forward, types.FunctionType):
@@ -106,3 +104,6 @@ def _forward_impurity(tx, cls, args):
                 node.args[0] in known_nodes:
             return f"changes a tensor it did not create ({name})"
     return None
+
+
+families.register(AutogradFunctionApplyVariable)

@@ -19,6 +19,40 @@ class NotConstant(Exception):
     pass
 
 
+class _Families:
+    """The few names a family module needs from a module listed after it in variables/__init__.py
+    (one that imports it): a method read builds a BoundMethodVariable, a constant's tuple method a
+    TupleVariable... The defining module registers them when imported (`families.register(...)`) and
+    they are looked up when a tracker runs, so imports point one way (builder -> families -> base)."""
+
+    def register(self, *objects) -> None:
+        for obj in objects:
+            setattr(self, obj.__name__, obj)
+
+
+families = _Families()
+
+
+class _NotImplementedType:
+    """The answer of a dunder that does not handle its operand (kept apart from trackers)."""
+
+
+NOT_IMPLEMENTED = _NotImplementedType()
+
+
+def wrap_class(tx, cls):
+    return tx.wrap(cls, None)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class TensorMethod:
+    """A tensor method looked up but not called yet (`f = x.add; f(y)`)."""
+    name: str
+
+    def __call__(self, tx, self_var, args, kwargs):
+        return self_var.call_method(tx, self.name, args, kwargs)
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class VariableTracker:
     """The protocol every tracker answers. A family overrides what it models; the defaults break
@@ -59,9 +93,7 @@ class VariableTracker:
         except Unsupported:
             cls = None
         if cls is not None and callable(getattr(cls, name, None)):
-            from .functions import BoundMethodVariable
-            from .tensor import TensorMethod
-            return BoundMethodVariable(fn=TensorMethod(name), self_var=self)
+            return families.BoundMethodVariable(fn=TensorMethod(name), self_var=self)
         raise Unsupported("unsupported_attr", name=name, obj=self.describe())
 
     def call_function(self, tx, args: list, kwargs: dict) -> "VariableTracker":

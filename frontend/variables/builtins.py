@@ -2,6 +2,7 @@
 comparison operators on any pair of trackers."""
 from __future__ import annotations
 
+import abc
 import builtins
 import collections
 import dataclasses
@@ -10,18 +11,28 @@ import inspect
 import itertools
 import math
 import operator
+import types
 from typing import Any, Callable
+
+import torch
 
 from ...probe import is_c_level, safe_in, static_getattr
 from .. import reads
 from ..graph_break import Unsupported, fold, user_error
 from ..reads import MISSING, class_lookup
 from ..signals import UserException, raised_by_user
-from .base import NotConstant, VariableTracker, python_value
+from .base import NotConstant, VariableTracker, families, python_value, wrap_class
 from .constant import ConstantVariable, const
 from .dicts import DictVariable, SetVariable, hashable_key
 from .functions import BaseUserFunction, BoundMethodVariable, PartialVariable, UserFunctionVariable, WrapsDecorator
-from .iterators import CountIteratorVariable, ListIteratorVariable, StopIterationSignal, ZipVariable, next_of
+from .iterators import (
+    CountIteratorVariable,
+    FilterVariable,
+    ListIteratorVariable,
+    StopIterationSignal,
+    ZipVariable,
+    next_of,
+)
 from .lists import (
     BaseSequence,
     DequeVariable,
@@ -38,11 +49,11 @@ from .lists import (
 from .tensor import SymNodeVariable, TensorVariable, concrete
 from .user_defined import (
     _READ_ONLY_DICT_METHODS,
+    UserDefinedClassVariable,
     UserDefinedObjectVariable,
     class_attribute,
     class_method,
     dict_store,
-    wrap_class,
 )
 
 # Pure functions folded when every argument is a constant.
@@ -134,7 +145,6 @@ def _unbound_builtin_method(tx, fn, args, kwargs):
     """`object.__setattr__(obj, ...)`, `dict.__setitem__(obj, ...)`, `super().keys()`...: a method of a
     builtin type called on an instance of a user subclass. Object methods use the generic attribute
     protocol (no user `__setattr__`); dict methods act on the items of a dict-subclass object."""
-    import types
     if not args or not isinstance(fn, (types.MethodDescriptorType, types.WrapperDescriptorType)):
         return None
     obj = args[0]
@@ -201,10 +211,6 @@ def isinstance_of(tx, cls, klass) -> bool:
     """`isinstance(obj, klass)` for an object of exact type `cls`, as CPython decides it: the exact
     type, else the metaclass's `__instancecheck__` (ABCMeta's answer depends on the registry,
     guarded by its cache token) or the MRO, else `obj.__class__`, which a user class may define."""
-    import abc
-
-    import torch
-
     if not isinstance(klass, type):
         raise Unsupported("python_protocol", what=f"isinstance with {type(klass).__name__} as the class")
     if cls is klass:
@@ -233,7 +239,6 @@ def _locals(tx):
     """`locals()` of a traced frame without cells: CPython 3.11 returns the frame's one `f_locals`
     dict, refreshed from the bound fast locals (in their order) at every call. Only a frame that
     never breaks gets here (see `frame_translator.reads_own_frame`); one with cells is not traced."""
-    from .dicts import DictVariable
     code = tx.code
     if code.co_cellvars or code.co_freevars or not code.co_flags & 0x1:   # CO_OPTIMIZED: a function
         raise Unsupported("unsupported_call", fn="locals", detail=" in a frame with closure cells")
@@ -308,7 +313,6 @@ def _minmax(fn):
                 if better.truth(tx):
                     best = cand
             return best[1]
-        import torch
         result = items[0]
         for item in items[1:]:
             if is_tensorish(result) or is_tensorish(item):
@@ -386,8 +390,6 @@ def _lockstep(tx, iterators, kind, iterables):
     made for this call the result is computed now, as a plain list iterator (building tuples has
     no effects); over generators, user iterators or an iterator the program holds (it must be
     left just past the items taken) it stays lazy, so effects and positions keep eager order."""
-    from .iterators import CountIteratorVariable, ListIteratorVariable, ZipVariable
-    from .lists import TupleVariable
     if all(isinstance(it, (ListIteratorVariable, CountIteratorVariable)) for it in iterators) and \
             any(isinstance(it, ListIteratorVariable) for it in iterators) and \
             not any(it is given for it in iterators for given in iterables):
@@ -404,7 +406,6 @@ def _map(tx, fn, iterable, /, *iterables):
 
 
 def _filter(tx, fn, iterable, /):
-    from .iterators import FilterVariable
     return FilterVariable(iterator=tx.get_iter(iterable), predicate=fn)
 
 
@@ -478,7 +479,6 @@ def _namedtuple(tx, *args, **kwargs):
     """`collections.namedtuple("P", ["a", "b"])` from constants: the class is made while tracing
     (by the real function: it runs no user code) and stays inside the trace (see
     OutputGraph.trace_local_classes)."""
-    from .user_defined import UserDefinedClassVariable
     try:
         real_args = [python_value(tx, a) for a in args]
         real_kwargs = {k: python_value(tx, v) for k, v in kwargs.items()}
@@ -784,7 +784,6 @@ def _wraps(tx, wrapped, /):
 def real_callable(var):
     """The real Python callable a function-like tracker stands for, or None (a function made while
     tracing has no real counterpart)."""
-    import types
     if isinstance(var, UserFunctionVariable):
         return var.fn
     if isinstance(var, BoundMethodVariable) and isinstance(var.fn, VariableTracker):
@@ -873,3 +872,6 @@ _TENSOR_OPERATORS = {abs, round, math.floor, math.ceil, math.trunc, math.sqrt, o
 _OPERATOR_METHODS = {hash: "__hash__", format: "__format__", math.floor: "__floor__", math.ceil: "__ceil__",
                      math.trunc: "__trunc__"}
 BUILTIN_NAMES = {name: getattr(builtins, name) for name in dir(builtins)}
+
+
+families.register(BuiltinVariable)

@@ -9,7 +9,7 @@ import torch
 
 from ...guards.shape import scalar_constant_guard
 from ..graph_break import Unsupported, fold
-from .base import NotConstant, VariableTracker, python_value
+from .base import NotConstant, VariableTracker, families, python_value
 
 # Types whose values are plain immutable constants (compared by ==, rebuilt with LOAD_CONST).
 CONSTANT_TYPES = (type(None), bool, int, float, complex, str, bytes, type(Ellipsis), type(NotImplemented),
@@ -43,22 +43,20 @@ class ConstantVariable(VariableTracker):
         except AttributeError:
             raise  # same error as eager, surfaced by the translator
         if callable(attr) and not is_constant_value(attr):
-            from .functions import BoundConstantMethod
             return BoundConstantMethod(self, name)
         return ConstantVariable(attr)
 
     def call_method(self, tx, name, args, kwargs):
         if name == "__getitem__" and len(args) == 1 and not kwargs and not args[0].is_python_constant():
-            from .lists import python_index  # `(7, 8)[i]`, `"abc"[i:]` with a symbolic i
-            args = [ConstantVariable(python_index(args[0]))]
+            # `(7, 8)[i]`, `"abc"[i:]` with a symbolic i
+            args = [ConstantVariable(families.python_index(args[0]))]
         try:
             real_args = [python_value(tx, a) for a in args]
             real_kwargs = {k: python_value(tx, v) for k, v in kwargs.items()}
         except NotConstant:
             if type(self.value) is tuple:   # `() + (x,)`, `(1,) * n`...: the tuple tracker's own methods
-                from .lists import TupleVariable
                 items = tuple(const(v) for v in self.value)
-                return TupleVariable(items).call_method(tx, name, args, kwargs)
+                return families.TupleVariable(items).call_method(tx, name, args, kwargs)
             return super().call_method(tx, name, args, kwargs)
         method = getattr(self.value, name)
         result = fold(method, *real_args, **real_kwargs)
@@ -76,6 +74,16 @@ class ConstantVariable(VariableTracker):
             codegen.load_exact_object(self.value)
         else:
             codegen.load_const(self.value)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class BoundConstantMethod(VariableTracker):
+    """A method of a constant (`"a,b".split`)."""
+    obj: ConstantVariable = None
+    name: str = ""
+
+    def call_function(self, tx, args, kwargs):
+        return self.obj.call_method(tx, self.name, args, kwargs)
 
 
 def const(value) -> ConstantVariable:

@@ -7,12 +7,19 @@ import dataclasses
 from ...probe import plain_hash
 from ..graph_break import Unsupported, user_error
 from ..reads import class_lookup
-from .base import NotConstant, VariableTracker, check_modelled_arguments, compare_equal, python_value
+from .base import (
+    NOT_IMPLEMENTED,
+    NotConstant,
+    VariableTracker,
+    check_modelled_arguments,
+    compare_equal,
+    families,
+    python_value,
+)
 from .constant import const
 from .iterators import ContainerIteratorVariable
 from .lists import TupleVariable
 from .tensor import SymNodeVariable, TensorVariable
-from .user_defined import UserDefinedObjectVariable
 
 
 def hashable_key(tx, var):
@@ -36,7 +43,7 @@ def hashable_key(tx, var):
         return ("__tensor__", var.proxy.node)
     if isinstance(var, SymNodeVariable):
         return var.evaluate()   # a symbolic number hashes as its value: specialized, with a guard
-    if isinstance(var, UserDefinedObjectVariable) and any(
+    if isinstance(var, families.UserDefinedObjectVariable) and any(
             class_lookup(tx, var.cls, name)[0] is not object.__dict__[name] for name in ("__eq__", "__hash__")):
         # a lookup would run the class's own __hash__/__eq__ (and match keys of other types)
         raise Unsupported("non_constant_value", what=f"a {var.cls.__name__} key with its own __hash__ or __eq__")
@@ -424,7 +431,6 @@ class SetVariable(VariableTracker):
         if name == "__iter__":
             return ContainerIteratorVariable.create(tx, self, "set")
         if name in _SET_OPERATORS and not issubclass(args[0].python_type(), _SET_OPERANDS):
-            from ..operators import NOT_IMPLEMENTED
             return NOT_IMPLEMENTED     # `{1} | [2]` raises TypeError; `union` takes any iterable
         if name in ("union", "__or__", "intersection", "__and__", "difference", "__sub__",
                     "symmetric_difference", "__xor__", "issubset", "issuperset", "__le__", "__ge__",

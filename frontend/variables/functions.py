@@ -12,8 +12,8 @@ from ...guards.source import AttrSource, ItemSource
 from .. import reads
 from ..graph_break import Unsupported, user_error
 from ..reads import source_of
-from .base import VariableTracker
-from .constant import ConstantVariable, const
+from .base import VariableTracker, families
+from .constant import const
 from .dicts import DictVariable
 from .lists import TupleVariable
 from .misc import CellVariable
@@ -249,16 +249,6 @@ class BoundMethodVariable(VariableTracker):
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class BoundConstantMethod(VariableTracker):
-    """A method of a constant (`"a,b".split`)."""
-    obj: ConstantVariable = None
-    name: str = ""
-
-    def call_function(self, tx, args, kwargs):
-        return self.obj.call_method(tx, self.name, args, kwargs)
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
 class PartialVariable(VariableTracker):
     """functools.partial(fn, *args, **kwargs)."""
     fn: VariableTracker = None
@@ -323,3 +313,6 @@ class SkippedFunctionVariable(VariableTracker):
 
     def call_function(self, tx, args, kwargs):
         raise Unsupported("skipped_function", fn=self.describe())
+
+
+families.register(BoundMethodVariable)

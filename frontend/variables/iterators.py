@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import operator
 import types
 from typing import Any
 
 from ..graph_break import Unsupported, user_error
 from ..instructions import instructions_of
 from ..signals import GeneratorYield, ReturnValue, UserException
-from .base import VariableTracker
+from .base import VariableTracker, families
 from .constant import const
 from .lists import TupleVariable
 
@@ -415,14 +416,12 @@ class CountIteratorVariable(IteratorVariable):
         return var
 
     def python_type(self):
-        import itertools
         return itertools.count
 
     def describe(self):
         return "itertools.count"
 
     def next_item(self, tx):
-        import operator
         value = tx.output.side_effects.get(self)
         tx.output.side_effects.track(self, tx.binary_op(operator.add, value, self.step))
         return value
@@ -431,8 +430,10 @@ class CountIteratorVariable(IteratorVariable):
         raise Unsupported("endless_iterator", what="consuming an endless itertools.count")
 
     def reconstruct(self, codegen):
-        import itertools
         codegen.load_callable(itertools.count)
         codegen.reconstruct(codegen.tx.output.side_effects.get(self))
         codegen.reconstruct(self.step)
         codegen.call(2)
+
+
+families.register(ListIteratorVariable, ListSequenceIteratorVariable)

@@ -1,6 +1,7 @@
 """Sequences: tuple, list, torch.Size, range, slice and named tuples."""
 from __future__ import annotations
 
+import collections
 import dataclasses
 import operator
 
@@ -8,10 +9,8 @@ import torch
 
 from ...probe import static_getattr, static_hasattr
 from ..graph_break import Unsupported, fold, user_error
-from .base import NotConstant, VariableTracker, check_modelled_arguments, compare_equal, python_value
+from .base import NotConstant, VariableTracker, check_modelled_arguments, compare_equal, families, python_value
 from .constant import ConstantVariable, const
-from .tensor import SymNodeVariable
-from .user_defined import class_attribute
 
 
 def constant_items(items):
@@ -22,7 +21,7 @@ def python_index(var):
     """An index, count or slice as Python needs it: a symbolic int specializes to its value (the
     ShapeEnv guards it), a slice with symbolic bounds too; anything else that is not a constant
     (a tensor, a symbolic float) is not modelled: a graph break, so the real call decides."""
-    if isinstance(var, SymNodeVariable) and var.python_type() in (int, bool):
+    if isinstance(var, families.SymNodeVariable) and var.python_type() in (int, bool):
         return var.evaluate()
     if isinstance(var, SliceVariable):
         return slice(python_index(var.start), python_index(var.stop), python_index(var.step))
@@ -119,8 +118,7 @@ class BaseSequence(VariableTracker):
         if name in ("__mul__", "__rmul__") and args[0].is_python_constant():
             return self.rebuild(tx, fold(operator.mul, items, python_index(args[0])))
         if name == "__iter__":
-            from .iterators import ListIteratorVariable
-            return ListIteratorVariable.create(tx, items)
+            return families.ListIteratorVariable.create(tx, items)
         return super().call_method(tx, name, args, kwargs)
 
     def as_python_constant(self):
@@ -179,7 +177,7 @@ class NamedTupleVariable(TupleVariable):
         fields = tuple_fields(self.cls)
         if name in fields:
             return self.items[fields.index(name)]
-        return class_attribute(tx, self, self.cls, name)
+        return families.class_attribute(tx, self, self.cls, name)
 
     def reconstruct(self, codegen):
         # through C constructors only (no Python `__new__` frame for the hook to compile):
@@ -285,12 +283,8 @@ class ListVariable(BaseSequence):
             self.set_items(tx, items)
             return value
         if name == "remove":
-            for n, i in enumerate(items):
-                if compare_equal(tx, i, args[0]):
-                    del items[n]
-                    self.set_items(tx, items)
-                    return const(None)
-            raise user_error(ValueError("list.remove(x): x not in list"))
+            self._remove(tx, items, args[0])
+            return const(None)
         if name == "clear":
             self.set_items(tx, [])
             return const(None)
@@ -302,17 +296,7 @@ class ListVariable(BaseSequence):
         if name == "sort":
             if args or set(kwargs) - {"key", "reverse"}:
                 raise Unsupported("unsupported_call", fn="list.sort", detail=" with these arguments")
-            self.set_items(tx, ())     # CPython empties the list while sorting: a key function sees []
-            emptied = self.get_items(tx)
-            try:
-                ordered = sorted_items(tx, items, kwargs)
-            except Exception:
-                self.set_items(tx, items)   # a failing key leaves the list as it was
-                raise
-            modified = self.get_items(tx) is not emptied
-            self.set_items(tx, ordered)    # what the key function did to the list is dropped
-            if modified:
-                raise user_error(ValueError("list modified during sort"))
+            self._sort(tx, items, kwargs)
             return const(None)
         if name == "__setitem__":
             index = python_index(args[0])
@@ -333,9 +317,29 @@ class ListVariable(BaseSequence):
             self.set_items(tx, fold(operator.mul, items, python_index(args[0])))
             return self
         if name in ("__iter__", "__reversed__"):
-            from .iterators import ListSequenceIteratorVariable
-            return ListSequenceIteratorVariable.create(tx, self, reverse=name == "__reversed__")
+            return families.ListSequenceIteratorVariable.create(tx, self, reverse=name == "__reversed__")
         return super().call_method(tx, name, args, kwargs)
+
+    def _remove(self, tx, items, value):
+        for n, i in enumerate(items):
+            if compare_equal(tx, i, value):
+                del items[n]
+                self.set_items(tx, items)
+                return
+        raise user_error(ValueError("list.remove(x): x not in list"))
+
+    def _sort(self, tx, items, kwargs):
+        self.set_items(tx, ())     # CPython empties the list while sorting: a key function sees []
+        emptied = self.get_items(tx)
+        try:
+            ordered = sorted_items(tx, items, kwargs)
+        except Exception:
+            self.set_items(tx, items)   # a failing key leaves the list as it was
+            raise
+        modified = self.get_items(tx) is not emptied
+        self.set_items(tx, ordered)    # what the key function did to the list is dropped
+        if modified:
+            raise user_error(ValueError("list modified during sort"))
 
     def reconstruct(self, codegen):
         if self.source is not None:
@@ -366,7 +370,6 @@ class DequeVariable(BaseSequence):
         tx.output.side_effects.store(self, items)
 
     def python_type(self):
-        import collections
         return collections.deque
 
     def describe(self):
@@ -440,7 +443,6 @@ class DequeVariable(BaseSequence):
         return const(None)
 
     def reconstruct(self, codegen):
-        import collections
         if self.source is not None:
             return self.source.reconstruct(codegen)
         items = codegen.tx.output.side_effects.get(self)
@@ -535,3 +537,6 @@ def sorted_items(tx, items, kwargs):
         raise Unsupported("non_constant_value", what="sorting values that are not constants")
     keyed.sort(key=lambda p: p[0].as_python_constant(), reverse=reverse)
     return [i for _, i in keyed]
+
+
+families.register(TupleVariable, python_index)

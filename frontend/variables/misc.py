@@ -8,10 +8,9 @@ from typing import Any
 from ...guards.source import AttrSource, ClosureSource
 from .. import reads
 from ..graph_break import Unsupported, user_error
-from .base import VariableTracker
+from .base import VariableTracker, families, wrap_class
 from .constant import const, is_constant_value
 from .lists import TupleVariable
-from .user_defined import lookup_in_mro, wrap_class
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -239,7 +238,7 @@ class SuperVariable(VariableTracker):
             else self.obj.as_python_constant()
         mro = owner_type.__mro__
         start = mro.index(self.cls) + 1
-        return lookup_in_mro(tx, self.obj, mro[start:], name)
+        return families.lookup_in_mro(tx, self.obj, mro[start:], name)
 
     def call_method(self, tx, name, args, kwargs):
         return self.var_getattr(tx, name).call_function(tx, args, kwargs)

@@ -9,7 +9,7 @@ import torch
 from ...guards.guard import MODULE_HOOK_TABLES, Guard
 from ...guards.source import AttrSource, ItemSource, ModuleGlobalSource, ModuleStateSource
 from ..graph_break import Unsupported, fold
-from .base import NotConstant, python_value
+from .base import NotConstant, families, python_value
 from .constant import const
 from .distributed import is_distributed_module
 from .iterators import ListIteratorVariable
@@ -227,3 +227,6 @@ class NNModuleVariable(UserDefinedObjectVariable):
         if self.source is not None:
             return self.source.reconstruct(codegen)
         raise Unsupported("unrebuildable", what="returning a module created while tracing")
+
+
+families.register(new_torch_module)

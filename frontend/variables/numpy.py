@@ -15,12 +15,14 @@ from __future__ import annotations
 import dataclasses
 import functools
 import operator
+import warnings
 from typing import Any
 
 import torch
+import torch.utils._pytree as pytree
 
-from ..graph_break import Unsupported
-from .base import VariableTracker
+from ..graph_break import Unsupported, fold
+from .base import VariableTracker, families
 from .constant import ConstantVariable, const, is_constant_value
 from .lists import ListVariable, TupleVariable
 from .tensor import SymNodeVariable, TensorVariable
@@ -55,11 +57,18 @@ _UNTRACED_METHODS = {"fill", "put", "sort", "resize", "itemset", "setflags", "to
 
 
 @functools.lru_cache(None)
+def _tnp():
+    """torch._numpy, imported on first use: deliberately lazy, torch does not load it and most
+    programs never trace numpy."""
+    import torch._numpy
+    return torch._numpy
+
+
 def numpy_function_map() -> dict:
     """id(numpy callable) -> (the callable, its torch._numpy twin, its name)."""
     if np is None:
         return {}
-    import torch._numpy as tnp
+    tnp = _tnp()
     found = {}
     for name in dir(np):
         if name.startswith("_") or name in _NOT_TRACED or not hasattr(tnp, name):
@@ -79,13 +88,11 @@ def lookup_numpy_function(value):
 
 
 def _to_tnp(x):
-    import torch._numpy as tnp
-    return tnp.ndarray(x) if isinstance(x, torch.Tensor) else x
+    return _tnp().ndarray(x) if isinstance(x, torch.Tensor) else x
 
 
 def _from_tnp(x):
-    import torch._numpy as tnp
-    if isinstance(x, tnp.ndarray):
+    if isinstance(x, _tnp().ndarray):
         return x.tensor
     if isinstance(x, (tuple, list)):
         return type(x)(_from_tnp(v) for v in x)
@@ -96,7 +103,6 @@ def _from_tnp(x):
 def numpy_op(fn, name: str):
     """The graph node target for a numpy function, method or operator: tensors in, tensors out, the
     body run by torch._numpy."""
-    import torch.utils._pytree as pytree
 
     def op(*args, **kwargs):
         args, kwargs = pytree.tree_map_only(torch.Tensor, _to_tnp, (args, kwargs))
@@ -185,7 +191,7 @@ class NumpyNdarrayVariable(VariableTracker):
         raise Unsupported("unsupported_attr", name=name, obj=self.describe())
 
     def call_method(self, tx, name, args, kwargs):
-        import torch._numpy as tnp
+        tnp = _tnp()
         if name in _BINARY_DUNDERS and len(args) == 1 and not kwargs:
             return call_numpy(tx, _BINARY_DUNDERS[name], name, [self, args[0]], {})
         if name in _REFLECTED_DUNDERS and len(args) == 1 and not kwargs:
@@ -239,7 +245,6 @@ class NumpyFunctionVariable(VariableTracker):
                 not isinstance(self.fn, type):
             # `np.sqrt(64)`: numpy on constants gives the same scalar on every call; kept a constant
             # (its own numpy type) unless it is an array (mutable: traced as a tensor below)
-            from ..graph_break import fold
             result = fold(self.fn, *[a.as_python_constant() for a in args],
                           **{k: v.as_python_constant() for k, v in kwargs.items()})
             if isinstance(result, np.generic) or is_constant_value(result):
@@ -306,7 +311,6 @@ def _probe_value(tx, var, full):
 
 
 def _probe(tx, fn, args, kwargs, name):
-    import warnings
     arrays = [a for a in list(args) + list(kwargs.values()) if isinstance(a, NumpyNdarrayVariable)]
     full = all(a.example.numel() <= _PROBE_FULL_SIZE for a in arrays)
     try:
@@ -357,3 +361,6 @@ def ndarray_as_tensor(tx, var):
     if var.scalar:
         raise Unsupported("numpy", what="torch.from_numpy of a numpy scalar")
     return tx.output.call_method(var.tensor, "view_as", [var.tensor], {})
+
+
+families.register(tensor_as_ndarray)

@@ -7,14 +7,15 @@ from typing import Any
 
 import torch
 import torch.fx
+from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
 from ...guards.guard import Guard
 from ...guards.source import AttrSource, ItemSource
 from .. import reads
 from ..graph_break import Unsupported, user_error
-from .base import VariableTracker
+from .base import TensorMethod, VariableTracker, families, wrap_class
 from .constant import ConstantVariable, const
-from .user_defined import wrap_class
+from .lists import SizeVariable
 
 # Methods answered from the fake value's metadata at trace time (no graph node).
 _STATIC_METHODS = {"dim", "ndimension", "is_contiguous", "is_floating_point", "is_complex", "element_size",
@@ -67,8 +68,7 @@ class TensorVariable(VariableTracker):
             return wrap_class(tx, self.cls)
         attr = getattr(torch.Tensor, name, None)
         if callable(attr):
-            from .functions import BoundMethodVariable
-            return BoundMethodVariable(TensorMethod(name), self)
+            return families.BoundMethodVariable(TensorMethod(name), self)
         own = tensor_attrs(tx, self)
         if name in own:
             return own[name]
@@ -93,8 +93,7 @@ class TensorVariable(VariableTracker):
             raise Unsupported("unsupported_call", fn=f"Tensor.{name}",
                               detail=" (it acts on the autograd graph at run time)")
         if name == "numpy" and not args and not kwargs:
-            from .numpy import tensor_as_ndarray
-            return tensor_as_ndarray(tx, self)
+            return families.tensor_as_ndarray(tx, self)
         if name in _DATA_DEPENDENT:
             if name == "item" and tx.config.capture_scalar_outputs:
                 return tx.output.call_method(self, name, args, kwargs)
@@ -108,7 +107,6 @@ class TensorVariable(VariableTracker):
             value = getattr(example, name)(*const_args, **const_kwargs)
             return tx.output.metadata(self, name, tuple(const_args), value, const_kwargs)
         if name == "new" and len(args) == 1:
-            from .lists import SizeVariable
             if isinstance(args[0], SizeVariable):
                 # `x.new(torch.Size)` is a shape, `x.new(tuple)` is data: the graph holds sizes as
                 # plain tuples, so a Size goes in as separate ints (same meaning as in eager)
@@ -138,15 +136,6 @@ class TensorVariable(VariableTracker):
 
     def has_len(self, tx):
         return int(self.example.shape[0])
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class TensorMethod:
-    """A tensor method looked up but not called yet (`f = x.add; f(y)`)."""
-    name: str
-
-    def __call__(self, tx, self_var, args, kwargs):
-        return self_var.call_method(tx, self.name, args, kwargs)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -187,7 +176,6 @@ class SymNodeVariable(VariableTracker):
     def evaluate(self):
         """Specialize to a Python number (the ShapeEnv records a guard); data-dependent values
         (from `.item()`) cannot be specialized at trace time: a graph break."""
-        from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
         try:
             return self.python_type()(self.value)
         except GuardOnDataDependentSymNode:
@@ -232,3 +220,6 @@ def set_tensor_attr(tx, var, name, value) -> None:
     attrs = dict(tensor_attrs(tx, var))
     attrs[name] = value
     tx.output.side_effects.track(("tensor attributes", var.proxy.node), attrs)
+
+
+families.register(TensorVariable, SymNodeVariable)

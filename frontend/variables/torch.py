@@ -10,12 +10,12 @@ import torch
 from ... import decorators
 from ...probe import safe_in, static_getattr
 from ..graph_break import Unsupported
-from .base import VariableTracker, python_value
+from .base import TensorMethod, VariableTracker, python_value
 from .constant import const
 from .functions import BaseUserFunction, BoundMethodVariable
 from .lists import SizeVariable
 from .numpy import NumpyNdarrayVariable, ndarray_as_tensor
-from .tensor import SymNodeVariable, TensorMethod, TensorVariable
+from .tensor import SymNodeVariable, TensorVariable
 
 
 def _is_compiling():

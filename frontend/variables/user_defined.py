@@ -19,14 +19,14 @@ from .. import reads
 from ..graph_break import Unsupported, user_error
 from ..reads import class_lookup, mro_lookup
 from ..signals import raised_by_user
-from .base import VariableTracker
+from .base import VariableTracker, families, wrap_class
 from .constant import const
+from .dicts import DictVariable
+from .functions import BoundMethodVariable, UserFunctionVariable, bind_arguments
+from .lists import NamedTupleVariable, TupleVariable, is_named_tuple_class, is_structseq
+from .misc import new_exception
 
 _MISSING = object()
-
-
-def wrap_class(tx, cls):
-    return tx.wrap(cls, None)
 
 
 _FUNCTION_APPLY = torch.autograd.Function.__dict__["apply"]
@@ -34,7 +34,6 @@ _FUNCTION_APPLY = torch.autograd.Function.__dict__["apply"]
 
 def bind_descriptor(tx, obj_var, cls_owner, attr, name, attr_source=None):
     """Turn a class attribute found in the MRO into what `obj.name` evaluates to."""
-    from .functions import BoundMethodVariable, UserFunctionVariable
     # looked up on a class (`object.__setattr__`, `Cls.method`), descriptors stay unbound
     is_class = isinstance(obj_var, UserDefinedClassVariable) or isinstance(obj_var.as_python_constant_or_none(), type)
 
@@ -67,8 +66,7 @@ def bind_descriptor(tx, obj_var, cls_owner, attr, name, attr_source=None):
         return tx.wrap(attr.__get__(None, owner), None)
     if isinstance(attr, (types.MethodDescriptorType, types.WrapperDescriptorType)) and \
             not is_class:
-        from .builtins import BuiltinVariable
-        return BoundMethodVariable(fn=BuiltinVariable(fn=attr), self_var=obj_var)
+        return BoundMethodVariable(fn=families.BuiltinVariable(fn=attr), self_var=obj_var)
     if hasattr(type(attr), "__get__") and not isinstance(attr, (type, types.BuiltinFunctionType)) and \
             type(attr).__module__ not in ("builtins",):
         owner = cls_owner.__name__ if cls_owner is not None else obj_var.describe()
@@ -115,7 +113,6 @@ class ClassDictVariable(VariableTracker):
         if name not in ("__contains__", "__getitem__", "get") or kwargs or not args or \
                 not args[0].is_python_constant():
             return super().call_method(tx, name, args, kwargs)
-        from ..reads import mro_lookup
         key = args[0].as_python_constant()
         attr, source = mro_lookup(tx, [self.cls], key)    # guarded whether found or not
         if name == "__contains__":
@@ -150,14 +147,12 @@ class UserDefinedClassVariable(VariableTracker):
         if name in ("__name__", "__qualname__", "__module__"):
             return const(getattr(cls, name))
         if name == "__mro__":
-            from .lists import TupleVariable
             return TupleVariable(tuple(wrap_class(tx, c) for c in cls.__mro__))
         if name == "__dict__" and type(cls).__getattribute__ is type.__getattribute__:
             return ClassDictVariable(cls=cls)
         attr, attr_src = class_lookup(tx, cls, name)
         if name == "apply" and attr is _FUNCTION_APPLY:
-            from .autograd_function import AutogradFunctionApplyVariable
-            return AutogradFunctionApplyVariable(fn_cls=cls)
+            return families.AutogradFunctionApplyVariable(fn_cls=cls)
         if attr is not MISSING:
             if isinstance(attr, (staticmethod, classmethod, types.FunctionType)):
                 return bind_descriptor(tx, self, None, attr, name, attr_src)
@@ -172,17 +167,12 @@ class UserDefinedClassVariable(VariableTracker):
     def call_function(self, tx, args, kwargs):
         cls = self.value
         if issubclass(cls, BaseException):
-            from .misc import new_exception
             return new_exception(tx, cls, args, kwargs)
-        from .lists import is_named_tuple_class, is_structseq
         if is_structseq(cls) and is_named_tuple_class(cls) and len(args) == 1 and not kwargs:
             items = tuple(tx.unpack_iterable(args[0]))   # `torch.return_types.topk((values, indices))`
             if len(items) == cls.n_sequence_fields:
-                from .lists import NamedTupleVariable
                 return NamedTupleVariable(items, cls=cls)
         if issubclass(cls, tuple) and static_hasattr(cls, "_fields"):
-            from .functions import bind_arguments
-            from .lists import NamedTupleVariable
             new = cls.__new__
             reads.class_lookup(tx, cls, "__new__")
             defaults, _ = reads.function_defaults(tx, new, None, True, False)
@@ -191,8 +181,7 @@ class UserDefinedClassVariable(VariableTracker):
         if issubclass(cls, enum.Enum) and len(args) == 1 and args[0].is_python_constant():
             return const(cls(args[0].as_python_constant()))
         if issubclass(cls, torch.nn.Module):
-            from .nn_module import new_torch_module
-            return new_torch_module(tx, cls, args, kwargs)
+            return families.new_torch_module(tx, cls, args, kwargs)
         if issubclass(cls, dict) and cls.__new__ is dict.__new__ and cls.__module__ != "builtins":
             return self._new_dict_subclass(tx, args, kwargs)
         new, _ = class_lookup(tx, cls, "__new__")   # what creating and initializing the object runs
@@ -239,7 +228,6 @@ def dict_store(tx, var):
     known = tx.output.wrapped_objects.get(key)
     if known is not None and known[0] is var.value:
         return known[1]
-    from .dicts import DictVariable
     real = var.value
     via = builtin_base(type(real))    # dict, OrderedDict...: the user's overrides never run here
     keys = list(via.keys(real))
@@ -332,7 +320,6 @@ class UserDefinedObjectVariable(VariableTracker):
         var = UserDefinedObjectVariable(cls=cls)
         attrs = {}
         if issubclass(cls, dict):
-            from .dicts import DictVariable
             attrs[_DICT_STORE] = DictVariable.create(
                 tx, [], collections.OrderedDict if issubclass(cls, collections.OrderedDict) else dict)
         tx.output.side_effects.track(var, attrs)
@@ -355,7 +342,6 @@ class UserDefinedObjectVariable(VariableTracker):
     def var_getattr(self, tx, name):
         """`obj.name` by Python's protocol: a Python `__getattribute__` of the class (inlined) or the
         generic lookup, then `__getattr__` when that raised AttributeError."""
-        from .functions import UserFunctionVariable
         getattribute, getattribute_src = class_method(tx, self, "__getattribute__")
         try:
             if isinstance(getattribute, types.FunctionType) and name != "__class__":
@@ -403,7 +389,6 @@ class UserDefinedObjectVariable(VariableTracker):
     def setattr(self, tx, name, value):
         setattr_fn, setattr_src = class_method(tx, self, "__setattr__")
         if isinstance(setattr_fn, types.FunctionType):   # a Python __setattr__ (a frozen dataclass's too)
-            from .functions import UserFunctionVariable
             UserFunctionVariable(fn=setattr_fn, source=setattr_src).call_function(tx, [self, const(name), value], {})
             return
         if setattr_fn is not object.__setattr__:
@@ -436,7 +421,6 @@ class UserDefinedObjectVariable(VariableTracker):
     def call_method(self, tx, name, args, kwargs):
         method, method_src = class_method(tx, self, name)
         if isinstance(method, types.FunctionType):
-            from .functions import UserFunctionVariable
             return UserFunctionVariable(fn=method, source=method_src).call_function(tx, [self] + list(args), kwargs)
         if name == "__eq__" and method is object.__eq__ or name in ("__eq__", "__ne__") and method is None:
             other = args[0]
@@ -584,9 +568,11 @@ class InstanceDictVariable(VariableTracker):
             return const(None)
         if name in ("get", "__getitem__", "__contains__") and args and args[0].is_python_constant():
             return self._lookup(tx, name, args[0].as_python_constant(), args[1:])
-        from .dicts import DictVariable
         snapshot = DictVariable.create(tx, [(const(k), v) for k, v in self._entries(tx).items()])
         if name in ("get", "__getitem__", "__contains__", "__len__", "keys", "values", "items", "__iter__",
                     "copy", "__eq__"):
             return snapshot.call_method(tx, name, args, kwargs)
         raise Unsupported("python_protocol", what=f"{name} on {self.describe()}")
+
+
+families.register(UserDefinedObjectVariable, class_attribute, lookup_in_mro)
