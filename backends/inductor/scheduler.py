@@ -11,7 +11,7 @@ involved, and every printer renders the same groups.
   extern calls, and extern calls that only allocate.
 - Fusion, in topological order: a node may join a group placed after all of its producers whose tile
   fits (same numel; a reduction and its pointwise prologue/epilogue share an `xnumel x rnumel` tile)
-  and where it is legal (`_Access.legal`): every in-kernel read of a buffer written in the same kernel
+  and where it is legal (`_Access.add`): every in-kernel read of a buffer written in the same kernel
   is at the index it was written (a register, not memory), and a mutated input is read only at the
   index it is written. Indices are compared as sympy expressions over the tile's variables. Among the
   groups it may join, the node joins the one that saves the most memory traffic (bytes it would
@@ -80,27 +80,12 @@ class _Access:
     """What the nodes of one candidate group load and store, over the tile's index variables; `add`
     answers whether a node may join (see the module docstring)."""
 
-    def __init__(self, tile, recordings, nbytes):
+    def __init__(self, tile, sched: Scheduler):
         self.xnumel, self.rnumel, self.reduction = tile
-        self.recordings = recordings          # (node name, split) -> (loads, store index): shared cache
-        self.nbytes = nbytes                  # buffer name -> its size in bytes (an estimate if symbolic)
+        self.sched = sched                    # its `record` and `nbytes`
         self.stored: dict[str, set] = {}      # buffer -> indices written in the group
         self.loaded: dict[str, set] = {}      # buffer -> indices read from memory
         self.splits: dict[str, list] = {}
-
-    def record(self, node, split):
-        key = (node.name, tuple(split) if split is not None else None)
-        if key not in self.recordings:
-            d = node.data
-            rec = AccessRecorder(self.recordings.setdefault("indirect", {}))
-            if split is None:  # a reduction: its rows are the tile's rows
-                idx = unflatten_index("xindex", list(d.ranges))
-                d.inner_fn(rec, idx, unflatten_index("rindex", list(d.reduction_ranges)))
-            else:
-                idx = tile_index(d.ranges, split)
-                d.inner_fn(rec, idx)
-            self.recordings[key] = (rec.loads, node.layout.index(idx))
-        return self.recordings[key]
 
     def add(self, node):
         """Bytes of memory traffic `node` saves by joining (see `_try`), or None if it may not."""
@@ -118,7 +103,7 @@ class _Access:
         return None
 
     def _try(self, node, split):
-        loads, store_at = self.record(node, split)
+        loads, store_at = self.sched.record(node, split)
         loaded = {}
         for name, index in loads:
             if name in self.stored:
@@ -130,14 +115,15 @@ class _Access:
         if node.mutates and any(i != store_at for i in self.loaded.get(target, set()) | loaded.get(target, set())):
             return None  # an input mutated at one index and read at another
         # traffic saved: each buffer read that this group writes (a register) or already reads
-        saved = sum(self.nbytes(name) for name in {n for n, _ in loads} if name in self.stored or name in self.loaded)
+        shared = {name for name, _ in loads if name in self.stored or name in self.loaded}
+        saved = sum(self.sched.nbytes(name) for name in shared)
         for name, idx in loaded.items():
             self.loaded.setdefault(name, set()).update(idx)
         self.stored.setdefault(target, set()).add(store_at)
         return saved
 
     def copy(self):
-        new = _Access((self.xnumel, self.rnumel, self.reduction), self.recordings, self.nbytes)
+        new = _Access((self.xnumel, self.rnumel, self.reduction), self.sched)
         new.stored = {k: set(v) for k, v in self.stored.items()}
         new.loaded = {k: set(v) for k, v in self.loaded.items()}
         new.splits = dict(self.splits)
@@ -174,7 +160,8 @@ class Scheduler:
         self.groups: list[FusedGroup] = []
         self.access: list[_Access | None] = []   # per group: what its nodes load and store
         self.group_of: dict[str, int] = {}
-        self.recordings: dict = {}
+        self.recordings: dict = {}   # (node name, split) -> (loads, store index), see `record`
+        self.indirect: dict = {}     # indices loaded from memory -> their symbols (`AccessRecorder`)
         self.buffers = {b.get_name(): b for b in [*graph.buffers, *graph.inputs, *(c for c, _ in graph.constants)]
                         if b is not None}
 
@@ -246,7 +233,7 @@ class Scheduler:
                 g = FusedGroup("kernel", [node], prod(d.ranges), prod(d.reduction_ranges), True)
             else:
                 g = FusedGroup("kernel", [node], prod(d.ranges), 1, False)
-            access = _Access((g.xnumel, g.rnumel, g.reduction), self.recordings, self.nbytes)
+            access = _Access((g.xnumel, g.rnumel, g.reduction), self)
             if access.add(node) is None:
                 access = None  # not even legal alone: the printers decide, and nothing joins it
             g.splits = access.splits if access is not None else {}
@@ -260,19 +247,36 @@ class Scheduler:
             return None
         if (access.xnumel, access.rnumel, access.reduction) == tile:
             return access.copy()
-        access = _Access(tile, self.recordings, self.nbytes)
+        access = _Access(tile, self)
         if all(access.add(n) is not None for n in self.groups[gi].nodes):
             return access
         return None
 
+    def record(self, node, split):
+        """(loads, store index) of `node` over a tile's variables: `split` maps a pointwise node onto
+        the tile (`ir.tile_splits`); None for a reduction, whose rows are the tile's rows."""
+        key = (node.name, tuple(split) if split is not None else None)
+        if key not in self.recordings:
+            d = node.data
+            rec = AccessRecorder(self.indirect)
+            if split is None:
+                idx = unflatten_index("xindex", list(d.ranges))
+                d.inner_fn(rec, idx, unflatten_index("rindex", list(d.reduction_ranges)))
+            else:
+                idx = tile_index(d.ranges, split)
+                d.inner_fn(rec, idx)
+            self.recordings[key] = (rec.loads, node.layout.index(idx))
+        return self.recordings[key]
+
     def nbytes(self, name) -> int:
+        """Size of buffer `name` in bytes (symbolic sizes at a nominal 64 per symbol)."""
         buf = self.buffers.get(name)
         layout = getattr(buf, "layout", None)
         if layout is None:
             return 0
         n = prod(layout.size)
         if isinstance(n, sympy.Expr):
-            n = sympy.sympify(n.xreplace({s: 64 for s in n.free_symbols}))  # symbolic: any plausible hint
+            n = sympy.sympify(n.xreplace({s: 64 for s in n.free_symbols}))
             n = int(n) if n.is_number else 0
         return n * layout.dtype.itemsize
 
