@@ -314,3 +314,14 @@ def test_triton_printer_still_selectable_on_cpu():
         opt = bytegraph.compile(lambda x: x.exp() + 1, backend="inductor")
         torch.testing.assert_close(opt(x), x.exp() + 1)
     assert inductor.metrics.codegen == "triton" and "@triton.jit" in inductor.metrics.last_source
+
+
+def test_default_backend_is_inductor_with_cpp_kernels():
+    def f(x):
+        return torch.relu(x * 2 + 1).sum(-1)
+    bytegraph.reset()
+    inductor.metrics.reset()
+    x = torch.randn(6, 40)
+    assert_same(bytegraph.compile(f)(x), f(x), atol=1e-5, rtol=1e-5)
+    m = inductor.metrics
+    assert m.compiles == 1 and m.codegen == "cpp" and m.kernel_count == 1, (m.codegens, m.kernel_count)
