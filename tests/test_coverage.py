@@ -843,3 +843,23 @@ def test_deleted_cell_variable_raises_unbound_local_error(break_first):
             return "NameError", x + 1
     x = torch.randn(2)
     assert same(bytegraph.compile(fn, backend="eager")(x), fn(x))
+
+
+def test_list_and_deque_writes_out_of_range_raise_the_programs_error():
+    def fn(x, lst):      # (found by the fuzzer: an internal error, then a break, before)
+        out = []
+        for op in range(4):
+            try:
+                if op == 0:
+                    lst[10] = 1
+                elif op == 1:
+                    del lst[10]
+                elif op == 2:
+                    lst[::2] = [1, 2, 3, 4, 5]
+                else:
+                    collections.deque([1])[5] = 2
+            except (IndexError, ValueError) as e:
+                out.append((type(e).__name__, str(e)))
+        lst[0] = 9
+        return x + 1, out, lst
+    check(fn, torch.randn(2), [1, 2, 3], like_torch=False)

@@ -303,14 +303,15 @@ class ListVariable(BaseSequence):
             return const(None)
         if name == "__setitem__":
             index = python_index(args[0])
-            if isinstance(index, slice):
-                items[index] = tx.unpack_iterable(args[1])
-            else:
-                items[index] = args[1]
+            value = tx.unpack_iterable(args[1]) if isinstance(index, slice) else args[1]
+            _as_eager(list, len(items), operator.setitem, index, range(len(value)) if isinstance(index, slice) else 0)
+            items[index] = value
             self.set_items(tx, items)
             return const(None)
         if name == "__delitem__":
-            del items[python_index(args[0])]
+            index = python_index(args[0])
+            _as_eager(list, len(items), operator.delitem, index)
+            del items[index]
             self.set_items(tx, items)
             return const(None)
         if name == "__iadd__":
@@ -433,10 +434,14 @@ class DequeVariable(BaseSequence):
             items.insert(python_index(args[0]), args[1])
             self.set_items(tx, items)
         elif name == "__setitem__":
-            items[python_index(args[0])] = args[1]
+            index = python_index(args[0])
+            _as_eager(collections.deque, len(items), operator.setitem, index, 0)
+            items[index] = args[1]
             self.set_items(tx, items)
         elif name == "__delitem__":
-            del items[python_index(args[0])]
+            index = python_index(args[0])
+            _as_eager(collections.deque, len(items), operator.delitem, index)
+            del items[index]
             self.set_items(tx, items)
         elif name == "__iadd__":
             self.set_items(tx, items + tx.unpack_iterable(args[0]))
@@ -527,6 +532,12 @@ _SEQUENCE_ARITY = {"__getitem__": 1, "__len__": 0, "__contains__": 1, "index": 3
 _LIST_ARITY = {"append": 1, "extend": 1, "insert": 2, "pop": 1, "remove": 1, "clear": 0, "reverse": 0, "copy": 0,
                "sort": 0, "__setitem__": 2, "__delitem__": 1, "__iadd__": 1, "__imul__": 1, "__iter__": 0,
                "__reversed__": 0}
+
+
+def _as_eager(kind, n, op, *args):
+    """`op` on a stand-in `kind` of `n` items: an index out of range (or an extended slice given the
+    wrong number of items) raises the program's own error, with eager's message."""
+    fold(op, kind(range(n)), *args)
 
 
 def sorted_items(tx, items, kwargs):
