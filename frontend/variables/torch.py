@@ -277,7 +277,7 @@ for _dev in ("cpu", "cuda"):
         GRAD_MODE_FACTORIES[_cls] = _device_autocast(_dev)
 
 
-_NOT_OPS = tuple(f"torch.{name}" for name in ("_dynamo", "_inductor", "utils", "nn.modules", "fx", "compiler",
+_NOT_OPS = tuple(f"torch.{name}" for name in ("_dynamo", "_inductor", "utils", "nn.modules", "nn.utils.parametrize", "fx", "compiler",
                                                "distributed", "nn.parallel", "_C._distributed", "testing"))
 
 
