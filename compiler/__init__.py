@@ -4,7 +4,7 @@
 
 Public API: compile, explain, reset, disable, run, mark_dynamic, config, list_backends,
 register_backend, stats, compile_times. Called from inside compiled code: graph_break, is_compiling,
-allow_in_graph, mark_static, maybe_mark_dynamic. Exceptions: `bytegraph.exc`.
+allow_in_graph, assume_constant_result, mark_static, maybe_mark_dynamic. Exceptions: `bytegraph.exc`.
 
 Debugging: `explain(fn)(*args)` reports graphs and graph breaks; `stats` holds the live counters
 (`stats.frames_compiled`, ...) and `stats()` returns a printable summary; `compile_times()` is a
@@ -16,7 +16,14 @@ from . import debug, debug_dir  # noqa: F401  (bytegraph.debug.replay, bytegraph
 from . import exc  # noqa: F401
 from .backends.registry import list_backends, register_backend
 from .config import config
-from .decorators import allow_in_graph, graph_break, is_compiling, mark_static, maybe_mark_dynamic
+from .decorators import (
+    allow_in_graph,
+    assume_constant_result,
+    graph_break,
+    is_compiling,
+    mark_static,
+    maybe_mark_dynamic,
+)
 from .eval_frame import OptimizedModule, compile, disable, run
 from .explain import ExplainOutput, explain
 from .frontend.graph_break import GraphBreakError
@@ -26,7 +33,8 @@ from .timing import compile_times
 
 __all__ = ["compile", "disable", "run", "reset", "config", "list_backends", "register_backend", "stats", "mark_dynamic",
            "OptimizedModule", "GraphBreakError", "explain", "ExplainOutput", "compile_times", "debug", "exc",
-           "graph_break", "is_compiling", "allow_in_graph", "mark_static", "maybe_mark_dynamic"]
+           "graph_break", "is_compiling", "allow_in_graph", "assume_constant_result", "mark_static",
+           "maybe_mark_dynamic"]
 
 stats = runtime.stats
 

@@ -1,5 +1,5 @@
 """The small API that user and library code calls from inside compiled functions: graph_break,
-is_compiling, allow_in_graph, mark_static, maybe_mark_dynamic.
+is_compiling, allow_in_graph, assume_constant_result, mark_static, maybe_mark_dynamic.
 
 Each function here is what runs eagerly; the frontend recognizes the same objects while tracing
 (frontend/variables/torch.py) and gives them their traced meaning.
@@ -13,6 +13,7 @@ from .guards.shape import STATIC_DIMS_ATTR, mark_dynamic, tensor_dims
 # id -> the function, kept for the process (as torch keeps its own registry); looked up by identity,
 # so asking about a user object never runs its __hash__/__eq__
 _allowed_in_graph: dict[int, object] = {}
+_constant_result: dict[int, object] = {}
 
 
 def graph_break(msg: str = "") -> None:
@@ -37,6 +38,32 @@ def allow_in_graph(fn):
 
 def is_allowed_in_graph(fn) -> bool:
     return _allowed_in_graph.get(id(fn)) is fn
+
+
+# the attribute torch's `assume_constant_result` sets, and that libraries set without importing torch
+# (transformers' `is_torch_available` and friends): honoured by name, as torch's graph_break is
+TORCH_CONSTANT_MARKER = "_dynamo_marked_constant"
+
+
+def assume_constant_result(fn):
+    """Promise that `fn` returns the same constant for the life of the process (an install probe, a
+    hardware capability). A call of `fn` with constant arguments inside compiled code runs once, at
+    compile time, and its result is a constant of the graph: later calls of the compiled code do not
+    run `fn`, and nothing guards the result, so a function whose answer changes must not be marked."""
+    _constant_result[id(fn)] = fn
+    return fn
+
+
+def is_constant_result(fn) -> bool:
+    """Marked with `assume_constant_result`, or with torch's marker attribute (functools.wraps and
+    lru_cache copy it to the wrapper)."""
+    if _constant_result.get(id(fn)) is fn:
+        return True
+    try:
+        marker = object.__getattribute__(fn, "__dict__").get(TORCH_CONSTANT_MARKER)
+    except AttributeError:
+        return False
+    return marker is True
 
 
 def maybe_mark_dynamic(t: torch.Tensor, dim) -> None:

@@ -12,6 +12,7 @@ import types
 
 import torch
 
+from ..decorators import is_constant_result
 from ..disable import disabled_wrapper_code
 from ..guards.guard import Guard
 from ..guards.shape import scalar_can_be_dynamic
@@ -23,7 +24,13 @@ from .variables.builtins import BuiltinVariable, OperatorGetterVariable, has_bui
 from .variables.constant import ConstantVariable, LazyGuardedScalarVariable, is_constant_value
 from .variables.dicts import DictVariable, SetVariable
 from .variables.distributed import DistributedFunctionVariable, is_distributed_function
-from .variables.functions import BoundMethodVariable, PartialVariable, SkippedFunctionVariable, UserFunctionVariable
+from .variables.functions import (
+    BoundMethodVariable,
+    ConstantResultFunctionVariable,
+    PartialVariable,
+    SkippedFunctionVariable,
+    UserFunctionVariable,
+)
 from .variables.iterators import ListSequenceIteratorVariable
 from .variables.lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable, is_named_tuple_class
 from .variables.misc import PythonModuleVariable
@@ -293,6 +300,9 @@ def _wrap_callable(tx, value, source, trusted, guard):
     if is_torch_op(value):
         guard(Guard.id_match(source, value))
         return TorchFunctionVariable(fn=value, source=source)
+    if _is_a(value, (types.FunctionType, functools._lru_cache_wrapper)) and is_constant_result(value):
+        guard(Guard.id_match(source, value))
+        return ConstantResultFunctionVariable(fn=value, source=source)
     numpy_fn = lookup_numpy_function(value)
     if numpy_fn is not None:   # traced through its torch._numpy twin (variables/numpy.py)
         guard(Guard.id_match(source, value))

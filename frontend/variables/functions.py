@@ -10,10 +10,10 @@ from typing import Any, Optional
 
 from ...guards.source import AttrSource, ItemSource
 from .. import reads
-from ..graph_break import Unsupported, user_error
+from ..graph_break import Unsupported, fold, user_error
 from ..reads import source_of
-from .base import VariableTracker, families
-from .constant import const
+from .base import NotConstant, VariableTracker, families, python_value
+from .constant import const, is_constant_value
 from .dicts import DictVariable
 from .lists import TupleVariable
 from .misc import CellVariable
@@ -313,6 +313,34 @@ class SkippedFunctionVariable(VariableTracker):
 
     def call_function(self, tx, args, kwargs):
         raise Unsupported("skipped_function", fn=self.describe())
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ConstantResultFunctionVariable(VariableTracker):
+    """A function marked `assume_constant_result` (a plain function, or its functools.lru_cache
+    wrapper): called with constant arguments it runs now, at compile time, as eager would at this
+    point, and its result is a constant of the trace. Other arguments or results break."""
+    fn: object = None
+
+    def describe(self):
+        return f"function {getattr(self.fn, '__qualname__', self.fn)}"
+
+    def as_python_constant(self):
+        return self.fn
+
+    def call_function(self, tx, args, kwargs):
+        try:
+            real_args = [python_value(tx, a) for a in args]
+            real_kwargs = {k: python_value(tx, v) for k, v in kwargs.items()}
+        except NotConstant:
+            raise Unsupported("unsupported_call", fn=self.describe(),
+                              detail=" (a constant-result function called with values that are not constants)") \
+                from None
+        result = fold(self.fn, *real_args, **real_kwargs)
+        if not is_constant_value(result):
+            raise Unsupported("unsupported_call", fn=self.describe(),
+                              detail=f" (a constant-result function returned a {type(result).__name__})")
+        return const(result)
 
 
 families.register(BoundMethodVariable)

@@ -277,8 +277,10 @@ for _dev in ("cpu", "cuda"):
         GRAD_MODE_FACTORIES[_cls] = _device_autocast(_dev)
 
 
-_NOT_OPS = tuple(f"torch.{name}" for name in ("_dynamo", "_inductor", "utils", "nn.modules", "nn.utils.parametrize", "fx", "compiler",
-                                               "distributed", "nn.parallel", "_C._distributed", "testing"))
+# (parametrize: a parametrized module's weight is a property computing it from its parametrizations)
+_NOT_OPS = tuple(f"torch.{name}" for name in ("_dynamo", "_inductor", "utils", "nn.modules", "nn.utils.parametrize",
+                                               "fx", "compiler", "distributed", "nn.parallel", "_C._distributed",
+                                               "testing"))
 
 
 def is_torch_op(value) -> bool:
