@@ -69,6 +69,20 @@ def test_weight_norm_parametrization_is_traced():
     assert_same(opt(x), conv(x).relu())
 
 
+def test_hook_based_weight_norm_is_traced():
+    # the deprecated `nn.utils.weight_norm`: a forward pre-hook object (from torch.nn.utils) that
+    # computes the weight and sets it as a plain attribute of the module before each call
+    torch.manual_seed(0)
+    with pytest.warns(FutureWarning):
+        conv = torch.nn.utils.weight_norm(torch.nn.Conv1d(4, 4, 3, padding=1))
+    x = torch.randn(2, 4, 5)
+    opt = check(lambda x: conv(x).relu(), x)
+    with torch.no_grad():
+        conv.weight_g.mul_(3)
+    assert_same(opt(x), conv(x).relu())
+    assert_same(conv.weight, torch._weight_norm(conv.weight_v, conv.weight_g, 0))
+
+
 def test_chained_user_parametrizations_are_traced():
     torch.manual_seed(0)
     lin = torch.nn.Linear(3, 3)
