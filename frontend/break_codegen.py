@@ -116,6 +116,18 @@ def can_break_at(tx, cp: FrameCheckpoint | None) -> bool:
     return not any(isinstance(v, ExceptionVariable) for v in cp.stack)
 
 
+_CALLS = ("CALL", "CALL_FUNCTION_EX")
+
+
+def _consumed(ins) -> int:
+    """How many stack values a call or value instruction pops (it pushes one result)."""
+    if ins.opname == "CALL":
+        return ins.arg + 2                  # NULL or self, the callable, the arguments
+    if ins.opname == "CALL_FUNCTION_EX":
+        return 3 + (ins.arg & 1)            # NULL, the callable, the args tuple, the kwargs dict
+    return OPCODES[ins.opname].operands
+
+
 def plan_continuations(tx, ins, stack) -> BreakPlan:
     next_offset = tx.instructions[ins.index + 1].offset
     if ins.opname in _CALLS or OPCODES[ins.opname].checkpoint is Checkpoint.OPERANDS:
@@ -132,18 +144,6 @@ def plan_continuations(tx, ins, stack) -> BreakPlan:
     jump_stack = stack if ins.opname.endswith("_OR_POP") else prefix
     return BreakPlan(1, prefix, [Continuation(next_offset, list(prefix)),
                                  Continuation(target_offset, list(jump_stack))])
-
-
-_CALLS = ("CALL", "CALL_FUNCTION_EX")
-
-
-def _consumed(ins) -> int:
-    """How many stack values a call or value instruction pops (it pushes one result)."""
-    if ins.opname == "CALL":
-        return ins.arg + 2                  # NULL or self, the callable, the arguments
-    if ins.opname == "CALL_FUNCTION_EX":
-        return 3 + (ins.arg & 1)            # NULL, the callable, the args tuple, the kwargs dict
-    return OPCODES[ins.opname].operands
 
 
 def compile_break(tx, cp: FrameCheckpoint):
