@@ -9,7 +9,9 @@ each class tested on a small program of its own, compared with eager and with to
   comprehension handed a real dict iterator) was compiled on its own and broke;
 - a function marked as having a constant result (`bytegraph.assume_constant_result`, or torch's
   marker attribute that transformers sets on its lru_cache'd availability probes) runs once, at
-  compile time, and its result is a constant of the graph.
+  compile time, and its result is a constant of the graph;
+- in training, SpecAugment's `h[mask] = v` (a boolean mask) breaks instead of failing in AOTAutograd
+  (its backward has a data-dependent shape); under no_grad it stays in the graph.
 """
 from __future__ import annotations
 
@@ -256,3 +258,39 @@ def test_unmarked_lru_cache_and_non_constant_uses_still_break():
         assert_same(opt(x), fn(x))
         explained = bytegraph.explain(fn)(x)
         assert explained.graph_break_count == 1, fn.__name__
+
+
+# -- SpecAugment's masked write, in training ---------------------------------------------------
+def _mask_write(h, mask, fill):
+    h[mask] = fill.to(h.dtype)
+
+
+def _spec_augment(h, mask, fill):
+    h = h * 2
+    _mask_write(h, mask, fill)
+    return h.sum()
+
+
+def test_masked_write_breaks_only_when_autograd_records_it():
+    # `h[mask] = fill` with a boolean mask: its backward reads `grad[mask]`, a data-dependent shape
+    # AOTAutograd cannot trace; under no_grad it stays in the graph
+    torch.manual_seed(0)
+    fill = torch.nn.Parameter(torch.randn(4))
+    mask = torch.zeros(2, 3, dtype=torch.bool)
+    mask[0, 1] = True
+    h = torch.randn(2, 3, 4, requires_grad=True)
+    with torch.no_grad():
+        check(_spec_augment, h, mask, fill, like_torch=False)
+    bytegraph.reset()
+    explained = bytegraph.explain(_spec_augment)(h, mask, fill)
+    assert (explained.graph_count, explained.graph_break_count) == (2, 2)
+    assert "boolean mask" in explained.break_reasons[0].reason
+    bytegraph.reset()
+    got = bytegraph.compile(_spec_augment, backend="aot_eager")(h, mask, fill)
+    got.backward()
+    got_grads = (h.grad.clone(), fill.grad.clone())
+    h.grad = fill.grad = None
+    want = _spec_augment(h, mask, fill)
+    want.backward()
+    assert_same(got, want)
+    assert_same(got_grads, (h.grad, fill.grad))
