@@ -94,7 +94,7 @@ def _check_compile_arguments(backend, fullgraph, dynamic, options) -> None:
                         f"got {type(options).__name__}")
 
 
-def compile(fn_or_module=None, *, backend="eager", fullgraph=False, dynamic=None, options=None):
+def compile(fn_or_module=None, *, backend="inductor", fullgraph=False, dynamic=None, options=None):
     """Compile a function or nn.Module; usable as `@bytegraph.compile` or `@bytegraph.compile(...)`."""
     _check_compile_arguments(backend, fullgraph, dynamic, options)
     if fn_or_module is None:

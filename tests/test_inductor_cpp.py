@@ -70,23 +70,49 @@ def test_merged_dimensions_index_with_the_row_variable():
     w, b = torch.randn(8), torch.randn(8)
     _run(lambda x: F.relu(F.batch_norm(x, m, v, w, b, training=False) + x), [x], kernels=1, externs=0)
     src = inductor.metrics.last_source
-    assert "const int64_t inner = 35;" in src and "((x0 * 35) + x1)" in src, src
+    assert "const int64_t inner = 35;" in src and "(x1 + (35 * x0))" in src, src
     assert not any(s in src for s in ("x1 /", "x1 %", "bg_floordiv(x1", "bg_mod(x1")), src
     # a transposed read cannot merge: rows fall back to the last dimension, still correct
     _run(lambda x, y: x + y.transpose(2, 3), [torch.randn(2, 3, 4, 6), torch.randn(2, 3, 6, 4)], kernels=1)
 
 
 def test_index_folding_is_exact():
+    # merged dimensions fold back into one variable (ir.fold_index), exactly; C++'s `/` and `%` only
+    # where both operands are non-negative (there C and Python agree)
     from bytegraph.backends.inductor.codegen_cpp import cexpr
-    assert cexpr("(x1 // 3136)*3136 + ((x1 // 56) % 56)*56 + x1 % 56") == "x1"
-    assert cexpr("((x0 // 7) % 3)*7 + x0 % 7 + 5") == "((x0 % 21) + 5)"
-    assert cexpr("(x1 // 56)*57 + x1 % 56") == "(((x1 / 56) * 57) + (x1 % 56))"  # not a pair: unchanged
-    env = {"x0": 0, "x1": 0}
-    for e in ("(x1 // 3136)*6272 + ((x1 // 56) % 56)*56 + x1 % 56", "((x0 // 7) % 3)*7 + x0 % 7 + 5"):
-        folded = cexpr(e).replace("/", "//")
-        for v in range(0, 20000, 37):
-            env["x0"] = env["x1"] = v
-            assert eval(folded, {}, env) == eval(e, {}, env), (e, folded, v)
+    from bytegraph.backends.inductor.ir import fold_index, index_floordiv as fd, index_mod as md, index_var
+    x0, x1 = index_var("x0"), index_var("x1")
+    assert fold_index(fd(x1, 3136) * 3136 + md(fd(x1, 56), 56) * 56 + md(x1, 56)) == x1
+    merged = md(fd(x0, 7), 3) * 7 + md(x0, 7) + 5
+    assert cexpr(fold_index(merged)) == "((x0 % 21) + 5)"
+    apart = fd(x1, 56) * 57 + md(x1, 56)
+    assert fold_index(apart) == apart  # not a pair: unchanged
+    for e in (fd(x1, 3136) * 6272 + md(fd(x1, 56), 56) * 56 + md(x1, 56), merged):
+        folded = fold_index(e)
+        for v in range(0, 20000, 397):
+            assert folded.subs({x0: v, x1: v}) == e.subs({x0: v, x1: v}), (e, folded, v)
+    # an operand that may be negative (a shifted index) keeps Python's floor semantics
+    assert cexpr(fd(x1 - 5, 3)) == "bg_floordiv((x1 - 5), 3)"
+    assert cexpr(md(x1 - 5, 3)) == "bg_mod((x1 - 5), 3)"
+
+
+def test_fusion_is_decided_from_the_ir():
+    # the scheduler imports no code generator: legality and grouping come from the IR's loads and stores
+    import ast
+    import inspect
+    from bytegraph.backends.inductor import scheduler
+    tree = ast.parse(inspect.getsource(scheduler))
+    imported = {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert not any("codegen" in m for m in imported), imported
+
+    # the flip reads `a` at another index than it is written: two kernels; `z * 3` could join either
+    # and joins the one that already loads `z` (memory traffic saved), not the first
+    def f(x, z):
+        a = x * 2
+        return a, a.flip(0) + z, z * 3
+    _run(f, [torch.randn(16), torch.randn(16)], kernels=2)
+    groups = inductor.metrics.last_groups
+    assert [g.count(",") + 1 for g in groups] == [1, 2] and all(g.startswith("kernel [16]") for g in groups), groups
 
 
 def test_unused_allocations_of_decompositions_are_dropped():
@@ -288,3 +314,14 @@ def test_triton_printer_still_selectable_on_cpu():
         opt = bytegraph.compile(lambda x: x.exp() + 1, backend="inductor")
         torch.testing.assert_close(opt(x), x.exp() + 1)
     assert inductor.metrics.codegen == "triton" and "@triton.jit" in inductor.metrics.last_source
+
+
+def test_default_backend_is_inductor_with_cpp_kernels():
+    def f(x):
+        return torch.relu(x * 2 + 1).sum(-1)
+    bytegraph.reset()
+    inductor.metrics.reset()
+    x = torch.randn(6, 40)
+    assert_same(bytegraph.compile(f)(x), f(x), atol=1e-5, rtol=1e-5)
+    m = inductor.metrics
+    assert m.compiles == 1 and m.codegen == "cpp" and m.kernel_count == 1, (m.codegens, m.kernel_count)

@@ -31,6 +31,7 @@ import importlib.util
 import os
 import sys
 import time
+import warnings
 
 import logging
 
@@ -89,6 +90,10 @@ def _use_metal(devices) -> bool:
 def _setup_device(example_inputs):
     devices = {t.device.type for t in example_inputs if isinstance(t, torch.Tensor)}
     if "cuda" not in devices and not _use_cpp(devices) and not _use_metal(devices):
+        if not available():   # (shown once: the default warning filter)
+            warnings.warn("bytegraph inductor: no C++ compiler found (set CXX or install g++), so CPU graphs "
+                          "run as Triton kernels under Triton's interpreter, far slower than eager; "
+                          'use backend="eager" or "aot_eager" on this machine')
         _triton_interpreter()
     return devices
 

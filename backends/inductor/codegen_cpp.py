@@ -7,7 +7,7 @@ subexpressions shared). The library is built and loaded by `cpp_build`.
 Pointwise kernel: the `xnumel` outputs are split evenly among OpenMP threads; each thread walks its
 range as rows of `inner` elements (`x0` the row, `x1` the position in it, the inner loop the compiler
 vectorizes). `inner` is the product of the most trailing dimensions every node shares such that no
-index divides `x1` (merged dimensions of a contiguous tensor fold back into `x1`, see `_FoldDivMod`),
+index divides `x1` (merged dimensions of a contiguous tensor fold back into `x1`, see `ir.fold_index`),
 else the last dimension; the outer dimensions' division/modulo arithmetic (on `x0`) is hoisted out of
 the inner loop. Groups whose nodes share no trailing dimension use one flat index (`inner = xnumel`,
 `xindex` unflattened per node: correct, slower). A kernel writes an output in place of an input that
@@ -24,21 +24,22 @@ values stored in an earlier phase are recomputed where a later phase reads them 
 kernels), except expensive ones (libm calls) of static rows, kept in a row buffer. A row-invariant
 divisor (softmax's sum) becomes one reciprocal per row.
 
-Index expressions come from the IR as Python/Triton source (`//`, `%`); `cexpr` translates them to
-C++ with Python's floor semantics where an operand may be negative. Symbolic sizes are `int64_t`
-arguments, so one library serves every size. Errors eager raises inside an op (integer division by
-zero, an out-of-range gather index) set a flag the kernel returns; the wrapper raises.
+Index expressions come from the IR as sympy (floor semantics); `cexpr` prints them with C's `/` and `%`
+where both operands are known non-negative (where C and Python agree), else with `bg_floordiv`/`bg_mod`.
+Symbolic sizes are `int64_t` arguments, so one library serves every size. Errors eager raises inside an
+op (integer division by zero, an out-of-range gather index) set a flag the kernel returns; the wrapper raises.
 """
 from __future__ import annotations
 
-import ast
 import math
 import re
 
+import sympy
 import torch
+from torch.utils._sympy.functions import FloorDiv, Max, Min, ModularIndexing, PythonMod
 
 from .codegen_triton import HEADER_PY, FusionIllegal, WrapperCodegen, _NewPhase
-from .ir import ComputedBuffer, Reduction, prod, texpr, unflatten_index
+from .ir import ComputedBuffer, Reduction, index_var, prod, texpr, tile_index, tile_splits, unflatten_index
 
 LANES = 16  # one AVX-512 vector of floats: more lanes spill the accumulators to the stack
 PARALLEL_MIN = 32768  # elements below which a kernel runs on one thread (fork/join costs more)
@@ -231,176 +232,94 @@ template <typename T> static inline void bg_welford_merge(T& mean, T& m2, T& w, 
 
 
 # --------------------------------------------------------------------------- index expressions
-_NONNEG = re.compile(r"^(xindex|rindex|x0|x1|s\d+|u\d+|idx\d+)$")
+def _nonneg(e) -> bool:
+    """`e` is known to be >= 0: iteration variables and checked indices are (`ir.index_var`), sizes
+    are (size symbols are positive; unbacked `u*` sizes are non-negative)."""
+    if e.is_nonnegative:
+        return True
+    if isinstance(e, sympy.Symbol):
+        return bool(re.fullmatch(r"u\d+", e.name))
+    if isinstance(e, (sympy.Add, sympy.Mul, FloorDiv, ModularIndexing, sympy.Min, Min)):
+        return all(_nonneg(a) for a in e.args)
+    if isinstance(e, (sympy.Max, Max)):
+        return any(_nonneg(a) for a in e.args)
+    if isinstance(e, sympy.Pow):
+        return _nonneg(e.base)
+    return False
 
 
-class _CExpr(ast.NodeVisitor):
-    """Python index source -> (C++ source, known non-negative)."""
-
-    def __init__(self):
-        self.div_names: set[str] = set()
-
-    def visit_Expression(self, node):
-        return self.visit(node.body)
-
-    def visit_Name(self, node):
-        return node.id, bool(_NONNEG.match(node.id))
-
-    def visit_Constant(self, node):
-        v = node.value
-        if isinstance(v, bool):
-            return ("true" if v else "false"), True
-        if isinstance(v, int):
-            return (f"INT64_C({v})" if abs(v) > 2**31 - 1 else str(v)), v >= 0
-        if isinstance(v, float):
-            return _float_literal(v, torch.float64), v >= 0
-        raise CppUnsupported(f"index constant {v!r}")
-
-    def visit_BinOp(self, node):
-        (a, pa), (b, pb) = self.visit(node.left), self.visit(node.right)
-        op = type(node.op)
-        if op in (ast.FloorDiv, ast.Mod):
-            self.div_names.update(n.id for n in ast.walk(node.left) if isinstance(n, ast.Name))
-        if op in (ast.Add, ast.Mult):
-            return f"({a} {'+' if op is ast.Add else '*'} {b})", pa and pb
-        if op is ast.Sub:
-            return f"({a} - {b})", False
-        if op is ast.FloorDiv:
-            return (f"({a} / {b})" if pa and pb else f"bg_floordiv({a}, {b})"), pa and pb
-        if op is ast.Mod:
-            return (f"({a} % {b})" if pa and pb else f"bg_mod({a}, {b})"), pa and pb
-        if op in (ast.BitAnd, ast.BitOr, ast.BitXor):
-            c = {ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^"}[op]
-            return f"({a} {c} {b})", pa and pb
-        if op is ast.Pow and isinstance(node.right, ast.Constant) and isinstance(node.right.value, int) \
-                and 0 < node.right.value <= 8:
-            return "(" + " * ".join([a] * node.right.value) + ")", pa
-        raise CppUnsupported(f"index operator {op.__name__}")
-
-    def visit_UnaryOp(self, node):
-        a, pa = self.visit(node.operand)
-        if isinstance(node.op, ast.USub):
-            return f"(-{a})", False
-        if isinstance(node.op, ast.UAdd):
-            return a, pa
-        if isinstance(node.op, ast.Not):
-            return f"(!{a})", True
-        raise CppUnsupported("index operator ~")
-
-    def visit_Compare(self, node):
-        if len(node.ops) != 1:
-            raise CppUnsupported("chained comparison")
-        ops = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
-        (a, _), (b, _) = self.visit(node.left), self.visit(node.comparators[0])
-        return f"({a} {ops[type(node.ops[0])]} {b})", True
-
-    def visit_BoolOp(self, node):
-        j = " && " if isinstance(node.op, ast.And) else " || "
-        return "(" + j.join(self.visit(v)[0] for v in node.values) + ")", True
-
-    def visit_Call(self, node):
-        fn = ast.unparse(node.func)
-        args = [self.visit(a) for a in node.args]
-        if fn in ("max", "min") and len(args) >= 2:
-            code = args[0][0]
-            for a, _ in args[1:]:
-                code = f"std::{fn}<int64_t>({code}, {a})"
-            return code, all(p for _, p in args) or (fn == "max" and any(p for _, p in args))
-        raise CppUnsupported(f"index function {fn}")
-
-    def generic_visit(self, node):
-        raise CppUnsupported(f"index syntax {type(node).__name__}")
+_REL = {sympy.Lt: "<", sympy.Le: "<=", sympy.Gt: ">", sympy.Ge: ">=", sympy.Eq: "==", sympy.Ne: "!="}
 
 
-def _int(node):
-    return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
+def _c(e, div_names) -> str:
+    """C++ source of a sympy index expression (IR semantics: Python's floor division and modulus).
+    C's `/` and `%` truncate toward zero: they equal Python's `//` and `%` when both operands are
+    non-negative, which is when they are used; otherwise `bg_floordiv`/`bg_mod`."""
+    def c(x):
+        return _c(x, div_names)
 
-
-def _split_term(node):
-    """A summand as (coef, base, div, mod): coef * ((base // div) % mod), mod None for no modulus."""
-    coef = 1
-    while isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-        if _int(node.right) is not None:
-            coef, node = coef * _int(node.right), node.left
-        elif _int(node.left) is not None:
-            coef, node = coef * _int(node.left), node.right
-        else:
-            break
-    mod = div = None
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and (_int(node.right) or 0) > 0:
-        mod, node = _int(node.right), node.left
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv) and (_int(node.right) or 0) > 0:
-        div, node = _int(node.right), node.left
-    return coef, node, div or 1, mod
-
-
-def _join_term(coef, base, div, mod):
-    node = base
-    if div != 1:
-        node = ast.BinOp(node, ast.FloorDiv(), ast.Constant(div))
-    if mod is not None:
-        node = ast.BinOp(node, ast.Mod(), ast.Constant(mod))
-    return node if coef == 1 else ast.BinOp(node, ast.Mult(), ast.Constant(coef))
-
-
-class _FoldDivMod(ast.NodeTransformer):
-    """Undo the unflattening of merged dimensions in a sum of index terms:
-    c*((x // d) % m) + c*m*((x // (d*m)) % n) == c*((x // d) % (m*n)) for positive d, m, n (floor
-    semantics; without `% n` on the left, none on the right), so a contiguous access over merged
-    dimensions indexes with the loop variable itself."""
-
-    def visit_BinOp(self, node):
-        self.generic_visit(node)
-        if not isinstance(node.op, ast.Add):
-            return node
-        summands = []
-
-        def collect(n):
-            if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add):
-                collect(n.left)
-                collect(n.right)
-            else:
-                summands.append(n)
-        collect(node)
-        terms = [_split_term(t) for t in summands]
-        keys = [ast.dump(t[1]) for t in terms]
-        merged = True
-        while merged:
-            merged = False
-            for i, (c1, b1, d1, m1) in enumerate(terms):
-                if m1 is None:
-                    continue
-                for j, (c2, _, d2, m2) in enumerate(terms):
-                    if j != i and keys[j] == keys[i] and d2 == d1 * m1 and c2 == c1 * m1:
-                        terms[i] = (c1, b1, d1, None if m2 is None else m1 * m2)
-                        del terms[j], keys[j]
-                        merged = True
-                        break
-                if merged:
-                    break
-        if len(terms) == len(summands):
-            return node
-        out = _join_term(*terms[0])
-        for t in terms[1:]:
-            out = ast.BinOp(out, ast.Add(), _join_term(*t))
-        return out
+    def divides(base):
+        div_names.update(s.name for s in base.free_symbols)
+    if isinstance(e, sympy.Integer):
+        v = int(e)
+        return f"INT64_C({v})" if abs(v) > 2**31 - 1 else str(v)
+    if isinstance(e, sympy.Float):
+        return _float_literal(float(e), torch.float64)
+    if isinstance(e, sympy.Symbol):
+        return e.name
+    if e is sympy.true or e is sympy.false:
+        return "true" if e is sympy.true else "false"
+    if isinstance(e, sympy.Add):
+        terms = sorted(e.args, key=lambda a: a.is_number)  # constants last: `(x0 + 5)`
+        pos = [a for a in terms if not a.could_extract_minus_sign()]
+        neg = [-a for a in terms if a.could_extract_minus_sign()]
+        code = " + ".join(c(a) for a in pos) if pos else "0"
+        return "(" + code + "".join(f" - {c(a)}" for a in neg) + ")"
+    if isinstance(e, sympy.Mul):
+        if e.could_extract_minus_sign():
+            return f"(-{c(-e)})"
+        return "(" + " * ".join(c(a) for a in e.args) + ")"
+    if isinstance(e, sympy.Pow) and e.exp.is_Integer and 0 < int(e.exp) <= 8:
+        return "(" + " * ".join([c(e.base)] * int(e.exp)) + ")"
+    if isinstance(e, FloorDiv):
+        a, b = e.args
+        divides(a)
+        return f"({c(a)} / {c(b)})" if _nonneg(a) and _nonneg(b) else f"bg_floordiv({c(a)}, {c(b)})"
+    if isinstance(e, ModularIndexing):
+        a, d, m = e.args
+        divides(a)
+        q = FloorDiv(a, d, evaluate=False) if d != 1 else a
+        return f"({c(q)} % {c(m)})" if _nonneg(a) and _nonneg(d) and _nonneg(m) else f"bg_mod({c(q)}, {c(m)})"
+    if isinstance(e, (sympy.Mod, PythonMod)):
+        a, m = e.args
+        divides(a)
+        return f"({c(a)} % {c(m)})" if _nonneg(a) and _nonneg(m) else f"bg_mod({c(a)}, {c(m)})"
+    if isinstance(e, (sympy.Max, sympy.Min, Max, Min)):
+        fn = "max" if isinstance(e, (sympy.Max, Max)) else "min"
+        code = c(e.args[0])
+        for a in e.args[1:]:
+            code = f"std::{fn}<int64_t>({code}, {c(a)})"
+        return code
+    if type(e) in _REL:
+        return f"({c(e.lhs)} {_REL[type(e)]} {c(e.rhs)})"
+    if isinstance(e, (sympy.And, sympy.Or)):
+        return "(" + (" && " if isinstance(e, sympy.And) else " || ").join(c(a) for a in e.args) + ")"
+    if isinstance(e, sympy.Not):
+        return f"(!{c(e.args[0])})"
+    raise CppUnsupported(f"index {e}")
 
 
 def cexpr(e, div_names: set | None = None) -> str:
-    """C++ source of an index expression (an int, a Python/Triton index string or a sympy expression).
-    `div_names` collects the variables that appear under a division or modulo."""
+    """C++ source of an index expression (an int or a sympy expression). `div_names` collects the
+    variables that appear under a division or modulo."""
     if isinstance(e, bool):
         return "true" if e else "false"
-    if isinstance(e, int):
-        return f"INT64_C({e})" if abs(e) > 2**31 - 1 else str(e)
-    try:
-        tree = ast.parse(texpr(e).strip(), mode="eval")
-    except SyntaxError:
-        raise CppUnsupported(f"index {e!r}") from None
-    v = _CExpr()
-    code = v.visit(_FoldDivMod().visit(tree))[0]
+    if isinstance(e, str):
+        raise TypeError(f"index expressions are sympy, not source: {e!r}")
+    names: set = set()
+    code = _c(sympy.sympify(e), names)
     if div_names is not None:
-        div_names |= v.div_names
+        div_names |= names
     return code
 
 
@@ -565,7 +484,8 @@ class CppKernel:
 
     # ---- memory
     def load(self, name, index, dtype):
-        key = (name, str(index))
+        index = sympy.sympify(index)
+        key = (name, index)
         if key in self.store_cache:
             return self.store_cache[key]
         if key in self.recompute:
@@ -575,7 +495,7 @@ class CppKernel:
             return v
         if name in self.stored:
             raise FusionIllegal(f"{name} is read at {index} but written at {self.stored[name]} in one kernel")
-        self.loaded.setdefault(name, set()).add(str(index))
+        self.loaded.setdefault(name, set()).add(index)
         ptr = self.ptr(name, self.in_args, "in_ptr", dtype)
         val = self.load_code(ptr, index, dtype)
         if self.mask_stack:
@@ -584,10 +504,11 @@ class CppKernel:
         return self.newvar(val, dtype, rdep=rdep)
 
     def store(self, name, index, value: CppVar, dtype, mutation=False):
-        if mutation and any(i != str(index) for i in self.loaded.get(name, ())):
+        index = sympy.sympify(index)
+        if mutation and any(i != index for i in self.loaded.get(name, ())):
             raise FusionIllegal(f"{name} is mutated at {index} but read elsewhere in the kernel")
-        self.store_cache[(name, str(index))] = value
-        self.stored.setdefault(name, set()).add(str(index))
+        self.store_cache[(name, index)] = value
+        self.stored.setdefault(name, set()).add(index)
         if self.store_names is not None and name not in self.store_names:
             return
         ptr = self.ptr(name, self.out_args, "out_ptr", dtype)
@@ -616,38 +537,6 @@ class CppKernel:
             return unflatten_index("xindex", ranges)
         k = _suffixes(ranges)[self.inner]
         return unflatten_index("x0", ranges[:k]) + unflatten_index("x1", ranges[k:])
-
-    def split_candidates(self, ranges):
-        n = len(ranges)
-        if prod(ranges) == self.xnumel:
-            return [[(d, "x") for d in range(n)]]
-        if prod(ranges) != self.xnumel * self.rnumel:
-            raise FusionIllegal("numel mismatch")
-        out = []
-        for k in range(n + 1):
-            if prod(ranges[:k]) == self.xnumel:
-                out.append([(d, "x" if d < k else "r") for d in range(n)])
-        if n <= 8:
-            for mask in range(1 << n):
-                rdims = [d for d in range(n) if mask >> d & 1]
-                if prod(ranges[d] for d in rdims) != self.rnumel:
-                    continue
-                cand = [(d, "r" if d in rdims else "x") for d in range(n)]
-                if cand not in out:
-                    out.append(cand)
-        if not out:
-            raise FusionIllegal("ranges do not split into the reduction tile")
-        return out
-
-    def index_for(self, ranges, cand):
-        xd = [d for d, p in cand if p == "x"]
-        rd = [d for d, p in cand if p == "r"]
-        idx = [None] * len(ranges)
-        for d, v in zip(xd, unflatten_index("xindex", [ranges[d] for d in xd])):
-            idx[d] = v
-        for d, v in zip(rd, unflatten_index("rindex", [ranges[d] for d in rd])):
-            idx[d] = v
-        return idx
 
     def _snapshot(self):
         return (len(self.lines), dict(self.cse), set(self.rdep_names), dict(self.in_args), dict(self.out_args),
@@ -693,20 +582,17 @@ class CppKernel:
             result = self.ops.to_dtype(data.inner_fn(self.ops, idx), odt)
             self.store(target, node.layout.index(idx), result, odt, mutation=mutation)
             return
-        cands = self.split_candidates(data.ranges)
-        for i, cand in enumerate(cands):
-            snap = self._snapshot() if i + 1 < len(cands) else None
-            try:
-                idx = self.index_for(data.ranges, cand)
-                result = self.ops.to_dtype(data.inner_fn(self.ops, idx), odt)
-                self.store(target, node.layout.index(idx), result, odt, mutation=mutation)
-                if not mutation and result.rdep:
-                    self.recompute[(target, str(node.layout.index(idx)))] = (data, idx, odt)
-                return
-            except FusionIllegal:
-                if snap is None:
-                    raise
-                self._restore(snap)
+        split = self.group.splits.get(node.name)
+        if split is None:
+            splits = tile_splits(data.ranges, self.xnumel, self.rnumel)
+            if not splits:
+                raise FusionIllegal("ranges do not fit the tile")
+            split = splits[0]
+        idx = tile_index(data.ranges, split)
+        result = self.ops.to_dtype(data.inner_fn(self.ops, idx), odt)
+        self.store(target, node.layout.index(idx), result, odt, mutation=mutation)
+        if not mutation and result.rdep:
+            self.recompute[(target, node.layout.index(idx))] = (data, idx, odt)
 
     # ---- reductions: LANES-wide accumulators per phase
     def reduce(self, data: Reduction, value: CppVar) -> CppVar:
@@ -884,8 +770,14 @@ def render_group(group, store_names, symbols) -> CppKernel:
         for node in group.nodes:
             k.render(node)
         return k
+
+    def render_flat():
+        try:
+            return render(None)
+        except FusionIllegal as e:  # the scheduler decided from the IR: a disagreement is a printer defect
+            raise CppUnsupported(f"group {group.describe()}: {e}") from None
     if group.reduction:
-        return render(None)
+        return render_flat()
     common = None
     for n in group.nodes:
         sfx = [p for p in _suffixes(n.data.ranges) if p != 1]
@@ -899,7 +791,7 @@ def render_group(group, store_names, symbols) -> CppKernel:
         if "x1" not in k.div_names:
             return k
         fallback = k
-    return fallback if fallback is not None else render(None)
+    return fallback if fallback is not None else render_flat()
 
 
 class CppOps:
@@ -917,14 +809,15 @@ class CppOps:
         return self.k.newvar(_const(value, dtype), dtype, rdep=False)
 
     def index_expr(self, expr, dtype):
-        if isinstance(expr, int):
-            return self.constant(expr, dtype)
+        expr = sympy.sympify(expr)
+        if expr.is_number or expr in (sympy.true, sympy.false):
+            return self.constant(bool(expr) if dtype == torch.bool else expr, dtype)
         return self.k.newvar(f"static_cast<{ctype(dtype)}>({cexpr(expr, self.k.div_names)})", dtype)
 
     def indirect_indexing(self, var: CppVar, size):
         # named idxN: the index translator knows it is non-negative
-        return self.k.newvar(f"bg_index(static_cast<int64_t>({var}), {cexpr(size)})", torch.int64,
-                             rdep=var.rdep, prefix="idx").name
+        return index_var(self.k.newvar(f"bg_index(static_cast<int64_t>({var}), {cexpr(size)})", torch.int64,
+                                       rdep=var.rdep, prefix="idx").name)
 
     def to_dtype(self, var: CppVar, dtype):
         if var.dtype == dtype:

@@ -35,12 +35,13 @@ import math
 import os
 import re
 
+import sympy
 import torch
 
 from . import cpp_build
 from .codegen_cpp import CppKernel, CppOps, CppUnsupported, CppVar, TEMPLATES, _const, _lane_identity, cexpr, ctype
-from .codegen_triton import HEADER_PY, WrapperCodegen
-from .ir import texpr
+from .codegen_triton import HEADER_PY, FusionIllegal, WrapperCodegen
+from .ir import index_var, texpr
 
 SIMD_WIDTH = 32          # Apple GPUs' simdgroup width (the emulation models the same)
 MAX_GROUP = 256          # threads per threadgroup of a reduction (one row)
@@ -430,13 +431,14 @@ class MetalOps(CppOps):
         return self.k.newvar(_mconst(value, dtype), dtype, rdep=False)
 
     def index_expr(self, expr, dtype):
-        if isinstance(expr, int):
-            return self.constant(expr, dtype)
+        expr = sympy.sympify(expr)
+        if expr.is_number or expr in (sympy.true, sympy.false):
+            return self.constant(bool(expr) if dtype == torch.bool else expr, dtype)
         return self.k.newvar(f"static_cast<{ctype(dtype)}>({mexpr(expr)})", dtype)
 
     def indirect_indexing(self, var, size):
-        return self.k.newvar(f"bg_index(static_cast<int64_t>({var}), {mexpr(size)}, bg_err)", torch.int64,
-                             rdep=var.rdep, prefix="idx").name
+        return index_var(self.k.newvar(f"bg_index(static_cast<int64_t>({var}), {mexpr(size)}, bg_err)",
+                                       torch.int64, rdep=var.rdep, prefix="idx").name)
 
     def to_dtype(self, var, dtype):
         if var.dtype != dtype and dtype in (torch.float16, torch.bfloat16):
@@ -585,7 +587,7 @@ class MetalWrapperCodegen(WrapperCodegen):
         try:
             for node in group.nodes:
                 k.render(node)
-        except CppUnsupported as e:
+        except (CppUnsupported, FusionIllegal) as e:
             raise MetalUnsupported(str(e)) from None
         body = k.source("KERNEL")
         if body not in self.kernels:

@@ -24,17 +24,23 @@ import re
 
 import torch
 
+import sympy
+from sympy.printing.precedence import PRECEDENCE
+from torch.utils._sympy.printers import PythonPrinter
+
 from .ir import (
     Buffer,
-    is_symbolic,
-    texpr,
     ComputedBuffer,
     ExternKernel,
     MultiOutput,
     Reduction,
     ReinterpretView,
-    ix_add,
+    index_var,
+    is_symbolic,
     prod,
+    texpr,
+    tile_index,
+    tile_splits,
     unflatten_index,
 )
 
@@ -105,7 +111,8 @@ TEMPLATES = {
 
 
 class FusionIllegal(Exception):
-    """Raised while rendering a trial group: these nodes cannot share one kernel."""
+    """A printer finds that these nodes cannot share one kernel (the scheduler decides fusion from the IR;
+    this is the printers' defensive check)."""
 
 
 class CSEVar:
@@ -133,8 +140,49 @@ def _const(value, dtype):
     return str(int(value))
 
 
+class TritonIndexPrinter(PythonPrinter):
+    """Index expressions as Triton source: Python's operators, with `&`/`|` on (tensor) conditions.
+    Triton's `//` and `%` truncate like C on a GPU (the interpreter floors like Python): the IR only
+    divides indices that are non-negative where they are used (masked lanes may differ: never read)."""
+
+    def _print_Add(self, expr, order=None):
+        out = ""
+        for t in sorted(expr.args, key=lambda a: a.is_number):  # constants last: `x + 1`
+            neg = t.could_extract_minus_sign()
+            term = self.parenthesize(-t if neg else t, PRECEDENCE["Add"])
+            out = (f"{out} - {term}" if neg else f"{out} + {term}") if out else (f"-{term}" if neg else term)
+        return out
+
+    def _print_ModularIndexing(self, expr):
+        x, div, mod = (self.parenthesize(a, PRECEDENCE["Atom"] - 0.5) for a in expr.args)
+        return f"{x} % {mod}" if div == "1" else f"({x} // {div}) % {mod}"
+
+    def _print_And(self, expr):
+        return " & ".join(f"({self._print(a)})" for a in expr.args)
+
+    def _print_Or(self, expr):
+        return " | ".join(f"({self._print(a)})" for a in expr.args)
+
+    def _print_Not(self, expr):
+        return f"~({self._print(expr.args[0])})"
+
+    def _print_BooleanTrue(self, expr):
+        return "1"
+
+    def _print_BooleanFalse(self, expr):
+        return "0"
+
+
+_INDEX_PRINTER = TritonIndexPrinter()
+
+
+def iexpr(e) -> str:
+    """Triton source of an index expression."""
+    return _INDEX_PRINTER.doprint(sympy.sympify(e))
+
+
 def _paren(e):
-    s = texpr(e)
+    s = iexpr(e)
     return s if re.match(r"^[\w.]+$", s) else f"({s})"
 
 
@@ -171,7 +219,7 @@ class TritonKernel:
         self.nacc = 0
         self.recompute: dict = {}  # (name, index) -> (Pointwise, idx, dtype) rendered in this kernel
         self.symbols = set(symbols)     # names of size symbols: kernel arguments where used
-        self.store_names = store_names  # None: store everything (trial renders)
+        self.store_names = store_names  # None: store everything
         self.lines: list[tuple] = []   # ((phase, 0 pre | 1 loop | 2 post), source line)
         self.cse: dict[str, CSEVar] = {}
         self.rdep_names = {"rindex", "rmask"}
@@ -229,7 +277,7 @@ class TritonKernel:
     def index_vars(self, ranges, prefix):
         """Per-dimension index expressions of `ranges` iterated in row-major order by xindex/rindex.
         Kept inline (not named) so that the same position is spelled the same way whichever node or
-        view computes it: in-kernel reuse of stored values compares index strings."""
+        view computes it: in-kernel reuse of stored values compares index expressions."""
         base = "xindex" if prefix == "x" else "rindex"
         return unflatten_index(base, list(ranges))
 
@@ -246,16 +294,17 @@ class TritonKernel:
         return table[name]
 
     def _index_str(self, index):
-        if isinstance(index, int):
+        if isinstance(index, (int, sympy.Integer)):
             return f"xindex * 0 + {index}" if index else "xindex * 0"
-        s = texpr(index)
+        s = iexpr(index)
         if not re.search(r"\b[xr]index\b", s):
             return f"xindex * 0 + ({s})"  # a scalar offset (symbolic): give it the tile's shape
         return s
 
     # ---- memory
     def load(self, name, index, dtype):
-        key = (name, str(index))
+        index = sympy.sympify(index)
+        key = (name, index)
         if key in self.store_cache:
             return self.store_cache[key]
         if key in self.recompute:
@@ -266,7 +315,7 @@ class TritonKernel:
             return v
         if name in self.stored:
             raise FusionIllegal(f"{name} is read at {index} but written at {self.stored[name]} in one kernel")
-        self.loaded.setdefault(name, set()).add(str(index))
+        self.loaded.setdefault(name, set()).add(index)
         ptr = self.ptr(name, self.in_args, "in_ptr")
         idx = self._index_str(index)
         mask = self.mask_for(index)
@@ -274,10 +323,11 @@ class TritonKernel:
                            rdep=self.expr_rdep(index) or any(m in self.rdep_names for m in self.mask_stack))
 
     def store(self, name, index, value: CSEVar, mutation=False):
-        if mutation and any(i != str(index) for i in self.loaded.get(name, ())):
+        index = sympy.sympify(index)
+        if mutation and any(i != index for i in self.loaded.get(name, ())):
             raise FusionIllegal(f"{name} is mutated at {index} but read elsewhere in the kernel")
-        self.store_cache[(name, str(index))] = value
-        self.stored.setdefault(name, set()).add(str(index))
+        self.store_cache[(name, index)] = value
+        self.stored.setdefault(name, set()).add(index)
         if self.store_names is not None and name not in self.store_names:
             return
         ptr = self.ptr(name, self.out_args, "out_ptr")
@@ -289,43 +339,6 @@ class TritonKernel:
                   value.rdep or self.expr_rdep(index) or self.expr_rdep(mask))
 
     # ---- nodes
-    def split_candidates(self, ranges):
-        """Ways to map a pointwise node onto this kernel's tile: lists of (dim, "x"|"r")."""
-        n = len(ranges)
-        if not self.reduction or prod(ranges) == self.xnumel:
-            if prod(ranges) != self.xnumel:
-                raise FusionIllegal("numel mismatch")
-            return [[(d, "x") for d in range(n)]]
-        if prod(ranges) != self.xnumel * self.rnumel:
-            raise FusionIllegal("numel mismatch")
-        out = []
-        # contiguous splits first (rows reduced along the last dims), then any subset of dims as the
-        # reduced part (e.g. the epilogue of a reduction over dim 0)
-        for k in range(n + 1):
-            if prod(ranges[:k]) == self.xnumel:
-                out.append([(d, "x" if d < k else "r") for d in range(n)])
-        if n <= 8:
-            for mask in range(1 << n):
-                rdims = [d for d in range(n) if mask >> d & 1]
-                if prod(ranges[d] for d in rdims) != self.rnumel:
-                    continue
-                cand = [(d, "r" if d in rdims else "x") for d in range(n)]
-                if cand not in out:
-                    out.append(cand)
-        if not out:
-            raise FusionIllegal("ranges do not split into the reduction tile")
-        return out
-
-    def index_for(self, ranges, cand):
-        xd = [d for d, p in cand if p == "x"]
-        rd = [d for d, p in cand if p == "r"]
-        idx = [None] * len(ranges)
-        for d, v in zip(xd, self.index_vars([ranges[d] for d in xd], "x")):
-            idx[d] = v
-        for d, v in zip(rd, self.index_vars([ranges[d] for d in rd], "r")):
-            idx[d] = v
-        return idx
-
     def _snapshot(self):
         return (len(self.lines), dict(self.cse), set(self.rdep_names), dict(self.in_args), dict(self.out_args),
                 dict(self.store_cache), {k: set(v) for k, v in self.stored.items()},
@@ -337,18 +350,20 @@ class TritonKernel:
          self.loaded, self.ntmp, self.phase, self.tainted, self.red_cache, self.nacc, self.recompute) = snap
         del self.lines[n:]
 
-    def render(self, node: ComputedBuffer):
+    def render(self, node: ComputedBuffer, split=None):
+        """Render `node`; a pointwise node of a reduction kernel maps onto the tile by `split` (the
+        scheduler's choice, `FusedGroup.splits`)."""
         if not self.looped:
-            return self._render(node)
+            return self._render(node, split)
         snap = self._snapshot()
         try:
-            return self._render(node)
+            return self._render(node, split)
         except _NewPhase:
             self._restore(snap)
             self.new_phase()
-            return self._render(node)
+            return self._render(node, split)
 
-    def _render(self, node: ComputedBuffer):
+    def _render(self, node: ComputedBuffer, split):
         data = node.data
         target = node.mutates or node.name
         mutation = node.mutates is not None
@@ -360,20 +375,16 @@ class TritonKernel:
             value = data.inner_fn(self.ops, idx, ridx)
             self.store(target, node.layout.index(idx), self.reduce(data, value), mutation=mutation)
             return
-        cands = self.split_candidates(data.ranges)
-        for i, cand in enumerate(cands):
-            snap = self._snapshot() if i + 1 < len(cands) else None
-            try:
-                idx = self.index_for(data.ranges, cand)
-                result = self.ops.to_dtype(data.inner_fn(self.ops, idx), node.get_dtype())
-                self.store(target, node.layout.index(idx), result, mutation=mutation)
-                if self.looped and not mutation and result.rdep:
-                    self.recompute[(target, str(node.layout.index(idx)))] = (data, idx, node.get_dtype())
-                return
-            except FusionIllegal:
-                if snap is None:
-                    raise
-                self._restore(snap)
+        if split is None:
+            splits = tile_splits(data.ranges, self.xnumel, self.rnumel if self.reduction else 1)
+            if not splits:
+                raise FusionIllegal("ranges do not fit the tile")
+            split = splits[0]
+        idx = tile_index(data.ranges, split)
+        result = self.ops.to_dtype(data.inner_fn(self.ops, idx), node.get_dtype())
+        self.store(target, node.layout.index(idx), result, mutation=mutation)
+        if self.looped and not mutation and result.rdep:
+            self.recompute[(target, node.layout.index(idx))] = (data, idx, node.get_dtype())
 
     def reduce(self, data: Reduction, value: CSEVar) -> CSEVar:
         rt, odt = data.reduction_type, data.dtype
@@ -563,13 +574,14 @@ class TritonOps:
                              dtype, rdep=False)
 
     def index_expr(self, expr, dtype):
-        if isinstance(expr, int):
-            return self.constant(expr, dtype)
-        return self.k.newvar(f"({texpr(expr)}).to({TRITON_DTYPES[dtype]})", dtype)
+        expr = sympy.sympify(expr)
+        if expr.is_number or expr in (sympy.true, sympy.false):
+            return self.constant(bool(expr) if dtype == torch.bool else expr, dtype)
+        return self.k.newvar(f"({iexpr(expr)}).to({TRITON_DTYPES[dtype]})", dtype)
 
     def indirect_indexing(self, var: CSEVar, size):
         v = self.k.newvar(f"tl.where({var} < 0, {var} + {_paren(size)}, {var})", var.dtype, rdep=var.rdep)
-        return v.name
+        return index_var(v.name)
 
     def to_dtype(self, var: CSEVar, dtype):
         if var.dtype == dtype:
@@ -914,7 +926,7 @@ class WrapperCodegen:
         k = TritonKernel(group.xnumel, group.rnumel, group.reduction, store_names=self.store_names,
                          symbols=self.symbols)
         for node in group.nodes:
-            k.render(node)
+            k.render(node, group.splits.get(node.name))
         body = k.source("KERNEL")
         if body not in self.kernels:
             kname = f"kernel{len(self.kernels)}"
@@ -950,7 +962,7 @@ class _SymSlot(_Slot):
     """A symbolic size argument of an extern call."""
 
 
-__all__ = ["TEMPLATES", "FusionIllegal", "TritonKernel", "TritonOps", "WrapperCodegen", "ix_add"]
+__all__ = ["TEMPLATES", "FusionIllegal", "TritonKernel", "TritonOps", "WrapperCodegen", "iexpr"]
 
 
 def _extremum_identity(dtype, is_max: bool) -> str:

@@ -7,33 +7,35 @@ and *loop bodies* that compute them:
 - `Reduction`: `inner_fn(ops, index, rindex) -> value` reduced over `reduction_ranges`;
 - `ExternKernel`: a call to an aten op the backend has no lowering for (matmul, conv, sort, ...).
 
-Loop bodies are not code: they are Python closures that call an `ops` handler (see
-`codegen_triton.TritonOps`). Calling them with a code-generating handler writes Triton; calling them
-with another handler could write anything else (the Metal backend reuses this IR that way).
+Loop bodies are not code: they are Python closures that call an `ops` handler. Calling them with a
+printer's handler writes Triton, C++ or Metal; calling them with `AccessRecorder` records what they
+load, which is how the scheduler decides fusion.
 
 Views (permute, slice, expand, reshape, ...) are index arithmetic: `ReinterpretView` when the base is
 a realized buffer and the view is strided, otherwise a `Pointwise` that re-indexes its base.
 
-Index expressions are Python ints (constants) or strings (Triton expressions); `ix_*` helpers fold
-the trivial cases so the generated code stays readable. Sizes and strides are ints or, for graphs
-traced with symbolic shapes, sympy expressions over the ShapeEnv's size symbols (`s0`, `s1`, ...):
-a symbol is a kernel argument and a variable of the wrapper, bound from the real inputs at call
-time. `sym(v)` turns a SymInt into that form; `texpr(e)` prints an expression as Python/Triton.
-Size symbols are never 0 or 1 (the frontend specializes those), so a symbolic size compares
-unequal to 1 structurally, which is all the folding here needs.
+Index expressions are sympy: iteration variables are non-negative integer symbols (`index_var`),
+division and modulus are torch's `FloorDiv` and `ModularIndexing` (Python's floor semantics), and
+`fold_index` merges the terms that unflattening merged dimensions produces, so equal positions are
+equal expressions (fusion compares them) and each printer prints them in its own language. Sizes
+and strides are ints or, for graphs traced with symbolic shapes, sympy expressions over the
+ShapeEnv's size symbols (`s0`, `s1`, ...): a symbol is a kernel argument and a variable of the
+wrapper, bound from the real inputs at call time. `sym(v)` turns a SymInt into that form; `texpr(e)`
+prints an expression as Python (the wrapper). Size symbols are never 0 or 1 (the frontend
+specializes those), so a symbolic size compares unequal to 1 structurally.
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
-import re
 from collections.abc import Callable
 
 import sympy
 import torch
+from torch.utils._sympy.functions import FloorDiv, ModularIndexing
 from torch.utils._sympy.printers import PythonPrinter
 
-_ATOM = re.compile(r"^[\w.]+$")
 _PRINTER = PythonPrinter()
 
 
@@ -54,7 +56,7 @@ def is_symbolic(v) -> bool:
 
 
 def texpr(e) -> str:
-    """Python/Triton source for an int, an index string or a sympy expression."""
+    """Python source (the wrapper's) for an int or a sympy expression."""
     if isinstance(e, sympy.Basic):
         return _PRINTER.doprint(e)
     return str(e)
@@ -68,89 +70,84 @@ def free_symbols(*values) -> set:
     return out
 
 
-# --------------------------------------------------------------------------- index arithmetic
-def _p(e) -> str:
-    """Parenthesize `e` unless it is atomic."""
-    s = texpr(e)
-    return s if _ATOM.match(s) else f"({s})"
+# --------------------------------------------------------------------------- index expressions
+@functools.lru_cache(maxsize=None)
+def index_var(name: str) -> sympy.Symbol:
+    """An iteration variable of a kernel (`xindex`, `rindex`, `x0`, ...) or an index loaded from memory
+    (checked against its range first): a non-negative integer, which lets printers use their native
+    division on it."""
+    return sympy.Symbol(name, integer=True, nonnegative=True)
 
 
-def ix_add(*terms):
-    const = 0
-    parts = []
-    for t in terms:
-        if isinstance(t, int):
-            const += t
+def as_index(e) -> sympy.Expr:
+    if isinstance(e, str):
+        return index_var(e)
+    return sympy.sympify(e)
+
+
+def index_floordiv(a, b) -> sympy.Expr:
+    """`a // b` with Python's floor semantics."""
+    return FloorDiv(as_index(a), as_index(b))
+
+
+def index_mod(a, b) -> sympy.Expr:
+    """`a % b` with Python's floor semantics (0 <= result < b for b > 0)."""
+    return ModularIndexing(as_index(a), 1, as_index(b))
+
+
+def _term(t):
+    """A summand as (coef, base, div, mod): coef * ((base // div) % mod), mod None for no modulus;
+    base None for a summand of another form."""
+    coef, rest = [], None
+    for f in sympy.Mul.make_args(t):
+        if rest is None and isinstance(f, (FloorDiv, ModularIndexing)):
+            rest = f
         else:
-            parts.append(texpr(t))
-    if const:
-        parts.append(str(const))
-    if not parts:
-        return 0
-    return " + ".join(parts) if len(parts) > 1 else parts[0]
+            coef.append(f)
+    coef = sympy.Mul(*coef)
+    if isinstance(rest, ModularIndexing):
+        return coef, rest.args[0], rest.args[1], rest.args[2]
+    if isinstance(rest, FloorDiv):
+        return coef, rest.args[0], rest.args[1], None
+    return t, None, None, None
 
 
-def ix_mul(a, b):
-    if isinstance(a, int) and isinstance(b, int):
-        return a * b
-    if a == 0 or b == 0:
-        return 0
-    if a == 1:
-        return b
-    if b == 1:
-        return a
-    return f"{_p(a)}*{_p(b)}"
+def _join(coef, base, div, mod):
+    if base is None:
+        return coef
+    return coef * (FloorDiv(base, div) if mod is None else ModularIndexing(base, div, mod))
 
 
-_DIV = re.compile(r"^(\w+) // (\d+)$")                 # base // d
-_MOD = re.compile(r"^(\w+) % (\d+)$")                  # base % m
-_DIVMOD = re.compile(r"^\((\w+) // (\d+)\) % (\d+)$")  # (base // d) % m
+def _same(a, b) -> bool:
+    return a == b or sympy.expand(a - b) == 0
 
 
-def _parse(a):
-    """(base, d, m) for the forms above (m None: no modulus), else None."""
-    s = str(a)
-    if _ATOM.match(s) and not s.isdigit():
-        return s, 1, None
-    for rx, f in ((_DIV, lambda g: (g[0], int(g[1]), None)), (_MOD, lambda g: (g[0], 1, int(g[1]))),
-                  (_DIVMOD, lambda g: (g[0], int(g[1]), int(g[2])))):
-        mt = rx.match(s)
-        if mt:
-            return f(mt.groups())
-    return None
-
-
-def _unparse(base, d, m):
-    e = base if d == 1 else f"{base} // {d}"
-    return e if m is None else f"{_p(e)} % {m}"
-
-
-def ix_floordiv(a, b):
-    if b == 1:
-        return a
-    if isinstance(a, int) and isinstance(b, int):
-        return a // b
-    p = _parse(a) if isinstance(b, int) else None
-    if p is not None:
-        base, d, m = p
-        if m is None:
-            return _unparse(base, d * b, None)   # (x // d) // b == x // (d*b)
-        if m % b == 0:
-            return _unparse(base, d * b, m // b)  # ((x // d) % m) // b == (x // (d*b)) % (m/b)
-    return f"{_p(a)} // {_p(b)}"
-
-
-def ix_mod(a, b):
-    if b == 1:
-        return 0
-    if isinstance(a, int) and isinstance(b, int):
-        return a % b
-    p = _parse(a) if isinstance(b, int) else None
-    if p is not None:
-        base, d, m = p
-        if m is not None and m % b == 0:
-            return _unparse(base, d, b)           # ((x // d) % m) % b == (x // d) % b  when b | m
-    return f"{_p(a)} % {_p(b)}"
+def fold_index(e) -> sympy.Expr:
+    """Undo the unflattening of merged dimensions in a sum of index terms:
+    c*((x // d) % m) + c*m*((x // (d*m)) % n) == c*((x // d) % (m*n)) for positive d, m, n (floor
+    semantics; without `% n` on the left, none on the right), so a contiguous access over merged
+    dimensions indexes with the loop variable itself (`64*(x // 64) + x % 64` is `x`)."""
+    e = as_index(e)
+    if not isinstance(e, sympy.Add):
+        return e
+    terms = [_term(t) for t in e.args]
+    if sum(t[1] is not None for t in terms) < 2:
+        return e
+    merged, changed = True, False
+    while merged:
+        merged = False
+        for i, (c1, b1, d1, m1) in enumerate(terms):
+            if b1 is None or m1 is None or not m1.is_positive:
+                continue
+            for j, (c2, b2, d2, m2) in enumerate(terms):
+                if j != i and b2 is not None and b2 == b1 and _same(d2, d1 * m1) and _same(c2, c1 * m1):
+                    terms[i] = (c1, b1, d1, None if m2 is None else m1 * m2)
+                    del terms[j]
+                    merged = changed = True
+                    break
+            if merged:
+                break
+    return sympy.Add(*[_join(*t) for t in terms]) if changed else e
 
 
 def prod(xs):
@@ -170,7 +167,8 @@ def contiguous_strides(size):
 
 def flatten_index(index, size):
     """Row-major flat position of `index` in a tensor of `size`."""
-    return ix_add(*[ix_mul(i, st) for i, st, s in zip(index, contiguous_strides(size), size) if s != 1])
+    return fold_index(sum((as_index(i) * st for i, st, s in zip(index, contiguous_strides(size), size) if s != 1),
+                          sympy.S.Zero))
 
 
 def _may_exceed_one(n) -> bool:
@@ -179,16 +177,55 @@ def _may_exceed_one(n) -> bool:
 
 def unflatten_index(flat, size):
     """Inverse of `flatten_index`."""
+    flat = as_index(flat)
     out, strides = [], contiguous_strides(size)
     for k, (s, st) in enumerate(zip(size, strides)):
         if s == 1:
-            out.append(0)
-            continue
-        v = ix_floordiv(flat, st)
-        if k > 0 and _may_exceed_one(prod(size[:k])):
-            v = ix_mod(v, s)
-        out.append(v)
+            out.append(sympy.S.Zero)
+        elif k > 0 and _may_exceed_one(prod(size[:k])):
+            out.append(ModularIndexing(flat, st, s))
+        else:
+            out.append(FloorDiv(flat, st))
     return out
+
+
+# --------------------------------------------------------------------------- tiles
+def tile_splits(ranges, xnumel, rnumel) -> list[list[tuple[int, str]]]:
+    """Ways to map the iteration space `ranges` of a pointwise node onto a kernel's tile of `xnumel`
+    rows by `rnumel` reduced elements (`rnumel` 1: pointwise): lists of (dim, "x" | "r"), best first.
+    Contiguous splits first (rows reduced along the last dims), then any subset of dims as the reduced
+    part (e.g. the epilogue of a reduction over dim 0). Empty: the node does not fit the tile."""
+    n = len(ranges)
+    if prod(ranges) == xnumel:
+        return [[(d, "x") for d in range(n)]]
+    if rnumel == 1 or prod(ranges) != xnumel * rnumel:
+        return []
+    out = []
+    for k in range(n + 1):
+        if prod(ranges[:k]) == xnumel:
+            out.append([(d, "x" if d < k else "r") for d in range(n)])
+    if n <= 8:
+        for mask in range(1 << n):
+            rdims = [d for d in range(n) if mask >> d & 1]
+            if prod(ranges[d] for d in rdims) != rnumel:
+                continue
+            cand = [(d, "r" if d in rdims else "x") for d in range(n)]
+            if cand not in out:
+                out.append(cand)
+    return out
+
+
+def tile_index(ranges, split) -> list:
+    """Per-dimension index of `ranges` under `split` (see `tile_splits`): the "x" dims unflattened from
+    `xindex`, the "r" dims from `rindex`, each in row-major order."""
+    xd = [d for d, p in split if p == "x"]
+    rd = [d for d, p in split if p == "r"]
+    idx = [None] * len(ranges)
+    for d, v in zip(xd, unflatten_index("xindex", [ranges[d] for d in xd])):
+        idx[d] = v
+    for d, v in zip(rd, unflatten_index("rindex", [ranges[d] for d in rd])):
+        idx[d] = v
+    return idx
 
 
 # --------------------------------------------------------------------------- layouts and nodes
@@ -200,9 +237,10 @@ class Layout:
     device: torch.device
     offset: int = 0
 
-    def index(self, idx) -> int | str:
+    def index(self, idx) -> sympy.Expr:
         assert len(idx) == len(self.size), (idx, self.size)
-        return ix_add(self.offset, *[ix_mul(i, st) for i, st, s in zip(idx, self.stride, self.size) if s != 1])
+        terms = [as_index(i) * st for i, st, s in zip(idx, self.stride, self.size) if s != 1]
+        return fold_index(sum(terms, as_index(self.offset)))
 
     def is_contiguous(self) -> bool:
         return all(s == 1 or st == cst for s, st, cst in zip(self.size, self.stride, contiguous_strides(self.size)))
@@ -390,50 +428,65 @@ def _flatten(x):
         yield x
 
 
-class ReadRecorder:
-    """An `ops` handler that only records which buffers a loop body loads."""
+class AccessRecorder:
+    """An `ops` handler that records what a loop body loads, (buffer, index) per load in order. Values
+    are keys of the expression that computed them, so the same computation gives the same key and an
+    index loaded from memory (`indirect_indexing`) is the same symbol wherever the same load computes
+    it; `indirect` (shared by the recorders of one analysis) maps those keys to their symbols."""
 
     class V:
-        dtype = None
+        __slots__ = ("dtype", "key")
         rdep = False
-        name = "v"
 
-        def __init__(self, dtype=None):
-            self.dtype = dtype
+        def __init__(self, key, dtype):
+            self.key, self.dtype = key, dtype
 
-    def __init__(self):
-        self.reads: list[str] = []
+        @property
+        def name(self):
+            return "v"
+
+    def __init__(self, indirect: dict | None = None):
+        self.loads: list[tuple[str, sympy.Expr]] = []
+        self.indirect = {} if indirect is None else indirect
+
+    @property
+    def reads(self) -> list[str]:
+        return list(dict.fromkeys(name for name, _ in self.loads))
 
     def load(self, name, index, dtype):
-        if name not in self.reads:
-            self.reads.append(name)
-        return self.V(dtype)
+        index = as_index(index)
+        self.loads.append((name, index))
+        return self.V(("load", name, index), dtype)
 
     def constant(self, value, dtype):
-        return self.V(dtype)
+        return self.V(("constant", value, dtype), dtype)
 
     def index_expr(self, expr, dtype):
-        return self.V(dtype)
+        return self.V(("index", as_index(expr), dtype), dtype)
 
     def indirect_indexing(self, var, size):
-        return "i"
+        key = (var.key, as_index(size))
+        if key not in self.indirect:
+            self.indirect[key] = index_var(f"indirect{len(self.indirect)}")
+        return self.indirect[key]
 
     def to_dtype(self, var, dtype):
-        return self.V(dtype)
+        return self.V(("to", var.key, dtype), dtype)
 
     def call(self, name, *args):
-        return self.V(args[0].dtype if args else None)
+        return self.V((name, *(a.key for a in args)), args[0].dtype if args else None)
 
     def masked(self, cond, body, other):
-        return body()
+        v = body()
+        return self.V(("masked", cond.key, v.key, other), v.dtype)
 
 
 def loop_reads(data: Loops) -> list[str]:
-    """Names of the buffers a loop body reads (running it once with a `ReadRecorder`)."""
-    rec = ReadRecorder()
-    idx = [f"i{k}" for k in range(len(data.ranges))]
+    """Names of the buffers a loop body reads (running it once with an `AccessRecorder`)."""
+    rec = AccessRecorder()
+    idx = [index_var(f"i{k}") for k in range(len(data.ranges))]
     if isinstance(data, Reduction):
-        data.inner_fn(rec, idx, [f"r{k}" for k in range(len(data.reduction_ranges))])
+        data.inner_fn(rec, idx, [index_var(f"r{k}") for k in range(len(data.reduction_ranges))])
     else:
         data.inner_fn(rec, idx)
     return rec.reads

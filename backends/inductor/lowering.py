@@ -38,13 +38,11 @@ from .ir import (
     _flatten as ir_flatten,
     free_symbols,
     is_symbolic,
-    ix_add,
-    ix_mod,
-    ix_mul,
+    index_floordiv,
+    index_mod,
     loop_reads,
     prod,
     sym,
-    texpr,
     unflatten_index,
 )
 
@@ -199,7 +197,7 @@ def _scalar(ops, v, dtype):
     if is_symbolic(v):
         # an integer size expression, or a float one (`x.shape[1] / 2`, a SymFloat)
         kind = torch.int64 if v.is_integer else torch.float64
-        return ops.to_dtype(ops.index_expr(texpr(v), kind), dtype)
+        return ops.to_dtype(ops.index_expr(v, kind), dtype)
     return ops.constant(v, dtype)
 
 
@@ -470,7 +468,7 @@ def _arange(g, node, *args, **kwargs):
 
     def inner(ops, idx):
         if isinstance(start, int) and isinstance(step, int):
-            return ops.to_dtype(ops.index_expr(ix_add(start, ix_mul(idx[0], step)), torch.int64), odt)
+            return ops.to_dtype(ops.index_expr(start + idx[0] * step, torch.int64), odt)
         i = ops.to_dtype(ops.index_expr(idx[0], torch.int64), torch.float64 if odt == torch.float64 else
                          torch.float32)
         v = ops.call("add", ops.constant(float(start), i.dtype),
@@ -651,7 +649,7 @@ def _slice(g, node, x, dim=0, start=None, end=None, step=1):
 
     def reindex(idx):
         idx = list(idx)
-        idx[dim] = ix_add(ix_mul(idx[dim], step), start)
+        idx[dim] = idx[dim] * step + start
         return idx
 
     def strided(L):
@@ -719,7 +717,7 @@ def _flip(g, node, x, dims):
     dims = [_norm_dim(d, len(size)) for d in dims]
 
     def reindex(idx):
-        return [ix_add(size[d] - 1, ix_mul(i, -1)) if d in dims else i for d, i in enumerate(idx)]
+        return [size[d] - 1 - i if d in dims else i for d, i in enumerate(idx)]
 
     # negative strides cannot be expressed by torch.as_strided: a flip is always index arithmetic
     return _view(g, x, size, reindex, None)
@@ -732,7 +730,7 @@ def _repeat(g, node, x, repeats):
     lead = len(size) - len(old)
 
     def reindex(idx):
-        return [ix_mod(idx[lead + j], s) if repeats[lead + j] != 1 else idx[lead + j] for j, s in enumerate(old)]
+        return [index_mod(idx[lead + j], s) if repeats[lead + j] != 1 else idx[lead + j] for j, s in enumerate(old)]
     return _view(g, x, size, reindex, None)
 
 
@@ -755,17 +753,18 @@ def _slice_scatter(g, node, base, src, dim=0, *rest):
     if is_symbolic(step):
         raise Fallback("symbolic slice_scatter step")
     odt = node.meta["val"].dtype
-    lo, hi = texpr(start), texpr(end)
 
     def inner(ops, idx):
         i = idx[dim]
-        cond_s = f"({i} >= {lo}) & ({i} < {hi})" + (f" & ((({i}) - ({lo})) % {step} == 0)" if step != 1 else "")
-        cond = ops.index_expr(cond_s, torch.bool)
+        cond = sympy.And(sympy.Ge(i, start), sympy.Lt(i, end))
+        if step != 1:
+            cond = sympy.And(cond, sympy.Eq(index_mod(i - start, step), 0))
+        cond = ops.index_expr(cond, torch.bool)
         sub = list(idx)
         if select:
             del sub[dim]
         else:
-            sub[dim] = f"(({i}) - ({lo})) // {step}" if step != 1 else ix_add(i, -start)
+            sub[dim] = index_floordiv(i - start, step) if step != 1 else i - start
         v = ops.masked(cond, lambda: ops.to_dtype(src.load(ops, sub), odt), 0)
         return ops.call("where", cond, v, ops.to_dtype(base.load(ops, idx), odt))
     return TensorBox(g, Pointwise(base.get_device(), odt, size, inner))
@@ -792,12 +791,11 @@ def _cat(g, node, tensors, dim=0):
         for t, lo, hi in reversed(parts):
             i = idx[dim]
             sub = list(idx)
-            sub[dim] = ix_add(i, -lo)
+            sub[dim] = i - lo
             if result is None:
                 result = ops.to_dtype(t.load(ops, sub), odt)
                 continue
-            cond = ops.index_expr(f"({i} >= {texpr(lo)}) & ({i} < {texpr(hi)})" if lo != 0 else
-                                  f"{i} < {texpr(hi)}", torch.bool)
+            cond = ops.index_expr(sympy.And(sympy.Ge(i, lo), sympy.Lt(i, hi)), torch.bool)
             v = ops.masked(cond, lambda t=t, sub=sub: ops.to_dtype(t.load(ops, sub), odt), 0)
             result = ops.call("where", cond, v, result)
         return result
@@ -818,11 +816,11 @@ def _pad(g, node, x, pad, value=0):
     def inner(ops, idx):
         conds, src = [], list(idx)
         for d, (lo, hi) in pads.items():
-            src[d] = ix_add(idx[d], -lo)
-            conds.append(f"({idx[d]} >= {lo}) & ({idx[d]} < {texpr(lo + old[d])})")
+            src[d] = idx[d] - lo
+            conds += [sympy.Ge(idx[d], lo), sympy.Lt(idx[d], lo + old[d])]
         if not conds:
             return x.load(ops, src)
-        cond = ops.index_expr(" & ".join(conds), torch.bool)
+        cond = ops.index_expr(sympy.And(*conds), torch.bool)
         v = ops.masked(cond, lambda: x.load(ops, src), value)
         return ops.call("where", cond, v, ops.constant(value, val.dtype))
     return TensorBox(g, Pointwise(val.device, val.dtype, size, inner))
