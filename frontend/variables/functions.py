@@ -319,7 +319,8 @@ class SkippedFunctionVariable(VariableTracker):
 class ConstantResultFunctionVariable(VariableTracker):
     """A function marked `assume_constant_result` (a plain function, or its functools.lru_cache
     wrapper): called with constant arguments it runs now, at compile time, as eager would at this
-    point, and its result is a constant of the trace. Other arguments or results break."""
+    point, and its result is a constant of the trace. Other arguments or results break (a result
+    that is not a constant value is found by the call, so the function then runs again natively)."""
     fn: object = None
 
     def describe(self):
