@@ -9,11 +9,11 @@ from __future__ import annotations
 import torch
 
 from .guards.shape import STATIC_DIMS_ATTR, mark_dynamic, tensor_dims
-from .probe import static_getattr
 
 # id -> the function, kept for the process (as torch keeps its own registry); looked up by identity,
 # so asking about a user object never runs its __hash__/__eq__
 _allowed_in_graph: dict[int, object] = {}
+_constant_result: dict[int, object] = {}
 
 
 def graph_break(msg: str = "") -> None:
@@ -36,24 +36,34 @@ def allow_in_graph(fn):
     return fn
 
 
+def is_allowed_in_graph(fn) -> bool:
+    return _allowed_in_graph.get(id(fn)) is fn
+
+
+# the attribute torch's `assume_constant_result` sets, and that libraries set without importing torch
+# (transformers' `is_torch_available` and friends): honoured by name, as torch's graph_break is
+TORCH_CONSTANT_MARKER = "_dynamo_marked_constant"
+
+
 def assume_constant_result(fn):
-    """Declare that `fn` returns the same value for the same constant arguments for the life of the
-    process (an install probe, a version check): called with constants while tracing, it runs once
-    then and its result is a constant of the graph, unguarded. Libraries mark such helpers with
-    torch's `assume_constant_result`, which is recognized the same way."""
-    fn._bytegraph_constant_result = True
+    """Promise that `fn` returns the same constant for the life of the process (an install probe, a
+    hardware capability). A call of `fn` with constant arguments inside compiled code runs once, at
+    compile time, and its result is a constant of the graph: later calls of the compiled code do not
+    run `fn`, and nothing guards the result, so a function whose answer changes must not be marked."""
+    _constant_result[id(fn)] = fn
     return fn
 
 
-def has_constant_result(fn) -> bool:
-    """Marked by `assume_constant_result` (ours, or torch's marker, which `functools.lru_cache` and
-    `functools.wraps` copy onto their wrappers)."""
-    return static_getattr(fn, "_bytegraph_constant_result") is True or \
-        static_getattr(fn, "_dynamo_marked_constant") is True
-
-
-def is_allowed_in_graph(fn) -> bool:
-    return _allowed_in_graph.get(id(fn)) is fn
+def is_constant_result(fn) -> bool:
+    """Marked with `assume_constant_result`, or with torch's marker attribute (functools.wraps and
+    lru_cache copy it to the wrapper)."""
+    if _constant_result.get(id(fn)) is fn:
+        return True
+    try:
+        marker = object.__getattribute__(fn, "__dict__").get(TORCH_CONSTANT_MARKER)
+    except AttributeError:
+        return False
+    return marker is True
 
 
 def maybe_mark_dynamic(t: torch.Tensor, dim) -> None:

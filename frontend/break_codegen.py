@@ -116,10 +116,22 @@ def can_break_at(tx, cp: FrameCheckpoint | None) -> bool:
     return not any(isinstance(v, ExceptionVariable) for v in cp.stack)
 
 
+_CALLS = ("CALL", "CALL_FUNCTION_EX")
+
+
+def _consumed(ins) -> int:
+    """How many stack values a call or value instruction pops (it pushes one result)."""
+    if ins.opname == "CALL":
+        return ins.arg + 2                  # NULL or self, the callable, the arguments
+    if ins.opname == "CALL_FUNCTION_EX":
+        return 3 + (ins.arg & 1)            # NULL, the callable, the args tuple, the kwargs dict
+    return OPCODES[ins.opname].operands
+
+
 def plan_continuations(tx, ins, stack) -> BreakPlan:
     next_offset = tx.instructions[ins.index + 1].offset
-    if ins.opname == "CALL" or OPCODES[ins.opname].checkpoint is Checkpoint.OPERANDS:
-        consumed = ins.arg + 2 if ins.opname == "CALL" else OPCODES[ins.opname].operands
+    if ins.opname in _CALLS or OPCODES[ins.opname].checkpoint is Checkpoint.OPERANDS:
+        consumed = _consumed(ins)
         prefix = stack[:-consumed]
         return BreakPlan(consumed, prefix, [Continuation(next_offset, prefix + [RESULT])])
     if ins.opname == "BEFORE_WITH":
@@ -213,7 +225,7 @@ def emit_linear(tx, cg, ins, stack, kw_names, plan, lives, resume):
         cg.append(Instr("LOAD_FAST", temps[tx.symbolic_locals[name]]))
 
     paths = plan.paths
-    if ins.opname == "CALL" or OPCODES[ins.opname].checkpoint is Checkpoint.OPERANDS:
+    if ins.opname in _CALLS or OPCODES[ins.opname].checkpoint is Checkpoint.OPERANDS:
         if ins.opname == "CALL":
             cg.call(ins.arg, kw_names)
         else:
@@ -395,6 +407,6 @@ def _native_instr(ins) -> Instr:
         return Instr("COMPARE_OP", Compare(ins.arg))
     if ins.opname in ("LOAD_ATTR",):
         return Instr(ins.opname, ins.argval)
-    if ins.opname in ("CONTAINS_OP", "IS_OP"):
+    if ins.opname in ("CONTAINS_OP", "IS_OP", "CALL_FUNCTION_EX"):
         return Instr(ins.opname, ins.arg)
     return Instr(ins.opname)

@@ -12,7 +12,7 @@ import types
 
 import torch
 
-from ..decorators import has_constant_result
+from ..decorators import is_constant_result
 from ..disable import disabled_wrapper_code
 from ..guards.guard import Guard
 from ..guards.shape import scalar_can_be_dynamic
@@ -303,9 +303,6 @@ def _wrap_special_object(tx, value, source, trusted, guard):
 
 def _wrap_callable(tx, value, source, trusted, guard):
     """Functions, methods, classes and builtins."""
-    if has_constant_result(value):
-        guard(Guard.id_match(source, value))
-        return ConstantResultFunctionVariable(fn=value, source=source)
     checkpoint = sys.modules.get("torch.utils.checkpoint")
     if checkpoint is not None and value is checkpoint.checkpoint:
         guard(Guard.id_match(source, value))
@@ -325,6 +322,9 @@ def _wrap_callable(tx, value, source, trusted, guard):
     if is_torch_op(value):
         guard(Guard.id_match(source, value))
         return TorchFunctionVariable(fn=value, source=source)
+    if _is_a(value, (types.FunctionType, functools._lru_cache_wrapper)) and is_constant_result(value):
+        guard(Guard.id_match(source, value))
+        return ConstantResultFunctionVariable(fn=value, source=source)
     numpy_fn = lookup_numpy_function(value)
     if numpy_fn is not None:   # traced through its torch._numpy twin (variables/numpy.py)
         guard(Guard.id_match(source, value))

@@ -38,7 +38,7 @@ class Checkpoint(enum.Enum):
     OPERANDS: the opcode pops `operands` values and pushes one; it breaks (and then runs natively)
     only on an operand that is not a tensor, a symbolic number or a constant."""
     NEVER = "never"
-    ALWAYS = "always"        # CALL, BEFORE_WITH: may break whatever its operands
+    ALWAYS = "always"        # CALL, CALL_FUNCTION_EX, BEFORE_WITH: may break whatever its operands
     BRANCH = "branch"        # a conditional jump: breaks when the condition is not a constant
     OPERANDS = "operands"
 
@@ -272,7 +272,7 @@ def call(tx, ins):
     tx.push(tx.call(fn, args, kwargs))
 
 
-@opcode("CALL_FUNCTION_EX")
+@opcode("CALL_FUNCTION_EX", checkpoint=Checkpoint.ALWAYS)
 def call_function_ex(tx, ins):
     kwargs_var = tx.pop() if ins.arg & 1 else None
     args_var = tx.pop()

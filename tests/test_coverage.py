@@ -793,38 +793,6 @@ def test_tuples_built_apart_are_one_key():
     check(fn, torch.randn(2), like_torch=False)
 
 
-# -- assume_constant_result (HF marks its version probes with torch's spelling) --------------------------
-_PROBES = []
-
-
-@functools.lru_cache
-@bytegraph.assume_constant_result
-def _feature_available(name):
-    _PROBES.append(name)
-    return name == "fast"
-
-
-def _torch_marked(fn):        # what transformers' _make_compile_constant does, without importing torch._dynamo
-    fn._dynamo_marked_constant = True
-    return fn
-
-
-@functools.lru_cache
-@_torch_marked
-def _library_probe(version):
-    return version <= "2.9"
-
-
-def test_constant_result_function_is_folded():
-    def fn(x):
-        y = x + 1 if _feature_available("fast") else x - 1
-        return y * 2 if _library_probe("2.1") else y
-    _PROBES.clear()
-    _feature_available.cache_clear()
-    check(fn, torch.randn(3), like_torch=False)
-    assert _PROBES == ["fast"]        # run once, at its first call, as eager runs it (then cached)
-
-
 @pytest.mark.parametrize("break_first", [False, True])
 def test_deleted_cell_variable_raises_unbound_local_error(break_first):
     def fn(x):

@@ -12,8 +12,8 @@ from ...guards.source import AttrSource, ItemSource
 from .. import reads
 from ..graph_break import Unsupported, fold, user_error
 from ..reads import source_of
-from .base import VariableTracker, families
-from .constant import const
+from .base import NotConstant, VariableTracker, families, python_value
+from .constant import const, is_constant_value
 from .dicts import DictVariable
 from .lists import TupleVariable
 from .misc import CellVariable
@@ -325,6 +325,35 @@ class SkippedFunctionVariable(VariableTracker):
         raise Unsupported("skipped_function", fn=self.describe())
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
+class ConstantResultFunctionVariable(VariableTracker):
+    """A function marked `assume_constant_result` (a plain function, or its functools.lru_cache
+    wrapper): called with constant arguments it runs now, at compile time, as eager would at this
+    point, and its result is a constant of the trace. Other arguments or results break (a result
+    that is not a constant value is found by the call, so the function then runs again natively)."""
+    fn: object = None
+
+    def describe(self):
+        return f"function {getattr(self.fn, '__qualname__', self.fn)}"
+
+    def as_python_constant(self):
+        return self.fn
+
+    def call_function(self, tx, args, kwargs):
+        try:
+            real_args = [python_value(tx, a) for a in args]
+            real_kwargs = {k: python_value(tx, v) for k, v in kwargs.items()}
+        except NotConstant:
+            raise Unsupported("unsupported_call", fn=self.describe(),
+                              detail=" (a constant-result function called with values that are not constants)") \
+                from None
+        result = fold(self.fn, *real_args, **real_kwargs)
+        if not is_constant_value(result):
+            raise Unsupported("unsupported_call", fn=self.describe(),
+                              detail=f" (a constant-result function returned a {type(result).__name__})")
+        return const(result)
+
+
 families.register(BoundMethodVariable)
 
 
@@ -342,26 +371,3 @@ class CompiledFunctionVariable(VariableTracker):
     def call_function(self, tx, args, kwargs):
         inner = self.wrapper.__dict__["_orig_fn"]
         return tx.wrap(inner, AttrSource(self.source, "_orig_fn")).call_function(tx, args, kwargs)
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class ConstantResultFunctionVariable(VariableTracker):
-    """A function marked `assume_constant_result` (HF's `is_torch_greater_or_equal`, an lru_cache'd
-    version probe): called with constant arguments it runs then, as eager runs it at that point (a
-    cached wrapper runs nothing new), and its result is a constant of the trace. With other
-    arguments the call breaks the graph."""
-    fn: object = None
-
-    def describe(self):
-        return f"function {getattr(self.fn, '__qualname__', self.fn)} (constant result)"
-
-    def as_python_constant(self):
-        return self.fn
-
-    def call_function(self, tx, args, kwargs):
-        values = list(args) + list(kwargs.values())
-        if not all(v.is_python_constant() for v in values):
-            raise Unsupported("unsupported_call", fn=self.describe(), detail=" with arguments that are not constants")
-        result = fold(self.fn, *[a.as_python_constant() for a in args],
-                      **{k: v.as_python_constant() for k, v in kwargs.items()})
-        return tx.wrap(result, None, trusted=True)

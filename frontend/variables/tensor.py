@@ -15,7 +15,7 @@ from .. import reads
 from ..graph_break import Unsupported, user_error
 from .base import TensorMethod, VariableTracker, families, wrap_class
 from .constant import ConstantVariable, const
-from .lists import SizeVariable
+from .lists import SizeVariable, TupleVariable
 
 # Methods answered from the fake value's metadata at trace time (no graph node).
 _STATIC_METHODS = {"dim", "ndimension", "is_contiguous", "is_floating_point", "is_complex", "element_size",
@@ -26,6 +26,16 @@ _DATA_DEPENDENT = {"item", "tolist", "numpy", "__bool__", "__int__", "__float__"
                    "data_ptr", "untyped_storage", "storage", "cpu_numpy"}
 _ATTR_CONSTANTS = {"dtype", "device", "layout", "ndim", "requires_grad", "is_leaf", "is_cuda", "is_sparse",
                    "is_quantized", "is_meta", "is_mps", "is_nested", "itemsize", "is_cpu"}
+
+
+def _masked_write_with_grad(tx, target, args) -> bool:
+    """`target[mask] = value` with a boolean tensor among the indices, and grad mode on with the
+    target or the value requiring grad."""
+    index, value = args[0], args[1]
+    parts = index.items if isinstance(index, TupleVariable) else (index,)
+    masked = any(isinstance(p, TensorVariable) and p.example.dtype in (torch.bool, torch.uint8) for p in parts)
+    grads = target.example.requires_grad or isinstance(value, TensorVariable) and value.example.requires_grad
+    return masked and grads and tx.output.grad_enabled
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -118,6 +128,10 @@ class TensorVariable(VariableTracker):
         if name in ("__getitem__",):
             return tx.output.call_function(operator.getitem, [self] + args, kwargs)
         if name in ("__setitem__",):
+            if _masked_write_with_grad(tx, self, args):
+                # the graph is fine, but its backward reads `grad[mask]`, whose shape no fake tensor
+                # knows: AOTAutograd could not differentiate it
+                raise Unsupported("data_dependent", what="the backward of an assignment through a boolean mask")
             return tx.output.call_function(operator.setitem, [self] + args, kwargs)
         if name in ("requires_grad_",) and not tx.output.grad_enabled:
             pass

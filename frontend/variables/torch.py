@@ -277,8 +277,10 @@ for _dev in ("cpu", "cuda"):
         GRAD_MODE_FACTORIES[_cls] = _device_autocast(_dev)
 
 
-_NOT_OPS = tuple(f"torch.{name}" for name in ("_dynamo", "_inductor", "utils", "nn.modules", "fx", "compiler",
-                                               "distributed", "nn.parallel", "_C._distributed", "testing"))
+# (nn.utils: Python helpers over modules, e.g. the property computing a parametrized module's weight)
+_NOT_OPS = tuple(f"torch.{name}" for name in ("_dynamo", "_inductor", "utils", "nn.modules", "nn.utils",
+                                               "fx", "compiler", "distributed", "nn.parallel", "_C._distributed",
+                                               "testing"))
 
 
 def is_torch_op(value) -> bool:
