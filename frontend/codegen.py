@@ -60,6 +60,7 @@ class PyCodegen:
         self.instructions: list = []
         self.graph_outputs_local = graph_outputs_local
         self.output_index = output_index or {}   # fx node -> index in the graph's outputs
+        self.output_loads: list = []             # (LOAD_CONST of an output index, fx node), see used_outputs
         self.temps: dict = {}                    # tracker -> local holding its rebuilt value
         self.temp_count = 0                      # temporaries named so far
         self.building: set = set()               # ids of trackers being rebuilt (to catch cycles)
@@ -68,6 +69,18 @@ class PyCodegen:
 
     def append(self, *instrs):
         self.instructions.extend(instrs)
+
+    def used_outputs(self, outputs: list) -> list:
+        """The graph outputs the generated code reads, in order, with the code's indices renumbered
+        to match. A value the trace once held but the code never rebuilds (an object that died, a
+        side effect undone later) is no graph output: a backward would otherwise give its inputs a
+        zero gradient where eager gives none."""
+        read = {node for _, node in self.output_loads}
+        kept = [v for v in outputs if v.proxy.node in read]
+        index = {v.proxy.node: i for i, v in enumerate(kept)}
+        for instr, node in self.output_loads:
+            instr.arg = index[node]
+        return kept
 
     # -- primitives -------------------------------------------------------------
     def load_const(self, value):
@@ -211,8 +224,9 @@ class PyCodegen:
             return
         if node not in self.output_index:
             raise Unsupported("internal_error", what="a tensor that is not a graph output")
-        self.append(Instr("LOAD_FAST", self.graph_outputs_local))
-        self.load_const(self.output_index[node])
+        index = Instr("LOAD_CONST", self.output_index[node])
+        self.output_loads.append((index, node))
+        self.append(Instr("LOAD_FAST", self.graph_outputs_local), index)
         self.binary_subscr()
         for name, value in tensor_attrs(self.tx, var).items():   # `y.note = v` while tracing
             self.append(Instr("COPY", 1))

@@ -160,7 +160,7 @@ class InstructionTranslator(InstructionTranslatorBase):
 
     def finish_code(self, cg, copied=False) -> CompiledFrame:
         if self._graph_call is not None:
-            self.gm, compiled = self.output.compile_graph(self._graph_outputs)
+            self.gm, compiled = self.output.compile_graph(cg.used_outputs(self._graph_outputs))
             self._graph_call.arg = compiled
         prefix = [Instr("MAKE_CELL", CellVar(n)) for n in self.code.co_cellvars]
         if self.code.co_freevars:

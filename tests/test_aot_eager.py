@@ -407,3 +407,32 @@ def test_transformer_block_with_a_dynamic_batch_dim_compiles_once():
     assert bytegraph.stats.frames_compiled == 1
     assert not bytegraph.stats.graph_breaks
     assert graphs.kinds == ["forward", "backward"]
+
+
+def test_value_held_only_by_a_dead_closure_cell_gets_no_gradient():
+    # an inlined callee's cell keeps `ln` while tracing; at the end nothing reads it, so it is no graph
+    # output (as an unused output its backward would give `w` a zero gradient where eager gives None)
+    from bytegraph.testing import CompileCounterWithBackend
+
+    def inner(x, w):
+        ln = F.layer_norm(x * 2, (4,), w)
+
+        def last():
+            return ln
+        return x.sum() + 0 * len(last().shape)
+
+    def f(x, w):
+        return inner(x, w) * 2
+
+    x, w = torch.randn(3, 4, requires_grad=True), torch.ones(4, requires_grad=True)
+    f(x, w).backward()
+    assert w.grad is None
+    expected_x = x.grad.clone()
+    x.grad = None
+    bytegraph.reset()
+    cnt = CompileCounterWithBackend("aot_eager")
+    bytegraph.compile(f, backend=cnt)(x, w).backward()
+    assert cnt.frame_count == 1 and w.grad is None
+    assert_close(x.grad, expected_x)
+    outputs = next(n for n in cnt.graphs[0].graph.nodes if n.op == "output").args[0]
+    assert len(outputs) == 1
