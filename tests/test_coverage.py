@@ -186,18 +186,23 @@ def _square_model(x):
     return _Square.apply(x.sin(), 3.0).cos()
 
 
-@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
-def test_autograd_function_is_one_node(backend):
+def _check_one_node(fn, node_name, backend):
+    """`fn` = cos(Function.apply(sin(x), ...)): the forward is one node, and training equals eager."""
     x = torch.randn(5, requires_grad=True)
-    cnt = check(_square_model, x)
+    cnt = check(fn, x)
     targets = [getattr(n.target, "__name__", n.target) for n in cnt.graphs[0].graph.nodes]
-    assert targets == ["L__x", "sin", "_Square_apply", "cos", "output"]     # the forward is one node
-    expected = _square_model(x)
+    assert targets == ["L__x", "sin", node_name, "cos", "output"]
+    expected = fn(x)
     expected.sum().backward()
     grad, x.grad = x.grad, None
-    out = bytegraph.compile(_square_model, backend=backend)(x)
+    out = bytegraph.compile(fn, backend=backend)(x)
     out.sum().backward()
     assert torch.allclose(out, expected) and torch.allclose(x.grad, grad)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_autograd_function_is_one_node(backend):
+    _check_one_node(_square_model, "_Square_apply", backend)
 
 
 def test_autograd_function_with_side_effects_breaks():
@@ -486,16 +491,7 @@ class _SetupContextWithSideEffect(_ScaleWithSetupContext):
 def test_autograd_function_with_setup_context_is_one_node(backend):
     def fn(x):
         return _ScaleWithSetupContext.apply(x.sin(), 3.0).cos()
-    x = torch.randn(5, requires_grad=True)
-    cnt = check(fn, x)
-    targets = [getattr(n.target, "__name__", n.target) for n in cnt.graphs[0].graph.nodes]
-    assert targets == ["L__x", "sin", "_ScaleWithSetupContext_apply", "cos", "output"]
-    expected = fn(x)
-    expected.sum().backward()
-    grad, x.grad = x.grad, None
-    out = bytegraph.compile(fn, backend=backend)(x)
-    out.sum().backward()
-    assert torch.allclose(out, expected) and torch.allclose(x.grad, grad)
+    _check_one_node(fn, "_ScaleWithSetupContext_apply", backend)
 
 
 def test_autograd_function_setup_context_with_side_effects_breaks():

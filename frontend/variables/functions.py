@@ -311,8 +311,8 @@ class WrapsDecorator(VariableTracker):
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class SkippedFunctionVariable(VariableTracker):
-    """A function that must run as normal Python (bytegraph.disable, or marked by torch)."""
+class _RealFunctionVariable(VariableTracker):
+    """A real function the trace never steps into; what a call does is the subclass's."""
     fn: object = None
 
     def describe(self):
@@ -320,24 +320,22 @@ class SkippedFunctionVariable(VariableTracker):
 
     def as_python_constant(self):
         return self.fn
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class SkippedFunctionVariable(_RealFunctionVariable):
+    """A function that must run as normal Python (bytegraph.disable, or marked by torch)."""
 
     def call_function(self, tx, args, kwargs):
         raise Unsupported("skipped_function", fn=self.describe())
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class ConstantResultFunctionVariable(VariableTracker):
+class ConstantResultFunctionVariable(_RealFunctionVariable):
     """A function marked `assume_constant_result` (a plain function, or its functools.lru_cache
     wrapper): called with constant arguments it runs now, at compile time, as eager would at this
     point, and its result is a constant of the trace. Other arguments or results break (a result
     that is not a constant value is found by the call, so the function then runs again natively)."""
-    fn: object = None
-
-    def describe(self):
-        return f"function {getattr(self.fn, '__qualname__', self.fn)}"
-
-    def as_python_constant(self):
-        return self.fn
 
     def call_function(self, tx, args, kwargs):
         try:
