@@ -1,6 +1,6 @@
 """bytegraph: a bytecode-level JIT compiler frontend for PyTorch.
 
-    opt = bytegraph.compile(model_or_fn, backend="eager")
+    opt = bytegraph.compile(model_or_fn)            # backend="inductor" by default; or "eager", "aot_eager"
 
 Public API: compile, explain, reset, disable, run, mark_dynamic, config, list_backends,
 register_backend, stats, compile_times. Called from inside compiled code: graph_break, is_compiling,
