@@ -181,6 +181,36 @@ def test_effectful_check_in_inference_graph_raises_like_eager():
     assert cnt.frame_count == 1
 
 
+@pytest.mark.parametrize("mutate", [lambda x: x.t_(), lambda x: x.unsqueeze_(0).mul_(2),
+                                    lambda x: x.transpose_(0, 1).add_(1)])
+def test_input_size_and_stride_changes_are_kept(mutate):
+    def f(x):
+        mutate(x)
+        return x + 1
+    a = torch.randn(2, 3)
+    b = a.clone()
+    expected = f(a)
+    opt, cnt = _compile(f)
+    got = opt(b)
+    assert cnt.frame_count == 1
+    assert (b.shape, b.stride()) == (a.shape, a.stride()) and torch.equal(b, a) and torch.equal(got, expected)
+
+
+def test_input_mutation_after_a_raising_extern_call_does_not_happen():
+    def f(a, b, c):
+        z = c * 2
+        y = torch.linalg.inv(a)      # raises on a singular matrix: the write to `b` after it never runs
+        b.add_(1)
+        return y, z
+    opt, cnt = _compile(f)
+    for fn in (f, opt):
+        b = torch.zeros(4)
+        with pytest.raises(torch.linalg.LinAlgError):
+            fn(torch.zeros(3, 3), b, torch.ones(4))
+        assert torch.equal(b, torch.zeros(4))
+    assert cnt.frame_count == 1
+
+
 # --------------------------------------------------------------------------- OpInfo slice
 def test_opinfo_slice_matches_eager():
     # a quick slice of benchmarks/inductor_opinfo_sweep.py: forward and input gradient vs eager

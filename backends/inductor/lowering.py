@@ -122,7 +122,8 @@ def _unwrap_effects(gm: torch.fx.GraphModule) -> None:
 
 def _functionalize(fn):
     """`functionalize(fn, remove="mutations")` through the Python `FunctionalTensorMode`: in-place ops
-    become out-of-place ones, and an input whose data was mutated gets one final `copy_`."""
+    become out-of-place ones; an input whose data was mutated gets one final `copy_`, one whose size or
+    strides changed an `as_strided_` first."""
 
     def unwrap(t):
         torch._sync(t)
@@ -140,10 +141,15 @@ def _functionalize(fn):
             for a, fa in zip(args, fargs):
                 if isinstance(fa, FunctionalTensor):
                     torch._sync(fa)
-                    if torch._functionalize_has_data_mutation(fa.elem):
-                        mutated.append((a, unwrap(fa)))
-        for a, new in mutated:
-            a.copy_(new)
+                    data = torch._functionalize_has_data_mutation(fa.elem)
+                    meta = torch._functionalize_has_metadata_mutation(fa.elem)
+                    if data or meta:
+                        mutated.append((a, unwrap(fa), data, meta))
+        for a, new, data, meta in mutated:
+            if meta:   # `x.t_()`, `x.unsqueeze_(0)`: the input takes the new size and strides
+                a.as_strided_(new.size(), new.stride(), new.storage_offset())
+            if data:
+                a.copy_(new)
         return out
     return inner
 

@@ -147,6 +147,13 @@ def _removable(n) -> bool:
     return False
 
 
+def _mutates(n) -> bool:
+    """Whether `n` writes a tensor the program can see (an input mutated in place)."""
+    if isinstance(n, ComputedBuffer):
+        return n.mutates is not None
+    return isinstance(n, ExternKernel) and getattr(getattr(n.op, "_schema", None), "is_mutable", False)
+
+
 class Scheduler:
     def __init__(self, graph):
         self.graph = graph
@@ -189,7 +196,15 @@ class Scheduler:
             dag.add_node(n.name, order=i, node=n)
             producers[n.name] = n
         readers_of: dict[str, list[str]] = {}
+        externs: list[str] = []
         for n in self.nodes:
+            if _mutates(n):
+                # an extern call may raise on the values it gets (a singular matrix, an index out of
+                # range): a write to the program's tensors placed after one must not happen before it
+                for e in externs:
+                    dag.add_edge(e, n.name)
+            if isinstance(n, ExternKernel):
+                externs.append(n.name)
             for r in n.get_reads():
                 if r in producers:
                     dag.add_edge(r, n.name)
