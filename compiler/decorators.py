@@ -2,7 +2,8 @@
 is_compiling, allow_in_graph, assume_constant_result, mark_static, maybe_mark_dynamic.
 
 Each function here is what runs eagerly; the frontend recognizes the same objects while tracing
-(frontend/variables/torch.py) and gives them their traced meaning.
+(frontend/variables/torch.py; `assume_constant_result` in frontend/builder.py and
+frontend/variables/functions.py) and gives them their traced meaning.
 """
 from __future__ import annotations
 

@@ -232,7 +232,6 @@ class OutputGraph:
         sizes in that symbol instead of a data-dependent break. The graph still computes from the
         tensor at run time; whatever tracing assumed about the value is guarded. (Only these dtypes:
         for them a Python number says exactly what the tensor holds.) True if any input got one."""
-        from torch.fx.experimental.symbolic_shapes import DimDynamic
         found = False
         for var in args:
             real = self.real_value_of(var) if isinstance(var, TensorVariable) else None

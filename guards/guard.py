@@ -16,6 +16,7 @@ import weakref
 from typing import Any
 
 import torch
+from torch.utils._python_dispatch import any_torch_dispatch_mode_on_stack
 
 from .._tensor_guards import GlobalStateGuard, TensorGuards
 from .source import Source
@@ -132,10 +133,8 @@ class GLOBAL_STATE(GuardKind):
         state = dict(g.expected for g in guards)
         fast = GlobalStateGuard(state["grad_enabled"], state["default_dtype"], state["deterministic_algorithms"],
                                 state["autocast"], state["autocast_cache"])
-        text = f"{check.const(fast, 'global_state')}()"
-        if "user_dispatch_mode" in state:
-            text += f" and not {check.const(user_dispatch_mode_active, 'user_dispatch_mode')}()"
-        return text
+        return (f"{check.const(fast, 'global_state')}() and "
+                f"not {check.const(user_dispatch_mode_active, 'user_dispatch_mode')}()")
 
     def describe(self, guard):
         return f"{guard.expected[0]} == {guard.expected[1]!r}"
@@ -489,7 +488,6 @@ def user_dispatch_mode_active() -> bool:
     """A TorchDispatchMode of the user's is active (torch's own infrastructure modes do not count).
     Compiled code never runs under one, as with torch.compile: compiling would show the mode fake
     ops, and a graph would show it the backend's ops instead of the program's."""
-    from torch.utils._python_dispatch import any_torch_dispatch_mode_on_stack
     return torch._C._len_torch_dispatch_stack() > 0 and any_torch_dispatch_mode_on_stack()
 
 

@@ -827,3 +827,11 @@ def test_list_and_deque_writes_out_of_range_raise_the_programs_error():
         lst[0] = 9
         return x + 1, out, lst
     check(fn, torch.randn(2), [1, 2, 3], like_torch=False)
+
+
+def test_checkpoint_without_preserved_rng_state_breaks():
+    # eager's recompute in backward draws a new dropout mask: one traced forward cannot match it
+    def fn(x):
+        return torch.utils.checkpoint.checkpoint(_ckpt_block, x, use_reentrant=False, preserve_rng_state=False)
+    explained = bytegraph.explain(fn)(torch.randn(3, 4))
+    assert explained.graph_break_count == 1 and "RNG state" in explained.break_reasons[0].reason

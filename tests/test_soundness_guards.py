@@ -506,3 +506,26 @@ def test_guard_completeness_harness_size():
 if __name__ == "__main__":   # print the harness figures
     total = sum(_run_program(n) for n in PROGRAMS)
     print(f"{len(PROGRAMS)} programs, {total} mutations, all equal to eager")
+
+
+class _Unhashable:
+    __hash__ = None
+
+
+def test_unhashable_key_class_gaining_a_hash_recompiles():
+    def f(x, k):
+        try:
+            {k: 1}
+            return x + 1
+        except TypeError:
+            return x - 1
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    x, k = torch.zeros(2), _Unhashable()
+    assert same(opt(x, k), f(x, k))
+    try:
+        _Unhashable.__hash__ = lambda self: 1
+        assert same(opt(x, k), f(x, k))
+    finally:
+        _Unhashable.__hash__ = None
+    assert cnt.frame_count >= 1     # the first call was captured (x - 1 in a graph)

@@ -149,10 +149,13 @@ class CheckpointVariable(VariableTracker):
 
     def call_function(self, tx, args, kwargs):
         options = {k: v.as_python_constant() for k, v in kwargs.items() if v.is_python_constant()}
+        # preserve_rng_state=False: eager's recompute draws new random numbers (other dropout masks
+        # in backward), which one traced forward cannot reproduce
         if not args or options.get("use_reentrant") is not False or len(options) != len(kwargs) or \
-                set(options) - _CHECKPOINT_OPTIONS:
+                set(options) - _CHECKPOINT_OPTIONS or options.get("preserve_rng_state", True) is not True:
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (traced only with "
-                              "use_reentrant=False and no context_fn, debug or keyword arguments for the function)")
+                              "use_reentrant=False, the RNG state preserved, and no context_fn, debug or "
+                              "keyword arguments for the function)")
         result = []
 
         def run():

@@ -44,10 +44,15 @@ def hashable_key(tx, var):
     if isinstance(var, SymNodeVariable):
         return var.evaluate()   # a symbolic number hashes as its value: specialized, with a guard
     if isinstance(var, TupleVariable):
-        # a tuple hashes and compares by its items (two tuples built apart are one key)
+        # a tuple hashes and compares by its items (two tuples built apart are one key), unless a
+        # subclass (a named tuple) has its own __hash__ or __eq__
+        cls = var.python_type()
+        if cls is not tuple and any(class_lookup(tx, cls, name)[0] is not tuple.__dict__[name]
+                                    for name in ("__hash__", "__eq__")):
+            raise Unsupported("non_constant_value", what=f"a {cls.__name__} key with its own __hash__ or __eq__")
         return ("__tuple__", tuple(hashable_key(tx, item) for item in var.get_items(tx)))
     kind = var.python_type()
-    if next((k.__dict__["__hash__"] for k in kind.__mro__ if "__hash__" in k.__dict__), None) is None:
+    if class_lookup(tx, kind, "__hash__")[0] is None:   # (guarded: a class may gain a __hash__ later)
         raise user_error(TypeError(f"unhashable type: '{kind.__name__}'"))    # a list, dict, set...
     if isinstance(var, families.UserDefinedObjectVariable) and any(
             class_lookup(tx, var.cls, name)[0] is not object.__dict__[name] for name in ("__eq__", "__hash__")):

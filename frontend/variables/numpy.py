@@ -64,6 +64,7 @@ def _tnp():
     return torch._numpy
 
 
+@functools.lru_cache(None)
 def numpy_function_map() -> dict:
     """id(numpy callable) -> (the callable, its torch._numpy twin, its name)."""
     if np is None:
