@@ -581,3 +581,18 @@ def test_looped_reduction_large_rows(name, fn, args, loops):
 def test_small_rows_stay_persistent():
     m = _run(lambda x: torch.softmax(x, -1) + x.var(1, keepdim=True), (_r(4, 1024),), kernels=1, atol=1e-4, rtol=1e-4)
     assert "for roffset" not in m.last_source and "_welford_combine)" in m.last_source
+
+
+def test_index_out_of_range_raises_like_eager():
+    # an index read from memory is checked in the kernel: out of range raises, never reads elsewhere
+    def f(x, i):
+        return torch.index_select(x * 2, 0, i) + 1
+    x = _r(5, 3)
+    opt, cnt = run_inductor(f, [x, torch.tensor([0, 4, 2])])
+    assert "err_ptr" in inductor.metrics.last_source
+    bad = torch.tensor([0, 7, 1])
+    with pytest.raises(IndexError):
+        f(x, bad)
+    with pytest.raises(IndexError):
+        opt(x, bad)
+    assert cnt.frame_count == 1

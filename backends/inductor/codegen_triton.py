@@ -229,6 +229,7 @@ class TritonKernel:
         self.stored: dict[str, set] = {}
         self.loaded: dict[str, set] = {}
         self.mask_stack: list[str] = []
+        self.can_fail = False    # an index read from memory is checked: err_ptr is set when out of range
         self.ntmp = 0
         self.ops = TritonOps(self)
 
@@ -511,7 +512,8 @@ class TritonKernel:
         return sorted(tokens & self.symbols, key=lambda s: (len(s), s))
 
     def source(self, name) -> str:
-        args = list(self.in_args.values()) + list(self.out_args.values()) + self.used_symbols()
+        args = list(self.in_args.values()) + list(self.out_args.values()) + (["err_ptr"] if self.can_fail else []) \
+            + self.used_symbols()
         sig = ", ".join(args + ["xnumel", "rnumel", "XBLOCK: tl.constexpr", "RBLOCK: tl.constexpr"])
         head = ["xoffset = tl.program_id(0) * XBLOCK"]
         if self.looped:
@@ -581,7 +583,15 @@ class TritonOps:
 
     def indirect_indexing(self, var: CSEVar, size):
         v = self.k.newvar(f"tl.where({var} < 0, {var} + {_paren(size)}, {var})", var.dtype, rdep=var.rdep)
-        return index_var(v.name)
+        # out of range: flagged for the wrapper, which raises as eager does, and read at 0 meanwhile
+        # (never outside the buffer)
+        k = self.k
+        k.can_fail = True
+        bad = k.newvar(f"({v} < 0) | ({v} >= {_paren(size)})", torch.bool, rdep=var.rdep)
+        lanes = " & ".join(["xmask"] + (["rmask"] if k.reduction and var.rdep else []) + k.mask_stack)
+        k.emit(f"tl.store(err_ptr + 0 * {v}, 1, mask={bad} & ({lanes}))", var.rdep)
+        safe = k.newvar(f"tl.where({bad}, 0, {v})", var.dtype, rdep=var.rdep)
+        return index_var(safe.name)
 
     def to_dtype(self, var: CSEVar, dtype):
         if var.dtype == dtype:
@@ -933,9 +943,18 @@ class WrapperCodegen:
             self.kernels[body] = kname
             self.kernel_defs.append(body.replace("def KERNEL(", f"def {kname}("))
         kname = self.kernels[body]
-        args = [n for n in list(k.in_args) + list(k.out_args)] + k.used_symbols()
+        args = [n for n in list(k.in_args) + list(k.out_args)] + (["_err"] if k.can_fail else []) + k.used_symbols()
         self.kernel_launches += 1
         comment = ", ".join(n.name for n in group.nodes)
+        if k.can_fail:
+            device = group.nodes[0].get_device()
+            self.lines.append(f"    _err = torch.zeros(1, dtype=torch.int32, device='{device}')")
+        self._launch(kname, k, group, args, comment)
+        if k.can_fail:
+            self.lines.append("    if _err.item():")
+            self.lines.append('        raise IndexError("index out of range in a generated kernel")')
+
+    def _launch(self, kname, k, group, args, comment):
         blocks = k.block_sizes()
         if blocks is not None:
             xb, rb = blocks
