@@ -213,24 +213,18 @@ inline void bg_welford_merge(thread float& mean, thread float& m2, thread float&
 }
 
 // SIMD exchange of any scalar: 64-bit and small types travel as 32-bit halves/ints
-template <typename T> inline T bg_shfl_down(T v, ushort d) { return simd_shuffle_down(v, d); }
-inline int64_t bg_shfl_down(int64_t v, ushort d) {
-    uint lo = simd_shuffle_down(uint(v), d), hi = simd_shuffle_down(uint(v >> 32), d);
-    return int64_t((uint64_t(hi) << 32) | uint64_t(lo));
-}
-inline bool bg_shfl_down(bool v, ushort d) { return simd_shuffle_down(int(v), d) != 0; }
-inline int8_t bg_shfl_down(int8_t v, ushort d) { return int8_t(simd_shuffle_down(int(v), d)); }
-inline uint8_t bg_shfl_down(uint8_t v, ushort d) { return uint8_t(simd_shuffle_down(int(v), d)); }
-inline int16_t bg_shfl_down(int16_t v, ushort d) { return int16_t(simd_shuffle_down(int(v), d)); }
-template <typename T> inline T bg_bcast(T v, ushort l) { return simd_broadcast(v, l); }
-inline int64_t bg_bcast(int64_t v, ushort l) {
-    uint lo = simd_broadcast(uint(v), l), hi = simd_broadcast(uint(v >> 32), l);
-    return int64_t((uint64_t(hi) << 32) | uint64_t(lo));
-}
-inline bool bg_bcast(bool v, ushort l) { return simd_broadcast(int(v), l) != 0; }
-inline int8_t bg_bcast(int8_t v, ushort l) { return int8_t(simd_broadcast(int(v), l)); }
-inline uint8_t bg_bcast(uint8_t v, ushort l) { return uint8_t(simd_broadcast(int(v), l)); }
-inline int16_t bg_bcast(int16_t v, ushort l) { return int16_t(simd_broadcast(int(v), l)); }
+#define BG_SIMD_ANY(NAME, OP) \
+template <typename T> inline T NAME(T v, ushort l) { return OP(v, l); } \
+inline int64_t NAME(int64_t v, ushort l) { \
+    uint lo = OP(uint(v), l), hi = OP(uint(v >> 32), l); \
+    return int64_t((uint64_t(hi) << 32) | uint64_t(lo)); \
+} \
+inline bool NAME(bool v, ushort l) { return OP(int(v), l) != 0; } \
+inline int8_t NAME(int8_t v, ushort l) { return int8_t(OP(int(v), l)); } \
+inline uint8_t NAME(uint8_t v, ushort l) { return uint8_t(OP(int(v), l)); } \
+inline int16_t NAME(int16_t v, ushort l) { return int16_t(OP(int(v), l)); }
+BG_SIMD_ANY(bg_shfl_down, simd_shuffle_down)
+BG_SIMD_ANY(bg_bcast, simd_broadcast)
 """
 
 BARRIER = "threadgroup_barrier(mem_flags::mem_threadgroup);"
