@@ -18,6 +18,7 @@ from ..guards.guard import Guard
 from ..guards.source import (  # noqa: F401 - re-exported for callers
     MISSING,
     AttrSource,
+    CellEmptySource,
     ClassAttrSource,
     ConstSource,
     InstanceDictSource,
@@ -148,3 +149,14 @@ def abc_registry(tx) -> None:
     """What an ABC answers to isinstance/issubclass: the registries of every ABC, whose changes
     (`ABC.register(cls)`) move `abc.get_cache_token()`."""
     record(tx, Guard.constant(ReaderSource(ConstSource(abc.get_cache_token)), abc.get_cache_token()))
+
+
+def cell_contents(tx, cell, source):
+    """The contents of a real closure cell, or MISSING when it is empty. Emptiness is guarded (a
+    cell filled later recompiles); contents found are guarded by the caller wrapping them (a guard
+    reading an emptied cell fails)."""
+    try:
+        return cell.cell_contents
+    except ValueError:
+        record(tx, Guard.constant(CellEmptySource(source_of(cell, source)), True))
+        return MISSING
