@@ -835,3 +835,23 @@ def test_checkpoint_without_preserved_rng_state_breaks():
         return torch.utils.checkpoint.checkpoint(_ckpt_block, x, use_reentrant=False, preserve_rng_state=False)
     explained = bytegraph.explain(fn)(torch.randn(3, 4))
     assert explained.graph_break_count == 1 and "RNG state" in explained.break_reasons[0].reason
+
+
+# -- found by the HuggingFace sweep (mamba's associative scan, masks expanded by vmap) -------------------
+def test_frames_run_by_a_native_vmap_run_eagerly():
+    def inner(x):          # under vmap, `x` is a batched tensor (is_contiguous is not implemented for it)
+        return x * x.sum() + x.is_contiguous()
+
+    def fn(x):
+        return torch.vmap(inner)(x + 1)   # vmap of a Python function: a break, vmap runs natively
+    x = torch.randn(3, 4, requires_grad=True)
+    cnt = check(fn, x, graphs=1, breaks=2, like_torch=False)   # torch.compile: 1 graph, no break
+    assert cnt.op_count == 1
+    loss = bytegraph.compile(fn, backend="aot_eager")(x).sum()
+    got = torch.autograd.grad(loss, x)[0]
+    assert same(got, torch.autograd.grad(fn(x).sum(), x)[0])
+    # an entry compiled outside a transform is never run inside one
+    c = CompileCounter()
+    opt = bytegraph.compile(inner, backend=c)
+    assert same(opt(x[0]), inner(x[0])) and same(torch.vmap(opt)(x), torch.vmap(inner)(x))
+    assert c.frame_count == 1
