@@ -92,12 +92,15 @@ def _is_numpy_scalar(value) -> bool:
 
 
 def _is_identity_key(value) -> bool:
-    """A function, or a class compared and hashed by identity (its metaclass keeps type's
-    __eq__/__hash__): as a dict key as safe as a constant (the DICT_KEYS guard compares keys by
+    """A function, a class or an object compared and hashed by identity (its class, or metaclass,
+    keeps the default __eq__/__hash__): as a dict key as safe as a constant (the DICT_KEYS guard compares keys by
     identity). pytree's registry is keyed by classes."""
     if _is_a(value, type):
         return type(value).__eq__ is type.__eq__ and type(value).__hash__ is type.__hash__
-    return _is_a(value, (types.FunctionType, types.BuiltinFunctionType))
+    if _is_a(value, (types.FunctionType, types.BuiltinFunctionType)):
+        return True
+    # an object of a class keeping object's __eq__ and __hash__ (typing's `Union`, `Literal`)
+    return type(value).__eq__ is object.__eq__ and type(value).__hash__ is object.__hash__
 
 
 def wrap(tx, value, source, trusted=False):

@@ -160,3 +160,20 @@ def cell_contents(tx, cell, source):
     except ValueError:
         record(tx, Guard.constant(CellEmptySource(source_of(cell, source)), True))
         return MISSING
+
+
+def class_dict_entry(tx, cls: type, name: str):
+    """`cls.__dict__[name]`, in the class's own namespace (not its MRO), or MISSING, with the guard
+    that keeps the answer true: the key absent, or the entry equal to a constant (None, an empty
+    list). Returns (entry, guard); any other entry is returned unguarded (None) for the caller to
+    refuse."""
+    src = AttrSource(ConstSource(cls), "__dict__")
+    entry = cls.__dict__.get(name, MISSING)
+    if entry is MISSING:
+        guard = Guard.key_absent(src, name)
+    elif entry is None or type(entry) is list and not entry:
+        guard = Guard.constant(ItemSource(src, name), entry)
+    else:
+        return entry, None
+    record(tx, guard)
+    return entry, guard
