@@ -415,8 +415,6 @@ def run_resume(fn, *args):
     return result
 
 
-
-
 # -- resume functions ----------------------------------------------------------------------
 def resume_code(code, offset: int, layout: tuple, live: tuple, grad_after=None):
     """The cached resume code object for the original `code` continuing at `offset`. Its free
