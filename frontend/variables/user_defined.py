@@ -545,11 +545,17 @@ class EnumVariable(VariableTracker):
 _HEAPTYPE = 1 << 9   # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
 
 
+class _Plain:
+    pass
+
+
 def plain_class(cls) -> bool:
     """Classes of class statements over `object` alone, without a metaclass or `__slots__`: their
-    instances have the layout `object.__reduce_ex__` expects without asking the class anything."""
-    return type(cls) is type and cls.__mro__[-1] is object and all(
-        k.__flags__ & _HEAPTYPE and "__slots__" not in k.__dict__ for k in cls.__mro__[:-1])
+    instances have the layout `object.__reduce_ex__` expects without asking the class anything (an
+    extension type among the bases makes them larger)."""
+    return type(cls) is type and cls.__mro__[-1] is object and cls.__basicsize__ == _Plain.__basicsize__ and \
+        not cls.__itemsize__ and all(k.__flags__ & _HEAPTYPE and "__slots__" not in k.__dict__
+                                     for k in cls.__mro__[:-1])
 
 
 def call_user_dunder(tx, var, name, args):
