@@ -500,8 +500,9 @@ def _label(obj) -> str:
     `__getattr__` (torch.classes) or an object's `__getattribute__` may do anything, even raise."""
     if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)):
         return f"{obj.__qualname__} (id {id(obj)})"
-    if isinstance(obj, types.ModuleType):
-        return f"module {obj.__dict__.get('__name__')!s} (id {id(obj)})"
+    if isinstance(obj, types.ModuleType):   # (the module type's own dict: a subclass may override `__dict__`)
+        name = types.ModuleType.__dict__["__dict__"].__get__(obj).get("__name__")
+        return f"module {name!s} (id {id(obj)})"
     return f"{type(obj).__name__} (id {id(obj)})"
 
 

@@ -1054,3 +1054,28 @@ def test_attribute_deletion_follows_object_delattr():
     opt = bytegraph.compile(fn, backend=cnt)
     assert same(opt(x, old), expected) and "scale" not in old.__dict__
     assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+
+
+def test_object_made_by_a_class_new_is_rebuilt_without_calling_it_again():
+    class WithNew:            # (CPython's test_copy.test_copy_registry)
+        def __new__(cls, foo):
+            obj = object.__new__(cls)
+            obj.foo = foo
+            return obj
+
+    def make(cls, x):         # `cls.__new__` traced: object.__new__ in the graph's frame
+        return cls.__new__(cls, 42), x + 1
+    x = torch.randn(2)
+    cnt = CompileCounter()
+    obj, _ = bytegraph.compile(make, backend=cnt)(WithNew, x)
+    assert type(obj) is WithNew and obj.__dict__ == {"foo": 42}
+    assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+
+
+def test_class_overriding_dict_is_read_through_its_descriptor():
+    class Shadowed:           # (CPython's test_descr.test_dir, on a plain class)
+        __dict__ = property(lambda self: "Not a dict!")
+
+    def fn(x, obj):
+        return x + len(obj.__dict__)
+    check(fn, torch.randn(2), Shadowed(), like_torch=False)   # (torch.compile fails on it)

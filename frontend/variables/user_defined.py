@@ -361,10 +361,11 @@ class UserDefinedObjectVariable(VariableTracker):
         """object.__getattribute__: data descriptors, the instance's attributes, then the class."""
         if name == "__class__":
             return wrap_class(tx, self.cls)
-        if name == "__dict__":
-            return InstanceDictVariable(obj=self)
         cls = self.cls
         attr, attr_src = class_method(tx, self, name)
+        if name == "__dict__" and isinstance(attr, (types.GetSetDescriptorType, types.MemberDescriptorType)) and \
+                attr.__name__ == "__dict__":
+            return InstanceDictVariable(obj=self)     # the instance's own dict (not a class's override)
         # data descriptors on the class win over the instance dict
         if attr is not None and (isinstance(attr, property) or (hasattr(type(attr), "__set__") and
                                                                 not isinstance(attr, types.MemberDescriptorType))):
