@@ -1029,6 +1029,27 @@ def test_dict_keyed_by_typing_special_forms():
         check(fn, torch.randn(2), origin)
 
 
+def test_object_key_attributes_are_guarded():
+    class Flag:
+        def __init__(self):
+            self.on = True
+
+    def fn(x, table):
+        for key, scale in table.items():
+            if key.on:
+                x = x * scale
+        return x
+    flag = Flag()
+    table = {flag: 2.0}
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt)
+    x = torch.randn(2)
+    assert same(opt(x, table), fn(x, table))
+    flag.on = False                       # read through the key: a guard sees the change
+    assert same(opt(x, table), fn(x, table))
+    assert cnt.frame_count == 1 and bytegraph.stats.recompiles == 1
+
+
 def test_attribute_deletion_follows_object_delattr():
     class Logged:
         def __delattr__(self, name):
