@@ -145,7 +145,7 @@ def load_const(tx, ins):
 @opcode("LOAD_FAST")
 def load_fast(tx, ins):
     try:
-        tx.push(tx.symbolic_locals[ins.argval])
+        tx.push(tx.read_local(ins.argval))
     except KeyError:
         raise user_error(UnboundLocalError(f"cannot access local variable '{ins.argval}' where it is not "
                                            "associated with a value")) from None

@@ -380,9 +380,9 @@ class SAME_OBJECT(GuardKind):
 
 @_kind("memory_sharing")
 class MEMORY_SHARING(GuardKind):
-    """Which tensor inputs share memory (`memory_sharing`'s pattern over all of them), for a graph that
-    writes into an input: functionalizing backends turn the write into a copy made after the graph's
-    reads, which is only right when the inputs alias exactly as they did when traced."""
+    """Which tensor inputs share memory and at which distance (`memory_sharing`'s pattern over all of
+    them), for a graph that writes into an input: functionalizing backends turn the write into a copy
+    made after the graph's reads, which is only right when the inputs alias exactly as when traced."""
     name, order = "MEMORY_SHARING", 8
 
     def make(self, sources, pattern):
@@ -395,7 +395,8 @@ class MEMORY_SHARING(GuardKind):
 
     def describe(self, guard):
         sources, pattern = guard.expected
-        shared = [f"{s.name()} with {sources[g].name()}" for s, g in zip(sources, pattern) if sources[g] != s]
+        shared = [f"{s.name()} with {sources[g].name()} ({d:+} bytes)" for s, (g, d) in zip(sources, pattern)
+                  if sources[g] != s]
         return f"tensor inputs sharing memory: {', '.join(shared) or 'none'}"
 
     def explain(self, guard, value, env):

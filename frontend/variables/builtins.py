@@ -261,7 +261,7 @@ def _locals(tx):
     for name in code.co_varnames:
         key = const(name)
         if name in tx.symbolic_locals:
-            frame_dict.setitem(tx, key, tx.symbolic_locals[name])
+            frame_dict.setitem(tx, key, tx.read_local(name))
         elif frame_dict.lookup(tx, key) is not None:
             frame_dict.call_method(tx, "__delitem__", [key], {})
     return frame_dict

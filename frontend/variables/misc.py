@@ -29,6 +29,23 @@ NULL = NullVariable()
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
+class UnreadArgument(VariableTracker):
+    """A frame argument the trace has not read yet: wrapped (and so guarded) only when first read
+    (`read`), so an argument the frame never reads adds no guard and no graph input, and changing it
+    recompiles nothing. Until then the frame's local still holds the value: rebuilt from its source."""
+    value: Any = None
+
+    def read(self, tx) -> VariableTracker:
+        return tx.wrap(self.value, self.source)
+
+    def describe(self):
+        return f"argument {self.source.name()}"
+
+    def reconstruct(self, codegen):
+        self.source.reconstruct(codegen)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
 class CellVariable(VariableTracker):
     """A closure cell; its contents live in SideEffects.cells (absent = empty cell)."""
     pre_existing: bool = False

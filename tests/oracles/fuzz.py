@@ -541,13 +541,15 @@ def check(seed: int, src: str | None = None, timeout: float = 30.0, hoist: bool 
     try:
         for call in range(CALLS):
             if call:
-                # the caller mutates its lists, dicts and tensors in place, and rebinds the scalars
-                # (and, with `shared`, the tensors: how they share memory changes)
+                # the caller mutates its lists, dicts and tensors in place, and rebinds the scalars;
+                # with `shared` it only passes new tensors that share memory differently (a change
+                # elsewhere would recompile, hiding a graph reused for the wrong sharing)
                 for args in (args_e, args_c):
                     new = make_inputs(seed, call, shared)
-                    args[2], args[3] = new[2], new[3]
-                    args[4].append(new[2])
-                    args[5][f"c{call}"] = call
+                    if not shared:
+                        args[2], args[3] = new[2], new[3]
+                        args[4].append(new[2])
+                        args[5][f"c{call}"] = call
                     if call == CALLS - 1 or shared:
                         args[0], args[1] = new[0], new[1]
                     else:
