@@ -104,6 +104,7 @@ class InstructionTranslator(InstructionTranslatorBase):
                 e.user_stack = self.user_stack()
             if not self.can_break_at_checkpoint():
                 raise
+            self._checkpoint.graph.guards.update(e.guards)
             try:
                 compiled = self.break_at_checkpoint()
             except Unsupported:
