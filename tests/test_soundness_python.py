@@ -237,6 +237,74 @@ def test_dict_mutated_during_iteration_raises():
     assert check(h, torch.ones(1), breaks=0)[1] == ["dictionary changed size during iteration"] * 2
 
 
+def test_dict_keys_replaced_while_iterating_break_or_raise_like_cpython():
+    def plain(x):      # same size, keys changed: CPython's answer depends on its hash table
+        d = {0: 0}
+        y = x + 1
+        for _ in d:
+            del d[0]
+            d[0] = 0
+        return y
+    assert check(plain, torch.ones(1), frames=0) == "RuntimeError"
+
+    def ordered(x):    # an OrderedDict iterator checks a counter of added/removed/moved keys first
+        import collections
+        out = []
+        od = collections.OrderedDict.fromkeys("abcde")
+        for change in range(3):
+            try:
+                for k in od:
+                    if change == 0:
+                        od.move_to_end(k)
+                    elif change == 1:
+                        od["f"] = None
+                    else:
+                        del od["c"]
+            except RuntimeError as e:
+                out.append(str(e))
+        it = iter(od)
+        od.clear()         # changes the size only: raises that, and keeps raising
+        for _ in range(2):
+            try:
+                next(it)
+            except RuntimeError as e:
+                out.append(str(e))
+        return x + 1, out, type(iter(od.items())).__name__
+    got = check(ordered, torch.ones(1), breaks=0)
+    assert got[1] == ["OrderedDict mutated during iteration"] * 3 + ["OrderedDict changed size during iteration"] * 2
+
+
+def test_deque_mutated_while_iterating_raises():
+    def f(x):
+        import collections
+        out = []
+        d = collections.deque("abcdefg")
+        it = iter(d)
+        d.pop()
+        for _ in range(2):     # keeps raising, as CPython's iterator does
+            try:
+                out.append(next(it))
+            except RuntimeError as e:
+                out.append(str(e))
+        d = collections.deque([1, 2, 3])
+        it = reversed(d)
+        d[0] = 9           # replacing and reversing do not count as mutations; the iterator reads live
+        d.reverse()
+        d.extend([])
+        out.append(list(it))
+        d = collections.deque([1, 2, 3])
+        it = iter(d)
+        next(it)
+        d.rotate(1)
+        try:
+            next(it)
+        except RuntimeError as e:
+            out.append(str(e))
+        return x + 1, out, 2 in d, d.count(3), d.index(3), type(iter(d)).__name__
+    got = check(f, torch.ones(1), breaks=0)
+    assert got[1] == ["deque mutated during iteration"] * 2 + [[9, 2, 3], "deque mutated during iteration"]
+
+
 def test_dict_values_changed_during_iteration_is_fine():
     def f(x):
         d = {1: x, 2: x * 2}

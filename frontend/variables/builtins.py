@@ -382,7 +382,7 @@ def _sorted(tx, iterable, /, *, key=None, reverse=None):
 
 
 def _reversed(tx, seq, /):
-    if isinstance(seq, ListVariable):
+    if isinstance(seq, (ListVariable, DequeVariable)):
         return seq.call_method(tx, "__reversed__", [], {})     # live over the list, as CPython's
     cls = seq.python_type()
     if cls is range:     # (a range_iterator, as `iter(range)` is)

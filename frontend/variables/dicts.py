@@ -17,7 +17,7 @@ from .base import (
     python_value,
 )
 from .constant import const
-from .iterators import ContainerIteratorVariable
+from .iterators import ContainerIteratorVariable, key_layout
 from .lists import TupleVariable
 from .tensor import SymNodeVariable, TensorVariable
 
@@ -63,6 +63,16 @@ def hashable_key(tx, var):
     if var.source is not None:
         return ("__source__", var.source)
     return ("__id__", id(var))
+
+
+def store_keyed(tx, container, contents, *, moved=False, clear=False) -> None:
+    """Store the new contents of a dict or set; a change of size (or a key moved) changes its key layout."""
+    effects = tx.output.side_effects
+    contents = tuple(contents)
+    before = len(effects.get(container))
+    effects.store(container, contents)
+    if not clear and (moved or len(contents) != before):
+        effects.track(("key layout", container), key_layout(tx, container) + 1)
 
 
 def is_other_mapping(var) -> bool:
@@ -113,8 +123,8 @@ class DictVariable(VariableTracker):
     def as_mapping(self, tx) -> dict:
         return {hashable_key(tx, k): (k, v) for k, v in self.pairs(tx)}
 
-    def set_pairs(self, tx, pairs):
-        tx.output.side_effects.store(self, tuple(pairs))
+    def set_pairs(self, tx, pairs, *, moved=False, clear=False):
+        store_keyed(tx, self, pairs, moved=moved, clear=clear)
 
     def python_type(self):
         return self.cls
@@ -182,7 +192,7 @@ class DictVariable(VariableTracker):
             self._update(tx, args, kwargs)
             return const(None)
         if name == "clear":
-            self.set_pairs(tx, ())
+            self.set_pairs(tx, (), clear=True)
             return const(None)
         if name == "copy":
             return DictVariable.create(tx, pairs, self.cls, self.default_factory)
@@ -268,7 +278,7 @@ class DictVariable(VariableTracker):
         last = kwargs.get("last", args[1] if len(args) > 1 else const(True)).as_python_constant()
         items = list(mapping.values())
         items = items + [entry] if last else [entry] + items
-        self.set_pairs(tx, items)
+        self.set_pairs(tx, items, moved=True)
 
     def _equals(self, tx, other) -> bool:
         a, b = self.as_mapping(tx), other.as_mapping(tx)
@@ -422,14 +432,14 @@ class SetVariable(VariableTracker):
         check_modelled_arguments(self.cls.__name__, name, args, kwargs, _SET_ARITY)
         if name == "add":
             keys.setdefault(hashable_key(tx, args[0]), args[0])
-            tx.output.side_effects.store(self, tuple(keys.values()))
+            store_keyed(tx, self, keys.values())
             return const(None)
         if name in ("discard", "remove"):
             k = hashable_key(tx, args[0])
             if k not in keys and name == "remove":
                 raise user_error(KeyError(args[0].as_python_constant() if args[0].is_python_constant() else "<item>"))
             keys.pop(k, None)
-            tx.output.side_effects.store(self, tuple(keys.values()))
+            store_keyed(tx, self, keys.values())
             return const(None)
         if name == "__contains__":
             return const(hashable_key(tx, args[0]) in keys)
@@ -439,7 +449,7 @@ class SetVariable(VariableTracker):
             for other in args:
                 for item in tx.unpack_iterable(other):
                     keys.setdefault(hashable_key(tx, item), item)
-            tx.output.side_effects.store(self, tuple(keys.values()))
+            store_keyed(tx, self, keys.values())
             return const(None)
         if name == "__iter__":
             return ContainerIteratorVariable.create(tx, self, "set")
@@ -464,10 +474,10 @@ class SetVariable(VariableTracker):
             items = self.items(tx)
             if not items:
                 raise user_error(KeyError("pop from an empty set"))
-            tx.output.side_effects.store(self, items[1:])
+            store_keyed(tx, self, items[1:])
             return items[0]
         if name == "clear":
-            tx.output.side_effects.store(self, ())
+            store_keyed(tx, self, (), clear=True)
             return const(None)
         return super().call_method(tx, name, args, kwargs)
 

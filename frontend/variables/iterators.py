@@ -1,6 +1,7 @@
 """Iterators: a position over a known sequence of trackers (iter, zip, enumerate, map, ...)."""
 from __future__ import annotations
 
+import collections
 import dataclasses
 import itertools
 import operator
@@ -183,6 +184,59 @@ def list_iterator_at(seq, index, reverse):
     return it
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
+class DequeIteratorVariable(IteratorVariable):
+    """iter() / reversed() of a deque: like CPython's, it reads the live deque and raises once the
+    deque's state counter changed (DequeVariable.set_items). State in SideEffects: (items given,
+    the deque's state when created)."""
+    seq: VariableTracker = None      # a DequeVariable
+    reverse: bool = False
+
+    def parts(self, tx):
+        return (self.seq,)
+
+    @staticmethod
+    def create(tx, seq, reverse=False):
+        var = DequeIteratorVariable(seq=seq, reverse=reverse)
+        tx.output.side_effects.track(var, (0, seq.state(tx), len(seq.get_items(tx))))
+        return var
+
+    def python_type(self):
+        return type(reversed(collections.deque())) if self.reverse else type(iter(collections.deque()))
+
+    def describe(self):
+        return "deque iterator"
+
+    def next_item(self, tx):
+        given, state, size = tx.output.side_effects.get(self)
+        if state != self.seq.state(tx):
+            raise user_error(RuntimeError("deque mutated during iteration"))
+        if given == size:
+            raise StopIterationSignal()
+        tx.output.side_effects.track(self, (given + 1, state, size))
+        items = self.seq.get_items(tx)
+        return items[-1 - given] if self.reverse else items[given]
+
+    def reconstruct(self, codegen):
+        given, state, _ = codegen.tx.output.side_effects.get(self)
+        if state != self.seq.state(codegen.tx):
+            raise Unsupported("unrebuildable", what="rebuilding a deque iterator after the deque changed")
+        codegen.load_callable(advanced)
+        codegen.load_global_builtin("reversed" if self.reverse else "iter")
+        codegen.reconstruct(self.seq)
+        codegen.call(1)
+        codegen.load_const(given)
+        codegen.call(2)
+
+
+def key_layout(tx, container) -> int:
+    """How many times keys were added to, removed from or moved in `container` while tracing (clear()
+    aside): an iterator compares it with its own, as an OrderedDict iterator compares the dict's state
+    counter; a plain dict or set iterator whose container changed so but kept its size gives what
+    CPython's hash table gives, which is not modelled."""
+    return tx.output.side_effects.contents.get(("key layout", container), 0)
+
+
 _BROKEN = "broken"    # the container changed size: every later next() raises again, as in CPython
 
 
@@ -196,33 +250,39 @@ def advanced(it, n):
 @dataclasses.dataclass(frozen=True, eq=False)
 class ContainerIteratorVariable(IteratorVariable):
     """iter() of a dict, of one of its views, or of a set: each step reads the container as it is
-    now, and raises RuntimeError once its size changed, as CPython's iterators do. A change that
-    keeps the size (a key replaced) is not modelled: CPython's answer depends on its hash table.
-    State in SideEffects: (position, keys when created), _BROKEN, or None when exhausted."""
+    now, and raises RuntimeError once its size changed, as CPython's iterators do. An OrderedDict's
+    iterator raises first once a key was added, removed or moved (its state counter changed). A plain
+    dict or set whose keys changed but kept their number gives what CPython's hash table gives: not
+    modelled. State in SideEffects: (position, key layout when created), _BROKEN (with that layout),
+    or None when exhausted."""
     container: VariableTracker = None    # a DictVariable or SetVariable
     kind: str = "keys"                   # keys / values / items of a dict, or "set"
 
     @staticmethod
     def create(tx, container, kind):
         var = ContainerIteratorVariable(container=container, kind=kind)
-        tx.output.side_effects.track(var, (0, tuple(k for k, _ in var._entries(tx))))
+        tx.output.side_effects.track(var, (0, key_layout(tx, container), len(var._entries(tx))))
         return var
 
     def _entries(self, tx):
-        """(key, item) for each item still in the container, keys as the container hashes them."""
+        """The items still in the container."""
         if self.kind == "set":
-            return list(self.container.keys(tx).items())
-        mapping = self.container.as_mapping(tx)
+            return list(self.container.items(tx))
+        pairs = self.container.pairs(tx)
         if self.kind == "keys":
-            return [(key, k) for key, (k, _) in mapping.items()]
+            return [k for k, _ in pairs]
         if self.kind == "values":
-            return [(key, v) for key, (_, v) in mapping.items()]
-        return [(key, TupleVariable((k, v))) for key, (k, v) in mapping.items()]
+            return [v for _, v in pairs]
+        return [TupleVariable((k, v)) for k, v in pairs]
+
+    def _ordered(self):
+        return self.kind != "set" and issubclass(self.container.python_type(), collections.OrderedDict)
 
     def python_type(self):
         if self.kind == "set":
             return type(iter(set()))
-        return type(iter(getattr({}, self.kind)()))
+        mapping = collections.OrderedDict() if self._ordered() else {}
+        return type(iter(getattr(mapping, self.kind)()))
 
     def describe(self):
         return f"{self.container.describe()} {self.kind} iterator"
@@ -231,27 +291,30 @@ class ContainerIteratorVariable(IteratorVariable):
         state = tx.output.side_effects.get(self)
         if state is None:
             raise StopIterationSignal()
+        position, layout, size = state
         entries = self._entries(tx)
-        if state == _BROKEN or len(entries) != len(state[1]):
-            tx.output.side_effects.track(self, _BROKEN)
-            what = "Set" if self.kind == "set" else "dictionary"
+        changed = layout != key_layout(tx, self.container)
+        if self._ordered() and changed:
+            tx.output.side_effects.track(self, None)
+            raise user_error(RuntimeError("OrderedDict mutated during iteration"))
+        if position == _BROKEN or len(entries) != size:
+            tx.output.side_effects.track(self, (_BROKEN, layout, size))
+            what = "Set" if self.kind == "set" else "OrderedDict" if self._ordered() else "dictionary"
             raise user_error(RuntimeError(f"{what} changed size during iteration"))
-        position, keys = state
-        if tuple(k for k, _ in entries) != keys:
+        if changed:
             raise Unsupported("mutated_while_iterating", what=f"a {self.container.describe()} whose keys changed "
                                                      "(same size) while iterating it")
         if position >= len(entries):
             tx.output.side_effects.track(self, None)
             raise StopIterationSignal()
-        tx.output.side_effects.track(self, (position + 1, keys))
-        return entries[position][1]
+        tx.output.side_effects.track(self, (position + 1, layout, size))
+        return entries[position]
 
     def reconstruct(self, codegen):
         state = codegen.tx.output.side_effects.get(self)
-        entries = self._entries(codegen.tx)
         if state is None:
-            position = len(entries)
-        elif state == _BROKEN or tuple(k for k, _ in entries) != state[1]:
+            position = len(self._entries(codegen.tx))
+        elif state[0] == _BROKEN or state[1] != key_layout(codegen.tx, self.container):
             raise Unsupported("unrebuildable", what=f"rebuilding {self.describe()} after its container changed")
         else:
             position = state[0]
@@ -436,4 +499,4 @@ class CountIteratorVariable(IteratorVariable):
         codegen.call(2)
 
 
-families.register(ListIteratorVariable, ListSequenceIteratorVariable)
+families.register(ListIteratorVariable, ListSequenceIteratorVariable, DequeIteratorVariable)

@@ -367,11 +367,42 @@ class DequeVariable(BaseSequence):
     def get_items(self, tx):
         return tx.output.side_effects.get(self)
 
-    def set_items(self, tx, items, left=False):
+    def iterate(self, tx):
+        return self.call_method(tx, "__iter__", [], {})   # live: sees changes made while iterating
+
+    def set_items(self, tx, items, left=False, mutated=True):
+        """New contents; `mutated`: the change counts as one for CPython's deque state counter,
+        which its iterators, `in`, count() and index() check (replacing an item or reversing does not)."""
         items = tuple(items)
         if self.maxlen is not None and len(items) > self.maxlen:
             items = items[:self.maxlen] if left else items[len(items) - self.maxlen:]
         tx.output.side_effects.store(self, items)
+        if mutated:
+            tx.output.side_effects.track(("deque state", self), self.state(tx) + 1)
+
+    def state(self, tx) -> int:
+        return tx.output.side_effects.contents.get(("deque state", self), 0)
+
+    def _search(self, tx, name, value):
+        """`in`, count() and index(): compare item by item; a comparison that changed the deque
+        raises, as CPython's does."""
+        items, start = self.get_items(tx), self.state(tx)
+        found = []
+        for n, item in enumerate(items):
+            equal = compare_equal(tx, item, value)
+            if self.state(tx) != start:
+                raise user_error(RuntimeError("deque mutated during iteration"))
+            if equal:
+                found.append(n)
+                if name != "count":
+                    break
+        if name == "__contains__":
+            return const(bool(found))
+        if name == "count":
+            return const(len(found))
+        if found:
+            return const(found[0])
+        raise Unsupported("python_protocol", what="deque.index of an item not in the deque")
 
     def python_type(self):
         return collections.deque
@@ -395,14 +426,20 @@ class DequeVariable(BaseSequence):
     def call_method(self, tx, name, args, kwargs):
         items = list(self.get_items(tx))
         check_modelled_arguments("list", name, args, kwargs, _LIST_ARITY, {"sort": ("key", "reverse")})
+        if name in ("__contains__", "count") or (name == "index" and len(args) == 1):
+            return self._search(tx, name, args[0])
         if name == "append":
             self.set_items(tx, items + [args[0]])
         elif name == "appendleft":
             self.set_items(tx, [args[0]] + items, left=True)
-        elif name == "extend":
-            self.set_items(tx, items + tx.unpack_iterable(args[0]))
-        elif name == "extendleft":
-            self.set_items(tx, tx.unpack_iterable(args[0])[::-1] + items, left=True)
+        elif name in ("extend", "extendleft", "__iadd__"):
+            added = tx.unpack_iterable(args[0])
+            if name == "extendleft":
+                self.set_items(tx, added[::-1] + items, left=True, mutated=bool(added) and self.maxlen != 0)
+            else:
+                self.set_items(tx, items + added, mutated=bool(added) and self.maxlen != 0)
+            if name == "__iadd__":
+                return self
         elif name in ("pop", "popleft"):
             if not items:
                 raise user_error(IndexError(f"{name} from an empty deque"))
@@ -414,11 +451,11 @@ class DequeVariable(BaseSequence):
             if items:
                 n %= len(items)
                 items = items[len(items) - n:] + items[:len(items) - n]
-            self.set_items(tx, items)
+            self.set_items(tx, items, mutated=len(items) > 1)
         elif name == "clear":
-            self.set_items(tx, [])
+            self.set_items(tx, [], mutated=bool(items))
         elif name == "reverse":
-            self.set_items(tx, items[::-1])
+            self.set_items(tx, items[::-1], mutated=False)
         elif name == "copy":
             return DequeVariable.create(tx, items, self.maxlen)
         elif name == "remove":
@@ -437,15 +474,14 @@ class DequeVariable(BaseSequence):
             index = python_index(args[0])
             _as_eager(collections.deque, len(items), operator.setitem, index, 0)
             items[index] = args[1]
-            self.set_items(tx, items)
+            self.set_items(tx, items, mutated=False)
         elif name == "__delitem__":
             index = python_index(args[0])
             _as_eager(collections.deque, len(items), operator.delitem, index)
             del items[index]
             self.set_items(tx, items)
-        elif name == "__iadd__":
-            self.set_items(tx, items + tx.unpack_iterable(args[0]))
-            return self
+        elif name in ("__iter__", "__reversed__"):
+            return families.DequeIteratorVariable.create(tx, self, reverse=name == "__reversed__")
         else:
             return super().call_method(tx, name, args, kwargs)
         return const(None)
