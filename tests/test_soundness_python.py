@@ -305,6 +305,16 @@ def test_deque_mutated_while_iterating_raises():
     assert got[1] == ["deque mutated during iteration"] * 2 + [[9, 2, 3], "deque mutated during iteration"]
 
 
+def test_frozensets_of_frozensets_hash_by_their_items():
+    def f(x):
+        square = {frozenset([frozenset([a]), frozenset([b])]) for a in range(4) for b in range(4) if a != b}
+        d = {frozenset([frozenset([1]), frozenset([2])]): x}
+        t = frozenset([x])
+        return (d[frozenset([frozenset([2]), frozenset([1])])] + 1, len(square),
+                frozenset([frozenset([1])]) in {frozenset({frozenset({1})})}, len({t, frozenset([x])}))
+    assert check(f, torch.ones(1), breaks=0)[1] == 6
+
+
 def test_dict_values_changed_during_iteration_is_fine():
     def f(x):
         d = {1: x, 2: x * 2}

@@ -35,10 +35,13 @@ def hashable_key(tx, var):
         except TypeError:
             pass
     if isinstance(var, SetVariable) and var.cls is frozenset:
-        # a frozenset made while tracing hashes and compares by its items, as the real one does
-        items = var.items(tx)
-        if all(i.is_python_constant() for i in items):
-            return frozenset(i.as_python_constant() for i in items)
+        # a frozenset made while tracing hashes and compares by its items, as the real one does: the
+        # real frozenset it equals when made of constants (and of such frozensets)
+        keys = {i: hashable_key(tx, i) for i in var.items(tx)}
+        if all(i.is_python_constant() or (isinstance(i, SetVariable) and isinstance(k, frozenset))
+               for i, k in keys.items()):
+            return frozenset(keys.values())
+        return ("__frozenset__", frozenset(keys.values()))
     if isinstance(var, TensorVariable):
         return ("__tensor__", var.proxy.node)
     if isinstance(var, SymNodeVariable):
