@@ -357,14 +357,33 @@ class InstructionTranslatorBase:
         return gtx
 
     def make_super(self, args):
+        """super(...) as CPython's super_init builds it, with its errors."""
         if args:
-            return SuperVariable(cls=args[0].as_python_constant(), obj=args[1])
-        if "__class__" not in self.cells or not self.code.co_varnames:
+            if len(args) != 2:   # super(type) is an unbound super object: not modelled
+                if len(args) > 2:
+                    fold(super, *[int] * len(args))
+                raise Unsupported("unsupported_call", fn="super", detail=" with one argument")
+            return SuperVariable.create(self, args[0], args[1])
+        code = self.code
+        if code.co_argcount == 0:
             raise user_error(RuntimeError("super(): no arguments"))
-        cls = self.cells["__class__"].load(self).as_python_constant()
-        first = self.code.co_varnames[0]
-        obj = self.cells[first].load(self) if first in self.cells else self.read_local(first)
-        return SuperVariable(cls=cls, obj=obj)
+        first = code.co_varnames[0]
+        if first in self.cells:
+            if self.cells[first].is_empty(self):
+                raise user_error(RuntimeError("super(): arg[0] deleted"))
+            obj = self.cells[first].load(self)
+        elif first in self.symbolic_locals:
+            obj = self.read_local(first)
+        else:
+            raise user_error(RuntimeError("super(): arg[0] deleted"))
+        if "__class__" not in code.co_freevars:
+            raise user_error(RuntimeError("super(): __class__ cell not found"))
+        if self.cells["__class__"].is_empty(self):
+            raise user_error(RuntimeError("super(): empty __class__ cell"))
+        cls = self.cells["__class__"].load(self)
+        if not isinstance(cls.as_python_constant_or_none(), type):
+            raise user_error(RuntimeError(f"super(): __class__ is not a type ({cls.python_type().__name__})"))
+        return SuperVariable.create(self, cls, obj)
 
 
 def _constant_tuple_as_sequence(var):

@@ -1,6 +1,7 @@
 """Python modelled exactly or not at all: builtins get every argument, operators follow CPython's
 protocol (NotImplemented, reflection, identity fallback), containers raise when mutated while
 iterated or sorted. Each test compares compiled with eager and asserts what was captured."""
+import collections
 import collections.abc
 import sys
 
@@ -313,6 +314,65 @@ def test_frozensets_of_frozensets_hash_by_their_items():
         return (d[frozenset([frozenset([2]), frozenset([1])])] + 1, len(square),
                 frozenset([frozenset([1])]) in {frozenset({frozenset({1})})}, len({t, frozenset([x])}))
     assert check(f, torch.ones(1), breaks=0)[1] == 6
+
+
+class _OrderedSub(collections.OrderedDict):
+    def __iter__(self):
+        raise AssertionError("the builtin iterator never calls it")
+
+
+def test_iterator_over_a_dict_subclass_object_reads_the_object_across_a_break():
+    def f(x, od):
+        it = collections.OrderedDict.__iter__(od)
+        view = od.values()
+        first = next(it)
+        y = x + 1
+        print("", end="")   # graph break: the iterator and the view are rebuilt on the object itself
+        od["z"] = 1
+        try:
+            next(it)
+        except RuntimeError as e:
+            return y, first, str(e), list(view), type(it).__name__, type(view).__name__
+        return y, first
+    want = f(torch.ones(1), _OrderedSub(a=1, b=2))
+    cnt = CompileCounter()
+    got = bytegraph.compile(f, backend=cnt)(torch.ones(1), _OrderedSub(a=1, b=2))
+    assert_same(got, want, exact=True)
+    assert want[2] == "OrderedDict mutated during iteration" and want[4:] == ("odict_iterator", "odict_values")
+    assert cnt.frame_count == 1 and len(bytegraph.stats.break_records) == 2
+
+
+class _SuperBase:
+    def m(self):
+        return 1
+
+
+class _SuperChild(_SuperBase):
+    def m(self):
+        return super().m() + 1
+
+    def deleted_self(x):
+        del x
+        super()
+
+
+def test_super_checks_its_arguments_like_cpython():
+    def f(x):
+        out = []
+        for args in [(int, int, int), (1, int), (int, "x"), (int, 1.0)]:
+            try:
+                super(*args)
+            except TypeError as e:
+                out.append(str(e))
+        for method, arg in [(_SuperChild.m, 3), (_SuperChild.deleted_self, 1)]:
+            try:
+                method(arg)
+            except (TypeError, RuntimeError) as e:
+                out.append(f"{type(e).__name__}: {e}")
+        return x + _SuperChild().m(), out, super(_SuperChild, _SuperChild()).m()
+    got = check(f, torch.ones(1), breaks=0)
+    assert got[1][0] == "super() expected at most 2 arguments, got 3"
+    assert got[1][-1] == "RuntimeError: super(): arg[0] deleted"
 
 
 def test_dict_values_changed_during_iteration_is_fine():

@@ -96,9 +96,12 @@ def mapping_as_dict(tx, mapping) -> "DictVariable":
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class DictVariable(VariableTracker):
-    """A dict; contents are a tuple of (key tracker, value tracker) pairs in SideEffects."""
+    """A dict; contents are a tuple of (key tracker, value tracker) pairs in SideEffects. `owner`:
+    the object of a dict subclass whose items these are (user_defined.dict_store); `cls` is then
+    the builtin base whose methods apply (dict or OrderedDict)."""
     cls: type = dict
     default_factory: VariableTracker = None
+    owner: VariableTracker = None
 
     def build_python_value(self, tx, memo):
         if self.cls is not dict:
@@ -115,8 +118,8 @@ class DictVariable(VariableTracker):
         return self.call_method(tx, "__iter__", [], {})   # live: sees changes made while iterating
 
     @staticmethod
-    def create(tx, pairs, cls=dict, default_factory=None, source=None):
-        var = DictVariable(cls=cls, default_factory=default_factory, source=source)
+    def create(tx, pairs, cls=dict, default_factory=None, source=None, owner=None):
+        var = DictVariable(cls=cls, default_factory=default_factory, source=source, owner=owner)
         tx.output.side_effects.track(var, tuple(pairs))
         return var
 
@@ -293,6 +296,19 @@ class DictVariable(VariableTracker):
     def as_python_constant(self):
         raise NotConstant(self.describe())
 
+    def reconstruct_method_call(self, codegen, name) -> None:
+        """`self.<name>()` rebuilt (a view, an iterator); for the items of a dict-subclass object,
+        called on the object itself through the builtin base's method (as traced: the subclass's
+        overrides never ran), so that it reads the object, not a copy."""
+        if self.owner is None:
+            codegen.reconstruct(self)
+            codegen.load_method(name)
+            codegen.call_method(0)
+            return
+        codegen.load_callable(getattr(self.cls, name))
+        codegen.reconstruct(self.owner)
+        codegen.call(1)
+
     def reconstruct(self, codegen):
         if self.source is not None:
             return self.source.reconstruct(codegen)
@@ -323,7 +339,7 @@ class DictViewVariable(VariableTracker):
         return DictViewVariable(dict_var=dict_var, kind=kind)
 
     def python_type(self):
-        return type(getattr({}, self.kind)())
+        return type(getattr(self.dict_var.cls(), self.kind)())
 
     def unpack(self, tx):
         pairs = self.dict_var.pairs(tx)
@@ -379,9 +395,7 @@ class DictViewVariable(VariableTracker):
         raise Unsupported("python_protocol", what=f"comparing {self.kind}() with {other.describe()}")
 
     def reconstruct(self, codegen):
-        codegen.reconstruct(self.dict_var)
-        codegen.load_method(self.kind)
-        codegen.call_method(0)
+        self.dict_var.reconstruct_method_call(codegen, self.kind)
 
 
 _SET_OPERATORS = ("__or__", "__and__", "__sub__", "__xor__")

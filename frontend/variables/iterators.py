@@ -276,13 +276,12 @@ class ContainerIteratorVariable(IteratorVariable):
         return [TupleVariable((k, v)) for k, v in pairs]
 
     def _ordered(self):
-        return self.kind != "set" and issubclass(self.container.python_type(), collections.OrderedDict)
+        return self.kind != "set" and issubclass(self.container.cls, collections.OrderedDict)
 
     def python_type(self):
         if self.kind == "set":
             return type(iter(set()))
-        mapping = collections.OrderedDict() if self._ordered() else {}
-        return type(iter(getattr(mapping, self.kind)()))
+        return type(iter(getattr(self.container.cls(), self.kind)()))
 
     def describe(self):
         return f"{self.container.describe()} {self.kind} iterator"
@@ -319,12 +318,15 @@ class ContainerIteratorVariable(IteratorVariable):
         else:
             position = state[0]
         codegen.load_callable(advanced)
-        codegen.load_global_builtin("iter")
-        codegen.reconstruct(self.container)
-        if self.kind in ("values", "items"):
-            codegen.load_method(self.kind)
-            codegen.call_method(0)
-        codegen.call(1)
+        if self.kind == "keys":
+            self.container.reconstruct_method_call(codegen, "__iter__")
+        else:
+            codegen.load_global_builtin("iter")
+            if self.kind == "set":
+                codegen.reconstruct(self.container)
+            else:
+                self.container.reconstruct_method_call(codegen, self.kind)
+            codegen.call(1)
         codegen.load_const(position)
         codegen.call(2)
 

@@ -277,14 +277,31 @@ def new_exception(tx, cls, args, kwargs):
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class SuperVariable(VariableTracker):
-    """super(cls, obj): attribute lookups start after `cls` in type(obj).__mro__."""
+    """super(cls, obj): attribute lookups start after `cls` in `owner.__mro__` (obj itself when it
+    is a subclass of cls, else its type)."""
     cls: type = None
     obj: VariableTracker = None
+    owner: type = None
+
+    @staticmethod
+    def create(tx, cls_var, obj):
+        """With CPython's checks (super_init, supercheck)."""
+        cls = cls_var.as_python_constant_or_none()
+        if not isinstance(cls, type):
+            raise user_error(TypeError(f"super() argument 1 must be a type, not {cls_var.python_type().__name__}"))
+        value = obj.as_python_constant_or_none()
+        if isinstance(value, type) and issubclass(value, cls):
+            return SuperVariable(cls=cls, obj=obj, owner=value)
+        if issubclass(obj.python_type(), cls):
+            return SuperVariable(cls=cls, obj=obj, owner=obj.python_type())
+        if reads.class_lookup(tx, obj.python_type(), "__class__")[0] is not object.__dict__["__class__"]:
+            # CPython then tries obj.__class__, which this class overrides
+            raise Unsupported("python_protocol",
+                              what=f"super() of a {obj.python_type().__name__} with its own __class__")
+        raise user_error(TypeError("super(type, obj): obj must be an instance or subtype of type"))
 
     def var_getattr(self, tx, name):
-        owner_type = self.obj.python_type() if not isinstance(self.obj.as_python_constant_or_none(), type) \
-            else self.obj.as_python_constant()
-        mro = owner_type.__mro__
+        mro = self.owner.__mro__
         start = mro.index(self.cls) + 1
         return families.lookup_in_mro(tx, self.obj, mro[start:], name)
 

@@ -239,9 +239,14 @@ def dict_store(tx, var):
         tx.output.guards.add(Guard.constant(DictKeysSource(var.source, via), tuple(keys)))
     pairs = [(const(k), tx.wrap(via.__getitem__(real, k), ItemSource(var.source, k, via) if var.source else None))
              for k in keys]
-    store = DictVariable.create(tx, pairs, dict)
+    store = DictVariable.create(tx, pairs, _dict_base(type(real)), owner=var)
     tx.output.wrapped_objects[key] = (real, store)
     return store
+
+
+def _dict_base(cls) -> type:
+    """The builtin whose methods apply to the items of a dict subclass's object."""
+    return collections.OrderedDict if issubclass(cls, collections.OrderedDict) else dict
 
 
 _READ_ONLY_DICT_METHODS = {"get", "__getitem__", "__contains__", "__len__", "keys", "values", "items", "__iter__",
@@ -321,8 +326,7 @@ class UserDefinedObjectVariable(VariableTracker):
         var = UserDefinedObjectVariable(cls=cls)
         attrs = {}
         if issubclass(cls, dict):
-            attrs[_DICT_STORE] = DictVariable.create(
-                tx, [], collections.OrderedDict if issubclass(cls, collections.OrderedDict) else dict)
+            attrs[_DICT_STORE] = DictVariable.create(tx, [], _dict_base(cls), owner=var)
         tx.output.side_effects.track(var, attrs)
         return var
 
