@@ -342,6 +342,29 @@ def test_iterator_over_a_dict_subclass_object_reads_the_object_across_a_break():
     assert cnt.frame_count == 1 and len(bytegraph.stats.break_records) == 2
 
 
+class _PlainOrderedSub(collections.OrderedDict):
+    pass
+
+
+def test_ordered_dict_subclass_copies_keep_the_subclass():
+    def f(x):
+        a = _PlainOrderedSub({0: 0, 1: 1})
+        return x + 1, type(a.copy()).__name__, type(a | {2: 2}).__name__, list((a | {1: 5}).items()), \
+            type(dict.copy(a)).__name__
+    got = check(f, torch.ones(1), breaks=0)
+    assert got[1:3] == ("_PlainOrderedSub", "_PlainOrderedSub") and got[4] == "dict"
+
+    def g(x):
+        od = _PlainOrderedSub(spam=1, ham=2)
+        dict.__delitem__(od, "spam")    # leaves the OrderedDict's key order behind: a later read raises
+        try:
+            repr(od)
+        except KeyError:
+            return x + 1
+        return x
+    check(g, torch.ones(1), frames=0)
+
+
 class _SuperBase:
     def m(self):
         return 1

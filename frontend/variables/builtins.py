@@ -174,16 +174,39 @@ def _unbound_builtin_method(tx, fn, args, kwargs):
     if not obj.is_new() and name not in _READ_ONLY_DICT_METHODS:
         raise Unsupported("untracked_mutation", what=f"{owner.__name__}.{name} on {obj.describe()} that existed "
                                                  "before the compiled frame")
+    if owner is not store.cls and name not in _READ_ONLY_DICT_METHODS:
+        # dict's own method on an OrderedDict object leaves the key order behind (CPython's later
+        # reads then raise KeyError): not modelled
+        raise Unsupported("python_protocol", what=f"dict.{name} on {obj.describe()}, an OrderedDict")
     if name == "__init__":
         if args[1:] or kwargs:
             store.call_method(tx, "update", list(args[1:]), kwargs)
         return const(None)
+    if name in ("copy", "__or__"):
+        result = store.call_method(tx, name, list(args[1:]), kwargs)
+        if isinstance(result, DictVariable) and owner is dict:   # a plain dict, from an OrderedDict too
+            return DictVariable.create(tx, result.pairs(tx))
+        return _ordered_dict_subclass_result(tx, obj, result)
     if name == "__getitem__" and len(args) == 2 and store.lookup(tx, args[1]) is None:
         missing, missing_src = class_method(tx, obj, "__missing__")
         if isinstance(missing, types.FunctionType):
             return UserFunctionVariable(fn=missing, source=missing_src).call_function(
                 tx, [obj, args[1]], {})   # dict calls __missing__
     return store.call_method(tx, name, list(args[1:]), kwargs)
+
+
+def _ordered_dict_subclass_result(tx, obj, result):
+    """OrderedDict.copy and `|` make an object of the subclass (`type(od)()`, then its items set), a
+    plain dict result of the base's method turned into one; a subclass with its own construction
+    or __setitem__ would run it: not modelled."""
+    if not isinstance(result, DictVariable):
+        return result
+    for hook in ("__new__", "__init__", "__setitem__"):
+        if class_lookup(tx, obj.cls, hook)[0] is not class_lookup(tx, collections.OrderedDict, hook)[0]:
+            raise Unsupported("python_protocol", what=f"copying {obj.describe()}, whose class has its own {hook}")
+    new = UserDefinedObjectVariable.create_new(tx, obj.cls)
+    dict_store(tx, new).call_method(tx, "update", [result], {})
+    return new
 
 
 # -- handlers ----------------------------------------------------------------
