@@ -136,10 +136,17 @@ class SideEffects:
             payloads.append((var, cg.store_temp()))
         return payloads
 
-    @staticmethod
-    def _write_back_contents(cg, payloads) -> None:
+    def _write_back_contents(self, cg, payloads) -> None:
         for var, temp in payloads:
             if isinstance(var, ListVariable):   # src[:] = new items
+                if not self.get(var) and self.contents.get(("list grew", var)):
+                    # it grew and shrank back to empty: a list being sorted (emptied while it is) must
+                    # see that it was given items, as list.sort checks ("list modified during sort")
+                    var.source.reconstruct(cg)
+                    cg.load_method("append")
+                    cg.load_const(None)
+                    cg.call_method(1)
+                    cg.pop_top()
                 cg.load_temp(temp)
                 var.source.reconstruct(cg)
                 cg.load_const(slice(None))

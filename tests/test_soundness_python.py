@@ -445,6 +445,23 @@ def test_list_modified_during_sort_raises():
     assert check(g, torch.ones(1), breaks=0)[2] == [0, 0, 0]
 
 
+def test_list_grown_and_emptied_by_a_compiled_key_during_a_native_sort_is_detected():
+    from functools import cmp_to_key
+
+    def f(x, data):
+        def mutating_cmp(a, b):     # compiled on its own, called by the native sort
+            data.append(3)
+            data.pop()
+            return (a > b) - (a < b)
+        try:
+            data.sort(key=cmp_to_key(mutating_cmp))    # (cmp_to_key and the sort run natively)
+        except ValueError as e:
+            return x + 1, str(e), data
+        return x, data
+    got = check(f, torch.ones(1), [1, 2], frames=0, breaks=2)
+    assert got[1] == "list modified during sort"
+
+
 # -- types kept -----------------------------------------------------------------------------------
 def test_struct_sequence_keeps_its_type():
     def f(x):

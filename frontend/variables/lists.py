@@ -254,7 +254,10 @@ class ListVariable(BaseSequence):
         return tx.output.side_effects.get(self)
 
     def set_items(self, tx, items):
-        tx.output.side_effects.store(self, tuple(items))
+        items = tuple(items)
+        if len(items) > len(self.get_items(tx)):
+            tx.output.side_effects.track(("list grew", self), True)   # see SideEffects._write_back_contents
+        tx.output.side_effects.store(self, items)
 
     def python_type(self):
         return list
