@@ -5,6 +5,7 @@ Compile time only (the hot path is the C hook and the guard functions).
 """
 from __future__ import annotations
 
+import builtins
 import functools
 import inspect
 import logging
@@ -64,6 +65,15 @@ def _backend_specializes_float(backend) -> bool:
     return False
 
 
+_BUILTIN_NAMES = frozenset(builtins.__dict__)
+
+
+def _builtins_intact() -> bool:
+    """No builtin deleted, no key that is not a string added (a program may, for a while)."""
+    names = builtins.__dict__
+    return _BUILTIN_NAMES <= names.keys() and all(type(k) is str for k in names)
+
+
 class FrameCompiler:
     """The callback installed by `bytegraph.compile`: one per compiled callable."""
 
@@ -84,6 +94,8 @@ class FrameCompiler:
             return action
         if user_dispatch_mode_active() or functorch_transform_active():
             return FrameAction.RUN_EAGERLY  # this call, and what it calls (the entries' guards refuse it too)
+        if not _builtins_intact():
+            return FrameAction.RUN_AS_IS    # the compiler's own code (and torch's) needs the builtins
         cache = _C.get_cache(code)
         if cache is None:
             return FrameAction.RUN_AS_IS

@@ -462,6 +462,57 @@ def test_list_grown_and_emptied_by_a_compiled_key_during_a_native_sort_is_detect
     assert got[1] == "list modified during sort"
 
 
+class _BasesOnly:
+    """Stands for a class through `__bases__` (issubclass then reads it: code of the user's)."""
+    @property
+    def __bases__(self):
+        return ()
+
+
+def test_issubclass_and_range_arguments_like_cpython():
+    class Super:
+        pass
+
+    class Child(Super):
+        pass
+
+    def f(x):
+        out = [issubclass(Child, Super), issubclass(Super, (Child, int)), issubclass(list, collections.abc.Sequence)]
+        for a, b in [(1, int), (Super, 3)]:
+            try:
+                issubclass(a, b)
+            except TypeError as e:
+                out.append(str(e))
+        try:
+            range([], 1, -1)
+        except TypeError as e:
+            out.append(str(e))
+        return x + 1, out, range(3, 0, -1)[0]
+    got = check(f, torch.ones(1), breaks=0)
+    assert got[1][-1] == "'list' object cannot be interpreted as an integer"
+
+    abstract = _BasesOnly()
+
+    def g(x):
+        return x + 1, issubclass(abstract, abstract), issubclass(Super, abstract)
+    check(g, torch.ones(1), breaks=2)
+
+
+def test_frames_compiled_while_a_builtin_is_deleted_run_as_they_are():
+    import builtins
+
+    def f(x):
+        original = builtins.iter
+        del builtins.__dict__["iter"]
+        try:
+            y = x + 1
+            print("", end="")     # the resume function is called with `iter` missing
+            return y * 2
+        finally:
+            builtins.iter = original
+    assert check(f, torch.ones(1), frames=1, breaks=1) is not None
+
+
 # -- types kept -----------------------------------------------------------------------------------
 def test_struct_sequence_keeps_its_type():
     def f(x):

@@ -291,7 +291,24 @@ def _locals(tx):
 
 
 def _issubclass(tx, cls, spec, /):
-    return const(issubclass(cls.as_python_constant(), spec.as_python_constant()))
+    """Classes whose metaclass is type or ABCMeta (its registry guarded) decide by their MRO (and
+    ABCMeta's hooks, as isinstance_of); another metaclass's __subclasscheck__, a union, or an object
+    standing for a class through its `__bases__` would run code of the user's: not modelled."""
+    parts = spec.items if isinstance(spec, TupleVariable) else (spec,)
+    if not cls.is_python_constant() or not all(p.is_python_constant() for p in parts):
+        raise Unsupported("python_protocol", what=f"issubclass of {cls.describe()} with {spec.describe()}")
+    value = cls.as_python_constant()
+    spec_value = tuple(p.as_python_constant() for p in parts) if isinstance(spec, TupleVariable) \
+        else spec.as_python_constant()
+    classes = _flat_classes(spec_value)
+    offenders = [v for v in (value, *classes) if not (isinstance(v, type) and type(v) in (type, abc.ABCMeta))]
+    if offenders:
+        if all(not isinstance(v, type) and type(v).__module__ == "builtins" for v in offenders):
+            fold(issubclass, value, spec_value)     # a number, a string...: "arg 1 must be a class"
+        raise Unsupported("python_protocol", what=f"issubclass of {cls.describe()} with {spec.describe()}")
+    if any(type(k) is abc.ABCMeta for k in classes):
+        reads.abc_registry(tx)
+    return const(issubclass(value, spec_value))
 
 
 def _getattr(tx, obj, name, /, *default):
@@ -475,7 +492,15 @@ def _next(tx, it, /, *default):
 def _range(tx, *args):
     if not 1 <= len(args) <= 3:
         return None
-    return RangeVariable(range(*(concrete(a) for a in args)))
+    values = []
+    for a in args:
+        if isinstance(a, SymNodeVariable) or a.is_python_constant():
+            values.append(concrete(a))
+        elif class_lookup(tx, a.python_type(), "__index__")[0] is MISSING:
+            raise user_error(TypeError(f"'{a.python_type().__name__}' object cannot be interpreted as an integer"))
+        else:
+            return None     # its own __index__: not modelled
+    return RangeVariable(fold(range, *values))
 
 
 def _container(kind):
