@@ -70,8 +70,14 @@ def static_hasattr(obj, name: str) -> bool:
     return static_getattr(obj, name, _MISSING) is not _MISSING
 
 
-@functools.lru_cache(None)
 def _plain_hash_type(tp: type) -> bool:
+    if not tp.__flags__ & _HEAPTYPE:    # a builtin type's dict never changes: its answer is kept
+        return _plain_hash_builtin_type(tp)
+    return is_c_level(_type_lookup(tp, "__hash__")) and is_c_level(_type_lookup(tp, "__eq__"))
+
+
+@functools.lru_cache(None)
+def _plain_hash_builtin_type(tp: type) -> bool:
     return is_c_level(_type_lookup(tp, "__hash__")) and is_c_level(_type_lookup(tp, "__eq__"))
 
 

@@ -66,7 +66,8 @@ def dunder(tx, x, name, y):
     if x.is_python_constant() and y.is_iterator:
         # a constant's method would read the iterator's items first (see python_value)
         raise Unsupported("python_protocol", what=f"{name} of {x.describe()} with {y.describe()}")
-    if isinstance(x, UserDefinedObjectVariable) or not (x.is_python_constant() and y.is_python_constant()):
+    if isinstance(x, UserDefinedObjectVariable) or not (x.is_python_constant() and y.is_python_constant()) or \
+            (x.is_sequence and name in ("__mul__", "__rmul__")):    # (a tuple times one is itself)
         return x.call_method(tx, name, [y], {})
     return tx.wrap(fold(getattr(cls, name), x.as_python_constant(), y.as_python_constant()), None, trusted=True)
 

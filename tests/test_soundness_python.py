@@ -513,6 +513,29 @@ def test_frames_compiled_while_a_builtin_is_deleted_run_as_they_are():
     assert check(f, torch.ones(1), frames=1, breaks=1) is not None
 
 
+def test_hash_of_a_class_changed_after_it_was_seen_is_not_run_by_the_compiler():
+    class Key:
+        def __call__(self):     # (a callable object is looked up in bytegraph's tables of functions)
+            return 1
+
+    calls = []
+
+    def f(x, key):
+        return x + 1, {key: 1}.get(key)
+
+    key = Key()
+    bytegraph.reset()
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    opt(torch.ones(1), key)        # the class is seen with object's __hash__
+    Key.__hash__ = lambda self: calls.append(1) or 7
+    f(torch.ones(1), key)
+    eager_calls = len(calls)
+    assert_same(opt(torch.ones(1), key), f(torch.ones(1), key), exact=True)
+    assert len(calls) == 3 * eager_calls, "the compiler ran the class's new __hash__"
+    assert cnt.frame_count == 1
+
+
 # -- types kept -----------------------------------------------------------------------------------
 def test_struct_sequence_keeps_its_type():
     def f(x):
@@ -570,6 +593,22 @@ def test_list_mutated_during_iteration_is_seen():
         return x + 1, seen, todo, kept, gone, rev
     got = check(f, torch.ones(1), breaks=0)
     assert got[1:] == ([1, 2, 3, 4], [1, 2, 3, 4], [1, 3], [2], [3, 2, 1])
+
+
+def test_tuple_times_one_is_itself_and_range_iterators_keep_their_type():
+    def f(x):
+        s = tuple(range(3))
+        it = iter(range(5, 0, -2))
+        rit = reversed(range(4))
+        next(it)
+        next(rit)
+        out = [s * 1 is s, 1 * s is s, [1] * 1 == [1], type(reversed(range(1))).__name__, type(iter(range(1))).__name__,
+               type(iter(range(2 ** 70))).__name__]
+        y = x + 1
+        print("", end="")     # graph break: the range iterators are rebuilt as range iterators
+        return y, out, type(it).__name__, list(it), type(rit).__name__, list(rit)
+    got = check(f, torch.ones(1), breaks=4)    # the long range, print, list() of the two real iterators
+    assert got[1][:2] == [True, True] and got[2] == "range_iterator" and got[4] == "range_iterator"
 
 
 def test_iterator_types_kept():

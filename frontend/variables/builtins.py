@@ -425,8 +425,8 @@ def _reversed(tx, seq, /):
     if isinstance(seq, (ListVariable, DequeVariable)):
         return seq.call_method(tx, "__reversed__", [], {})     # live over the list, as CPython's
     cls = seq.python_type()
-    if cls is range:     # (a range_iterator, as `iter(range)` is)
-        return ListIteratorVariable.create(tx, tx.unpack_iterable(seq)[::-1], "range_iterator")
+    if cls is range:     # (a range_iterator, as `iter(range)` is, or a longrange_iterator)
+        return ListIteratorVariable.create(tx, tx.unpack_iterable(seq)[::-1], type(reversed(seq.value)).__name__)
     if cls in (tuple, str, bytes) or (isinstance(seq, BaseSequence) and cls is not collections.deque):
         return ListIteratorVariable.create(tx, tx.unpack_iterable(seq)[::-1], "reversed")
     raise Unsupported("unsupported_call", fn="reversed", detail=f" on {seq.describe()}")

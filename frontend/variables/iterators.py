@@ -59,7 +59,8 @@ class IteratorVariable(VariableTracker):
 _KIND_TYPES = {"chain": itertools.chain, "product": itertools.product, "combinations": itertools.combinations,
                "permutations": itertools.permutations, "islice": itertools.islice,
                "accumulate": itertools.accumulate, "filter": filter, "reversed": reversed, "zip": zip,
-               "enumerate": enumerate, "range_iterator": type(iter(range(0)))}
+               "enumerate": enumerate, "range_iterator": type(iter(range(0))),
+               "longrange_iterator": type(iter(range(2 ** 64)))}
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -103,9 +104,16 @@ class ListIteratorVariable(IteratorVariable):
         return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, codegen):
+        remaining = codegen.tx.output.side_effects.get(self)
+        if self.kind == "range_iterator":     # the rest of a range (items that fit a C long)
+            values = [item.as_python_constant() for item in remaining]
+            step = values[1] - values[0] if len(values) > 1 else 1
+            codegen.load_global_builtin("iter")
+            codegen.load_const(range(values[0], values[-1] + step, step) if values else range(0))
+            codegen.call(1)
+            return
         if self.kind in _KIND_TYPES:   # rebuilt as a tuple iterator it would change type
             raise Unsupported("unrebuildable", what=f"rebuilding a {self.kind} object after the graph")
-        remaining = codegen.tx.output.side_effects.get(self)
         codegen.load_global_builtin("iter")
         for item in remaining:
             codegen.reconstruct(item)

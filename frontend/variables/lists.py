@@ -119,7 +119,10 @@ class BaseSequence(VariableTracker):
         if name in ("__add__",) and isinstance(args[0], BaseSequence):
             return self.rebuild(tx, items + tuple(args[0].get_items(tx)))
         if name in ("__mul__", "__rmul__") and args[0].is_python_constant():
-            return self.rebuild(tx, fold(operator.mul, items, python_index(args[0])))
+            times = python_index(args[0])
+            if times == 1 and self.python_type() is tuple:
+                return self     # a tuple times one is itself (a list's copy is new)
+            return self.rebuild(tx, fold(operator.mul, items, times))
         if name == "__iter__":
             return families.ListIteratorVariable.create(tx, items)
         return super().call_method(tx, name, args, kwargs)
@@ -523,6 +526,23 @@ class RangeVariable(BaseSequence):
 
     def var_getattr(self, tx, name):
         return const(getattr(self.value, name))
+
+    def parts(self, tx):
+        return ()     # numbers only (and a range may be too long to list)
+
+    def iterate(self, tx):
+        return self.call_method(tx, "__iter__", [], {})
+
+    def unpack(self, tx):
+        r = self.value
+        if (r.stop - r.start) // r.step > tx.config.max_instructions:    # (len() overflows past sys.maxsize)
+            raise Unsupported("endless_iterator", what=f"consuming {self.describe()}")
+        return list(self.get_items(tx))
+
+    def call_method(self, tx, name, args, kwargs):
+        if name == "__iter__" and not args and not kwargs:    # a range_iterator (or longrange_iterator)
+            return families.ListIteratorVariable.create(tx, self.unpack(tx), type(iter(self.value)).__name__)
+        return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, codegen):
         codegen.load_const(self.value)
