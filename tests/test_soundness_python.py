@@ -611,6 +611,19 @@ def test_tuple_times_one_is_itself_and_range_iterators_keep_their_type():
     assert got[1][:2] == [True, True] and got[2] == "range_iterator" and got[4] == "range_iterator"
 
 
+def test_long_ranges_answer_by_arithmetic():
+    def f(x):
+        r = range(-2 ** 70, 2 ** 70, 3)
+        out = [2 ** 69 + 1 in r, 5 in r, r.index(-2 ** 70 + 3), r.count(-2 ** 70), r[10 ** 20], bool(r),
+               len(range(10 ** 12)), r.step]
+        try:
+            len(r)
+        except OverflowError as e:
+            out.append(str(e))
+        return x + 1, out
+    check(f, torch.ones(1), breaks=0)
+
+
 def test_iterator_types_kept():
     import itertools
 

@@ -525,7 +525,9 @@ class RangeVariable(BaseSequence):
         return RangeVariable(result) if isinstance(result, range) else const(result)
 
     def var_getattr(self, tx, name):
-        return const(getattr(self.value, name))
+        if name in ("start", "stop", "step"):
+            return const(getattr(self.value, name))
+        return super().var_getattr(tx, name)
 
     def parts(self, tx):
         return ()     # numbers only (and a range may be too long to list)
@@ -539,9 +541,22 @@ class RangeVariable(BaseSequence):
             raise Unsupported("endless_iterator", what=f"consuming {self.describe()}")
         return list(self.get_items(tx))
 
+    def truth(self, tx):
+        return bool(self.value)
+
+    def has_len(self, tx):
+        return fold(len, self.value)     # (OverflowError past sys.maxsize, as CPython's)
+
     def call_method(self, tx, name, args, kwargs):
         if name == "__iter__" and not args and not kwargs:    # a range_iterator (or longrange_iterator)
             return families.ListIteratorVariable.create(tx, self.unpack(tx), type(iter(self.value)).__name__)
+        if name in ("__len__", "__contains__", "index", "count") and not kwargs and all(
+                a.is_python_constant() and type(a.as_python_constant()).__module__ == "builtins" for a in args):
+            # arithmetic on the range, never its items (comparisons of builtin values run no user code)
+            return const(fold(getattr(range, name), self.value, *(a.as_python_constant() for a in args)))
+        if name == "__getitem__" and len(args) == 1 and not kwargs:
+            return self.getitem(tx, args[0])
+        self.unpack(tx)     # (what follows lists the items: not for a very long range)
         return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, codegen):
