@@ -325,3 +325,17 @@ def test_default_backend_is_inductor_with_cpp_kernels():
     assert_same(bytegraph.compile(f)(x), f(x), atol=1e-5, rtol=1e-5)
     m = inductor.metrics
     assert m.compiles == 1 and m.codegen == "cpp" and m.kernel_count == 1, (m.codegens, m.kernel_count)
+
+
+@pytest.mark.parametrize("kw", [dict(kernel_size=3, stride=2, padding=1), dict(kernel_size=2),
+                                dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 0), dilation=(2, 1),
+                                     ceil_mode=True)])
+def test_max_pool2d_is_a_kernel(kw):
+    # values and indices as eager's scan: the first of equal maxima, the last NaN, -inf windows, padding
+    x = torch.randn(2, 3, 9, 10)
+    x[0, 0, :3, :3] = float("nan")
+    x[0, 1, 4, 4:6] = float("nan")
+    x[1, 0] = float("-inf")
+    x[1, 1, :, :4] = 1.0
+    _run(lambda x: F.max_pool2d(x.relu() * 2, return_indices=True, **kw), [x], kernels=2, externs=0)
+    _run(lambda x: F.max_pool2d(x[0], **kw) + 1, [x], kernels=1, externs=0)  # 3-d input; indices unused

@@ -204,9 +204,11 @@ template <typename T> static inline T bg_remainder(T a, T b) {
     return mod;
 }
 
-// max/min propagating NaN (a NaN operand wins), as eager's maximum/minimum and max/min reductions
-template <typename T> static inline T bg_max(T a, T b) { return (a > b || a != a) ? a : b; }
-template <typename T> static inline T bg_min(T a, T b) { return (a < b || a != a) ? a : b; }
+// max/min propagating NaN (a NaN operand wins), as eager's maximum/minimum and max/min reductions;
+// two selects, not `(a > b || a != a) ? a : b`, whose short-circuit g++ compiles to branches on the
+// data (no vectorization, mispredicted jumps)
+template <typename T> static inline T bg_max(T a, T b) { T m = a > b ? a : b; return a != a ? a : m; }
+template <typename T> static inline T bg_min(T a, T b) { T m = a < b ? a : b; return a != a ? a : m; }
 
 // argmax/argmin: keep (v1, i1) or take (v2, i2); first index on ties, the first NaN wins
 template <bool MAX, typename T> static inline void bg_arg(T& v1, int64_t& i1, T v2, int64_t i2) {

@@ -832,6 +832,60 @@ def _pad(g, node, x, pad, value=0):
     return TensorBox(g, Pointwise(val.device, val.dtype, size, inner))
 
 
+@register(aten.max_pool2d_with_indices.default)
+def _max_pool2d(g, node, x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """(max, argmax) of each window, as eager's CPU kernel scans it: row by row from the first
+    position inside the input, a later element wins when it is greater or NaN (so the index of the
+    last NaN); positions in the padding are skipped. The windows unroll (at most 25 loads)."""
+    vals = node.meta["val"]
+    size = _size(vals[0])
+    if not x.get_dtype().is_floating_point or any(is_symbolic(s) for s in (*size, *x.get_size()[-2:])):
+        raise Fallback("max_pool2d: integer or symbolic")
+
+    def pair(v, default=None):
+        v = list(v) if isinstance(v, (list, tuple)) else [v]
+        v = v or default
+        return v * 2 if len(v) == 1 else v
+    k, d, p = pair(kernel_size), pair(dilation), pair(padding)
+    s = pair(stride, k)
+    if k[0] * k[1] > 25:
+        raise Fallback("max_pool2d: large window")
+    H, W = x.get_size()[-2:]
+    x.realize()  # read up to 25 times per output: computed once
+    dt, lead = x.get_dtype(), len(size) - 2
+
+    def valid(i, kk, dim):
+        pos = i * s[dim] - p[dim] + kk * d[dim]
+        return pos, sympy.And(sympy.Ge(pos, 0), sympy.Lt(pos, (H, W)[dim]))
+
+    def window(ops, idx, with_index):
+        oh, ow = idx[lead], idx[lead + 1]
+        best, arg = ops.constant(float("-inf"), dt), ops.constant(0, torch.int64)
+        for kh in range(k[0]):
+            h, vh = valid(oh, kh, 0)
+            first_h = sympy.And(vh, *[sympy.Not(valid(oh, j, 0)[1]) for j in range(kh)])
+            for kw in range(k[1]):
+                w, vw = valid(ow, kw, 1)
+                # read at the position clamped into the input (a plain load, which vectorizes where a
+                # masked one does not), replaced by -inf in the padding: never taken
+                ok = ops.index_expr(sympy.And(vh, vw), torch.bool)
+                inside = [sympy.Max(0, sympy.Min(h, H - 1)), sympy.Max(0, sympy.Min(w, W - 1))]
+                v = ops.call("where", ok, x.load(ops, [*idx[:lead], *inside]), ops.constant(float("-inf"), dt))
+                if not with_index:
+                    best = ops.call("maximum", best, v)
+                    continue
+                take = ops.call("logical_and", ok, ops.call(
+                    "logical_or", ops.call("gt", v, best), ops.call("isnan", v)))
+                first = sympy.And(first_h, vw, *[sympy.Not(valid(ow, j, 1)[1]) for j in range(kw)])
+                if first is not sympy.false:
+                    take = ops.call("logical_or", ops.index_expr(first, torch.bool), take)
+                best = ops.call("where", take, v, best)
+                arg = ops.call("where", take, ops.index_expr(h * W + w, torch.int64), arg)
+        return arg if with_index else best
+    return (TensorBox(g, Pointwise(vals[0].device, dt, size, lambda ops, idx: window(ops, idx, False))),
+            TensorBox(g, Pointwise(vals[1].device, torch.int64, size, lambda ops, idx: window(ops, idx, True))))
+
+
 @register(aten.embedding.default)
 def _embedding(g, node, weight, indices, *args):
     val = node.meta["val"]
