@@ -339,3 +339,45 @@ def test_max_pool2d_is_a_kernel(kw):
     x[1, 1, :, :4] = 1.0
     _run(lambda x: F.max_pool2d(x.relu() * 2, return_indices=True, **kw), [x], kernels=2, externs=0)
     _run(lambda x: F.max_pool2d(x[0], **kw) + 1, [x], kernels=1, externs=0)  # 3-d input; indices unused
+
+
+class _Block(torch.nn.Module):
+    """A ResNet basic block (eval batch norm): conv, bn, relu, conv, bn, residual add, relu."""
+
+    def __init__(self, c=16):
+        super().__init__()
+        self.conv1, self.conv2 = (torch.nn.Conv2d(c, c, 3, padding=1, bias=False) for _ in range(2))
+        self.bn1, self.bn2 = torch.nn.BatchNorm2d(c), torch.nn.BatchNorm2d(c)
+        for bn in (self.bn1, self.bn2):
+            bn.running_mean.uniform_(-1, 1)
+            bn.running_var.uniform_(0.5, 2)
+        self.eval()
+
+    def forward(self, x):
+        y = F.relu(self.bn1(self.conv1(x)))
+        return F.relu(self.bn2(self.conv2(y)) + x)
+
+
+@pytest.mark.parametrize("memory_format", [torch.contiguous_format, torch.channels_last])
+def test_convolutions_run_channels_last(memory_format):
+    # convolutions get channels-last operands (oneDNN's fast layout); the batch norm / relu / add
+    # kernels between them iterate channels innermost; outputs keep eager's strides
+    block, x = _Block(), torch.randn(2, 16, 20, 20).contiguous(memory_format=memory_format)
+    with torch.no_grad():
+        opt, _ = _run(block, [x], kernels=2 + (memory_format == torch.contiguous_format), externs=2)
+        assert opt(x).stride() == block(x).stride()
+        src = inductor.metrics.last_source
+    cl = "(6400, 1, 320, 16)"  # channels-last strides of (2, 16, 20, 20)
+    assert src.count("_with_strides(externs[") == 2 and src.count(f"{cl})  # aten.convolution") == 2, src
+    assert src.count("const int64_t inner = 16;") >= 2, src  # rows of channels
+    if memory_format == torch.contiguous_format:
+        # the input is converted once (the weight of the first convolution is the smaller operand);
+        # the result is stored back in eager's layout by the last kernel
+        assert src.count("torch.empty_strided((16, 16, 3, 3), (144, 1, 48, 16)") == 1, src
+
+
+def test_small_convolutions_keep_their_layout():
+    conv = torch.nn.Conv2d(2, 3, 3, padding=1)
+    with torch.no_grad():
+        _run(lambda x: conv(x).relu(), [torch.randn(1, 2, 4, 4)], kernels=1, externs=1)
+    assert "channels" not in inductor.metrics.last_source and ", 1, " not in inductor.metrics.last_source

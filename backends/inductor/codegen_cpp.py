@@ -107,7 +107,7 @@ TEMPLATES = {
     "where": "({0} ? {1} : {2})",
     "eq": "({0} == {1})", "ne": "({0} != {1})", "lt": "({0} < {1})", "le": "({0} <= {1})",
     "gt": "({0} > {1})", "ge": "({0} >= {1})",
-    "logical_and": "(({0} != 0) && ({1} != 0))", "logical_or": "(({0} != 0) || ({1} != 0))",
+    "logical_and": "(({0} != 0) & ({1} != 0))", "logical_or": "(({0} != 0) | ({1} != 0))",
     "logical_xor": "(({0} != 0) != ({1} != 0))", "logical_not": "({0} == 0)",
     "isnan": _by_kind("std::isnan({0})", "false"), "isinf": _by_kind("std::isinf({0})", "false"),
     "gelu": "({0} * {T}(0.5) * ({T}(1) + std::erf({0} * {T}(0.7071067811865476))))",
@@ -305,7 +305,9 @@ def _c(e, div_names) -> str:
     if type(e) in _REL:
         return f"({c(e.lhs)} {_REL[type(e)]} {c(e.rhs)})"
     if isinstance(e, (sympy.And, sympy.Or)):
-        return "(" + (" && " if isinstance(e, sympy.And) else " || ").join(c(a) for a in e.args) + ")"
+        # `&`/`|`, not `&&`/`||`: the operands have no side effects, and short-circuit branches keep
+        # g++ from vectorizing the loop (a padded window's bounds checks)
+        return "(" + (" & " if isinstance(e, sympy.And) else " | ").join(c(a) for a in e.args) + ")"
     if isinstance(e, sympy.Not):
         return f"(!{c(e.args[0])})"
     raise CppUnsupported(f"index {e}")
@@ -383,8 +385,9 @@ class CppKernel:
     elements (the product of trailing dimensions every node shares, see `render_group`); without
     `inner` (or with `flat`) nodes are indexed from one flat `xindex`."""
 
-    def __init__(self, group, store_names=None, symbols=(), inner=None, flat=False):
+    def __init__(self, group, store_names=None, symbols=(), inner=None, flat=False, order=None):
         self.group = group
+        self.order = order  # pointwise: the dimensions from outermost to innermost in memory
         self.xnumel, self.rnumel, self.reduction = group.xnumel, group.rnumel, group.reduction
         self.symbols = set(symbols)
         self.store_names = store_names
@@ -534,11 +537,17 @@ class CppKernel:
 
     # ---- nodes
     def pointwise_index(self, ranges):
-        ranges = list(ranges)
+        order = self.order if self.order is not None and len(self.order) == len(ranges) else range(len(ranges))
+        loop = [ranges[d] for d in order]
         if self.flat:
-            return unflatten_index("xindex", ranges)
-        k = _suffixes(ranges)[self.inner]
-        return unflatten_index("x0", ranges[:k]) + unflatten_index("x1", ranges[k:])
+            idx = unflatten_index("xindex", loop)
+        else:
+            k = _suffixes(loop)[self.inner]
+            idx = unflatten_index("x0", loop[:k]) + unflatten_index("x1", loop[k:])
+        out = [None] * len(ranges)
+        for d, i in zip(order, idx):
+            out[d] = i
+        return out
 
     def _snapshot(self):
         return (len(self.lines), dict(self.cse), set(self.rdep_names), dict(self.in_args), dict(self.out_args),
@@ -762,13 +771,34 @@ def _suffixes(ranges) -> dict:
     return out
 
 
+def loop_order(group):
+    """The dimensions of a pointwise group's iteration space from outermost to innermost in the memory
+    of the first output that is a permuted dense layout (channels-last: N, H, W, C), so its kernel
+    writes contiguously; None (the logical order) when there is none or the nodes' spaces differ."""
+    ranges = list(group.nodes[0].data.ranges)
+    if any(list(n.data.ranges) != ranges for n in group.nodes):
+        return None
+    for n in group.nodes:
+        size, stride = n.layout.size, n.layout.stride
+        if len(size) != len(ranges) or not all(isinstance(v, int) for v in (*size, *stride)):
+            continue
+        order = sorted(range(len(size)), key=lambda d: (-stride[d], d))
+        if order != sorted(order) and all(size[d] == 1 or stride[d] == prod([size[e] for e in order[i + 1:]])
+                                          for i, d in enumerate(order)):
+            return order
+    return None
+
+
 def render_group(group, store_names, symbols) -> CppKernel:
-    """A rendered kernel for `group`. A pointwise group's rows (`inner`) are the most trailing
-    dimensions every node shares whose indices need no division by the row position `x1` (merged
-    dimensions of contiguous tensors fold back into `x1`); failing that, the last dimension; failing
-    that (a fused read spelled differently from its write), one flat index."""
+    """A rendered kernel for `group`. A pointwise group iterates in the memory order of its output
+    (`loop_order`); its rows (`inner`) are the most trailing dimensions of that order every node
+    shares whose indices need no division by the row position `x1` (merged dimensions of contiguous
+    tensors fold back into `x1`); failing that, the last dimension; failing that (a fused read spelled
+    differently from its write), one flat index."""
+    order = None if group.reduction else loop_order(group)
+
     def render(inner):
-        k = CppKernel(group, store_names, symbols, inner)
+        k = CppKernel(group, store_names, symbols, inner, order=order)
         for node in group.nodes:
             k.render(node)
         return k
@@ -780,12 +810,14 @@ def render_group(group, store_names, symbols) -> CppKernel:
             raise CppUnsupported(f"group {group.describe()}: {e}") from None
     if group.reduction:
         return render_flat()
+    def loop(ranges):
+        return [ranges[d] for d in order] if order is not None else list(ranges)
     common = None
     for n in group.nodes:
-        sfx = [p for p in _suffixes(n.data.ranges) if p != 1]
+        sfx = [p for p in _suffixes(loop(n.data.ranges)) if p != 1]
         common = sfx if common is None else [p for p in common if p in sfx]
     fallback = None
-    for inner in sorted(common or [], key=lambda p: _suffixes(group.nodes[0].data.ranges)[p]):
+    for inner in sorted(common or [], key=lambda p: _suffixes(loop(group.nodes[0].data.ranges))[p]):
         try:
             k = render(inner)
         except FusionIllegal:

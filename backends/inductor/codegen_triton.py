@@ -920,9 +920,16 @@ class WrapperCodegen:
             if isinstance(a, (list, tuple)):
                 return type(a)(fill(x, ts, ss) for x in a)
             return a
+        if all(isinstance(a, _Slot) and not isinstance(a, _SymSlot) or not _has_slot(a) for a in args) \
+                and not any(_has_slot(v) for v in kwargs.values()):
+            # the common case (tensors as top-level arguments, constants elsewhere): no walk per call
+            picks = [(a.i if isinstance(a, _Slot) else None, a) for a in args]
 
-        def run(*ts, syms=(), op=op, args=args, kwargs=kwargs):
-            return op(*fill(args, ts, syms), **{k: fill(v, ts, syms) for k, v in kwargs.items()})
+            def run(*ts, syms=(), op=op, picks=picks, kwargs=kwargs):
+                return op(*[a if i is None else ts[i] for i, a in picks], **kwargs)
+        else:
+            def run(*ts, syms=(), op=op, args=args, kwargs=kwargs):
+                return op(*fill(args, ts, syms), **{k: fill(v, ts, syms) for k, v in kwargs.items()})
         self.externs.append(run)
         refs = ", ".join(self.ref(t) for t in tensors)
         if syms:
@@ -979,6 +986,12 @@ class _Slot:
 
 class _SymSlot(_Slot):
     """A symbolic size argument of an extern call."""
+
+
+def _has_slot(a) -> bool:
+    if isinstance(a, _Slot):
+        return True
+    return isinstance(a, (list, tuple)) and any(_has_slot(x) for x in a)
 
 
 __all__ = ["TEMPLATES", "FusionIllegal", "TritonKernel", "TritonOps", "WrapperCodegen", "iexpr"]

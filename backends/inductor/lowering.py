@@ -886,6 +886,52 @@ def _max_pool2d(g, node, x, kernel_size, stride=(), padding=0, dilation=1, ceil_
             TensorBox(g, Pointwise(vals[1].device, torch.int64, size, lambda ops, idx: window(ops, idx, True))))
 
 
+CHANNELS_LAST_MIN_MACS = 1 << 20  # smaller convolutions keep eager's layout (conversions cost more)
+
+
+def channels_last_strides(size) -> tuple:
+    n, c, h, w = size
+    return (h * w * c, 1, w * c, c)
+
+
+def is_channels_last(layout) -> bool:
+    """A 4-d layout with the channel dimension innermost (NHWC memory) that is not also contiguous."""
+    return (len(layout.size) == 4 and not layout.is_contiguous() and
+            all(s == 1 or a == b for s, a, b in zip(layout.size, layout.stride, channels_last_strides(layout.size))))
+
+
+@register(aten.convolution.default)
+def _convolution(g, node, x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    """A 2-d convolution of CPU tensors takes its input in channels-last memory, where oneDNN runs it
+    faster and returns a channels-last result; the pointwise ops that follow are computed in that
+    layout (`GraphLowering.register_computed`), so the conversion is paid once where a chain starts."""
+    val = node.meta["val"]
+    if (val.device.type != "cpu" or transposed or val.dim() != 4 or not val.dtype.is_floating_point
+            or any(is_symbolic(s) for s in (*x.get_size(), *weight.get_size(), *val.shape))):
+        raise Fallback("convolution: not a static 2-d CPU convolution")
+    if prod(val.shape) * prod(weight.get_size()[1:]) < CHANNELS_LAST_MIN_MACS:
+        raise Fallback("convolution: too small to repay a layout conversion")
+    def channels_last(t):
+        sl = t.strided_layout()
+        if sl is not None and is_channels_last(sl[1]):
+            return t
+        t = TensorBox(g, Pointwise(t.get_device(), t.get_dtype(), t.get_size(), t.load))
+        g.realize_strided(t, channels_last_strides(t.get_size()))
+        return t
+    x.realize()  # channels-last where it reads channels-last (`register_computed`)
+    if not is_channels_last(x.strided_layout()[1]):
+        # either operand in channels-last memory makes oneDNN run (and return) channels-last: the
+        # smaller one is converted (a network's input is larger than the first layer's weight)
+        if weight.numel() < x.numel():
+            weight = channels_last(weight)
+        else:
+            x = channels_last(x)
+    out = g.fallback(node, [x, weight, bias, stride, padding, dilation, transposed, output_padding, groups], {})
+    size = out.data.layout.size
+    out.data.layout = Layout(size, channels_last_strides(size), val.dtype, val.device)
+    return out
+
+
 @register(aten.embedding.default)
 def _embedding(g, node, weight, indices, *args):
     val = node.meta["val"]
@@ -1142,10 +1188,22 @@ class GraphLowering:
 
     def register_computed(self, data: Loops, layout=None, mutates=None) -> ComputedBuffer:
         size = tuple(data.get_size())
-        layout = layout or Layout(size, contiguous_strides(size), data.get_dtype(), data.get_device())
+        if layout is None:
+            stride = channels_last_strides(size) if self._reads_channels_last(data) else contiguous_strides(size)
+            layout = Layout(size, stride, data.get_dtype(), data.get_device())
         buf = ComputedBuffer(self.new_name(), layout, data, mutates)
         self.buffers.append(buf)
         return buf
+
+    def _reads_channels_last(self, data: Loops) -> bool:
+        """Is `data` a 4-d CPU loop body that reads a channels-last buffer (a convolution's result, or
+        what follows it: batch norm, relu, pooling)? It is then stored channels-last too, the order in
+        which its kernel reads and writes contiguously."""
+        size = tuple(data.get_size())
+        if len(size) != 4 or data.get_device().type != "cpu" or any(is_symbolic(s) for s in size):
+            return False
+        reads = set(loop_reads(data))
+        return any(b.name in reads and b.layout is not None and is_channels_last(b.layout) for b in self.buffers)
 
     def realize_input(self, x):
         """Make `x` something the wrapper can pass to an aten op (a buffer or a strided view)."""
