@@ -381,3 +381,35 @@ def test_small_convolutions_keep_their_layout():
     with torch.no_grad():
         _run(lambda x: conv(x).relu(), [torch.randn(1, 2, 4, 4)], kernels=1, externs=1)
     assert "channels" not in inductor.metrics.last_source and ", 1, " not in inductor.metrics.last_source
+
+
+def test_channels_last_values_feed_reductions_and_pooling():
+    # a squeeze-excitation gate (mean over H, W with keepdim) and max pooling of a channels-last
+    # convolution result; a channels-last input's pooling indices as eager's channels-last kernel
+    conv = torch.nn.Conv2d(8, 16, 3, padding=1)
+    x = torch.randn(2, 8, 24, 24)  # (1.3M multiply-adds: channels-last)
+    x[0, :, 2:4, 2:4] = float("nan")
+    x[1, :, :, :5] = 0.5
+
+    def f(x):
+        y = conv(x)
+        gate = y.mean((2, 3), keepdim=True).sigmoid()
+        v, i = F.max_pool2d(y * gate, 3, 2, 1, return_indices=True)
+        return (v, i, *F.max_pool2d(x, 2, return_indices=True))
+    with torch.no_grad():
+        for xx in (x, x.contiguous(memory_format=torch.channels_last)):
+            opt, _ = _run(f, [xx], externs=1)
+            assert "(9216, 1, 384, 16))  # aten.convolution" in inductor.metrics.last_source
+            assert [t.stride() for t in opt(xx)] == [t.stride() for t in f(xx)]
+
+
+@pytest.mark.parametrize("kw", [dict(stride=2, padding=1, bias=True), dict(dilation=2, groups=4, padding=2),
+                                dict(groups=16, padding=1), dict(kernel_size=1, bias=True)])
+def test_channels_last_convolution_variants(kw):
+    kw = {"kernel_size": 3, "bias": False, **kw}
+    conv = torch.nn.Conv2d(16, 32 if kw.get("groups") != 16 else 16, **kw)
+    x = torch.randn(2, 16, 64, 64)  # (depthwise: 1.2M multiply-adds, channels-last)
+    with torch.no_grad():
+        opt, _ = _run(lambda x: F.relu(conv(x)) * 2, [x], kernels=2, externs=1)
+        assert opt(x).stride() == conv(x).stride()
+    assert ", 1, " in inductor.metrics.last_source.split("# aten.convolution")[0].splitlines()[-1]

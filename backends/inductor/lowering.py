@@ -1196,12 +1196,13 @@ class GraphLowering:
         return buf
 
     def _reads_channels_last(self, data: Loops) -> bool:
-        """Is `data` a 4-d CPU loop body that reads a channels-last buffer (a convolution's result, or
-        what follows it: batch norm, relu, pooling)? It is then stored channels-last too, the order in
-        which its kernel reads and writes contiguously."""
+        """Is `data` a 4-d CPU pointwise loop body that reads a channels-last buffer (a convolution's
+        result, or what follows it: batch norm, relu, pooling)? It is then stored channels-last too,
+        the order in which its kernel reads and writes contiguously."""
         size = tuple(data.get_size())
-        if len(size) != 4 or data.get_device().type != "cpu" or any(is_symbolic(s) for s in size):
-            return False
+        if (not isinstance(data, Pointwise) or len(size) != 4 or data.get_device().type != "cpu"
+                or any(is_symbolic(s) for s in size)):
+            return False  # (a reduction's result is contiguous: `_keepdim_view` relies on it)
         reads = set(loop_reads(data))
         return any(b.name in reads and b.layout is not None and is_channels_last(b.layout) for b in self.buffers)
 
