@@ -828,6 +828,13 @@ class WrapperCodegen:
         last_use = self._last_uses()
         free: dict[tuple, list[str]] = {}
         output_names = {o.get_name() for o in g.outputs if isinstance(o, (Buffer, ReinterpretView))}
+        # per group: the layouts of the buffers later groups may allocate (what a dead buffer can serve)
+        later_keys, keys = [], set()
+        for group in reversed(self.groups):
+            later_keys.append(set(keys))
+            keys |= {self._alloc_key(n) for n in group.nodes if group.kind != "extern"
+                     and isinstance(n, ComputedBuffer) and n.name in self.store_names}
+        later_keys.reverse()
         for gi, group in enumerate(self.groups):
             if group.kind == "extern":
                 for node in group.nodes:
@@ -835,10 +842,19 @@ class WrapperCodegen:
             else:
                 self._alloc_outputs(gi, group, free, last_use, output_names)
                 self._kernel(group)
-            # buffers whose last reader is this group die here: their storage can be reused
+            # buffers whose last reader is this group die here: their storage can be reused, or else
+            # is released now (a smaller working set: the allocator hands the memory straight back
+            # instead of the OS faulting in fresh pages for every call)
+            dead = []
             for name, (lg, buf) in last_use.items():
-                if lg == gi and name not in output_names and buf is not None and name in self.allocated:
+                if lg != gi or name in output_names:
+                    continue
+                if buf is not None and name in self.allocated and self._alloc_key(buf) in later_keys[gi]:
                     free.setdefault(self._alloc_key(buf), []).append(name)
+                elif re.search(rf"^    {name} = ", "\n".join(self.lines), re.M):
+                    dead.append(name)
+            if dead:
+                self.lines.append(f"    del {', '.join(dead)}")
         outs = []
         for o in g.outputs:
             if isinstance(o, (Buffer, ReinterpretView)):
@@ -886,7 +902,8 @@ class WrapperCodegen:
         self.allocated.add(node.name)
         key = self._alloc_key(node)
         if free.get(key):
-            self.lines.append(f"    {node.name} = {free[key].pop()}  # reuse")
+            old = free[key].pop()
+            self.lines.append(f"    {node.name} = {old}; del {old}  # reuse")
             return
         self.lines.append(f"    {node.name} = torch.empty_strided({_tuple(L.size)}, {_tuple(L.stride)}, "
                           f"dtype={L.dtype}, device='{L.device}')")

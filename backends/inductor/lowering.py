@@ -902,9 +902,10 @@ def is_channels_last(layout) -> bool:
 
 @register(aten.convolution.default)
 def _convolution(g, node, x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
-    """A 2-d convolution of CPU tensors takes its input in channels-last memory, where oneDNN runs it
-    faster and returns a channels-last result; the pointwise ops that follow are computed in that
-    layout (`GraphLowering.register_computed`), so the conversion is paid once where a chain starts."""
+    """A 2-d convolution of CPU tensors takes its input and weight in channels-last memory, where
+    oneDNN runs it faster and returns a channels-last result; the pointwise ops that follow are
+    computed in that layout (`GraphLowering.register_computed`), so an activation is converted once,
+    where a chain starts (a weight on every call: a parameter may change between calls)."""
     val = node.meta["val"]
     if (val.device.type != "cpu" or transposed or val.dim() != 4 or not val.dtype.is_floating_point
             or any(is_symbolic(s) for s in (*x.get_size(), *weight.get_size(), *val.shape))):
@@ -918,14 +919,10 @@ def _convolution(g, node, x, weight, bias, stride, padding, dilation, transposed
         t = TensorBox(g, Pointwise(t.get_device(), t.get_dtype(), t.get_size(), t.load))
         g.realize_strided(t, channels_last_strides(t.get_size()))
         return t
+    # both operands: oneDNN reorders a contiguous weight into a temporary on every call (page faults
+    # for large weights); a contiguous input would be converted inside the call anyway
     x.realize()  # channels-last where it reads channels-last (`register_computed`)
-    if not is_channels_last(x.strided_layout()[1]):
-        # either operand in channels-last memory makes oneDNN run (and return) channels-last: the
-        # smaller one is converted (a network's input is larger than the first layer's weight)
-        if weight.numel() < x.numel():
-            weight = channels_last(weight)
-        else:
-            x = channels_last(x)
+    x, weight = channels_last(x), channels_last(weight)
     out = g.fallback(node, [x, weight, bias, stride, padding, dilation, transposed, output_padding, groups], {})
     size = out.data.layout.size
     out.data.layout = Layout(size, channels_last_strides(size), val.dtype, val.device)

@@ -232,6 +232,8 @@ class Scheduler:
                     continue
                 access = self._access_with(gi, tile)
                 saved = access.add(node) if access is not None else None
+                if saved == 0 and gi != len(self.groups) - 1:
+                    continue  # sharing nothing, it joins only the latest group: never computed early
                 if saved is not None and (best is None or saved > best[0]):
                     best = (saved, gi, access)
             if best is not None:
