@@ -835,6 +835,7 @@ class WrapperCodegen:
             keys |= {self._alloc_key(n) for n in group.nodes if group.kind != "extern"
                      and isinstance(n, ComputedBuffer) and n.name in self.store_names}
         later_keys.reverse()
+        bound, scanned = set(), 0  # names the wrapper has assigned so far (lines scanned)
         for gi, group in enumerate(self.groups):
             if group.kind == "extern":
                 for node in group.nodes:
@@ -845,13 +846,17 @@ class WrapperCodegen:
             # buffers whose last reader is this group die here: their storage can be reused, or else
             # is released now (a smaller working set: the allocator hands the memory straight back
             # instead of the OS faulting in fresh pages for every call)
-            dead = []
+            for ln in self.lines[scanned:]:
+                m = re.match(r"    (\w+) = ", ln)
+                if m:
+                    bound.add(m.group(1))
+            scanned, dead = len(self.lines), []
             for name, (lg, buf) in last_use.items():
                 if lg != gi or name in output_names:
                     continue
                 if buf is not None and name in self.allocated and self._alloc_key(buf) in later_keys[gi]:
                     free.setdefault(self._alloc_key(buf), []).append(name)
-                elif re.search(rf"^    {name} = ", "\n".join(self.lines), re.M):
+                elif name in bound:
                     dead.append(name)
             if dead:
                 self.lines.append(f"    del {', '.join(dead)}")
