@@ -40,8 +40,10 @@ import os
 from collections.abc import Callable
 
 import torch
-from torch.fx.experimental.symbolic_shapes import free_symbols
+from torch._subclasses.fake_tensor import FakeTensor
+from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, free_symbols
 
+from .._tensor_guards import memory_sharing
 from ..config import config
 from ..debug_dir import FrameDir, current_frame_dir, write_artifact
 from ..disable import disable
@@ -127,30 +129,50 @@ def _numbers_read_from_inputs(inputs):
             mode.allow_scalar_outputs = False
 
 
+def _memory_shared_across_storages(example_inputs) -> bool:
+    tensors = [t for t in example_inputs if isinstance(t, torch.Tensor) and not isinstance(t, FakeTensor)]
+    groups: dict = {}
+    for t, group in zip(tensors, memory_sharing(*tensors)):
+        groups.setdefault(group, []).append(t)
+    return any(len({t.untyped_storage()._cdata for t in group}) > 1 for group in groups.values() if len(group) > 1)
+
+
 def aot_autograd(gm, example_inputs, *, fw_compiler: Callable = run_eagerly, bw_compiler: Callable | None = None,
                  inference_compiler: Callable | None = None, partitioner="default", decompositions=None,
                  graph_hook: Callable | None = None):
     """Compile `gm` through AOTAutograd: the graph compilers receive the functionalized ATen
     forward, backward and inference graphs (backward and inference default to `fw_compiler`).
     Returns a callable taking the graph's inputs positionally."""
+    if _memory_shared_across_storages(example_inputs):
+        # AOTAutograd finds aliased inputs by storage: inputs over one memory through distinct storages
+        # (a tensor and `torch.from_numpy` of its `.numpy()`) would be functionalized as distinct, and a
+        # write into one not seen by the other's reads. The graph runs as traced instead.
+        return gm
     # imported here: AOTAutograd pulls in much of torch's compiler stack, which `import bytegraph`
     # should not pay for
     import torch._functorch.config
     from torch._functorch.aot_autograd import aot_module_simplified
     number = next(_graph_numbers)
     inputs = _tracing_inputs(gm, example_inputs)
-    with torch._functorch.config.patch(force_non_lazy_backward_lowering=True), _symfloat_inputs_kept(), \
-            _numbers_read_from_inputs(inputs):
-        compiled = aot_module_simplified(
-            gm, inputs,
-            fw_compiler=_logged("forward", number, fw_compiler, graph_hook),
-            bw_compiler=_logged("backward", number, bw_compiler or fw_compiler, graph_hook),
-            inference_compiler=_logged("inference", number, inference_compiler or fw_compiler, graph_hook),
-            partition_fn=get_partitioner(partitioner),
-            decompositions=decompositions,
-            # under no_grad, keep input mutations as copy_ in the graph instead of a runtime epilogue
-            keep_inference_input_mutations=True,
-        )
+    try:
+        with torch._functorch.config.patch(force_non_lazy_backward_lowering=True), _symfloat_inputs_kept(), \
+                _numbers_read_from_inputs(inputs):
+            compiled = aot_module_simplified(
+                gm, inputs,
+                fw_compiler=_logged("forward", number, fw_compiler, graph_hook),
+                bw_compiler=_logged("backward", number, bw_compiler or fw_compiler, graph_hook),
+                inference_compiler=_logged("inference", number, inference_compiler or fw_compiler, graph_hook),
+                partition_fn=get_partitioner(partitioner),
+                decompositions=decompositions,
+                # under no_grad, keep input mutations as copy_ in the graph instead of a runtime epilogue
+                keep_inference_input_mutations=True,
+            )
+    except GuardOnDataDependentSymNode:
+        if not any(getattr(f, "item_memo", None) is not None for f in inputs if isinstance(f, torch.Tensor)):
+            raise
+        # a size taken from a 0-d input's value that AOTAutograd can only see as data-dependent
+        # (`torch.linspace(0, 1, n)` needs its steps as an int): the graph runs as traced
+        return gm
     # AOTAutograd's runtime is torch code, but not all of it looks like torch's to the frame hook
     # (dataclass __init__s generated with exec have the file name "<string>"): run it unhooked
     return disable(compiled)

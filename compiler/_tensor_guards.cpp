@@ -2,6 +2,7 @@
 // function with tensor inputs calls it once per call).
 //
 //   TensorGuards(specs)(t0, t1, ...) -> bool
+//   memory_sharing(t0, t1, ...) -> tuple of int
 //
 // The tensors must be distinct objects (the graph was traced with them unaliased).
 // spec_i = (cls, dtype, device, sizes, strides, requires_grad, dispatch_keys) describes t_i; sizes
@@ -11,6 +12,8 @@
 #include <torch/extension.h>
 #include <ATen/autocast_mode.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -149,6 +152,59 @@ class GlobalStateGuard {
   std::vector<AutocastState> autocast_;
 };
 
+// Which tensors share memory: entry i is the smallest index of a tensor whose storage's bytes overlap
+// tensor i's (directly or through others), i itself if none. Views of one storage share it; so do
+// distinct storages over the same memory (two `torch.from_numpy` of one array). Empty storages
+// and storage-less tensors share nothing. A graph that writes into an input was compiled for one such pattern.
+py::tuple memory_sharing(const py::args& tensors) {
+  struct Range {
+    uintptr_t begin, end;
+    size_t index;
+  };
+  const size_t n = tensors.size();
+  std::vector<Range> ranges;
+  for (size_t i = 0; i < n; i++) {
+    const at::Tensor& t = THPVariable_Unpack(tensors[i].ptr());
+    if (!t.has_storage()) {
+      continue;  // a wrapper subclass: no memory of its own
+    }
+    const auto begin = reinterpret_cast<uintptr_t>(t.storage().data());
+    const size_t nbytes = t.storage().nbytes();
+    if (begin != 0 && nbytes != 0) {
+      ranges.push_back({begin, begin + nbytes, i});
+    }
+  }
+  std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  std::vector<size_t> group(n);
+  for (size_t i = 0; i < n; i++) {
+    group[i] = i;
+  }
+  // a sweep over ranges sorted by start: each run of overlapping ranges is one group
+  size_t run_start = 0;
+  uintptr_t run_end = 0;
+  for (size_t k = 0; k < ranges.size(); k++) {
+    if (k == 0 || ranges[k].begin >= run_end) {
+      run_start = k;
+      run_end = ranges[k].end;
+    }
+    run_end = std::max(run_end, ranges[k].end);
+    if (k + 1 == ranges.size() || ranges[k + 1].begin >= run_end) {
+      size_t smallest = n;
+      for (size_t j = run_start; j <= k; j++) {
+        smallest = std::min(smallest, ranges[j].index);
+      }
+      for (size_t j = run_start; j <= k; j++) {
+        group[ranges[j].index] = smallest;
+      }
+    }
+  }
+  py::tuple out(n);
+  for (size_t i = 0; i < n; i++) {
+    out[i] = py::int_(group[i]);
+  }
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_tensor_guards, m) {
@@ -159,4 +215,5 @@ PYBIND11_MODULE(_tensor_guards, m) {
   py::class_<GlobalStateGuard>(m, "GlobalStateGuard")
       .def(py::init<bool, py::handle, bool, const py::tuple&, bool>())
       .def("__call__", &GlobalStateGuard::check);
+  m.def("memory_sharing", &memory_sharing);
 }

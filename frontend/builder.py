@@ -37,7 +37,7 @@ from .variables.iterators import ListSequenceIteratorVariable
 from .variables.lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable, is_named_tuple_class
 from .variables.misc import CellVariable, PythonModuleVariable
 from .variables.nn_module import NNModuleVariable
-from .variables.numpy import NumpyFunctionVariable, lookup_numpy_function
+from .variables.numpy import NumpyFunctionVariable, lookup_numpy_function, wrap_ndarray_input
 from .variables.torch import AutocastVariable, GradModeVariable, TorchFunctionVariable, is_torch_op
 from .variables.user_defined import EnumVariable, UserDefinedClassVariable, UserDefinedObjectVariable
 
@@ -175,6 +175,10 @@ def _wrap(tx, value, source, trusted):
     if _is_a(value, (torch.finfo, torch.iinfo)):
         guard(Guard.id_match(source, value))   # torch keeps one finfo/iinfo object per dtype
         return ConstantVariable(value, source=source)
+    if source is not None and not trusted:
+        var = wrap_ndarray_input(tx, value, source, guard)
+        if var is not None:
+            return var
     if _is_numpy_type_info(value) or (source is None and _is_numpy_scalar(value)):
         # np.finfo/np.iinfo/np.dtype objects are immutable; a numpy scalar made while tracing (`finfo.eps`)
         # folds with its own arithmetic (one read from the frame is not taken as a constant: its

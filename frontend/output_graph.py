@@ -29,7 +29,7 @@ from torch._subclasses.fake_tensor import (
 )
 from torch.fx.experimental.symbolic_shapes import DimDynamic, GuardOnDataDependentSymNode, ShapeEnv
 
-from ..guards.guard import Guard, TensorMeta, global_state_guards
+from ..guards.guard import Guard, TensorMeta, global_state_guards, memory_sharing
 from ..guards.source import TensorPropertySource
 from ..guards.shape import ShapeEnvSource, ShapeGuardError, ShapePolicy, shape_guards, tensor_properties
 from .builder import wrap
@@ -207,6 +207,7 @@ class OutputGraph:
             fake = self.fake_mode.from_tensor(value, static_shapes=True)
         node.meta["example_value"] = fake
         node.meta["source"] = source
+        node.meta["version"] = fake._version   # a later in-place op on it (or a view) bumps it
         proxy = torch.fx.Proxy(node, self.tracer)
         var = TensorVariable(proxy=proxy, cls=type(value), source=source)
         self.graph_inputs.append((source, proxy, value))
@@ -573,6 +574,15 @@ class OutputGraph:
                                                      _SYMBOLIC_AWARE or node.target is operator.getitem)):
                 self.graph.erase_node(node)
 
+    def _guard_memory_sharing(self):
+        """A graph that writes into a tensor input is only right for inputs sharing memory as they do
+        now (`a.add_(1); b * 2` with `b` a view of `a`): guard which ones do."""
+        tensors = [(source, proxy.node, value) for source, proxy, value in self.graph_inputs
+                   if isinstance(value, torch.Tensor)]
+        if any(node.meta["example_value"]._version != node.meta["version"] for _, node, _ in tensors):
+            self.guards.add(Guard.memory_sharing([s for s, _, _ in tensors],
+                                                 memory_sharing(*(v for _, _, v in tensors))))
+
     def compile_graph(self, outputs: list):
         """Add the output node, hand the graph to the backend, and return the compiled callable."""
         self.graph.output(tuple(self.as_proxy(v) for v in outputs))
@@ -581,6 +591,7 @@ class OutputGraph:
         for name, value in self.constant_tensors:
             setattr(root, name, value)
         gm = torch.fx.GraphModule(root, self.graph, class_name="BytegraphGraph")
+        self._guard_memory_sharing()
         # like torch.compile: real tensors, and SymInts for the size placeholders
         example_inputs = [value for _, _, value in self.graph_inputs]
         compiled = self.backend(gm, example_inputs)

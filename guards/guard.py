@@ -18,7 +18,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import any_torch_dispatch_mode_on_stack
 
-from .._tensor_guards import GlobalStateGuard, TensorGuards
+from .._tensor_guards import GlobalStateGuard, TensorGuards, memory_sharing
 from .source import Source
 
 
@@ -375,6 +375,36 @@ class SAME_OBJECT(GuardKind):
     def explain(self, guard, value, env):
         return None if value is eval(guard.expected.expr(), env) else \
             f"{guard.name()} is no longer the same object as {guard.expected.name()}"
+
+
+@_kind("memory_sharing")
+class MEMORY_SHARING(GuardKind):
+    """Which tensor inputs share memory (`memory_sharing`'s pattern over all of them), for a graph that
+    writes into an input: functionalizing backends turn the write into a copy made after the graph's
+    reads, which is only right when the inputs alias exactly as they did when traced."""
+    name, order = "MEMORY_SHARING", 8
+
+    def make(self, sources, pattern):
+        return Guard(None, self, (tuple(sources), tuple(pattern)))
+
+    def render(self, guard, check):
+        sources, pattern = guard.expected
+        tensors = ", ".join(check.read(s) for s in sources)
+        return f"{check.const(memory_sharing, 'memory_sharing')}({tensors}) == {pattern!r}"
+
+    def describe(self, guard):
+        sources, pattern = guard.expected
+        shared = [f"{s.name()} with {sources[g].name()}" for s, g in zip(sources, pattern) if sources[g] != s]
+        return f"tensor inputs sharing memory: {', '.join(shared) or 'none'}"
+
+    def explain(self, guard, value, env):
+        sources, pattern = guard.expected
+        now = memory_sharing(*(eval(s.expr(), env) for s in sources))
+        if now == pattern:
+            return None
+        changed = [s.name() for s, a, b in zip(sources, pattern, now) if a != b]
+        return (f"the graph writes into an input, and which inputs share memory changed (for "
+                f"{', '.join(changed)})")
 
 
 @_kind("shape")

@@ -12,6 +12,8 @@ import math
 import sys
 from typing import Any
 
+import torch
+
 
 def local_param(name: str) -> str:
     """The guard-function parameter that holds local `name`."""
@@ -379,6 +381,24 @@ class TensorPropertySource(DerivedSource):
         else:
             codegen.load_const(self.index)
             codegen.call_method(1)
+
+
+@dataclasses.dataclass(frozen=True)
+class NdarrayTensorSource(DerivedSource):
+    """The tensor over an ndarray's memory, `torch.from_numpy(L['a'])`: how an ndarray read from the
+    frame reaches the graph (a new tensor object on every read, the same memory)."""
+    base: Source
+
+    def name(self):
+        return f"torch.from_numpy({self.base.name()})"
+
+    def expr(self, render=None):
+        return f"torch.from_numpy({self.base.sub_expr(render)})"
+
+    def reconstruct(self, codegen):
+        codegen.load_callable(torch.from_numpy)
+        self.base.reconstruct(codegen)
+        codegen.call(1)
 
 
 @dataclasses.dataclass(frozen=True)

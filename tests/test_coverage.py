@@ -390,6 +390,105 @@ def test_numpy_on_constants_is_a_constant():
     check(with_float32, torch.randn(3), graphs=0, breaks=1, like_torch=False)
 
 
+def _same_numpy(a, b) -> bool:
+    """numpy-aware `same`: arrays and numpy scalars by type, dtype, shape and value."""
+    import numpy as np
+    if isinstance(a, (np.ndarray, np.generic)):
+        return type(a) is type(b) and a.dtype == b.dtype and np.shape(a) == np.shape(b) and np.array_equal(a, b)
+    if isinstance(a, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(_same_numpy(x, y) for x, y in zip(a, b))
+    return same(a, b)
+
+
+def test_ndarray_arguments_are_graph_inputs():
+    np = pytest.importorskip("numpy")
+
+    def fn(a, b):
+        c = a * 2 + b
+        return np.sum(c, axis=0), c.T, a.shape, np.where(c > 4, c, 0)
+
+    def args(i):
+        return np.arange(6.0).reshape(2, 3) + i, np.ones(3, dtype=np.float32)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt)
+    for i in range(3):
+        assert _same_numpy(opt(*args(i)), fn(*args(i)))
+    assert cnt.frame_count == 1 and cnt.op_count == 6   # *, +, sum, .T, >, where
+    explained = bytegraph.explain(fn)(*args(0))
+    assert (explained.graph_count, explained.graph_break_count) == (1, 0)
+    assert torch_counts(fn, *args(0)) == (1, 0)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_ndarray_argument_written_in_place_stays_the_same_object(backend):
+    np = pytest.importorskip("numpy")
+    from bytegraph.testing import CompileCounterWithBackend
+
+    def fn(a, t):
+        a += 1
+        a *= t.numpy()
+        return a, a.sum()
+
+    cnt = CompileCounterWithBackend(backend)
+    opt = bytegraph.compile(fn, backend=cnt)
+    for i in range(2):
+        a, a_eager = np.arange(4.0) + i, np.arange(4.0) + i
+        got = opt(a, torch.full((4,), 2.0, dtype=torch.float64))
+        want = fn(a_eager, torch.full((4,), 2.0, dtype=torch.float64))
+        assert got[0] is a and _same_numpy(got, want) and _same_numpy(a, a_eager)
+    assert cnt.frame_count == 1
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_ndarray_sharing_memory_with_a_tensor_argument(backend):
+    # `t.numpy()` is the tensor's memory: a write through the tensor is seen by the array's reads
+    np = pytest.importorskip("numpy")
+    from bytegraph.testing import CompileCounterWithBackend
+
+    def fn(t, a):
+        t.add_(1)
+        return a * 2
+
+    def args(shared):
+        t = torch.zeros(4, dtype=torch.float64)
+        return t, (t.numpy() if shared else np.zeros(4))
+
+    cnt = CompileCounterWithBackend(backend)
+    opt = bytegraph.compile(fn, backend=cnt)
+    for shared in (True, False, True):
+        assert _same_numpy(opt(*args(shared)), fn(*args(shared)))
+    assert cnt.frame_count == 2     # one graph per sharing pattern
+
+
+def test_ndarray_arguments_torch_refuses_stay_opaque():
+    np = pytest.importorskip("numpy")
+
+    def fn(x, a):
+        return x + 1, np.sum(a)
+
+    read_only = np.arange(3.0)
+    read_only.flags.writeable = False
+    for a in (read_only, np.arange(6.0)[::-2], np.arange(3, dtype=np.uint32).astype(">u4")):
+        bytegraph.reset()
+        cnt = CompileCounter()
+        opt = bytegraph.compile(fn, backend=cnt)
+        assert _same_numpy(opt(torch.ones(2), a), fn(torch.ones(2), a))
+        assert cnt.frame_count == 1 and len(bytegraph.stats.break_records) == 1
+
+
+def test_0d_tensor_as_linspace_steps_under_aot_eager():
+    from bytegraph.testing import CompileCounterWithBackend
+    steps = torch.tensor(3)
+
+    def fn(x):
+        return torch.linspace(0, 1, steps) + x.sum()
+
+    cnt = CompileCounterWithBackend("aot_eager")
+    opt = bytegraph.compile(fn, backend=cnt)
+    assert same(opt(torch.ones(2)), fn(torch.ones(2)))
+    assert cnt.frame_count == 1
+
+
 def test_namedtuple_made_in_compiled_code():
     def fn(x):
         Pair = collections.namedtuple("Pair", ["a", "b"])

@@ -36,6 +36,28 @@ def test_set_contents_guarded():
     assert cnt.frame_count == 2
 
 
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+@pytest.mark.parametrize("first_shared", [False, True])
+def test_write_into_an_input_is_guarded_on_which_inputs_share_memory(backend, first_shared):
+    # functionalized, `a.add_(1)` becomes a copy after the graph's reads: right for `b` a view of `a`
+    # only if the graph was compiled for (and guarded on) `b` sharing `a`'s memory
+    from bytegraph.testing import CompileCounterWithBackend
+
+    def fn(a, b):
+        a.add_(1)
+        return b * 2
+
+    def call(f, shared):
+        a = torch.zeros(4)
+        b = a[:2] if shared else torch.zeros(2)
+        return f(a, b), a
+
+    opt, cnt = compiled(fn, CompileCounterWithBackend(backend))
+    for shared in (first_shared, not first_shared, first_shared):
+        assert same(call(opt, shared), call(fn, shared))
+    assert cnt.frame_count == 2      # one graph per sharing pattern, each reused
+
+
 def test_set_argument_membership_guarded():
     def fn(x, s):
         return x + 1 if 3 in s else x * 2

@@ -21,6 +21,8 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
+from ...guards.guard import Guard
+from ...guards.source import AttrSource, NdarrayTensorSource
 from ..graph_break import Unsupported, fold
 from .base import VariableTracker, families
 from .constant import ConstantVariable, const, is_constant_value
@@ -135,7 +137,8 @@ def numpy_dtype(torch_dtype):
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class NumpyNdarrayVariable(VariableTracker):
-    """A numpy array (or, with `scalar`, a numpy scalar) made while tracing: a tensor in the graph."""
+    """A numpy array (or, with `scalar`, a numpy scalar) made while tracing, or an array read from the
+    frame (with a source, see `wrap_ndarray_input`): a tensor in the graph."""
     tensor: TensorVariable = None
     scalar: bool = False
     # `a += b` must not fall back to `a = a + b`: the array is mutable (see translator.binary_op)
@@ -160,6 +163,10 @@ class NumpyNdarrayVariable(VariableTracker):
         return (self.tensor,)
 
     def reconstruct(self, codegen):
+        if self.source is not None:
+            # an array read from the frame: still that object (writes went into its memory)
+            self.source.reconstruct(codegen)
+            return
         # one numpy object however many places hold it (`return b, b`)
         memo = codegen.__dict__.setdefault("_ndarray_temps", {})
         if self in memo:
@@ -344,6 +351,24 @@ def _wrap_result(tx, result, expected, what):
         return result
     raise Unsupported("numpy", what=f"numpy {what}: torch._numpy's result differs from numpy's "
                       f"({result.describe()} vs {type(expected).__name__})")
+
+
+def wrap_ndarray_input(tx, value, source, guard):
+    """An ndarray read from the frame: the graph reads `torch.from_numpy(a)`, a tensor over the same
+    memory (so in-place numpy ops write into the array, and a tensor sharing its memory is seen as
+    sharing it), guarded like any tensor input. None (the array stays an opaque object) for arrays
+    `torch.from_numpy` refuses or would warn about: subclasses, read-only arrays, negative strides,
+    dtypes torch lacks, non-native byte order."""
+    if np is None or type(value) is not np.ndarray or not value.flags.writeable:
+        return None
+    try:
+        tensor = torch.from_numpy(value)
+    except (TypeError, ValueError, RuntimeError):
+        return None
+    guard(Guard.type_match(source, np.ndarray))
+    # checked before the tensor guards (cheaper kinds first), so `from_numpy` never warns in a guard
+    guard(Guard.constant(AttrSource(AttrSource(source, "flags"), "writeable"), True))
+    return NumpyNdarrayVariable(tensor=tx.output.add_graph_input(tensor, NdarrayTensorSource(source)), source=source)
 
 
 def tensor_as_ndarray(tx, tensor_var):

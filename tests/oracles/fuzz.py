@@ -7,6 +7,7 @@ value), exceptions (type and args) and side effects (globals, mutated arguments)
 bytegraph hit an internal error (sound: that instruction ran as Python, but a bug) are counted apart.
 
     python -m tests.oracles.fuzz --seeds 0:500 [--json fuzz.json] [--out-dir fuzz_failures]
+                                 [--backend aot_eager] [--shared-inputs]
 
 Each failing program is written out as a standalone script that prints OK or MISMATCH.
 """
@@ -407,13 +408,21 @@ def generate(seed: int, hoist: bool = False) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ inputs
-def make_inputs(seed: int, call: int):
-    """Arguments of call `call`: values change every call, the shape on the last call."""
+def make_inputs(seed: int, call: int, shared: bool = False):
+    """Arguments of call `call`: values change every call, the shape on the last call. With `shared`,
+    x and y may share memory, differently from call to call: y is x seen through another view, or
+    x and y are the two halves of one tensor."""
     r = random.Random(seed * 1000 + call)
     g = torch.Generator().manual_seed(seed * 1000 + call)
     rows = 5 if call == CALLS - 1 else 3
     x = torch.randn(rows, 4, generator=g)
     y = torch.randn(rows, 4, generator=g)
+    if shared:
+        how = random.Random(seed * 7919 + call).choice(["apart", "same memory", "halves"])
+        if how == "same memory":
+            y = x.view(rows, 4)
+        elif how == "halves":
+            x, y = torch.cat([x, y]).split(rows)
     n = r.choice([0, 1, 2, 3, 4, 5, 7, 9])
     s = r.choice(["ab", "abc", "ba", "a b", "xyz", ""])
     lst = [r.randint(-3, 9) for _ in range(r.randint(0, 5))]
@@ -513,29 +522,33 @@ def _alarm(signum, frame):
     raise _Timeout()
 
 
-def check(seed: int, src: str | None = None, timeout: float = 30.0, hoist: bool = False) -> dict:
-    """Run program `seed` eagerly and compiled; returns its record (status, where it differed, capture)."""
+def check(seed: int, src: str | None = None, timeout: float = 30.0, hoist: bool = False, backend: str = "eager",
+          shared: bool = False) -> dict:
+    """Run program `seed` eagerly and compiled with `backend` (`shared`: inputs that may share memory,
+    see make_inputs); returns its record (status, where it differed, capture)."""
     src = src or generate(seed, hoist)
     code = compile(src, f"<fuzz_{seed}>", "exec")
     ns_e, ns_c = {"__name__": f"fuzz_{seed}"}, {"__name__": f"fuzz_{seed}"}
     exec(code, ns_e)
     exec(code, ns_c)
-    counter = CompileCounterWithBackend("eager")
+    counter = CompileCounterWithBackend(backend)
     fc = bytegraph.compile(ns_c["f"], backend=counter)
-    args_e, args_c = make_inputs(seed, 0), make_inputs(seed, 0)
-    rec = {"seed": seed, "status": "equal", "detail": "", "graphs_first_call": None, "graphs": 0}
+    args_e, args_c = make_inputs(seed, 0, shared), make_inputs(seed, 0, shared)
+    rec = {"seed": seed, "status": "equal", "detail": "", "graphs_first_call": None, "graphs": 0,
+           "backend": backend, "shared": shared}
     old = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
         for call in range(CALLS):
             if call:
-                fresh = make_inputs(seed, call)
                 # the caller mutates its lists, dicts and tensors in place, and rebinds the scalars
-                for args, new in ((args_e, fresh), (args_c, make_inputs(seed, call))):
+                # (and, with `shared`, the tensors: how they share memory changes)
+                for args in (args_e, args_c):
+                    new = make_inputs(seed, call, shared)
                     args[2], args[3] = new[2], new[3]
                     args[4].append(new[2])
                     args[5][f"c{call}"] = call
-                    if call == CALLS - 1:
+                    if call == CALLS - 1 or shared:
                         args[0], args[1] = new[0], new[1]
                     else:
                         args[0].copy_(new[0])
@@ -584,7 +597,7 @@ from tests.oracles.fuzz import check
 SRC = {src!r}
 
 if __name__ == "__main__":
-    rec = check({seed}, SRC)
+    rec = check({seed}, SRC, backend={backend!r}, shared={shared})
     print("OK" if rec["status"] == "equal" else "MISMATCH: " + rec["status"] + ": " + rec["detail"])
     sys.exit(rec["status"] != "equal")
 '''
@@ -595,7 +608,8 @@ def write_failure(out_dir: str, rec: dict, src: str):
     name = f"fuzz_{rec['seed']}.py"
     detail = rec["detail"].splitlines()[0][:200] if rec["detail"] else ""
     with open(os.path.join(out_dir, name), "w") as f:
-        f.write(STANDALONE.format(seed=rec["seed"], status=rec["status"], detail_line=detail, src=src, name=name))
+        f.write(STANDALONE.format(seed=rec["seed"], status=rec["status"], detail_line=detail, src=src, name=name,
+                                  backend=rec.get("backend", "eager"), shared=rec.get("shared", False)))
     with open(os.path.join(out_dir, f"fuzz_{rec['seed']}_program.py"), "w") as f:
         f.write(src)
 
@@ -618,6 +632,8 @@ def main(argv=None):
     ap.add_argument("--out-dir", default="fuzz_failures")
     ap.add_argument("--timeout", type=float, default=30.0)
     ap.add_argument("--hoist", action="store_true", help="evaluate each appended value before the append")
+    ap.add_argument("--backend", default="eager", help="the backend compiled programs use")
+    ap.add_argument("--shared-inputs", action="store_true", help="x and y may share memory (changing per call)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
     records = []
@@ -625,7 +641,7 @@ def main(argv=None):
     for seed in parse_seeds(args.seeds):
         src = generate(seed, args.hoist)
         try:
-            rec = check(seed, src, args.timeout)
+            rec = check(seed, src, args.timeout, backend=args.backend, shared=args.shared_inputs)
         except Exception as e:  # noqa: BLE001 - a harness-level failure is still a row
             rec = {"seed": seed, "status": "harness error", "detail": f"{type(e).__name__}: {e}",
                    "graphs_first_call": None, "graphs": 0}
