@@ -942,8 +942,8 @@ class WrapperCodegen:
             if isinstance(a, (list, tuple)):
                 return type(a)(fill(x, ts, ss) for x in a)
             return a
-        if all(isinstance(a, _Slot) and not isinstance(a, _SymSlot) or not _has_slot(a) for a in args) \
-                and not any(_has_slot(v) for v in kwargs.values()):
+        constants = [a for a in args if type(a) is not _Slot] + list(kwargs.values())
+        if not any(_has_slot(a) for a in constants):
             # the common case (tensors as top-level arguments, constants elsewhere): no walk per call
             picks = [(a.i if isinstance(a, _Slot) else None, a) for a in args]
 
