@@ -412,3 +412,13 @@ def test_channels_last_convolution_variants(kw):
         opt, _ = _run(lambda x: F.relu(conv(x)) * 2, [x], kernels=3, externs=1)  # input, weight, relu
         assert opt(x).stride() == conv(x).stride()
     assert ", 1, " in inductor.metrics.last_source.split("# aten.convolution")[0].splitlines()[-1]
+
+
+def test_three_channel_image_converted_along_its_rows():
+    # writing channels-last rows of 3 vectorizes poorly: the conversion kernel reads whole image rows
+    conv = torch.nn.Conv2d(3, 16, 3, padding=1)
+    x = torch.randn(2, 3, 64, 64)
+    with torch.no_grad():
+        _run(conv, [x], kernels=3, externs=1)  # input and weight to channels-last, result back
+    src = inductor.metrics.last_source
+    assert "const int64_t inner = 3;" not in src and "const int64_t inner = 4096;" in src, src

@@ -789,14 +789,30 @@ def loop_order(group):
     return None
 
 
+SHORT_ROW = 16  # rows shorter than this (one vector) vectorize poorly: another loop order may do better
+
+
 def render_group(group, store_names, symbols) -> CppKernel:
     """A rendered kernel for `group`. A pointwise group iterates in the memory order of its output
-    (`loop_order`); its rows (`inner`) are the most trailing dimensions of that order every node
-    shares whose indices need no division by the row position `x1` (merged dimensions of contiguous
-    tensors fold back into `x1`); failing that, the last dimension; failing that (a fused read spelled
-    differently from its write), one flat index."""
-    order = None if group.reduction else loop_order(group)
+    (`loop_order`), unless that gives rows shorter than a vector and the logical order longer ones (a
+    3-channel image converted to channels-last: rows of 3 written, or of a whole image row read);
+    its rows (`inner`) are the most trailing dimensions of that order every node shares whose indices
+    need no division by the row position `x1` (merged dimensions of contiguous tensors fold back into
+    `x1`); failing that, the last dimension; failing that (a fused read spelled differently from its
+    write), one flat index."""
+    if group.reduction:
+        return _render_in(group, store_names, symbols, None)
+    order = loop_order(group)
+    k = _render_in(group, store_names, symbols, order)
+    if order is not None and not k.flat and isinstance(k.inner, int) and k.inner < SHORT_ROW:
+        logical = _render_in(group, store_names, symbols, None)
+        if not logical.flat and isinstance(logical.inner, int) and logical.inner > k.inner:
+            return logical
+    return k
 
+
+def _render_in(group, store_names, symbols, order) -> CppKernel:
+    """`group` rendered iterating its dimensions in `order` (None: the logical order)."""
     def render(inner):
         k = CppKernel(group, store_names, symbols, inner, order=order)
         for node in group.nodes:
@@ -810,6 +826,7 @@ def render_group(group, store_names, symbols) -> CppKernel:
             raise CppUnsupported(f"group {group.describe()}: {e}") from None
     if group.reduction:
         return render_flat()
+
     def loop(ranges):
         return [ranges[d] for d in order] if order is not None else list(ranges)
     common = None
