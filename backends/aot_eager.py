@@ -40,6 +40,7 @@ import os
 from collections.abc import Callable
 
 import torch
+import torch.utils._pytree as pytree
 from torch._subclasses.fake_tensor import FakeTensor
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, free_symbols
 
@@ -129,10 +130,20 @@ def _numbers_read_from_inputs(inputs):
             mode.allow_scalar_outputs = False
 
 
+def makes_non_strided(gm) -> bool:
+    """Whether some value of the graph is a sparse (or other non-strided) tensor, which neither
+    AOTAutograd nor the inductor IR handles."""
+    for n in gm.graph.nodes:
+        for v in pytree.tree_leaves(n.meta.get("example_value")):
+            if isinstance(v, torch.Tensor) and v.layout != torch.strided:
+                return True
+    return False
+
+
 def _memory_shared_across_storages(example_inputs) -> bool:
     tensors = [t for t in example_inputs if isinstance(t, torch.Tensor) and not isinstance(t, FakeTensor)]
     groups: dict = {}
-    for t, group in zip(tensors, memory_sharing(*tensors)):
+    for t, (group, _) in zip(tensors, memory_sharing(*tensors)):
         groups.setdefault(group, []).append(t)
     return any(len({t.untyped_storage()._cdata for t in group}) > 1 for group in groups.values() if len(group) > 1)
 
@@ -143,6 +154,8 @@ def aot_autograd(gm, example_inputs, *, fw_compiler: Callable = run_eagerly, bw_
     """Compile `gm` through AOTAutograd: the graph compilers receive the functionalized ATen
     forward, backward and inference graphs (backward and inference default to `fw_compiler`).
     Returns a callable taking the graph's inputs positionally."""
+    if makes_non_strided(gm):
+        return gm   # sparse values: the graph runs as traced
     if _memory_shared_across_storages(example_inputs):
         # AOTAutograd finds aliased inputs by storage: inputs over one memory through distinct storages
         # (a tensor and `torch.from_numpy` of its `.numpy()`) would be functionalized as distinct, and a

@@ -1,9 +1,9 @@
-"""Sweep torch's OpInfo database through `backend="inductor"`: forward (and, for float ops that support
-autograd, the input gradient) compared with eager, sample by sample.
+"""Sweep torch's OpInfo database through `backend="inductor"` (or `--backend eager|aot_eager`): forward
+(and, for float ops that support autograd, the input gradient) compared with eager, sample by sample.
 
     python benchmarks/inductor_opinfo_sweep.py [--ops add,expm1,...] [--start 0] [--count 40]
                                                [--samples 2] [--dtype float32] [-v]
-                                               [--codegen cpp|triton|metal]
+                                               [--codegen cpp|triton|metal] [--backend aot_eager]
 
 Each sample is one of: pass, mismatch (compiled != eager), error (eager runs, compiled raises or
 raises another exception type), skip (not captured), random (compiled != eager, but eager also
@@ -64,7 +64,7 @@ def _close(got, expected):
     return None
 
 
-def run_sample(op, sample, grad: bool):
+def run_sample(op, sample, grad: bool, backend: str = "inductor"):
     """'pass' | 'skip' | ('mismatch' | 'error', detail)."""
     import torch
 
@@ -109,7 +109,7 @@ def run_sample(op, sample, grad: bool):
     from bytegraph.backends import inductor
     bytegraph.reset()
     inductor.metrics.reset()
-    cnt = CompileCounterWithBackend("inductor")
+    cnt = CompileCounterWithBackend(backend)
     try:
         got = seeded(bytegraph.compile(call, backend=cnt))
     except Exception as ex:  # noqa: BLE001
@@ -121,7 +121,7 @@ def run_sample(op, sample, grad: bool):
         return "random"  # eager itself gives other values (another seed, uninitialized memory)
     if bad:
         return "mismatch", bad
-    others = set(inductor.metrics.codegens) - {bytegraph.config.cpu_codegen}
+    others = set(inductor.metrics.codegens) - {bytegraph.config.cpu_codegen} if backend == "inductor" else ()
     return ("fallback", f"compiled by {', '.join(sorted(others))}") if others else "pass"
 
 
@@ -129,7 +129,7 @@ def run_sample(op, sample, grad: bool):
 UNINITIALIZED = {"empty", "empty_like", "new_empty", "new_empty_strided", "empty_strided", "empty_permuted"}
 
 
-def sweep(ops, samples=2, dtype="float32", verbose=False, out=print):
+def sweep(ops, samples=2, dtype="float32", verbose=False, out=print, backend="inductor"):
     import torch
     dt = getattr(torch, dtype)
     counts = {"pass": 0, "mismatch": 0, "error": 0, "skip": 0, "random": 0, "fallback": 0}
@@ -144,7 +144,7 @@ def sweep(ops, samples=2, dtype="float32", verbose=False, out=print):
             continue
         for i, s in enumerate(sample_list):
             t0 = time.perf_counter()
-            r = run_sample(op, s, grad)
+            r = run_sample(op, s, grad, backend)
             kind = r if isinstance(r, str) else r[0]
             counts[kind] += 1
             if not isinstance(r, str):
@@ -163,6 +163,7 @@ def main(argv=None):
     p.add_argument("--samples", type=int, default=2)
     p.add_argument("--dtype", default="float32")
     p.add_argument("--codegen", default=None, choices=["cpp", "triton", "metal"])
+    p.add_argument("--backend", default="inductor", choices=["inductor", "aot_eager", "eager"])
     p.add_argument("-v", action="store_true")
     a = p.parse_args(argv)
     warnings.filterwarnings("ignore")
@@ -175,7 +176,7 @@ def main(argv=None):
         ops = [o for o in db if o.name in names]
     else:
         ops = db[a.start:a.start + a.count]
-    counts, problems = sweep(ops, a.samples, a.dtype, a.v)
+    counts, problems = sweep(ops, a.samples, a.dtype, a.v, backend=a.backend)
     print(f"{len(ops)} ops: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     for name, variant, i, kind, detail in problems:
         print(f"  {kind:8s} {name}{'.' + variant if variant else ''}[{i}]: {detail}")

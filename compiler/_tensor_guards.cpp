@@ -2,7 +2,7 @@
 // function with tensor inputs calls it once per call).
 //
 //   TensorGuards(specs)(t0, t1, ...) -> bool
-//   memory_sharing(t0, t1, ...) -> tuple of int
+//   memory_sharing(t0, t1, ...) -> tuple of (int, int)
 //
 // The tensors must be distinct objects (the graph was traced with them unaliased).
 // spec_i = (cls, dtype, device, sizes, strides, requires_grad, dispatch_keys) describes t_i; sizes
@@ -152,10 +152,12 @@ class GlobalStateGuard {
   std::vector<AutocastState> autocast_;
 };
 
-// Which tensors share memory: entry i is the smallest index of a tensor whose storage's bytes overlap
-// tensor i's (directly or through others), i itself if none. Views of one storage share it; so do
-// distinct storages over the same memory (two `torch.from_numpy` of one array). Empty storages
-// and storage-less tensors share nothing. A graph that writes into an input was compiled for one such pattern.
+// Which tensors share memory, and how: entry i is (g, d), g the smallest index of a tensor whose
+// storage's bytes overlap tensor i's (directly or through others), i itself if none, and d the byte
+// distance from tensor g's first element to tensor i's. Views of one storage share it; so do distinct
+// storages over the same memory (two `torch.from_numpy` of one array). Empty storages and storage-less
+// tensors share nothing. With sizes and strides fixed (the tensor guards), the pattern says exactly
+// which elements two inputs have in common: a graph that writes into an input is compiled for one.
 py::tuple memory_sharing(const py::args& tensors) {
   struct Range {
     uintptr_t begin, end;
@@ -200,7 +202,14 @@ py::tuple memory_sharing(const py::args& tensors) {
   }
   py::tuple out(n);
   for (size_t i = 0; i < n; i++) {
-    out[i] = py::int_(group[i]);
+    int64_t distance = 0;
+    if (group[i] != i) {
+      const at::Tensor& t = THPVariable_Unpack(tensors[i].ptr());
+      const at::Tensor& first = THPVariable_Unpack(tensors[group[i]].ptr());
+      distance = static_cast<int64_t>(reinterpret_cast<uintptr_t>(t.const_data_ptr()) -
+                                      reinterpret_cast<uintptr_t>(first.const_data_ptr()));
+    }
+    out[i] = py::make_tuple(group[i], distance);
   }
   return out;
 }

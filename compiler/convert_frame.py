@@ -26,7 +26,7 @@ from .frontend.graph_break import GraphBreakError, Unsupported
 from .backends.distributed import DDPGraphSplitter, active_ddp_module
 from .backends.registry import BackendContractError
 from .guards.builder import CheckFunction
-from .guards.guard import ID_MATCH, user_dispatch_mode_active
+from .guards.guard import ID_MATCH, functorch_transform_active, user_dispatch_mode_active
 from .guards.shape import ShapePolicy
 
 
@@ -82,7 +82,7 @@ class FrameCompiler:
         action = self._without_compiling(code, func)
         if action is not None:
             return action
-        if user_dispatch_mode_active():
+        if user_dispatch_mode_active() or functorch_transform_active():
             return FrameAction.RUN_EAGERLY  # this call, and what it calls (the entries' guards refuse it too)
         cache = _C.get_cache(code)
         if cache is None:

@@ -16,7 +16,7 @@ from ..decorators import is_constant_result
 from ..disable import disabled_wrapper_code
 from ..guards.guard import Guard
 from ..guards.shape import scalar_can_be_dynamic
-from ..guards.source import AttrSource, ItemSource, ListIteratorSource, LocalSource
+from ..guards.source import AttrSource, ConstSource, ItemSource, ListIteratorSource, LocalSource
 from ..probe import overrides_in_python, safe_in, static_getattr, static_hasattr
 from .graph_break import Unsupported
 from .resume import STACK_ARGUMENT_PREFIX, is_resume_code
@@ -92,12 +92,23 @@ def _is_numpy_scalar(value) -> bool:
 
 
 def _is_identity_key(value) -> bool:
-    """A function, or a class compared and hashed by identity (its metaclass keeps type's
-    __eq__/__hash__): as a dict key as safe as a constant (the DICT_KEYS guard compares keys by
+    """A function, a class or an object compared and hashed by identity (its class, or metaclass,
+    keeps the default __eq__/__hash__): as a dict key as safe as a constant (the DICT_KEYS guard compares keys by
     identity). pytree's registry is keyed by classes."""
     if _is_a(value, type):
         return type(value).__eq__ is type.__eq__ and type(value).__hash__ is type.__hash__
-    return _is_a(value, (types.FunctionType, types.BuiltinFunctionType))
+    if _is_a(value, (types.FunctionType, types.BuiltinFunctionType)):
+        return True
+    # an object of a class keeping object's __eq__ and __hash__ (typing's `Union`, `Literal`)
+    return type(value).__eq__ is object.__eq__ and type(value).__hash__ is object.__hash__
+
+
+def _wrap_key(tx, key):
+    """A key of a dict read from the frame (its identity is guarded with the dict's keys). An object
+    key keeps itself as its source, so what is read from it later is guarded."""
+    if is_constant_value(key) or _is_a(key, (type, types.FunctionType, types.BuiltinFunctionType)):
+        return wrap(tx, key, None, trusted=True)
+    return wrap(tx, key, ConstSource(key), trusted=True)
 
 
 def wrap(tx, value, source, trusted=False):
@@ -257,8 +268,8 @@ def _wrap_container(tx, value, source, trusted, guard):
             raise Unsupported("non_constant_value", what="a dict with keys not constants, classes or functions")
         guard(Guard.type_match(source, type(value)))
         guard(Guard.dict_keys(source, list(value.keys())))
-        pairs = [(wrap(tx, k, None, trusted=True),
-                  wrap(tx, v, ItemSource(source, k) if source else None, trusted)) for k, v in value.items()]
+        pairs = [(_wrap_key(tx, k), wrap(tx, v, ItemSource(source, k) if source else None, trusted))
+                 for k, v in value.items()]
         factory = None
         if _is_a(value, collections.defaultdict):
             factory = wrap(tx, value.default_factory, None, True)

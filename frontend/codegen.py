@@ -26,7 +26,7 @@ from .variables.user_defined import UserDefinedObjectVariable
 
 
 def _rebuild_object(cls, attrs):
-    obj = cls.__new__(cls)
+    obj = object.__new__(cls)     # as the trace made it (a class's own __new__ already ran there)
     for name, value in attrs.items():
         object.__setattr__(obj, name, value)
     return obj

@@ -23,7 +23,7 @@ from ..guards.guard import Guard
 from ..guards.source import AttrSource, LocalSource
 from . import lifetimes
 from .break_codegen import FrameCheckpoint, can_break_at, compile_break, emit_set_grad
-from .builder import is_compiled_function, is_skipped_function, wrap
+from .builder import is_compiled_function, is_skipped_function
 from .codegen import PyCodegen, new_code
 from .graph_break import Unsupported
 from .opcodes import OPCODES, Checkpoint
@@ -33,7 +33,7 @@ from .signals import ReturnValue, UserException
 from .translator import InstructionTranslatorBase
 from .variables.constant import ConstantVariable
 from .variables.functions import UserFunctionVariable
-from .variables.misc import CellVariable, FrameFreeCell
+from .variables.misc import CellVariable, FrameFreeCell, UnreadArgument
 from .variables.tensor import SymNodeVariable, TensorVariable
 
 
@@ -69,9 +69,9 @@ class InstructionTranslator(InstructionTranslatorBase):
             if resuming and _is_closure_function(value):
                 self.symbolic_locals[name] = self._wrap_closure_argument(name, value)
             else:
-                self.symbolic_locals[name] = wrap(self, value, LocalSource(name))
+                self.symbolic_locals[name] = UnreadArgument(value=value, source=LocalSource(name))
         for name in code.co_cellvars:
-            self.cells[name] = CellVariable.new(self, self.symbolic_locals.get(name))
+            self.cells[name] = CellVariable.new(self, self.read_local(name) if name in self.symbolic_locals else None)
         closure = func.__closure__ or ()
         for i, name in enumerate(code.co_freevars):
             cell = self.cells[name] = FrameFreeCell(name=name, index=i)
@@ -104,6 +104,7 @@ class InstructionTranslator(InstructionTranslatorBase):
                 e.user_stack = self.user_stack()
             if not self.can_break_at_checkpoint():
                 raise
+            self._checkpoint.graph.guards.update(e.guards)
             try:
                 compiled = self.break_at_checkpoint()
             except Unsupported:

@@ -103,7 +103,15 @@ class Unsupported(Exception):
         self.kind = _KINDS[kind]
         self.context = context
         self.user_stack: list[traceback.FrameSummary] = []
+        self.guards: list = []
         super().__init__(self.message())
+
+    def depending_on(self, guard) -> "Unsupported":
+        """This break is decided by a fact that may change (`guard`, None for none): the graph that
+        ends at the break keeps the guard, so a call where the fact changed compiles anew."""
+        if guard is not None:
+            self.guards.append(guard)
+        return self
 
     def message(self) -> str:
         try:

@@ -19,7 +19,7 @@ from typing import Callable
 
 from . import lifetimes, reads
 from .graph_break import Unsupported, user_error
-from .resume import PROLOGUE_CALLABLES, original_code
+from .resume import RESUME_CALLABLES, cell_is_empty, original_code
 from .signals import GeneratorYield, ReturnValue, UserException
 from .variables.constant import const
 from .variables.builtins import isinstance_of
@@ -28,7 +28,15 @@ from .variables.dicts import DictVariable, SetVariable, is_other_mapping, mappin
 from .variables.functions import NestedFunctionVariable
 from .variables.iterators import StopIterationSignal
 from .variables.lists import ListVariable, SliceVariable, TupleVariable
-from .variables.misc import NULL, CellVariable, ExceptionVariable, NullVariable, PythonModuleVariable, TracebackVariable
+from .variables.misc import (
+    NULL,
+    CellIsEmptyFunction,
+    CellVariable,
+    ExceptionVariable,
+    NullVariable,
+    PythonModuleVariable,
+    TracebackVariable,
+)
 from .variables.tensor import SymNodeVariable
 from .variables.user_defined import UserDefinedClassVariable
 
@@ -127,9 +135,9 @@ def swap(tx, ins):
 @opcode("LOAD_CONST")
 def load_const(tx, ins):
     value = ins.argval
-    if tx.parent is None and any(value is c for c in PROLOGUE_CALLABLES):
-        # the torch context-manager factories a resume prologue loads to re-enter its blocks
-        tx.push(tx.wrap(value, None, trusted=True))
+    if tx.parent is None and any(value is c for c in RESUME_CALLABLES):
+        # what resume code calls: see resume.RESUME_CALLABLES
+        tx.push(CellIsEmptyFunction() if value is cell_is_empty else tx.wrap(value, None, trusted=True))
     else:
         tx.push(const(value))
 
@@ -137,7 +145,7 @@ def load_const(tx, ins):
 @opcode("LOAD_FAST")
 def load_fast(tx, ins):
     try:
-        tx.push(tx.symbolic_locals[ins.argval])
+        tx.push(tx.read_local(ins.argval))
     except KeyError:
         raise user_error(UnboundLocalError(f"cannot access local variable '{ins.argval}' where it is not "
                                            "associated with a value")) from None
@@ -176,12 +184,18 @@ def delete_global(tx, ins):
 def load_deref(tx, ins):
     try:
         tx.push(tx.cells[ins.argval].load(tx))
-    except NameError:   # an empty cell: CPython's error for this kind of variable (a resume's cells are free)
-        if ins.argval in original_code(tx.code).co_cellvars:
-            raise user_error(UnboundLocalError(
-                f"cannot access local variable '{ins.argval}' where it is not associated with a value")) from None
-        raise user_error(NameError(f"cannot access free variable '{ins.argval}' where it is not associated "
-                                   "with a value in enclosing scope")) from None
+    except NameError:
+        raise_unbound_cell(tx, ins.argval)
+
+
+def raise_unbound_cell(tx, name):
+    """CPython's error for an empty cell: UnboundLocalError for the frame's own cells (a resume
+    function's are free variables of its code), NameError for free variables."""
+    if name in original_code(tx.code).co_cellvars:
+        raise user_error(UnboundLocalError(
+            f"cannot access local variable '{name}' where it is not associated with a value")) from None
+    raise user_error(NameError(f"cannot access free variable '{name}' where it is not associated "
+                               "with a value in enclosing scope")) from None
 
 
 @opcode("STORE_DEREF")
@@ -194,7 +208,9 @@ def delete_deref(tx, ins):
     cell = tx.cells[ins.argval]
     if type(cell) is not CellVariable:   # a cell that existed before the frame: its deletion is not replayed
         raise Unsupported("untracked_mutation", what=f"deleting the enclosing function's variable {ins.argval!r}")
-    tx.output.side_effects.cells.pop(cell, None)
+    if cell not in tx.output.side_effects.cells:
+        raise_unbound_cell(tx, ins.argval)
+    del tx.output.side_effects.cells[cell]
 
 
 @opcode("LOAD_CLOSURE")

@@ -18,6 +18,7 @@ from ..guards.guard import Guard
 from ..guards.source import (  # noqa: F401 - re-exported for callers
     MISSING,
     AttrSource,
+    CellEmptySource,
     ClassAttrSource,
     ConstSource,
     InstanceDictSource,
@@ -148,3 +149,31 @@ def abc_registry(tx) -> None:
     """What an ABC answers to isinstance/issubclass: the registries of every ABC, whose changes
     (`ABC.register(cls)`) move `abc.get_cache_token()`."""
     record(tx, Guard.constant(ReaderSource(ConstSource(abc.get_cache_token)), abc.get_cache_token()))
+
+
+def cell_contents(tx, cell, source):
+    """The contents of a real closure cell, or MISSING when it is empty. Emptiness is guarded (a
+    cell filled later recompiles); contents found are guarded by the caller wrapping them (a guard
+    reading an emptied cell fails)."""
+    try:
+        return cell.cell_contents
+    except ValueError:
+        record(tx, Guard.constant(CellEmptySource(source_of(cell, source)), True))
+        return MISSING
+
+
+def class_dict_entry(tx, cls: type, name: str):
+    """`cls.__dict__[name]`, in the class's own namespace (not its MRO), or MISSING, with the guard
+    that keeps the answer true: the key absent, or the entry equal to a constant (None, an empty
+    list). Returns (entry, guard); any other entry is returned unguarded (None) for the caller to
+    refuse."""
+    src = AttrSource(ConstSource(cls), "__dict__")
+    entry = cls.__dict__.get(name, MISSING)
+    if entry is MISSING:
+        guard = Guard.key_absent(src, name)
+    elif entry is None or type(entry) is list and not entry:
+        guard = Guard.constant(ItemSource(src, name), entry)
+    else:
+        return entry, None
+    record(tx, guard)
+    return entry, guard

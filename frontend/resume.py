@@ -32,6 +32,9 @@ first local is a stack value, so its body calls `super(__class__, <first argumen
 
 The frame's own cell variables become free variables of the resume function (the transformed code
 passes its cells in the closure), so closures made before the break and code after it share cells.
+CPython raises NameError for an empty free variable but UnboundLocalError for an empty own cell, so
+each read or deletion of one of them is preceded by a check that raises the latter
+(`_unbound_cell_check`).
 
 Resume functions do not call each other: the transformed code of a resume function *returns*
 `ResumeCall(next_fn, args)` at its break, and the original frame's transformed code runs the chain
@@ -412,10 +415,6 @@ def run_resume(fn, *args):
     return result
 
 
-# callables that resume prologues load with LOAD_CONST; the translator wraps them as torch functions
-PROLOGUE_CALLABLES = (torch.set_grad_enabled, torch.autocast)
-
-
 # -- resume functions ----------------------------------------------------------------------
 def resume_code(code, offset: int, layout: tuple, live: tuple, grad_after=None):
     """The cached resume code object for the original `code` continuing at `offset`. Its free
@@ -486,12 +485,49 @@ def _resume_body(code, insts, target_index: int, label):
                 continue     # the cells come from the closure
             if isinstance(item.arg, CellVar) and item.arg.name in cells:
                 item = Instr(item.name, FreeVar(item.arg.name), location=item.location)
+                if item.name in _CELL_READS:
+                    check = _unbound_cell_check(item)
+                    body.extend(check)
+                    kept.extend(None for i in check if isinstance(i, Instr))
             kept.append(original.offset)
         body.append(item)
     super_self = zero_arg_super_self(code)
     if super_self is not None:
         _explicit_super(body, kept, super_self, super_self in cells)
     return body, kept
+
+
+def cell_is_empty(cell) -> bool:
+    """Run time (resume functions): whether a closure cell is empty."""
+    try:
+        cell.cell_contents
+    except ValueError:
+        return True
+    return False
+
+
+# instructions that raise when the cell they read is empty
+_CELL_READS = {"LOAD_DEREF", "DELETE_DEREF"}
+
+# callables that resume code loads with LOAD_CONST (the translator wraps them as what they are): the
+# torch context-manager factories a prologue re-enters its blocks with, and the check of an own cell
+RESUME_CALLABLES = (torch.set_grad_enabled, torch.autocast, cell_is_empty, UnboundLocalError)
+
+
+def _unbound_cell_check(ins) -> list:
+    """What runs before `ins`, a read or deletion of one of the original frame's own cells: an empty
+    cell raises UnboundLocalError, as CPython does for a frame's own cell (the resume function has
+    it as a free variable, for which `ins` alone would raise NameError)."""
+    name, loc = ins.arg.name, ins.location
+    bound = Label()
+    return [Instr("PUSH_NULL", location=loc), Instr("LOAD_CONST", cell_is_empty, location=loc),
+            Instr("LOAD_CLOSURE", FreeVar(name), location=loc), Instr("PRECALL", 1, location=loc),
+            Instr("CALL", 1, location=loc), Instr("POP_JUMP_FORWARD_IF_FALSE", bound, location=loc),
+            Instr("PUSH_NULL", location=loc), Instr("LOAD_CONST", UnboundLocalError, location=loc),
+            Instr("LOAD_CONST", f"cannot access local variable '{name}' where it is not associated with a value",
+                  location=loc),
+            Instr("PRECALL", 1, location=loc), Instr("CALL", 1, location=loc),
+            Instr("RAISE_VARARGS", 1, location=loc), bound]
 
 
 def _resume_prologue(code, layout: tuple, grad_after, freevars, target_line: int, label) -> list:

@@ -192,6 +192,12 @@ class SideEffects:
             elif cell in own:
                 cg.reconstruct(value)
                 cg.append(Instr("STORE_DEREF", CellVar(own[cell])))
+        for cell, name in own.items():
+            if cell not in self.cells and name in tx.arg_names:
+                # an argument's cell, deleted while tracing: empty the real one (filled on entry)
+                cg.load_const(None)
+                cg.append(Instr("STORE_DEREF", CellVar(name)))
+                cg.append(Instr("DELETE_DEREF", CellVar(name)))
 
 
 def _had_attribute(tx, var, name) -> bool:

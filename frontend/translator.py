@@ -30,7 +30,7 @@ from .variables.builtins import is_tensorish
 from .variables.constant import FOLDABLE, ConstantVariable, const
 from .variables.iterators import GeneratorVariable, ListIteratorVariable
 from .variables.lists import TupleVariable
-from .variables.misc import CellVariable, ExceptionVariable, SuperVariable
+from .variables.misc import CellVariable, ExceptionVariable, SuperVariable, UnreadArgument
 from .variables.tensor import TensorVariable, set_tensor_attr
 from .variables.user_defined import EnumVariable, UserDefinedObjectVariable
 
@@ -159,6 +159,13 @@ class InstructionTranslatorBase:
         return frames[::-1]
 
     # -- semantics shared by handlers and variables ---------------------------
+    def read_local(self, name):
+        """The tracker of local `name` (KeyError if unbound); an argument is wrapped on its first read."""
+        var = self.symbolic_locals[name]
+        if isinstance(var, UnreadArgument):
+            var = self.symbolic_locals[name] = var.read(self)
+        return var
+
     def wrap(self, value, source, trusted=False):
         """The tracker for a real value, guarded through `source` (see builder.wrap); `trusted`: a
         value computed while tracing, or read where nothing needs guarding (no guard)."""
@@ -356,7 +363,7 @@ class InstructionTranslatorBase:
             raise user_error(RuntimeError("super(): no arguments"))
         cls = self.cells["__class__"].load(self).as_python_constant()
         first = self.code.co_varnames[0]
-        obj = self.cells[first].load(self) if first in self.cells else self.symbolic_locals[first]
+        obj = self.cells[first].load(self) if first in self.cells else self.read_local(first)
         return SuperVariable(cls=cls, obj=obj)
 
 

@@ -134,7 +134,8 @@ class GLOBAL_STATE(GuardKind):
         fast = GlobalStateGuard(state["grad_enabled"], state["default_dtype"], state["deterministic_algorithms"],
                                 state["autocast"], state["autocast_cache"])
         return (f"{check.const(fast, 'global_state')}() and "
-                f"not {check.const(user_dispatch_mode_active, 'user_dispatch_mode')}()")
+                f"not {check.const(user_dispatch_mode_active, 'user_dispatch_mode')}() and "
+                f"not {check.const(functorch_transform_active, 'functorch_transform')}()")
 
     def describe(self, guard):
         return f"{guard.expected[0]} == {guard.expected[1]!r}"
@@ -379,9 +380,9 @@ class SAME_OBJECT(GuardKind):
 
 @_kind("memory_sharing")
 class MEMORY_SHARING(GuardKind):
-    """Which tensor inputs share memory (`memory_sharing`'s pattern over all of them), for a graph that
-    writes into an input: functionalizing backends turn the write into a copy made after the graph's
-    reads, which is only right when the inputs alias exactly as they did when traced."""
+    """Which tensor inputs share memory and at which distance (`memory_sharing`'s pattern over all of
+    them), for a graph that writes into an input: functionalizing backends turn the write into a copy
+    made after the graph's reads, which is only right when the inputs alias exactly as when traced."""
     name, order = "MEMORY_SHARING", 8
 
     def make(self, sources, pattern):
@@ -394,7 +395,8 @@ class MEMORY_SHARING(GuardKind):
 
     def describe(self, guard):
         sources, pattern = guard.expected
-        shared = [f"{s.name()} with {sources[g].name()}" for s, g in zip(sources, pattern) if sources[g] != s]
+        shared = [f"{s.name()} with {sources[g].name()} ({d:+} bytes)" for s, (g, d) in zip(sources, pattern)
+                  if sources[g] != s]
         return f"tensor inputs sharing memory: {', '.join(shared) or 'none'}"
 
     def explain(self, guard, value, env):
@@ -499,8 +501,9 @@ def _label(obj) -> str:
     `__getattr__` (torch.classes) or an object's `__getattribute__` may do anything, even raise."""
     if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)):
         return f"{obj.__qualname__} (id {id(obj)})"
-    if isinstance(obj, types.ModuleType):
-        return f"module {obj.__dict__.get('__name__')!s} (id {id(obj)})"
+    if isinstance(obj, types.ModuleType):   # (the module type's own dict: a subclass may override `__dict__`)
+        name = types.ModuleType.__dict__["__dict__"].__get__(obj).get("__name__")
+        return f"module {name!s} (id {id(obj)})"
     return f"{type(obj).__name__} (id {id(obj)})"
 
 
@@ -521,6 +524,13 @@ def user_dispatch_mode_active() -> bool:
     return torch._C._len_torch_dispatch_stack() > 0 and any_torch_dispatch_mode_on_stack()
 
 
+def functorch_transform_active() -> bool:
+    """A functorch transform (vmap, grad, jvp...) is running the frame natively: its tensors are
+    wrapped (batched, grad-tracking), which tracing does not model, so the frame runs eagerly, and
+    no entry compiled outside a transform runs inside one."""
+    return torch._C._are_functorch_transforms_active()
+
+
 GLOBAL_STATE_READERS = {
     "grad_enabled": torch.is_grad_enabled,
     "default_dtype": torch.get_default_dtype,
@@ -529,6 +539,7 @@ GLOBAL_STATE_READERS = {
                               for d in AUTOCAST_DEVICES),
     "autocast_cache": torch.is_autocast_cache_enabled,
     "user_dispatch_mode": user_dispatch_mode_active,
+    "functorch_transform": functorch_transform_active,
 }
 
 

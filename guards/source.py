@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import sys
+import types
 from typing import Any
 
 import torch
@@ -275,6 +276,25 @@ class ReaderSource(GuardOnlySource):
 
     def expr(self, render=None):
         return f"{self.base.sub_expr(render)}()"
+
+
+_EMPTY_CELL = types.CellType()
+
+
+@dataclasses.dataclass(frozen=True)
+class CellEmptySource(GuardOnlySource):
+    """Whether a closure cell is empty (guard only). An empty cell compares equal only to another
+    empty cell, and comparing cells runs no user code when one of them is empty."""
+    base: Source
+
+    def name(self):
+        return f"{self.base.name()}.<empty>"
+
+    def expr(self, render=None):
+        return f"({self.base.sub_expr(render)} == {const_name(_EMPTY_CELL)})"
+
+    def held_objects(self):
+        return (_EMPTY_CELL,)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -436,3 +436,21 @@ def test_value_held_only_by_a_dead_closure_cell_gets_no_gradient():
     assert_close(x.grad, expected_x)
     outputs = next(n for n in cnt.graphs[0].graph.nodes if n.op == "output").args[0]
     assert len(outputs) == 1
+
+
+def test_graphs_with_sparse_values_run_as_traced():
+    # AOTAutograd has no sparse support: such a graph runs as traced, still one graph
+    from bytegraph.testing import CompileCounterWithBackend
+
+    def fn(x):
+        return (x * 2).to_sparse().to_dense() + 1
+
+    cnt = CompileCounterWithBackend("aot_eager")
+    x = torch.tensor([[0.0, 1.0], [2.0, 0.0]], requires_grad=True)
+    x_ref = x.detach().clone().requires_grad_()
+    got, want = bytegraph.compile(fn, backend=cnt)(x), fn(x_ref)
+    got.sum().backward()
+    want.sum().backward()
+    assert_close(got, want)
+    assert_close(x.grad, x_ref.grad)
+    assert cnt.frame_count == 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 
 import collections
+import copy
 import functools
 import math
 import types
@@ -934,3 +935,168 @@ def test_checkpoint_without_preserved_rng_state_breaks():
         return torch.utils.checkpoint.checkpoint(_ckpt_block, x, use_reentrant=False, preserve_rng_state=False)
     explained = bytegraph.explain(fn)(torch.randn(3, 4))
     assert explained.graph_break_count == 1 and "RNG state" in explained.break_reasons[0].reason
+
+
+# -- found by the HuggingFace sweep (mamba's associative scan, masks expanded by vmap) -------------------
+def test_frames_run_by_a_native_vmap_run_eagerly():
+    def inner(x):          # under vmap, `x` is a batched tensor (is_contiguous is not implemented for it)
+        return x * x.sum() + x.is_contiguous()
+
+    def fn(x):
+        return torch.vmap(inner)(x + 1)   # vmap of a Python function: a break, vmap runs natively
+    x = torch.randn(3, 4, requires_grad=True)
+    cnt = check(fn, x, graphs=1, breaks=2, like_torch=False)   # torch.compile: 1 graph, no break
+    assert cnt.op_count == 1
+    loss = bytegraph.compile(fn, backend="aot_eager")(x).sum()
+    got = torch.autograd.grad(loss, x)[0]
+    assert same(got, torch.autograd.grad(fn(x).sum(), x)[0])
+    # an entry compiled outside a transform is never run inside one
+    c = CompileCounter()
+    opt = bytegraph.compile(inner, backend=c)
+    assert same(opt(x[0]), inner(x[0])) and same(torch.vmap(opt)(x), torch.vmap(inner)(x))
+    assert c.frame_count == 1
+
+
+class LayerConfig:
+    """A config copied per layer, as transformers' heterogeneous configs are (`copy.copy` of the
+    config inside forward, then its instance dict edited)."""
+
+    def __init__(self):
+        self.scale = 2
+        self.spec = {"layer": 1}
+
+    def __getattribute__(self, key):      # a Python __getattribute__, run for every read
+        super().__getattribute__("__dict__").get("spec")
+        return super().__getattribute__(key)
+
+
+def copy_config(x, config):
+    layer = copy.copy(config)
+    layer.__dict__.pop("spec", None)
+    layer.skip = []
+    return x * layer.scale, list(layer.__dict__), "spec" in config.__dict__, type(layer) is LayerConfig
+
+
+def test_copy_of_a_config_object_in_forward():
+    x = torch.randn(3)
+    config = LayerConfig()
+    check(copy_config, x, config, graphs=1, breaks=0)   # like torch.compile
+
+
+def test_first_copy_of_a_class_breaks_once_then_recompiles():
+    class Fresh:    # copyreg caches `__slotnames__` on the class at its first copy
+        scale = 3
+
+    def fn(x, config):
+        return copy.copy(config).scale * x
+    x, config = torch.randn(3), Fresh()
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt)
+    assert "__slotnames__" not in Fresh.__dict__
+    assert same(opt(x, config), fn(x, config))      # the copy runs natively here
+    assert cnt.frame_count == 1 and len(bytegraph.stats.break_records) == 1
+    for _ in range(2):
+        assert same(opt(x, config), fn(x, config))  # recompiled once: one graph, no break
+    assert cnt.frame_count == 2 and bytegraph.stats.recompiles == 1
+
+
+def test_copy_of_objects_with_their_own_reduce_or_slots_breaks():
+    class Slotted:
+        __slots__ = ("a",)
+
+        def __init__(self):
+            self.a = 1
+
+    class OwnState:
+        a = 1
+
+        def __getstate__(self):
+            return {"a": 5}
+
+    def fn(x, config):
+        return x * copy.copy(config).a
+    for obj in (Slotted(), OwnState()):
+        copy.copy(obj)
+        check(fn, torch.randn(3), obj, graphs=1, breaks=1, like_torch=False)
+
+
+def test_dict_keyed_by_typing_special_forms():
+    validators = {typing.Union: "union", typing.Literal: "literal", list: "list"}   # huggingface_hub's
+
+    def fn(x, origin):      # (the origin of a type hint: `typing.get_origin(Optional[int])`)
+        return x + 1, validators.get(origin), origin in validators
+    for origin in (typing.Union, typing.Literal, list, None, typing.Generic):
+        check(fn, torch.randn(2), origin)
+
+
+def test_object_key_attributes_are_guarded():
+    class Flag:
+        def __init__(self):
+            self.on = True
+
+    def fn(x, table):
+        for key, scale in table.items():
+            if key.on:
+                x = x * scale
+        return x
+    flag = Flag()
+    table = {flag: 2.0}
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt)
+    x = torch.randn(2)
+    assert same(opt(x, table), fn(x, table))
+    flag.on = False                       # read through the key: a guard sees the change
+    assert same(opt(x, table), fn(x, table))
+    assert cnt.frame_count == 1 and bytegraph.stats.recompiles == 1
+
+
+def test_attribute_deletion_follows_object_delattr():
+    class Logged:
+        def __delattr__(self, name):
+            object.__setattr__(self, "deleted", name)
+
+    def fn(x, old):
+        a = LayerConfig.__new__(LayerConfig)
+        a.b, a.c = 1, 2
+        del a.b
+        try:
+            del a.missing
+        except AttributeError as e:
+            error = str(e)
+        del old.scale
+        logged = Logged()
+        del logged.anything
+        a.b = 3                    # set again after the deletion: last in the instance dict
+        return x + 1, list(a.__dict__), error, logged.__dict__
+    x = torch.randn(2)
+    expected = fn(x, LayerConfig())
+    old = LayerConfig()
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt)
+    assert same(opt(x, old), expected) and "scale" not in old.__dict__
+    assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+
+
+def test_object_made_by_a_class_new_is_rebuilt_without_calling_it_again():
+    class WithNew:            # (CPython's test_copy.test_copy_registry)
+        def __new__(cls, foo):
+            obj = object.__new__(cls)
+            obj.foo = foo
+            return obj
+
+    def make(cls, x):         # `cls.__new__` traced: object.__new__ in the graph's frame
+        return cls.__new__(cls, 42), x + 1
+    x = torch.randn(2)
+    cnt = CompileCounter()
+    obj, _ = bytegraph.compile(make, backend=cnt)(WithNew, x)
+    assert type(obj) is WithNew and obj.__dict__ == {"foo": 42}
+    assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+
+
+def test_class_overriding_dict_is_read_through_its_descriptor():
+    class Shadowed:           # (CPython's test_descr.test_dir, on a plain class)
+        __dict__ = property(lambda self: "Not a dict!")
+
+    def fn(x, obj):
+        return x + len(obj.__dict__)
+    check(fn, torch.randn(2), Shadowed(), like_torch=False)   # (torch.compile fails on it)

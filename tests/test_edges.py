@@ -93,13 +93,14 @@ def test_past_the_cache_limit_a_miss_runs_eagerly_without_calling_back(monkeypat
     monkeypatch.setattr(FrameCompiler, "__call__", counting)
 
     def takes_object(x, obj):
+        obj.seen = True        # read: guarded on its class, new on every call
         return x * 2 + 1
     cnt = CompileCounter()
     opt = bytegraph.compile(takes_object, backend=cnt)
     x = torch.ones(2)
     with bytegraph.config.patch(cache_size_limit=3), caplog.at_level(logging.WARNING, logger="bytegraph"):
         for _ in range(20):
-            torch.testing.assert_close(opt(x, _fresh_object()), takes_object(x, None))
+            torch.testing.assert_close(opt(x, _fresh_object()), takes_object(x, _fresh_object()))
     assert cnt.frame_count == 3                     # one graph per entry, up to the limit
     assert calls.count("takes_object") == 4         # 3 compiles + the miss that reached the limit
     assert sum("hit config.cache_size_limit" in r.message for r in caplog.records) == 1

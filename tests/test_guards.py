@@ -11,7 +11,7 @@ import torch
 
 import bytegraph
 from bytegraph.testing import CompileCounter
-from helpers import check, compiled
+from helpers import check, compiled, same
 
 FACTOR = 2
 FLAG = True
@@ -442,3 +442,28 @@ def test_every_guard_kind_carries_all_its_facts():
     opt(torch.randn(2).double())
     assert cnt.frame_count == 2
     assert "L['x'].dtype changed: expected torch.float32, got torch.float64" in last_reason()
+
+
+def test_an_argument_the_frame_never_reads_adds_no_guard():
+    # like a library's `name=` or `return_dict=` argument: changing it recompiles nothing, and a
+    # tensor never read is no graph input
+    def fn(x, name, unused, y):
+        return x * 2 + y
+
+    opt, cnt = compiled(fn)
+    for name, unused in (("a", torch.ones(1)), ("b", torch.ones(3, 3)), ("c", None), (5, [1])):
+        assert same(opt(torch.ones(2), name, unused, 1.0), fn(torch.ones(2), name, unused, 1.0))
+    assert cnt.frame_count == 1
+    assert [n.name for n in cnt.graphs[0].graph.nodes if n.op == "placeholder"] == ["l__x"]
+
+
+def test_an_argument_first_read_after_a_graph_break_is_guarded_there():
+    def fn(x, k):
+        x = x + 1
+        print("break")
+        return x * k
+
+    opt, cnt = compiled(fn)
+    for k in (2, 2, 3):
+        assert same(opt(torch.ones(2), k), fn(torch.ones(2), k))
+    assert cnt.frame_count == 3     # the graph before the break once; after it, one per k

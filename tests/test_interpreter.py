@@ -47,7 +47,7 @@ def test_rollback_restores_fake_tensor_metadata():
 
     x = torch.randn(2, 3)
     tx = InstructionTranslator(f.__code__, f, (x,), bytegraph.config, lambda gm, ex: gm.forward)
-    xv = tx.symbolic_locals["x"]
+    xv = tx.read_local("x")
     before = (tuple(xv.example.shape), tuple(xv.example.stride()))
     state = tx.output.checkpoint()
     n_guards = len(tx.output.guards)

@@ -436,3 +436,70 @@ def test_index_of_a_missing_user_object_raises_as_eager():
     for seq in ((1, 2), [1, 2]):
         bytegraph.reset()
         compare(f, torch.ones(2), seq, Never())
+
+
+def test_empty_own_cell_raises_unbound_local_error_after_a_break():
+    # after the break the frame's own cell `a` is a free variable of the resume function, for which
+    # CPython alone would raise NameError: the resume code checks the cell first
+    def f(x):
+        a = x + 1
+
+        def g():
+            return a  # noqa: F821
+        del a
+        note()
+        return x + a  # noqa: F821 - deleted: the error is the result
+
+    def deleted_twice(x):
+        a = x * 2
+
+        def g():
+            return a  # noqa: F821
+        del a
+        note()
+        del a  # noqa: F821 - deleted twice: the error is the result
+        return x
+    for fn in (f, deleted_twice):
+        bytegraph.reset()
+        want = run(fn, torch.ones(2))
+        assert want[:2] == ("raise", "UnboundLocalError")
+        cnt = compare(fn, torch.ones(2))
+        assert cnt.frame_count == 1
+
+
+def test_cell_emptiness_is_guarded():
+    def f(x, empty):
+        a = x + 1
+
+        def g():
+            return a  # noqa: F821 - may be deleted
+        if empty:
+            del a
+        note()
+        try:
+            return x + a
+        except NameError as e:
+            return x - 1, type(e).__name__
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    for empty in (True, False, True, False):
+        got, want = run(opt, torch.ones(2), empty), run(f, torch.ones(2), empty)
+        assert same(got, want), (got, want)
+    assert cnt.frame_count == 4    # one graph each side of the break, per state of the cell
+
+
+def test_deleted_argument_cell_is_empty_for_its_closures():
+    def f(x):
+        def g():
+            return x  # noqa: F821 - deleted below
+        y = x + 1
+        del x
+        return y, g
+
+    def g_result(fn):
+        y, g = fn(torch.ones(2))
+        return y, run(g)
+    cnt = CompileCounter()
+    got = g_result(bytegraph.compile(f, backend=cnt))
+    assert same(got, g_result(f)) and got[1][1] == "NameError"
+    assert cnt.frame_count == 1

@@ -37,25 +37,26 @@ def test_set_contents_guarded():
 
 
 @pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
-@pytest.mark.parametrize("first_shared", [False, True])
-def test_write_into_an_input_is_guarded_on_which_inputs_share_memory(backend, first_shared):
+@pytest.mark.parametrize("first", ["apart", "same elements", "one storage, other elements"])
+def test_write_into_an_input_is_guarded_on_which_inputs_share_memory(backend, first):
     # functionalized, `a.add_(1)` becomes a copy after the graph's reads: right for `b` a view of `a`
-    # only if the graph was compiled for (and guarded on) `b` sharing `a`'s memory
+    # only if the graph was compiled for (and guarded on) `b` sharing exactly these elements of `a`
     from bytegraph.testing import CompileCounterWithBackend
 
     def fn(a, b):
-        a.add_(1)
+        a[:2].add_(1)
         return b * 2
 
-    def call(f, shared):
+    def call(f, how):
         a = torch.zeros(4)
-        b = a[:2] if shared else torch.zeros(2)
+        b = {"apart": torch.zeros(2), "same elements": a[:2], "one storage, other elements": a[2:]}[how]
         return f(a, b), a
 
     opt, cnt = compiled(fn, CompileCounterWithBackend(backend))
-    for shared in (first_shared, not first_shared, first_shared):
-        assert same(call(opt, shared), call(fn, shared))
-    assert cnt.frame_count == 2      # one graph per sharing pattern, each reused
+    order = [first] + [h for h in ("apart", "same elements", "one storage, other elements") if h != first]
+    for how in order + order:
+        assert same(call(opt, how), call(fn, how))
+    assert cnt.frame_count == 3      # one graph per sharing pattern, each reused
 
 
 def test_set_argument_membership_guarded():

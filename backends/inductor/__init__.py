@@ -43,7 +43,7 @@ from torch._subclasses.fake_tensor import FakeTensor
 from ..._tensor_guards import memory_sharing
 from ...config import config
 from ...disable import disable
-from ..aot_eager import aot_autograd
+from ..aot_eager import aot_autograd, makes_non_strided
 from ..registry import register_backend
 from .codegen_cpp import CppUnsupported, CppWrapperCodegen
 from .codegen_metal import MetalUnsupported, MetalWrapperCodegen
@@ -367,7 +367,7 @@ def inductor(gm, example_inputs):
     forward and backward ATen graphs and each is compiled to Triton kernels. Graphs with symbolic
     sizes compile once to shape-generic kernels; where that is not possible (see module docstring)
     they are specialized per concrete size at call time (`SpecializeOnShapes`)."""
-    if _makes_non_strided(gm):
+    if makes_non_strided(gm):
         return gm  # sparse results: no IR for them (nor AOTAutograd support), the graph runs as is
     if _reads_numbers_from_inputs(gm):
         return gm  # sizes from a 0-d input's value (`torch.arange(n)`): no IR for them, the graph runs as is
@@ -390,20 +390,12 @@ def inductor(gm, example_inputs):
 
 def _inputs_share_memory(example_inputs) -> bool:
     tensors = [t for t in example_inputs if isinstance(t, torch.Tensor) and not isinstance(t, FakeTensor)]
-    return memory_sharing(*tensors) != tuple(range(len(tensors)))
+    return any(group != i for i, (group, _) in enumerate(memory_sharing(*tensors)))
 
 
 def _reads_numbers_from_inputs(gm) -> bool:
     return any(getattr(n.meta.get("example_value"), "item_memo", None) is not None
                for n in gm.graph.find_nodes(op="placeholder"))
-
-
-def _makes_non_strided(gm) -> bool:
-    for n in gm.graph.nodes:
-        for v in pytree.tree_leaves(n.meta.get("example_value")):
-            if isinstance(v, torch.Tensor) and v.layout != torch.strided:
-                return True
-    return False
 
 
 def _compile_static(gm, example_inputs):

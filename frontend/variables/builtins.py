@@ -54,6 +54,7 @@ from .user_defined import (
     class_attribute,
     class_method,
     dict_store,
+    plain_class,
 )
 
 # Pure functions folded when every argument is a constant.
@@ -158,10 +159,12 @@ def _unbound_builtin_method(tx, fn, args, kwargs):
         if name == "__getattribute__" and len(args) == 2 and args[1].is_python_constant():
             return obj.generic_getattr(tx, args[1].as_python_constant())
         if name == "__delattr__" and len(args) == 2 and args[1].is_python_constant():
-            obj.delattr(tx, args[1].as_python_constant())
+            obj.generic_delattr(tx, args[1].as_python_constant())
             return const(None)
         if name == "__init__" and len(args) == 1 and not kwargs:
             return const(None)
+        if name == "__reduce_ex__" and len(args) == 2 and not kwargs:
+            return obj.reduce_ex(tx, args[1])
         return None
     if not issubclass(owner, dict):
         return None
@@ -185,6 +188,16 @@ def _unbound_builtin_method(tx, fn, args, kwargs):
 
 # -- handlers ----------------------------------------------------------------
 # Each takes (tx, *arg_trackers, **kwarg_trackers) and returns a tracker, or None to fall through.
+
+def _object_new(tx, cls, /):
+    """`object.__new__(cls)` (copyreg.__newobj__ for `copy.copy`, a user `__new__`): a new, not
+    initialized instance of a plain class (one that cannot have abstract methods)."""
+    klass = cls.as_python_constant_or_none()
+    if not isinstance(cls, UserDefinedClassVariable) or not plain_class(klass) or \
+            reads.class_dict_entry(tx, klass, "__abstractmethods__")[0] is not MISSING:
+        return None
+    return UserDefinedObjectVariable.create_new(tx, klass)
+
 
 def _len(tx, obj, /):
     return tx.call_method_on(obj, "__len__", [], {})
@@ -248,7 +261,7 @@ def _locals(tx):
     for name in code.co_varnames:
         key = const(name)
         if name in tx.symbolic_locals:
-            frame_dict.setitem(tx, key, tx.symbolic_locals[name])
+            frame_dict.setitem(tx, key, tx.read_local(name))
         elif frame_dict.lookup(tx, key) is not None:
             frame_dict.call_method(tx, "__delitem__", [key], {})
     return frame_dict
@@ -840,7 +853,8 @@ _HANDLERS: dict[Any, Callable] = {
     list: _container(list), tuple: _container(tuple), set: _container(set), frozenset: _container(frozenset),
     dict: _container(dict), int: _scalar(int), float: _scalar(float), bool: _scalar(bool), str: _scalar(str),
     abs: _abs, type: _type, callable: _callable, id: _id, repr: _repr, round: _round, slice: _slice,
-    super: _super, object: _object, divmod: _divmod, pow: _pow, print: _print, tuple.__new__: _tuple_new,
+    super: _super, object: _object, object.__new__: _object_new, divmod: _divmod, pow: _pow, print: _print,
+    tuple.__new__: _tuple_new,
     operator.getitem: _getitem, operator.setitem: _setitem,
     operator.itemgetter: _operator_getter(operator.itemgetter),
     operator.attrgetter: _operator_getter(operator.attrgetter),

@@ -5,8 +5,9 @@ import dataclasses
 import types
 from typing import Any
 
-from ...guards.source import AttrSource, ClosureSource
+from ...guards.source import AttrSource, ClosureSource, FunctionSource, ItemSource
 from .. import reads
+from ..resume import cell_is_empty
 from ..graph_break import Unsupported, user_error
 from .base import VariableTracker, families, wrap_class
 from .constant import const, is_constant_value
@@ -25,6 +26,23 @@ class NullVariable(VariableTracker):
 
 
 NULL = NullVariable()
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class UnreadArgument(VariableTracker):
+    """A frame argument the trace has not read yet: wrapped (and so guarded) only when first read
+    (`read`), so an argument the frame never reads adds no guard and no graph input, and changing it
+    recompiles nothing. Until then the frame's local still holds the value: rebuilt from its source."""
+    value: Any = None
+
+    def read(self, tx) -> VariableTracker:
+        return tx.wrap(self.value, self.source)
+
+    def describe(self):
+        return f"argument {self.source.name()}"
+
+    def reconstruct(self, codegen):
+        self.source.reconstruct(codegen)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -56,6 +74,13 @@ class CellVariable(VariableTracker):
         except KeyError:
             raise user_error(NameError("free variable referenced before assignment in enclosing scope")) from None
 
+    def is_empty(self, tx) -> bool:
+        try:
+            self.load(tx)
+        except NameError:
+            return True
+        return False
+
     def store(self, tx, value):
         tx.output.side_effects.cells[self] = value
 
@@ -76,12 +101,10 @@ class RealCellVariable(CellVariable):
     def load(self, tx):
         if self in tx.output.side_effects.cells:
             return tx.output.side_effects.cells[self]
-        try:
-            value = self.cell.cell_contents
-        except ValueError:
-            raise user_error(NameError("free variable referenced before assignment in enclosing scope")) from None
-        var = tx.wrap(value, AttrSource(self.source, "cell_contents") if self.source else None)
-        return var
+        value = reads.cell_contents(tx, self.cell, self.source)
+        if value is reads.MISSING:
+            raise user_error(NameError("free variable referenced before assignment in enclosing scope"))
+        return tx.wrap(value, AttrSource(self.source, "cell_contents") if self.source else None)
 
     def store(self, tx, value):
         if self.source is None:
@@ -99,11 +122,27 @@ class FrameFreeCell(CellVariable):
         if self in tx.output.side_effects.cells:
             return tx.output.side_effects.cells[self]
         cell = tx.root().func.__closure__[self.index]
-        try:
-            value = cell.cell_contents
-        except ValueError:
-            raise user_error(NameError(f"free variable '{self.name}' referenced before assignment")) from None
+        value = reads.cell_contents(tx, cell, ItemSource(AttrSource(FunctionSource(), "__closure__"), self.index))
+        if value is reads.MISSING:
+            raise user_error(NameError(f"free variable '{self.name}' referenced before assignment"))
         return tx.wrap(value, ClosureSource(self.name, self.index))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class CellIsEmptyFunction(VariableTracker):
+    """`resume.cell_is_empty`, which a resume function calls before it reads one of the original
+    frame's own cells: answered from the cell's tracker (emptiness of a real cell is guarded)."""
+
+    def describe(self):
+        return "resume cell check"
+
+    def reconstruct(self, codegen):
+        codegen.load_const(cell_is_empty)
+
+    def call_function(self, tx, args, kwargs):
+        if len(args) != 1 or kwargs or not isinstance(args[0], CellVariable):
+            raise Unsupported("internal_error", what="cell_is_empty called on something else than a cell")
+        return const(args[0].is_empty(tx))
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -16,7 +16,7 @@ from .distributed import is_distributed_module
 from .iterators import ListIteratorVariable
 from .lists import ListVariable, TupleVariable
 from .tensor import TensorVariable
-from .user_defined import UserDefinedObjectVariable, class_method
+from .user_defined import _MISSING, UserDefinedObjectVariable, class_method
 
 _CONTAINERS = (torch.nn.Sequential, torch.nn.ModuleList, torch.nn.ModuleDict, torch.nn.ParameterList,
                torch.nn.ParameterDict)
@@ -113,6 +113,12 @@ class NNModuleVariable(UserDefinedObjectVariable):
             break   # a buffer takes a new tensor: written back with setattr (nn.Module.__setattr__) after the graph
         attrs = dict(self.attrs(tx))
         attrs[name] = value
+        tx.output.side_effects.store(self, attrs)
+
+    def delattr(self, tx, name):
+        """Written back through the module's class (nn.Module.__delattr__) after the graph."""
+        attrs = dict(self.attrs(tx))
+        attrs[name] = _MISSING
         tx.output.side_effects.store(self, attrs)
 
     # -- containers -----------------------------------------------------------

@@ -3,6 +3,7 @@ methods, super(), dataclasses, enums, and the dunder protocols (__call__, __geti
 from __future__ import annotations
 
 import collections
+import copyreg
 import dataclasses
 import enum
 import functools
@@ -360,10 +361,11 @@ class UserDefinedObjectVariable(VariableTracker):
         """object.__getattribute__: data descriptors, the instance's attributes, then the class."""
         if name == "__class__":
             return wrap_class(tx, self.cls)
-        if name == "__dict__":
-            return InstanceDictVariable(obj=self)
         cls = self.cls
         attr, attr_src = class_method(tx, self, name)
+        if name == "__dict__" and isinstance(attr, (types.GetSetDescriptorType, types.MemberDescriptorType)) and \
+                attr.__name__ == "__dict__":
+            return InstanceDictVariable(obj=self)     # the instance's own dict (not a class's override)
         # data descriptors on the class win over the instance dict
         if attr is not None and (isinstance(attr, property) or (hasattr(type(attr), "__set__") and
                                                                 not isinstance(attr, types.MemberDescriptorType))):
@@ -411,12 +413,65 @@ class UserDefinedObjectVariable(VariableTracker):
         tx.output.side_effects.store(self, attrs)
 
     def delattr(self, tx, name):
-        attrs = dict(self.attrs(tx))
-        attrs[name] = _MISSING
-        tx.output.side_effects.store(self, attrs)
+        delattr_fn, delattr_src = class_method(tx, self, "__delattr__")
+        if isinstance(delattr_fn, types.FunctionType):
+            UserFunctionVariable(fn=delattr_fn, source=delattr_src).call_function(tx, [self, const(name)], {})
+            return
+        if delattr_fn is not object.__delattr__:
+            raise Unsupported("attribute_write", what=f"{self.cls.__name__}.__delattr__")
+        self.generic_delattr(tx, name)
+
+    def generic_delattr(self, tx, name):
+        """object.__delattr__ of an instance attribute (a descriptor's deleter breaks)."""
+        attr, _ = class_method(tx, self, name)
+        if hasattr(type(attr), "__delete__"):
+            raise Unsupported("attribute_write", what=f"deleting descriptor {name!r} of {self.describe()}")
+        try:
+            InstanceDictVariable(obj=self).call_method(tx, "__delitem__", [const(name)], {})
+        except KeyError:
+            raise user_error(AttributeError(f"'{self.cls.__name__}' object has no attribute '{name}'")) from None
 
     def call_function(self, tx, args, kwargs):
         return self.call_method(tx, "__call__", args, kwargs)
+
+    def reduce_ex(self, tx, protocol):
+        """`object.__reduce_ex__(obj, protocol)`, what `copy.copy` and pickle ask, for an instance
+        of a plain class as CPython computes it from protocol 2 on: `(copyreg.__newobj__, (cls,),
+        state, None, None)`, the state being the instance's `__dict__` itself (None when empty).
+        The attribute reads CPython makes (`__reduce__`, `__getstate__`) run through the class's
+        `__getattribute__` in the same order; what the class can change about the answer (its own
+        `__reduce__`, `__getstate__` or `__getnewargs[_ex]__`, slots, a builtin base, a metaclass)
+        breaks instead."""
+        cls = self.cls
+        proto = protocol.as_python_constant_or_none()
+        if type(proto) is not int or proto < 2 or not plain_class(cls):
+            raise Unsupported("python_protocol", what=f"object.__reduce_ex__ of {self.describe()}")
+        try:
+            self.var_getattr(tx, "__reduce__")     # read, then compared on the class (an override is called)
+        except Exception as e:
+            if not raised_by_user(e, AttributeError):
+                raise
+        hooks = {"__reduce__": object.__dict__["__reduce__"], "__getstate__": object.__dict__["__getstate__"],
+                 "__getnewargs_ex__": None, "__getnewargs__": None}
+        getstate = None
+        for name, default in hooks.items():
+            if class_method(tx, self, name)[0] is not default:
+                raise Unsupported("python_protocol", what=f"object.__reduce_ex__ of {self.describe()} ({name})")
+            if name == "__getstate__":
+                getstate = self.var_getattr(tx, name)
+        if not (isinstance(getstate, BoundMethodVariable) and getstate.self_var is self and
+                getstate.fn.as_python_constant_or_none() is hooks["__getstate__"]):
+            raise Unsupported("python_protocol", what=f"object.__reduce_ex__ of {self.describe()} (__getstate__)")
+        # copyreg caches a class's slot names on the class on first use (a class attribute write)
+        slotnames, guard = reads.class_dict_entry(tx, cls, "__slotnames__")
+        if slotnames is MISSING or guard is None:
+            # eager caches them on this call: the next call (guarded) can trace the copy
+            raise Unsupported("python_protocol", what=f"the first object.__reduce_ex__ of a {cls.__name__} object "
+                              "(copyreg caches the slot names on the class)").depending_on(guard)
+        state = InstanceDictVariable(obj=self)
+        return TupleVariable(items=(tx.wrap(copyreg.__newobj__, None, trusted=True),
+                                    TupleVariable(items=(wrap_class(tx, cls),)),
+                                    state if state.truth(tx) else const(None), const(None), const(None)))
 
     def call_method(self, tx, name, args, kwargs):
         method, method_src = class_method(tx, self, name)
@@ -488,6 +543,22 @@ class EnumVariable(VariableTracker):
         codegen.load_const(self.value)
 
 
+_HEAPTYPE = 1 << 9   # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
+
+
+class _Plain:
+    pass
+
+
+def plain_class(cls) -> bool:
+    """Classes of class statements over `object` alone, without a metaclass or `__slots__`: their
+    instances have the layout `object.__reduce_ex__` expects without asking the class anything (an
+    extension type among the bases makes them larger)."""
+    return type(cls) is type and cls.__mro__[-1] is object and cls.__basicsize__ == _Plain.__basicsize__ and \
+        not cls.__itemsize__ and all(k.__flags__ & _HEAPTYPE and "__slots__" not in k.__dict__
+                                     for k in cls.__mro__[:-1])
+
+
 def call_user_dunder(tx, var, name, args):
     """`var.name(*args)` when `var` is an instance of a user class that defines `name` in Python;
     None when it does not, or when the method returns NotImplemented (so the caller tries the
@@ -557,17 +628,52 @@ class InstanceDictVariable(VariableTracker):
     def unpack(self, tx):
         return [const(k) for k in self._entries(tx)]
 
+    def reconstruct(self, codegen):
+        # the object's own dict, read as the trace read it (no user __getattribute__ runs)
+        codegen.load_callable(object.__getattribute__)
+        codegen.reconstruct(self.obj)
+        codegen.load_const("__dict__")
+        codegen.call(2)
+
     def truth(self, tx):
         return bool(self._entries(tx))
 
+    def _write(self, tx, key, value):
+        """Set (or, with `_MISSING`, delete) one attribute. An object made while tracing has no real
+        dict behind its attributes: a deleted key is dropped, so one set again comes last, as in a
+        real dict. (A key naming a data descriptor of the class breaks: the attributes are written
+        back with `object.__setattr__`, which would call the descriptor.)"""
+        attr, _ = class_method(tx, self.obj, key) if isinstance(key, str) else (None, None)
+        if hasattr(type(attr), "__set__") or hasattr(type(attr), "__delete__"):
+            raise Unsupported("attribute_write", what=f"writing {key!r} in {self.describe()} (a descriptor)")
+        attrs = dict(self.obj.attrs(tx))
+        if value is _MISSING and self.obj.is_new():
+            attrs.pop(key, None)
+        else:
+            attrs[key] = value
+        tx.output.side_effects.store(self.obj, attrs)
+
     def call_method(self, tx, name, args, kwargs):
-        if name in ("__setitem__", "__delitem__") and args and args[0].is_python_constant():
-            attrs = dict(self.obj.attrs(tx))
-            attrs[args[0].as_python_constant()] = args[1] if name == "__setitem__" else _MISSING
-            tx.output.side_effects.store(self.obj, attrs)
+        key = args[0].as_python_constant() if args and args[0].is_python_constant() else _MISSING
+        if name == "__setitem__" and key is not _MISSING and len(args) == 2 and not kwargs:
+            self._write(tx, key, args[1])
             return const(None)
-        if name in ("get", "__getitem__", "__contains__") and args and args[0].is_python_constant():
-            return self._lookup(tx, name, args[0].as_python_constant(), args[1:])
+        if name in ("__delitem__", "pop") and key is not _MISSING and len(args) <= (1 if name == "__delitem__" else 2) \
+                and not kwargs:
+            try:
+                value = self._lookup(tx, "__getitem__", key, ())
+            except KeyError:
+                if len(args) == 2:
+                    return args[1]       # pop's default
+                raise
+            self._write(tx, key, _MISSING)
+            return value if name == "pop" else const(None)
+        if name == "update" and len(args) == 1 and not kwargs and isinstance(args[0], InstanceDictVariable):
+            for k, v in args[0]._entries(tx).items():    # another object's attributes (`copy.copy`)
+                self._write(tx, k, v)
+            return const(None)
+        if name in ("get", "__getitem__", "__contains__") and key is not _MISSING:
+            return self._lookup(tx, name, key, args[1:])
         snapshot = DictVariable.create(tx, [(const(k), v) for k, v in self._entries(tx).items()])
         if name in ("get", "__getitem__", "__contains__", "__len__", "keys", "values", "items", "__iter__",
                     "copy", "__eq__"):
