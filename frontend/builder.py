@@ -248,6 +248,12 @@ def _wrap_container(tx, value, source, trusted, guard):
     """Builtin containers: their length/keys are guarded, their items wrapped through item sources."""
     # a tuple subclass overriding __len__/__getitem__/__iter__ is a user object (its guards would
     # call those overrides)
+    if type(value) is tuple and source is not None and not trusted and is_constant_value(value) and \
+            _through_module(tx.output, source):
+        # a module's configuration (a convolution's stride): one identity guard instead of one per item.
+        # The guard holds the tuple, so the same object means the same (immutable) contents
+        guard(Guard.id_match(source, value))
+        return TupleVariable(tuple(ConstantVariable(v) for v in value), source=source)
     if _is_a(value, tuple) and (type(value) is tuple or is_named_tuple_class(type(value))) and \
             not overrides_in_python(type(value), ("__getitem__", "__len__", "__iter__")):
         guard(Guard.type_match(source, type(value)))

@@ -467,3 +467,24 @@ def test_an_argument_first_read_after_a_graph_break_is_guarded_there():
     for k in (2, 2, 3):
         assert same(opt(torch.ones(2), k), fn(torch.ones(2), k))
     assert cnt.frame_count == 3     # the graph before the break once; after it, one per k
+
+
+def test_a_module_configuration_tuple_is_one_identity_guard():
+    # a convolution's stride/padding/dilation: one guard each (the tuple itself, held by the guard),
+    # and rebinding one to other values recompiles
+    conv = torch.nn.Conv2d(2, 2, 3)
+
+    def fn(x):
+        return conv(x)
+
+    x = torch.randn(1, 2, 8, 8)
+    opt, cnt = compiled(fn)
+    assert same(opt(x), fn(x))
+    guards = [g.describe() for g in bytegraph.explain(fn)(x).out_guards]
+    stride_guards = [g for g in guards if ".stride" in g]
+    assert len(stride_guards) == 1, stride_guards
+    conv.stride = (2, 2)
+    assert same(opt(x), fn(x))
+    conv.stride = tuple([2, 2])      # an equal tuple, another object: compiled again, still equal
+    assert same(opt(x), fn(x))
+    assert cnt.frame_count == 3

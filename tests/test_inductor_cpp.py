@@ -325,3 +325,100 @@ def test_default_backend_is_inductor_with_cpp_kernels():
     assert_same(bytegraph.compile(f)(x), f(x), atol=1e-5, rtol=1e-5)
     m = inductor.metrics
     assert m.compiles == 1 and m.codegen == "cpp" and m.kernel_count == 1, (m.codegens, m.kernel_count)
+
+
+@pytest.mark.parametrize("kw", [dict(kernel_size=3, stride=2, padding=1), dict(kernel_size=2),
+                                dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 0), dilation=(2, 1),
+                                     ceil_mode=True)])
+def test_max_pool2d_is_a_kernel(kw):
+    # values and indices as eager's scan: the first of equal maxima, the last NaN, -inf windows, padding
+    x = torch.randn(2, 3, 9, 10)
+    x[0, 0, :3, :3] = float("nan")
+    x[0, 1, 4, 4:6] = float("nan")
+    x[1, 0] = float("-inf")
+    x[1, 1, :, :4] = 1.0
+    _run(lambda x: F.max_pool2d(x.relu() * 2, return_indices=True, **kw), [x], kernels=2, externs=0)
+    _run(lambda x: F.max_pool2d(x[0], **kw) + 1, [x], kernels=1, externs=0)  # 3-d input; indices unused
+
+
+class _Block(torch.nn.Module):
+    """A ResNet basic block (eval batch norm): conv, bn, relu, conv, bn, residual add, relu."""
+
+    def __init__(self, c=16):
+        super().__init__()
+        self.conv1, self.conv2 = (torch.nn.Conv2d(c, c, 3, padding=1, bias=False) for _ in range(2))
+        self.bn1, self.bn2 = torch.nn.BatchNorm2d(c), torch.nn.BatchNorm2d(c)
+        for bn in (self.bn1, self.bn2):
+            bn.running_mean.uniform_(-1, 1)
+            bn.running_var.uniform_(0.5, 2)
+        self.eval()
+
+    def forward(self, x):
+        y = F.relu(self.bn1(self.conv1(x)))
+        return F.relu(self.bn2(self.conv2(y)) + x)
+
+
+@pytest.mark.parametrize("memory_format", [torch.contiguous_format, torch.channels_last])
+def test_convolutions_run_channels_last(memory_format):
+    # convolutions get channels-last operands (oneDNN's fast layout); the batch norm / relu / add
+    # kernels between them iterate channels innermost; outputs keep eager's strides
+    block, x = _Block(), torch.randn(2, 16, 20, 20).contiguous(memory_format=memory_format)
+    with torch.no_grad():
+        # kernels: the weights' channels-last copies, bn1 + relu, bn2 + add + relu; a contiguous input's
+        # channels-last copy
+        opt, _ = _run(block, [x], kernels=4 + (memory_format == torch.contiguous_format), externs=2)
+        assert opt(x).stride() == block(x).stride()
+        src = inductor.metrics.last_source
+    cl = "(6400, 1, 320, 16)"  # channels-last strides of (2, 16, 20, 20)
+    assert src.count("_with_strides(externs[") == 2 and src.count(f"{cl})  # aten.convolution") == 2, src
+    assert src.count("const int64_t inner = 16;") >= 2, src  # rows of channels
+    assert "torch.empty_strided((16, 16, 3, 3), (144, 1, 48, 16)" in src, src  # the weights (one buffer, reused)
+
+
+def test_small_convolutions_keep_their_layout():
+    conv = torch.nn.Conv2d(2, 3, 3, padding=1)
+    with torch.no_grad():
+        _run(lambda x: conv(x).relu(), [torch.randn(1, 2, 4, 4)], kernels=1, externs=1)
+    assert "channels" not in inductor.metrics.last_source and ", 1, " not in inductor.metrics.last_source
+
+
+def test_channels_last_values_feed_reductions_and_pooling():
+    # a squeeze-excitation gate (mean over H, W with keepdim) and max pooling of a channels-last
+    # convolution result; a channels-last input's pooling indices as eager's channels-last kernel
+    conv = torch.nn.Conv2d(8, 16, 3, padding=1)
+    x = torch.randn(2, 8, 24, 24)  # (1.3M multiply-adds: channels-last)
+    x[0, :, 2:4, 2:4] = float("nan")
+    x[1, :, :, :5] = 0.5
+
+    def f(x):
+        y = conv(x)
+        gate = y.mean((2, 3), keepdim=True).sigmoid()
+        v, i = F.max_pool2d(y * gate, 3, 2, 1, return_indices=True)
+        return (v, i, *F.max_pool2d(x, 2, return_indices=True))
+    with torch.no_grad():
+        for xx in (x, x.contiguous(memory_format=torch.channels_last)):
+            opt, _ = _run(f, [xx], externs=1)
+            assert "(9216, 1, 384, 16))  # aten.convolution" in inductor.metrics.last_source
+            assert [t.stride() for t in opt(xx)] == [t.stride() for t in f(xx)]
+
+
+@pytest.mark.parametrize("kw", [dict(stride=2, padding=1, bias=True), dict(dilation=2, groups=4, padding=2),
+                                dict(groups=16, padding=1), dict(kernel_size=1, bias=True)])
+def test_channels_last_convolution_variants(kw):
+    kw = {"kernel_size": 3, "bias": False, **kw}
+    conv = torch.nn.Conv2d(16, 32 if kw.get("groups") != 16 else 16, **kw)
+    x = torch.randn(2, 16, 64, 64)  # (depthwise: 1.2M multiply-adds, channels-last)
+    with torch.no_grad():
+        opt, _ = _run(lambda x: F.relu(conv(x)) * 2, [x], kernels=3, externs=1)  # input, weight, relu
+        assert opt(x).stride() == conv(x).stride()
+    assert ", 1, " in inductor.metrics.last_source.split("# aten.convolution")[0].splitlines()[-1]
+
+
+def test_three_channel_image_converted_along_its_rows():
+    # writing channels-last rows of 3 vectorizes poorly: the conversion kernel reads whole image rows
+    conv = torch.nn.Conv2d(3, 16, 3, padding=1)
+    x = torch.randn(2, 3, 64, 64)
+    with torch.no_grad():
+        _run(conv, [x], kernels=3, externs=1)  # input and weight to channels-last, result back
+    src = inductor.metrics.last_source
+    assert "const int64_t inner = 3;" not in src and "const int64_t inner = 4096;" in src, src

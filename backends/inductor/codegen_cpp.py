@@ -107,7 +107,7 @@ TEMPLATES = {
     "where": "({0} ? {1} : {2})",
     "eq": "({0} == {1})", "ne": "({0} != {1})", "lt": "({0} < {1})", "le": "({0} <= {1})",
     "gt": "({0} > {1})", "ge": "({0} >= {1})",
-    "logical_and": "(({0} != 0) && ({1} != 0))", "logical_or": "(({0} != 0) || ({1} != 0))",
+    "logical_and": "(({0} != 0) & ({1} != 0))", "logical_or": "(({0} != 0) | ({1} != 0))",
     "logical_xor": "(({0} != 0) != ({1} != 0))", "logical_not": "({0} == 0)",
     "isnan": _by_kind("std::isnan({0})", "false"), "isinf": _by_kind("std::isinf({0})", "false"),
     "gelu": "({0} * {T}(0.5) * ({T}(1) + std::erf({0} * {T}(0.7071067811865476))))",
@@ -204,9 +204,11 @@ template <typename T> static inline T bg_remainder(T a, T b) {
     return mod;
 }
 
-// max/min propagating NaN (a NaN operand wins), as eager's maximum/minimum and max/min reductions
-template <typename T> static inline T bg_max(T a, T b) { return (a > b || a != a) ? a : b; }
-template <typename T> static inline T bg_min(T a, T b) { return (a < b || a != a) ? a : b; }
+// max/min propagating NaN (a NaN operand wins), as eager's maximum/minimum and max/min reductions;
+// two selects, not `(a > b || a != a) ? a : b`, whose short-circuit g++ compiles to branches on the
+// data (no vectorization, mispredicted jumps)
+template <typename T> static inline T bg_max(T a, T b) { T m = a > b ? a : b; return a != a ? a : m; }
+template <typename T> static inline T bg_min(T a, T b) { T m = a < b ? a : b; return a != a ? a : m; }
 
 // argmax/argmin: keep (v1, i1) or take (v2, i2); first index on ties, the first NaN wins
 template <bool MAX, typename T> static inline void bg_arg(T& v1, int64_t& i1, T v2, int64_t i2) {
@@ -303,7 +305,9 @@ def _c(e, div_names) -> str:
     if type(e) in _REL:
         return f"({c(e.lhs)} {_REL[type(e)]} {c(e.rhs)})"
     if isinstance(e, (sympy.And, sympy.Or)):
-        return "(" + (" && " if isinstance(e, sympy.And) else " || ").join(c(a) for a in e.args) + ")"
+        # `&`/`|`, not `&&`/`||`: the operands have no side effects, and short-circuit branches keep
+        # g++ from vectorizing the loop (a padded window's bounds checks)
+        return "(" + (" & " if isinstance(e, sympy.And) else " | ").join(c(a) for a in e.args) + ")"
     if isinstance(e, sympy.Not):
         return f"(!{c(e.args[0])})"
     raise CppUnsupported(f"index {e}")
@@ -381,8 +385,9 @@ class CppKernel:
     elements (the product of trailing dimensions every node shares, see `render_group`); without
     `inner` (or with `flat`) nodes are indexed from one flat `xindex`."""
 
-    def __init__(self, group, store_names=None, symbols=(), inner=None, flat=False):
+    def __init__(self, group, store_names=None, symbols=(), inner=None, flat=False, order=None):
         self.group = group
+        self.order = order  # pointwise: the dimensions from outermost to innermost in memory
         self.xnumel, self.rnumel, self.reduction = group.xnumel, group.rnumel, group.reduction
         self.symbols = set(symbols)
         self.store_names = store_names
@@ -532,11 +537,17 @@ class CppKernel:
 
     # ---- nodes
     def pointwise_index(self, ranges):
-        ranges = list(ranges)
+        order = self.order if self.order is not None and len(self.order) == len(ranges) else range(len(ranges))
+        loop = [ranges[d] for d in order]
         if self.flat:
-            return unflatten_index("xindex", ranges)
-        k = _suffixes(ranges)[self.inner]
-        return unflatten_index("x0", ranges[:k]) + unflatten_index("x1", ranges[k:])
+            idx = unflatten_index("xindex", loop)
+        else:
+            k = _suffixes(loop)[self.inner]
+            idx = unflatten_index("x0", loop[:k]) + unflatten_index("x1", loop[k:])
+        out = [None] * len(ranges)
+        for d, i in zip(order, idx):
+            out[d] = i
+        return out
 
     def _snapshot(self):
         return (len(self.lines), dict(self.cse), set(self.rdep_names), dict(self.in_args), dict(self.out_args),
@@ -760,13 +771,50 @@ def _suffixes(ranges) -> dict:
     return out
 
 
+def loop_order(group):
+    """The dimensions of a pointwise group's iteration space from outermost to innermost in the memory
+    of the first output that is a permuted dense layout (channels-last: N, H, W, C), so its kernel
+    writes contiguously; None (the logical order) when there is none or the nodes' spaces differ."""
+    ranges = list(group.nodes[0].data.ranges)
+    if any(list(n.data.ranges) != ranges for n in group.nodes):
+        return None
+    for n in group.nodes:
+        size, stride = n.layout.size, n.layout.stride
+        if len(size) != len(ranges) or not all(isinstance(v, int) for v in (*size, *stride)):
+            continue
+        order = sorted(range(len(size)), key=lambda d: (-stride[d], d))
+        if order != sorted(order) and all(size[d] == 1 or stride[d] == prod([size[e] for e in order[i + 1:]])
+                                          for i, d in enumerate(order)):
+            return order
+    return None
+
+
+SHORT_ROW = 16  # rows shorter than this (one vector) vectorize poorly: another loop order may do better
+
+
 def render_group(group, store_names, symbols) -> CppKernel:
-    """A rendered kernel for `group`. A pointwise group's rows (`inner`) are the most trailing
-    dimensions every node shares whose indices need no division by the row position `x1` (merged
-    dimensions of contiguous tensors fold back into `x1`); failing that, the last dimension; failing
-    that (a fused read spelled differently from its write), one flat index."""
+    """A rendered kernel for `group`. A pointwise group iterates in the memory order of its output
+    (`loop_order`), unless that gives rows shorter than a vector and the logical order longer ones (a
+    3-channel image converted to channels-last: rows of 3 written, or of a whole image row read);
+    its rows (`inner`) are the most trailing dimensions of that order every node shares whose indices
+    need no division by the row position `x1` (merged dimensions of contiguous tensors fold back into
+    `x1`); failing that, the last dimension; failing that (a fused read spelled differently from its
+    write), one flat index."""
+    if group.reduction:
+        return _render_in(group, store_names, symbols, None)
+    order = loop_order(group)
+    k = _render_in(group, store_names, symbols, order)
+    if order is not None and not k.flat and isinstance(k.inner, int) and k.inner < SHORT_ROW:
+        logical = _render_in(group, store_names, symbols, None)
+        if not logical.flat and isinstance(logical.inner, int) and logical.inner > k.inner:
+            return logical
+    return k
+
+
+def _render_in(group, store_names, symbols, order) -> CppKernel:
+    """`group` rendered iterating its dimensions in `order` (None: the logical order)."""
     def render(inner):
-        k = CppKernel(group, store_names, symbols, inner)
+        k = CppKernel(group, store_names, symbols, inner, order=order)
         for node in group.nodes:
             k.render(node)
         return k
@@ -778,12 +826,15 @@ def render_group(group, store_names, symbols) -> CppKernel:
             raise CppUnsupported(f"group {group.describe()}: {e}") from None
     if group.reduction:
         return render_flat()
+
+    def loop(ranges):
+        return [ranges[d] for d in order] if order is not None else list(ranges)
     common = None
     for n in group.nodes:
-        sfx = [p for p in _suffixes(n.data.ranges) if p != 1]
+        sfx = [p for p in _suffixes(loop(n.data.ranges)) if p != 1]
         common = sfx if common is None else [p for p in common if p in sfx]
     fallback = None
-    for inner in sorted(common or [], key=lambda p: _suffixes(group.nodes[0].data.ranges)[p]):
+    for inner in sorted(common or [], key=lambda p: _suffixes(loop(group.nodes[0].data.ranges))[p]):
         try:
             k = render(inner)
         except FusionIllegal:

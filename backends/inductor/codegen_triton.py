@@ -828,6 +828,14 @@ class WrapperCodegen:
         last_use = self._last_uses()
         free: dict[tuple, list[str]] = {}
         output_names = {o.get_name() for o in g.outputs if isinstance(o, (Buffer, ReinterpretView))}
+        # per group: the layouts of the buffers later groups may allocate (what a dead buffer can serve)
+        later_keys, keys = [], set()
+        for group in reversed(self.groups):
+            later_keys.append(set(keys))
+            keys |= {self._alloc_key(n) for n in group.nodes if group.kind != "extern"
+                     and isinstance(n, ComputedBuffer) and n.name in self.store_names}
+        later_keys.reverse()
+        bound, scanned = set(), 0  # names the wrapper has assigned so far (lines scanned)
         for gi, group in enumerate(self.groups):
             if group.kind == "extern":
                 for node in group.nodes:
@@ -835,10 +843,23 @@ class WrapperCodegen:
             else:
                 self._alloc_outputs(gi, group, free, last_use, output_names)
                 self._kernel(group)
-            # buffers whose last reader is this group die here: their storage can be reused
+            # buffers whose last reader is this group die here: their storage can be reused, or else
+            # is released now (a smaller working set: the allocator hands the memory straight back
+            # instead of the OS faulting in fresh pages for every call)
+            for ln in self.lines[scanned:]:
+                m = re.match(r"    (\w+) = ", ln)
+                if m:
+                    bound.add(m.group(1))
+            scanned, dead = len(self.lines), []
             for name, (lg, buf) in last_use.items():
-                if lg == gi and name not in output_names and buf is not None and name in self.allocated:
+                if lg != gi or name in output_names:
+                    continue
+                if buf is not None and name in self.allocated and self._alloc_key(buf) in later_keys[gi]:
                     free.setdefault(self._alloc_key(buf), []).append(name)
+                elif name in bound:
+                    dead.append(name)
+            if dead:
+                self.lines.append(f"    del {', '.join(dead)}")
         outs = []
         for o in g.outputs:
             if isinstance(o, (Buffer, ReinterpretView)):
@@ -886,7 +907,8 @@ class WrapperCodegen:
         self.allocated.add(node.name)
         key = self._alloc_key(node)
         if free.get(key):
-            self.lines.append(f"    {node.name} = {free[key].pop()}  # reuse")
+            old = free[key].pop()
+            self.lines.append(f"    {node.name} = {old}; del {old}  # reuse")
             return
         self.lines.append(f"    {node.name} = torch.empty_strided({_tuple(L.size)}, {_tuple(L.stride)}, "
                           f"dtype={L.dtype}, device='{L.device}')")
@@ -920,9 +942,16 @@ class WrapperCodegen:
             if isinstance(a, (list, tuple)):
                 return type(a)(fill(x, ts, ss) for x in a)
             return a
+        constants = [a for a in args if type(a) is not _Slot] + list(kwargs.values())
+        if not any(_has_slot(a) for a in constants):
+            # the common case (tensors as top-level arguments, constants elsewhere): no walk per call
+            picks = [(a.i if isinstance(a, _Slot) else None, a) for a in args]
 
-        def run(*ts, syms=(), op=op, args=args, kwargs=kwargs):
-            return op(*fill(args, ts, syms), **{k: fill(v, ts, syms) for k, v in kwargs.items()})
+            def run(*ts, syms=(), op=op, picks=picks, kwargs=kwargs):
+                return op(*[a if i is None else ts[i] for i, a in picks], **kwargs)
+        else:
+            def run(*ts, syms=(), op=op, args=args, kwargs=kwargs):
+                return op(*fill(args, ts, syms), **{k: fill(v, ts, syms) for k, v in kwargs.items()})
         self.externs.append(run)
         refs = ", ".join(self.ref(t) for t in tensors)
         if syms:
@@ -979,6 +1008,12 @@ class _Slot:
 
 class _SymSlot(_Slot):
     """A symbolic size argument of an extern call."""
+
+
+def _has_slot(a) -> bool:
+    if isinstance(a, _Slot):
+        return True
+    return isinstance(a, (list, tuple)) and any(_has_slot(x) for x in a)
 
 
 __all__ = ["TEMPLATES", "FusionIllegal", "TritonKernel", "TritonOps", "WrapperCodegen", "iexpr"]

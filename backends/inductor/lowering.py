@@ -832,6 +832,103 @@ def _pad(g, node, x, pad, value=0):
     return TensorBox(g, Pointwise(val.device, val.dtype, size, inner))
 
 
+@register(aten.max_pool2d_with_indices.default)
+def _max_pool2d(g, node, x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """(max, argmax) of each window, as eager's CPU kernel scans it: row by row from the first
+    position inside the input, a later element wins when it is greater or NaN (so the index of the
+    last NaN); positions in the padding are skipped. The windows unroll (at most 25 loads)."""
+    vals = node.meta["val"]
+    size = _size(vals[0])
+    if not x.get_dtype().is_floating_point or any(is_symbolic(s) for s in (*size, *x.get_size()[-2:])):
+        raise Fallback("max_pool2d: integer or symbolic")
+
+    def pair(v, default=None):
+        v = list(v) if isinstance(v, (list, tuple)) else [v]
+        v = v or default
+        return v * 2 if len(v) == 1 else v
+    k, d, p = pair(kernel_size), pair(dilation), pair(padding)
+    s = pair(stride, k)
+    if k[0] * k[1] > 25:
+        raise Fallback("max_pool2d: large window")
+    H, W = x.get_size()[-2:]
+    x.realize()  # read up to 25 times per output: computed once
+    dt, lead = x.get_dtype(), len(size) - 2
+
+    def valid(i, kk, dim):
+        pos = i * s[dim] - p[dim] + kk * d[dim]
+        return pos, sympy.And(sympy.Ge(pos, 0), sympy.Lt(pos, (H, W)[dim]))
+
+    def window(ops, idx, with_index):
+        oh, ow = idx[lead], idx[lead + 1]
+        best, arg = ops.constant(float("-inf"), dt), ops.constant(0, torch.int64)
+        for kh in range(k[0]):
+            h, vh = valid(oh, kh, 0)
+            first_h = sympy.And(vh, *[sympy.Not(valid(oh, j, 0)[1]) for j in range(kh)])
+            for kw in range(k[1]):
+                w, vw = valid(ow, kw, 1)
+                # read at the position clamped into the input (a plain load, which vectorizes where a
+                # masked one does not), replaced by -inf in the padding: never taken
+                ok = ops.index_expr(sympy.And(vh, vw), torch.bool)
+                inside = [sympy.Max(0, sympy.Min(h, H - 1)), sympy.Max(0, sympy.Min(w, W - 1))]
+                v = ops.call("where", ok, x.load(ops, [*idx[:lead], *inside]), ops.constant(float("-inf"), dt))
+                if not with_index:
+                    best = ops.call("maximum", best, v)
+                    continue
+                take = ops.call("logical_and", ok, ops.call(
+                    "logical_or", ops.call("gt", v, best), ops.call("isnan", v)))
+                first = sympy.And(first_h, vw, *[sympy.Not(valid(ow, j, 1)[1]) for j in range(kw)])
+                if first is not sympy.false:
+                    take = ops.call("logical_or", ops.index_expr(first, torch.bool), take)
+                best = ops.call("where", take, v, best)
+                arg = ops.call("where", take, ops.index_expr(h * W + w, torch.int64), arg)
+        return arg if with_index else best
+    return (TensorBox(g, Pointwise(vals[0].device, dt, size, lambda ops, idx: window(ops, idx, False))),
+            TensorBox(g, Pointwise(vals[1].device, torch.int64, size, lambda ops, idx: window(ops, idx, True))))
+
+
+CHANNELS_LAST_MIN_MACS = 1 << 20  # smaller convolutions keep eager's layout (conversions cost more)
+
+
+def channels_last_strides(size) -> tuple:
+    n, c, h, w = size
+    return (h * w * c, 1, w * c, c)
+
+
+def is_channels_last(layout) -> bool:
+    """A 4-d layout with the channel dimension innermost (NHWC memory) that is not also contiguous."""
+    return (len(layout.size) == 4 and not layout.is_contiguous() and
+            all(s == 1 or a == b for s, a, b in zip(layout.size, layout.stride, channels_last_strides(layout.size))))
+
+
+@register(aten.convolution.default)
+def _convolution(g, node, x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    """A 2-d convolution of CPU tensors takes its input and weight in channels-last memory, where
+    oneDNN runs it faster and returns a channels-last result; the pointwise ops that follow are
+    computed in that layout (`GraphLowering.register_computed`), so an activation is converted once,
+    where a chain starts (a weight on every call: a parameter may change between calls)."""
+    val = node.meta["val"]
+    if (val.device.type != "cpu" or transposed or val.dim() != 4 or not val.dtype.is_floating_point
+            or any(is_symbolic(s) for s in (*x.get_size(), *weight.get_size(), *val.shape))):
+        raise Fallback("convolution: not a static 2-d CPU convolution")
+    if prod(val.shape) * prod(weight.get_size()[1:]) < CHANNELS_LAST_MIN_MACS:
+        raise Fallback("convolution: too small to repay a layout conversion")
+    def channels_last(t):
+        sl = t.strided_layout()
+        if sl is not None and is_channels_last(sl[1]):
+            return t
+        t = TensorBox(g, Pointwise(t.get_device(), t.get_dtype(), t.get_size(), t.load))
+        g.realize_strided(t, channels_last_strides(t.get_size()))
+        return t
+    # both operands: oneDNN reorders a contiguous weight into a temporary on every call (page faults
+    # for large weights); a contiguous input would be converted inside the call anyway
+    x.realize()  # channels-last where it reads channels-last (`register_computed`)
+    x, weight = channels_last(x), channels_last(weight)
+    out = g.fallback(node, [x, weight, bias, stride, padding, dilation, transposed, output_padding, groups], {})
+    size = out.data.layout.size
+    out.data.layout = Layout(size, channels_last_strides(size), val.dtype, val.device)
+    return out
+
+
 @register(aten.embedding.default)
 def _embedding(g, node, weight, indices, *args):
     val = node.meta["val"]
@@ -1088,10 +1185,23 @@ class GraphLowering:
 
     def register_computed(self, data: Loops, layout=None, mutates=None) -> ComputedBuffer:
         size = tuple(data.get_size())
-        layout = layout or Layout(size, contiguous_strides(size), data.get_dtype(), data.get_device())
+        if layout is None:
+            stride = channels_last_strides(size) if self._reads_channels_last(data) else contiguous_strides(size)
+            layout = Layout(size, stride, data.get_dtype(), data.get_device())
         buf = ComputedBuffer(self.new_name(), layout, data, mutates)
         self.buffers.append(buf)
         return buf
+
+    def _reads_channels_last(self, data: Loops) -> bool:
+        """Is `data` a 4-d CPU pointwise loop body that reads a channels-last buffer (a convolution's
+        result, or what follows it: batch norm, relu, pooling)? It is then stored channels-last too,
+        the order in which its kernel reads and writes contiguously."""
+        size = tuple(data.get_size())
+        if (not isinstance(data, Pointwise) or len(size) != 4 or data.get_device().type != "cpu"
+                or any(is_symbolic(s) for s in size)):
+            return False  # (a reduction's result is contiguous: `_keepdim_view` relies on it)
+        reads = set(loop_reads(data))
+        return any(b.name in reads and b.layout is not None and is_channels_last(b.layout) for b in self.buffers)
 
     def realize_input(self, x):
         """Make `x` something the wrapper can pass to an aten op (a buffer or a strided view)."""

@@ -16,6 +16,9 @@ involved, and every printer renders the same groups.
   index it is written. Indices are compared as sympy expressions over the tile's variables. Among the
   groups it may join, the node joins the one that saves the most memory traffic (bytes it would
   otherwise load: buffers the group writes, or inputs the group already loads); on a tie, the earliest.
+  A node that saves nothing joins only the latest group: joining an earlier one would compute it
+  early and keep its buffer alive across everything in between (memory the allocator then takes
+  from the OS, page by page, on every call).
 - A buffer is stored only if something outside its group reads it, it is a graph output, or it is a
   mutated input.
 """
@@ -232,6 +235,8 @@ class Scheduler:
                     continue
                 access = self._access_with(gi, tile)
                 saved = access.add(node) if access is not None else None
+                if saved == 0 and gi != len(self.groups) - 1:
+                    continue  # sharing nothing, it joins only the latest group: never computed early
                 if saved is not None and (best is None or saved > best[0]):
                     best = (saved, gi, access)
             if best is not None:
