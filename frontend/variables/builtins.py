@@ -291,24 +291,34 @@ def _locals(tx):
 
 
 def _issubclass(tx, cls, spec, /):
-    """Classes whose metaclass is type or ABCMeta (its registry guarded) decide by their MRO (and
-    ABCMeta's hooks, as isinstance_of); another metaclass's __subclasscheck__, a union, or an object
+    """Classes whose metaclass checks subclasses as type or ABCMeta does (its registry guarded) decide
+    by their MRO (and ABCMeta's hooks, as isinstance_of); another __subclasscheck__, a union, or an object
     standing for a class through its `__bases__` would run code of the user's: not modelled."""
     parts = spec.items if isinstance(spec, TupleVariable) else (spec,)
-    if not cls.is_python_constant() or not all(p.is_python_constant() for p in parts):
-        raise Unsupported("python_protocol", what=f"issubclass of {cls.describe()} with {spec.describe()}")
-    value = cls.as_python_constant()
-    spec_value = tuple(p.as_python_constant() for p in parts) if isinstance(spec, TupleVariable) \
-        else spec.as_python_constant()
+    try:    # (a builtin class's tracker answers as_python_constant without being a constant)
+        value = cls.as_python_constant()
+        spec_value = tuple(p.as_python_constant() for p in parts) if isinstance(spec, TupleVariable) \
+            else spec.as_python_constant()
+    except NotConstant:
+        raise Unsupported("python_protocol", what=f"issubclass of {cls.describe()} with {spec.describe()}") from None
     classes = _flat_classes(spec_value)
-    offenders = [v for v in (value, *classes) if not (isinstance(v, type) and type(v) in (type, abc.ABCMeta))]
+    offenders = [v for v in (value, *classes) if not isinstance(v, type) or
+                 (v is not value and _subclass_check(v) not in _MODELLED_SUBCLASS_CHECKS)]
     if offenders:
         if all(not isinstance(v, type) and type(v).__module__ == "builtins" for v in offenders):
             fold(issubclass, value, spec_value)     # a number, a string...: "arg 1 must be a class"
         raise Unsupported("python_protocol", what=f"issubclass of {cls.describe()} with {spec.describe()}")
-    if any(type(k) is abc.ABCMeta for k in classes):
+    if any(_subclass_check(k) is abc.ABCMeta.__dict__["__subclasscheck__"] for k in classes):
         reads.abc_registry(tx)
     return const(issubclass(value, spec_value))
+
+
+_MODELLED_SUBCLASS_CHECKS = (type.__dict__["__subclasscheck__"], abc.ABCMeta.__dict__["__subclasscheck__"])
+
+
+def _subclass_check(klass):
+    """The `__subclasscheck__` of a class's metaclass, which issubclass calls."""
+    return reads.type_lookup(type(klass), "__subclasscheck__")
 
 
 def _getattr(tx, obj, name, /, *default):
