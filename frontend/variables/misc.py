@@ -293,6 +293,8 @@ class SuperVariable(VariableTracker):
         if isinstance(value, type) and issubclass(value, cls):
             return SuperVariable(cls=cls, obj=obj, owner=value)
         if issubclass(obj.python_type(), cls):
+            if isinstance(value, type):    # a class as the instance (super() in a metaclass's method)
+                raise Unsupported("python_protocol", what=f"super() in a method of the metaclass of {value.__name__}")
             return SuperVariable(cls=cls, obj=obj, owner=obj.python_type())
         if reads.class_lookup(tx, obj.python_type(), "__class__")[0] is not object.__dict__["__class__"]:
             # CPython then tries obj.__class__, which this class overrides
