@@ -74,6 +74,7 @@ from .resume import (
     resume_function,
     run_resume,
 )
+from .variables.builtins import BuiltinVariable
 from .variables.ctx import WithExitVariable
 from .variables.iterators import ListIteratorVariable
 from .variables.misc import ExceptionVariable, NullVariable
@@ -113,7 +114,16 @@ def can_break_at(tx, cp: FrameCheckpoint | None) -> bool:
         return False
     if in_exception_handler(tx.code, cp.instruction.offset):
         return False     # sys.exc_info() and a bare `raise` need the exception being handled
+    if _is_zero_argument_super_call(cp):
+        return False     # run natively it would read the frame's first local and `__class__` as they are
+                         # in the transformed code, not as traced (a rebound or deleted `self`)
     return not any(isinstance(v, ExceptionVariable) for v in cp.stack)
+
+
+def _is_zero_argument_super_call(cp) -> bool:
+    ins = cp.instruction
+    return ins.opname == "CALL" and ins.arg == 0 and isinstance(cp.stack[-1], BuiltinVariable) and \
+        cp.stack[-1].fn is super
 
 
 _CALLS = ("CALL", "CALL_FUNCTION_EX")

@@ -248,7 +248,7 @@ def _wrap_container(tx, value, source, trusted, guard):
     """Builtin containers: their length/keys are guarded, their items wrapped through item sources."""
     # a tuple subclass overriding __len__/__getitem__/__iter__ is a user object (its guards would
     # call those overrides)
-    if type(value) is tuple and source is not None and not trusted and is_constant_value(value) and \
+    if type(value) is tuple and source is not None and not trusted and _plain_constants(value) and \
             _through_module(tx.output, source):
         # a module's configuration (a convolution's stride): one identity guard instead of one per item.
         # The guard holds the tuple, so the same object means the same (immutable) contents
@@ -289,6 +289,13 @@ def _wrap_container(tx, value, source, trusted, guard):
         guard(Guard.constant(source, value))   # type and contents
         return SetVariable.create(tx, [ConstantVariable(v) for v in value], type(value), source=source)
     return None
+
+
+def _plain_constants(value) -> bool:
+    """Constants of exactly the builtin types, at any depth (a subclass may answer in code of its own)."""
+    if type(value) in (tuple, frozenset):
+        return all(_plain_constants(v) for v in value)
+    return type(value) in (int, float, complex, str, bytes, bool, type(None))
 
 
 def _wrap_special_object(tx, value, source, trusted, guard):

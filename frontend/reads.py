@@ -136,6 +136,13 @@ def mapping_lookup(tx, mapping: dict, mapping_source, name: str):
     return MISSING
 
 
+def class_mro(tx, cls: type) -> tuple:
+    """`cls.__mro__`, guarded (assigning `cls.__bases__` replaces it; the guard holds the tuple)."""
+    if not cls.__flags__ & _IMMUTABLE_TYPE:
+        record(tx, Guard.id_match(AttrSource(ConstSource(cls), "__mro__"), cls.__mro__))
+    return cls.__mro__
+
+
 def type_flag(tx, cls: type, mask: int) -> bool:
     """Whether `cls.__flags__` has `mask` (how `match` tells a sequence or a mapping):
     `collections.abc.Sequence.register(cls)` sets the flag on a class later."""

@@ -9,7 +9,7 @@ import torch
 
 import bytegraph
 from bytegraph.testing import CompileCounter
-from helpers import assert_same, standard_test
+from helpers import assert_same, compiled, outcome, same, standard_test
 
 
 def check(fn, *args, frames=1, breaks=None):
@@ -759,3 +759,81 @@ def test_operator_protocol_lookups_are_guarded():
         assert torch.equal(got[0], want[0]) and got[1] == want[1] == 1
     finally:
         del _Plain.__eq__, _Plain.__hash__
+
+
+def test_zero_argument_super_that_cannot_be_traced_runs_the_frame_eagerly():
+    # run natively at a break, `super()` would read the transformed frame's first local and cell
+    class A:
+        def m(self):
+            return "A"
+
+    class B(A):
+        def deleted(self):
+            del self
+            return super().m()
+
+        def rebound(self, other):
+            self = other   # noqa: F841 - super() reads it
+            return super().m()
+
+    class Meta(type):
+        def f(cls):
+            return super().__repr__()
+
+    class K(metaclass=Meta):
+        pass
+
+    for fn, args in ((B.deleted, (B(),)), (B.rebound, (B(), object())), (Meta.f, (K,))):
+        opt, cnt = compiled(fn)
+        assert same(outcome(opt, *args), outcome(fn, *args))
+        assert cnt.frame_count == 0
+
+
+def test_issubclass_guards_the_metaclass_check_and_the_class_hierarchy():
+    class Meta(type):
+        pass
+
+    class D(metaclass=Meta):
+        pass
+
+    class E(D):
+        pass
+
+    class Other:
+        pass
+
+    def fn(x):
+        return x + 1, issubclass(E, D)
+
+    opt, cnt = compiled(fn)
+    assert same(opt(torch.zeros(1)), fn(torch.zeros(1)))
+    E.__bases__ = (Other,)                                   # E's MRO changes
+    assert same(opt(torch.zeros(1)), fn(torch.zeros(1)))
+    assert cnt.frame_count == 2
+    Meta.__subclasscheck__ = lambda cls, sub: True           # a check of the user's: a break, run natively
+    assert same(opt(torch.zeros(1)), fn(torch.zeros(1)))
+    assert cnt.frame_count == 3 and len(bytegraph.stats.break_records) == 1
+
+
+def test_module_tuple_holding_a_tuple_subclass_runs_its_getitem_every_call():
+    calls = []
+
+    class Logged(tuple):
+        def __getitem__(self, i):
+            calls.append(i)
+            return tuple.__getitem__(self, i) * 10
+
+    class Mod(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.cfg = (Logged((1, 2)), 3)
+
+        def forward(self, x):
+            calls.clear()
+            return x + self.cfg[0][0], len(calls)
+
+    m = Mod()
+    opt, cnt = compiled(m)
+    for _ in range(2):
+        assert same(opt(torch.zeros(1)), m(torch.zeros(1)))
+    assert cnt.frame_count == 1

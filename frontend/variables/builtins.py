@@ -303,22 +303,23 @@ def _issubclass(tx, cls, spec, /):
         raise Unsupported("python_protocol", what=f"issubclass of {cls.describe()} with {spec.describe()}") from None
     classes = _flat_classes(spec_value)
     offenders = [v for v in (value, *classes) if not isinstance(v, type) or
-                 (v is not value and _subclass_check(v) not in _MODELLED_SUBCLASS_CHECKS)]
+                 (v is not value and _subclass_check(tx, v) not in _MODELLED_SUBCLASS_CHECKS)]
     if offenders:
         if all(not isinstance(v, type) and type(v).__module__ == "builtins" for v in offenders):
             fold(issubclass, value, spec_value)     # a number, a string...: "arg 1 must be a class"
         raise Unsupported("python_protocol", what=f"issubclass of {cls.describe()} with {spec.describe()}")
-    if any(_subclass_check(k) is abc.ABCMeta.__dict__["__subclasscheck__"] for k in classes):
+    if any(_subclass_check(tx, k) is abc.ABCMeta.__dict__["__subclasscheck__"] for k in classes):
         reads.abc_registry(tx)
+    reads.class_mro(tx, value)     # the answer comes from it
     return const(issubclass(value, spec_value))
 
 
 _MODELLED_SUBCLASS_CHECKS = (type.__dict__["__subclasscheck__"], abc.ABCMeta.__dict__["__subclasscheck__"])
 
 
-def _subclass_check(klass):
-    """The `__subclasscheck__` of a class's metaclass, which issubclass calls."""
-    return reads.type_lookup(type(klass), "__subclasscheck__")
+def _subclass_check(tx, klass):
+    """The `__subclasscheck__` of a class's metaclass, which issubclass calls (guarded)."""
+    return reads.class_lookup(tx, type(klass), "__subclasscheck__")[0]
 
 
 def _getattr(tx, obj, name, /, *default):
