@@ -1100,3 +1100,18 @@ def test_class_overriding_dict_is_read_through_its_descriptor():
     def fn(x, obj):
         return x + len(obj.__dict__)
     check(fn, torch.randn(2), Shadowed(), like_torch=False)   # (torch.compile fails on it)
+
+
+def test_integer_numpy_division_by_zero_gives_numpy_zero():
+    # numpy warns and gives 0 where torch (and so torch._numpy) raises: integer divisions break
+    np = pytest.importorskip("numpy")
+
+    def fn(a, d):
+        return a // d, a % d, np.add(a, 1)
+
+    a = np.arange(3)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt)
+    with np.errstate(all="ignore"):
+        assert _same_numpy(opt(a, 0), fn(a, 0))
+    assert cnt.frame_count == 1 and len(bytegraph.stats.break_records) == 2

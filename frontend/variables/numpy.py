@@ -293,10 +293,16 @@ def call_numpy(tx, fn, name, args, kwargs, real_fn=None):
     graph_args = [_graph_arg(tx, a) for a in args]
     graph_kwargs = {k: _graph_arg(tx, v) for k, v in kwargs.items()}
     expected = _probe(tx, real_fn or fn, args, kwargs, name)
+    if name.strip("_") in _INTEGER_DIVISIONS and \
+            any(np.asarray(e).dtype.kind in "iub" for e in pytree.tree_leaves(expected)):
+        raise Unsupported("numpy", what=f"integer {name} (numpy gives 0 for a zero divisor where torch raises)")
     result = tx.output.call_function(numpy_op(fn, name), graph_args, graph_kwargs)
     return _wrap_result(tx, result, expected, name)
 
 
+# integer division by zero: numpy warns and gives 0, torch raises
+_INTEGER_DIVISIONS = {"floordiv", "rfloordiv", "ifloordiv", "mod", "rmod", "imod", "divmod", "rdivmod", "floor_divide",
+                      "remainder", "fmod"}
 _PROBE_FULL_SIZE = 4096   # stand-ins up to this many elements keep the real shape (else size-1 dims)
 
 
