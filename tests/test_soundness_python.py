@@ -837,3 +837,31 @@ def test_module_tuple_holding_a_tuple_subclass_runs_its_getitem_every_call():
     for _ in range(2):
         assert same(opt(torch.zeros(1)), m(torch.zeros(1)))
     assert cnt.frame_count == 1
+
+
+def test_isinstance_guards_the_metaclass_check_and_the_class_hierarchy():
+    class Meta(type):
+        pass
+
+    class D(metaclass=Meta):
+        pass
+
+    class E(D):
+        pass
+
+    class Other:
+        pass
+
+    e = E()
+
+    def fn(x):
+        return x + 1, isinstance(e, D)
+
+    opt, cnt = compiled(fn)
+    assert same(opt(torch.zeros(1)), fn(torch.zeros(1)))
+    E.__bases__ = (Other,)
+    assert same(opt(torch.zeros(1)), fn(torch.zeros(1)))
+    assert cnt.frame_count == 2
+    Meta.__instancecheck__ = lambda cls, obj: True           # a check of the user's: a break, run natively
+    assert same(opt(torch.zeros(1)), fn(torch.zeros(1)))
+    assert cnt.frame_count == 3 and len(bytegraph.stats.break_records) == 1

@@ -252,7 +252,8 @@ def isinstance_of(tx, cls, klass) -> bool:
     if cls is klass:
         return True
     meta = type(klass)
-    check = reads.type_lookup(meta, "__instancecheck__")
+    check = reads.class_lookup(tx, meta, "__instancecheck__")[0]
+    reads.class_mro(tx, cls)     # the answers below come from it
     if meta.__module__.startswith("torch.") and issubclass(cls, torch.Tensor):
         # Parameter/Buffer: torch's metaclass checks a flag that only torch's own tensors carry
         return issubclass(cls, klass)
