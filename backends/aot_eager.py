@@ -140,12 +140,17 @@ def makes_non_strided(gm) -> bool:
     return False
 
 
-def _memory_shared_across_storages(example_inputs) -> bool:
+def shared_memory_groups(example_inputs) -> list:
+    """The real tensor inputs that share memory, in groups of two or more (see `memory_sharing`)."""
     tensors = [t for t in example_inputs if isinstance(t, torch.Tensor) and not isinstance(t, FakeTensor)]
     groups: dict = {}
     for t, (group, _) in zip(tensors, memory_sharing(*tensors)):
         groups.setdefault(group, []).append(t)
-    return any(len({t.untyped_storage()._cdata for t in group}) > 1 for group in groups.values() if len(group) > 1)
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def _memory_shared_across_storages(example_inputs) -> bool:
+    return any(len({t.untyped_storage()._cdata for t in group}) > 1 for group in shared_memory_groups(example_inputs))
 
 
 def aot_autograd(gm, example_inputs, *, fw_compiler: Callable = run_eagerly, bw_compiler: Callable | None = None,

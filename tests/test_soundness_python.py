@@ -5,6 +5,7 @@ import collections
 import collections.abc
 import sys
 
+import pytest
 import torch
 
 import bytegraph
@@ -789,7 +790,8 @@ def test_zero_argument_super_that_cannot_be_traced_runs_the_frame_eagerly():
         assert cnt.frame_count == 0
 
 
-def test_issubclass_guards_the_metaclass_check_and_the_class_hierarchy():
+@pytest.mark.parametrize("check", ["issubclass", "isinstance"])
+def test_class_checks_guard_the_metaclass_hook_and_the_class_hierarchy(check):
     class Meta(type):
         pass
 
@@ -802,15 +804,18 @@ def test_issubclass_guards_the_metaclass_check_and_the_class_hierarchy():
     class Other:
         pass
 
+    e = E()
+
     def fn(x):
-        return x + 1, issubclass(E, D)
+        return x + 1, (issubclass(E, D) if check == "issubclass" else isinstance(e, D))
 
     opt, cnt = compiled(fn)
     assert same(opt(torch.zeros(1)), fn(torch.zeros(1)))
     E.__bases__ = (Other,)                                   # E's MRO changes
     assert same(opt(torch.zeros(1)), fn(torch.zeros(1)))
     assert cnt.frame_count == 2
-    Meta.__subclasscheck__ = lambda cls, sub: True           # a check of the user's: a break, run natively
+    # a check of the user's: a break, run natively
+    setattr(Meta, f"__{'subclass' if check == 'issubclass' else 'instance'}check__", lambda cls, other: True)
     assert same(opt(torch.zeros(1)), fn(torch.zeros(1)))
     assert cnt.frame_count == 3 and len(bytegraph.stats.break_records) == 1
 
@@ -837,31 +842,3 @@ def test_module_tuple_holding_a_tuple_subclass_runs_its_getitem_every_call():
     for _ in range(2):
         assert same(opt(torch.zeros(1)), m(torch.zeros(1)))
     assert cnt.frame_count == 1
-
-
-def test_isinstance_guards_the_metaclass_check_and_the_class_hierarchy():
-    class Meta(type):
-        pass
-
-    class D(metaclass=Meta):
-        pass
-
-    class E(D):
-        pass
-
-    class Other:
-        pass
-
-    e = E()
-
-    def fn(x):
-        return x + 1, isinstance(e, D)
-
-    opt, cnt = compiled(fn)
-    assert same(opt(torch.zeros(1)), fn(torch.zeros(1)))
-    E.__bases__ = (Other,)
-    assert same(opt(torch.zeros(1)), fn(torch.zeros(1)))
-    assert cnt.frame_count == 2
-    Meta.__instancecheck__ = lambda cls, obj: True           # a check of the user's: a break, run natively
-    assert same(opt(torch.zeros(1)), fn(torch.zeros(1)))
-    assert cnt.frame_count == 3 and len(bytegraph.stats.break_records) == 1

@@ -40,10 +40,9 @@ import torch
 import torch.utils._pytree as pytree
 from torch._subclasses.fake_tensor import FakeTensor
 
-from ..._tensor_guards import memory_sharing
 from ...config import config
 from ...disable import disable
-from ..aot_eager import aot_autograd, makes_non_strided
+from ..aot_eager import aot_autograd, makes_non_strided, shared_memory_groups
 from ..registry import register_backend
 from .codegen_cpp import CppUnsupported, CppWrapperCodegen
 from .codegen_metal import MetalUnsupported, MetalWrapperCodegen
@@ -371,7 +370,7 @@ def inductor(gm, example_inputs):
         return gm  # sparse results: no IR for them (nor AOTAutograd support), the graph runs as is
     if _reads_numbers_from_inputs(gm):
         return gm  # sizes from a 0-d input's value (`torch.arange(n)`): no IR for them, the graph runs as is
-    if _inputs_share_memory(example_inputs):
+    if shared_memory_groups(example_inputs):
         # AOTAutograd makes inputs that share memory views of one base, so a write into one is seen by
         # the others' reads (the inference functionalization of `compile_fx` takes inputs as distinct)
         return aot_autograd(gm, example_inputs, fw_compiler=_boxed, decompositions=decomposition_table())
@@ -386,11 +385,6 @@ def inductor(gm, example_inputs):
                 pass
         return disable(SpecializeOnShapes(gm))
     return _compile_static(gm, example_inputs)
-
-
-def _inputs_share_memory(example_inputs) -> bool:
-    tensors = [t for t in example_inputs if isinstance(t, torch.Tensor) and not isinstance(t, FakeTensor)]
-    return any(group != i for i, (group, _) in enumerate(memory_sharing(*tensors)))
 
 
 def _reads_numbers_from_inputs(gm) -> bool:
