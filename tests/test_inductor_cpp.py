@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from bytegraph.backends import inductor
-from bytegraph.backends.inductor import cpp_build
+from bytegraph.backends.inductor import cpp_build, gemm
 from bytegraph.testing import CompileCounterWithBackend
 from helpers import assert_same, run_inductor
 
@@ -237,6 +237,34 @@ def test_addmm_stays_one_extern_with_bias():
     with torch.no_grad():
         _run(lambda x: torch.relu(lin(x)), [torch.randn(8, 32)], externs=1, kernels=1)
     assert "addmm" in " ".join(inductor.metrics.extern_ops)
+
+
+@pytest.mark.skipif(gemm.onednn_linear() is None, reason="torch built without oneDNN")
+@pytest.mark.parametrize("onednn_faster", [True, False])
+def test_linear_layers_call_the_faster_library(monkeypatch, onednn_faster):
+    # which library wins is measured per machine: both choices are exercised here
+    monkeypatch.setattr(gemm, "_onednn_is_faster", lambda threads: onednn_faster)
+    big, small = torch.nn.Linear(128, 96), torch.nn.Linear(96, 8)   # 128 x 128 x 96 >= MIN_MACS > 128 x 96 x 8
+    w = torch.randn(96, 128)
+    onednn = "mkldnn._linear_pointwise.default"
+    with torch.no_grad():
+        _run(lambda x: small(torch.relu(big(x))), [torch.randn(128, 128)], externs=2, kernels=1, atol=1e-4)
+        assert inductor.metrics.extern_ops == [onednn if onednn_faster else "aten.addmm.default",
+                                               "aten.addmm.default"], inductor.metrics.extern_ops
+        _run(lambda x: (x @ w.t()) * 2, [torch.randn(128, 128)], externs=1, kernels=1, atol=1e-4)
+        assert inductor.metrics.extern_ops == [onednn if onednn_faster else "aten.mm.default"]
+        # a weight that is not a transposed contiguous matrix, a bias that is not a vector: BLAS
+        _run(lambda x: (x @ w.t().contiguous()) * 2, [torch.randn(128, 128)], externs=1, atol=1e-4)
+        assert inductor.metrics.extern_ops == ["aten.mm.default"]
+        _run(lambda x, b: torch.addmm(b, x, w.t()).cos(), [torch.randn(128, 128), torch.randn(128, 96)], externs=1,
+             atol=1e-4)
+        assert inductor.metrics.extern_ops == ["aten.addmm.default"]
+        # a symbolic batch: one compile serves both sizes
+        opt, cnt = _run(lambda x: big(x).sin(), [torch.randn(160, 128)], dynamic=True, atol=1e-4)
+        assert inductor.metrics.extern_ops == [onednn if onednn_faster else "aten.addmm.default"]
+        x = torch.randn(5, 128)
+        assert_same(opt(x), big(x).sin(), atol=1e-4, rtol=1e-5)
+        assert cnt.frame_count == 1
 
 
 def test_mlp_forward_and_backward():

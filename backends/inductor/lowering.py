@@ -21,6 +21,7 @@ from torch._higher_order_ops.effects import _EffectType
 from torch._subclasses.functional_tensor import FunctionalTensor, FunctionalTensorMode
 from torch.fx.experimental.proxy_tensor import make_fx
 
+from . import gemm
 from .ir import (
     Buffer,
     ComputedBuffer,
@@ -929,6 +930,29 @@ def _convolution(g, node, x, weight, bias, stride, padding, dilation, transposed
     return out
 
 
+@register(aten.addmm.default, aten.mm.default)
+def _linear(g, node, *args, beta=1, alpha=1):
+    """A float32 CPU linear layer (the input times a transposed contiguous weight, plus a bias vector)
+    as oneDNN's linear where it beats BLAS on this machine (`gemm.py`); otherwise the aten op."""
+    bias, x, wt = args if len(args) == 3 else (None, *args)
+    val = node.meta["val"]
+    if val.device.type != "cpu" or val.dtype != torch.float32 or beta != 1 or alpha != 1:
+        raise Fallback("linear: not a plain float32 CPU product")
+    (m, k), n = x.get_size(), wt.get_size()[1]
+    weight = wt.strided_layout()
+    if is_symbolic(k) or is_symbolic(n) or weight is None or tuple(weight[1].stride) != (1, k):
+        raise Fallback("linear: the weight is not a transposed contiguous matrix")
+    if bias is not None:
+        bias.realize()
+        b = bias.strided_layout()
+        if b is None or tuple(b[1].size) != (n,) or tuple(b[1].stride) != (1,):
+            raise Fallback("linear: the bias is not a vector")
+    if not gemm.use_onednn_linear(None if is_symbolic(m) else m * k * n):
+        raise Fallback("linear: BLAS is faster here")
+    w = _permute(g, None, wt, [1, 0])
+    return g.fallback(node, [x, w, bias, "none", [], ""], {}, op=gemm.onednn_linear().default)
+
+
 @register(aten.embedding.default)
 def _embedding(g, node, weight, indices, *args):
     val = node.meta["val"]
@@ -1211,18 +1235,20 @@ class GraphLowering:
             return type(x)(self.realize_input(y) for y in x)
         return x
 
-    def fallback(self, node, args, kwargs):
+    def fallback(self, node, args, kwargs, op=None):
+        """`node`'s result as an extern call of its aten op (or of `op`, which computes the same)."""
         args, kwargs = self.realize_input(args), {k: self.realize_input(v) for k, v in kwargs.items()}
         val = node.meta.get("val")
-        self.extern_ops.append(node.target)
+        op = node.target if op is None else op
+        self.extern_ops.append(op)
 
         def layout_of(t):
             return Layout(_size(t), _stride(t), t.dtype, t.device)
         if isinstance(val, torch.Tensor):
-            k = ExternKernel(self.new_name(), layout_of(val), node.target, args, kwargs)
+            k = ExternKernel(self.new_name(), layout_of(val), op, args, kwargs)
             self.buffers.append(k)
             return TensorBox(self, k)
-        k = ExternKernel(self.new_name(), None, node.target, args, kwargs)
+        k = ExternKernel(self.new_name(), None, op, args, kwargs)
         self.buffers.append(k)
 
         def wrap(v, path):
