@@ -365,8 +365,21 @@ def test_max_pool2d_is_a_kernel(kw):
     x[0, 1, 4, 4:6] = float("nan")
     x[1, 0] = float("-inf")
     x[1, 1, :, :4] = 1.0
-    _run(lambda x: F.max_pool2d(x.relu() * 2, return_indices=True, **kw), [x], kernels=2, externs=0)
+    _run(lambda x: F.max_pool2d(x.relu() * 2, return_indices=True, **kw), [x], kernels=1, externs=0)
     _run(lambda x: F.max_pool2d(x[0], **kw) + 1, [x], kernels=1, externs=0)  # 3-d input; indices unused
+
+
+def test_max_pool2d_recomputes_a_cheap_producer():
+    # batch norm and ReLU over a convolution, read 9 times per pooled element: recomputed in the pooling
+    # kernel instead of stored and loaded back (one kernel after the convolution)
+    conv, bn = torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8).eval()
+    bn.running_mean.normal_(), bn.running_var.uniform_(0.5, 2), bn.weight.data.normal_()
+    x = torch.randn(2, 3, 16, 16)
+    with torch.no_grad():
+        _run(lambda x: F.max_pool2d(F.relu(bn(conv(x))), 3, 2, 1), [x], kernels=1, externs=1)
+        # an expensive producer, or one something else reads too, is computed once
+        _run(lambda x: F.max_pool2d(x.exp().sin(), 3, 2, 1), [x], kernels=2)
+        _run(lambda x: (lambda y: (F.max_pool2d(y, 3, 2, 1), y + 1))(x.relu() * 2), [x], kernels=2)
 
 
 class _Block(torch.nn.Module):

@@ -37,6 +37,7 @@ from .ir import (
     contiguous_strides,
     flatten_index,
     _flatten as ir_flatten,
+    cheap_to_recompute,
     free_symbols,
     is_symbolic,
     index_floordiv,
@@ -852,7 +853,9 @@ def _max_pool2d(g, node, x, kernel_size, stride=(), padding=0, dilation=1, ceil_
     if k[0] * k[1] > 25:
         raise Fallback("max_pool2d: large window")
     H, W = x.get_size()[-2:]
-    x.realize()  # read up to 25 times per output: computed once
+    # read up to 25 times per output: computed once, unless it is a few cheap ops only this reads
+    if not (len(node.args[0].users) == 1 and cheap_to_recompute(x.data)):
+        x.realize()
     dt, lead = x.get_dtype(), len(size) - 2
 
     def valid(i, kk, dim):
