@@ -416,6 +416,22 @@ def test_convolutions_run_channels_last(memory_format):
     assert "torch.empty_strided((16, 16, 3, 3), (144, 1, 48, 16)" in src, src  # the weights (one buffer, reused)
 
 
+def test_weight_dominated_convolutions_stay_contiguous():
+    # late layers (a small image, many channels: 2 * 64 * 4 * 4 inputs < 64 * 64 * 3 * 3 weights):
+    # converting the weight costs more than channels-last kernels save, so nothing is converted
+    # but a channels-last activation coming in (from an early, activation-dominated convolution)
+    early, late = torch.nn.Conv2d(8, 64, 3, stride=4, padding=1), torch.nn.Conv2d(64, 64, 3, padding=1)
+    with torch.no_grad():
+        _run(lambda x: late(x).relu(), [torch.randn(2, 64, 4, 4)], kernels=1, externs=1)
+        assert "channels" not in inductor.metrics.last_source and ", 1, " not in inductor.metrics.last_source
+        # early: input and weight to channels-last; late: its input back to contiguous (with the relu)
+        opt, _ = _run(lambda x: late(early(x).relu()), [torch.randn(2, 8, 32, 64)], kernels=3, externs=2,
+                      atol=1e-4)
+        src = inductor.metrics.last_source
+        assert src.count("(8192, 1, 1024, 64))  # aten.convolution") == 1, src  # early: channels-last
+        assert src.count("(8192, 128, 16, 1)") == 2, src  # late's input and output: contiguous
+
+
 def test_small_convolutions_keep_their_layout():
     conv = torch.nn.Conv2d(2, 3, 3, padding=1)
     with torch.no_grad():

@@ -898,6 +898,10 @@ def channels_last_strides(size) -> tuple:
     return (h * w * c, 1, w * c, c)
 
 
+def is_contiguous(layout) -> bool:
+    return layout.is_contiguous()
+
+
 def is_channels_last(layout) -> bool:
     """A 4-d layout with the channel dimension innermost (NHWC memory) that is not also contiguous."""
     return (len(layout.size) == 4 and not layout.is_contiguous() and
@@ -906,31 +910,44 @@ def is_channels_last(layout) -> bool:
 
 @register(aten.convolution.default)
 def _convolution(g, node, x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
-    """A 2-d convolution of CPU tensors takes its input and weight in channels-last memory, where
-    oneDNN runs it faster and returns a channels-last result; the pointwise ops that follow are
-    computed in that layout (`GraphLowering.register_computed`), so an activation is converted once,
-    where a chain starts (a weight on every call: a parameter may change between calls)."""
+    """A 2-d convolution of CPU tensors in the memory layout oneDNN runs it fastest in. Where the
+    activation outweighs the weight (early layers), both go channels-last: oneDNN's channels-last
+    kernels are faster there, and the pointwise ops that follow are computed in that layout
+    (`GraphLowering.register_computed`), so an activation is converted once, where a chain starts (a
+    weight on every call: a parameter may change between calls). Where the weight outweighs the
+    activation (late layers: small images, many channels), both stay contiguous: converting the weight
+    would cost more than the channels-last kernels save (oneDNN reorders the weight into its own
+    blocked format either way)."""
     val = node.meta["val"]
     if (val.device.type != "cpu" or transposed or val.dim() != 4 or not val.dtype.is_floating_point
             or any(is_symbolic(s) for s in (*x.get_size(), *weight.get_size(), *val.shape))):
         raise Fallback("convolution: not a static 2-d CPU convolution")
     if prod(val.shape) * prod(weight.get_size()[1:]) < CHANNELS_LAST_MIN_MACS:
         raise Fallback("convolution: too small to repay a layout conversion")
+    args = [stride, padding, dilation, transposed, output_padding, groups]
+    if prod(x.get_size()) < prod(weight.get_size()):
+        x = _strided_copy(g, x, contiguous_strides(x.get_size()), is_contiguous)
+        return g.fallback(node, [x, weight, bias, *args], {})
+    x.realize()  # channels-last where it reads channels-last (`register_computed`)
+
     def channels_last(t):
-        sl = t.strided_layout()
-        if sl is not None and is_channels_last(sl[1]):
-            return t
-        t = TensorBox(g, Pointwise(t.get_device(), t.get_dtype(), t.get_size(), t.load))
-        g.realize_strided(t, channels_last_strides(t.get_size()))
-        return t
+        return _strided_copy(g, t, channels_last_strides(t.get_size()), is_channels_last)
     # both operands: oneDNN reorders a contiguous weight into a temporary on every call (page faults
     # for large weights); a contiguous input would be converted inside the call anyway
-    x.realize()  # channels-last where it reads channels-last (`register_computed`)
-    x, weight = channels_last(x), channels_last(weight)
-    out = g.fallback(node, [x, weight, bias, stride, padding, dilation, transposed, output_padding, groups], {})
+    out = g.fallback(node, [channels_last(x), channels_last(weight), bias, *args], {})
     size = out.data.layout.size
     out.data.layout = Layout(size, channels_last_strides(size), val.dtype, val.device)
     return out
+
+
+def _strided_copy(g, t, stride, has_layout):
+    """`t` realized with `stride`: itself if its layout already passes `has_layout`, else a copy."""
+    sl = t.strided_layout()
+    if sl is not None and has_layout(sl[1]):
+        return t
+    t = TensorBox(g, Pointwise(t.get_device(), t.get_dtype(), t.get_size(), t.load))
+    g.realize_strided(t, stride)
+    return t
 
 
 @register(aten.addmm.default, aten.mm.default)
