@@ -253,8 +253,12 @@ def test_linear_layers_call_the_faster_library(monkeypatch, onednn_faster):
                                                "aten.addmm.default"], inductor.metrics.extern_ops
         _run(lambda x: (x @ w.t()) * 2, [torch.randn(128, 128)], externs=1, kernels=1, atol=1e-4)
         assert inductor.metrics.extern_ops == [onednn if onednn_faster else "aten.mm.default"]
-        # a weight that is not a transposed contiguous matrix, a bias that is not a vector: BLAS
+        # a contiguous (in, out) weight (`x @ w`, as GPT-2's Conv1D): oneDNN reads it as it is
         _run(lambda x: (x @ w.t().contiguous()) * 2, [torch.randn(128, 128)], externs=1, atol=1e-4)
+        assert inductor.metrics.extern_ops == [onednn if onednn_faster else "aten.mm.default"]
+        # a weight that is not dense, a bias that is not a vector: BLAS
+        w2 = torch.randn(256, 192)
+        _run(lambda x: (x @ w2[::2, ::2]) * 2, [torch.randn(128, 128)], externs=1, atol=1e-4)
         assert inductor.metrics.extern_ops == ["aten.mm.default"]
         _run(lambda x, b: torch.addmm(b, x, w.t()).cos(), [torch.randn(128, 128), torch.randn(128, 96)], externs=1,
              atol=1e-4)

@@ -952,16 +952,18 @@ def _strided_copy(g, t, stride, has_layout):
 
 @register(aten.addmm.default, aten.mm.default)
 def _linear(g, node, *args, beta=1, alpha=1):
-    """A float32 CPU linear layer (the input times a transposed contiguous weight, plus a bias vector)
-    as oneDNN's linear where it beats BLAS on this machine (`gemm.py`); otherwise the aten op."""
+    """A float32 CPU linear layer (the input times a weight matrix, plus a bias vector) as oneDNN's
+    linear where it beats BLAS on this machine (`gemm.py`); otherwise the aten op. oneDNN reads the
+    weight in either orientation (`nn.Linear`'s transposed one, or `x @ w` of a contiguous `w`)."""
     bias, x, wt = args if len(args) == 3 else (None, *args)
     val = node.meta["val"]
     if val.device.type != "cpu" or val.dtype != torch.float32 or beta != 1 or alpha != 1:
         raise Fallback("linear: not a plain float32 CPU product")
     (m, k), n = x.get_size(), wt.get_size()[1]
+    wt.realize()  # as the aten op would take it
     weight = wt.strided_layout()
-    if is_symbolic(k) or is_symbolic(n) or weight is None or tuple(weight[1].stride) != (1, k):
-        raise Fallback("linear: the weight is not a transposed contiguous matrix")
+    if is_symbolic(k) or is_symbolic(n) or weight is None or 1 not in tuple(weight[1].stride):
+        raise Fallback("linear: the weight is not a dense matrix")
     if bias is not None:
         bias.realize()
         b = bias.strided_layout()
