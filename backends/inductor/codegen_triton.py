@@ -1040,12 +1040,6 @@ class _SymSlot(_Slot):
     """A symbolic size argument of an extern call."""
 
 
-def _has_slot(a) -> bool:
-    if isinstance(a, _Slot):
-        return True
-    return isinstance(a, (list, tuple)) and any(_has_slot(x) for x in a)
-
-
 __all__ = ["TEMPLATES", "FusionIllegal", "TritonKernel", "TritonOps", "WrapperCodegen", "iexpr"]
 
 

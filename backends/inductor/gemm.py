@@ -1,4 +1,4 @@
-"""Which library runs a float32 linear layer (`addmm`/`mm` of an input and a transposed weight) on CPU.
+"""Which library runs a float32 linear layer (`addmm`/`mm` of an input and a weight matrix) on CPU.
 
 Eager calls BLAS (MKL in torch's CPU builds). MKL picks its kernels by CPU vendor, not by instruction
 set: on AVX-512 machines it does not recognise (AMD's) it runs its AVX2 kernels, and oneDNN's linear,
