@@ -459,7 +459,13 @@ def test_small_convolutions_keep_their_layout():
     conv = torch.nn.Conv2d(2, 3, 3, padding=1)
     with torch.no_grad():
         _run(lambda x: conv(x).relu(), [torch.randn(1, 2, 4, 4)], kernels=1, externs=1)
-    assert "channels" not in inductor.metrics.last_source and ", 1, " not in inductor.metrics.last_source
+        assert "channels" not in inductor.metrics.last_source and ", 1, " not in inductor.metrics.last_source
+        # a channels-last input stays so (aten returns a channels-last result: no copy into eager's
+        # contiguous layout after the call); kernels: the weight's channels-last copy, the relu
+        x = torch.randn(1, 2, 4, 4).contiguous(memory_format=torch.channels_last)
+        opt, _ = _run(lambda x: conv(x).relu(), [x], kernels=2, externs=1)
+        assert "(48, 1, 12, 3))  # aten.convolution" in inductor.metrics.last_source
+        assert opt(x).stride() == conv(x).relu().stride()
 
 
 def test_channels_last_values_feed_reductions_and_pooling():

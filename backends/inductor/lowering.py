@@ -922,7 +922,10 @@ def _convolution(g, node, x, weight, bias, stride, padding, dilation, transposed
     if (val.device.type != "cpu" or transposed or val.dim() != 4 or not val.dtype.is_floating_point
             or any(is_symbolic(s) for s in (*x.get_size(), *weight.get_size(), *val.shape))):
         raise Fallback("convolution: not a static 2-d CPU convolution")
-    if prod(val.shape) * prod(weight.get_size()[1:]) < CHANNELS_LAST_MIN_MACS:
+    sl = x.strided_layout()
+    if prod(val.shape) * prod(weight.get_size()[1:]) < CHANNELS_LAST_MIN_MACS and not (
+            sl is not None and is_channels_last(sl[1])):
+        # (an input already channels-last stays so: aten would return a channels-last result anyway)
         raise Fallback("convolution: too small to repay a layout conversion")
     args = [stride, padding, dilation, transposed, output_padding, groups]
     n, cin, h, w = x.get_size()
