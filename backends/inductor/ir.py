@@ -366,7 +366,10 @@ class ComputedBuffer(Buffer):
 
 def op_name(op) -> str:
     """`aten.addmm.default` for an aten op, the qualified name of a Python function."""
-    return str(op) if isinstance(op, torch._ops.OpOverload) else f"{op.__module__}.{op.__qualname__}"
+    qualname = getattr(op, "__qualname__", None)
+    if isinstance(op, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)) or not isinstance(qualname, str):
+        return str(op)
+    return f"{getattr(op, '__module__', None) or ''}.{qualname}".lstrip(".")
 
 
 class ExternKernel(Buffer):
