@@ -842,3 +842,23 @@ def test_module_tuple_holding_a_tuple_subclass_runs_its_getitem_every_call():
     for _ in range(2):
         assert same(opt(torch.zeros(1)), m(torch.zeros(1)))
     assert cnt.frame_count == 1
+
+
+# -- sequence concatenation ----------------------------------------------------------------------------
+_Pair = collections.namedtuple("_Pair", "a b")
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: (x * 2,) + (),                  # a layer's `(output,) + outputs` with nothing else to return
+    lambda x: (x * 2,) + (1, (2, 3)),
+    lambda x: _Pair(x * 2, 1) + (2,),         # a namedtuple's items in a plain tuple
+    lambda x: ((x,) + _Pair(x * 2, 1), [x] + [1]),
+], ids=["empty", "constant", "namedtuple", "mixed"])
+def test_tuple_concatenation_is_one_graph(fn):
+    check(fn, torch.ones(2), breaks=0)
+
+
+def test_concatenating_a_tuple_and_a_list_raises_like_eager():
+    # (CPython's message, raised where eager raises it; compiled code used to return a tuple)
+    assert check(lambda x: (x * 2,) + [1], torch.ones(2), breaks=1) == "TypeError"
+    assert check(lambda x: [x * 2] + (1,), torch.ones(2), breaks=1) == "TypeError"

@@ -116,8 +116,8 @@ class BaseSequence(VariableTracker):
             raise user_error(ValueError(f"{args[0].as_python_constant()!r} is not in {self.python_type().__name__}"))
         if name == "count":
             return const(sum(1 for i in items if compare_equal(tx, i, args[0])))
-        if name in ("__add__",) and isinstance(args[0], BaseSequence):
-            return self.rebuild(tx, items + tuple(args[0].get_items(tx)))
+        if name == "__add__" and (isinstance(args[0], BaseSequence) or _is_constant_tuple(args[0])):
+            return self._concatenate(tx, items, args[0])
         if name in ("__mul__", "__rmul__") and args[0].is_python_constant():
             times = python_index(args[0])
             if times == 1 and self.python_type() is tuple:
@@ -126,6 +126,20 @@ class BaseSequence(VariableTracker):
         if name == "__iter__":
             return families.ListIteratorVariable.create(tx, items)
         return super().call_method(tx, name, args, kwargs)
+
+    def _concatenate(self, tx, items, other):
+        """`self + other` for a sequence `other`: a tuple takes any tuple (a namedtuple's items too), a
+        list only a list; anything else is CPython's TypeError (sequences concatenate after trying the
+        reflected method, which `operators.binary` already did)."""
+        mine = tuple if issubclass(self.python_type(), tuple) else list
+        if _is_constant_tuple(other):
+            theirs, more = type(other.as_python_constant()), tuple(const(v) for v in other.as_python_constant())
+        else:
+            theirs, more = other.python_type(), tuple(other.get_items(tx))
+        if not issubclass(theirs, mine):
+            raise user_error(TypeError(f'can only concatenate {mine.__name__} (not "{theirs.__name__}") '
+                                       f'to {mine.__name__}'))
+        return self.rebuild(tx, items + more)
 
     def as_python_constant(self):
         raise NotConstant(self.describe())
