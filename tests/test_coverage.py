@@ -1115,3 +1115,130 @@ def test_integer_numpy_division_by_zero_gives_numpy_zero():
     with np.errstate(all="ignore"):
         assert _same_numpy(opt(a, 0), fn(a, 0))
     assert cnt.frame_count == 1 and len(bytegraph.stats.break_records) == 2
+
+
+# -- modules guarded by type, not identity (HF MoE models: jetmoe, switch_transformers) --------------
+class _Block(torch.nn.Module):
+    """A layer whose forward breaks part way (MoE routing reads expert sizes as Python ints)."""
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = self.lin(x)
+        if (y.abs() >= 0).all():        # a branch on data: a graph break, in torch.compile too
+            return y * 2
+        return y
+
+
+class _Stack(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.b0, self.b1, self.b2 = _Block(), _Block(), _Block()
+
+    def forward(self, x):
+        x = self.b0(x).relu()
+        x = self.b1(x).relu()
+        return self.b2(x).relu()
+
+
+def test_layers_of_one_class_share_their_compiled_frames():
+    # each block's forward is compiled as its own frame (its break ends the caller's graph at the
+    # call): 2 graphs for the first block, then the second and third run its entries, as in
+    # torch.compile (not an entry per layer); plus one graph per `relu` between the calls
+    with torch.no_grad():
+        check(_Stack(), torch.randn(2, 4), graphs=5, breaks=4)
+    assert not bytegraph.stats.recompiles
+
+
+def test_module_attribute_written_in_shared_code():
+    # the write goes to each layer (HF's switch router stores `self.input_dtype`) and the code stays shared
+    class Router(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            self.input_dtype = x.dtype
+            return self.lin(x)
+
+    routers = [Router(), Router()]
+    cnt = CompileCounter()
+    opt = bytegraph.compile(lambda r, x: r(x), backend=cnt)
+    x = torch.randn(2, 4)
+    for r in routers:
+        assert same(opt(r, x), r.lin(x)) and r.input_dtype is torch.float32
+    assert cnt.frame_count == 1
+
+
+def test_modules_of_one_class_aliased_after_compiling():
+    # traced as two objects, called with one: a write through `a` must be seen through `b`, and
+    # `a is b` must answer for the objects of the call (identity of modules is guarded when used)
+    class Tagged(torch.nn.Module):
+        def forward(self, x):
+            return x
+
+    def write_then_read(a, b, x):
+        a.tag = 1.0
+        return x + b.tag
+
+    def same_object(a, b, x):
+        return x + 1 if a is b else x - 1
+
+    x = torch.zeros(2)
+    for fn in (write_then_read, same_object):
+        cnt = CompileCounter()
+        opt = bytegraph.compile(fn, backend=cnt)
+        m1, m2 = Tagged(), Tagged()
+        m1.tag = m2.tag = 0.0
+        assert same(opt(m1, m2, x), fn(m1, m2, x))
+        m1.tag = 0.0
+        assert same(opt(m1, m1, x), fn(m1, m1, x))
+        assert cnt.frame_count == 2
+
+
+def test_iterating_parameters_of_modules_of_one_class():
+    # `parameters()` lists what the module holds: a Linear without bias has one parameter fewer
+    def total(m, x):
+        return sum(p.sum() for p in m.parameters()) + x
+
+    cnt = CompileCounter()
+    opt = bytegraph.compile(total, backend=cnt)
+    x = torch.zeros(1)
+    for m in (torch.nn.Linear(2, 2, bias=False), torch.nn.Linear(2, 2)):
+        assert same(opt(m, x), total(m, x))
+    assert cnt.frame_count == 2
+
+
+# -- nn.Module.to inside forward (HF's switch router casts its classifier every call) ------------------
+class _CastsItsLayer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 3)
+
+    def forward(self, x):
+        self.lin = self.lin.to(torch.float32)    # nothing to convert: `p.data = p` for each parameter
+        return self.lin(x)
+
+
+def test_module_to_its_own_dtype_in_forward_is_one_graph():
+    m = _CastsItsLayer()
+    weight = m.lin.weight
+    check(m, torch.randn(2, 3), graphs=1, breaks=0)
+    assert m.lin.weight is weight
+
+
+def test_module_to_follows_torch_future_flags():
+    # `torch.__future__` decides whether `.to()` keeps the parameter objects: its flags are guarded
+    m = _CastsItsLayer()
+    cnt = CompileCounter()
+    opt = bytegraph.compile(m, backend=cnt)
+    x = torch.randn(2, 3)
+    opt(x)
+    weight = m.lin.weight
+    torch.__future__.set_overwrite_module_params_on_conversion(True)
+    try:
+        assert same(opt(x), m.lin(x))
+        assert m.lin.weight is not weight      # replaced, as eager does under the flag
+    finally:
+        torch.__future__.set_overwrite_module_params_on_conversion(False)
