@@ -1197,6 +1197,43 @@ def test_modules_of_one_class_aliased_after_compiling():
         assert cnt.frame_count == 2
 
 
+def _scaled(scale=1.0, bias=True):
+    m = torch.nn.Linear(3, 3, bias=bias)
+    m.scale = scale
+    return m
+
+
+def _with_hook(m):
+    m.register_forward_hook(lambda mod, args, out: out + 100)
+    return m
+
+
+def _forward_replaced(m):
+    m.forward = lambda x: x * 7
+    return m
+
+
+@pytest.mark.parametrize("other", [
+    lambda: _scaled(scale=2.0),               # a constant attribute
+    lambda: _scaled(bias=False),              # a parameter that is None
+    lambda: _with_hook(_scaled()),            # a hook on one instance only
+    lambda: _scaled().train(False),           # the training flag
+    lambda: _forward_replaced(_scaled()),     # `forward` set on the instance
+], ids=["constant", "none_parameter", "hook", "training", "instance_forward"])
+def test_modules_of_one_class_differing_in_what_is_read(other):
+    # what the trace read from the first module is guarded through its source: another module of
+    # the class that differs there recompiles
+    def fn(m, x):
+        return m(x) * m.scale + m.training
+
+    first, second, x = _scaled(), other(), torch.randn(2, 3)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt)
+    for m in (first, second, first):
+        assert same(opt(m, x), fn(m, x))
+    assert cnt.frame_count == 2
+
+
 def test_iterating_parameters_of_modules_of_one_class():
     # `parameters()` lists what the module holds: a Linear without bias has one parameter fewer
     def total(m, x):
