@@ -18,6 +18,8 @@ import operator
 import re
 from typing import Any, NamedTuple
 
+import weakref
+
 import sympy
 import torch
 import torch.fx
@@ -539,6 +541,12 @@ class OutputGraph:
             except ShapeGuardError as e:
                 raise Unsupported("unguardable_shape", what=f"a shape assumption that cannot be guarded ({e})")
         return guards
+
+    def module_refs(self) -> tuple:
+        """(source, weakref) of each module read from the frame: which objects an entry was compiled
+        for, so that a miss for other modules (another layer) does not count toward the cache size
+        limit of these (compiler/convert_frame.py)."""
+        return tuple((source, weakref.ref(module)) for source, module in self.module_sources.items())
 
     def _module_identity_guards(self) -> list:
         """Modules are guarded by type: a write to one is seen by a read through another source only

@@ -232,6 +232,24 @@ def test_cache_size_limit_counts_entries_per_module_instance():
     assert cnt.frame_count == 3
 
 
+def test_cache_size_limit_counts_entries_per_module_instance_guarded_by_type():
+    """Layers that differ in a constant the code reads (a layer index) each get an entry: a miss for
+    other module objects than an entry was compiled for does not count toward the limit."""
+    blocks = [torch.nn.Linear(2, 2) for _ in range(5)]
+    for i, block in enumerate(blocks):
+        block.index = i
+
+    def run_block(block, x):
+        return block(x).relu() * block.index
+
+    cnt = CompileCounter()
+    opt = bytegraph.compile(run_block, backend=cnt, dynamic=False)
+    with bytegraph.config.patch(cache_size_limit=2, automatic_dynamic_shapes=False):
+        for block in blocks + blocks:
+            check(opt, run_block, block, torch.randn(3, 2))
+    assert cnt.frame_count == 5
+
+
 def test_guard_source_is_readable():
     from bytegraph.cache import CacheEntry, CacheEntryInfo
     opt, _ = compiled(three)
