@@ -938,15 +938,14 @@ def test_checkpoint_without_preserved_rng_state_breaks():
 
 
 # -- found by the HuggingFace sweep (mamba's associative scan, masks expanded by vmap) -------------------
-def test_frames_run_by_a_native_vmap_run_eagerly():
-    def inner(x):          # under vmap, `x` is a batched tensor (is_contiguous is not implemented for it)
-        return x * x.sum() + x.is_contiguous()
+def test_vmap_of_a_python_function_is_traced():
+    def inner(x):          # under vmap, `x` is a batched tensor (its per-example shape is what fn sees)
+        return x * x.sum() + x.is_contiguous() + x.shape[0]
 
     def fn(x):
-        return torch.vmap(inner)(x + 1)   # vmap of a Python function: a break, vmap runs natively
+        return torch.vmap(inner)(x + 1)
     x = torch.randn(3, 4, requires_grad=True)
-    cnt = check(fn, x, graphs=1, breaks=2, like_torch=False)   # torch.compile: 1 graph, no break
-    assert cnt.op_count == 1
+    check(fn, x, graphs=1, breaks=0)        # like torch.compile
     loss = bytegraph.compile(fn, backend="aot_eager")(x).sum()
     got = torch.autograd.grad(loss, x)[0]
     assert same(got, torch.autograd.grad(fn(x).sum(), x)[0])
@@ -955,6 +954,57 @@ def test_frames_run_by_a_native_vmap_run_eagerly():
     opt = bytegraph.compile(inner, backend=c)
     assert same(opt(x[0]), inner(x[0])) and same(torch.vmap(opt)(x), torch.vmap(inner)(x))
     assert c.frame_count == 1
+
+
+def test_nested_vmap_with_in_dims_out_dims_and_a_closure():
+    w = torch.randn(4)
+
+    def fn(a, b):
+        pair = torch.vmap(lambda p, q: (p * q * w).sum(), in_dims=(0, None))
+        outer = torch.vmap(pair, in_dims=(None, 0))(a, b)
+        parts = torch.vmap(lambda t: (t.sin(), t.cos().sum()), out_dims=(1, 0))(a)
+        return outer, parts
+    check(fn, torch.randn(5, 4), torch.randn(6, 4), graphs=1, breaks=0)
+
+
+def test_vmap_over_a_dynamic_batch_size():
+    def fn(x):
+        return torch.vmap(lambda t: t * t.sum())(x)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt, dynamic=True)
+    for n in (3, 5, 7):
+        x = torch.randn(n, 4)
+        assert same(opt(x), fn(x))
+    assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+
+
+def test_vmap_of_a_function_with_side_effects_runs_natively():
+    seen = []
+
+    def fn(x):
+        def record(t):
+            seen.append(t.shape)          # eager appends once, with the per-example shape
+            return t * 2
+        return torch.vmap(record)(x) + 1
+    x = torch.randn(3, 4)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt)
+    assert same(opt(x), fn(x))
+    assert seen == [torch.Size([4])] * 2
+    assert cnt.frame_count == 1 and len(bytegraph.stats.break_records) == 1
+
+
+def test_associative_scan_is_traced_through_vmap():
+    # HF mamba's scan (`torch._higher_order_ops.associative_scan`, generic mode on CPU) is torch's
+    # Python code calling the combine function through torch.vmap
+    from torch._higher_order_ops.associative_scan import associative_scan
+
+    def fn(a, b):
+        def combine(left, right):
+            return left[0] * right[0], right[0] * left[1] + right[1]
+        return associative_scan(combine, (a, b), dim=1, combine_mode="generic")
+    a, b = torch.rand(2, 6, 3), torch.randn(2, 6, 3)
+    check(fn, a, b, graphs=1, breaks=0)
 
 
 class LayerConfig:

@@ -18,6 +18,7 @@ from .functions import BaseUserFunction, BoundMethodVariable
 from .lists import SizeVariable
 from .numpy import NumpyNdarrayVariable, ndarray_as_tensor
 from .tensor import SymNodeVariable, TensorVariable
+from .vmap import VmapVariable
 
 
 def _is_compiling():
@@ -116,6 +117,10 @@ class TorchFunctionVariable(VariableTracker):
             array = args[0] if args else kwargs.get("ndarray" if fn is torch.from_numpy else "data")
             if isinstance(array, NumpyNdarrayVariable):
                 return ndarray_as_tensor(tx, array)
+        if fn is torch.vmap:
+            vmapped = VmapVariable.create(args, kwargs)
+            if vmapped is not None:
+                return vmapped
         if fn is torch.Size:
             return SizeVariable(tuple(tx.unpack_iterable(args[0])) if args else ())
         return tx.output.call_function(fn, list(args), kwargs)
@@ -291,10 +296,11 @@ for _dev in ("cpu", "cuda"):
         GRAD_MODE_FACTORIES[_cls] = _device_autocast(_dev)
 
 
-# (nn.utils: Python helpers over modules, e.g. the property computing a parametrized module's weight)
+# (nn.utils: Python helpers over modules, e.g. the property computing a parametrized module's weight;
+# associative_scan: Python over a user's combine function, which it maps with torch.vmap)
 _NOT_OPS = tuple(f"torch.{name}" for name in ("_dynamo", "_inductor", "utils", "nn.modules", "nn.utils",
                                                "fx", "compiler", "distributed", "nn.parallel", "_C._distributed",
-                                               "testing"))
+                                               "testing", "_higher_order_ops.associative_scan"))
 
 
 def is_torch_op(value) -> bool:
