@@ -42,6 +42,16 @@ def _rebuild(tx, like, items):
     return TupleVariable(tuple(items)) if like.python_type() is tuple else ListVariable.create(tx, items)
 
 
+def _dims_for(tx, var, dim, items) -> list:
+    """The dim of each item of a tuple/list: an int or None is broadcast; a tuple/list of dims must
+    have the container's type and length (pytree prefix matching, as torch.vmap does)."""
+    if dim is None or type(dim) is int:
+        return [dim] * len(items)
+    if type(dim) is not var.python_type() or len(dim) != len(items):
+        raise _unsupported(f"dims {dim!r} that do not match {var.describe()}")
+    return list(dim)
+
+
 def _mapped(tx, arg, dim) -> list:
     """(tensor, dim) for each input of `arg` that `dim` maps, dims made non-negative; eager's
     errors (a dim out of range, a structure that does not match) break the graph."""
@@ -55,10 +65,7 @@ def _mapped(tx, arg, dim) -> list:
     items = _sequence(tx, arg)
     if items is None:
         raise _unsupported(f"a mapped input that is {arg.describe()}")
-    dims = list(dim) if isinstance(dim, (tuple, list)) else [dim] * len(items)
-    if type(dim) not in (int, tuple, list) or len(dims) != len(items):
-        raise _unsupported(f"in_dims {dim!r} do not match the input")
-    return [pair for item, d in zip(items, dims) for pair in _mapped(tx, item, d)]
+    return [pair for item, d in zip(items, _dims_for(tx, arg, dim, items)) for pair in _mapped(tx, item, d)]
 
 
 def _add_batch_dims(tx, arg, dim, level):
@@ -68,8 +75,7 @@ def _add_batch_dims(tx, arg, dim, level):
         return tx.output.call_function(_functorch._add_batch_dim, [arg, const(dim % arg.example.dim()), const(level)],
                                        {})
     items = _sequence(tx, arg)
-    dims = list(dim) if isinstance(dim, (tuple, list)) else [dim] * len(items)
-    return _rebuild(tx, arg, [_add_batch_dims(tx, i, d, level) for i, d in zip(items, dims)])
+    return _rebuild(tx, arg, [_add_batch_dims(tx, i, d, level) for i, d in zip(items, _dims_for(tx, arg, dim, items))])
 
 
 def _remove_batch_dims(tx, out, dim, level, size):
@@ -83,9 +89,7 @@ def _remove_batch_dims(tx, out, dim, level, size):
     items = _sequence(tx, out)
     if items is None:
         raise _unsupported(f"an output that is {out.describe()}")
-    dims = list(dim) if isinstance(dim, (tuple, list)) else [dim] * len(items)
-    if len(dims) != len(items):
-        raise _unsupported(f"out_dims {dim!r} do not match the output")
+    dims = _dims_for(tx, out, dim, items)
     return _rebuild(tx, out, [_remove_batch_dims(tx, i, d, level, size) for i, d in zip(items, dims)])
 
 
@@ -125,9 +129,9 @@ class VmapVariable(VariableTracker):
         codegen.call(4, kw_names=("in_dims", "out_dims", "randomness"))
 
     def call_function(self, tx, args, kwargs):
-        in_dims = self.in_dims if isinstance(self.in_dims, tuple) else (self.in_dims,) * len(args)
-        if len(in_dims) != len(args):
+        if type(self.in_dims) is not int and (type(self.in_dims) is not tuple or len(self.in_dims) != len(args)):
             raise _unsupported(f"in_dims {self.in_dims!r} for {len(args)} inputs")
+        in_dims = self.in_dims if type(self.in_dims) is tuple else (self.in_dims,) * len(args)
         mapped = [pair for arg, dim in zip(args, in_dims) for pair in _mapped(tx, arg, dim)]
         if not mapped:
             raise _unsupported("no input is mapped")
