@@ -16,9 +16,8 @@ import contextlib
 import math
 import operator
 import re
-from typing import Any, NamedTuple
-
 import weakref
+from typing import Any, NamedTuple
 
 import sympy
 import torch

@@ -93,6 +93,16 @@ def _remove_batch_dims(tx, out, dim, level, size):
     return _rebuild(tx, out, [_remove_batch_dims(tx, i, d, level, size) for i, d in zip(items, dims)])
 
 
+def _changes_outside(before, effects) -> bool:
+    """Whether the side effects changed anything that existed before `before` was taken: an object,
+    a global, a cell, or the attributes of a tensor (objects made since may change)."""
+    old = before.contents
+    return (effects.mutated, effects.globals, effects.cells, effects.deleted_globals) != \
+        (before.mutated, before.globals, before.cells, before.deleted_globals) or \
+        any(effects.contents.get(k) is not v for k, v in old.items()) or \
+        any(isinstance(k, tuple) and k[0] == "tensor attributes" for k in effects.contents.keys() - old.keys())
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class VmapVariable(VariableTracker):
     """What `torch.vmap(fn, in_dims, out_dims, randomness)` returned (constant configuration)."""
@@ -141,13 +151,12 @@ class VmapVariable(VariableTracker):
         tensor, dim = mapped[0]
         size = tx.output.metadata(tensor, "size", (dim,), sizes[0])
         level = tx.output.call_function(_functorch._vmap_increment_nesting, [size, const(self.randomness)], {})
-        effects = tx.output.side_effects
-        before = (dict(effects.mutated), dict(effects.globals), dict(effects.cells), set(effects.deleted_globals))
+        before = tx.output.side_effects.snapshot()
         try:
             batched = [_add_batch_dims(tx, a, d, level.as_python_constant()) for a, d in zip(args, in_dims)]
             out = self.fn.call_function(tx, batched, kwargs)
             out = _remove_batch_dims(tx, out, self.out_dims, level.as_python_constant(), size)
-            if (effects.mutated, effects.globals, effects.cells, effects.deleted_globals) != before:
+            if _changes_outside(before, tx.output.side_effects):
                 # a batched tensor could be stored where only eager's leaked BatchedTensor belongs
                 raise _unsupported("the mapped function changes objects outside it")
         except Exception as e:
