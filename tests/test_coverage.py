@@ -1247,7 +1247,7 @@ def test_modules_of_one_class_aliased_after_compiling():
         assert cnt.frame_count == 2
 
 
-def _scaled(scale=1.0, bias=True):
+def _linear_with_scale(scale=1.0, bias=True):
     m = torch.nn.Linear(3, 3, bias=bias)
     m.scale = scale
     return m
@@ -1264,11 +1264,11 @@ def _forward_replaced(m):
 
 
 @pytest.mark.parametrize("other", [
-    lambda: _scaled(scale=2.0),               # a constant attribute
-    lambda: _scaled(bias=False),              # a parameter that is None
-    lambda: _with_hook(_scaled()),            # a hook on one instance only
-    lambda: _scaled().train(False),           # the training flag
-    lambda: _forward_replaced(_scaled()),     # `forward` set on the instance
+    lambda: _linear_with_scale(scale=2.0),            # a constant attribute
+    lambda: _linear_with_scale(bias=False),           # a parameter that is None
+    lambda: _with_hook(_linear_with_scale()),         # a hook on one instance only
+    lambda: _linear_with_scale().train(False),        # the training flag
+    lambda: _forward_replaced(_linear_with_scale()),  # `forward` set on the instance
 ], ids=["constant", "none_parameter", "hook", "training", "instance_forward"])
 def test_modules_of_one_class_differing_in_what_is_read(other):
     # what the trace read from the first module is guarded through its source: another module of
@@ -1276,7 +1276,7 @@ def test_modules_of_one_class_differing_in_what_is_read(other):
     def fn(m, x):
         return m(x) * m.scale + m.training
 
-    first, second, x = _scaled(), other(), torch.randn(2, 3)
+    first, second, x = _linear_with_scale(), other(), torch.randn(2, 3)
     cnt = CompileCounter()
     opt = bytegraph.compile(fn, backend=cnt)
     for m in (first, second, first):
