@@ -25,7 +25,7 @@ from .frontend.graph_break import GraphBreakError, Unsupported
 from .backends.distributed import DDPGraphSplitter, active_ddp_module
 from .backends.registry import BackendContractError
 from .guards.builder import CheckFunction
-from .guards.guard import functorch_transform_active, user_dispatch_mode_active
+from .guards.guard import functorch_transform_active, user_dispatch_mode_active, user_function_mode_active
 from .guards.shape import ShapePolicy
 
 
@@ -91,7 +91,7 @@ class FrameCompiler:
         action = self._without_compiling(code, func)
         if action is not None:
             return action
-        if user_dispatch_mode_active() or functorch_transform_active():
+        if user_dispatch_mode_active() or user_function_mode_active() or functorch_transform_active():
             return FrameAction.RUN_EAGERLY  # this call, and what it calls (the entries' guards refuse it too)
         if not _builtins_intact():
             return FrameAction.RUN_AS_IS    # the compiler's own code (and torch's) needs the builtins

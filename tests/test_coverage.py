@@ -711,6 +711,30 @@ def test_dispatch_mode_sees_what_eager_does():
     assert same(got, expected) and cached.ops == eager.ops and cnt.frame_count == 1
 
 
+class _AddIsSub(torch.overrides.TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func is torch.Tensor.add or func is torch.Tensor.__add__:
+            func = torch.Tensor.sub
+        return func(*args, **(kwargs or {}))
+
+
+def test_function_mode_sees_what_eager_does():
+    # a TorchFunctionMode (HF's masks enter `TransformGetItemToIndex`) changes what the program's
+    # calls do: frames run under one run eagerly, and a graph compiled outside never runs inside one
+    def fn(x):
+        return (x.sin() + 1).cos()
+    x = torch.randn(3)
+    with _AddIsSub():
+        expected = fn(x)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt)
+    with _AddIsSub():
+        assert same(opt(x), expected) and cnt.frame_count == 0
+    assert same(opt(x), fn(x)) and cnt.frame_count == 1
+    with _AddIsSub():
+        assert same(opt(x), expected) and cnt.frame_count == 1
+
+
 # -- math.prod over a list built in the frame (HF Hiera's unroll) ----------------------------------
 def _flatten_patches(x, image_shape, patch_stride):
     size = [i // s for i, s in zip(image_shape, patch_stride)]
