@@ -37,6 +37,7 @@ from .ir import (
     ReinterpretView,
     index_var,
     is_symbolic,
+    op_name,
     prod,
     texpr,
     tile_index,
@@ -925,7 +926,7 @@ class WrapperCodegen:
             call = self._templated_call(node)
         if node.layout is not None:
             call = f"_with_strides({call}, {_tuple(node.layout.stride)})"
-        self.lines.append(f"    {node.name} = {call}  # {op}")
+        self.lines.append(f"    {node.name} = {call}  # {op_name(op)}")
 
     def _direct_call(self, node) -> str | None:
         """`externs[i](...)` with the op's arguments spelled in the source (buffers, size expressions,
@@ -1038,12 +1039,6 @@ class _Slot:
 
 class _SymSlot(_Slot):
     """A symbolic size argument of an extern call."""
-
-
-def _has_slot(a) -> bool:
-    if isinstance(a, _Slot):
-        return True
-    return isinstance(a, (list, tuple)) and any(_has_slot(x) for x in a)
 
 
 __all__ = ["TEMPLATES", "FusionIllegal", "TritonKernel", "TritonOps", "WrapperCodegen", "iexpr"]

@@ -364,6 +364,11 @@ class ComputedBuffer(Buffer):
         return f"ComputedBuffer({self.name}: {self.layout} = {self.data!r}{m}; reads {self.reads})"
 
 
+def op_name(op) -> str:
+    """`aten.addmm.default` for an aten op, the qualified name of a Python function."""
+    return str(op) if isinstance(op, torch._ops.OpOverload) else f"{op.__module__}.{op.__qualname__}"
+
+
 class ExternKernel(Buffer):
     """A call to an aten op without a lowering. `args`/`kwargs` hold IR buffers/views where the op takes
     tensors; the wrapper passes real tensors. Multi-output ops have `layout=None` and one
