@@ -135,6 +135,7 @@ class GLOBAL_STATE(GuardKind):
                                 state["autocast"], state["autocast_cache"])
         return (f"{check.const(fast, 'global_state')}() and "
                 f"not {check.const(user_dispatch_mode_active, 'user_dispatch_mode')}() and "
+                f"not {check.const(user_function_mode_active, 'user_function_mode')}() and "
                 f"not {check.const(functorch_transform_active, 'functorch_transform')}()")
 
     def describe(self, guard):
@@ -524,6 +525,13 @@ def user_dispatch_mode_active() -> bool:
     return torch._C._len_torch_dispatch_stack() > 0 and any_torch_dispatch_mode_on_stack()
 
 
+def user_function_mode_active() -> bool:
+    """A TorchFunctionMode is active (a user's, a library's like HF's `TransformGetItemToIndex`, or
+    `with torch.device(...)`): it would see the graph's calls, and the backend's ops not at all,
+    while tracing does not model it. Compiled code never runs under one: the frame runs eagerly."""
+    return torch._C._len_torch_function_stack() > 0
+
+
 def functorch_transform_active() -> bool:
     """A functorch transform (vmap, grad, jvp...) is running the frame natively: its tensors are
     wrapped (batched, grad-tracking), which tracing does not model, so the frame runs eagerly, and
@@ -539,6 +547,7 @@ GLOBAL_STATE_READERS = {
                               for d in AUTOCAST_DEVICES),
     "autocast_cache": torch.is_autocast_cache_enabled,
     "user_dispatch_mode": user_dispatch_mode_active,
+    "user_function_mode": user_function_mode_active,
     "functorch_transform": functorch_transform_active,
 }
 

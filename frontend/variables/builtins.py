@@ -634,6 +634,7 @@ def _id(tx, obj, /):
     # (a tuple made while tracing is no real object yet: `as_python_constant()` would build a new one)
     value = getattr(obj, "value", None)
     if value is not None:
+        obj.guard_identity(tx)
         return const(id(value))
     raise Unsupported("unsupported_builtin", what="id() of a value made while tracing")
 
