@@ -531,6 +531,7 @@ class OutputGraph:
         """Every guard of the frame: those collected while tracing plus the shape guards."""
         guards = set(self.guards)
         guards.update(self._module_identity_guards())
+        guards.update(self._distinct_object_guards())
         if self.input_properties:
             # in input order (the first place a symbol appears defines it); an unspecialized
             # number whose placeholder was pruned (specialized, unused) still needs its guards
@@ -559,6 +560,24 @@ class OutputGraph:
                 objects.setdefault(type(module), set()).add(id(module))
         return [Guard.id_match(source, module) for source, module in self.module_sources.items()
                 if len(objects.get(type(module), ())) > 1]
+
+    def _distinct_object_guards(self) -> list:
+        """A write to an object is seen by a read through another source only if they are one object
+        (objects reached twice were one tracker, guarded SAME_OBJECT by `wrap`). So each object the graph
+        writes to stays apart from every other object of its type the trace reached, as when traced:
+        `a.append(1); return len(b)` called with `a is b` must not reuse the entry traced with two
+        lists. (Modules: `_module_identity_guards`; tensors: their memory is guarded.)"""
+        real = {id(var): value for value, var in self.wrapped_objects.values()}
+        written = [(var, real[id(var)]) for var in self.side_effects.mutated
+                   if getattr(var, "source", None) is not None and id(var) in real
+                   and not isinstance(var, (NNModuleVariable, TensorVariable))]
+        guards = []
+        for var, value in written:
+            for other_value, other in self.wrapped_objects.values():
+                if other is not var and getattr(other, "source", None) is not None and \
+                        type(other_value) is type(value):
+                    guards.append(Guard.distinct_objects(var.source, other.source))
+        return guards
 
     def _specialized(self, value):
         """The constant a symbolic int/float was specialized to while tracing, or None."""

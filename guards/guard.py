@@ -379,6 +379,26 @@ class SAME_OBJECT(GuardKind):
             f"{guard.name()} is no longer the same object as {guard.expected.name()}"
 
 
+@_kind("distinct_objects")
+class DISTINCT_OBJECTS(GuardKind):
+    """Two sources hold different objects (the graph wrote to one of them and read the other, traced
+    with them apart: `a.append(1); len(b)` is only right while `a is not b`)."""
+    name, order = "DISTINCT_OBJECTS", 8
+
+    def make(self, source, other_source):
+        return Guard(source, self, other_source)
+
+    def render(self, guard, check):
+        return f"{check.read(guard.source)} is not {guard.expected.expr()}"
+
+    def describe(self, guard):
+        return f"{guard.name()} is not {guard.expected.name()}"
+
+    def explain(self, guard, value, env):
+        return None if value is not eval(guard.expected.expr(), env) else \
+            f"{guard.name()} is now the same object as {guard.expected.name()}"
+
+
 @_kind("memory_sharing")
 class MEMORY_SHARING(GuardKind):
     """Which tensor inputs share memory and at which distance (`memory_sharing`'s pattern over all of

@@ -862,3 +862,32 @@ def test_concatenating_a_tuple_and_a_list_raises_like_eager():
     # (CPython's message, raised where eager raises it; compiled code used to return a tuple)
     assert check(lambda x: (x * 2,) + [1], torch.ones(2), breaks=1) == "TypeError"
     assert check(lambda x: [x * 2] + (1,), torch.ones(2), breaks=1) == "TypeError"
+
+
+# -- objects apart when traced stay apart ----------------------------------------------------------------
+class _Box:
+    def __init__(self, v):
+        self.v = v
+
+
+@pytest.mark.parametrize("make", [lambda: [], lambda: _Box(1), lambda: {}], ids=["list", "object", "dict"])
+def test_a_write_through_one_argument_seen_through_another(make):
+    # traced with two objects, then called with one object twice: the entry for two must not be reused
+    def f(x, a, b):
+        if isinstance(a, list):
+            a.append(1)
+            return x + len(b)
+        if isinstance(a, dict):
+            a["k"] = 2
+            return x + len(b)
+        a.v = 5
+        return x + b.v
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    x = torch.zeros(1)
+    for aliased in (False, True):
+        def args():
+            a = make()
+            return (a, a) if aliased else (a, make())
+        assert_same(opt(x, *args()), f(x, *args()))
+    assert cnt.frame_count == 2   # a recompile for the aliased call
