@@ -122,10 +122,42 @@ def wrap(tx, value, source, trusted=False):
         return known
     var = _wrap(tx, value, source, trusted)
     if not isinstance(var, ConstantVariable) and not _is_a(value, (int, float, str, bool)):
+        _one_tracker_per_state(out, value, var)
         out.wrapped_objects[key] = (value, var)
         if source is None and not trusted:
             out.side_effects.mark_unsourced(var)
     return var
+
+
+def instance_dict(value):
+    """The attribute dict of a user object, read through the type's own `__dict__` slot (never a
+    `__dict__` property a class defines), or None."""
+    for klass in type(value).__mro__:
+        slot = klass.__dict__.get("__dict__")
+        if slot is not None:
+            d = slot.__get__(value) if type(slot) is types.GetSetDescriptorType else None
+            return d if type(d) is dict else None
+    return None
+
+
+def _one_tracker_per_state(out, value, var) -> None:
+    """A dict that is also an object's attribute dict (`vars(m)` passed on, objects sharing one
+    `__dict__`) would be two trackers of one state, a write through one unseen by reads through the
+    other: the trace stops before it meets the second. (Object attribute dicts are indexed in
+    `wrapped_objects` under ("instance dict", id), so checkpoints restore them too.)"""
+    if type(value) is dict:
+        if ("instance dict", id(value)) in out.wrapped_objects:
+            raise Unsupported("python_protocol", what="a dict that is also an object's attribute dict")
+        return
+    if not isinstance(var, UserDefinedObjectVariable):
+        return
+    d = instance_dict(value)
+    if d is None:
+        return
+    owner = out.wrapped_objects.get(("instance dict", id(d)))
+    if (owner is not None and owner[0] is not value) or id(d) in out.wrapped_objects:
+        raise Unsupported("python_protocol", what="objects sharing one attribute dict")
+    out.wrapped_objects[("instance dict", id(d))] = (value, d)
 
 
 def _through_module(output, source) -> bool:

@@ -85,6 +85,23 @@ def _reflected_first(tx, a, b, reflected_name, compare) -> bool:
     return compare or _overrides(tx, tb, ta, reflected_name)
 
 
+# builtin sequences add and repeat through the sequence protocol, which CPython tries only after both
+# operands' number protocol (`NT(1, 2) + x.shape` is torch.Size.__radd__'s answer)
+_SEQUENCE_SLOTS = {"__add__": {list.__add__, tuple.__add__, str.__add__, bytes.__add__, bytearray.__add__},
+                   "__mul__": {list.__mul__, tuple.__mul__, str.__mul__, bytes.__mul__, bytearray.__mul__}}
+
+
+def _concatenates_last(tx, a, b, name) -> bool:
+    """a's `name` is a builtin sequence's concatenation (or repetition) and b's type has the reflected
+    number method: that goes first."""
+    ta, tb = _type_of(a), _type_of(b)
+    if name not in _SEQUENCE_SLOTS or not (isinstance(ta, type) and isinstance(tb, type)):
+        return False
+    reflected = "__r" + name[2:]
+    return class_lookup(tx, ta, name)[0] in _SEQUENCE_SLOTS[name] and \
+        class_lookup(tx, tb, reflected)[0] is not MISSING
+
+
 def _first_implemented(tx, order):
     """The result of the first `x.method(y)` of `order` that does not answer NotImplemented (None:
     all of them do)."""
@@ -119,7 +136,7 @@ def binary(tx, name, reflected_name, inplace_name, a, b):
     order = [(a, name, b)]
     if reflected_name is not None and _type_of(b) is not _type_of(a):
         order.append((b, reflected_name, a))
-        if _reflected_first(tx, a, b, reflected_name, False):
+        if _reflected_first(tx, a, b, reflected_name, False) or _concatenates_last(tx, a, b, name):
             order.reverse()
     result = _first_implemented(tx, order)
     if result is not None:

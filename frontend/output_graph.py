@@ -31,9 +31,9 @@ from torch._subclasses.fake_tensor import (
 from torch.fx.experimental.symbolic_shapes import DimDynamic, GuardOnDataDependentSymNode, ShapeEnv
 
 from ..guards.guard import Guard, TensorMeta, global_state_guards, memory_sharing
-from ..guards.source import TensorPropertySource
+from ..guards.source import InstanceDictSource, TensorPropertySource
 from ..guards.shape import ShapeEnvSource, ShapeGuardError, ShapePolicy, shape_guards, tensor_properties
-from .builder import wrap
+from .builder import instance_dict, wrap
 from .graph_break import Unsupported
 from .side_effects import SideEffects, SideEffectsState
 from .variables.constant import ConstantVariable
@@ -46,8 +46,10 @@ from .variables.lists import (
     TupleVariable,
     is_named_tuple_class,
 )
+from .variables.base import VariableTracker
 from .variables.nn_module import NNModuleVariable
 from .variables.tensor import SymNodeVariable, TensorVariable
+from .variables.user_defined import UserDefinedObjectVariable
 
 # in-place ops that change a tensor's metadata (shape/stride), which checkpoints must undo
 _METADATA_MUTATIONS = {"t_", "transpose_", "squeeze_", "unsqueeze_", "as_strided_", "swapdims_", "swapaxes_"}
@@ -563,19 +565,33 @@ class OutputGraph:
 
     def _distinct_object_guards(self) -> list:
         """A write to an object is seen by a read through another source only if they are one object
-        (objects reached twice were one tracker, guarded SAME_OBJECT by `wrap`). So each object the graph
-        writes to stays apart from every other object of its type the trace reached, as when traced:
-        `a.append(1); return len(b)` called with `a is b` must not reuse the entry traced with two
-        lists. (Modules: `_module_identity_guards`; tensors: their memory is guarded.)"""
-        real = {id(var): value for value, var in self.wrapped_objects.values()}
-        written = [(var, real[id(var)]) for var in self.side_effects.mutated
-                   if getattr(var, "source", None) is not None and id(var) in real
+        (objects reached twice were one tracker, guarded SAME_OBJECT by `wrap`) or share one state (an
+        attribute dict: a dict that is `vars(o)`, objects sharing one `__dict__`). So each object the
+        graph writes to stays apart from every other object of its type the trace reached, and its
+        state from theirs, as when traced: `a.append(1); return len(b)` called with `a is b` must not
+        reuse the entry traced with two lists. (Modules: `_module_identity_guards`; tensors: their
+        memory is guarded.)"""
+        def state(value, var):
+            """The source of the dict holding the object's attributes (the dict itself for a dict)."""
+            if type(value) is dict:
+                return var.source
+            if isinstance(var, UserDefinedObjectVariable) and instance_dict(value) is not None:
+                return InstanceDictSource(var.source)
+            return None
+        reached = [(value, var) for value, var in self.wrapped_objects.values()
+                   if isinstance(var, VariableTracker) and var.source is not None
                    and not isinstance(var, (NNModuleVariable, TensorVariable))]
         guards = []
-        for var, value in written:
-            for other_value, other in self.wrapped_objects.values():
-                if other is not var and getattr(other, "source", None) is not None and \
-                        type(other_value) is type(value):
+        for value, var in reached:
+            if var not in self.side_effects.mutated:
+                continue
+            for other_value, other in reached:
+                if other is var:
+                    continue
+                mine, theirs = state(value, var), state(other_value, other)
+                if mine is not None and theirs is not None:
+                    guards.append(Guard.distinct_objects(mine, theirs))
+                elif type(other_value) is type(value):
                     guards.append(Guard.distinct_objects(var.source, other.source))
         return guards
 

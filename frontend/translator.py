@@ -261,6 +261,11 @@ class InstructionTranslatorBase:
             a.guard_identity(self)
             b.guard_identity(self)
             return va is vb
+        sa, sb = getattr(a, "source", None), getattr(b, "source", None)
+        if sa is not None and sb is not None:
+            # two trackers read from the frame are two objects (one object read twice is one tracker,
+            # guarded SAME_OBJECT): they must stay two
+            self.output.guards.add(Guard.distinct_objects(sa, sb))
         return False
 
     def _owned_operator(self, op, a, b):

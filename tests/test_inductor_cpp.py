@@ -288,6 +288,9 @@ def test_pointwise_convolutions_are_linear_layers(monkeypatch, onednn_faster):
             assert opt(x).stride() == (project(F.relu6(expand(x))) + 1).stride()
         _run(lambda x: strided(x).relu(), [x], externs=1, atol=1e-4)  # stride 2: a convolution
         assert inductor.metrics.extern_ops == ["aten.convolution.default"]
+        bias = torch.randn(192)   # a strided bias (oneDNN's linear reads a plain array): a convolution
+        _run(lambda x: F.conv2d(x, expand.weight, bias[::2]).relu(), [x], externs=1, atol=1e-4)
+        assert inductor.metrics.extern_ops == ["aten.convolution.default"]
 
 
 def test_mlp_forward_and_backward():

@@ -891,3 +891,52 @@ def test_a_write_through_one_argument_seen_through_another(make):
             return (a, a) if aliased else (a, make())
         assert_same(opt(x, *args()), f(x, *args()))
     assert cnt.frame_count == 2   # a recompile for the aliased call
+
+
+@pytest.mark.parametrize("use", [
+    lambda a, b: a is b, lambda a, b: a == b, lambda a, b: id(a) == id(b), lambda a, b: a in [b],
+    lambda a, b: {a: 1}.get(b, 0), lambda a, b: len({a, b}), lambda a, b: [b, a].index(a),
+], ids=["is", "eq", "id", "in", "dict_key", "set", "index"])
+def test_identity_of_two_arguments_is_guarded(use):
+    # traced with two objects, called with one twice: the answer the trace folded must not be reused
+    cnt = CompileCounter()
+    opt = bytegraph.compile(lambda a, b, x: x + use(a, b), backend=cnt)
+    a, b, x = _Box(1), _Box(1), torch.zeros(1)
+    for args in ((a, b), (a, a), (a, b)):
+        assert_same(opt(*args, x), x + use(*args))
+
+
+def test_a_dict_that_is_an_objects_attribute_dict():
+    # `vars(o)` passed along, or objects sharing one `__dict__` (the Borg idiom): writes through one
+    # are seen through the other
+    class Borg:
+        shared = {"k": 1}
+
+        def __init__(self):
+            self.__dict__ = Borg.shared
+
+    def bump(o, p, x):
+        o.k = o.k + 1
+        return x + p.k
+    assert_same(bytegraph.compile(bump, backend="eager")(Borg(), Borg(), torch.zeros(1)), torch.ones(1) * 2)
+
+    def write(o, d, x):
+        d["v"] = 7
+        return x + o.v
+    opt = bytegraph.compile(write, backend="eager")
+    assert_same(opt(_Box(1), vars(_Box(1)), torch.zeros(1)), torch.ones(1))
+    a = _Box(1)
+    assert_same(opt(a, vars(a), torch.zeros(1)), torch.full((1,), 7.0))
+
+
+def test_size_concatenation_answers_as_torch_size():
+    # torch.Size.__radd__ answers before tuple concatenation; it raises on tensors (inside the try)
+    nt = collections.namedtuple("nt", "a b")
+    check(lambda x: nt(1, 2) + x.shape, torch.ones(3), frames=0, breaks=0)   # (no tensor op: no graph)
+
+    def h(x):
+        try:
+            return torch.topk(x, 1) + x.shape
+        except TypeError:
+            return "caught"
+    assert check(h, torch.ones(3)) == "caught"   # (topk in the graph, the + at a break inside the try)

@@ -931,6 +931,7 @@ def _convolution(g, node, x, weight, bias, stride, padding, dilation, transposed
     n, cin, h, w = x.get_size()
     if (tuple(weight.get_size()[2:]) == (1, 1) and list(stride) == [1, 1] and list(padding) == [0, 0]
             and list(dilation) == [1, 1] and groups == 1 and val.dtype == torch.float32
+            and _dense_vector_or_none(bias, weight.get_size()[0])
             and gemm.use_onednn_linear(n * h * w * cin * weight.get_size()[0])):
         x.realize()
         x = _strided_copy(g, x, channels_last_strides(x.get_size()), is_channels_last)
@@ -961,6 +962,15 @@ def _strided_copy(g, t, stride, has_layout):
     return t
 
 
+def _dense_vector_or_none(bias, n) -> bool:
+    """No bias, or a vector of `n` with unit stride (oneDNN's linear reads it as a plain array)."""
+    if bias is None:
+        return True
+    bias.realize()
+    b = bias.strided_layout()
+    return b is not None and tuple(b[1].size) == (n,) and tuple(b[1].stride) == (1,)
+
+
 @register(aten.addmm.default, aten.mm.default)
 def _linear(g, node, *args, beta=1, alpha=1):
     """A float32 CPU linear layer (the input times a weight matrix, plus a bias vector) as oneDNN's
@@ -975,11 +985,8 @@ def _linear(g, node, *args, beta=1, alpha=1):
     weight = wt.strided_layout()
     if is_symbolic(k) or is_symbolic(n) or weight is None or 1 not in tuple(weight[1].stride):
         raise Fallback("linear: the weight is not a dense matrix")
-    if bias is not None:
-        bias.realize()
-        b = bias.strided_layout()
-        if b is None or tuple(b[1].size) != (n,) or tuple(b[1].stride) != (1,):
-            raise Fallback("linear: the bias is not a vector")
+    if not _dense_vector_or_none(bias, n):
+        raise Fallback("linear: the bias is not a vector")
     if not gemm.use_onednn_linear(None if is_symbolic(m) else m * k * n):
         raise Fallback("linear: BLAS is faster here")
     w = _permute(g, None, wt, [1, 0])

@@ -11,6 +11,7 @@ import dataclasses
 import operator
 from typing import Any, Optional
 
+from ...guards.guard import Guard
 from ...guards.source import Source
 from ..graph_break import Unsupported
 
@@ -154,6 +155,9 @@ class VariableTracker:
     def guard_identity(self, tx) -> None:
         """The trace is about to depend on which object this is (`is`, `id()`, a dict key): a
         tracker whose object is guarded by less than its identity guards it now."""
+        value = getattr(self, "value", None)
+        if getattr(self, "source", None) is not None and value is not None:
+            tx.output.guards.add(Guard.id_match(self.source, value))
 
 
 def check_modelled_arguments(owner: str, name: str, args, kwargs, positional: dict, keywords: dict = None):

@@ -129,13 +129,16 @@ class BaseSequence(VariableTracker):
 
     def _concatenate(self, tx, items, other):
         """`self + other` for a sequence `other`: a tuple takes any tuple (a namedtuple's items too), a
-        list only a list; anything else is CPython's TypeError (sequences concatenate after trying the
-        reflected method, which `operators.binary` already did)."""
+        list only a list; anything else is CPython's TypeError. (Sequences concatenate after the right
+        operand's `__radd__`, which a sequence type defining one answers: not modelled here.)"""
         mine = tuple if issubclass(self.python_type(), tuple) else list
         if _is_constant_tuple(other):
             theirs, more = type(other.as_python_constant()), tuple(const(v) for v in other.as_python_constant())
         else:
             theirs, more = other.python_type(), tuple(other.get_items(tx))
+        if getattr(theirs, "__radd__", None) is not None:
+            # (`NT(1, 2) + x.shape`: CPython calls torch.Size.__radd__ before concatenating sequences)
+            raise Unsupported("python_protocol", what=f"{self.describe()} + {other.describe()}")
         if not issubclass(theirs, mine):
             raise user_error(TypeError(f'can only concatenate {mine.__name__} (not "{theirs.__name__}") '
                                        f'to {mine.__name__}'))
@@ -239,11 +242,16 @@ class SizeVariable(TupleVariable):
             for item in self.items:
                 result = tx.binary_op(operator.mul, result, item)
             return result
+        other = None
         if name in ("__add__", "__radd__") and args and _is_constant_tuple(args[0]):
             other = tuple(const(v) for v in args[0].as_python_constant())
+        elif name == "__radd__" and args and isinstance(args[0], BaseSequence):
+            other = tuple(args[0].get_items(tx))
+        if other is not None:
+            if not all(_is_size_item(i) for i in other):
+                # torch.Size raises on anything but ints (a tensor, a float): let it, where eager does
+                raise Unsupported("python_protocol", what=f"torch.Size + {args[0].describe()}")
             return SizeVariable(self.items + other if name == "__add__" else other + self.items)
-        if name == "__radd__" and args and isinstance(args[0], BaseSequence):
-            return SizeVariable(tuple(args[0].get_items(tx)) + self.items)
         return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, codegen):
@@ -607,6 +615,13 @@ class SliceVariable(VariableTracker):
         for part in (self.start, self.stop, self.step):
             codegen.reconstruct(part)
         codegen.build_slice(3)
+
+
+def _is_size_item(var) -> bool:
+    """An int (not a bool) or a symbolic int: what torch.Size holds."""
+    if var.is_python_constant():
+        return type(var.as_python_constant()) is int
+    return var.python_type() is int if hasattr(var, "proxy") else False
 
 
 def _is_constant_tuple(var) -> bool:
