@@ -375,12 +375,11 @@ def _wrap_callable(tx, value, source, trusted, guard):
             return self_var.var_getattr(tx, value.__func__.__name__)
         fn_var = wrap(tx, value.__func__, AttrSource(source, "__func__") if source else None, trusted)
         return BoundMethodVariable(fn=fn_var, self_var=self_var, source=source)
-    if _is_a(value, functools.partial):
+    if type(value) is functools.partial:
         guard(Guard.type_match(source, functools.partial))
-        fn = wrap(tx, value.func, AttrSource(source, "func") if source else None, trusted)
-        args = tuple(wrap(tx, a, None, True) for a in value.args)
-        kwargs = tuple((k, wrap(tx, v, None, True)) for k, v in value.keywords.items())
-        return PartialVariable(fn=fn, args=args, kwargs=kwargs, source=source)
+        fn, args, keywords = (wrap(tx, getattr(value, name), AttrSource(source, name) if source else None, trusted)
+                              for name in ("func", "args", "keywords"))
+        return PartialVariable(fn=fn, args=args, keywords=keywords, source=source)
     if _is_a(value, type):
         guard(Guard.id_match(source, value))
         if safe_in(value, _trace_only_classes()) or has_builtin_handler(value):  # e.g. itertools.chain
