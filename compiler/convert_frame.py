@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import gc
 import inspect
 import logging
 import time
@@ -74,6 +75,10 @@ def _builtins_intact() -> bool:
     return _BUILTIN_NAMES <= names.keys() and all(type(k) is str for k in names)
 
 
+def _has_finalizer(cls) -> bool:
+    return any("__del__" in vars(klass) for klass in type.__getattribute__(cls, "__mro__"))
+
+
 class FrameCompiler:
     """The callback installed by `bytegraph.compile`: one per compiled callable."""
 
@@ -104,6 +109,15 @@ class FrameCompiler:
             # the C hook does so on a miss without calling back
             _C.mark_limit(code, self.ref)
             return FrameAction.RUN_EAGERLY
+        decision = self._compile(code, func, args, cache)
+        if any(_has_finalizer(type(a)) for a in args):
+            # compiling left the arguments in reference cycles (the translator's trackers, the
+            # session): freed now, an argument with a finalizer dies when its last real reference goes
+            gc.collect()
+        return decision
+
+    def _compile(self, code, func, args, cache):
+        """Trace the frame: a new cache entry, or how to run it when it cannot be compiled."""
         session = FrameSession(code, func, args)   # debug dir, minifier, replay record, bytecode logs
         start, tx = time.perf_counter(), None
         backend = self.backend

@@ -329,8 +329,22 @@ def _wrap_special_object(tx, value, source, trusted, guard):
     return None
 
 
+def is_c_partial_type(tp) -> bool:
+    """functools.partial, or its twin from another import of the C module `_functools` (CPython's
+    own tests make one); not a subclass, whose `__call__` or attributes may be its own."""
+    return tp is functools.partial or (tp.__module__ == "functools" and tp.__qualname__ == "partial" and
+                                       type(tp.__dict__.get("__call__")) is types.WrapperDescriptorType)
+
+
 def _wrap_callable(tx, value, source, trusted, guard):
     """Functions, methods, classes and builtins."""
+    if is_c_partial_type(type(value)):
+        # first: the probes below read `__dict__`, which a partial makes on first read, and a partial
+        # with a `__dict__` is not flattened into a partial made of it
+        guard(Guard.type_match(source, type(value)))
+        fn, args, keywords = (wrap(tx, getattr(value, name), AttrSource(source, name) if source else None, trusted)
+                              for name in ("func", "args", "keywords"))
+        return PartialVariable(fn=fn, args=args, keywords=keywords, cls=type(value), source=source)
     checkpoint = sys.modules.get("torch.utils.checkpoint")
     if checkpoint is not None and value is checkpoint.checkpoint:
         guard(Guard.id_match(source, value))
@@ -375,11 +389,6 @@ def _wrap_callable(tx, value, source, trusted, guard):
             return self_var.var_getattr(tx, value.__func__.__name__)
         fn_var = wrap(tx, value.__func__, AttrSource(source, "__func__") if source else None, trusted)
         return BoundMethodVariable(fn=fn_var, self_var=self_var, source=source)
-    if type(value) is functools.partial:
-        guard(Guard.type_match(source, functools.partial))
-        fn, args, keywords = (wrap(tx, getattr(value, name), AttrSource(source, name) if source else None, trusted)
-                              for name in ("func", "args", "keywords"))
-        return PartialVariable(fn=fn, args=args, keywords=keywords, source=source)
     if _is_a(value, type):
         guard(Guard.id_match(source, value))
         if safe_in(value, _trace_only_classes()) or has_builtin_handler(value):  # e.g. itertools.chain

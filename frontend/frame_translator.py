@@ -102,7 +102,7 @@ class InstructionTranslator(InstructionTranslatorBase):
         except Unsupported as e:
             if not e.user_stack:
                 e.user_stack = self.user_stack()
-            if not self.can_break_at_checkpoint():
+            if not e.kind.resumable or not self.can_break_at_checkpoint():
                 raise
             self._checkpoint.graph.guards.update(e.guards)
             try:

@@ -266,6 +266,7 @@ class PartialVariable(VariableTracker):
     fn: VariableTracker = None
     args: VariableTracker = None
     keywords: VariableTracker = None
+    cls: type = functools.partial   # (or functools.partial's twin from another import of `_functools`)
 
     @staticmethod
     def create(tx, fn, args, kwargs):
@@ -286,7 +287,7 @@ class PartialVariable(VariableTracker):
         return (self.fn, self.args, self.keywords)
 
     def python_type(self):
-        return functools.partial
+        return self.cls
 
     def call_function(self, tx, args, kwargs):
         merged = {}
