@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import dis
+import functools
 import inspect
 import types
 
@@ -63,6 +64,7 @@ class InstructionTranslator(InstructionTranslatorBase):
         self.gm = None
         self.arg_names = frame_arg_names(code)
         super().__init__(code, func.__globals__, {}, {}, output, config)
+        output.side_effects.on_drop = functools.partial(lifetimes.finalizer_may_run, self)
         self._entry_grad = self.output.grad_enabled
         resuming = is_resume_code(code)
         for name, value in zip(self.arg_names, args):

@@ -17,6 +17,7 @@ from bytecode.instr import CellVar, FreeVar
 
 from .graph_break import Unsupported
 from .reads import MISSING, class_lookup, instance_attr
+from .variables.base import VariableTracker
 from .variables.dicts import DictVariable, SetVariable
 from .variables.lists import ListVariable
 from .variables.misc import FrameFreeCell, RealCellVariable
@@ -33,6 +34,15 @@ class SideEffectsState(NamedTuple):
     counter: int
 
 
+def _trackers_in(contents) -> list:
+    """The trackers a container's or object's contents hold: items, (key, value) pairs, attributes."""
+    values = contents.values() if isinstance(contents, dict) else contents if isinstance(contents, tuple) else ()
+    out = []
+    for v in values:
+        out.extend(v if type(v) is tuple else (v,))
+    return [v for v in out if isinstance(v, VariableTracker)]
+
+
 class SideEffects:
     def __init__(self):
         self.contents: dict[Any, Any] = {}    # tracker -> tuple of items / tuple of (k, v) / attr dict
@@ -43,6 +53,7 @@ class SideEffects:
         self.counter = 0
         self.generators: list = []            # GeneratorVariables made while tracing (see lifetimes.py)
         self.unsourced: set = set()           # trackers of real objects reached without a source
+        self.on_drop = None                   # called with each tracker a store drops (lifetimes.finalizer_may_run)
 
     def snapshot(self) -> SideEffectsState:
         return SideEffectsState(dict(self.contents), dict(self.mutated), dict(self.globals), dict(self.cells),
@@ -73,6 +84,11 @@ class SideEffects:
     def store(self, var, contents) -> None:
         if var.source is None and var in self.unsourced:
             raise Unsupported("untracked_mutation", what=f"changing {var.describe()} reached without a source")
+        if self.on_drop is not None and var in self.contents:
+            kept = {id(t) for t in _trackers_in(contents)}
+            for old in _trackers_in(self.contents[var]):
+                if id(old) not in kept:
+                    self.on_drop(old)
         self.contents[var] = contents
         if var.source is not None and var not in self.mutated:
             self.counter += 1

@@ -975,6 +975,34 @@ def test_objects_with_finalizers_die_when_cpython_says():
     assert bytegraph.stats.break_records[0].kind == "finalizer"
 
 
+class _ClearsOnDeath(int):
+    target = {}
+
+    def __del__(self):
+        _ClearsOnDeath.target.clear()
+
+
+def test_finalizer_run_by_replacing_an_item_runs_where_cpython_runs_it():
+    def f(x, d):
+        y = x + 1
+        try:
+            for k in d:
+                if k == 2:
+                    d[2] = None     # the old value's last reference: its __del__ clears d mid-iteration
+        except RuntimeError as e:
+            return y, str(e)
+        return y, "no error"
+
+    def fresh():
+        _ClearsOnDeath.target = {i: _ClearsOnDeath(i) for i in range(8)}
+        return _ClearsOnDeath.target
+    want = f(torch.ones(1), fresh())
+    opt, cnt = compiled(f)
+    got = opt(torch.ones(1), fresh())
+    assert same(got, want) and got[1] == "dictionary changed size during iteration"
+    assert cnt.frame_count == 0 and [b.kind for b in bytegraph.stats.break_records] == ["finalizer"]
+
+
 def test_partial_of_another_import_of_the_c_module_is_a_partial():
     from test.support import import_helper
     twin = import_helper.import_fresh_module("functools", fresh=["_functools"]).partial
