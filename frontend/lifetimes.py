@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from ..guards.source import LocalSource
 from . import reads
 from .graph_break import Unsupported
 from .instructions import instructions_of
@@ -147,8 +148,11 @@ def finalizer_may_run(tx, var) -> None:
 
 def dropped(tx, var) -> None:
     """A reference to `var` was just dropped (POP_TOP, STORE_FAST, DELETE_FAST): if it was the
-    last one to a pending generator, the generator is closed here; a finalizer may run."""
-    finalizer_may_run(tx, var)
+    last one to a pending generator, the generator is closed here; a finalizer may run (not for
+    an object read through an attribute or item: that slot still holds it, and a change to the slot
+    is checked as a store)."""
+    if var is not None and (var.source is None or isinstance(var.source, LocalSource)):
+        finalizer_may_run(tx, var)
     if not isinstance(var, GeneratorVariable) or not close_is_observable(tx, var):
         return
     roots = _frame_roots(tx) + _outside_roots(tx)
