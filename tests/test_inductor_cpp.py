@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from bytegraph.backends import inductor
-from bytegraph.backends.inductor import cpp_build
+from bytegraph.backends.inductor import cpp_build, gemm
 from bytegraph.testing import CompileCounterWithBackend
 from helpers import assert_same, run_inductor
 
@@ -239,6 +239,38 @@ def test_addmm_stays_one_extern_with_bias():
     assert "addmm" in " ".join(inductor.metrics.extern_ops)
 
 
+@pytest.mark.skipif(gemm.onednn_linear() is None, reason="torch built without oneDNN")
+@pytest.mark.parametrize("onednn_faster", [True, False])
+def test_linear_layers_call_the_faster_library(monkeypatch, onednn_faster):
+    # which library wins is measured per machine: both choices are exercised here
+    monkeypatch.setattr(gemm, "_onednn_is_faster", lambda threads: onednn_faster)
+    big, small = torch.nn.Linear(128, 96), torch.nn.Linear(96, 8)   # 128 x 128 x 96 >= MIN_MACS > 128 x 96 x 8
+    w = torch.randn(96, 128)
+    onednn = "mkldnn._linear_pointwise.default"
+    with torch.no_grad():
+        _run(lambda x: small(torch.relu(big(x))), [torch.randn(128, 128)], externs=2, kernels=1, atol=1e-4)
+        assert inductor.metrics.extern_ops == [onednn if onednn_faster else "aten.addmm.default",
+                                               "aten.addmm.default"], inductor.metrics.extern_ops
+        _run(lambda x: (x @ w.t()) * 2, [torch.randn(128, 128)], externs=1, kernels=1, atol=1e-4)
+        assert inductor.metrics.extern_ops == [onednn if onednn_faster else "aten.mm.default"]
+        # a contiguous (in, out) weight (`x @ w`, as GPT-2's Conv1D): oneDNN reads it as it is
+        _run(lambda x: (x @ w.t().contiguous()) * 2, [torch.randn(128, 128)], externs=1, atol=1e-4)
+        assert inductor.metrics.extern_ops == [onednn if onednn_faster else "aten.mm.default"]
+        # a weight that is not dense, a bias that is not a vector: BLAS
+        w2 = torch.randn(256, 192)
+        _run(lambda x: (x @ w2[::2, ::2]) * 2, [torch.randn(128, 128)], externs=1, atol=1e-4)
+        assert inductor.metrics.extern_ops == ["aten.mm.default"]
+        _run(lambda x, b: torch.addmm(b, x, w.t()).cos(), [torch.randn(128, 128), torch.randn(128, 96)], externs=1,
+             atol=1e-4)
+        assert inductor.metrics.extern_ops == ["aten.addmm.default"]
+        # a symbolic batch: one compile serves both sizes
+        opt, cnt = _run(lambda x: big(x).sin(), [torch.randn(160, 128)], dynamic=True, atol=1e-4)
+        assert inductor.metrics.extern_ops == [onednn if onednn_faster else "aten.addmm.default"]
+        x = torch.randn(5, 128)
+        assert_same(opt(x), big(x).sin(), atol=1e-4, rtol=1e-5)
+        assert cnt.frame_count == 1
+
+
 def test_mlp_forward_and_backward():
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.GELU(), torch.nn.LayerNorm(64),
@@ -337,8 +369,21 @@ def test_max_pool2d_is_a_kernel(kw):
     x[0, 1, 4, 4:6] = float("nan")
     x[1, 0] = float("-inf")
     x[1, 1, :, :4] = 1.0
-    _run(lambda x: F.max_pool2d(x.relu() * 2, return_indices=True, **kw), [x], kernels=2, externs=0)
+    _run(lambda x: F.max_pool2d(x.relu() * 2, return_indices=True, **kw), [x], kernels=1, externs=0)
     _run(lambda x: F.max_pool2d(x[0], **kw) + 1, [x], kernels=1, externs=0)  # 3-d input; indices unused
+
+
+def test_max_pool2d_recomputes_a_cheap_producer():
+    # batch norm and ReLU over a convolution, read 9 times per pooled element: recomputed in the pooling
+    # kernel instead of stored and loaded back (one kernel after the convolution)
+    conv, bn = torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8).eval()
+    bn.running_mean.normal_(), bn.running_var.uniform_(0.5, 2), bn.weight.data.normal_()
+    x = torch.randn(2, 3, 16, 16)
+    with torch.no_grad():
+        _run(lambda x: F.max_pool2d(F.relu(bn(conv(x))), 3, 2, 1), [x], kernels=1, externs=1)
+        # an expensive producer, or one something else reads too, is computed once
+        _run(lambda x: F.max_pool2d(x.exp().sin(), 3, 2, 1), [x], kernels=2)
+        _run(lambda x: (lambda y: (F.max_pool2d(y, 3, 2, 1), y + 1))(x.relu() * 2), [x], kernels=2)
 
 
 class _Block(torch.nn.Module):
@@ -373,6 +418,22 @@ def test_convolutions_run_channels_last(memory_format):
     assert src.count("_with_strides(externs[") == 2 and src.count(f"{cl})  # aten.convolution") == 2, src
     assert src.count("const int64_t inner = 16;") >= 2, src  # rows of channels
     assert "torch.empty_strided((16, 16, 3, 3), (144, 1, 48, 16)" in src, src  # the weights (one buffer, reused)
+
+
+def test_weight_dominated_convolutions_stay_contiguous():
+    # late layers (a small image, many channels: 2 * 64 * 4 * 4 inputs < 64 * 64 * 3 * 3 weights):
+    # converting the weight costs more than channels-last kernels save, so nothing is converted
+    # but a channels-last activation coming in (from an early, activation-dominated convolution)
+    early, late = torch.nn.Conv2d(8, 64, 3, stride=4, padding=1), torch.nn.Conv2d(64, 64, 3, padding=1)
+    with torch.no_grad():
+        _run(lambda x: late(x).relu(), [torch.randn(2, 64, 4, 4)], kernels=1, externs=1)
+        assert "channels" not in inductor.metrics.last_source and ", 1, " not in inductor.metrics.last_source
+        # early: input and weight to channels-last; late: its input back to contiguous (with the relu)
+        opt, _ = _run(lambda x: late(early(x).relu()), [torch.randn(2, 8, 32, 64)], kernels=3, externs=2,
+                      atol=1e-4)
+        src = inductor.metrics.last_source
+        assert src.count("(8192, 1, 1024, 64))  # aten.convolution") == 1, src  # early: channels-last
+        assert src.count("(8192, 128, 16, 1)") == 2, src  # late's input and output: contiguous
 
 
 def test_small_convolutions_keep_their_layout():

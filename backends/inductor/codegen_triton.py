@@ -697,7 +697,8 @@ def _reinterpret(t, size, stride, offset):
 def _with_strides(t, stride):
     """An extern op's result in the layout its meta function promised (which kernels and views of it
     assume): some aten kernels return another layout than their meta (e.g. CPU flash attention)."""
-    if all(n <= 1 or a == b for n, a, b in zip(t.shape, t.stride(), stride)):
+    have = t.stride()
+    if have == stride or all(n <= 1 or a == b for n, a, b in zip(t.shape, have, stride)):
         return t
     out = torch.empty_strided(t.shape, stride, dtype=t.dtype, device=t.device)
     out.copy_(t)
@@ -918,6 +919,45 @@ class WrapperCodegen:
             value = f"{node.parent.name}" + "".join(f"[{i}]" for i in node.path)
             self.lines.append(f"    {node.name} = _with_strides({value}, {_tuple(node.layout.stride)})")
             return
+        op = node.op
+        call = self._direct_call(node)
+        if call is None:
+            call = self._templated_call(node)
+        if node.layout is not None:
+            call = f"_with_strides({call}, {_tuple(node.layout.stride)})"
+        self.lines.append(f"    {node.name} = {call}  # {op}")
+
+    def _direct_call(self, node) -> str | None:
+        """`externs[i](...)` with the op's arguments spelled in the source (buffers, size expressions,
+        literal constants) and `externs[i]` the op's C++ entry point: no Python between the wrapper and
+        the op. None where a constant has no literal spelling."""
+        def src(a):
+            if isinstance(a, (Buffer, ReinterpretView)):
+                return self.ref(a)
+            if is_symbolic(a):
+                return texpr(a)
+            if isinstance(a, (list, tuple)):
+                items = [src(x) for x in a]
+                if None in items:
+                    return None
+                body = ", ".join(items) + ("," if isinstance(a, tuple) and len(items) == 1 else "")
+                return f"[{body}]" if isinstance(a, list) else f"({body})"
+            if a is None or type(a) in (bool, int, str) or (type(a) is float and math.isfinite(a)):
+                return repr(a)
+            if isinstance(a, torch.dtype):
+                return str(a)
+            return None
+        args = [src(a) for a in node.args] + [
+            None if src(v) is None else f"{k}={src(v)}" for k, v in node.kwargs.items()]
+        if None in args:
+            return None
+        op = node.op
+        self.externs.append(op._op if isinstance(op, torch._ops.OpOverload) else op)
+        return f"externs[{len(self.externs) - 1}]({', '.join(args)})"
+
+    def _templated_call(self, node) -> str:
+        """`externs[i](tensors, syms=...)`, `externs[i]` filling the tensors and size values into the
+        op's arguments at their places."""
         tensors, syms = [], []
 
         def collect(a):
@@ -942,24 +982,14 @@ class WrapperCodegen:
             if isinstance(a, (list, tuple)):
                 return type(a)(fill(x, ts, ss) for x in a)
             return a
-        constants = [a for a in args if type(a) is not _Slot] + list(kwargs.values())
-        if not any(_has_slot(a) for a in constants):
-            # the common case (tensors as top-level arguments, constants elsewhere): no walk per call
-            picks = [(a.i if isinstance(a, _Slot) else None, a) for a in args]
 
-            def run(*ts, syms=(), op=op, picks=picks, kwargs=kwargs):
-                return op(*[a if i is None else ts[i] for i, a in picks], **kwargs)
-        else:
-            def run(*ts, syms=(), op=op, args=args, kwargs=kwargs):
-                return op(*fill(args, ts, syms), **{k: fill(v, ts, syms) for k, v in kwargs.items()})
+        def run(*ts, syms=(), op=op, args=args, kwargs=kwargs):
+            return op(*fill(args, ts, syms), **{k: fill(v, ts, syms) for k, v in kwargs.items()})
         self.externs.append(run)
         refs = ", ".join(self.ref(t) for t in tensors)
         if syms:
             refs += f"{', ' if refs else ''}syms={_tuple(syms)}"
-        call = f"externs[{len(self.externs) - 1}]({refs})"
-        if node.layout is not None:
-            call = f"_with_strides({call}, {_tuple(node.layout.stride)})"
-        self.lines.append(f"    {node.name} = {call}  # {op}")
+        return f"externs[{len(self.externs) - 1}]({refs})"
 
     def _kernel(self, group):
         k = TritonKernel(group.xnumel, group.rnumel, group.reduction, store_names=self.store_names,
@@ -1008,12 +1038,6 @@ class _Slot:
 
 class _SymSlot(_Slot):
     """A symbolic size argument of an extern call."""
-
-
-def _has_slot(a) -> bool:
-    if isinstance(a, _Slot):
-        return True
-    return isinstance(a, (list, tuple)) and any(_has_slot(x) for x in a)
 
 
 __all__ = ["TEMPLATES", "FusionIllegal", "TritonKernel", "TritonOps", "WrapperCodegen", "iexpr"]

@@ -492,6 +492,34 @@ def loop_reads(data: Loops) -> list[str]:
     return rec.reads
 
 
+# arithmetic a few cycles per element: an affine normalization and an activation are made of these
+CHEAP_OPS = frozenset({"add", "sub", "mul", "div", "truediv", "neg", "abs", "sqrt", "rsqrt", "reciprocal",
+                       "relu", "maximum", "minimum", "where", "eq", "ne", "lt", "le", "gt", "ge"})
+
+
+class _OpRecorder(AccessRecorder):
+    """An `AccessRecorder` that also lists the ops a loop body calls."""
+
+    def __init__(self):
+        super().__init__()
+        self.ops: list[str] = []
+
+    def call(self, name, *args):
+        self.ops.append(name)
+        return super().call(name, *args)
+
+
+def cheap_to_recompute(data, max_ops=12) -> bool:
+    """Is `data` a pointwise body of a few cheap ops over plain loads (batch norm and ReLU over a
+    convolution's result)? A consumer that reads it several times per element then recomputes it per
+    read, which costs less than storing it and loading it back."""
+    if not isinstance(data, Pointwise):
+        return False
+    rec = _OpRecorder()
+    data.inner_fn(rec, [index_var(f"i{k}") for k in range(len(data.ranges))])
+    return not rec.indirect and len(rec.ops) <= max_ops and set(rec.ops) <= CHEAP_OPS
+
+
 # --------------------------------------------------------------------------- TensorBox
 class TensorBox:
     """The lowering-time value of an fx node: a mutable handle whose `data` is a loop body (not yet

@@ -21,6 +21,7 @@ from torch._higher_order_ops.effects import _EffectType
 from torch._subclasses.functional_tensor import FunctionalTensor, FunctionalTensorMode
 from torch.fx.experimental.proxy_tensor import make_fx
 
+from . import gemm
 from .ir import (
     Buffer,
     ComputedBuffer,
@@ -36,6 +37,7 @@ from .ir import (
     contiguous_strides,
     flatten_index,
     _flatten as ir_flatten,
+    cheap_to_recompute,
     free_symbols,
     is_symbolic,
     index_floordiv,
@@ -851,7 +853,9 @@ def _max_pool2d(g, node, x, kernel_size, stride=(), padding=0, dilation=1, ceil_
     if k[0] * k[1] > 25:
         raise Fallback("max_pool2d: large window")
     H, W = x.get_size()[-2:]
-    x.realize()  # read up to 25 times per output: computed once
+    # read up to 25 times per output: computed once, unless it is a few cheap ops only this reads
+    if not (len(node.args[0].users) == 1 and cheap_to_recompute(x.data)):
+        x.realize()
     dt, lead = x.get_dtype(), len(size) - 2
 
     def valid(i, kk, dim):
@@ -894,6 +898,10 @@ def channels_last_strides(size) -> tuple:
     return (h * w * c, 1, w * c, c)
 
 
+def is_contiguous(layout) -> bool:
+    return layout.is_contiguous()
+
+
 def is_channels_last(layout) -> bool:
     """A 4-d layout with the channel dimension innermost (NHWC memory) that is not also contiguous."""
     return (len(layout.size) == 4 and not layout.is_contiguous() and
@@ -902,31 +910,69 @@ def is_channels_last(layout) -> bool:
 
 @register(aten.convolution.default)
 def _convolution(g, node, x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
-    """A 2-d convolution of CPU tensors takes its input and weight in channels-last memory, where
-    oneDNN runs it faster and returns a channels-last result; the pointwise ops that follow are
-    computed in that layout (`GraphLowering.register_computed`), so an activation is converted once,
-    where a chain starts (a weight on every call: a parameter may change between calls)."""
+    """A 2-d convolution of CPU tensors in the memory layout oneDNN runs it fastest in. Where the
+    activation outweighs the weight (early layers), both go channels-last: oneDNN's channels-last
+    kernels are faster there, and the pointwise ops that follow are computed in that layout
+    (`GraphLowering.register_computed`), so an activation is converted once, where a chain starts (a
+    weight on every call: a parameter may change between calls). Where the weight outweighs the
+    activation (late layers: small images, many channels), both stay contiguous: converting the weight
+    would cost more than the channels-last kernels save (oneDNN reorders the weight into its own
+    blocked format either way)."""
     val = node.meta["val"]
     if (val.device.type != "cpu" or transposed or val.dim() != 4 or not val.dtype.is_floating_point
             or any(is_symbolic(s) for s in (*x.get_size(), *weight.get_size(), *val.shape))):
         raise Fallback("convolution: not a static 2-d CPU convolution")
     if prod(val.shape) * prod(weight.get_size()[1:]) < CHANNELS_LAST_MIN_MACS:
         raise Fallback("convolution: too small to repay a layout conversion")
+    args = [stride, padding, dilation, transposed, output_padding, groups]
+    if prod(x.get_size()) < prod(weight.get_size()):
+        x = _strided_copy(g, x, contiguous_strides(x.get_size()), is_contiguous)
+        return g.fallback(node, [x, weight, bias, *args], {})
+    x.realize()  # channels-last where it reads channels-last (`register_computed`)
+
     def channels_last(t):
-        sl = t.strided_layout()
-        if sl is not None and is_channels_last(sl[1]):
-            return t
-        t = TensorBox(g, Pointwise(t.get_device(), t.get_dtype(), t.get_size(), t.load))
-        g.realize_strided(t, channels_last_strides(t.get_size()))
-        return t
+        return _strided_copy(g, t, channels_last_strides(t.get_size()), is_channels_last)
     # both operands: oneDNN reorders a contiguous weight into a temporary on every call (page faults
     # for large weights); a contiguous input would be converted inside the call anyway
-    x.realize()  # channels-last where it reads channels-last (`register_computed`)
-    x, weight = channels_last(x), channels_last(weight)
-    out = g.fallback(node, [x, weight, bias, stride, padding, dilation, transposed, output_padding, groups], {})
+    out = g.fallback(node, [channels_last(x), channels_last(weight), bias, *args], {})
     size = out.data.layout.size
     out.data.layout = Layout(size, channels_last_strides(size), val.dtype, val.device)
     return out
+
+
+def _strided_copy(g, t, stride, has_layout):
+    """`t` realized with `stride`: itself if its layout already passes `has_layout`, else a copy."""
+    sl = t.strided_layout()
+    if sl is not None and has_layout(sl[1]):
+        return t
+    t = TensorBox(g, Pointwise(t.get_device(), t.get_dtype(), t.get_size(), t.load))
+    g.realize_strided(t, stride)
+    return t
+
+
+@register(aten.addmm.default, aten.mm.default)
+def _linear(g, node, *args, beta=1, alpha=1):
+    """A float32 CPU linear layer (the input times a weight matrix, plus a bias vector) as oneDNN's
+    linear where it beats BLAS on this machine (`gemm.py`); otherwise the aten op. oneDNN reads the
+    weight in either orientation (`nn.Linear`'s transposed one, or `x @ w` of a contiguous `w`)."""
+    bias, x, wt = args if len(args) == 3 else (None, *args)
+    val = node.meta["val"]
+    if val.device.type != "cpu" or val.dtype != torch.float32 or beta != 1 or alpha != 1:
+        raise Fallback("linear: not a plain float32 CPU product")
+    (m, k), n = x.get_size(), wt.get_size()[1]
+    wt.realize()  # as the aten op would take it
+    weight = wt.strided_layout()
+    if is_symbolic(k) or is_symbolic(n) or weight is None or 1 not in tuple(weight[1].stride):
+        raise Fallback("linear: the weight is not a dense matrix")
+    if bias is not None:
+        bias.realize()
+        b = bias.strided_layout()
+        if b is None or tuple(b[1].size) != (n,) or tuple(b[1].stride) != (1,):
+            raise Fallback("linear: the bias is not a vector")
+    if not gemm.use_onednn_linear(None if is_symbolic(m) else m * k * n):
+        raise Fallback("linear: BLAS is faster here")
+    w = _permute(g, None, wt, [1, 0])
+    return g.fallback(node, [x, w, bias, "none", [], ""], {}, op=gemm.onednn_linear().default)
 
 
 @register(aten.embedding.default)
@@ -1211,18 +1257,20 @@ class GraphLowering:
             return type(x)(self.realize_input(y) for y in x)
         return x
 
-    def fallback(self, node, args, kwargs):
+    def fallback(self, node, args, kwargs, op=None):
+        """`node`'s result as an extern call of its aten op (or of `op`, which computes the same)."""
         args, kwargs = self.realize_input(args), {k: self.realize_input(v) for k, v in kwargs.items()}
         val = node.meta.get("val")
-        self.extern_ops.append(node.target)
+        op = node.target if op is None else op
+        self.extern_ops.append(op)
 
         def layout_of(t):
             return Layout(_size(t), _stride(t), t.dtype, t.device)
         if isinstance(val, torch.Tensor):
-            k = ExternKernel(self.new_name(), layout_of(val), node.target, args, kwargs)
+            k = ExternKernel(self.new_name(), layout_of(val), op, args, kwargs)
             self.buffers.append(k)
             return TensorBox(self, k)
-        k = ExternKernel(self.new_name(), None, node.target, args, kwargs)
+        k = ExternKernel(self.new_name(), None, op, args, kwargs)
         self.buffers.append(k)
 
         def wrap(v, path):
