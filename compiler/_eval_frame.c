@@ -224,17 +224,6 @@ static int call_guard(PyObject *guard, _PyInterpreterFrame *frame, Py_ssize_t na
     return ok;
 }
 
-/* Whether the error set is a RecursionError of bytegraph's own Python code (a guard, the callback),
-   which a deep program stack or a low recursion limit leaves no room for; cleared if so. The frame
-   then runs as is, as without bytegraph (raising RecursionError itself if it is really too deep). */
-static int own_recursion_error(void) {
-    if (PyErr_ExceptionMatches(PyExc_RecursionError)) {
-        PyErr_Clear();
-        return 1;
-    }
-    return 0;
-}
-
 static PyObject *bytegraph_eval_frame(PyThreadState *ts, _PyInterpreterFrame *frame, int throwflag) {
     PyObject *callback = tl_callback;
     PyCodeObject *code = frame->f_code;
@@ -271,7 +260,7 @@ static PyObject *bytegraph_eval_frame(PyThreadState *ts, _PyInterpreterFrame *fr
             if (ok < 0) {
                 Py_DECREF(entry);
                 Py_DECREF(extra);
-                return own_recursion_error() ? run_previous(ts, frame, throwflag) : NULL;
+                return NULL;
             }
             if (ok) {
                 PyObject *result = run_transformed(frame, entry, nargs);
@@ -309,7 +298,7 @@ static PyObject *bytegraph_eval_frame(PyThreadState *ts, _PyInterpreterFrame *fr
     Py_DECREF(callback);
     Py_DECREF(args);
     if (decision == NULL) {
-        return own_recursion_error() ? run_previous(ts, frame, throwflag) : NULL;
+        return NULL;
     }
     if (is_entry(decision)) {
         PyObject *result = run_transformed(frame, (CacheEntry *)decision, nargs);
