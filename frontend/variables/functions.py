@@ -274,10 +274,11 @@ class PartialVariable(VariableTracker):
         is flattened (CPython does so for a partial without instance attributes, and one made while
         tracing has none); one read from the frame may have some, which is not modelled."""
         if isinstance(fn, PartialVariable):
-            if fn.source is not None or fn.cls is not functools.partial or \
-                    not all(k.is_python_constant() for k, _ in fn.keywords.pairs(tx)):
+            if fn.source is not None:
                 raise Unsupported("unsupported_call", fn="functools.partial",
                                   detail=" of a partial read from the frame (it may have instance attributes)")
+            if not all(k.is_python_constant() for k, _ in fn.keywords.pairs(tx)):
+                raise Unsupported("unsupported_call", fn="functools.partial", detail=" of a partial with such keywords")
             args = tx.unpack_iterable(fn.args) + list(args)
             kwargs = {**{k.as_python_constant(): v for k, v in fn.keywords.pairs(tx)}, **kwargs}
             fn = fn.fn
