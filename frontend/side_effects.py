@@ -53,7 +53,7 @@ class SideEffects:
         self.counter = 0
         self.generators: list = []            # GeneratorVariables made while tracing (see lifetimes.py)
         self.unsourced: set = set()           # trackers of real objects reached without a source
-        self.on_drop = None                   # called with each tracker a store drops (lifetimes.finalizer_may_run)
+        self.on_drop = None                   # called with each object a store drops (lifetimes.finalizer_may_run)
 
     def snapshot(self) -> SideEffectsState:
         return SideEffectsState(dict(self.contents), dict(self.mutated), dict(self.globals), dict(self.cells),
@@ -84,9 +84,10 @@ class SideEffects:
     def store(self, var, contents) -> None:
         if var.source is None and var in self.unsourced:
             raise Unsupported("untracked_mutation", what=f"changing {var.describe()} reached without a source")
-        if self.on_drop is not None and var in self.contents:
+        objects = [t for t in _trackers_in(self.contents.get(var)) if isinstance(t, UserDefinedObjectVariable)]
+        if self.on_drop is not None and objects:     # (only an object's class may have a finalizer)
             kept = {id(t) for t in _trackers_in(contents)}
-            for old in _trackers_in(self.contents[var]):
+            for old in objects:
                 if id(old) not in kept:
                     self.on_drop(old)
         self.contents[var] = contents

@@ -1058,21 +1058,3 @@ def test_code_that_sets_the_recursion_limit_by_its_depth_runs_as_cpython():
     got = check(f, torch.ones(1), 10, frames=1, breaks=3)   # f at the call; both helpers run as they are
     assert got[1] == "recursion error"
 
-
-def _count_down(n):
-    return 0 if n == 0 else 1 + _count_down(n - 1)
-
-
-def _recursion_that_fits_a_low_limit(n, room):
-    limit = sys.getrecursionlimit()
-    try:
-        _set_relative_recursion_limit(room)
-        return _count_down(n)                        # fits; the hook's own frames may not: they make way
-    finally:
-        sys.setrecursionlimit(limit)
-
-
-def test_recursion_that_fits_the_limit_is_not_failed_by_the_compiler():
-    def f(x):
-        return x + 1, _recursion_that_fits_a_low_limit(40, 50)
-    assert check(f, torch.ones(1), frames=1)[1] == 40   # (the frames of the deep calls run as they are)
