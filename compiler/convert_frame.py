@@ -22,6 +22,7 @@ from .config import config
 from .frame_session import FrameSession, failure_site
 from .logs import enabled, log, rank_prefix
 from .runtime import BreakRecord, runtime
+from .probe import has_finalizer
 from .skipfiles import is_skipped_code, runs_eagerly_with_callees
 from .frontend.frame_translator import InstructionTranslator
 from .frontend.graph_break import GraphBreakError, Unsupported
@@ -75,10 +76,6 @@ def _builtins_intact() -> bool:
     return _BUILTIN_NAMES <= names.keys() and all(type(k) is str for k in names)
 
 
-def _has_finalizer(cls) -> bool:
-    return any("__del__" in vars(klass) for klass in type.__getattribute__(cls, "__mro__"))
-
-
 class FrameCompiler:
     """The callback installed by `bytegraph.compile`: one per compiled callable."""
 
@@ -110,7 +107,7 @@ class FrameCompiler:
             _C.mark_limit(code, self.ref)
             return FrameAction.RUN_EAGERLY
         decision, met_finalizer = self._compile(code, func, args, cache)
-        if met_finalizer or any(_has_finalizer(type(a)) for a in args):
+        if met_finalizer or any(has_finalizer(type(a)) for a in args):
             # tracing left the objects it read in reference cycles (the translator's trackers, the
             # session): freed now, an object with a finalizer dies when its last real reference goes
             gc.collect()

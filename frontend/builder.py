@@ -17,7 +17,7 @@ from ..disable import disabled_wrapper_code
 from ..guards.guard import Guard
 from ..guards.shape import scalar_can_be_dynamic
 from ..guards.source import AttrSource, ConstSource, ItemSource, ListIteratorSource, LocalSource
-from ..probe import overrides_in_python, safe_in, static_getattr, static_hasattr
+from ..probe import has_finalizer, overrides_in_python, safe_in, static_getattr, static_hasattr
 from .graph_break import Unsupported
 from .resume import STACK_ARGUMENT_PREFIX, is_resume_code
 from .variables.autograd_function import CheckpointVariable
@@ -202,6 +202,8 @@ def _wrap(tx, value, source, trusted):
         guard(Guard.id_match(source, value))
         return ConstantVariable(value, source=source)
     guard(Guard.type_match(source, type(value)))
+    if has_finalizer(type(value)):
+        tx.output.side_effects.finalizers_met = True    # stores now look for it among what they drop
     return UserDefinedObjectVariable(value=value, cls=type(value), source=source)
 
 

@@ -17,7 +17,6 @@ from bytecode.instr import CellVar, FreeVar
 
 from .graph_break import Unsupported
 from .reads import MISSING, class_lookup, instance_attr
-from .variables.base import VariableTracker
 from .variables.dicts import DictVariable, SetVariable
 from .variables.lists import ListVariable
 from .variables.misc import FrameFreeCell, RealCellVariable
@@ -34,13 +33,31 @@ class SideEffectsState(NamedTuple):
     counter: int
 
 
-def _trackers_in(contents) -> list:
-    """The trackers a container's or object's contents hold: items, (key, value) pairs, attributes."""
-    values = contents.values() if isinstance(contents, dict) else contents if isinstance(contents, tuple) else ()
-    out = []
-    for v in values:
-        out.extend(v if type(v) is tuple else (v,))
-    return [v for v in out if isinstance(v, VariableTracker)]
+def _gone_entries(old, new):
+    """The entries (items, (key, value) pairs, attribute values) of contents `old` that `new` lacks.
+    Ends added or taken (append, pop, popleft...) are found by comparing slices at C speed: a store
+    happens on every such change, and a set of every entry each time would make a loop quadratic."""
+    if isinstance(old, dict):
+        return set(old.values()).difference(new.values())
+    n, m = len(old), len(new)
+    if m >= n and (new[:n] == old or new[m - n:] == old):
+        return ()
+    if m < n and old[n - m:] == new:
+        return old[:n - m]
+    if m < n and old[:m] == new:
+        return old[m:]
+    return set(old).difference(new)
+
+
+def _dropped_objects(old, new) -> list:
+    """The objects (UserDefinedObjectVariables) that contents `old` of a container or object hold and
+    `new` does not."""
+    objects = [t for entry in _gone_entries(old, new) for t in (entry if type(entry) is tuple else (entry,))
+               if isinstance(t, UserDefinedObjectVariable)]
+    if objects and isinstance(new, tuple) and new and type(new[0]) is tuple:   # a pair replaced, its key kept
+        kept = {id(t) for pair in new for t in pair}
+        objects = [t for t in objects if id(t) not in kept]
+    return objects
 
 
 class SideEffects:
@@ -54,6 +71,7 @@ class SideEffects:
         self.generators: list = []            # GeneratorVariables made while tracing (see lifetimes.py)
         self.unsourced: set = set()           # trackers of real objects reached without a source
         self.on_drop = None                   # called with each object a store drops (lifetimes.finalizer_may_run)
+        self.finalizers_met = False           # an object whose class has __del__ was read (builder._wrap)
 
     def snapshot(self) -> SideEffectsState:
         return SideEffectsState(dict(self.contents), dict(self.mutated), dict(self.globals), dict(self.cells),
@@ -84,12 +102,9 @@ class SideEffects:
     def store(self, var, contents) -> None:
         if var.source is None and var in self.unsourced:
             raise Unsupported("untracked_mutation", what=f"changing {var.describe()} reached without a source")
-        objects = [t for t in _trackers_in(self.contents.get(var)) if isinstance(t, UserDefinedObjectVariable)]
-        if self.on_drop is not None and objects:     # (only an object's class may have a finalizer)
-            kept = {id(t) for t in _trackers_in(contents)}
-            for old in objects:
-                if id(old) not in kept:
-                    self.on_drop(old)
+        if self.on_drop is not None and self.finalizers_met and var in self.contents:
+            for dropped in _dropped_objects(self.contents[var], contents):
+                self.on_drop(dropped)
         self.contents[var] = contents
         if var.source is not None and var not in self.mutated:
             self.counter += 1
