@@ -141,6 +141,35 @@ def _same(a, b) -> bool:
         for x, y in zip(ta, tb))
 
 
+def _equal(out, ref, model, inputs, exact: bool) -> bool:
+    """`out` equals eager's `ref`; or, where rounding may differ (`exact` off), `out` is no further from
+    a float64 run of the model than twice eager's own float32 result is (plus a hair): a compiler that
+    sums in another order is not wrong, one that computes something else is."""
+    if _same(out, ref):
+        return True
+    if exact:
+        return False
+    import copy
+
+    import torch
+    with torch.no_grad():
+        ref64 = copy.deepcopy(model).double()(**{k: v.double() if v.is_floating_point() else v
+                                                 for k, v in inputs.items()})
+    ta, te, t64 = _tensors(out), _tensors(ref), _tensors(ref64)
+    if type(out) is not type(ref) or not len(ta) == len(te) == len(t64):
+        return False
+    for a, e, r in zip(ta, te, t64):
+        if a.shape != e.shape or a.dtype != e.dtype:
+            return False
+        if a.is_floating_point():
+            err_a, err_e = (a.double() - r).abs().max(), (e.double() - r).abs().max()
+            if not err_a <= 2 * err_e + 1e-6 * max(1.0, float(r.abs().max())):
+                return False
+        elif not torch.equal(a, e):
+            return False
+    return True
+
+
 class _Counting:
     def __init__(self, inner):
         self.inner, self.graphs = inner, 0
@@ -201,12 +230,14 @@ def check_model(model_type: str, backend: str = "eager") -> dict:
             with torch.no_grad():
                 out1, out2 = opt(**inputs), opt(**inputs)
             result["graphs"], result["breaks"] = counter.graphs, breaks()
-            result["equal"] = _same(out1, ref) and _same(out2, ref)
+            # a code-generating backend reorders float sums: judged against float64 where the tolerance fails
+            exact = name != "bytegraph" or backend in ("eager", "aot_eager")
+            result["equal"] = all(_equal(out, ref, model, inputs, exact) for out in (out1, out2))
             # three sequence lengths for token inputs, three batch sizes for the others
             for length, batch in ((12, 2), (16, 2)) if "input_ids" in inputs else ((8, 3), (8, 4)):
                 more = make_inputs(length, batch)
                 with torch.no_grad():
-                    result["equal"] &= _same(opt(**more), model(**more))
+                    result["equal"] &= _equal(opt(**more), model(**more), model, more, exact)
             result["recompiles"] = counter.graphs - result["graphs"]
             if name == "bytegraph":
                 result["why"] = _bytegraph_reasons()
@@ -218,26 +249,42 @@ def check_model(model_type: str, backend: str = "eager") -> dict:
 
 def _training_step(model, inputs) -> dict:
     """One forward/backward with bytegraph's aot_eager against eager: loss and parameter gradients."""
+    import copy
+
     import numpy as np
     import torch
 
     import bytegraph
 
-    def step(fn):
-        model.zero_grad(set_to_none=True)
+    def step(fn, m=model, args=inputs):
+        m.zero_grad(set_to_none=True)
         torch.manual_seed(0)
         np.random.seed(0)      # audio encoders draw their SpecAugment masks with numpy
-        out = fn(**inputs)
-        loss = sum(t.float().sum() for t in _tensors(out) if t.is_floating_point())
+        out = fn(**args)
+        # (half-precision outputs summed in float32; the float64 reference's in float64)
+        loss = sum(t.to(torch.promote_types(t.dtype, torch.float32)).sum()
+                   for t in _tensors(out) if t.is_floating_point())
         loss.backward()
-        return loss.detach(), {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+        return loss.detach(), {n: p.grad.clone() for n, p in m.named_parameters() if p.grad is not None}
+
+    def close(n, got, want):
+        """Within tolerance, or (a sum that cancels amplifies rounding) no further from a float64 run
+        than twice eager's own float32 gradient is."""
+        if torch.allclose(got[n], want[n], rtol=1e-3, atol=1e-4):
+            return True
+        err_got, err_want = ((g.double() - grads64[n]).abs().max() for g in (got[n], want[n]))
+        return bool(err_got <= 2 * err_want + 1e-6 * max(1.0, float(grads64[n].abs().max())))
     try:
         model.train()
         want_loss, want_grads = step(model)
         bytegraph.reset()
         got_loss, got_grads = step(bytegraph.compile(model, backend="aot_eager"))
-        equal = torch.allclose(got_loss, want_loss, rtol=1e-4, atol=1e-4) and got_grads.keys() == want_grads.keys() \
-            and all(torch.allclose(got_grads[n], want_grads[n], rtol=1e-3, atol=1e-4) for n in want_grads)
+        equal = torch.allclose(got_loss, want_loss, rtol=1e-4, atol=1e-4) and got_grads.keys() == want_grads.keys()
+        if equal and not all(torch.allclose(got_grads[n], want_grads[n], rtol=1e-3, atol=1e-4) for n in want_grads):
+            model64 = copy.deepcopy(model).double()
+            inputs64 = {k: v.double() if v.is_floating_point() else v for k, v in inputs.items()}
+            grads64 = step(model64, model64, inputs64)[1]
+            equal = all(close(n, got_grads, want_grads) for n in want_grads)
         return {"equal": bool(equal)}
     except Exception as e:  # noqa: BLE001
         return {"error": f"{type(e).__name__}: {' '.join(str(e).split())[:200]}"}

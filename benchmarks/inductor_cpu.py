@@ -5,7 +5,8 @@ Workloads: a pointwise chain on 16M floats (GB/s against `.clone()` of the same 
 bandwidth of the machine), softmax and layer norm on (4096, 1024), a transformer MLP block at a CPU
 inference size (8 x 128 tokens, hidden 768: Linear 768->3072, GELU, Linear 3072->768, residual,
 LayerNorm), a HuggingFace BERT encoder (hidden 768, 12 heads, 2 layers, batch 8, sequence 128; random
-weights) and a ResNet-18-shaped CNN (half width, batch 8, 3x112x112). Inference only (no_grad).
+weights), a ResNet-18-shaped CNN (half width, batch 8, 3x112x112), and transformers' ResNet-50 and
+MobileNetV2 at their default configs (batch 4, 3x128x128). Inference only (no_grad).
 
 Steady state: the machine is shared and noisy (other processes only ever add time), so the
 implementations are timed interleaved, round after round, and each reports its best round (the mean
@@ -112,6 +113,25 @@ class Bert(torch.nn.Module):
         return self.bert(input_ids=ids).last_hidden_state
 
 
+class HFVision(torch.nn.Module):
+    """A transformers vision backbone from its default config (random weights, batch-norm statistics
+    randomized so activations are not all zero); returns the last hidden state."""
+
+    def __init__(self, model_type):
+        super().__init__()
+        import transformers
+        from transformers.models.auto import modeling_auto
+        transformers.logging.set_verbosity_error()
+        cls = getattr(transformers, modeling_auto.MODEL_MAPPING_NAMES[model_type])
+        self.model = cls(transformers.AutoConfig.for_model(model_type))
+        for m in self.model.modules():
+            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+                m.running_mean.normal_(), m.running_var.uniform_(0.5, 2), m.weight.data.normal_(1, 0.2)
+
+    def forward(self, pixel_values):
+        return self.model(pixel_values=pixel_values).last_hidden_state
+
+
 def workloads(quick):
     torch.manual_seed(0)
     n = (1 << 22) if quick else (1 << 24)
@@ -125,6 +145,9 @@ def workloads(quick):
     ]
     try:
         out.append((f"BERT 2 layers {batch}x128", Bert().eval(), (torch.randint(0, 30000, (batch, 128)),), None))
+        image = torch.randn(batch // 2, 3, 128, 128)
+        out.append((f"HF ResNet-50 {batch // 2}x3x128x128", HFVision("resnet").eval(), (image,), None))
+        out.append((f"HF MobileNetV2 {batch // 2}x3x128x128", HFVision("mobilenet_v2").eval(), (image,), None))
     except ImportError:  # transformers not installed
         pass
     return out

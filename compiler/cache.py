@@ -30,3 +30,4 @@ class CacheEntryInfo:
     check: object           # guards.builder.CheckFunction
     graph: object           # the fx GraphModule, or None when the frame had no tensor work
     op_count: int
+    modules: tuple = ()     # (source, weakref) of the nn.Modules it was compiled for

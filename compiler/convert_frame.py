@@ -14,8 +14,6 @@ import time
 import traceback
 import weakref
 
-import torch
-
 from . import _C, timing
 from .cache import CacheEntry, CacheEntryInfo, FrameAction
 from .config import config
@@ -29,14 +27,15 @@ from .frontend.graph_break import GraphBreakError, Unsupported
 from .backends.distributed import DDPGraphSplitter, active_ddp_module
 from .backends.registry import BackendContractError
 from .guards.builder import CheckFunction
-from .guards.guard import ID_MATCH, functorch_transform_active, user_dispatch_mode_active
+from .guards.guard import functorch_transform_active, user_dispatch_mode_active, user_function_mode_active
 from .guards.shape import ShapePolicy
 
 
-def _for_another_module(failed) -> bool:
-    """Whether a cache entry missed because a module is another object than when it was compiled:
-    the entry serves another instance and does not count toward this one's cache size limit."""
-    return any(guard.kind is ID_MATCH and isinstance(guard.expected(), torch.nn.Module) for guard, _, _ in failed)
+def _for_another_module(entry, func, args) -> bool:
+    """Whether this call reaches other module objects than the cache entry was compiled for (another
+    layer running the same code): the entry serves other instances and does not count toward this
+    one's cache size limit."""
+    return not entry.info.check.reads_same_objects(func, args, entry.info.modules)
 
 
 class InternalError(RuntimeError):
@@ -94,7 +93,7 @@ class FrameCompiler:
         action = self._without_compiling(code, func)
         if action is not None:
             return action
-        if user_dispatch_mode_active() or functorch_transform_active():
+        if user_dispatch_mode_active() or user_function_mode_active() or functorch_transform_active():
             return FrameAction.RUN_EAGERLY  # this call, and what it calls (the entries' guards refuse it too)
         if not _builtins_intact():
             return FrameAction.RUN_AS_IS    # the compiler's own code (and torch's) needs the builtins
@@ -169,7 +168,8 @@ class FrameCompiler:
         with timing.phase("guards"):
             check = CheckFunction(list(compiled.guards), compiled.arg_names, code.co_name)
         _C.mark_skip(compiled.code)
-        entry = CacheEntry(check.fn, compiled.code, CacheEntryInfo(check, compiled.graph, compiled.op_count), self.ref)
+        info = CacheEntryInfo(check, compiled.graph, compiled.op_count, compiled.modules)
+        entry = CacheEntry(check.fn, compiled.code, info, self.ref)
         cache.append(entry)
         runtime.touch(code)
         self.stats.frames_compiled += 1
@@ -233,7 +233,7 @@ class FrameCompiler:
             failed = entry.info.check.failed_guards(func, args)
             reasons.extend(why for _, _, why in failed[:1])
             made_dynamic.extend(self._note_size_changes(code, failed))
-            same_modules += not _for_another_module(failed)
+            same_modules += not _for_another_module(entry, func, args)
         text = "; ".join(dict.fromkeys(reasons)) or "no guard explains the miss"
         if made_dynamic:
             text += f" (automatic dynamic: {', '.join(dict.fromkeys(made_dynamic))} now symbolic)"

@@ -301,12 +301,15 @@ def _plain_constants(value) -> bool:
 
 
 def _wrap_special_object(tx, value, source, trusted, guard):
-    """Objects with a tracker of their own, guarded by identity: modules, enums, torch context managers."""
+    """Objects with a tracker of their own: modules (by type), enums and torch context managers (by
+    identity)."""
     if _is_a(value, torch.nn.Module):
-        guard(Guard.id_match(source, value))
-        guard(Guard.type_match(source, type(value)))   # (`__class__` can be reassigned on the same object)
+        # by type, not identity: every layer of a model shares its code's compiled entries, as what is
+        # read from the module (its tensors, constants, hooks, methods) is guarded through its source.
+        # What depends on which object it is guards its identity (NNModuleVariable.guard_identity)
+        guard(Guard.type_match(source, type(value)))
         if source is not None:
-            tx.output.module_sources.add(source)
+            tx.output.module_sources[source] = value
         return NNModuleVariable(value=value, cls=type(value), source=source)
     if _is_a(value, enum.Enum):
         guard(Guard.id_match(source, value))

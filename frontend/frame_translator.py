@@ -46,6 +46,7 @@ class CompiledFrame:
     op_count: int
     arg_names: tuple
     breaks: list = dataclasses.field(default_factory=list)   # Unsupported that ended a graph early
+    modules: tuple = ()     # (source, weakref) of each nn.Module the trace read (guarded by type)
 
 
 def frame_arg_names(code) -> tuple:
@@ -169,7 +170,8 @@ class InstructionTranslator(InstructionTranslatorBase):
         if self.code.co_freevars:
             prefix.append(Instr("COPY_FREE_VARS", len(self.code.co_freevars)))
         code = new_code(self.code, cg.instructions, prefix, len(self.arg_names), copies_template=copied)
-        return CompiledFrame(code, self.output.final_guards(), self.gm, self.op_count, self.arg_names)
+        return CompiledFrame(code, self.output.final_guards(), self.gm, self.op_count, self.arg_names,
+                             modules=self.output.module_refs())
 
     def finish(self, return_value) -> CompiledFrame:
         self.stack = []

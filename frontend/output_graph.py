@@ -16,6 +16,7 @@ import contextlib
 import math
 import operator
 import re
+import weakref
 from typing import Any, NamedTuple
 
 import sympy
@@ -45,6 +46,7 @@ from .variables.lists import (
     TupleVariable,
     is_named_tuple_class,
 )
+from .variables.nn_module import NNModuleVariable
 from .variables.tensor import SymNodeVariable, TensorVariable
 
 # in-place ops that change a tensor's metadata (shape/stride), which checkpoints must undo
@@ -139,7 +141,9 @@ class OutputGraph:
         # classes made while tracing (`collections.namedtuple(...)`): eager makes a new one on every
         # call, so the transformed code must never load the trace's one (codegen.load_const refuses)
         self.trace_local_classes: set = set()
-        self.module_sources: set = set()    # sources of nn.Modules (their int attributes stay constants)
+        # nn.Modules read from the frame, guarded by type (their int attributes stay constants):
+        # source -> module
+        self.module_sources: dict = {}
         self._names: set = set()
 
     # -- checkpoints ------------------------------------------------------------
@@ -526,6 +530,8 @@ class OutputGraph:
     def final_guards(self) -> set:
         """Every guard of the frame: those collected while tracing plus the shape guards."""
         guards = set(self.guards)
+        guards.update(self._module_identity_guards())
+        guards.update(self._distinct_object_guards())
         if self.input_properties:
             # in input order (the first place a symbol appears defines it); an unspecialized
             # number whose placeholder was pruned (specialized, unused) still needs its guards
@@ -534,6 +540,43 @@ class OutputGraph:
                 guards.update(shape_guards(self.shape_env, props))
             except ShapeGuardError as e:
                 raise Unsupported("unguardable_shape", what=f"a shape assumption that cannot be guarded ({e})")
+        return guards
+
+    def module_refs(self) -> tuple:
+        """(source, weakref) of each module read from the frame: which objects an entry was compiled
+        for, so that a miss for other modules (another layer) does not count toward the cache size
+        limit of these (compiler/convert_frame.py)."""
+        return tuple((source, weakref.ref(module)) for source, module in self.module_sources.items())
+
+    def _module_identity_guards(self) -> list:
+        """Modules are guarded by type: a write to one is seen by a read through another source only
+        if they are one object, which only modules of the same class can be. So when the graph writes
+        to a module of a class with several distinct modules in the trace, those are pinned to the
+        objects traced (distinct then, distinct on every call)."""
+        written = {var.cls for var in self.side_effects.mutated if isinstance(var, NNModuleVariable)}
+        objects: dict = {}
+        for module in self.module_sources.values():
+            if type(module) in written:
+                objects.setdefault(type(module), set()).add(id(module))
+        return [Guard.id_match(source, module) for source, module in self.module_sources.items()
+                if len(objects.get(type(module), ())) > 1]
+
+    def _distinct_object_guards(self) -> list:
+        """A write to an object is seen by a read through another source only if they are one object
+        (objects reached twice were one tracker, guarded SAME_OBJECT by `wrap`). So each object the graph
+        writes to stays apart from every other object of its type the trace reached, as when traced:
+        `a.append(1); return len(b)` called with `a is b` must not reuse the entry traced with two
+        lists. (Modules: `_module_identity_guards`; tensors: their memory is guarded.)"""
+        real = {id(var): value for value, var in self.wrapped_objects.values()}
+        written = [(var, real[id(var)]) for var in self.side_effects.mutated
+                   if getattr(var, "source", None) is not None and id(var) in real
+                   and not isinstance(var, (NNModuleVariable, TensorVariable))]
+        guards = []
+        for var, value in written:
+            for other_value, other in self.wrapped_objects.values():
+                if other is not var and getattr(other, "source", None) is not None and \
+                        type(other_value) is type(value):
+                    guards.append(Guard.distinct_objects(var.source, other.source))
         return guards
 
     def _specialized(self, value):

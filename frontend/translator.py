@@ -258,6 +258,8 @@ class InstructionTranslatorBase:
             return a.as_python_constant() is b.as_python_constant()
         va, vb = getattr(a, "value", None), getattr(b, "value", None)
         if va is not None and vb is not None:
+            a.guard_identity(self)
+            b.guard_identity(self)
             return va is vb
         return False
 

@@ -107,11 +107,25 @@ class CheckFunction:
         """Each failing guard explained in words, for the given frame function and arguments."""
         return [why for _, _, why in self.failed_guards(func, args)]
 
-    def failed_guards(self, func, args) -> list:
-        """(guard, current value, reason) for each failing guard."""
+    def _env(self, func, args) -> dict:
+        """The names the sources' expressions read, for the given frame function and arguments."""
         env = {"__func": func, "G": func.__globals__, "B": func.__builtins__}
         env.update({local_param(n): v for n, v in zip(self.arg_names, args)})
         env.update(self.consts, **_GUARD_GLOBALS)
+        return env
+
+    def reads_same_objects(self, func, args, refs) -> bool:
+        """Whether each (source, weakref) of `refs` reads its very object for the given frame function
+        and arguments."""
+        env = self._env(func, args)
+        try:
+            return all(ref() is not None and eval(source.expr(), env) is ref() for source, ref in refs)
+        except Exception:  # noqa: BLE001 - the value is gone or changed shape
+            return False
+
+    def failed_guards(self, func, args) -> list:
+        """(guard, current value, reason) for each failing guard."""
+        env = self._env(func, args)
 
         def read(g):
             return eval(g.source.expr(), env) if g.source is not None else None

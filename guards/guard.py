@@ -135,6 +135,7 @@ class GLOBAL_STATE(GuardKind):
                                 state["autocast"], state["autocast_cache"])
         return (f"{check.const(fast, 'global_state')}() and "
                 f"not {check.const(user_dispatch_mode_active, 'user_dispatch_mode')}() and "
+                f"not {check.const(user_function_mode_active, 'user_function_mode')}() and "
                 f"not {check.const(functorch_transform_active, 'functorch_transform')}()")
 
     def describe(self, guard):
@@ -378,6 +379,26 @@ class SAME_OBJECT(GuardKind):
             f"{guard.name()} is no longer the same object as {guard.expected.name()}"
 
 
+@_kind("distinct_objects")
+class DISTINCT_OBJECTS(GuardKind):
+    """Two sources hold different objects (the graph wrote to one of them and read the other, traced
+    with them apart: `a.append(1); len(b)` is only right while `a is not b`)."""
+    name, order = "DISTINCT_OBJECTS", 8
+
+    def make(self, source, other_source):
+        return Guard(source, self, other_source)
+
+    def render(self, guard, check):
+        return f"{check.read(guard.source)} is not {guard.expected.expr()}"
+
+    def describe(self, guard):
+        return f"{guard.name()} is not {guard.expected.name()}"
+
+    def explain(self, guard, value, env):
+        return None if value is not eval(guard.expected.expr(), env) else \
+            f"{guard.name()} is now the same object as {guard.expected.name()}"
+
+
 @_kind("memory_sharing")
 class MEMORY_SHARING(GuardKind):
     """Which tensor inputs share memory and at which distance (`memory_sharing`'s pattern over all of
@@ -524,6 +545,13 @@ def user_dispatch_mode_active() -> bool:
     return torch._C._len_torch_dispatch_stack() > 0 and any_torch_dispatch_mode_on_stack()
 
 
+def user_function_mode_active() -> bool:
+    """A TorchFunctionMode is active (a user's, a library's like HF's `TransformGetItemToIndex`, or
+    `with torch.device(...)`): it would see the graph's calls, and the backend's ops not at all,
+    while tracing does not model it. Compiled code never runs under one: the frame runs eagerly."""
+    return torch._C._len_torch_function_stack() > 0
+
+
 def functorch_transform_active() -> bool:
     """A functorch transform (vmap, grad, jvp...) is running the frame natively: its tensors are
     wrapped (batched, grad-tracking), which tracing does not model, so the frame runs eagerly, and
@@ -539,6 +567,7 @@ GLOBAL_STATE_READERS = {
                               for d in AUTOCAST_DEVICES),
     "autocast_cache": torch.is_autocast_cache_enabled,
     "user_dispatch_mode": user_dispatch_mode_active,
+    "user_function_mode": user_function_mode_active,
     "functorch_transform": functorch_transform_active,
 }
 

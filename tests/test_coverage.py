@@ -711,6 +711,30 @@ def test_dispatch_mode_sees_what_eager_does():
     assert same(got, expected) and cached.ops == eager.ops and cnt.frame_count == 1
 
 
+class _AddIsSub(torch.overrides.TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func is torch.Tensor.add or func is torch.Tensor.__add__:
+            func = torch.Tensor.sub
+        return func(*args, **(kwargs or {}))
+
+
+def test_function_mode_sees_what_eager_does():
+    # a TorchFunctionMode (HF's masks enter `TransformGetItemToIndex`) changes what the program's
+    # calls do: frames run under one run eagerly, and a graph compiled outside never runs inside one
+    def fn(x):
+        return (x.sin() + 1).cos()
+    x = torch.randn(3)
+    with _AddIsSub():
+        expected = fn(x)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt)
+    with _AddIsSub():
+        assert same(opt(x), expected) and cnt.frame_count == 0
+    assert same(opt(x), fn(x)) and cnt.frame_count == 1
+    with _AddIsSub():
+        assert same(opt(x), expected) and cnt.frame_count == 1
+
+
 # -- math.prod over a list built in the frame (HF Hiera's unroll) ----------------------------------
 def _flatten_patches(x, image_shape, patch_stride):
     size = [i // s for i, s in zip(image_shape, patch_stride)]
@@ -938,15 +962,14 @@ def test_checkpoint_without_preserved_rng_state_breaks():
 
 
 # -- found by the HuggingFace sweep (mamba's associative scan, masks expanded by vmap) -------------------
-def test_frames_run_by_a_native_vmap_run_eagerly():
-    def inner(x):          # under vmap, `x` is a batched tensor (is_contiguous is not implemented for it)
-        return x * x.sum() + x.is_contiguous()
+def test_vmap_of_a_python_function_is_traced():
+    def inner(x):          # under vmap, `x` is a batched tensor (its per-example shape is what fn sees)
+        return x * x.sum() + x.is_contiguous() + x.shape[0]
 
     def fn(x):
-        return torch.vmap(inner)(x + 1)   # vmap of a Python function: a break, vmap runs natively
+        return torch.vmap(inner)(x + 1)
     x = torch.randn(3, 4, requires_grad=True)
-    cnt = check(fn, x, graphs=1, breaks=2, like_torch=False)   # torch.compile: 1 graph, no break
-    assert cnt.op_count == 1
+    check(fn, x, graphs=1, breaks=0)        # like torch.compile
     loss = bytegraph.compile(fn, backend="aot_eager")(x).sum()
     got = torch.autograd.grad(loss, x)[0]
     assert same(got, torch.autograd.grad(fn(x).sum(), x)[0])
@@ -955,6 +978,57 @@ def test_frames_run_by_a_native_vmap_run_eagerly():
     opt = bytegraph.compile(inner, backend=c)
     assert same(opt(x[0]), inner(x[0])) and same(torch.vmap(opt)(x), torch.vmap(inner)(x))
     assert c.frame_count == 1
+
+
+def test_nested_vmap_with_in_dims_out_dims_and_a_closure():
+    w = torch.randn(4)
+
+    def fn(a, b):
+        pair = torch.vmap(lambda p, q: (p * q * w).sum(), in_dims=(0, None))
+        outer = torch.vmap(pair, in_dims=(None, 0))(a, b)
+        parts = torch.vmap(lambda t: (t.sin(), t.cos().sum()), out_dims=(1, 0))(a)
+        return outer, parts
+    check(fn, torch.randn(5, 4), torch.randn(6, 4), graphs=1, breaks=0)
+
+
+def test_vmap_over_a_dynamic_batch_size():
+    def fn(x):
+        return torch.vmap(lambda t: t * t.sum())(x)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt, dynamic=True)
+    for n in (3, 5, 7):
+        x = torch.randn(n, 4)
+        assert same(opt(x), fn(x))
+    assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+
+
+def test_vmap_of_a_function_with_side_effects_runs_natively():
+    seen = []
+
+    def fn(x):
+        def record(t):
+            seen.append(t.shape)          # eager appends once, with the per-example shape
+            return t * 2
+        return torch.vmap(record)(x) + 1
+    x = torch.randn(3, 4)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt)
+    assert same(opt(x), fn(x))
+    assert seen == [torch.Size([4])] * 2
+    assert cnt.frame_count == 1 and len(bytegraph.stats.break_records) == 1
+
+
+def test_associative_scan_is_traced_through_vmap():
+    # HF mamba's scan (`torch._higher_order_ops.associative_scan`, generic mode on CPU) is torch's
+    # Python code calling the combine function through torch.vmap
+    from torch._higher_order_ops.associative_scan import associative_scan
+
+    def fn(a, b):
+        def combine(left, right):
+            return left[0] * right[0], right[0] * left[1] + right[1]
+        return associative_scan(combine, (a, b), dim=1, combine_mode="generic")
+    a, b = torch.rand(2, 6, 3), torch.randn(2, 6, 3)
+    check(fn, a, b, graphs=1, breaks=0)
 
 
 class LayerConfig:
@@ -1115,3 +1189,167 @@ def test_integer_numpy_division_by_zero_gives_numpy_zero():
     with np.errstate(all="ignore"):
         assert _same_numpy(opt(a, 0), fn(a, 0))
     assert cnt.frame_count == 1 and len(bytegraph.stats.break_records) == 2
+
+
+# -- modules guarded by type, not identity (HF MoE models: jetmoe, switch_transformers) --------------
+class _Block(torch.nn.Module):
+    """A layer whose forward breaks part way (MoE routing reads expert sizes as Python ints)."""
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = self.lin(x)
+        if (y.abs() >= 0).all():        # a branch on data: a graph break, in torch.compile too
+            return y * 2
+        return y
+
+
+class _Stack(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.b0, self.b1, self.b2 = _Block(), _Block(), _Block()
+
+    def forward(self, x):
+        x = self.b0(x).relu()
+        x = self.b1(x).relu()
+        return self.b2(x).relu()
+
+
+def test_layers_of_one_class_share_their_compiled_frames():
+    # each block's forward is compiled as its own frame (its break ends the caller's graph at the
+    # call): 2 graphs for the first block, then the second and third run its entries, as in
+    # torch.compile (not an entry per layer); plus one graph per `relu` between the calls
+    with torch.no_grad():
+        check(_Stack(), torch.randn(2, 4), graphs=5, breaks=4)
+    assert not bytegraph.stats.recompiles
+
+
+def test_module_attribute_written_in_shared_code():
+    # the write goes to each layer (HF's switch router stores `self.input_dtype`) and the code stays shared
+    class Router(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            self.input_dtype = x.dtype
+            return self.lin(x)
+
+    routers = [Router(), Router()]
+    cnt = CompileCounter()
+    opt = bytegraph.compile(lambda r, x: r(x), backend=cnt)
+    x = torch.randn(2, 4)
+    for r in routers:
+        assert same(opt(r, x), r.lin(x)) and r.input_dtype is torch.float32
+    assert cnt.frame_count == 1
+
+
+def test_modules_of_one_class_aliased_after_compiling():
+    # traced as two objects, called with one: a write through `a` must be seen through `b`, and
+    # `a is b` must answer for the objects of the call (identity of modules is guarded when used)
+    class Tagged(torch.nn.Module):
+        def forward(self, x):
+            return x
+
+    def write_then_read(a, b, x):
+        a.tag = 1.0
+        return x + b.tag
+
+    def same_object(a, b, x):
+        return x + 1 if a is b else x - 1
+
+    x = torch.zeros(2)
+    for fn in (write_then_read, same_object):
+        cnt = CompileCounter()
+        opt = bytegraph.compile(fn, backend=cnt)
+        m1, m2 = Tagged(), Tagged()
+        m1.tag = m2.tag = 0.0
+        assert same(opt(m1, m2, x), fn(m1, m2, x))
+        m1.tag = 0.0
+        assert same(opt(m1, m1, x), fn(m1, m1, x))
+        assert cnt.frame_count == 2
+
+
+def _linear_with_scale(scale=1.0, bias=True):
+    m = torch.nn.Linear(3, 3, bias=bias)
+    m.scale = scale
+    return m
+
+
+def _with_hook(m):
+    m.register_forward_hook(lambda mod, args, out: out + 100)
+    return m
+
+
+def _forward_replaced(m):
+    m.forward = lambda x: x * 7
+    return m
+
+
+@pytest.mark.parametrize("other", [
+    lambda: _linear_with_scale(scale=2.0),            # a constant attribute
+    lambda: _linear_with_scale(bias=False),           # a parameter that is None
+    lambda: _with_hook(_linear_with_scale()),         # a hook on one instance only
+    lambda: _linear_with_scale().train(False),        # the training flag
+    lambda: _forward_replaced(_linear_with_scale()),  # `forward` set on the instance
+], ids=["constant", "none_parameter", "hook", "training", "instance_forward"])
+def test_modules_of_one_class_differing_in_what_is_read(other):
+    # what the trace read from the first module is guarded through its source: another module of
+    # the class that differs there recompiles
+    def fn(m, x):
+        return m(x) * m.scale + m.training
+
+    first, second, x = _linear_with_scale(), other(), torch.randn(2, 3)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt)
+    for m in (first, second, first):
+        assert same(opt(m, x), fn(m, x))
+    assert cnt.frame_count == 2
+
+
+def test_iterating_parameters_of_modules_of_one_class():
+    # `parameters()` lists what the module holds: a Linear without bias has one parameter fewer
+    def total(m, x):
+        return sum(p.sum() for p in m.parameters()) + x
+
+    cnt = CompileCounter()
+    opt = bytegraph.compile(total, backend=cnt)
+    x = torch.zeros(1)
+    for m in (torch.nn.Linear(2, 2, bias=False), torch.nn.Linear(2, 2)):
+        assert same(opt(m, x), total(m, x))
+    assert cnt.frame_count == 2
+
+
+# -- nn.Module.to inside forward (HF's switch router casts its classifier every call) ------------------
+class _CastsItsLayer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 3)
+
+    def forward(self, x):
+        self.lin = self.lin.to(torch.float32)    # nothing to convert: `p.data = p` for each parameter
+        return self.lin(x)
+
+
+def test_module_to_its_own_dtype_in_forward_is_one_graph():
+    m = _CastsItsLayer()
+    weight = m.lin.weight
+    check(m, torch.randn(2, 3), graphs=1, breaks=0)
+    assert m.lin.weight is weight
+
+
+def test_module_to_follows_torch_future_flags():
+    # `torch.__future__` decides whether `.to()` keeps the parameter objects: its flags are guarded
+    m = _CastsItsLayer()
+    cnt = CompileCounter()
+    opt = bytegraph.compile(m, backend=cnt)
+    x = torch.randn(2, 3)
+    opt(x)
+    weight = m.lin.weight
+    torch.__future__.set_overwrite_module_params_on_conversion(True)
+    try:
+        assert same(opt(x), m.lin(x))
+        assert m.lin.weight is not weight      # replaced, as eager does under the flag
+    finally:
+        torch.__future__.set_overwrite_module_params_on_conversion(False)

@@ -206,13 +206,15 @@ def test_cache_size_limit_runs_eagerly_after_the_limit():
 
 
 def test_cache_size_limit_counts_entries_per_module_instance():
-    """One code run by many module instances (the blocks of a model compiled one frame each, as
-    under FSDP) has an entry per instance: only the entries for the same modules count toward the
+    """One code run by many module instances whose identity it depends on (here a table keyed by
+    module) has an entry per instance: only the entries for the same modules count toward the
     limit; `accumulated_cache_size_limit` bounds them all."""
-    def run_block(block, x):
-        return block(x).relu()
-
     blocks = [torch.nn.Linear(2, 2) for _ in range(5)]
+    scales = {block: float(i) for i, block in enumerate(blocks)}
+
+    def run_block(block, x):
+        return block(x).relu() * scales[block]
+
     cnt = CompileCounter()
     opt = bytegraph.compile(run_block, backend=cnt, dynamic=False)
     with bytegraph.config.patch(cache_size_limit=2, automatic_dynamic_shapes=False):
@@ -228,6 +230,24 @@ def test_cache_size_limit_counts_entries_per_module_instance():
         for block in blocks:
             check(opt, run_block, block, torch.randn(3, 2))
     assert cnt.frame_count == 3
+
+
+def test_cache_size_limit_counts_entries_per_module_instance_guarded_by_type():
+    """Layers that differ in a constant the code reads (a layer index) each get an entry: a miss for
+    other module objects than an entry was compiled for does not count toward the limit."""
+    blocks = [torch.nn.Linear(2, 2) for _ in range(5)]
+    for i, block in enumerate(blocks):
+        block.index = i
+
+    def run_block(block, x):
+        return block(x).relu() * block.index
+
+    cnt = CompileCounter()
+    opt = bytegraph.compile(run_block, backend=cnt, dynamic=False)
+    with bytegraph.config.patch(cache_size_limit=2, automatic_dynamic_shapes=False):
+        for block in blocks + blocks:
+            check(opt, run_block, block, torch.randn(3, 2))
+    assert cnt.frame_count == 5
 
 
 def test_guard_source_is_readable():

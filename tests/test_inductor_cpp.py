@@ -271,6 +271,25 @@ def test_linear_layers_call_the_faster_library(monkeypatch, onednn_faster):
         assert cnt.frame_count == 1
 
 
+@pytest.mark.skipif(gemm.onednn_linear() is None, reason="torch built without oneDNN")
+@pytest.mark.parametrize("onednn_faster", [True, False])
+def test_pointwise_convolutions_are_linear_layers(monkeypatch, onednn_faster):
+    # a 1x1 convolution (stride 1, no padding) of a channels-last image is a product of its rows of
+    # channels with the weight: oneDNN's linear where that is faster, else the convolution
+    monkeypatch.setattr(gemm, "_onednn_is_faster", lambda threads: onednn_faster)
+    expand, project = torch.nn.Conv2d(16, 96, 1), torch.nn.Conv2d(96, 24, 1, bias=False)
+    strided = torch.nn.Conv2d(16, 96, 1, stride=2)
+    pw = "bytegraph.backends.inductor.gemm.pointwise_convolution"
+    with torch.no_grad():
+        for fmt in (torch.contiguous_format, torch.channels_last):
+            x = torch.randn(2, 16, 24, 24).contiguous(memory_format=fmt)
+            opt, _ = _run(lambda x: project(F.relu6(expand(x))) + 1, [x], externs=2, atol=1e-4)
+            assert inductor.metrics.extern_ops == [pw if onednn_faster else "aten.convolution.default"] * 2
+            assert opt(x).stride() == (project(F.relu6(expand(x))) + 1).stride()
+        _run(lambda x: strided(x).relu(), [x], externs=1, atol=1e-4)  # stride 2: a convolution
+        assert inductor.metrics.extern_ops == ["aten.convolution.default"]
+
+
 def test_mlp_forward_and_backward():
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.GELU(), torch.nn.LayerNorm(64),
@@ -440,7 +459,13 @@ def test_small_convolutions_keep_their_layout():
     conv = torch.nn.Conv2d(2, 3, 3, padding=1)
     with torch.no_grad():
         _run(lambda x: conv(x).relu(), [torch.randn(1, 2, 4, 4)], kernels=1, externs=1)
-    assert "channels" not in inductor.metrics.last_source and ", 1, " not in inductor.metrics.last_source
+        assert "channels" not in inductor.metrics.last_source and ", 1, " not in inductor.metrics.last_source
+        # a channels-last input stays so (aten returns a channels-last result: no copy into eager's
+        # contiguous layout after the call); kernels: the weight's channels-last copy, the relu
+        x = torch.randn(1, 2, 4, 4).contiguous(memory_format=torch.channels_last)
+        opt, _ = _run(lambda x: conv(x).relu(), [x], kernels=2, externs=1)
+        assert "(48, 1, 12, 3))  # aten.convolution" in inductor.metrics.last_source
+        assert opt(x).stride() == conv(x).relu().stride()
 
 
 def test_channels_last_values_feed_reductions_and_pooling():
@@ -465,7 +490,8 @@ def test_channels_last_values_feed_reductions_and_pooling():
 
 @pytest.mark.parametrize("kw", [dict(stride=2, padding=1, bias=True), dict(dilation=2, groups=4, padding=2),
                                 dict(groups=16, padding=1), dict(kernel_size=1, bias=True)])
-def test_channels_last_convolution_variants(kw):
+def test_channels_last_convolution_variants(kw, monkeypatch):
+    monkeypatch.setattr(gemm, "_onednn_is_faster", lambda threads: False)  # 1x1: a convolution here
     kw = {"kernel_size": 3, "bias": False, **kw}
     conv = torch.nn.Conv2d(16, 32 if kw.get("groups") != 16 else 16, **kw)
     x = torch.randn(2, 16, 64, 64)  # (depthwise: 1.2M multiply-adds, channels-last)

@@ -1058,3 +1058,51 @@ def test_code_that_sets_the_recursion_limit_by_its_depth_runs_as_cpython():
     got = check(f, torch.ones(1), 10, frames=1, breaks=3)   # f at the call; both helpers run as they are
     assert got[1] == "recursion error"
 
+
+# -- sequence concatenation ----------------------------------------------------------------------------
+_Pair = collections.namedtuple("_Pair", "a b")
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: (x * 2,) + (),                  # a layer's `(output,) + outputs` with nothing else to return
+    lambda x: (x * 2,) + (1, (2, 3)),
+    lambda x: _Pair(x * 2, 1) + (2,),         # a namedtuple's items in a plain tuple
+    lambda x: ((x,) + _Pair(x * 2, 1), [x] + [1]),
+], ids=["empty", "constant", "namedtuple", "mixed"])
+def test_tuple_concatenation_is_one_graph(fn):
+    check(fn, torch.ones(2), breaks=0)
+
+
+def test_concatenating_a_tuple_and_a_list_raises_like_eager():
+    # (CPython's message, raised where eager raises it; compiled code used to return a tuple)
+    assert check(lambda x: (x * 2,) + [1], torch.ones(2), breaks=1) == "TypeError"
+    assert check(lambda x: [x * 2] + (1,), torch.ones(2), breaks=1) == "TypeError"
+
+
+# -- objects apart when traced stay apart ----------------------------------------------------------------
+class _Box:
+    def __init__(self, v):
+        self.v = v
+
+
+@pytest.mark.parametrize("make", [lambda: [], lambda: _Box(1), lambda: {}], ids=["list", "object", "dict"])
+def test_a_write_through_one_argument_seen_through_another(make):
+    # traced with two objects, then called with one object twice: the entry for two must not be reused
+    def f(x, a, b):
+        if isinstance(a, list):
+            a.append(1)
+            return x + len(b)
+        if isinstance(a, dict):
+            a["k"] = 2
+            return x + len(b)
+        a.v = 5
+        return x + b.v
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    x = torch.zeros(1)
+    for aliased in (False, True):
+        def args():
+            a = make()
+            return (a, a) if aliased else (a, make())
+        assert_same(opt(x, *args()), f(x, *args()))
+    assert cnt.frame_count == 2   # a recompile for the aliased call

@@ -48,7 +48,7 @@ from .codegen_cpp import CppUnsupported, CppWrapperCodegen
 from .codegen_metal import MetalUnsupported, MetalWrapperCodegen
 from .codegen_triton import WrapperCodegen
 from .cpp_build import CppCompileError, available, cache_dir
-from .ir import free_symbols
+from .ir import free_symbols, op_name
 from .lowering import SymbolicUnsupported, _shape_env, decomposition_table, lower, trace_to_aten
 from .scheduler import Scheduler
 
@@ -226,7 +226,7 @@ def _record_metrics(wrapper, groups, source, t0):
     metrics.unique_kernel_count = len(wrapper.kernels)
     calls = [g.nodes[0] for g in groups if g.kind == "extern" and not hasattr(g.nodes[0], "parent")]
     metrics.extern_count = len(calls)
-    metrics.extern_ops = [str(n.op) for n in calls]
+    metrics.extern_ops = [op_name(n.op) for n in calls]
     metrics.total_kernel_count += wrapper.kernel_launches
     metrics.compiles += 1
     metrics.last_source = source

@@ -37,6 +37,7 @@ from .ir import (
     ReinterpretView,
     index_var,
     is_symbolic,
+    op_name,
     prod,
     texpr,
     tile_index,
@@ -925,7 +926,7 @@ class WrapperCodegen:
             call = self._templated_call(node)
         if node.layout is not None:
             call = f"_with_strides({call}, {_tuple(node.layout.stride)})"
-        self.lines.append(f"    {node.name} = {call}  # {op}")
+        self.lines.append(f"    {node.name} = {call}  # {op_name(op)}")
 
     def _direct_call(self, node) -> str | None:
         """`externs[i](...)` with the op's arguments spelled in the source (buffers, size expressions,

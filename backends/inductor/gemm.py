@@ -32,6 +32,15 @@ def use_onednn_linear(macs) -> bool:
     return onednn_linear() is not None and _onednn_is_faster(torch.get_num_threads())
 
 
+def pointwise_convolution(x, weight, bias):
+    """A 1x1 convolution (stride 1, no padding, one group) of a channels-last `x`: one linear layer over
+    its (N*H*W, C) rows of channels, with a channels-last result."""
+    n, c, h, w = x.shape
+    rows = x.permute(0, 2, 3, 1).reshape(n * h * w, c)  # a view of channels-last memory
+    y = onednn_linear().default(rows, weight.reshape(weight.shape[0], c), bias, "none", [], "")
+    return y.view(n, h, w, -1).permute(0, 3, 1, 2)
+
+
 @functools.lru_cache(None)
 def _onednn_is_faster(threads: int) -> bool:
     m, k, n = _PROBE

@@ -364,6 +364,14 @@ class ComputedBuffer(Buffer):
         return f"ComputedBuffer({self.name}: {self.layout} = {self.data!r}{m}; reads {self.reads})"
 
 
+def op_name(op) -> str:
+    """`aten.addmm.default` for an aten op, the qualified name of a Python function."""
+    qualname = getattr(op, "__qualname__", None)
+    if isinstance(op, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)) or not isinstance(qualname, str):
+        return str(op)
+    return f"{getattr(op, '__module__', None) or ''}.{qualname}".lstrip(".")
+
+
 class ExternKernel(Buffer):
     """A call to an aten op without a lowering. `args`/`kwargs` hold IR buffers/views where the op takes
     tensors; the wrapper passes real tensors. Multi-output ops have `layout=None` and one

@@ -922,19 +922,30 @@ def _convolution(g, node, x, weight, bias, stride, padding, dilation, transposed
     if (val.device.type != "cpu" or transposed or val.dim() != 4 or not val.dtype.is_floating_point
             or any(is_symbolic(s) for s in (*x.get_size(), *weight.get_size(), *val.shape))):
         raise Fallback("convolution: not a static 2-d CPU convolution")
-    if prod(val.shape) * prod(weight.get_size()[1:]) < CHANNELS_LAST_MIN_MACS:
+    sl = x.strided_layout()
+    if prod(val.shape) * prod(weight.get_size()[1:]) < CHANNELS_LAST_MIN_MACS and not (
+            sl is not None and is_channels_last(sl[1])):
+        # (an input already channels-last stays so: aten would return a channels-last result anyway)
         raise Fallback("convolution: too small to repay a layout conversion")
     args = [stride, padding, dilation, transposed, output_padding, groups]
-    if prod(x.get_size()) < prod(weight.get_size()):
+    n, cin, h, w = x.get_size()
+    if (tuple(weight.get_size()[2:]) == (1, 1) and list(stride) == [1, 1] and list(padding) == [0, 0]
+            and list(dilation) == [1, 1] and groups == 1 and val.dtype == torch.float32
+            and gemm.use_onednn_linear(n * h * w * cin * weight.get_size()[0])):
+        x.realize()
+        x = _strided_copy(g, x, channels_last_strides(x.get_size()), is_channels_last)
+        out = g.fallback(node, [x, weight, bias], {}, op=gemm.pointwise_convolution)
+    elif prod(x.get_size()) < prod(weight.get_size()):
         x = _strided_copy(g, x, contiguous_strides(x.get_size()), is_contiguous)
         return g.fallback(node, [x, weight, bias, *args], {})
-    x.realize()  # channels-last where it reads channels-last (`register_computed`)
+    else:
+        x.realize()  # channels-last where it reads channels-last (`register_computed`)
 
-    def channels_last(t):
-        return _strided_copy(g, t, channels_last_strides(t.get_size()), is_channels_last)
-    # both operands: oneDNN reorders a contiguous weight into a temporary on every call (page faults
-    # for large weights); a contiguous input would be converted inside the call anyway
-    out = g.fallback(node, [channels_last(x), channels_last(weight), bias, *args], {})
+        def channels_last(t):
+            return _strided_copy(g, t, channels_last_strides(t.get_size()), is_channels_last)
+        # both operands: oneDNN reorders a contiguous weight into a temporary on every call (page faults
+        # for large weights); a contiguous input would be converted inside the call anyway
+        out = g.fallback(node, [channels_last(x), channels_last(weight), bias, *args], {})
     size = out.data.layout.size
     out.data.layout = Layout(size, channels_last_strides(size), val.dtype, val.device)
     return out

@@ -151,6 +151,10 @@ class VariableTracker:
     def with_source(self, source):
         return dataclasses.replace(self, source=source)
 
+    def guard_identity(self, tx) -> None:
+        """The trace is about to depend on which object this is (`is`, `id()`, a dict key): a
+        tracker whose object is guarded by less than its identity guards it now."""
+
 
 def check_modelled_arguments(owner: str, name: str, args, kwargs, positional: dict, keywords: dict = None):
     """A container method's model takes at most `positional[name]` positional arguments and the

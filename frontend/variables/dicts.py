@@ -62,6 +62,7 @@ def hashable_key(tx, var):
         # a lookup would run the class's own __hash__/__eq__ (and match keys of other types)
         raise Unsupported("non_constant_value", what=f"a {var.cls.__name__} key with its own __hash__ or __eq__")
     if getattr(var, "value", None) is not None and isinstance(var, families.UserDefinedObjectVariable):
+        var.guard_identity(tx)
         return ("__object__", id(var.value))     # hashed by identity: the real object's
     if var.source is not None:
         return ("__source__", var.source)

@@ -78,6 +78,10 @@ class NNModuleVariable(UserDefinedObjectVariable):
         in guards and generated code instead of nn.Module.__getattr__."""
         return ModuleStateSource(self.source, table, name) if self.source else None
 
+    def guard_identity(self, tx):
+        if self.source is not None:
+            tx.output.guards.add(Guard.id_match(self.source, self.module))
+
     def _attr_source(self, name):
         return AttrSource(self.source, name) if self.source else None
 
@@ -173,6 +177,14 @@ class NNModuleVariable(UserDefinedObjectVariable):
         return super().call_method(tx, name, args, kwargs)
 
     def _iterate(self, tx, name, args, kwargs):
+        # the entries are listed from this module's tables (their number and order, and which of them
+        # are one object): the direct children of a module with at most one are its `_modules` keys
+        # (`Module._apply`, which `.to()` runs, walks the children of every leaf); otherwise the
+        # trace is specialized on the module
+        if name in ("children", "named_children") and len(self.module._modules) <= 1 and self.source is not None:
+            tx.output.guards.add(Guard.dict_keys(AttrSource(self.source, "_modules"), self.module._modules))
+        else:
+            self.guard_identity(tx)
         real_args = [a.as_python_constant() for a in args]
         real_kwargs = {k: v.as_python_constant() for k, v in kwargs.items()}
         results = []

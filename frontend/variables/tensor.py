@@ -229,6 +229,10 @@ def set_tensor_attr(tx, var, name, value) -> None:
     """`y.note = value` on a tensor made while tracing, for a name the tensor class does not define.
     The object exists only inside the graph, so this is state of the trace; when the tensor leaves
     the graph, codegen sets them on the real output."""
+    if name == "data" and tx.is_same(var, value):
+        # `p.data = p.to(dtype)` when `.to` had nothing to do (nn.Module.to/_apply): the tensor takes
+        # its own data, which changes nothing
+        return
     if var.is_graph_input() or hasattr(var.cls, name):
         raise Unsupported("attribute_write", what=f"setting attribute {name!r} on {var.describe()}")
     attrs = dict(tensor_attrs(tx, var))

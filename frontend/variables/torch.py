@@ -3,11 +3,13 @@ managers (grad mode, autocast)."""
 from __future__ import annotations
 
 import dataclasses
+import sys
 from typing import Any, Callable
 
 import torch
 
 from ... import decorators
+from ...guards.source import ModuleGlobalSource
 from ...probe import safe_in, static_getattr
 from ..graph_break import Unsupported
 from .base import TensorMethod, VariableTracker, python_value
@@ -16,6 +18,7 @@ from .functions import BaseUserFunction, BoundMethodVariable
 from .lists import SizeVariable
 from .numpy import NumpyNdarrayVariable, ndarray_as_tensor
 from .tensor import SymNodeVariable, TensorVariable
+from .vmap import VmapVariable
 
 
 def _is_compiling():
@@ -40,6 +43,15 @@ try:   # numpy's type-information objects: immutable answers about dtypes, like 
     FOLDED.update({_np.finfo: None, _np.iinfo: None, _np.dtype: None})
 except ImportError:  # pragma: no cover - numpy is optional
     _np = None
+
+
+# Getters of a module global (`torch.__future__` flags that nn.Module.to/_apply branch on): answered
+# by reading the global through a source, so its value is guarded.
+GLOBAL_GETTERS: dict[Any, tuple[str, str]] = {
+    torch.__future__.get_overwrite_module_params_on_conversion:
+        ("torch.__future__", "_overwrite_module_params_on_conversion"),
+    torch.__future__.get_swap_module_params_on_conversion: ("torch.__future__", "_swap_module_params_on_conversion"),
+}
 
 
 def is_graph_break_function(fn) -> bool:
@@ -94,6 +106,9 @@ class TorchFunctionVariable(VariableTracker):
                 return const(tx.output.grad_enabled)
             with tx.output.tracing_state():   # `torch.is_autocast_enabled()` inside a traced block
                 return tx.wrap(folded(*real_args, **real_kwargs), None, trusted=True)
+        if fn in GLOBAL_GETTERS and not args and not kwargs:
+            module_name, name = GLOBAL_GETTERS[fn]
+            return tx.wrap(vars(sys.modules[module_name])[name], ModuleGlobalSource(module_name, name))
         if fn in UNSUPPORTED:
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (it changes global state)")
         if fn in GRAD_MODE_FACTORIES:
@@ -102,6 +117,10 @@ class TorchFunctionVariable(VariableTracker):
             array = args[0] if args else kwargs.get("ndarray" if fn is torch.from_numpy else "data")
             if isinstance(array, NumpyNdarrayVariable):
                 return ndarray_as_tensor(tx, array)
+        if fn is torch.vmap:
+            vmapped = VmapVariable.create(args, kwargs)
+            if vmapped is not None:
+                return vmapped
         if fn is torch.Size:
             return SizeVariable(tuple(tx.unpack_iterable(args[0])) if args else ())
         return tx.output.call_function(fn, list(args), kwargs)
@@ -277,10 +296,11 @@ for _dev in ("cpu", "cuda"):
         GRAD_MODE_FACTORIES[_cls] = _device_autocast(_dev)
 
 
-# (nn.utils: Python helpers over modules, e.g. the property computing a parametrized module's weight)
+# (nn.utils: Python helpers over modules, e.g. the property computing a parametrized module's weight;
+# associative_scan: Python over a user's combine function, which it maps with torch.vmap)
 _NOT_OPS = tuple(f"torch.{name}" for name in ("_dynamo", "_inductor", "utils", "nn.modules", "nn.utils",
                                                "fx", "compiler", "distributed", "nn.parallel", "_C._distributed",
-                                               "testing"))
+                                               "testing", "_higher_order_ops.associative_scan"))
 
 
 def is_torch_op(value) -> bool:

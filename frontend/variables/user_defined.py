@@ -487,7 +487,7 @@ class UserDefinedObjectVariable(VariableTracker):
             return UserFunctionVariable(fn=method, source=method_src).call_function(tx, [self] + list(args), kwargs)
         if name == "__eq__" and method is object.__eq__ or name in ("__eq__", "__ne__") and method is None:
             other = args[0]
-            same = other is self or (self.value is not None and getattr(other, "value", None) is self.value)
+            same = tx.is_same(self, other)
             return const(same if name == "__eq__" else not same)
         if name in ("__str__", "__repr__") and method in (object.__str__, object.__repr__):
             raise Unsupported("python_protocol", what=f"{name} of {self.describe()}")
