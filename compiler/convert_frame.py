@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import gc
 import inspect
 import logging
 import time
@@ -19,6 +20,7 @@ from .config import config
 from .frame_session import FrameSession, failure_site
 from .logs import enabled, log, rank_prefix
 from .runtime import BreakRecord, runtime
+from .probe import has_finalizer
 from .skipfiles import is_skipped_code, runs_eagerly_with_callees
 from .frontend.frame_translator import InstructionTranslator
 from .frontend.graph_break import GraphBreakError, Unsupported
@@ -103,6 +105,16 @@ class FrameCompiler:
             # the C hook does so on a miss without calling back
             _C.mark_limit(code, self.ref)
             return FrameAction.RUN_EAGERLY
+        decision, met_finalizer = self._compile(code, func, args, cache)
+        if met_finalizer or any(has_finalizer(type(a)) for a in args):
+            # tracing left the objects it read in reference cycles (the translator's trackers, the
+            # session): freed now, an object with a finalizer dies when its last real reference goes
+            gc.collect()
+        return decision
+
+    def _compile(self, code, func, args, cache):
+        """Trace the frame: (a new cache entry, or how to run it when it cannot be compiled;
+        whether tracing met an object with a finalizer)."""
         session = FrameSession(code, func, args)   # debug dir, minifier, replay record, bytecode logs
         start, tx = time.perf_counter(), None
         backend = self.backend
@@ -120,7 +132,7 @@ class FrameCompiler:
                         e.user_stack = tx.user_stack()
                     raise
         except Unsupported as e:
-            return self._on_unsupported(code, e)
+            return self._on_unsupported(code, e), e.kind.name == "finalizer"
         except (GraphBreakError, BackendContractError):
             raise   # the user's to fix (fullgraph, their backend), never hidden as an internal error
         except RecursionError:
@@ -128,15 +140,15 @@ class FrameCompiler:
             # low recursion limit): this call runs as is, as it would without bytegraph; a call
             # from a shallower stack compiles. (Checks that bytegraph captured catch a recursion
             # bug of its own.)
-            return FrameAction.RUN_AS_IS
+            return FrameAction.RUN_AS_IS, False
         except Exception as e:  # noqa: BLE001 - an internal error of bytegraph
             session.failed(e)
-            return self._on_internal_error(code, e, tx)
+            return self._on_internal_error(code, e, tx), False
         finally:
             self.stats.compile_time += time.perf_counter() - start
         if ddp is not None:
             self.stats.ddp_splits.extend((code.co_name, split) for split in backend.splits)
-        return self._install(code, cache, compiled, session)
+        return self._install(code, cache, compiled, session), False
 
     def _without_compiling(self, code, func) -> FrameAction | None:
         """How to run `code` when it is never compiled; None when it may be."""

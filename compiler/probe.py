@@ -117,3 +117,8 @@ def builtin_base(tp: type) -> type:
 def overrides_in_python(tp: type, names) -> bool:
     """Whether `tp` (or a base written in Python) defines any of `names` in Python."""
     return any(not is_c_level(_type_lookup(tp, n)) for n in names)
+
+
+def has_finalizer(cls: type) -> bool:
+    """Whether the class or a base defines `__del__` (read from the class dicts: runs no user code)."""
+    return any("__del__" in vars(klass) for klass in type.__getattribute__(cls, "__mro__"))

@@ -73,5 +73,7 @@ def is_skipped_code(code, func) -> bool:
 def runs_eagerly_with_callees(code) -> bool:
     """Code run as is together with everything it calls: a lazy module's first-call hook
     materializes its parameters (`initialize_parameters`, `reset_parameters`, init functions) and
-    changes the module's class; that is one-off eager work, never part of a graph."""
-    return code is torch.nn.modules.lazy.LazyModuleMixin._infer_parameters.__code__
+    changes the module's class; that is one-off eager work, never part of a graph. A finalizer
+    (`__del__`) runs inside CPython's deallocation of its object: compiling there would change what
+    else dies and in which order (deep chains are deferred by the trashcan) and when."""
+    return code is torch.nn.modules.lazy.LazyModuleMixin._infer_parameters.__code__ or code.co_name == "__del__"

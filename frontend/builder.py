@@ -17,7 +17,7 @@ from ..disable import disabled_wrapper_code
 from ..guards.guard import Guard
 from ..guards.shape import scalar_can_be_dynamic
 from ..guards.source import AttrSource, ConstSource, ItemSource, ListIteratorSource, LocalSource
-from ..probe import overrides_in_python, safe_in, static_getattr, static_hasattr
+from ..probe import has_finalizer, overrides_in_python, safe_in, static_getattr, static_hasattr
 from .graph_break import Unsupported
 from .resume import STACK_ARGUMENT_PREFIX, is_resume_code
 from .variables.autograd_function import CheckpointVariable
@@ -234,6 +234,8 @@ def _wrap(tx, value, source, trusted):
         guard(Guard.id_match(source, value))
         return ConstantVariable(value, source=source)
     guard(Guard.type_match(source, type(value)))
+    if has_finalizer(type(value)):
+        tx.output.side_effects.finalizers_met = True    # stores now look for it among what they drop
     return UserDefinedObjectVariable(value=value, cls=type(value), source=source)
 
 
@@ -364,8 +366,22 @@ def _wrap_special_object(tx, value, source, trusted, guard):
     return None
 
 
+def is_c_partial_type(tp) -> bool:
+    """functools.partial, or its twin from another import of the C module `_functools` (CPython's
+    own tests make one); not a subclass, whose `__call__` or attributes may be its own."""
+    return tp is functools.partial or (tp.__module__ == "functools" and tp.__qualname__ == "partial" and
+                                       type(tp.__dict__.get("__call__")) is types.WrapperDescriptorType)
+
+
 def _wrap_callable(tx, value, source, trusted, guard):
     """Functions, methods, classes and builtins."""
+    if is_c_partial_type(type(value)):
+        # first: the probes below read `__dict__`, which a partial makes on first read, and a partial
+        # with a `__dict__` is not flattened into a partial made of it
+        guard(Guard.type_match(source, type(value)))
+        fn, args, keywords = (wrap(tx, getattr(value, name), AttrSource(source, name) if source else None, trusted)
+                              for name in ("func", "args", "keywords"))
+        return PartialVariable(fn=fn, args=args, keywords=keywords, cls=type(value), source=source)
     checkpoint = sys.modules.get("torch.utils.checkpoint")
     if checkpoint is not None and value is checkpoint.checkpoint:
         guard(Guard.id_match(source, value))
@@ -410,12 +426,6 @@ def _wrap_callable(tx, value, source, trusted, guard):
             return self_var.var_getattr(tx, value.__func__.__name__)
         fn_var = wrap(tx, value.__func__, AttrSource(source, "__func__") if source else None, trusted)
         return BoundMethodVariable(fn=fn_var, self_var=self_var, source=source)
-    if _is_a(value, functools.partial):
-        guard(Guard.type_match(source, functools.partial))
-        fn = wrap(tx, value.func, AttrSource(source, "func") if source else None, trusted)
-        args = tuple(wrap(tx, a, None, True) for a in value.args)
-        kwargs = tuple((k, wrap(tx, v, None, True)) for k, v in value.keywords.items())
-        return PartialVariable(fn=fn, args=args, kwargs=kwargs, source=source)
     if _is_a(value, type):
         guard(Guard.id_match(source, value))
         if safe_in(value, _trace_only_classes()) or has_builtin_handler(value):  # e.g. itertools.chain

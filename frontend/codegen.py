@@ -17,9 +17,10 @@ from .variables.builtins import BuiltinVariable
 from .variables.constant import ConstantVariable
 from .variables.ctx import WithExitVariable
 from .variables.dicts import DictVariable, SetVariable
-from .variables.functions import BoundMethodVariable
-from .variables.lists import DequeVariable, ListVariable, NamedTupleVariable
-from .variables.misc import RealCellVariable
+from .variables.functions import BoundMethodVariable, NestedFunctionVariable, PartialVariable
+from .variables.iterators import IteratorVariable
+from .variables.lists import BaseSequence, NamedTupleVariable
+from .variables.misc import ExceptionVariable, RealCellVariable
 from .variables.tensor import SymNodeVariable, TensorVariable, tensor_attrs
 from .variables.torch import GradModeVariable
 from .variables.user_defined import UserDefinedObjectVariable
@@ -385,5 +386,7 @@ def new_code(template: types.CodeType, body: list, prefix: list, nargs: int, nam
 
 
 def _has_identity(var) -> bool:
-    """Mutable objects, whose identity the program can see (`is`, shared mutation)."""
-    return isinstance(var, (UserDefinedObjectVariable, ListVariable, DictVariable, SetVariable, DequeVariable))
+    """Objects whose identity the program can see (`is`, shared mutation, an iterator's position):
+    containers, instances, functions, iterators, exceptions. Rebuilt twice, they would be two objects."""
+    return isinstance(var, (UserDefinedObjectVariable, BaseSequence, DictVariable, SetVariable, NestedFunctionVariable,
+                            PartialVariable, IteratorVariable, ExceptionVariable))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import dis
+import functools
 import inspect
 import types
 
@@ -64,6 +65,7 @@ class InstructionTranslator(InstructionTranslatorBase):
         self.gm = None
         self.arg_names = frame_arg_names(code)
         super().__init__(code, func.__globals__, {}, {}, output, config)
+        output.side_effects.on_drop = functools.partial(lifetimes.finalizer_may_run, self)
         self._entry_grad = self.output.grad_enabled
         resuming = is_resume_code(code)
         for name, value in zip(self.arg_names, args):
@@ -103,7 +105,7 @@ class InstructionTranslator(InstructionTranslatorBase):
         except Unsupported as e:
             if not e.user_stack:
                 e.user_stack = self.user_stack()
-            if not self.can_break_at_checkpoint():
+            if not e.kind.resumable or not self.can_break_at_checkpoint():
                 raise
             self._checkpoint.graph.guards.update(e.guards)
             try:
@@ -202,16 +204,20 @@ def _needs_checkpoint(facts, stack) -> bool:
 
 # how code reads its own frame's variables: the builtins `locals()`, `eval`/`exec`, `vars()`/`dir()`
 # without an argument (loaded as globals), a frame object's `f_locals`/`f_back` or one got from
-# `sys._getframe()` / `inspect.currentframe()` (loaded as attributes)
+# `sys._getframe()` / `inspect.currentframe()` (loaded as attributes); or its depth:
+# `sys.setrecursionlimit` fails or succeeds by the depth it is called at, and the limit it sets
+# counts from there
 _FRAME_READING_GLOBALS = frozenset({"locals", "eval", "exec"})
 _FRAME_READING_WITHOUT_ARGUMENT = frozenset({"vars", "dir"})
-_FRAME_READING_ATTRS = frozenset({"_getframe", "currentframe", "f_locals", "f_back", "getframeinfo"})
+_FRAME_READING_ATTRS = frozenset({"_getframe", "currentframe", "f_locals", "f_back", "getframeinfo",
+                                  "setrecursionlimit"})
 
 
 def reads_own_frame(code) -> bool:
-    """Whether `code` may look at its own frame's variables. Transformed code and resume functions
-    hold other variables (temporaries, only the live locals), so such a frame never breaks: it is
-    traced whole or runs eagerly."""
+    """Whether `code` may look at its own frame: its variables or its depth. Transformed code and
+    resume functions hold other variables (temporaries, only the live locals) and a resume function
+    runs deeper than the frame it continues, so such a frame never breaks: it is traced whole or
+    runs eagerly."""
     insts = list(dis.get_instructions(code))
     for ins, after in zip(insts, insts[1:] + [None]):
         if ins.opname == "LOAD_GLOBAL" and (ins.argval in _FRAME_READING_GLOBALS or (

@@ -14,13 +14,14 @@ class BreakKind:
     name: str
     explanation: str  # a format string over the context
     hint: str
+    resumable: bool = True   # False: the whole frame runs eagerly instead of breaking around the construct
 
 
 _KINDS: dict[str, BreakKind] = {}
 
 
-def register(name: str, explanation: str, hint: str) -> BreakKind:
-    kind = BreakKind(name, explanation, hint)
+def register(name: str, explanation: str, hint: str, resumable: bool = True) -> BreakKind:
+    kind = BreakKind(name, explanation, hint, resumable)
     _KINDS[name] = kind
     return kind
 
@@ -70,6 +71,11 @@ register("generator", "generator {fn} cannot be consumed here",
          "consume the generator with a list comprehension, or accept the graph break")
 register("generator_cleanup", "{what} is not supported",
          "exhaust or close the generator before the point shown, or avoid `finally` in it")
+# (not resumable: transformed code and resume functions hold references a plain frame does not, so
+# the object would die, and finalize, later than in CPython)
+register("finalizer", "{what} is not supported",
+         "this is expected: a frame that makes an object whose class defines `__del__` runs eagerly, so "
+         "the object dies (and finalizes) when CPython says", resumable=False)
 register("user_exception", "exception {exc} raised in traced code is not handled there",
          "the exception is raised by running that part of the code eagerly")
 # side effects and values the transformed code must rebuild

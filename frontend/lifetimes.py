@@ -1,4 +1,5 @@
-"""When generators made while tracing die, and what their death runs. Compile time only.
+"""When generators made while tracing die, and what their death runs; objects with a finalizer.
+Compile time only.
 
 CPython closes a generator when its last reference goes: `close()` throws GeneratorExit at the
 paused `yield`, so a `finally`, an `except GeneratorExit` or a context manager's `__exit__` around
@@ -16,19 +17,26 @@ died some other way (a container holding it dropped), two dying at once (their o
 frame's clearing order), a close that raises or yields again (CPython reports those as
 unraisable), a graph break while a pending generator exists (it cannot be rebuilt, and a dead local
 holding it would be closed at frame exit).
+
+An object whose class defines `__del__` is never modelled dying: dropping a reference to one (a
+local rebound, a dict item replaced) stops tracing, and the frame runs as is (`finalizer_may_run`).
 """
 from __future__ import annotations
 
 import dataclasses
 
+from ..guards.source import LocalSource
+from . import reads
 from .graph_break import Unsupported
 from .instructions import instructions_of
+from .reads import MISSING
 from .signals import GeneratorYield, ReturnValue, UserException
 from .variables.base import VariableTracker
 from .variables.constant import ConstantVariable
 from .variables.iterators import GeneratorState, GeneratorVariable, IteratorVariable
 from .variables.misc import ExceptionVariable
 from .variables.tensor import SymNodeVariable, TensorVariable
+from .variables.user_defined import UserDefinedObjectVariable
 
 
 def _not_modelled(what):
@@ -127,9 +135,24 @@ def frame_returns(tx, value) -> None:
         raise _not_modelled("a generator dying with the generator that held it")
 
 
+def finalizer_may_run(tx, var) -> None:
+    """A reference to `var` was just dropped, by a local or by a container or object (a dict item
+    replaced): if it is an object whose class has a `__del__`, that may run right here, in the
+    middle of the traced code (clearing a dict being iterated...). Not modelled: the frame runs as
+    is (see graph_break's "finalizer"). (Such an object is never made while tracing, see
+    UserDefinedObjectVariable.create_new.)"""
+    if isinstance(var, UserDefinedObjectVariable) and reads.class_lookup(tx, var.cls, "__del__")[0] is not MISSING:
+        raise Unsupported("finalizer", what=f"dropping a reference to a {var.cls.__qualname__} object "
+                                            "(its class defines __del__)")
+
+
 def dropped(tx, var) -> None:
     """A reference to `var` was just dropped (POP_TOP, STORE_FAST, DELETE_FAST): if it was the
-    last one to a pending generator, the generator is closed here."""
+    last one to a pending generator, the generator is closed here; a finalizer may run (not for
+    an object read through an attribute or item: that slot still holds it, and a change to the slot
+    is checked as a store)."""
+    if var is not None and (var.source is None or isinstance(var.source, LocalSource)):
+        finalizer_may_run(tx, var)
     if not isinstance(var, GeneratorVariable) or not close_is_observable(tx, var):
         return
     roots = _frame_roots(tx) + _outside_roots(tx)

@@ -67,7 +67,8 @@ def dunder(tx, x, name, y):
         # a constant's method would read the iterator's items first (see python_value)
         raise Unsupported("python_protocol", what=f"{name} of {x.describe()} with {y.describe()}")
     if isinstance(x, UserDefinedObjectVariable) or not (x.is_python_constant() and y.is_python_constant()) or \
-            (x.is_sequence and name in ("__mul__", "__rmul__")):    # (a tuple times one is itself)
+            ((x.is_sequence or y.is_sequence) and name in ("__add__", "__mul__", "__rmul__")):
+        # (the sequence's own methods: a tuple times one, or plus an empty tuple, is itself)
         return x.call_method(tx, name, [y], {})
     return tx.wrap(fold(getattr(cls, name), x.as_python_constant(), y.as_python_constant()), None, trusted=True)
 

@@ -158,6 +158,13 @@ def abc_registry(tx) -> None:
     record(tx, Guard.constant(ReaderSource(ConstSource(abc.get_cache_token)), abc.get_cache_token()))
 
 
+def object_identity(tx, real, source) -> int:
+    """id() of a real object. Read from the frame, it is guarded to be that very object (an equal
+    or same-typed one in its place next call has another id)."""
+    record(tx, Guard.id_match(source, real))
+    return id(real)
+
+
 def cell_contents(tx, cell, source):
     """The contents of a real closure cell, or MISSING when it is empty. Emptiness is guarded (a
     cell filled later recompiles); contents found are guarded by the caller wrapping them (a guard

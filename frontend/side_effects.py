@@ -33,6 +33,33 @@ class SideEffectsState(NamedTuple):
     counter: int
 
 
+def _gone_entries(old, new):
+    """The entries (items, (key, value) pairs, attribute values) of contents `old` that `new` lacks.
+    Ends added or taken (append, pop, popleft...) are found by comparing slices at C speed: a store
+    happens on every such change, and a set of every entry each time would make a loop quadratic."""
+    if isinstance(old, dict):
+        return set(old.values()).difference(new.values())
+    n, m = len(old), len(new)
+    if m >= n and (new[:n] == old or new[m - n:] == old):
+        return ()
+    if m < n and old[n - m:] == new:
+        return old[:n - m]
+    if m < n and old[:m] == new:
+        return old[m:]
+    return set(old).difference(new)
+
+
+def _dropped_objects(old, new) -> list:
+    """The objects (UserDefinedObjectVariables) that contents `old` of a container or object hold and
+    `new` does not."""
+    objects = [t for entry in _gone_entries(old, new) for t in (entry if type(entry) is tuple else (entry,))
+               if isinstance(t, UserDefinedObjectVariable)]
+    if objects and isinstance(new, tuple) and new and type(new[0]) is tuple:   # a pair replaced, its key kept
+        kept = {id(t) for pair in new for t in pair}
+        objects = [t for t in objects if id(t) not in kept]
+    return objects
+
+
 class SideEffects:
     def __init__(self):
         self.contents: dict[Any, Any] = {}    # tracker -> tuple of items / tuple of (k, v) / attr dict
@@ -43,6 +70,8 @@ class SideEffects:
         self.counter = 0
         self.generators: list = []            # GeneratorVariables made while tracing (see lifetimes.py)
         self.unsourced: set = set()           # trackers of real objects reached without a source
+        self.on_drop = None                   # called with each object a store drops (lifetimes.finalizer_may_run)
+        self.finalizers_met = False           # an object whose class has __del__ was read (builder._wrap)
 
     def snapshot(self) -> SideEffectsState:
         return SideEffectsState(dict(self.contents), dict(self.mutated), dict(self.globals), dict(self.cells),
@@ -73,6 +102,9 @@ class SideEffects:
     def store(self, var, contents) -> None:
         if var.source is None and var in self.unsourced:
             raise Unsupported("untracked_mutation", what=f"changing {var.describe()} reached without a source")
+        if self.on_drop is not None and self.finalizers_met and var in self.contents:
+            for dropped in _dropped_objects(self.contents[var], contents):
+                self.on_drop(dropped)
         self.contents[var] = contents
         if var.source is not None and var not in self.mutated:
             self.counter += 1

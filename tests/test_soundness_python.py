@@ -3,6 +3,8 @@ protocol (NotImplemented, reflection, identity fallback), containers raise when 
 iterated or sorted. Each test compares compiled with eager and asserts what was captured."""
 import collections
 import collections.abc
+import functools
+import itertools
 import sys
 
 import pytest
@@ -842,6 +844,219 @@ def test_module_tuple_holding_a_tuple_subclass_runs_its_getitem_every_call():
     for _ in range(2):
         assert same(opt(torch.zeros(1)), m(torch.zeros(1)))
     assert cnt.frame_count == 1
+
+
+# -- identity, laziness and lifetimes as CPython keeps them -----------------------------------
+def test_immutable_builtins_are_returned_as_they_are():
+    def f(x, t, fs):
+        made, const = (x, 1), (0, 1, 2)
+        return (x + 1, tuple(t) is t, tuple(const) is const, tuple(made) is made, t[:] is t, made[0:2] is made,
+                t + () is t, () + made is made, t * 1 is t, t[1:] is t, tuple([1, 2]) is t,
+                frozenset(fs) is fs, fs.copy() is fs, frozenset(frozenset(const)) == frozenset(const))
+    got = check(f, torch.ones(1), (1, 2), frozenset([1]), breaks=0)
+    assert got[1:9] == (True,) * 8 and got[9:11] == (False, False) and got[11:] == (True,) * 3
+
+
+def test_sequence_concatenation_takes_only_its_own_kind():
+    def f(x, t, items):
+        out = []
+        for a, b in ((items, t), (t, items), (items, (1,)), ((1,), items), (items, 1)):
+            try:
+                out.append(a + b)
+            except TypeError as e:
+                out.append(str(e))
+        return x + 1, out
+    got = check(f, torch.ones(1), (1, 2), [3], breaks=0)
+    assert all(isinstance(m, str) for m in got[1])
+
+
+def test_function_made_in_frame_is_one_object_across_a_break():
+    def f(x):
+        def fn():
+            return 1
+        pair = (fn, 2)
+        return x + 1, _first_is((fn, pair), fn), _first_is((pair, 0), pair)
+    assert check(f, torch.ones(1), frames=1, breaks=2)[1:] == (True, True)
+
+
+def test_partial_holds_its_own_args_and_keywords():
+    def capture(*args, **kwargs):
+        return args, kwargs
+
+    def f(x):
+        inner = functools.partial(capture, 1)
+        nested = functools.partial(inner, b=2)       # a partial of a partial is flattened
+        nested.keywords["c"] = 3                     # the partial's own dict: later calls see it
+        return x + 1, nested.func is capture, nested.args, nested.args is nested.args, nested(4)
+    got = check(f, torch.ones(1), breaks=0)
+    assert got[1:] == (True, (1,), True, ((1, 4), {"b": 2, "c": 3}))
+
+    def add(a, b=0):
+        return a + b
+
+    def g(x, p):
+        return x + p()
+    opt, cnt = compiled(g)
+    p = functools.partial(add, 1, b=2)
+    for arg in (p, functools.partial(add, 5, b=7), p):
+        assert same(opt(torch.ones(1), arg), g(torch.ones(1), arg))
+    p.keywords["b"] = 9                              # what is read through the partial is guarded
+    assert same(opt(torch.ones(1), p), g(torch.ones(1), p))
+    assert cnt.frame_count == 2
+
+
+def test_lazy_itertools_take_items_only_when_asked():
+    def f(x):
+        it = iter(range(10))
+        head = list(itertools.islice(it, 2, 6, 2))
+        source = [1, 2]
+        chained = itertools.chain(source, (3,))
+        source.append(9)                             # chain reads the list when it gets there
+        it2 = iter([1, 2, 3, 4])
+        running = itertools.accumulate(it2)
+        first = next(running)
+        bad = []
+        for bounds in ((-1,), (1, 5, 0), ("a",)):
+            try:
+                itertools.islice(range(3), *bounds)
+            except ValueError as e:
+                bad.append(str(e))
+        return x + 1, head, list(it), list(chained), first, list(it2), bad
+    got = check(f, torch.ones(1), breaks=0)
+    assert got[1:6] == ([2, 4], [6, 7, 8, 9], [1, 2, 9, 3], 1, [2, 3, 4])
+
+    def g(x):
+        it = iter(range(10))
+        part = itertools.islice(it, 2, 8, 2)
+        chained = itertools.chain([1, 2], (3,))
+        return x + next(part) + next(chained), part, it, chained     # rebuilt where they stand
+    opt, cnt = compiled(g)
+    got, want = opt(torch.ones(1)), g(torch.ones(1))
+    assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+    assert torch.equal(got[0], want[0]) and [list(i) for i in got[1:]] == [list(i) for i in want[1:]] == \
+        [[4, 6], [8, 9], [2, 3]]
+
+
+def test_id_of_an_object_from_the_frame_is_guarded():
+    class Box:
+        pass
+
+    def f(x, obj):
+        return x + 1, id(obj)
+    opt, cnt = compiled(f)
+    for obj in (Box(), Box()):
+        assert same(opt(torch.ones(1), obj), f(torch.ones(1), obj))
+    assert cnt.frame_count == 2
+
+
+class _Finalized:
+    deleted = []
+
+    def __init__(self, i, inner=None):
+        self.i, self.inner = i, inner
+
+    def __del__(self):
+        _Finalized.deleted.append(self.i)
+
+
+def test_objects_with_finalizers_die_when_cpython_says():
+    def f(x, n):
+        _Finalized.deleted.clear()
+        obj = None
+        for i in range(n):
+            obj = _Finalized(i, obj)
+        y = x + 1
+        del obj                                      # a chain deeper than CPython's trashcan nesting
+        return y, list(_Finalized.deleted)
+    # the frame making them runs as is (made while tracing they would die late, or never); the
+    # finalizer itself is never compiled (it runs inside a deallocation)
+    got = check(f, torch.ones(1), 100, frames=0, breaks=1)
+    assert got[1] == list(range(99, -1, -1))
+    assert bytegraph.stats.break_records[0].kind == "finalizer"
+
+
+class _ClearsOnDeath(int):
+    target = {}
+
+    def __del__(self):
+        _ClearsOnDeath.target.clear()
+
+
+def test_finalizer_run_by_replacing_an_item_runs_where_cpython_runs_it():
+    def f(x, d):
+        y = x + 1
+        try:
+            for k in d:
+                if k == 2:
+                    d[2] = None     # the old value's last reference: its __del__ clears d mid-iteration
+        except RuntimeError as e:
+            return y, str(e)
+        return y, "no error"
+
+    def fresh():
+        _ClearsOnDeath.target = {i: _ClearsOnDeath(i) for i in range(8)}
+        return _ClearsOnDeath.target
+    want = f(torch.ones(1), fresh())
+    opt, cnt = compiled(f)
+    got = opt(torch.ones(1), fresh())
+    assert same(got, want) and got[1] == "dictionary changed size during iteration"
+    assert cnt.frame_count == 0 and [b.kind for b in bytegraph.stats.break_records] == ["finalizer"]
+
+
+def test_partial_of_another_import_of_the_c_module_is_a_partial():
+    from test.support import import_helper
+    twin = import_helper.import_fresh_module("functools", fresh=["_functools"]).partial
+
+    def capture(*args, **kwargs):
+        return args, kwargs
+
+    def f(x, inner, p):
+        p.keywords[1234] = "value"                   # the real dict (the key shows in the repr only)
+        nested = twin(inner, b=2)                    # flattened: bytegraph never made inner's __dict__
+        return x + 1, repr(p), nested.func is capture
+    want = f(torch.ones(1), twin(capture, 1), twin(capture))
+    opt, cnt = compiled(f)
+    got = opt(torch.ones(1), twin(capture, 1), twin(capture))
+    assert same(got, want) and got[2] is True and "1234='value'" in got[1]
+    assert cnt.frame_count == 1 and len(bytegraph.stats.break_records) == 2
+
+
+def _set_relative_recursion_limit(n):
+    depth = 1
+    while True:
+        try:
+            sys.setrecursionlimit(depth)
+        except RecursionError:
+            depth += 1
+        else:
+            break
+    sys.setrecursionlimit(depth + n)
+
+
+def _recurse_in_except():
+    try:
+        1 / 0
+    except ZeroDivisionError:
+        _recurse_in_except()
+
+
+def _recursion_error_under_a_low_limit(n):
+    limit = sys.getrecursionlimit()
+    try:
+        _set_relative_recursion_limit(n)              # counts from its own depth: never split by a break
+        try:
+            _recurse_in_except()                     # frames deeper than the hook has room to compile
+        except RecursionError:
+            return "recursion error"
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def test_code_that_sets_the_recursion_limit_by_its_depth_runs_as_cpython():
+    def f(x, n):
+        return x + 1, _recursion_error_under_a_low_limit(n)
+    got = check(f, torch.ones(1), 10, frames=1, breaks=3)   # f at the call; both helpers run as they are
+    assert got[1] == "recursion error"
 
 
 # -- sequence concatenation ----------------------------------------------------------------------------

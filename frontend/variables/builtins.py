@@ -26,8 +26,11 @@ from .constant import ConstantVariable, const
 from .dicts import DictVariable, SetVariable, hashable_key
 from .functions import BaseUserFunction, BoundMethodVariable, PartialVariable, UserFunctionVariable, WrapsDecorator
 from .iterators import (
+    AccumulateVariable,
+    ChainVariable,
     CountIteratorVariable,
     FilterVariable,
+    IsliceVariable,
     ListIteratorVariable,
     StopIterationSignal,
     ZipVariable,
@@ -526,12 +529,12 @@ def _container(kind):
             if kwargs:
                 result.call_method(tx, "update", [], kwargs)
             return result
+        if kind in (tuple, frozenset) and args and args[0].python_type() is kind:
+            return args[0]      # an immutable builtin of exactly that type is returned as it is
         items = tx.unpack_iterable(args[0]) if args else []  # consumes an iterator argument
         if kind is list:
             return ListVariable.create(tx, items)
         if kind is tuple:
-            if args and isinstance(args[0], TupleVariable) and type(args[0]) is TupleVariable:
-                return args[0]
             return TupleVariable(tuple(items))
         if kind in (set, frozenset):
             return SetVariable.create(tx, items, kind)
@@ -629,14 +632,11 @@ def _callable(tx, obj, /):
 
 
 def _id(tx, obj, /):
-    if isinstance(obj, ConstantVariable):
-        return const(id(obj.value))     # the real object
-    # (a tuple made while tracing is no real object yet: `as_python_constant()` would build a new one)
-    value = getattr(obj, "value", None)
-    if value is not None:
-        obj.guard_identity(tx)
-        return const(id(value))
-    raise Unsupported("unsupported_builtin", what="id() of a value made while tracing")
+    # the real object (a tuple made while tracing is none yet: `as_python_constant()` would build a new one)
+    value = obj.value if isinstance(obj, ConstantVariable) else getattr(obj, "value", None)
+    if value is None and not isinstance(obj, ConstantVariable):
+        raise Unsupported("unsupported_builtin", what="id() of a value made while tracing")
+    return const(reads.object_identity(tx, value, obj.source))
 
 
 def _repr(tx, obj, /):
@@ -787,16 +787,8 @@ def _operator_getter(kind):
     return handler
 
 
-def _eager_items(tx, iterable, fn_name):
-    """The items of an argument that a lazy itertools function may read ahead of time: not a
-    generator or other lazy iterator, whose effects would then happen too early."""
-    if iterable.is_iterator and not isinstance(iterable, ListIteratorVariable):
-        raise Unsupported("unsupported_builtin", what=f"{fn_name}() over {iterable.describe()}")
-    return tx.unpack_iterable(iterable)
-
-
 def _chain(tx, *iterables):
-    return ListIteratorVariable.create(tx, [i for it in iterables for i in _eager_items(tx, it, "chain")], "chain")
+    return ChainVariable.create(tx, iterables)
 
 
 def _product(tx, *iterables, repeat=None):
@@ -822,22 +814,18 @@ def _count(tx, start=None, step=None):
 def _islice(tx, iterable, /, *args):
     if not 1 <= len(args) <= 3:
         return None
-    items = _eager_items(tx, iterable, "islice")
-    return ListIteratorVariable.create(tx, list(itertools.islice(items, *[python_index(a) for a in args])),
-                                       "islice")
+    bounds = [python_index(a) for a in args]
+    fold(itertools.islice, (), *bounds)     # bad bounds: the program's ValueError, before iter() as CPython
+    start, stop, step = (None, bounds[0], None) if len(bounds) == 1 else (bounds + [None])[:3]
+    return IsliceVariable.create(tx, tx.get_iter(iterable), start or 0, stop, step or 1)
 
 
 def _accumulate(tx, iterable, func=None, *, initial=None):
-    items = _eager_items(tx, iterable, "accumulate")
-    out = []
-    acc = initial
-    if acc is not None:
-        out.append(acc)
-    for item in items:
-        acc = item if acc is None else (func.call_function(tx, [acc, item], {}) if func is not None
-                                        else tx.binary_op(operator.add, acc, item))
-        out.append(acc)
-    return ListIteratorVariable.create(tx, out, "accumulate")
+    if func is not None and func.is_python_constant() and func.as_python_constant() is None:
+        func = None
+    if initial is not None and initial.is_python_constant() and initial.as_python_constant() is None:
+        initial = None
+    return AccumulateVariable.create(tx, tx.get_iter(iterable), func, initial)
 
 
 def _reduce(tx, fn, iterable, /, *initial):
@@ -856,7 +844,7 @@ def _reduce(tx, fn, iterable, /, *initial):
 
 
 def _partial(tx, fn, /, *args, **kwargs):
-    return PartialVariable(fn=fn, args=tuple(args), kwargs=tuple(kwargs.items()))
+    return PartialVariable.create(tx, fn, args, kwargs)
 
 
 def _wraps(tx, wrapped, /):

@@ -50,17 +50,22 @@ class ConstantVariable(VariableTracker):
         if name == "__getitem__" and len(args) == 1 and not kwargs and not args[0].is_python_constant():
             # `(7, 8)[i]`, `"abc"[i:]` with a symbolic i
             args = [ConstantVariable(families.python_index(args[0]))]
+        if type(self.value) is tuple and any(a.is_sequence for a in args):
+            # `() + t`, `(x,) + l`...: the tuple tracker's own methods (`() + t` is t itself)
+            return self._as_tuple_tracker().call_method(tx, name, args, kwargs)
         try:
             real_args = [python_value(tx, a) for a in args]
             real_kwargs = {k: python_value(tx, v) for k, v in kwargs.items()}
         except NotConstant:
-            if type(self.value) is tuple:   # `() + (x,)`, `(1,) * n`...: the tuple tracker's own methods
-                items = tuple(const(v) for v in self.value)
-                return families.TupleVariable(items).call_method(tx, name, args, kwargs)
+            if type(self.value) is tuple:   # `(1,) * n`...
+                return self._as_tuple_tracker().call_method(tx, name, args, kwargs)
             return super().call_method(tx, name, args, kwargs)
         method = getattr(self.value, name)
         result = fold(method, *real_args, **real_kwargs)
         return tx.wrap(result, None, trusted=True)
+
+    def _as_tuple_tracker(self):
+        return families.TupleVariable(tuple(const(v) for v in self.value))
 
     def unpack(self, tx):
         if isinstance(self.value, (str, bytes, tuple, range, frozenset)):

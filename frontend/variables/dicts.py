@@ -487,6 +487,8 @@ class SetVariable(VariableTracker):
             return SetVariable.create(tx, [pool[k] for k in keys if k in result] +
                                       [pool[k] for k in result if k not in keys], self.cls)
         if name == "copy":
+            if self.cls is frozenset:
+                return self     # immutable: the copy is the frozenset itself
             return SetVariable.create(tx, self.items(tx), self.cls)
         if name == "pop":
             items = self.items(tx)

@@ -260,42 +260,70 @@ class BoundMethodVariable(VariableTracker):
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class PartialVariable(VariableTracker):
-    """functools.partial(fn, *args, **kwargs)."""
+    """functools.partial(fn, *args, **keywords). `args` is a tuple tracker and `keywords` a dict
+    tracker: the partial's own objects, so `p.args is p.args` and `p.keywords[k] = v` changes later
+    calls and the repr, as in CPython."""
     fn: VariableTracker = None
-    args: tuple = ()
-    kwargs: tuple = ()   # (name, tracker) pairs
+    args: VariableTracker = None
+    keywords: VariableTracker = None
+    cls: type = functools.partial   # (or functools.partial's twin from another import of `_functools`)
+
+    @staticmethod
+    def create(tx, fn, args, kwargs):
+        """`functools.partial(fn, *args, **kwargs)` made while tracing: a partial of such a partial
+        is flattened (CPython does so for a partial without instance attributes, and one made while
+        tracing has none); one read from the frame may have some, which is not modelled."""
+        if isinstance(fn, PartialVariable):
+            if fn.source is not None:
+                raise Unsupported("unsupported_call", fn="functools.partial",
+                                  detail=" of a partial read from the frame (it may have instance attributes)")
+            if not all(k.is_python_constant() for k, _ in fn.keywords.pairs(tx)):
+                raise Unsupported("unsupported_call", fn="functools.partial", detail=" of a partial with such keywords")
+            args = tx.unpack_iterable(fn.args) + list(args)
+            kwargs = {**{k.as_python_constant(): v for k, v in fn.keywords.pairs(tx)}, **kwargs}
+            fn = fn.fn
+        keywords = DictVariable.create(tx, [(const(k), v) for k, v in kwargs.items()])
+        return PartialVariable(fn=fn, args=TupleVariable(tuple(args)), keywords=keywords)
 
     def parts(self, tx):
-        return self.args + tuple(v for _, v in self.kwargs)
+        return (self.fn, self.args, self.keywords)
 
     def python_type(self):
-        return functools.partial
+        return self.cls
 
     def call_function(self, tx, args, kwargs):
-        merged = dict(self.kwargs)
+        merged = {}
+        for k, v in self.keywords.pairs(tx):
+            if not (k.is_python_constant() and isinstance(k.as_python_constant(), str)):
+                raise Unsupported("unsupported_call", fn="functools.partial",
+                                  detail=" with a keyword that is not a string")
+            merged[k.as_python_constant()] = v
         merged.update(kwargs)
-        return self.fn.call_function(tx, list(self.args) + list(args), merged)
+        return self.fn.call_function(tx, tx.unpack_iterable(self.args) + list(args), merged)
 
     def var_getattr(self, tx, name):
         if name == "func":
             return self.fn
         if name == "args":
-            return TupleVariable(tuple(self.args))
+            return self.args
         if name == "keywords":
-            return DictVariable.create(tx, [(const(k), v) for k, v in self.kwargs])
+            return self.keywords
         return super().var_getattr(tx, name)
 
     def reconstruct(self, codegen):
         if self.source is not None:
             return self.source.reconstruct(codegen)
-        codegen.push_null()
-        codegen.load_const(functools.partial)
-        codegen.reconstruct(self.fn)
-        for a in self.args:
-            codegen.reconstruct(a)
-        for _, v in self.kwargs:
-            codegen.reconstruct(v)
-        codegen.call(1 + len(self.args) + len(self.kwargs), kw_names=tuple(k for k, _ in self.kwargs))
+        codegen.load_callable(_rebuild_partial)
+        for part in self.parts(codegen.tx):
+            codegen.reconstruct(part)
+        codegen.call(3)
+
+
+def _rebuild_partial(fn, args, keywords):
+    """A partial holding these very objects (its `keywords` is `keywords` itself), made at run time."""
+    partial = functools.partial(fn)
+    partial.__setstate__((fn, args, keywords, None))
+    return partial
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

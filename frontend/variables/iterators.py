@@ -56,9 +56,8 @@ class IteratorVariable(VariableTracker):
 
 
 # the real type of what a ListIteratorVariable of that kind stands for (others: a tuple iterator)
-_KIND_TYPES = {"chain": itertools.chain, "product": itertools.product, "combinations": itertools.combinations,
-               "permutations": itertools.permutations, "islice": itertools.islice,
-               "accumulate": itertools.accumulate, "filter": filter, "reversed": reversed, "zip": zip,
+_KIND_TYPES = {"product": itertools.product, "combinations": itertools.combinations,
+               "permutations": itertools.permutations, "filter": filter, "reversed": reversed, "zip": zip,
                "enumerate": enumerate, "range_iterator": type(iter(range(0))),
                "longrange_iterator": type(iter(range(2 ** 64)))}
 
@@ -507,6 +506,169 @@ class CountIteratorVariable(IteratorVariable):
         codegen.reconstruct(codegen.tx.output.side_effects.get(self))
         codegen.reconstruct(self.step)
         codegen.call(2)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class IsliceVariable(IteratorVariable):
+    """itertools.islice(iterator, start, stop, step), pulled lazily as CPython's: the items before
+    the next wanted one are taken from the iterator (and dropped) only when an item is asked for, so
+    an iterator the program also holds is left just past the items taken. State in SideEffects:
+    (items taken so far, index of the next item to yield), or None once exhausted."""
+    iterator: VariableTracker = None
+    stop: Any = None     # an int, or None: no end
+    step: int = 1
+
+    @staticmethod
+    def create(tx, iterator, start, stop, step):
+        var = IsliceVariable(iterator=iterator, stop=stop, step=step)
+        tx.output.side_effects.track(var, (0, start))
+        return var
+
+    def parts(self, tx):
+        return (self.iterator,)
+
+    def python_type(self):
+        return itertools.islice
+
+    def describe(self):
+        return "itertools.islice"
+
+    def next_item(self, tx):
+        effects = tx.output.side_effects
+        state = effects.get(self)
+        if state is None:
+            raise StopIterationSignal()
+        taken, wanted = state
+        try:
+            while taken < wanted:
+                next_of(tx, self.iterator)
+                taken += 1
+                effects.track(self, (taken, wanted))
+            if self.stop is not None and taken >= self.stop:
+                raise StopIterationSignal()
+            item = next_of(tx, self.iterator)
+        except StopIterationSignal:
+            effects.track(self, None)    # exhausted for good, as CPython drops its iterator
+            raise
+        following = wanted + self.step
+        effects.track(self, (taken + 1, min(following, self.stop) if self.stop is not None else following))
+        return item
+
+    def reconstruct(self, codegen):
+        """The same slice of what is left, counted from the items already taken."""
+        state = codegen.tx.output.side_effects.get(self)
+        codegen.load_callable(itertools.islice)
+        if state is None:
+            codegen.load_const(())
+            codegen.load_const(0)
+            codegen.call(2)
+            return
+        taken, wanted = state
+        codegen.reconstruct(self.iterator)
+        codegen.load_const(wanted - taken)
+        codegen.load_const(max(self.stop - taken, 0) if self.stop is not None else None)
+        codegen.load_const(self.step)
+        codegen.call(4)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ChainVariable(IteratorVariable):
+    """itertools.chain(*iterables), pulled lazily as CPython's: an iterable's iterator is made
+    when the one before it is exhausted, so a list changed meanwhile is seen and an iterator the
+    program also holds is left just past the items taken. State in SideEffects: (the current
+    iterator or None, the iterables not started)."""
+
+    @staticmethod
+    def create(tx, iterables):
+        var = ChainVariable()
+        tx.output.side_effects.track(var, (None, tuple(iterables)))
+        return var
+
+    def parts(self, tx):
+        active, rest = tx.output.side_effects.get(self)
+        return (active, *rest) if active is not None else rest
+
+    def python_type(self):
+        return itertools.chain
+
+    def describe(self):
+        return "itertools.chain"
+
+    def next_item(self, tx):
+        effects = tx.output.side_effects
+        active, rest = effects.get(self)
+        while True:
+            if active is None:
+                if not rest:
+                    raise StopIterationSignal()
+                active, rest = tx.get_iter(rest[0]), rest[1:]
+                effects.track(self, (active, rest))
+            try:
+                return next_of(tx, active)
+            except StopIterationSignal:
+                active = None
+                effects.track(self, (None, rest))
+
+    def reconstruct(self, codegen):
+        parts = self.parts(codegen.tx)
+        codegen.load_callable(itertools.chain)
+        for part in parts:
+            codegen.reconstruct(part)
+        codegen.call(len(parts))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class AccumulateVariable(IteratorVariable):
+    """itertools.accumulate(iterator, func, initial=...), pulled lazily as CPython's. State in
+    SideEffects: (the running total or None before the first item, the initial value still to
+    yield or None)."""
+    iterator: VariableTracker = None
+    func: VariableTracker = None     # None: addition
+
+    @staticmethod
+    def create(tx, iterator, func, initial):
+        var = AccumulateVariable(iterator=iterator, func=func)
+        tx.output.side_effects.track(var, (None, initial))
+        return var
+
+    def parts(self, tx):
+        total, initial = tx.output.side_effects.get(self)
+        return tuple(p for p in (self.iterator, self.func, total, initial) if p is not None)
+
+    def python_type(self):
+        return itertools.accumulate
+
+    def describe(self):
+        return "itertools.accumulate"
+
+    def next_item(self, tx):
+        effects = tx.output.side_effects
+        total, initial = effects.get(self)
+        if initial is not None:
+            effects.track(self, (initial, None))
+            return initial
+        value = next_of(tx, self.iterator)
+        if total is not None:
+            value = self.func.call_function(tx, [total, value], {}) if self.func is not None else \
+                tx.binary_op(operator.add, total, value)
+        effects.track(self, (value, None))
+        return value
+
+    def reconstruct(self, codegen):
+        total, initial = codegen.tx.output.side_effects.get(self)
+        if total is not None:     # a running total cannot be handed to a new accumulate
+            raise Unsupported("unrebuildable", what="rebuilding a started itertools.accumulate after the graph")
+        codegen.load_callable(itertools.accumulate)
+        codegen.reconstruct(self.iterator)
+        if self.func is not None:
+            codegen.reconstruct(self.func)
+        else:
+            codegen.load_const(None)
+        if initial is not None:
+            codegen.reconstruct(initial)
+        else:
+            codegen.load_const(None)
+        codegen.call(3, kw_names=("initial",))
 
 
 families.register(ListIteratorVariable, ListSequenceIteratorVariable, DequeIteratorVariable)

@@ -83,6 +83,9 @@ class BaseSequence(VariableTracker):
         items = self.get_items(tx)
         index = python_index(index_var)
         if isinstance(index, slice):
+            if self.python_type() is tuple and index.indices(len(items))[::2] == (0, 1) and \
+                    len(items[index]) == len(items):
+                return self     # a whole tuple sliced is that tuple (as CPython's tuple_subscript)
             return self.rebuild(tx, items[index])
         if isinstance(index, int):
             # out of range: the program's own IndexError, with eager's message ("list index out of range")
@@ -94,6 +97,25 @@ class BaseSequence(VariableTracker):
     def rebuild(self, tx, items):
         """A new sequence of the same kind with these items (slicing, +, *)."""
         return TupleVariable(tuple(items))
+
+    def concatenate(self, tx, other):
+        """`self + other` as the C type's concatenation: the other operand must be of the same kind
+        (a subclass counts), and a tuple plus an empty tuple is the other tuple itself."""
+        kind = next(k for k in (list, collections.deque, tuple, range) if issubclass(self.python_type(), k))
+        other_type = other.python_type()
+        if kind is not range and issubclass(other_type, kind) and (
+                isinstance(other, BaseSequence) or _is_constant_tuple(other)):
+            other_items = tuple(other.get_items(tx)) if isinstance(other, BaseSequence) else \
+                tuple(const(v) for v in other.as_python_constant())
+            if kind is tuple and not other_items and self.python_type() is tuple:
+                return self
+            if kind is tuple and not self.get_items(tx) and other_type is tuple:
+                return other
+            return self.rebuild(tx, self.get_items(tx) + other_items)
+        if kind is not range and other_type.__module__ == "builtins":   # no reflected operand to try
+            raise user_error(TypeError(f'can only concatenate {kind.__name__} (not "{other_type.__name__}") '
+                                       f'to {kind.__name__}'))
+        return super().call_method(tx, "__add__", [other], {})
 
     def call_method(self, tx, name, args, kwargs):
         items = self.get_items(tx)
@@ -116,8 +138,8 @@ class BaseSequence(VariableTracker):
             raise user_error(ValueError(f"{args[0].as_python_constant()!r} is not in {self.python_type().__name__}"))
         if name == "count":
             return const(sum(1 for i in items if compare_equal(tx, i, args[0])))
-        if name == "__add__" and (isinstance(args[0], BaseSequence) or _is_constant_tuple(args[0])):
-            return self._concatenate(tx, items, args[0])
+        if name == "__add__":
+            return self.concatenate(tx, args[0])
         if name in ("__mul__", "__rmul__") and args[0].is_python_constant():
             times = python_index(args[0])
             if times == 1 and self.python_type() is tuple:
@@ -126,23 +148,6 @@ class BaseSequence(VariableTracker):
         if name == "__iter__":
             return families.ListIteratorVariable.create(tx, items)
         return super().call_method(tx, name, args, kwargs)
-
-    def _concatenate(self, tx, items, other):
-        """`self + other` for a sequence `other`: a tuple takes any tuple (a namedtuple's items too), a
-        list only a list; anything else is CPython's TypeError. (Sequences concatenate after the right
-        operand's `__radd__`, which a sequence type defining one answers: not modelled here.)"""
-        mine = tuple if issubclass(self.python_type(), tuple) else list
-        if _is_constant_tuple(other):
-            theirs, more = type(other.as_python_constant()), tuple(const(v) for v in other.as_python_constant())
-        else:
-            theirs, more = other.python_type(), tuple(other.get_items(tx))
-        if getattr(theirs, "__radd__", None) is not None:
-            # (`NT(1, 2) + x.shape`: CPython calls torch.Size.__radd__ before concatenating sequences)
-            raise Unsupported("python_protocol", what=f"{self.describe()} + {other.describe()}")
-        if not issubclass(theirs, mine):
-            raise user_error(TypeError(f'can only concatenate {mine.__name__} (not "{theirs.__name__}") '
-                                       f'to {mine.__name__}'))
-        return self.rebuild(tx, items + more)
 
     def as_python_constant(self):
         raise NotConstant(self.describe())

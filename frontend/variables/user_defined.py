@@ -323,6 +323,10 @@ class UserDefinedObjectVariable(VariableTracker):
 
     @staticmethod
     def create_new(tx, cls):
+        if class_lookup(tx, cls, "__del__")[0] is not MISSING:
+            # its death runs user code at a time the trace cannot place (a `del`, a container dropped,
+            # the frame's end): made for real, in a frame that runs as is
+            raise Unsupported("finalizer", what=f"making a {cls.__qualname__} object (its class defines __del__)")
         var = UserDefinedObjectVariable(cls=cls)
         attrs = {}
         if issubclass(cls, dict):
