@@ -381,8 +381,8 @@ class SAME_OBJECT(GuardKind):
 
 @_kind("distinct_objects")
 class DISTINCT_OBJECTS(GuardKind):
-    """Two sources hold different objects (the graph wrote to one of them and read the other, traced
-    with them apart: `a.append(1); len(b)` is only right while `a is not b`)."""
+    """Two sources hold different objects, as when traced: the trace told them apart (`a is b`, a dict
+    key), or wrote to one and read the other (`a.append(1); len(b)` is only right while `a is not b`)."""
     name, order = "DISTINCT_OBJECTS", 8
 
     def make(self, source, other_source):
