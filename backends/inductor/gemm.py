@@ -18,8 +18,9 @@ _PROBE = (256, 512, 512)    # (m, k, n) of the calibration product: ~70M multipl
 _MARGIN = 1.15              # oneDNN must be clearly faster (the choice is measured, hence noisy)
 
 
+@functools.lru_cache(None)
 def onednn_linear():
-    """The oneDNN linear op, or None in builds without it."""
+    """The oneDNN linear op, or None in builds without it (looked up once: 1x1 convolutions call it)."""
     if not torch.backends.mkldnn.is_available():
         return None
     return getattr(getattr(torch.ops, "mkldnn", None), "_linear_pointwise", None)
