@@ -953,10 +953,13 @@ def _convolution(g, node, x, weight, bias, stride, padding, dilation, transposed
 
 
 def _strided_copy(g, t, stride, has_layout):
-    """`t` realized with `stride`: itself if its layout already passes `has_layout`, else a copy."""
+    """`t` realized with `stride`: itself if its layout already passes `has_layout`, a view with `stride`
+    if its memory is already laid out so (strides differ only on size-1 dimensions), else a copy."""
     sl = t.strided_layout()
     if sl is not None and has_layout(sl[1]):
         return t
+    if sl is not None and all(n == 1 or a == b for n, a, b in zip(sl[1].size, sl[1].stride, stride)):
+        return TensorBox(g, ReinterpretView(sl[0], _lay(sl[1], sl[1].size, tuple(stride), sl[1].offset)))
     t = TensorBox(g, Pointwise(t.get_device(), t.get_dtype(), t.get_size(), t.load))
     g.realize_strided(t, stride)
     return t
