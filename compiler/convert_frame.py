@@ -270,14 +270,15 @@ class FrameCompiler:
 
     def _on_internal_error(self, code, e, tx=None):
         where = f"{code.co_name} ({code.co_filename}:{code.co_firstlineno})"
+        verbose = config.verbose or enabled("frontend", logging.DEBUG)
         if not config.strict:
             logging.getLogger("bytegraph").warning(
                 "internal error while compiling %s, running it eagerly: %s: %s\nThis is a bug of bytegraph: "
                 "please report it with this message (BYTEGRAPH_LOGS=+frontend shows the internal traceback, "
-                "BYTEGRAPH_COMPILE_DEBUG=1 saves the frame)", where, type(e).__name__, e)
+                "BYTEGRAPH_COMPILE_DEBUG=1 saves the frame)%s", where, type(e).__name__, e,
+                "\n" + "".join(traceback.format_exception(e)) if verbose else "")
             runtime.touch(code)
             return FrameAction.SKIP_CODE
-        verbose = config.verbose or enabled("frontend", logging.DEBUG)
         detail = "".join(traceback.format_exception(e)) if verbose else \
             "(the internal traceback is shown with config.verbose or BYTEGRAPH_LOGS=+frontend)"
         raise InternalError(f"bytegraph failed to compile {where}: {type(e).__name__}: {e}{failure_site(tx)}\n"

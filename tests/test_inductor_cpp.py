@@ -337,6 +337,17 @@ def test_dynamic_shapes_one_compile_two_sizes():
     assert cnt.frame_count == 1 and inductor.metrics.compiles == 1
 
 
+def test_symbolic_clamp_bounds():
+    # linear interpolation clamps its source index to `size - 1`: with dynamic sizes a symbolic bound
+    def f(x):
+        return F.interpolate(x, scale_factor=2, mode="linear") + 1
+    opt, cnt = _run(f, [torch.randn(2, 3, 5)], dynamic=True, kernels=2)  # source indices, result
+    for n in (7, 2):
+        x = torch.randn(2, 3, n)
+        assert_same(opt(x), f(x), atol=1e-6, rtol=1e-5)
+    assert cnt.frame_count == 1 and inductor.metrics.compiles == 1
+
+
 def test_output_strides_and_inplace_mutation():
     def f(x, y):
         x.mul_(2)

@@ -389,10 +389,10 @@ def _clamp(g, node, x, lo=None, hi=None):
         raise Fallback("tensor clamp bounds")
 
     def fn(ops, v):
-        if lo is not None:
-            v = ops.call("maximum", v, ops.constant(lo, v.dtype))
+        if lo is not None:   # (a bound may be a symbolic size: interpolation clamps indices to `size - 1`)
+            v = ops.call("maximum", v, _scalar(ops, lo, v.dtype))
         if hi is not None:
-            v = ops.call("minimum", v, ops.constant(hi, v.dtype))
+            v = ops.call("minimum", v, _scalar(ops, hi, v.dtype))
         return v
     return make_pointwise(fn)(g, node, x)
 
