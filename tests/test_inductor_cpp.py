@@ -527,6 +527,28 @@ def test_three_channel_image_converted_along_its_rows():
     assert "const int64_t inner = 3;" not in src and "const int64_t inner = 4096;" in src, src
 
 
+def test_padding_tests_only_padded_sides():
+    # a side padded by 0 needs no bounds test (TF-style "same" padding pads one side of each dimension)
+    def f(x):
+        return F.pad(x, (0, 2, 1, 0)) * 2
+    _run(f, [torch.randn(4, 8)], kernels=1)
+    src = inductor.metrics.last_source
+    assert "((x0 >= 1) & (x1 < 8))" in src and ">= 0" not in src and "< 4" not in src, src
+
+
+def test_small_convolution_of_channels_last_activation_stays_channels_last():
+    # a convolution too small to repay converting its input still reads the layout its producer wrote
+    # (channels-last here): aten returns channels-last, and the graph promises exactly that (a
+    # contiguous promise cost a copy of the result, then a transposing read in the next kernel)
+    first = torch.nn.Conv2d(16, 64, 3, padding=1)
+    dw = torch.nn.Conv2d(64, 64, 3, padding=1, groups=64)
+    x = torch.randn(2, 16, 24, 24)   # (the depthwise convolution: 0.7M multiply-adds)
+    with torch.no_grad():
+        opt, _ = _run(lambda x: dw(first(x).relu()).relu() + 1, [x], externs=2, atol=1e-4)
+    src = inductor.metrics.last_source
+    assert src.count(", 1, 1536, 64))  # aten.convolution") == 2, src
+
+
 def test_depthwise_weight_is_restrided_not_copied():
     # a (C, 1, kh, kw) weight is laid out channels-last already (its strides differ only on the size-1
     # dimension): the convolution gets a view of it, not a copy kernel on every call

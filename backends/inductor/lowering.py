@@ -825,7 +825,9 @@ def _pad(g, node, x, pad, value=0):
         conds, src = [], list(idx)
         for d, (lo, hi) in pads.items():
             src[d] = idx[d] - lo
-            conds += [sympy.Ge(idx[d], lo), sympy.Lt(idx[d], lo + old[d])]
+            # (a side padded by 0 needs no test: the index never leaves the input there)
+            conds += [sympy.Ge(idx[d], lo)] if lo else []
+            conds += [sympy.Lt(idx[d], lo + old[d])] if hi else []
         if not conds:
             return x.load(ops, src)
         cond = ops.index_expr(sympy.And(*conds), torch.bool)
@@ -922,6 +924,7 @@ def _convolution(g, node, x, weight, bias, stride, padding, dilation, transposed
     if (val.device.type != "cpu" or transposed or val.dim() != 4 or not val.dtype.is_floating_point
             or any(is_symbolic(s) for s in (*x.get_size(), *weight.get_size(), *val.shape))):
         raise Fallback("convolution: not a static 2-d CPU convolution")
+    x.realize()  # (in the layout its producer chose, `register_computed`: the test below reads it)
     sl = x.strided_layout()
     if prod(val.shape) * prod(weight.get_size()[1:]) < CHANNELS_LAST_MIN_MACS and not (
             sl is not None and is_channels_last(sl[1])):
