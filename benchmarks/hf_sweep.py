@@ -2,7 +2,8 @@
 
 An oracle nobody here wrote: for each model type in `transformers`' auto mappings, a tiny model is
 built from its default config with every size shrunk (2 layers, hidden 64, 4 heads, vocab 1000;
-random weights, nothing downloaded) and its inputs are made from the model's own input names. Each
+random weights, nothing downloaded; a config whose sizes then disagree keeps its default widths with 2
+layers and vocab 1000) and its inputs are made from the model's own input names. Each
 model then runs in a fresh subprocess (a crash or a hang costs one row) through:
 
 - eager, twice (a model that is not deterministic in eval mode is reported, not compared);
@@ -33,10 +34,11 @@ VOCAB = 1000
 HIDDEN = 64
 HEADS = 4
 
+_DEPTHS = ["num_hidden_layers", "n_layer", "num_layers", "n_layers", "encoder_layers", "decoder_layers",
+           "num_decoder_layers", "num_encoder_layers", "text_layers", "vision_layers"]
 # config attribute -> tiny value (attributes a config does not have are left alone)
 _SIZES = {
-    **dict.fromkeys(["num_hidden_layers", "n_layer", "num_layers", "n_layers", "encoder_layers", "decoder_layers",
-                     "num_decoder_layers", "num_encoder_layers", "text_layers", "vision_layers"], 2),
+    **dict.fromkeys(_DEPTHS, 2),
     **dict.fromkeys(["hidden_size", "n_embd", "d_model", "embed_dim", "dim", "hidden_dim", "n_embed"], HIDDEN),
     **dict.fromkeys(["num_attention_heads", "n_head", "n_heads", "num_heads", "encoder_attention_heads",
                      "decoder_attention_heads"], HEADS),
@@ -57,8 +59,16 @@ def model_types() -> list[str]:
     return sorted(modeling_auto.MODEL_MAPPING_NAMES)
 
 
-def _shrink(config) -> None:
+# how far a config is shrunk: every size, else (a config whose sizes depend on each other in ways the
+# table does not know) only its depth and vocabulary, at the default widths
+SHRINKS = ("tiny", "shallow")
+MAX_PARAMETERS = 200_000_000   # a shallow model larger than this is not built
+
+
+def _shrink(config, shrink: str = "tiny") -> None:
     for name, value in _SIZES.items():
+        if shrink == "shallow" and name not in _DEPTHS and name != "vocab_size":
+            continue
         if isinstance(getattr(config, name, None), int) and getattr(config, name) > value:
             setattr(config, name, value)
     for name, value in _TOKENS.items():
@@ -72,19 +82,24 @@ def _shrink(config) -> None:
     for sub in ("text_config", "vision_config", "audio_config", "encoder", "decoder", "speech_config"):
         inner = getattr(config, sub, None)
         if inner is not None and hasattr(inner, "to_dict"):
-            _shrink(inner)
+            _shrink(inner, shrink)
 
 
-def build(model_type: str):
-    """A tiny model of this type in eval mode, and `make_inputs(length, batch)`."""
+def build(model_type: str, shrink: str = "tiny"):
+    """A small model of this type in eval mode (`SHRINKS`), and `make_inputs(length, batch)`."""
     import torch
     import transformers
     from transformers.models.auto import modeling_auto
     transformers.logging.set_verbosity_error()
     config = transformers.AutoConfig.for_model(model_type)
-    _shrink(config)
+    _shrink(config, shrink)
     torch.manual_seed(0)
     cls = getattr(transformers, modeling_auto.MODEL_MAPPING_NAMES[model_type])
+    if shrink != "tiny":    # default widths: count the parameters before allocating them
+        with torch.device("meta"):
+            n = sum(p.numel() for p in cls(config).parameters())
+        if n > MAX_PARAMETERS:
+            raise ValueError(f"{n / 1e6:.0f}M parameters at its default widths")
     model = cls(config).eval()
     return model, _input_maker(model, config)
 
@@ -95,18 +110,21 @@ def _input_maker(model, config):
     import torch
     params = inspect.signature(model.forward).parameters
     main = getattr(model, "main_input_name", "input_ids")
+    vocab = min(VOCAB, getattr(config, "vocab_size", None) or VOCAB)
 
     def make_inputs(length: int, batch: int = 2) -> dict:
         g = torch.Generator().manual_seed(length * 31 + batch)
         inputs = {}
         if main == "input_ids" or "input_ids" in params and main not in params:
-            inputs["input_ids"] = torch.randint(3, VOCAB, (batch, length), generator=g)
+            inputs["input_ids"] = torch.randint(3, vocab, (batch, length), generator=g)
             if "attention_mask" in params:
                 inputs["attention_mask"] = torch.ones(batch, length, dtype=torch.long)
         elif main == "pixel_values":
             size = getattr(config, "image_size", 32)
             size = size[0] if isinstance(size, (list, tuple)) else size
-            inputs["pixel_values"] = torch.randn(batch, getattr(config, "num_channels", 3), size, size, generator=g)
+            frames = (config.num_frames,) if isinstance(getattr(config, "num_frames", None), int) else ()  # video
+            inputs["pixel_values"] = torch.randn(batch, *frames, getattr(config, "num_channels", 3), size, size,
+                                                 generator=g)
         elif main == "input_values":
             inputs["input_values"] = torch.randn(batch, 400 * length, generator=g)
         elif main == "input_features":
@@ -116,7 +134,7 @@ def _input_maker(model, config):
         else:
             raise ValueError(f"no input maker for main input {main!r}")
         if "decoder_input_ids" in params and getattr(config, "is_encoder_decoder", False):
-            inputs["decoder_input_ids"] = torch.randint(3, VOCAB, (batch, length), generator=g)
+            inputs["decoder_input_ids"] = torch.randint(3, vocab, (batch, length), generator=g)
         return inputs
     return make_inputs
 
@@ -216,7 +234,7 @@ def check_model(model_type: str, backend: str = "eager") -> dict:
     row = build_check(model_type)
     if row["status"] != "ok":
         return row
-    model, make_inputs = build(model_type)
+    model, make_inputs = build(model_type, row["shrink"])
     inputs = make_inputs(8)
     with torch.no_grad():
         ref = model(**inputs)
@@ -311,15 +329,20 @@ def _buildable(types, timeout: float, batch: int = 25) -> tuple[list, list]:
 
 
 def build_check(model_type: str) -> dict:
+    """Whether a small model of this type builds and runs eagerly, at the first of `SHRINKS` that does."""
     import torch
-    try:
-        model, make_inputs = build(model_type)
-        inputs = make_inputs(8)
-        with torch.no_grad():
-            ref, ref2 = model(**inputs), model(**inputs)
-    except Exception as e:  # noqa: BLE001 - not the compilers' fault: the model cannot be built tiny
-        return {"model": model_type, "status": "not built", "why": f"{type(e).__name__}: {str(e)[:150]}"}
-    return {"model": model_type, "status": "ok" if _same(ref, ref2) else "not deterministic"}
+    why = None
+    for shrink in SHRINKS:
+        try:
+            model, make_inputs = build(model_type, shrink)
+            inputs = make_inputs(8)
+            with torch.no_grad():
+                ref, ref2 = model(**inputs), model(**inputs)
+        except Exception as e:  # noqa: BLE001 - not the compilers' fault: the model cannot be built small
+            why = (why + " / " if why else "") + f"{shrink}: {type(e).__name__}: {str(e)[:150]}"
+            continue
+        return {"model": model_type, "status": "ok" if _same(ref, ref2) else "not deterministic", "shrink": shrink}
+    return {"model": model_type, "status": "not built", "why": why}
 
 
 def _run_one(model_type: str, timeout: float, backend: str = "eager") -> dict:
