@@ -1,6 +1,7 @@
 """Python modelled exactly or not at all: builtins get every argument, operators follow CPython's
 protocol (NotImplemented, reflection, identity fallback), containers raise when mutated while
 iterated or sorted. Each test compares compiled with eager and asserts what was captured."""
+import abc
 import collections
 import collections.abc
 import functools
@@ -97,6 +98,40 @@ def test_reflected_comparison_and_identity_fallback():
                 None == 1, b == b, 1 < 2.5, [1, 2] == [1, 2], (1, 2) != (1, 3)], x + 1   # noqa: E711
     got = check(f, torch.ones(1), breaks=0)
     assert got[0] == [False, True, True, False, False, False, False, False, False, True, True, True, True]
+
+
+class _Logged:
+    def __init__(self, log):
+        self.log = log
+
+    def __eq__(self, other):
+        self.log.append(type(self).__name__)
+        return NotImplemented
+
+
+class _Registering(_Logged, metaclass=abc.ABCMeta):
+    pass
+
+
+class _Virtual(_Logged):
+    pass
+
+
+_Registering.register(_Virtual)
+
+
+def test_virtual_subclass_is_not_asked_first():
+    """CPython asks the right operand first only when its type is a subclass by MRO (PyType_IsSubtype):
+    a class registered with an ABC is not (CPython's test_binop.test_comparison_orders)."""
+    def f(x, log):
+        first = _Registering(log) == _Virtual(log)
+        second = _Virtual(log) == _Registering(log)
+        return x + 1, first, second
+    assert issubclass(_Virtual, _Registering)
+    check(f, torch.ones(1), [], breaks=0)
+    log = []
+    bytegraph.compile(f, backend="eager")(torch.ones(1), log)
+    assert log == ["_Registering", "_Virtual", "_Virtual", "_Registering"]
 
 
 def test_count_of_fresh_dicts():
