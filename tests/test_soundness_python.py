@@ -881,6 +881,30 @@ def test_module_tuple_holding_a_tuple_subclass_runs_its_getitem_every_call():
     assert cnt.frame_count == 1
 
 
+def test_exception_constructor_picks_the_class():
+    """OSError by errno is its subclass; BaseExceptionGroup of Exceptions is an ExceptionGroup; a group's
+    constructor checks its arguments (CPython's test_exception_group compiled got the wrong class and no
+    TypeError)."""
+    def by_errno(x):
+        e = OSError(2, "missing")
+        return x + 1, type(e).__name__, isinstance(e, FileNotFoundError)
+    assert check(by_errno, torch.ones(1), breaks=0)[1:] == ("FileNotFoundError", True)
+
+    def group(x, exc):
+        y = x + 1
+        try:
+            made = type(BaseExceptionGroup("g", [exc])).__name__
+        except TypeError as e:
+            made = str(e)
+        try:
+            ExceptionGroup("g", [exc, KeyboardInterrupt()])
+        except TypeError as e:
+            made += ", " + str(e)
+        return y * 2, made
+    got = check(group, torch.ones(1), ValueError(1), frames=1, breaks=2)
+    assert got[1] == "ExceptionGroup, Cannot nest BaseExceptions in an ExceptionGroup"
+
+
 # -- identity, laziness and lifetimes as CPython keeps them -----------------------------------
 def test_immutable_builtins_are_returned_as_they_are():
     def f(x, t, fs):
