@@ -44,7 +44,9 @@ def compare(fn, *args, mutations=(), setup=lambda: None):
     return cnt
 
 
-def test_builtin_rebound_in_builtins_module_recompiles():
+def test_builtin_rebound_in_builtins_module_runs_as_is():
+    """The cached graph's guard sees the rebound builtin; while it stays rebound frames are not compiled
+    (the compiler's own code, and torch's, call the builtins: `builtins.len = ...` broke dis)."""
     def f(x):
         return x + divmod(7, 2)[0]
     real = builtins.divmod
@@ -53,7 +55,20 @@ def test_builtin_rebound_in_builtins_module_recompiles():
                                                   lambda: setattr(builtins, "divmod", real)])
     finally:
         builtins.divmod = real
-    assert cnt.frame_count == 2 and cnt.op_count == 2
+    assert cnt.frame_count == 1 and cnt.op_count == 1
+
+
+def test_frames_met_while_len_is_rebound_run_as_they_are():
+    """CPython's test_dynamic: `builtins.len` swapped for a lambda (the compiler's dis call read it)."""
+    def f(x):
+        return x + len([1, 2, 3])
+    real = builtins.len
+    try:
+        cnt = compare(f, torch.ones(2), mutations=[lambda: setattr(builtins, "len", lambda v: 7),
+                                                  lambda: setattr(builtins, "len", real)])
+    finally:
+        builtins.len = real
+    assert cnt.frame_count == 1 and cnt.op_count == 1
 
 
 def test_list_iterator_sees_the_list_changed_after_a_break():
