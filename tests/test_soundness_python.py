@@ -7,6 +7,7 @@ import collections.abc
 import functools
 import itertools
 import sys
+import types
 
 import pytest
 import torch
@@ -903,6 +904,44 @@ def test_exception_constructor_picks_the_class():
         return y * 2, made
     got = check(group, torch.ones(1), ValueError(1), frames=1, breaks=2)
     assert got[1] == "ExceptionGroup, Cannot nest BaseExceptions in an ExceptionGroup"
+
+
+class _Slotted:
+    __slots__ = ("a",)
+
+
+def test_attribute_store_on_an_object_without_a_dict_raises():
+    """object() and a __slots__ instance take no new attribute (CPython's test_descr.test_object_class:
+    compiled code stored it)."""
+    def f(x):
+        out = []
+        for obj in (object(), _Slotted()):
+            try:
+                obj.foo = 12
+                out.append("stored")
+            except AttributeError as e:
+                out.append(str(e))
+        s = _Slotted()
+        s.a = 2
+        return x + s.a, out
+    got = check(f, torch.ones(1), breaks=0)
+    assert got[1] == ["'object' object has no attribute 'foo'", "'_Slotted' object has no attribute 'foo'"]
+
+
+def test_guards_on_a_module_subclass_run_none_of_its_hooks():
+    """Describing the guards of a frame whose local is an instance of a module subclass with a Python
+    `__getattribute__` read `__class__` through it (isinstance's fallback): the program's log grew
+    (CPython's test_descr.test_module_subclasses)."""
+    class Logged(types.ModuleType):
+        def __getattribute__(self, name):
+            log.append(name)
+            return types.ModuleType.__getattribute__(self, name)
+    log = []
+
+    def f(x, m):
+        return x + 1, type(m).__name__
+    check(f, torch.ones(1), Logged("m"), breaks=0)
+    assert log == []
 
 
 # -- identity, laziness and lifetimes as CPython keeps them -----------------------------------

@@ -150,7 +150,7 @@ class PythonModuleVariable(VariableTracker):
     value: types.ModuleType = None
 
     def python_type(self):
-        return types.ModuleType
+        return type(self.value)     # a subclass too (one without attribute hooks)
 
     def describe(self):
         return f"module {self.value.__name__}"
