@@ -944,6 +944,77 @@ def test_guards_on_a_module_subclass_run_none_of_its_hooks():
     assert log == []
 
 
+class _LoggedAttributes:
+    def __init__(self, log):
+        object.__setattr__(self, "log", log)
+
+    def __getattribute__(self, name):
+        object.__getattribute__(self, "log").append(name)
+        return object.__getattribute__(self, name)
+
+
+class _PlainManager(_LoggedAttributes):
+    def __enter__(self):
+        return 1
+
+    def __exit__(self, *exc):
+        return False
+
+
+class _Logging:
+    def __init__(self, fn, log):
+        self.fn, self.log = fn, log
+
+    def __get__(self, obj, owner):
+        self.log.append("__get__")
+        return self.fn.__get__(obj, owner)
+
+
+def test_with_looks_its_methods_up_on_the_type():
+    """BEFORE_WITH finds `__enter__`/`__exit__` on the type, never through the instance's `__getattribute__`,
+    and a descriptor's `__get__` runs once, at entry (CPython's test_descr.test_special_method_lookup)."""
+    def f(x, manager):
+        with manager as value:
+            y = x + value
+        return y * 2
+
+    def run(manager_log):
+        return f(torch.ones(1), _PlainManager(manager_log))
+    eager_log, log = [], []
+    want = run(eager_log)
+    bytegraph.reset()
+    opt, cnt = compiled(f)
+    got = opt(torch.ones(1), _PlainManager(log))
+    assert_same(got, want)
+    assert log == eager_log == [] and cnt.frame_count == 1 and cnt.op_count == 2
+
+    class Described:
+        pass
+    descr_log = []
+    Described.__enter__ = lambda self: 1
+    Described.__exit__ = _Logging(lambda self, *exc: False, descr_log)
+    check(f, torch.ones(1), Described(), frames=1, breaks=2)   # (the `with`; `__get__` run natively)
+    assert descr_log == ["__get__", "__get__"]    # once eagerly, once compiled
+
+
+class _Base:
+    prop = property(lambda self: "from instance")
+
+
+class _Sub(_Base):
+    @classmethod
+    def base_prop(cls):
+        return super(_Sub, cls).prop
+
+
+def test_super_of_a_class_leaves_a_property_unbound():
+    """super(C, cls).prop is the property itself (property.__get__(None, cls); CPython's test_descr.test_supers)."""
+    def f(x):
+        return x + 1, _Sub.base_prop() is _Base.__dict__["prop"], _Sub().prop
+    got = check(f, torch.ones(1), breaks=0)
+    assert got[1:] == (True, "from instance")
+
+
 # -- identity, laziness and lifetimes as CPython keeps them -----------------------------------
 def test_immutable_builtins_are_returned_as_they_are():
     def f(x, t, fs):

@@ -45,7 +45,7 @@ def bind_descriptor(tx, obj_var, cls_owner, attr, name, attr_source=None):
     if isinstance(attr, classmethod):
         cls_var = obj_var if is_class else wrap_class(tx, obj_var.python_type())
         return BoundMethodVariable(fn=part("__func__"), self_var=cls_var)
-    if isinstance(attr, property):
+    if isinstance(attr, property) and not is_class:    # (property.__get__(None, cls) is the property)
         if attr.fget is None:
             raise user_error(AttributeError(f"property {name!r} has no getter"))
         return part("fget").call_function(tx, [obj_var], {})
