@@ -6,6 +6,7 @@ and asserts what was captured."""
 import builtins
 import collections.abc
 import enum
+import sys
 
 import torch
 
@@ -518,3 +519,33 @@ def test_deleted_argument_cell_is_empty_for_its_closures():
     got = g_result(bytegraph.compile(f, backend=cnt))
     assert same(got, g_result(f)) and got[1][1] == "NameError"
     assert cnt.frame_count == 1
+
+
+def test_frames_under_a_trace_function_run_as_written():
+    """sys.settrace (a debugger, coverage) sees each line of a frame: transformed code would give other
+    line events (CPython's test_patma.TestTracing compiled saw none). Such frames run as written; once the
+    trace function is gone they compile."""
+    def f(x):
+        y = x + 1
+        return y * 2
+
+    def lines_of(fn):
+        seen = []
+
+        def trace(frame, event, arg):
+            if event == "line" and frame.f_code.co_name == "f":
+                seen.append(frame.f_lineno - f.__code__.co_firstlineno)
+            return trace
+        old = sys.gettrace()
+        sys.settrace(trace)
+        try:
+            fn(torch.ones(1))
+        finally:
+            sys.settrace(old)
+        return seen
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    assert lines_of(opt) == lines_of(f) == [1, 2]
+    assert cnt.frame_count == 0
+    assert same(opt(torch.ones(1)), f(torch.ones(1))) and cnt.frame_count == 1
+    assert lines_of(opt) == [1, 2] and cnt.frame_count == 1   # the cached entry is not used either
