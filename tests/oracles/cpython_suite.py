@@ -46,6 +46,16 @@ def _on_alarm(signum, frame):
     raise _Timeout()
 
 
+def _disarm():
+    """Stop the test's timer (it may fire once more while being stopped)."""
+    while True:
+        try:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            return
+        except _Timeout:
+            continue
+
+
 def _relocate(name: str, scratch: str):
     """Import test.<name> from a copy under `scratch` (outside the stdlib, so the hook compiles it)."""
     import importlib.util
@@ -113,7 +123,9 @@ def run_tests(module: str, mode: str, timeout: float, write) -> None:
             _compile_test(case)
         res = unittest.TestResult()
         start = time.time()
-        signal.setitimer(signal.ITIMER_REAL, timeout)
+        # re-raised every second past the timeout: a _Timeout raised inside a gc callback or a __del__
+        # is swallowed there ("Exception ignored in ..."), and one such test held a module for 900 s
+        signal.setitimer(signal.ITIMER_REAL, timeout, 1.0)
         try:
             case.run(res)
             outcome = ("skip" if res.skipped else "fail" if res.failures else "error" if res.errors
@@ -126,7 +138,7 @@ def run_tests(module: str, mode: str, timeout: float, write) -> None:
         except BaseException:  # noqa: BLE001 - a test that escapes unittest's own handling
             outcome, detail = "error", traceback.format_exc()[-1500:]
         finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
+            _disarm()
         if "_Timeout" in detail:
             outcome = "timeout"
         write({"test": case.id().split(".", 1)[-1], "outcome": outcome,
