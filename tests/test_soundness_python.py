@@ -91,6 +91,25 @@ def test_builtin_unmodelled_arguments_break_instead_of_dropping():
     check(g, torch.ones(1), [1, 2], breaks=1)
 
 
+class _Float(float):
+    def __new__(cls, value):
+        return super().__new__(cls, value * 2)
+
+
+def test_alternate_constructors_of_builtin_values_fold():
+    """float.fromhex, int.from_bytes, bytes.fromhex of constants are folded (CPython's test_float calls
+    fromhex hundreds of times: a break each made the test time out); a subclass's runs its constructor."""
+    def f(x):
+        return (x + float.fromhex("0x1p3") + int.from_bytes(b"\x01\x00", "big"), bytes.fromhex("ff 00"),
+                _Float.fromhex("0x1p0"), type(_Float.fromhex("0x1p0")).__name__)
+    got = check(f, torch.ones(1), breaks=3)     # (the subclass's calls, and float.__new__ inside it)
+    assert got[1:] == (b"\xff\x00", 2.0, "_Float")
+
+    def g(x):
+        return x * float.fromhex("-0x1.8p1")
+    check(g, torch.ones(1), breaks=0)
+
+
 # -- operators: NotImplemented, reflection, identity fallback -------------------------------------
 def test_reflected_comparison_and_identity_fallback():
     def f(x):

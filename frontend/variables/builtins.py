@@ -67,9 +67,16 @@ _PURE_BUILTINS = {abs, bool, chr, complex, divmod, float, format, hash, int, len
                   tuple, frozenset, slice, range, type}
 
 
+# alternate constructors of immutable builtin values (bound to the exact class: a subclass's runs its
+# own constructor)
+_PURE_CLASS_METHODS = {(float, "fromhex"), (int, "from_bytes"), (bytes, "fromhex")}
+
+
 def is_pure(fn) -> bool:
+    owner = static_getattr(fn, "__self__")
     return safe_in(fn, _PURE_BUILTINS) or static_getattr(fn, "__module__") in ("math", "_operator", "operator") or \
-        any(static_getattr(fn, "__self__") is m for m in _PURE_MODULES)
+        any(owner is m for m in _PURE_MODULES) or \
+        (type(owner) is type and (owner, static_getattr(fn, "__name__")) in _PURE_CLASS_METHODS)
 
 
 def is_tensorish(var) -> bool:
