@@ -110,6 +110,25 @@ def test_alternate_constructors_of_builtin_values_fold():
     check(g, torch.ones(1), breaks=0)
 
 
+def test_strict_zip_checks_lengths_where_the_iteration_ends():
+    """zip(strict=True) raises CPython's message when the iteration reaches the shortest end, after the
+    tuples before it (compiled code raised its own message at the call)."""
+    def equal(x):
+        return x + sum(a * b for a, b in zip([1, 2], (3, 4), strict=True))
+    check(equal, torch.ones(1), breaks=0)
+
+    def unequal(x, out):
+        y = x + 1
+        try:
+            for pair in zip([1, 2, 3], [1, 2], strict=True):
+                out.append(pair)
+        except ValueError as e:
+            out.append(str(e))
+        return y * 2, out
+    got = check(unequal, torch.ones(1), [], frames=0, breaks=1)   # (the break in a loop in a try runs the frame as is)
+    assert got[1] == [(1, 1), (2, 2), "zip() argument 2 is shorter than argument 1"]
+
+
 # -- operators: NotImplemented, reflection, identity fallback -------------------------------------
 def test_reflected_comparison_and_identity_fallback():
     def f(x):
