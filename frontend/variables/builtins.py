@@ -464,7 +464,8 @@ def _zip(tx, *iterables, strict=None):
         # the length check happens when the iteration reaches the shortest end (after the tuples
         # before it, and after reading the next item of each longer iterable): folded only over
         # sequences of equal lengths, where it never fires
-        if not all(i.is_sequence for i in iterables):
+        if not all(i.is_sequence or type(i.as_python_constant_or_none()) in (tuple, str, bytes, range)
+                   for i in iterables):
             raise Unsupported("unsupported_call", fn="zip", detail=" (strict=True over iterators)")
         lists = [tx.unpack_iterable(i) for i in iterables]
         if len({len(x) for x in lists}) > 1:
