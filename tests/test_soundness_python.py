@@ -117,15 +117,16 @@ def test_strict_zip_checks_lengths_where_the_iteration_ends():
         return x + sum(a * b for a, b in zip([1, 2], (3, 4), strict=True))
     check(equal, torch.ones(1), breaks=0)
 
-    def unequal(x, out):
+    def unequal(x):
         y = x + 1
+        out = []
         try:
             for pair in zip([1, 2, 3], [1, 2], strict=True):
                 out.append(pair)
         except ValueError as e:
             out.append(str(e))
         return y * 2, out
-    got = check(unequal, torch.ones(1), [], breaks=2)   # (the call to zip, then iter() of it)
+    got = check(unequal, torch.ones(1), breaks=2)   # (the call to zip, then iter() of it)
     assert got[1] == [(1, 1), (2, 2), "zip() argument 2 is shorter than argument 1"]
 
 

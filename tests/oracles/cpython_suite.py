@@ -32,6 +32,13 @@ DEFAULT_MODULES = [
     "test_string_literals", "test_genexps", "test_setcomps", "test_dictcomps", "test_named_expressions",
     "test_opcodes", "test_grammar", "test_typechecks", "test_isinstance", "test_abc", "test_property",
     "test_userdict", "test_userlist", "test_defaultdict", "test_ordered_dict", "test_deque",
+    "test_enum", "test_copy", "test_decorators", "test_types", "test_fstring", "test_format", "test_pow",
+    "test_long", "test_complex", "test_fractions", "test_call", "test_funcattrs", "test_dynamic", "test_global",
+    "test_binop", "test_baseexception", "test_exception_group", "test_exception_variations", "test_index",
+    "test_int_literal", "test_userstring", "test_keyword", "test_reprlib", "test_textwrap",
+    "test_positional_only_arg", "test_hash", "test_contains", "test_generator_stop", "test_yield_from",
+    "test_numeric_tower", "test_abstract_numbers", "test_copyreg", "test_exception_hierarchy", "test_fnmatch",
+    "test_shlex", "test_statistics", "test_descr",
 ]
 # shared base classes some test modules inherit their test methods from: relocated with them
 HELPERS = ["seq_tests", "list_tests", "mapping_tests", "string_tests"]
