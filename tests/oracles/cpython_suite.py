@@ -11,6 +11,7 @@ A test that passes plainly and fails compiled is a bytegraph bug.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import shutil
@@ -129,6 +130,7 @@ def run_tests(module: str, mode: str, timeout: float, write) -> None:
         if mode == "compiled":
             _compile_test(case)
         res = unittest.TestResult()
+        gc_state = gc.get_threshold(), list(gc.callbacks)
         start = time.time()
         # re-raised every second past the timeout: a _Timeout raised inside a gc callback or a __del__
         # is swallowed there ("Exception ignored in ..."), and one such test held a module for 900 s
@@ -146,6 +148,10 @@ def run_tests(module: str, mode: str, timeout: float, write) -> None:
             outcome, detail = "error", traceback.format_exc()[-1500:]
         finally:
             _disarm()
+            # a test cut short may leave the collector as it set it (threshold 1, a callback that walks
+            # the stack): every later test would crawl
+            gc.set_threshold(*gc_state[0])
+            gc.callbacks[:] = gc_state[1]
         if "_Timeout" in detail:
             outcome = "timeout"
         write({"test": case.id().split(".", 1)[-1], "outcome": outcome,
