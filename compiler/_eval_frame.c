@@ -227,7 +227,9 @@ static int call_guard(PyObject *guard, _PyInterpreterFrame *frame, Py_ssize_t na
 static PyObject *bytegraph_eval_frame(PyThreadState *ts, _PyInterpreterFrame *frame, int throwflag) {
     PyObject *callback = tl_callback;
     PyCodeObject *code = frame->f_code;
-    if (callback == NULL || tl_busy || throwflag || frame->owner != FRAME_OWNED_BY_THREAD ||
+    /* under a trace function (sys.settrace: a debugger, coverage) frames run as written: the program
+       sees their line events, which transformed code would not give */
+    if (callback == NULL || tl_busy || throwflag || ts->c_tracefunc != NULL || frame->owner != FRAME_OWNED_BY_THREAD ||
         frame->f_func == NULL || !(code->co_flags & CO_OPTIMIZED) ||
         (code->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE)) ||
         frame->prev_instr != _PyCode_CODE(code) - 1) {

@@ -66,13 +66,14 @@ def _backend_specializes_float(backend) -> bool:
     return False
 
 
-_BUILTIN_NAMES = frozenset(builtins.__dict__)
+_BUILTINS = dict(builtins.__dict__)
 
 
 def _builtins_intact() -> bool:
-    """No builtin deleted, no key that is not a string added (a program may, for a while)."""
+    """No builtin deleted or rebound (`builtins.len = ...`: the compiler's own code and torch's call
+    them), no key that is not a string added (a program may do either, for a while)."""
     names = builtins.__dict__
-    return _BUILTIN_NAMES <= names.keys() and all(type(k) is str for k in names)
+    return all(names.get(k, _BUILTINS) is v for k, v in _BUILTINS.items()) and all(type(k) is str for k in names)
 
 
 class FrameCompiler:

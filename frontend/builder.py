@@ -181,6 +181,16 @@ def _is_a(value, classes) -> bool:
     return issubclass(type(value), classes)
 
 
+_ATTRIBUTE_HOOKS = ("__getattribute__", "__getattr__", "__setattr__", "__delattr__")
+
+
+def _hooks_attributes(module_type) -> bool:
+    """A module subclass with its own attribute hooks: an object like any other, not a module whose
+    attributes are its dict's (and maybe taken as constants)."""
+    return any(name in klass.__dict__ for klass in module_type.__mro__ if klass not in (types.ModuleType, object)
+               for name in _ATTRIBUTE_HOOKS)
+
+
 _LIST_ITERATORS = (type(iter([])), type(reversed([])))
 
 
@@ -346,7 +356,7 @@ def _wrap_special_object(tx, value, source, trusted, guard):
     if _is_a(value, enum.Enum):
         guard(Guard.id_match(source, value))
         return EnumVariable(value=value, source=source)
-    if _is_a(value, types.ModuleType):
+    if _is_a(value, types.ModuleType) and not _hooks_attributes(type(value)):
         guard(Guard.id_match(source, value))
         return PythonModuleVariable(value=value, source=source)
     if _is_a(value, types.CellType):

@@ -297,8 +297,7 @@ class PyCodegen:
         if isinstance(ctx, UserDefinedObjectVariable):
             if ctx not in self.temps:
                 self.reconstruct_to_temp(ctx)    # the same object as other references to it
-            self.reconstruct(ctx)
-            self.load_attr("__exit__")
+            self.reconstruct(var.exit_method)    # the function BEFORE_WITH found, bound again
             return
         raise Unsupported("unrebuildable", what=f"rebuilding the exit of a `with` block on {ctx.describe()}")
 

@@ -77,11 +77,15 @@ def _overrides(tx, sub, base, name) -> bool:
     return class_lookup(tx, sub, name)[0] is not class_lookup(tx, base, name)[0]
 
 
+_MRO_OF = type.__dict__["__mro__"].__get__   # a class's real MRO, whatever its metaclass says
+
+
 def _reflected_first(tx, a, b, reflected_name, compare) -> bool:
     """b's reflected method goes first when b's type is a proper subclass of a's (for binary
-    operators, only if it overrides that method)."""
+    operators, only if it overrides that method). A subclass by its MRO, as PyType_IsSubtype decides: a
+    virtual subclass (ABCMeta.register, a metaclass __subclasscheck__) does not count."""
     ta, tb = _type_of(a), _type_of(b)
-    if not (isinstance(ta, type) and isinstance(tb, type)) or tb is ta or not issubclass(tb, ta):
+    if not (isinstance(ta, type) and isinstance(tb, type)) or tb is ta or ta not in _MRO_OF(tb):
         return False
     return compare or _overrides(tx, tb, ta, reflected_name)
 

@@ -478,7 +478,7 @@ class TensorMeta:
     def size_change(self, value):
         """The static dims whose size differs, if sizes (and the strides that follow from them) are
         all that changed; None when anything else differs."""
-        if not isinstance(value, torch.Tensor) or type(value) is not self.cls or value.dtype != self.dtype or \
+        if not issubclass(type(value), torch.Tensor) or type(value) is not self.cls or value.dtype != self.dtype or \
                 value.device != self.device or value.dim() != len(self.shape) or \
                 value.requires_grad != self.requires_grad or torch._C._dispatch_keys(value) != self.dispatch_keys:
             return None
@@ -487,7 +487,7 @@ class TensorMeta:
 
     def mismatch(self, value, name: str):
         """A sentence saying how `value` differs, or None."""
-        if not isinstance(value, torch.Tensor):
+        if not issubclass(type(value), torch.Tensor):   # (no hooks of a failing object run)
             return f"{name} is no longer a tensor: got {type(value).__name__}"
         if type(value) is not self.cls:
             return f"{name} type changed: expected {self.cls.__name__}, got {type(value).__name__}"
@@ -520,9 +520,12 @@ def tensor_spec(meta: TensorMeta) -> tuple:
 def _label(obj) -> str:
     """A readable name for a guarded object, read without running attribute hooks: a module's
     `__getattr__` (torch.classes) or an object's `__getattribute__` may do anything, even raise."""
-    if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)):
+    kind = type(obj)    # (isinstance would read a failing object's `__class__` through its hooks)
+    if issubclass(kind, type):      # (a metaclass may hook attribute reads too)
+        return f"{type.__dict__['__qualname__'].__get__(obj)} (id {id(obj)})"
+    if issubclass(kind, (types.FunctionType, types.BuiltinFunctionType)):
         return f"{obj.__qualname__} (id {id(obj)})"
-    if isinstance(obj, types.ModuleType):   # (the module type's own dict: a subclass may override `__dict__`)
+    if issubclass(kind, types.ModuleType):   # (the module type's own dict: a subclass may override `__dict__`)
         name = types.ModuleType.__dict__["__dict__"].__get__(obj).get("__name__")
         return f"module {name!s} (id {id(obj)})"
     return f"{type(obj).__name__} (id {id(obj)})"

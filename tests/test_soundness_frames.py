@@ -6,6 +6,7 @@ and asserts what was captured."""
 import builtins
 import collections.abc
 import enum
+import sys
 
 import torch
 
@@ -44,7 +45,9 @@ def compare(fn, *args, mutations=(), setup=lambda: None):
     return cnt
 
 
-def test_builtin_rebound_in_builtins_module_recompiles():
+def test_builtin_rebound_in_builtins_module_runs_as_is():
+    """The cached graph's guard sees the rebound builtin; while it stays rebound frames are not compiled
+    (the compiler's own code, and torch's, call the builtins: `builtins.len = ...` broke dis)."""
     def f(x):
         return x + divmod(7, 2)[0]
     real = builtins.divmod
@@ -53,7 +56,20 @@ def test_builtin_rebound_in_builtins_module_recompiles():
                                                   lambda: setattr(builtins, "divmod", real)])
     finally:
         builtins.divmod = real
-    assert cnt.frame_count == 2 and cnt.op_count == 2
+    assert cnt.frame_count == 1 and cnt.op_count == 1
+
+
+def test_frames_met_while_len_is_rebound_run_as_they_are():
+    """CPython's test_dynamic: `builtins.len` swapped for a lambda (the compiler's dis call read it)."""
+    def f(x):
+        return x + len([1, 2, 3])
+    real = builtins.len
+    try:
+        cnt = compare(f, torch.ones(2), mutations=[lambda: setattr(builtins, "len", lambda v: 7),
+                                                  lambda: setattr(builtins, "len", real)])
+    finally:
+        builtins.len = real
+    assert cnt.frame_count == 1 and cnt.op_count == 1
 
 
 def test_list_iterator_sees_the_list_changed_after_a_break():
@@ -503,3 +519,33 @@ def test_deleted_argument_cell_is_empty_for_its_closures():
     got = g_result(bytegraph.compile(f, backend=cnt))
     assert same(got, g_result(f)) and got[1][1] == "NameError"
     assert cnt.frame_count == 1
+
+
+def test_frames_under_a_trace_function_run_as_written():
+    """sys.settrace (a debugger, coverage) sees each line of a frame: transformed code would give other
+    line events (CPython's test_patma.TestTracing compiled saw none). Such frames run as written; once the
+    trace function is gone they compile."""
+    def f(x):
+        y = x + 1
+        return y * 2
+
+    def lines_of(fn):
+        seen = []
+
+        def trace(frame, event, arg):
+            if event == "line" and frame.f_code.co_name == "f":
+                seen.append(frame.f_lineno - f.__code__.co_firstlineno)
+            return trace
+        old = sys.gettrace()
+        sys.settrace(trace)
+        try:
+            fn(torch.ones(1))
+        finally:
+            sys.settrace(old)
+        return seen
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    assert lines_of(opt) == lines_of(f) == [1, 2]
+    assert cnt.frame_count == 0
+    assert same(opt(torch.ones(1)), f(torch.ones(1))) and cnt.frame_count == 1
+    assert lines_of(opt) == [1, 2] and cnt.frame_count == 1   # the cached entry is not used either

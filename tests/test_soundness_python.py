@@ -1,11 +1,13 @@
 """Python modelled exactly or not at all: builtins get every argument, operators follow CPython's
 protocol (NotImplemented, reflection, identity fallback), containers raise when mutated while
 iterated or sorted. Each test compares compiled with eager and asserts what was captured."""
+import abc
 import collections
 import collections.abc
 import functools
 import itertools
 import sys
+import types
 
 import pytest
 import torch
@@ -89,6 +91,45 @@ def test_builtin_unmodelled_arguments_break_instead_of_dropping():
     check(g, torch.ones(1), [1, 2], breaks=1)
 
 
+class _Float(float):
+    def __new__(cls, value):
+        return super().__new__(cls, value * 2)
+
+
+def test_alternate_constructors_of_builtin_values_fold():
+    """float.fromhex, int.from_bytes, bytes.fromhex of constants are folded (CPython's test_float calls
+    fromhex hundreds of times: a break each made the test time out); a subclass's runs its constructor."""
+    def f(x):
+        return (x + float.fromhex("0x1p3") + int.from_bytes(b"\x01\x00", "big"), bytes.fromhex("ff 00"),
+                _Float.fromhex("0x1p0"), type(_Float.fromhex("0x1p0")).__name__)
+    got = check(f, torch.ones(1), breaks=3)     # (the subclass's calls, and float.__new__ inside it)
+    assert got[1:] == (b"\xff\x00", 2.0, "_Float")
+
+    def g(x):
+        return x * float.fromhex("-0x1.8p1")
+    check(g, torch.ones(1), breaks=0)
+
+
+def test_strict_zip_checks_lengths_where_the_iteration_ends():
+    """zip(strict=True) raises CPython's message when the iteration reaches the shortest end, after the
+    tuples before it (compiled code raised its own message at the call)."""
+    def equal(x):
+        return x + sum(a * b for a, b in zip([1, 2], (3, 4), strict=True))
+    check(equal, torch.ones(1), breaks=0)
+
+    def unequal(x):
+        y = x + 1
+        out = []
+        try:
+            for pair in zip([1, 2, 3], [1, 2], strict=True):
+                out.append(pair)
+        except ValueError as e:
+            out.append(str(e))
+        return y * 2, out
+    got = check(unequal, torch.ones(1), breaks=2)   # (the call to zip, then iter() of it)
+    assert got[1] == [(1, 1), (2, 2), "zip() argument 2 is shorter than argument 1"]
+
+
 # -- operators: NotImplemented, reflection, identity fallback -------------------------------------
 def test_reflected_comparison_and_identity_fallback():
     def f(x):
@@ -97,6 +138,40 @@ def test_reflected_comparison_and_identity_fallback():
                 None == 1, b == b, 1 < 2.5, [1, 2] == [1, 2], (1, 2) != (1, 3)], x + 1   # noqa: E711
     got = check(f, torch.ones(1), breaks=0)
     assert got[0] == [False, True, True, False, False, False, False, False, False, True, True, True, True]
+
+
+class _Logged:
+    def __init__(self, log):
+        self.log = log
+
+    def __eq__(self, other):
+        self.log.append(type(self).__name__)
+        return NotImplemented
+
+
+class _Registering(_Logged, metaclass=abc.ABCMeta):
+    pass
+
+
+class _Virtual(_Logged):
+    pass
+
+
+_Registering.register(_Virtual)
+
+
+def test_virtual_subclass_is_not_asked_first():
+    """CPython asks the right operand first only when its type is a subclass by MRO (PyType_IsSubtype):
+    a class registered with an ABC is not (CPython's test_binop.test_comparison_orders)."""
+    def f(x, log):
+        first = _Registering(log) == _Virtual(log)
+        second = _Virtual(log) == _Registering(log)
+        return x + 1, first, second
+    assert issubclass(_Virtual, _Registering)
+    check(f, torch.ones(1), [], breaks=0)
+    log = []
+    bytegraph.compile(f, backend="eager")(torch.ones(1), log)
+    assert log == ["_Registering", "_Virtual", "_Virtual", "_Registering"]
 
 
 def test_count_of_fresh_dicts():
@@ -844,6 +919,139 @@ def test_module_tuple_holding_a_tuple_subclass_runs_its_getitem_every_call():
     for _ in range(2):
         assert same(opt(torch.zeros(1)), m(torch.zeros(1)))
     assert cnt.frame_count == 1
+
+
+def test_exception_constructor_picks_the_class():
+    """OSError by errno is its subclass; BaseExceptionGroup of Exceptions is an ExceptionGroup; a group's
+    constructor checks its arguments (CPython's test_exception_group compiled got the wrong class and no
+    TypeError)."""
+    def by_errno(x):
+        e = OSError(2, "missing")
+        return x + 1, type(e).__name__, isinstance(e, FileNotFoundError)
+    assert check(by_errno, torch.ones(1), breaks=0)[1:] == ("FileNotFoundError", True)
+
+    def group(x, exc):
+        y = x + 1
+        try:
+            made = type(BaseExceptionGroup("g", [exc])).__name__
+        except TypeError as e:
+            made = str(e)
+        try:
+            ExceptionGroup("g", [exc, KeyboardInterrupt()])
+        except TypeError as e:
+            made += ", " + str(e)
+        return y * 2, made
+    got = check(group, torch.ones(1), ValueError(1), frames=1, breaks=2)
+    assert got[1] == "ExceptionGroup, Cannot nest BaseExceptions in an ExceptionGroup"
+
+
+class _Slotted:
+    __slots__ = ("a",)
+
+
+def test_attribute_store_on_an_object_without_a_dict_raises():
+    """object() and a __slots__ instance take no new attribute (CPython's test_descr.test_object_class:
+    compiled code stored it)."""
+    def f(x):
+        out = []
+        for obj in (object(), _Slotted()):
+            try:
+                obj.foo = 12
+                out.append("stored")
+            except AttributeError as e:
+                out.append(str(e))
+        s = _Slotted()
+        s.a = 2
+        return x + s.a, out
+    got = check(f, torch.ones(1), breaks=0)
+    assert got[1] == ["'object' object has no attribute 'foo'", "'_Slotted' object has no attribute 'foo'"]
+
+
+def test_guards_on_a_module_subclass_run_none_of_its_hooks():
+    """Describing the guards of a frame whose local is an instance of a module subclass with a Python
+    `__getattribute__` read `__class__` through it (isinstance's fallback): the program's log grew
+    (CPython's test_descr.test_module_subclasses)."""
+    class Logged(types.ModuleType):
+        def __getattribute__(self, name):
+            log.append(name)
+            return types.ModuleType.__getattribute__(self, name)
+    log = []
+
+    def f(x, m):
+        return x + 1, type(m).__name__
+    check(f, torch.ones(1), Logged("m"), breaks=0)
+    assert log == []
+
+
+class _LoggedAttributes:
+    def __init__(self, log):
+        object.__setattr__(self, "log", log)
+
+    def __getattribute__(self, name):
+        object.__getattribute__(self, "log").append(name)
+        return object.__getattribute__(self, name)
+
+
+class _PlainManager(_LoggedAttributes):
+    def __enter__(self):
+        return 1
+
+    def __exit__(self, *exc):
+        return False
+
+
+class _Logging:
+    def __init__(self, fn, log):
+        self.fn, self.log = fn, log
+
+    def __get__(self, obj, owner):
+        self.log.append("__get__")
+        return self.fn.__get__(obj, owner)
+
+
+def test_with_looks_its_methods_up_on_the_type():
+    """BEFORE_WITH finds `__enter__`/`__exit__` on the type, never through the instance's `__getattribute__`,
+    and a descriptor's `__get__` runs once, at entry (CPython's test_descr.test_special_method_lookup)."""
+    def f(x, manager):
+        with manager as value:
+            y = x + value
+        return y * 2
+
+    def run(manager_log):
+        return f(torch.ones(1), _PlainManager(manager_log))
+    eager_log, log = [], []
+    want = run(eager_log)
+    bytegraph.reset()
+    opt, cnt = compiled(f)
+    got = opt(torch.ones(1), _PlainManager(log))
+    assert_same(got, want)
+    assert log == eager_log == [] and cnt.frame_count == 1 and cnt.op_count == 2
+
+    class Described:
+        pass
+    descr_log = []
+    Described.__enter__ = lambda self: 1
+    Described.__exit__ = _Logging(lambda self, *exc: False, descr_log)
+    check(f, torch.ones(1), Described(), frames=1, breaks=2)   # (the `with`; `__get__` run natively)
+    assert descr_log == ["__get__", "__get__"]    # once eagerly, once compiled
+
+
+class _Base:
+    prop = property(lambda self: "from instance")
+
+
+class _Sub(_Base):
+    @classmethod
+    def base_prop(cls):
+        return super(_Sub, cls).prop
+
+
+def test_super_of_a_class_leaves_a_property_unbound():
+    """super(C, cls).prop is the property itself (property.__get__(None, cls); CPython's test_descr.test_supers)."""
+    def f(x):
+        return x + 1, _Sub.base_prop() is _Base.__dict__["prop"], _Sub().prop
+    got = check(f, torch.ones(1), breaks=0)
+    assert got[1:] == (True, "from instance")
 
 
 # -- identity, laziness and lifetimes as CPython keeps them -----------------------------------

@@ -67,9 +67,16 @@ _PURE_BUILTINS = {abs, bool, chr, complex, divmod, float, format, hash, int, len
                   tuple, frozenset, slice, range, type}
 
 
+# alternate constructors of immutable builtin values (bound to the exact class: a subclass's runs its
+# own constructor)
+_PURE_CLASS_METHODS = {(float, "fromhex"), (int, "from_bytes"), (bytes, "fromhex")}
+
+
 def is_pure(fn) -> bool:
+    owner = static_getattr(fn, "__self__")
     return safe_in(fn, _PURE_BUILTINS) or static_getattr(fn, "__module__") in ("math", "_operator", "operator") or \
-        any(static_getattr(fn, "__self__") is m for m in _PURE_MODULES)
+        any(owner is m for m in _PURE_MODULES) or \
+        (type(owner) is type and (owner, static_getattr(fn, "__name__")) in _PURE_CLASS_METHODS)
 
 
 def is_tensorish(var) -> bool:
@@ -454,9 +461,15 @@ def _enumerate(tx, iterable, start=None):
 
 def _zip(tx, *iterables, strict=None):
     if strict is not None and strict.as_python_constant():
+        # the length check happens when the iteration reaches the shortest end (after the tuples
+        # before it, and after reading the next item of each longer iterable): folded only over
+        # sequences of equal lengths, where it never fires
+        if not all(i.is_sequence or type(i.as_python_constant_or_none()) in (tuple, str, bytes, range)
+                   for i in iterables):
+            raise Unsupported("unsupported_call", fn="zip", detail=" (strict=True over iterators)")
         lists = [tx.unpack_iterable(i) for i in iterables]
         if len({len(x) for x in lists}) > 1:
-            raise user_error(ValueError("zip() arguments have different lengths"))
+            raise Unsupported("unsupported_call", fn="zip", detail=" (strict=True over unequal lengths)")
         return ListIteratorVariable.create(tx, [TupleVariable(tuple(t)) for t in zip(*lists)], "zip")
     return _lockstep(tx, tuple(tx.get_iter(i) for i in iterables), "zip", iterables)
 

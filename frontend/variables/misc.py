@@ -150,7 +150,7 @@ class PythonModuleVariable(VariableTracker):
     value: types.ModuleType = None
 
     def python_type(self):
-        return types.ModuleType
+        return type(self.value)     # a subclass too (one without attribute hooks)
 
     def describe(self):
         return f"module {self.value.__name__}"
@@ -266,13 +266,24 @@ def new_exception(tx, cls, args, kwargs):
     exc = ExceptionVariable(cls=cls, args=tuple(args), kwargs=tuple(kwargs.items()))
     if exc._constant():
         try:
-            exc.as_real()
+            real = exc.as_real()
         except Exception as e:  # noqa: BLE001 - the constructor's own error is the program's
             raise user_error(type(e)(*e.args)) from None
-    elif kwargs:
+        # the constructor may answer a subclass: OSError(errno.ENOENT, ...) is a FileNotFoundError
+        return dataclasses.replace(exc, cls=type(real)) if type(real) is not cls else exc
+    if kwargs:
         raise Unsupported("unsupported_call", fn=f"class {cls.__qualname__}",
                           detail=" (keywords that are not constants)")
+    if issubclass(cls, _CONSTRUCTOR_READS_ARGUMENTS):
+        raise Unsupported("unsupported_call", fn=f"class {cls.__qualname__}",
+                          detail=" (a constructor that checks its arguments or picks the class by them)")
     return exc
+
+
+# builtin exception constructors that do more than store their arguments: type checks, the class
+# chosen by the arguments (BaseExceptionGroup of Exceptions is an ExceptionGroup, OSError by errno)
+_CONSTRUCTOR_READS_ARGUMENTS = (BaseExceptionGroup, OSError, UnicodeDecodeError, UnicodeEncodeError,
+                                UnicodeTranslateError, SyntaxError)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

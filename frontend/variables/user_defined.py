@@ -45,7 +45,7 @@ def bind_descriptor(tx, obj_var, cls_owner, attr, name, attr_source=None):
     if isinstance(attr, classmethod):
         cls_var = obj_var if is_class else wrap_class(tx, obj_var.python_type())
         return BoundMethodVariable(fn=part("__func__"), self_var=cls_var)
-    if isinstance(attr, property):
+    if isinstance(attr, property) and not is_class:    # (property.__get__(None, cls) is the property)
         if attr.fget is None:
             raise user_error(AttributeError(f"property {name!r} has no getter"))
         return part("fget").call_function(tx, [obj_var], {})
@@ -416,6 +416,9 @@ class UserDefinedObjectVariable(VariableTracker):
             return
         if hasattr(type(attr), "__set__") and not isinstance(attr, types.MemberDescriptorType):
             raise Unsupported("unsupported_attr", name=name, obj=f"{self.cls.__name__} (custom descriptor)")
+        if not isinstance(attr, types.MemberDescriptorType) and _DICT_OFFSET(self.cls) == 0:
+            # no instance dict (object(), a class with __slots__) and no slot of that name
+            raise user_error(AttributeError(f"'{self.cls.__name__}' object has no attribute '{name}'"))
         attrs = dict(self.attrs(tx))
         attrs[name] = value
         tx.output.side_effects.store(self, attrs)
@@ -556,6 +559,9 @@ _HEAPTYPE = 1 << 9   # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
 
 class _Plain:
     pass
+
+
+_DICT_OFFSET = type.__dict__["__dictoffset__"].__get__   # 0: the class's instances have no __dict__
 
 
 def plain_class(cls) -> bool:
