@@ -416,6 +416,9 @@ class UserDefinedObjectVariable(VariableTracker):
             return
         if hasattr(type(attr), "__set__") and not isinstance(attr, types.MemberDescriptorType):
             raise Unsupported("unsupported_attr", name=name, obj=f"{self.cls.__name__} (custom descriptor)")
+        if not isinstance(attr, types.MemberDescriptorType) and not self.cls.__dictoffset__:
+            # __slots__ without __dict__: only the slots can be set
+            raise user_error(AttributeError(f"'{self.cls.__name__}' object has no attribute '{name}'"))
         attrs = dict(self.attrs(tx))
         attrs[name] = value
         tx.output.side_effects.store(self, attrs)

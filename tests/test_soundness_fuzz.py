@@ -1,0 +1,90 @@
+"""Cases the differential fuzzer (tests/oracles/fuzz.py) found, reduced: each compares compiled with
+eager and asserts what was captured. The fuzzer's seeds that found them are kept in
+tests/test_oracles_quick.py (FOUND_SEEDS)."""
+import functools
+
+import torch
+
+import bytegraph
+from helpers import standard_test
+
+
+def check(fn, *args, frames=1, breaks=None):
+    return standard_test(fn, *args, frames=frames, breaks=breaks, exact=True)
+
+
+# -- functools.wraps copies the wrapped function's names (seed 3054) ----------------------------------
+def test_wraps_copies_names_of_a_nested_function():
+    def f(x, n):
+        def deco(fn):
+            @functools.wraps(fn)
+            def w(*a, **kw):
+                return fn(*a, **kw) + 1
+            return w
+
+        @deco
+        def base(a, b=2):
+            """doc of base"""
+            return a * b
+        return base(n), base(x, b=n), base.__name__, base.__qualname__, base.__doc__, base.__wrapped__(n)
+    got = check(f, torch.ones(2), 3, breaks=0)
+    assert got[2] == "base"
+
+
+def _global_base(a):
+    """global doc"""
+    return a * 2
+
+
+def test_wraps_copies_names_of_a_global_function_and_guards_them():
+    def f(x):
+        @functools.wraps(_global_base)
+        def w(a):
+            return _global_base(a) + 1
+        return w(x), w.__name__, w.__doc__
+    check(f, torch.ones(2), breaks=0)
+    opt = bytegraph.compile(f, backend="eager")
+    assert opt(torch.ones(1))[1] == "_global_base"
+    _global_base.__name__ = "renamed"     # the copied name is read again, not kept from the trace
+    try:
+        assert opt(torch.ones(1))[1] == "renamed" == f(torch.ones(1))[1]
+    finally:
+        _global_base.__name__ = "_global_base"
+
+
+def test_wraps_on_a_function_from_outside_the_frame_breaks():
+    # update_wrapper would rewrite a real function's attributes: not modelled, so not traced
+    def outside(a):
+        return a
+
+    def f(x):
+        y = x + 1
+        g = functools.wraps(_global_base)(outside)
+        return y * 2, g.__name__
+    try:
+        got = check(f, torch.ones(2), frames=2, breaks=1)
+        assert got[1] == "_global_base"
+    finally:
+        outside.__name__ = "outside"
+
+
+# -- __slots__ without __dict__: setting another attribute raises (seed 3038) --------------------------
+class _Slotted:
+    __slots__ = ("v",)
+
+    def __init__(self, v):
+        self.v = v
+
+
+def test_setting_an_attribute_outside_slots_raises_inside_the_try():
+    def f(x, n):
+        out = []
+        try:
+            _Slotted(n).w = 1
+        except AttributeError as e:
+            out.append(e.args)
+        o = _Slotted(n)
+        o.v = n + 1           # a slot: set
+        return out, o.v, x + 1
+    got = check(f, torch.ones(2), 3, breaks=0)
+    assert got[0] == [("'_Slotted' object has no attribute 'w'",)]
