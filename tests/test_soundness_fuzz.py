@@ -1,12 +1,13 @@
 """Cases the differential fuzzer (tests/oracles/fuzz.py) found, reduced: each compares compiled with
 eager and asserts what was captured. The fuzzer's seeds that found them are kept in
 tests/test_oracles_quick.py (FOUND_SEEDS)."""
+import collections
 import functools
 
 import torch
 
 import bytegraph
-from helpers import standard_test
+from helpers import assert_same, compiled, standard_test
 
 
 def check(fn, *args, frames=1, breaks=None):
@@ -88,3 +89,28 @@ def test_setting_an_attribute_outside_slots_raises_inside_the_try():
         return out, o.v, x + 1
     got = check(f, torch.ones(2), 3, breaks=0)
     assert got[0] == [("'_Slotted' object has no attribute 'w'",)]
+
+
+# -- a symbolic value where the interpreter needs a constant (seeds 3065, 3161 under --dynamic) -----------
+def test_sorted_reverse_from_a_symbolic_int_is_specialized():
+    def f(x, n):
+        return sorted([3, 1, 2], reverse=n % 2 == 0), x + n
+    opt, cnt = compiled(f, dynamic=True)
+    for n in (3, 5, 2, 4):       # the flag's value is guarded: one graph per parity, not per n
+        assert_same(opt(torch.ones(2), n), f(torch.ones(2), n), exact=True)
+    assert cnt.frame_count == 2
+    assert not bytegraph.stats.break_records
+
+
+def test_a_symbolic_value_where_a_constant_is_needed_breaks():
+    # deque's maxlen must be a constant to model the deque: the call runs as Python (a break, not an
+    # internal error), the graph before it is kept
+    def f(x, n):
+        y = x * 2
+        return list(collections.deque([1, 2, 3], maxlen=n)), y + 1
+    opt, cnt = compiled(f, dynamic=True)
+    for n in (3, 2):
+        assert_same(opt(torch.ones(2), n), f(torch.ones(2), n), exact=True)
+    assert cnt.frame_count >= 2
+    assert any(b.kind == "non_constant_value" for b in bytegraph.stats.break_records)
+    assert not any(b.kind == "internal_error" for b in bytegraph.stats.break_records)
