@@ -114,3 +114,25 @@ def test_a_symbolic_value_where_a_constant_is_needed_breaks():
     assert cnt.frame_count >= 2
     assert any(b.kind == "non_constant_value" for b in bytegraph.stats.break_records)
     assert not any(b.kind == "internal_error" for b in bytegraph.stats.break_records)
+
+
+# -- division by a symbolic zero raises the program's ZeroDivisionError (seeds 3118, 3209, 3392 --dynamic) -
+def test_division_by_a_symbolic_zero_raises_inside_the_try():
+    def f(x, lst):
+        res = []
+        for v in lst:
+            for op in (lambda a, b: a // b, lambda a, b: a % b, lambda a, b: a / b, divmod):
+                try:
+                    res.append(op(x.shape[0], v - 1))
+                except ZeroDivisionError as e:
+                    res.append(str(e))
+            try:
+                res.append(10 // (v - 1))
+            except ZeroDivisionError as e:
+                res.append(str(e))
+        return res, x + 1
+    opt, cnt = compiled(f, dynamic=True)
+    for rows, lst in ((3, [3, 1]), (4, [2, 1]), (5, [1, 4])):
+        assert_same(opt(torch.ones(rows), lst), f(torch.ones(rows), lst), exact=True)
+    assert cnt.frame_count >= 1
+    assert not bytegraph.stats.break_records, [str(b) for b in bytegraph.stats.break_records]
