@@ -3,10 +3,13 @@ eager and asserts what was captured. The fuzzer's seeds that found them are kept
 tests/test_oracles_quick.py (FOUND_SEEDS)."""
 import collections
 import functools
+import math
 
 import torch
+import torch.nn.functional as F
 
 import bytegraph
+from bytegraph.testing import CompileCounterWithBackend
 from helpers import assert_same, compiled, standard_test
 
 
@@ -136,3 +139,35 @@ def test_division_by_a_symbolic_zero_raises_inside_the_try():
         assert_same(opt(torch.ones(rows), lst), f(torch.ones(rows), lst), exact=True)
     assert cnt.frame_count >= 1
     assert not bytegraph.stats.break_records, [str(b) for b in bytegraph.stats.break_records]
+
+
+# -- inductor: symbolic Python scalars in the generated code (seeds 664, 675, 732 with --backend inductor) -
+def _inductor_over_ns(fn, ns, x):
+    """`fn(x, n)` compiled with inductor, called with each n (the second makes n a symbolic input),
+    compared with eager; returns the counter."""
+    opt, cnt = compiled(fn, CompileCounterWithBackend("inductor"))
+    for n in ns:
+        assert_same(opt(x.clone(), n), fn(x.clone(), n))
+    return cnt
+
+
+def test_inductor_returns_symbolic_scalars_through_math():
+    # the wrapper returns math.floor(s0 / 2) and math.sqrt(...): its module imports math
+    def f(x, n):
+        return x + 1, (math.floor(n / 2), math.sqrt(n * n), math.pi * n)
+    cnt = _inductor_over_ns(f, (2, 3, 5), torch.ones(3))
+    assert cnt.frame_count == 2                 # static, then n symbolic
+    assert not bytegraph.stats.break_records
+
+
+def test_inductor_scalar_operands_may_be_symbolic():
+    # clamp bounds, add/rsub's alpha, leaky_relu's slope, a slice filled with n: read from the kernel's
+    # size arguments, not printed as constants
+    def f(x, n):
+        y = x.clone()
+        y[0] = n
+        return (torch.clamp(x * 3, min=n - 5, max=n), torch.add(x, x, alpha=n), torch.rsub(x, 1, alpha=n),
+                F.leaky_relu(x - 2, negative_slope=n / 10), y)
+    cnt = _inductor_over_ns(f, (2, 3, 5), torch.linspace(-1, 3, 6))
+    assert cnt.frame_count == 2
+    assert not bytegraph.stats.break_records

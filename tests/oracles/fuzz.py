@@ -376,6 +376,51 @@ def _control(r, k):
 # ---- families added for issue #14's second pass: breaks inside try/with/loops, keys that are not constants,
 # views and aliases written in place, tensor metadata steering Python, richer classes and closures.
 
+def _globals_more(r, k):
+    """Globals the environment changes between calls in ways `_globals` does not: a flag, a swapped
+    function, a class attribute, a config dict's entries."""
+    pre = (f"G_FLAG{k} = True\nG_FN{k} = abs\nG_CFG{k} = {{'scale': 3, 'on': True}}\n"
+           f"class G_CLS{k}:\n    scale = 2\n    items = []\n")
+    op = r.choice([
+        f"if G_FLAG{k}:\n    out.append(x + 1)\nelse:\n    out.append(x - 1)",
+        f"out.append(G_FN{k}(x - 0.5))",
+        f"out.append(x * G_CLS{k}.scale + len(G_CLS{k}.items))",
+        f"out.append(x * G_CFG{k}['scale'] if G_CFG{k}.get('on') else x)",
+        f"G_CLS{k}.scale += n\nout.append(G_CLS{k}.scale)",
+        f"G_CFG{k}[s] = n\nout.append(sorted(G_CFG{k}))",
+        f"global G_FLAG{k}\nG_FLAG{k} = n > 3\nout.append(G_FLAG{k})",
+        f"fn = G_FN{k}\nout.append(fn(n - 5))",
+        f"out.append([G_FN{k}(v) for v in lst[:2]])",
+        f"G_CLS{k}.items.append(x.shape[0])\nout.append(sum(G_CLS{k}.items) * x)",
+    ])
+    return pre, op
+
+
+def _grad_dtype_rng(r, k):
+    """Autograd inside the program (requires_grad, backward, grad modes), dtype promotion and in-place
+    casts that raise, and seeded random numbers (the RNG's state is the program's too)."""
+    op = r.choice([
+        "w = x.detach().requires_grad_()\nloss = (w * w).sum()\nloss.backward()\nout.append(w.grad)",
+        "with torch.enable_grad():\n    w = y.detach().requires_grad_(True)\n    out.append((w * 3).requires_grad)",
+        "w = x.detach().requires_grad_()\ng, = torch.autograd.grad(w.sin().sum(), [w])\nout.append(g)",
+        "w = x.detach().requires_grad_()\nwith torch.no_grad():\n    t = w * 2\nout.append((t.requires_grad, (w * 2).requires_grad))",
+        "w = x.detach().requires_grad_()\nv = w * 2\nout.append((v.requires_grad, v.grad_fn is not None, v.is_leaf, w.is_leaf))",
+        "prev = torch.is_grad_enabled()\ntorch.set_grad_enabled(n % 2 == 0)\nw = x.detach().requires_grad_()\n"
+        "out.append((w * 2).requires_grad)\ntorch.set_grad_enabled(prev)",
+        "out.append((torch.arange(n) / 2, torch.arange(n) // 2, (x > 0).sum(), x.long() // 2))",
+        "out.append((x.to(torch.int32) * 1.5, torch.tensor(n) + 1.5, torch.tensor(n) * True, x.half().float()))",
+        "t = x.long()\ntry:\n    t.add_(1.5)\nexcept RuntimeError as e:\n    out.append(type(e).__name__)\nout.append(t)",
+        "out.append(((x > 0) + (y > 0), (x > 0) * 2, torch.tensor([True, False]) | (n > 2)))",
+        "out.append((x.int() / x.int().clamp(min=1), (x * 10).to(torch.uint8), x.double().sum().dtype))",
+        "torch.manual_seed(n)\nout.append(torch.rand(2) + x[0, :2])",
+        "g = torch.Generator().manual_seed(n)\nout.append(torch.randn(3, generator=g))",
+        "torch.manual_seed(7)\na = torch.rand(2)\nbytegraph.graph_break()\nb = torch.rand(2)\nout.append((a, b))",
+        "torch.manual_seed(n)\nout.append(torch.nn.functional.dropout(x, p=0.5, training=True))",
+        "out.append(torch.result_type(x, n) == x.dtype and torch.promote_types(x.dtype, torch.int64) == x.dtype)",
+    ])
+    return "", op
+
+
 def _breaks(r, k):
     """Graph breaks (an explicit `bytegraph.graph_break()`, `print` into a buffer) inside try/except/finally,
     with blocks, loops, nested calls, and with generators/iterators live across them."""
@@ -594,8 +639,9 @@ NARROW_SNIPPETS = [_containers_list, _containers_tuple, _containers_dict, _conta
                    _tensor_control, _with_blocks, _control, _tensor_numbers]
 # tensor-only programs capture in one graph more often: weight them so the capture figure means something
 NARROW_WEIGHTS = [3, 2, 3, 2, 2, 3, 3, 2, 2, 3, 2, 3, 3, 6, 1, 2, 2, 2]
-SNIPPETS = NARROW_SNIPPETS + [_breaks, _dynamic_keys, _views, _metadata, _objects, _closures_more, _exceptions_more]
-WEIGHTS = NARROW_WEIGHTS + [3, 3, 3, 4, 2, 2, 2]
+SNIPPETS = NARROW_SNIPPETS + [_breaks, _dynamic_keys, _views, _metadata, _objects, _closures_more, _exceptions_more,
+                              _globals_more, _grad_dtype_rng]
+WEIGHTS = NARROW_WEIGHTS + [3, 3, 3, 4, 2, 2, 2, 2, 2]
 
 
 def _hoist(op: str) -> str:
@@ -662,6 +708,20 @@ def mutate_globals(ns: dict, call: int):
     for name, v in list(ns.items()):
         if not name.startswith(("G_", "LOG")):
             continue
+        if name.startswith("G_FLAG"):
+            ns[name] = not v
+            continue
+        if name.startswith("G_FN"):      # a global function swapped for another
+            ns[name] = (lambda t, _c=call: t * (_c + 1)) if call % 2 else abs
+            continue
+        if name.startswith("G_CLS"):     # a class attribute changed and a class-level list grown
+            v.scale = v.scale + call
+            v.items.append(call)
+            continue
+        if name.startswith("G_CFG"):     # a config dict's existing entry changed
+            v["scale"] = v.get("scale", 0) + call
+            v["on"] = not v.get("on")
+            continue
         if isinstance(v, bool):
             continue
         if isinstance(v, int):
@@ -722,7 +782,15 @@ def same(a, b, path="out", rounding=False) -> str | None:
 
 
 def _owned_globals(ns: dict) -> dict:
-    return {k: v for k, v in ns.items() if k.startswith(("G_", "LOG"))}
+    """The globals a program owns, comparable across the two namespaces (a class by its own
+    attributes, a function by its name)."""
+    def comparable(v):
+        if isinstance(v, type):
+            return {k: a for k, a in vars(v).items() if not k.startswith("__")}
+        if callable(v) and hasattr(v, "__qualname__"):
+            return ("function", v.__qualname__)
+        return v
+    return {k: comparable(v) for k, v in ns.items() if k.startswith(("G_", "LOG"))}
 
 
 def _run(fn, args):
