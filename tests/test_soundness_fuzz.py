@@ -5,6 +5,7 @@ import collections
 import functools
 import math
 
+import pytest
 import torch
 import torch.nn.functional as F
 
@@ -171,3 +172,20 @@ def test_inductor_scalar_operands_may_be_symbolic():
     cnt = _inductor_over_ns(f, (2, 3, 5), torch.linspace(-1, 3, 6))
     assert cnt.frame_count == 2
     assert not bytegraph.stats.break_records
+
+
+# -- explaining a miss guard by guard reads every guard's values, whatever their types now ---------------
+def test_memory_sharing_guard_explained_on_non_tensors():
+    # the graph writes into an input, so it is guarded on which inputs share memory; called next with
+    # ints, the miss is explained guard by guard: the memory check met ints (it segfaulted)
+    def f(a, b):
+        if isinstance(a, torch.Tensor):
+            a.add_(b)
+        return a
+    opt, cnt = compiled(f)
+    assert_same(opt(torch.ones(2), torch.ones(2)), torch.full((2,), 2.0))
+    assert opt(3, 4) == 3
+    assert cnt.frame_count == 1       # (the int call makes no graph)
+    assert bytegraph.stats.recompiles == 1
+    with pytest.raises(TypeError):
+        bytegraph._tensor_guards.memory_sharing(torch.ones(1), 4)
