@@ -903,15 +903,18 @@ def check(seed: int, src: str | None = None, timeout: float = 30.0, hoist: bool 
 
 
 STANDALONE = '''"""Fuzzer program {seed}: {status}. {detail_line}
-Run: python {name}  (prints OK or MISMATCH)"""
+Run: python -m tests.oracles.found.{module}  (prints OK or MISMATCH) once kept in tests/oracles/found/,
+where tests/test_oracles_quick.py runs it."""
 import sys
 
 from tests.oracles.fuzz import check
 
+SEED = {seed}
 SRC = {src!r}
+OPTIONS = dict(backend={backend!r}, shared={shared}, dynamic={dynamic})
 
 if __name__ == "__main__":
-    rec = check({seed}, SRC, backend={backend!r}, shared={shared}, dynamic={dynamic})
+    rec = check(SEED, SRC, **OPTIONS)
     print("OK" if rec["status"] == "equal" else "MISMATCH: " + rec["status"] + ": " + rec["detail"])
     sys.exit(rec["status"] != "equal")
 '''
@@ -922,7 +925,8 @@ def write_failure(out_dir: str, rec: dict, src: str):
     name = f"fuzz_{rec['seed']}.py"
     detail = rec["detail"].splitlines()[0][:200] if rec["detail"] else ""
     with open(os.path.join(out_dir, name), "w") as f:
-        f.write(STANDALONE.format(seed=rec["seed"], status=rec["status"], detail_line=detail, src=src, name=name,
+        f.write(STANDALONE.format(seed=rec["seed"], status=rec["status"], detail_line=detail, src=src,
+                                  module=name[:-3],
                                   backend=rec.get("backend", "eager"), shared=rec.get("shared", False),
                                   dynamic=rec.get("dynamic", False)))
     with open(os.path.join(out_dir, f"fuzz_{rec['seed']}_program.py"), "w") as f:
