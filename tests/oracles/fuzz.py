@@ -3,8 +3,9 @@
 generators, comprehensions, globals, string formatting, builtins with keywords, mixed arithmetic, with
 blocks, match; graph breaks inside try/with/loops with generators live across them, dict and set keys
 computed from the inputs, in-place writes through views and aliases, tensor metadata steering Python,
-dataclasses, slots and __getattr__) with tensor ops; runs it eagerly and compiled by bytegraph (backend "eager", counted) over
-several calls with the inputs and the globals mutated between calls, and compares return values (type and
+dataclasses, slots and __getattr__, autograd, dtypes, seeded RNG) with tensor ops; runs it eagerly and
+compiled by bytegraph (backend "eager", counted) over several calls with the inputs and the globals
+mutated between calls, and compares return values (type and
 value), exceptions (type and args) and side effects (globals, mutated arguments). Programs where
 bytegraph hit an internal error (sound: that instruction ran as Python, but a bug) are counted apart.
 
@@ -403,13 +404,16 @@ def _grad_dtype_rng(r, k):
         "w = x.detach().requires_grad_()\nloss = (w * w).sum()\nloss.backward()\nout.append(w.grad)",
         "with torch.enable_grad():\n    w = y.detach().requires_grad_(True)\n    out.append((w * 3).requires_grad)",
         "w = x.detach().requires_grad_()\ng, = torch.autograd.grad(w.sin().sum(), [w])\nout.append(g)",
-        "w = x.detach().requires_grad_()\nwith torch.no_grad():\n    t = w * 2\nout.append((t.requires_grad, (w * 2).requires_grad))",
-        "w = x.detach().requires_grad_()\nv = w * 2\nout.append((v.requires_grad, v.grad_fn is not None, v.is_leaf, w.is_leaf))",
+        "w = x.detach().requires_grad_()\nwith torch.no_grad():\n    t = w * 2\n"
+        "out.append((t.requires_grad, (w * 2).requires_grad))",
+        "w = x.detach().requires_grad_()\nv = w * 2\n"
+        "out.append((v.requires_grad, v.grad_fn is not None, v.is_leaf, w.is_leaf))",
         "prev = torch.is_grad_enabled()\ntorch.set_grad_enabled(n % 2 == 0)\nw = x.detach().requires_grad_()\n"
         "out.append((w * 2).requires_grad)\ntorch.set_grad_enabled(prev)",
         "out.append((torch.arange(n) / 2, torch.arange(n) // 2, (x > 0).sum(), x.long() // 2))",
         "out.append((x.to(torch.int32) * 1.5, torch.tensor(n) + 1.5, torch.tensor(n) * True, x.half().float()))",
-        "t = x.long()\ntry:\n    t.add_(1.5)\nexcept RuntimeError as e:\n    out.append(type(e).__name__)\nout.append(t)",
+        "t = x.long()\ntry:\n    t.add_(1.5)\nexcept RuntimeError as e:\n    out.append(type(e).__name__)\n"
+        "out.append(t)",
         "out.append(((x > 0) + (y > 0), (x > 0) * 2, torch.tensor([True, False]) | (n > 2)))",
         "out.append((x.int() / x.int().clamp(min=1), (x * 10).to(torch.uint8), x.double().sum().dtype))",
         "torch.manual_seed(n)\nout.append(torch.rand(2) + x[0, :2])",
@@ -437,7 +441,8 @@ def _breaks(r, k):
     op = r.choice([
         "try:\n    t = x + 1\n    bytegraph.graph_break()\n    out.append(t * n)\nfinally:\n    d['fin'] = n",
         "buf = io.StringIO()\ntry:\n    print(n, s, file=buf)\n    if n > 3:\n        raise KeyError(n)\n"
-        "    out.append(x * 2)\nexcept KeyError as e:\n    out.append(e.args)\nfinally:\n    out.append(buf.getvalue())",
+        "    out.append(x * 2)\nexcept KeyError as e:\n    out.append(e.args)\nfinally:\n"
+        "    out.append(buf.getvalue())",
         "try:\n    bytegraph.graph_break()\n    out.append(lst[n])\nexcept IndexError as e:\n    out.append(str(e))\n"
         "else:\n    out.append(y.sum())\nfinally:\n    out.append(x.mean())",
         f"with CMB{k}(n) as tag:\n    t = x * tag\n    bytegraph.graph_break()\n    out.append(t + 1)\n"
@@ -451,9 +456,11 @@ def _breaks(r, k):
         f"try:\n    out.append(innerb{k}(n, x))\nexcept ValueError as e:\n    out.append(e.args)",
         "i = 0\nwhile i < 3:\n    i += 1\n    if i == n:\n        bytegraph.graph_break()\n        continue\n"
         "    y = y + i\nout.append(y)",
-        "buf = io.StringIO()\nfor v in lst[:2]:\n    print(v, x.shape[0], sep='|', file=buf)\nout.append(buf.getvalue() + s)",
-        f"gz = (t * 2 for t in (x, y))\nout.append(next(gz))\nbytegraph.graph_break()\nout.append(next(gz, None))",
-        "try:\n    try:\n        bytegraph.graph_break()\n        raise KeyError(s)\n    finally:\n        out.append('inner-fin')\n"
+        "buf = io.StringIO()\nfor v in lst[:2]:\n    print(v, x.shape[0], sep='|', file=buf)\n"
+        "out.append(buf.getvalue() + s)",
+        "gz = (t * 2 for t in (x, y))\nout.append(next(gz))\nbytegraph.graph_break()\nout.append(next(gz, None))",
+        "try:\n    try:\n        bytegraph.graph_break()\n        raise KeyError(s)\n    finally:\n"
+        "        out.append('inner-fin')\n"
         "except KeyError as e:\n    out.append(('caught', e.args, x.sum()))",
         "z = [x]\nbytegraph.graph_break()\nz.append(z[0] * 2)\nout.append(z)",
     ])
@@ -595,14 +602,18 @@ def _closures_more(r, k):
         "def outer():\n    v = [n]\n    def inner():\n        v.append(len(v))\n        return v\n    return inner\n"
         "h = outer()\nh()\nout.append(h())",
         "def mk():\n    cnt = 0\n    def inc():\n        nonlocal cnt\n        cnt += 1\n        return cnt\n"
-        "    def get():\n        return cnt\n    return inc, get\ninc, get = mk()\ninc()\ninc()\nout.append((get(), x * get()))",
+        "    def get():\n        return cnt\n    return inc, get\ninc, get = mk()\ninc()\ninc()\n"
+        "out.append((get(), x * get()))",
         "t = x\ndef upd():\n    nonlocal t\n    t = t * 2\nupd()\nupd()\nout.append(t)",
         "def deco(fn):\n    @functools.wraps(fn)\n    def w(*a, **kw):\n        return fn(*a, **kw) + 1\n    return w\n"
         "@deco\ndef base(a, b=2):\n    return a * b\nout.append((base(n), base(x, b=n), base.__name__))",
-        "def level1(a):\n    def level2(b):\n        def level3(c):\n            return a + b + c\n        return level3\n"
+        "def level1(a):\n    def level2(b):\n        def level3(c):\n            return a + b + c\n"
+        "        return level3\n"
         "    return level2\nout.append(level1(x)(n)(y))",
-        "fns = {}\nfor name in ('p', 'q'):\n    fns[name] = lambda v, name=name: name + str(v)\nout.append(fns['q'](n))",
-        "stack = []\ndef push(v):\n    stack.append(v)\n    return len(stack)\nout.append([push(v) for v in (x, n, s)][-1])\n"
+        "fns = {}\nfor name in ('p', 'q'):\n    fns[name] = lambda v, name=name: name + str(v)\n"
+        "out.append(fns['q'](n))",
+        "stack = []\ndef push(v):\n    stack.append(v)\n    return len(stack)\n"
+        "out.append([push(v) for v in (x, n, s)][-1])\n"
         "out.append(stack[1:])",
         "k2 = n\ndef readk():\n    return k2\nk2 += 10\nout.append(readk())",
         "def gen_c():\n    v = 0\n    while True:\n        got = yield v\n        v += got or 1\n"
@@ -621,10 +632,12 @@ def _exceptions_more(r, k):
         f"try:\n    out.append(list(gen_err{k}(n)))\nexcept ValueError as e:\n    out.append(('gen', e.args))",
         "try:\n    try:\n        1 / (n - n)\n    except ZeroDivisionError:\n        raise KeyError(s)\n"
         "except KeyError as e:\n    out.append((type(e.__context__).__name__, e.__suppress_context__))",
-        "try:\n    raise ValueError(n) from None\nexcept ValueError as e:\n    out.append((e.__cause__, e.__suppress_context__))",
+        "try:\n    raise ValueError(n) from None\nexcept ValueError as e:\n"
+        "    out.append((e.__cause__, e.__suppress_context__))",
         "try:\n    x.reshape(n + 7, 3)\nexcept RuntimeError:\n    out.append('shape')\nout.append(x.sum())",
         "e2 = None\ntry:\n    {}[s]\nexcept KeyError as e:\n    e2 = e\nout.append(repr(e2))",
-        "for v in lst:\n    try:\n        if v == n:\n            raise StopIteration(v)\n    except StopIteration as e:\n"
+        "for v in lst:\n    try:\n        if v == n:\n            raise StopIteration(v)\n"
+        "    except StopIteration as e:\n"
         "        out.append(e.value)\n        break",
         "try:\n    out.append(x + torch.ones(n + 1))\nexcept RuntimeError as e:\n    out.append(type(e).__name__)",
         "res = []\nfor v in lst[:4]:\n    try:\n        res.append(10 // (v - 1))\n    except ZeroDivisionError:\n"
@@ -902,15 +915,16 @@ def check(seed: int, src: str | None = None, timeout: float = 30.0, hoist: bool 
     return rec
 
 
-STANDALONE = '''"""Fuzzer program {seed}: {status}. {detail_line}
-Run: python -m tests.oracles.found.{module}  (prints OK or MISMATCH) once kept in tests/oracles/found/,
-where tests/test_oracles_quick.py runs it."""
+STANDALONE = '''"""Fuzzer program {seed}: {status}.
+{detail_line}
+Run: python -m tests.oracles.found.{module}  (prints OK or MISMATCH)
+once kept in tests/oracles/found/, where tests/test_oracles_quick.py runs it."""
 import sys
 
 from tests.oracles.fuzz import check
 
 SEED = {seed}
-SRC = {src!r}
+SRC = {src!r}  # noqa: E501
 OPTIONS = dict(backend={backend!r}, shared={shared}, dynamic={dynamic})
 
 if __name__ == "__main__":
@@ -923,7 +937,7 @@ if __name__ == "__main__":
 def write_failure(out_dir: str, rec: dict, src: str):
     os.makedirs(out_dir, exist_ok=True)
     name = f"fuzz_{rec['seed']}.py"
-    detail = rec["detail"].splitlines()[0][:200] if rec["detail"] else ""
+    detail = rec["detail"].splitlines()[0][:110] if rec["detail"] else ""
     with open(os.path.join(out_dir, name), "w") as f:
         f.write(STANDALONE.format(seed=rec["seed"], status=rec["status"], detail_line=detail, src=src,
                                   module=name[:-3],
