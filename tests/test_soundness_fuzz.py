@@ -57,6 +57,15 @@ def test_wraps_copies_names_of_a_global_function_and_guards_them():
         _global_base.__name__ = "_global_base"
 
 
+def test_wraps_copies_names_of_a_c_function():
+    def f(x):
+        @functools.wraps(torch.add)
+        def w(a, b):
+            return torch.add(a, b) * 2
+        return w(x, x), w.__name__, w.__module__, w.__qualname__
+    assert check(f, torch.ones(2), breaks=0)[1] == "add"
+
+
 def test_wraps_on_a_function_from_outside_the_frame_breaks():
     # update_wrapper would rewrite a real function's attributes: not modelled, so not traced
     def outside(a):

@@ -365,6 +365,11 @@ def _wrapper_assignments(tx, wrapped):
             value = tx.wrap(getattr(fn, name), AttrSource(src, name))   # guarded: the attribute can be rebound
             out.append((name, value.as_python_constant()))
         return tuple(out)
+    real = wrapped.as_python_constant_or_none()
+    if isinstance(real, (types.BuiltinFunctionType, types.MethodDescriptorType, types.WrapperDescriptorType)):
+        # a C function (`torch.add`, `len`): its names cannot be rebound and it has no __dict__
+        return tuple((name, getattr(real, name, None)) for name in ("__module__", "__name__", "__qualname__", "__doc__")
+                     if hasattr(real, name))
     raise Unsupported("unsupported_call", fn="functools.wraps(...)", detail=f" of {wrapped.describe()}")
 
 
