@@ -166,6 +166,10 @@ py::tuple memory_sharing(const py::args& tensors) {
   const size_t n = tensors.size();
   std::vector<Range> ranges;
   for (size_t i = 0; i < n; i++) {
+    if (!THPVariable_Check(tensors[i].ptr())) {
+      // (the check function tests types first; explaining a miss guard by guard does not)
+      throw py::type_error("memory_sharing: argument " + std::to_string(i) + " is not a tensor");
+    }
     const at::Tensor& t = THPVariable_Unpack(tensors[i].ptr());
     if (!t.has_storage()) {
       continue;  // a wrapper subclass: no memory of its own

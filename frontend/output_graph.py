@@ -34,7 +34,7 @@ from ..guards.guard import Guard, TensorMeta, global_state_guards, memory_sharin
 from ..guards.source import InstanceDictSource, TensorPropertySource
 from ..guards.shape import ShapeEnvSource, ShapeGuardError, ShapePolicy, shape_guards, tensor_properties
 from .builder import instance_dict, wrap
-from .graph_break import Unsupported
+from .graph_break import Unsupported, fold
 from .side_effects import SideEffects, SideEffectsState
 from .variables.constant import ConstantVariable
 from .variables.lists import (
@@ -77,6 +77,21 @@ def _is_pure_function(fn) -> bool:
 
 _SYMBOLIC = (torch.SymInt, torch.SymFloat, torch.SymBool)
 # Python functions that would specialize a symbolic number, and their symbolic equivalents
+_DIVISIONS = {operator.floordiv, operator.mod, operator.truediv, divmod}
+
+
+def _raise_on_zero_divisor(fn, dividend, divisor):
+    """`a // b`, `a % b`, `a / b`, `divmod(a, b)` with a symbolic operand: whether `b` is zero is
+    decided here (a guard when `b` is symbolic); zero raises the program's ZeroDivisionError, with
+    the message CPython gives for those operand types."""
+    if isinstance(divisor, SymNodeVariable):
+        zero = SymNodeVariable(proxy=None, value=divisor.value == 0).evaluate()
+    else:
+        zero = divisor.as_python_constant() == 0
+    if zero:
+        fold(fn, dividend.python_type()(1), divisor.python_type()(0))
+
+
 _SYMBOLIC_EQUIVALENTS = {float: torch.sym_float, math.sqrt: torch._sym_sqrt}
 # functions whose symbolic result is computed without specializing (the rest get concrete args)
 _SYMBOLIC_AWARE = {abs, round, math.floor, math.ceil, math.trunc, min, max, bool, torch.sym_float, torch.sym_int,
@@ -357,12 +372,15 @@ class OutputGraph:
             fn = torch.sym_min if fn is min else torch.sym_max
         fn = _SYMBOLIC_EQUIVALENTS.get(fn, fn)
         module = getattr(fn, "__module__", None)
+        if fn in _DIVISIONS and len(args) == 2 and not kwargs:
+            _raise_on_zero_divisor(fn, *args)
         if fn in _SYMBOLIC_AWARE or module in ("_operator", "operator") or \
                 (module == "torch" and getattr(fn, "__name__", "").startswith("sym_")):
             return self._create("call_function", fn, args, kwargs)
         concrete = [a.evaluate() if isinstance(a, SymNodeVariable) else a.as_python_constant() for a in args]
         kw = {k: v.evaluate() if isinstance(v, SymNodeVariable) else v.as_python_constant() for k, v in kwargs.items()}
-        return self._tx_for_items().wrap(fn(*concrete, **kw), None, trusted=True)
+        # what it raises on the program's own (specialized) values is the program's error
+        return self._tx_for_items().wrap(fold(fn, *concrete, **kw), None, trusted=True)
 
     def call_method(self, self_var, name, args, kwargs):
         return self._create("call_method", name, [self_var] + list(args), kwargs)

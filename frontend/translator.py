@@ -25,7 +25,7 @@ from .lifetimes import frame_returns
 from .opcodes import DISPATCH
 from .operators import binary, rich_compare
 from .signals import ReturnValue, UserException
-from .variables.base import VariableTracker, compare_equal
+from .variables.base import NotConstant, VariableTracker, compare_equal
 from .variables.builtins import is_tensorish
 from .variables.constant import FOLDABLE, ConstantVariable, const
 from .variables.iterators import GeneratorVariable, ListIteratorVariable
@@ -111,6 +111,12 @@ class InstructionTranslatorBase:
                 raise
             except UserException as e:
                 self.handle_exception(e.exc_var)
+            except NotConstant as e:
+                # a handler needed a constant (a sort key, a flag) and got a symbolic or tensor value:
+                # the instruction runs as Python instead
+                brk = Unsupported("non_constant_value", what=f"{e} where a constant is needed")
+                brk.user_stack = self.user_stack()
+                raise brk from e
             except USER_EXCEPTIONS as e:
                 if not getattr(e, "bytegraph_user_exception", False):
                     # not raised on purpose (see graph_break.user_error): it may be bytegraph's own bug,

@@ -317,7 +317,7 @@ def _add_sub(g, node, a, b, alpha=1):
 
     def fn(ops, x, y):
         if alpha != 1:
-            y = ops.call("mul", y, ops.constant(alpha, y.dtype))
+            y = ops.call("mul", y, _scalar(ops, alpha, y.dtype))
         return ops.call(name, x, y)
     return make_pointwise(fn)(g, node, a, b)
 
@@ -326,7 +326,7 @@ def _add_sub(g, node, a, b, alpha=1):
 def _rsub(g, node, a, b, alpha=1):
     def fn(ops, x, y):
         if alpha != 1:
-            x = ops.call("mul", x, ops.constant(alpha, x.dtype))
+            x = ops.call("mul", x, _scalar(ops, alpha, x.dtype))
         return ops.call("sub", y, x)
     return make_pointwise(fn)(g, node, a, b)
 
@@ -389,7 +389,7 @@ def _clamp(g, node, x, lo=None, hi=None):
         raise Fallback("tensor clamp bounds")
 
     def fn(ops, v):
-        if lo is not None:   # (a bound may be a symbolic size: interpolation clamps indices to `size - 1`)
+        if lo is not None:   # (a bound may be symbolic: `size - 1` in interpolation, `max=n` of a SymInt)
             v = ops.call("maximum", v, _scalar(ops, lo, v.dtype))
         if hi is not None:
             v = ops.call("minimum", v, _scalar(ops, hi, v.dtype))
@@ -406,7 +406,7 @@ def _gelu(g, node, x, approximate="none"):
 def _leaky_relu(g, node, x, slope=0.01):
     def fn(ops, v):
         return ops.call("where", ops.call("gt", v, ops.constant(0, v.dtype)), v,
-                        ops.call("mul", v, ops.constant(slope, v.dtype)))
+                        ops.call("mul", v, _scalar(ops, slope, v.dtype)))
     return make_pointwise(fn)(g, node, x)
 
 
@@ -832,7 +832,7 @@ def _pad(g, node, x, pad, value=0):
             return x.load(ops, src)
         cond = ops.index_expr(sympy.And(*conds), torch.bool)
         v = ops.masked(cond, lambda: x.load(ops, src), value)
-        return ops.call("where", cond, v, ops.constant(value, val.dtype))
+        return ops.call("where", cond, v, _scalar(ops, value, val.dtype))
     return TensorBox(g, Pointwise(val.device, val.dtype, size, inner))
 
 
@@ -1348,7 +1348,7 @@ class GraphLowering:
                     t.realize()
         size, odt = base.get_size(), base.get_dtype()
         load = broadcast_loader(src, size) if isinstance(src, TensorBox) else (
-            lambda ops, idx: ops.constant(src, odt))
+            lambda ops, idx: _scalar(ops, src, odt))
         buf = self.register_computed(
             Pointwise(base.get_device(), odt, size, lambda ops, idx: ops.to_dtype(load(ops, idx), odt)),
             layout=base.layout, mutates=base.name)

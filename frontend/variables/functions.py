@@ -8,7 +8,8 @@ import inspect
 import types
 from typing import Any, Optional
 
-from ...guards.source import AttrSource, ItemSource
+from ...guards.guard import Guard
+from ...guards.source import AttrSource, InstanceDictSource, ItemSource
 from .. import reads
 from ..graph_break import Unsupported, fold, user_error
 from ..reads import source_of
@@ -151,6 +152,7 @@ class NestedFunctionVariable(BaseUserFunction):
     kwdefaults: tuple = ()          # (name, tracker) pairs
     closure: tuple = ()             # CellVariables, in co_freevars order
     wrapped: Optional[VariableTracker] = None  # set by functools.wraps
+    assigned: tuple = ()            # (name, constant) pairs functools.wraps copied from the wrapped function
     annotations: Optional[VariableTracker] = None  # MAKE_FUNCTION's (name, value, ...) tuple
 
     def parts(self, tx):
@@ -174,6 +176,9 @@ class NestedFunctionVariable(BaseUserFunction):
         return dict(zip(self.code.co_freevars, self.closure))
 
     def var_getattr(self, tx, name):
+        for assigned_name, value in self.assigned:
+            if name == assigned_name:
+                return const(value)
         if name == "__name__":
             return const(self.code.co_name)
         if name == "__qualname__":
@@ -332,10 +337,40 @@ class WrapsDecorator(VariableTracker):
     wrapped: VariableTracker = None
 
     def call_function(self, tx, args, kwargs):
-        fn = args[0]
-        if isinstance(fn, NestedFunctionVariable):
-            return dataclasses.replace(fn, wrapped=self.wrapped)
-        return fn
+        # functools.update_wrapper writes the wrapper's attributes: modelled on a function made in this
+        # frame only (a real function would change for everyone, the trace would not replay that)
+        if len(args) != 1 or kwargs or not isinstance(args[0], NestedFunctionVariable) or args[0].wrapped:
+            raise Unsupported("unsupported_call", fn="functools.wraps(...)", detail=" on this function")
+        return dataclasses.replace(args[0], wrapped=self.wrapped, assigned=_wrapper_assignments(tx, self.wrapped))
+
+    def reconstruct(self, codegen):   # (at a break, the decorator made at run time: update_wrapper runs there)
+        codegen.load_callable(functools.wraps)
+        codegen.reconstruct(self.wrapped)
+        codegen.call(1)
+
+
+def _wrapper_assignments(tx, wrapped):
+    """What functools.update_wrapper copies from `wrapped` (its WRAPPER_ASSIGNMENTS that are
+    constants, guarded), checking that its __dict__, which update_wrapper would merge, is empty."""
+    if isinstance(wrapped, NestedFunctionVariable) and not wrapped.wrapped:
+        return tuple((name, wrapped.var_getattr(tx, name).as_python_constant())
+                     for name in ("__module__", "__name__", "__qualname__", "__doc__"))
+    if isinstance(wrapped, UserFunctionVariable):
+        fn, src = wrapped.fn, source_of(wrapped.fn, wrapped.source)
+        if reads.instance_dict(fn):
+            raise Unsupported("unsupported_call", fn="functools.wraps(...)", detail=" of a function with attributes")
+        reads.record(tx, Guard.length(InstanceDictSource(src), 0))
+        out = []
+        for name in ("__module__", "__name__", "__qualname__", "__doc__"):
+            value = tx.wrap(getattr(fn, name), AttrSource(src, name))   # guarded: the attribute can be rebound
+            out.append((name, value.as_python_constant()))
+        return tuple(out)
+    real = wrapped.as_python_constant_or_none()
+    if isinstance(real, (types.BuiltinFunctionType, types.MethodDescriptorType, types.WrapperDescriptorType)):
+        # a C function (`torch.add`, `len`): its names cannot be rebound and it has no __dict__
+        return tuple((name, getattr(real, name, None)) for name in ("__module__", "__name__", "__qualname__", "__doc__")
+                     if hasattr(real, name))
+    raise Unsupported("unsupported_call", fn="functools.wraps(...)", detail=f" of {wrapped.describe()}")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -651,7 +651,9 @@ def _as_eager(kind, n, op, *args):
 def sorted_items(tx, items, kwargs):
     """`sorted(items, key=..., reverse=...)` over trackers (`list.sort`, `sorted`): keys must be constants."""
     key = kwargs.get("key")
-    reverse = kwargs.get("reverse", const(False)).as_python_constant()
+    reverse = kwargs.get("reverse", const(False))
+    # a symbolic flag (`reverse=n % 2 == 0` under dynamic shapes) is specialized, with its guard
+    reverse = reverse.evaluate() if isinstance(reverse, families.SymNodeVariable) else reverse.as_python_constant()
     keyed = [(key.call_function(tx, [i], {}) if key is not None and not (key.is_python_constant() and
                                                                              key.as_python_constant() is None)
               else i, i) for i in items]

@@ -1,13 +1,16 @@
 """Oracle: a differential fuzzer. From a seed it writes a small Python program mixing Python constructs
 (containers and their methods, closures and nonlocal, small classes with properties and dunders, exceptions,
 generators, comprehensions, globals, string formatting, builtins with keywords, mixed arithmetic, with
-blocks, match) with tensor ops; runs it eagerly and compiled by bytegraph (backend "eager", counted) over
-several calls with the inputs and the globals mutated between calls, and compares return values (type and
+blocks, match; graph breaks inside try/with/loops with generators live across them, dict and set keys
+computed from the inputs, in-place writes through views and aliases, tensor metadata steering Python,
+dataclasses, slots and __getattr__, autograd, dtypes, seeded RNG) with tensor ops; runs it eagerly and
+compiled by bytegraph (backend "eager", counted) over several calls with the inputs and the globals
+mutated between calls, and compares return values (type and
 value), exceptions (type and args) and side effects (globals, mutated arguments). Programs where
 bytegraph hit an internal error (sound: that instruction ran as Python, but a bug) are counted apart.
 
     python -m tests.oracles.fuzz --seeds 0:500 [--json fuzz.json] [--out-dir fuzz_failures]
-                                 [--backend aot_eager] [--shared-inputs]
+                                 [--backend aot_eager] [--shared-inputs] [--hoist] [--dynamic] [--narrow]
 
 Each failing program is written out as a standalone script that prints OK or MISMATCH.
 """
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import math
 import os
 import random
@@ -22,6 +26,7 @@ import signal
 import sys
 import time
 import traceback
+import types
 
 import torch
 
@@ -29,9 +34,12 @@ import bytegraph
 from bytegraph.testing import CompileCounterWithBackend
 
 bytegraph.config.strict = True      # an internal error is a finding, not a silent eager run
+# programs raise on purpose (shapes that do not broadcast): fake tensor propagation logs each such error
+logging.getLogger("torch._subclasses.fake_tensor").setLevel(logging.CRITICAL)
 
-HEADER = """import collections, contextlib, functools, itertools, math, operator
+HEADER = """import collections, contextlib, dataclasses, functools, io, itertools, math, operator
 import torch
+import bytegraph
 """
 
 
@@ -366,11 +374,287 @@ def _control(r, k):
     return "", op
 
 
-SNIPPETS = [_containers_list, _containers_tuple, _containers_dict, _containers_set, _closures, _classes,
-            _exceptions, _generators, _comprehensions, _globals, _strings, _builtins, _arith, _tensors,
-            _tensor_control, _with_blocks, _control, _tensor_numbers]
+# ---- families added for issue #14's second pass: breaks inside try/with/loops, keys that are not constants,
+# views and aliases written in place, tensor metadata steering Python, richer classes and closures.
+
+def _globals_more(r, k):
+    """Globals the environment changes between calls in ways `_globals` does not: a flag, a swapped
+    function, a class attribute, a config dict's entries."""
+    pre = (f"G_FLAG{k} = True\nG_FN{k} = abs\nG_CFG{k} = {{'scale': 3, 'on': True}}\n"
+           f"class G_CLS{k}:\n    scale = 2\n    items = []\n")
+    op = r.choice([
+        f"if G_FLAG{k}:\n    out.append(x + 1)\nelse:\n    out.append(x - 1)",
+        f"out.append(G_FN{k}(x - 0.5))",
+        f"out.append(x * G_CLS{k}.scale + len(G_CLS{k}.items))",
+        f"out.append(x * G_CFG{k}['scale'] if G_CFG{k}.get('on') else x)",
+        f"G_CLS{k}.scale += n\nout.append(G_CLS{k}.scale)",
+        f"G_CFG{k}[s] = n\nout.append(sorted(G_CFG{k}))",
+        f"global G_FLAG{k}\nG_FLAG{k} = n > 3\nout.append(G_FLAG{k})",
+        f"fn = G_FN{k}\nout.append(fn(n - 5))",
+        f"out.append([G_FN{k}(v) for v in lst[:2]])",
+        f"G_CLS{k}.items.append(x.shape[0])\nout.append(sum(G_CLS{k}.items) * x)",
+    ])
+    return pre, op
+
+
+def _grad_dtype_rng(r, k):
+    """Autograd inside the program (requires_grad, backward, grad modes), dtype promotion and in-place
+    casts that raise, and seeded random numbers (the RNG's state is the program's too)."""
+    op = r.choice([
+        "w = x.detach().requires_grad_()\nloss = (w * w).sum()\nloss.backward()\nout.append(w.grad)",
+        "with torch.enable_grad():\n    w = y.detach().requires_grad_(True)\n    out.append((w * 3).requires_grad)",
+        "w = x.detach().requires_grad_()\ng, = torch.autograd.grad(w.sin().sum(), [w])\nout.append(g)",
+        "w = x.detach().requires_grad_()\nwith torch.no_grad():\n    t = w * 2\n"
+        "out.append((t.requires_grad, (w * 2).requires_grad))",
+        "w = x.detach().requires_grad_()\nv = w * 2\n"
+        "out.append((v.requires_grad, v.grad_fn is not None, v.is_leaf, w.is_leaf))",
+        "prev = torch.is_grad_enabled()\ntorch.set_grad_enabled(n % 2 == 0)\nw = x.detach().requires_grad_()\n"
+        "out.append((w * 2).requires_grad)\ntorch.set_grad_enabled(prev)",
+        "out.append((torch.arange(n) / 2, torch.arange(n) // 2, (x > 0).sum(), x.long() // 2))",
+        "out.append((x.to(torch.int32) * 1.5, torch.tensor(n) + 1.5, torch.tensor(n) * True, x.half().float()))",
+        "t = x.long()\ntry:\n    t.add_(1.5)\nexcept RuntimeError as e:\n    out.append(type(e).__name__)\n"
+        "out.append(t)",
+        "out.append(((x > 0) + (y > 0), (x > 0) * 2, torch.tensor([True, False]) | (n > 2)))",
+        "out.append((x.int() / x.int().clamp(min=1), (x * 10).to(torch.uint8), x.double().sum().dtype))",
+        "torch.manual_seed(n)\nout.append(torch.rand(2) + x[0, :2])",
+        "g = torch.Generator().manual_seed(n)\nout.append(torch.randn(3, generator=g))",
+        "torch.manual_seed(7)\na = torch.rand(2)\nbytegraph.graph_break()\nb = torch.rand(2)\nout.append((a, b))",
+        "torch.manual_seed(n)\nout.append(torch.nn.functional.dropout(x, p=0.5, training=True))",
+        "out.append(torch.result_type(x, n) == x.dtype and torch.promote_types(x.dtype, torch.int64) == x.dtype)",
+    ])
+    return "", op
+
+
+def _breaks(r, k):
+    """Graph breaks (an explicit `bytegraph.graph_break()`, `print` into a buffer) inside try/except/finally,
+    with blocks, loops, nested calls, and with generators/iterators live across them."""
+    pre = (f"LOGB{k} = []\n"
+           f"class CMB{k}:\n"
+           f"    def __init__(self, tag):\n        self.tag = tag\n"
+           f"    def __enter__(self):\n        LOGB{k}.append(('in', self.tag))\n        return self.tag\n"
+           f"    def __exit__(self, et, ev, tb):\n"
+           f"        LOGB{k}.append(('out', self.tag, et.__name__ if et else None))\n"
+           f"        return et is KeyError\n"
+           f"def genb{k}(t, m):\n    for i in range(m):\n        yield t * i\n        bytegraph.graph_break()\n"
+           f"def innerb{k}(v, t):\n    bytegraph.graph_break()\n    if v > 3:\n        raise ValueError('inner', v)\n"
+           f"    return t * v\n")
+    op = r.choice([
+        "try:\n    t = x + 1\n    bytegraph.graph_break()\n    out.append(t * n)\nfinally:\n    d['fin'] = n",
+        "buf = io.StringIO()\ntry:\n    print(n, s, file=buf)\n    if n > 3:\n        raise KeyError(n)\n"
+        "    out.append(x * 2)\nexcept KeyError as e:\n    out.append(e.args)\nfinally:\n"
+        "    out.append(buf.getvalue())",
+        "try:\n    bytegraph.graph_break()\n    out.append(lst[n])\nexcept IndexError as e:\n    out.append(str(e))\n"
+        "else:\n    out.append(y.sum())\nfinally:\n    out.append(x.mean())",
+        f"with CMB{k}(n) as tag:\n    t = x * tag\n    bytegraph.graph_break()\n    out.append(t + 1)\n"
+        f"out.append(list(LOGB{k}))",
+        f"with CMB{k}(s):\n    bytegraph.graph_break()\n    out.append(d['nope' + s])\nout.append(LOGB{k}[-1])",
+        f"g = genb{k}(x, 3)\nout.append(next(g))\nbytegraph.graph_break()\nout.append(next(g))\nout.append(list(g))",
+        "it = iter(lst)\nfirst = next(it, None)\nbytegraph.graph_break()\nout.append((first, list(it)))",
+        "tot = 0\ndef addb(v):\n    nonlocal tot\n    tot += v\n    bytegraph.graph_break()\n    return tot\n"
+        "out.append(addb(n) + addb(1))\nout.append(tot * x)",
+        "for i, v in enumerate(lst[:3]):\n    bytegraph.graph_break()\n    x = x + v\nout.append(x)",
+        f"try:\n    out.append(innerb{k}(n, x))\nexcept ValueError as e:\n    out.append(e.args)",
+        "i = 0\nwhile i < 3:\n    i += 1\n    if i == n:\n        bytegraph.graph_break()\n        continue\n"
+        "    y = y + i\nout.append(y)",
+        "buf = io.StringIO()\nfor v in lst[:2]:\n    print(v, x.shape[0], sep='|', file=buf)\n"
+        "out.append(buf.getvalue() + s)",
+        "gz = (t * 2 for t in (x, y))\nout.append(next(gz))\nbytegraph.graph_break()\nout.append(next(gz, None))",
+        "try:\n    try:\n        bytegraph.graph_break()\n        raise KeyError(s)\n    finally:\n"
+        "        out.append('inner-fin')\n"
+        "except KeyError as e:\n    out.append(('caught', e.args, x.sum()))",
+        "z = [x]\nbytegraph.graph_break()\nz.append(z[0] * 2)\nout.append(z)",
+    ])
+    return pre, op
+
+
+def _dynamic_keys(r, k):
+    """Dicts and sets whose keys come from the inputs (so they collide, or not, call by call)."""
+    op = r.choice([
+        "key = s + str(n)\nd[key] = n\nout.append((key in d, d[key], sorted(d)))",
+        "dd = {}\nfor v in lst:\n    dd[v] = dd.get(v, 0) + 1\nout.append(list(dd.items()))",
+        "dd = {x.shape[0]: 'rows', n: 'n'}\nout.append(dd)",
+        "st = set(lst)\nst.add(n)\nout.append((n in st, len(st), sorted(st)))",
+        "dd = {(n, s): x.sum()}\nout.append(dd[(n, s)])",
+        "dd = {True: 'a', 1.0: 'b', n: 'c'}\nout.append(list(dd.items()))",
+        "d.pop(s, None)\nd[s] = n\nout.append(list(d.items())[-1])",
+        "st = {x.shape[0], x.shape[1], n}\nout.append(sorted(st))",
+        "dd = {}\ndd[x.ndim] = x\ndd[n % 3] = y\nout.append(sum(v.sum() for v in dd.values()))",
+        "kk = 'a' if n % 2 else 'b'\nd[kk] += 1\nout.append(d[kk])",
+        "del d[min(d)]\nout.append(list(d.items()))",
+        "st = {x, y}\nout.append((len(st), x in st))",
+        "out.append(d.get(s, n) + d.get(str(n), -1))",
+        "st = {s, s[:1], str(n)}\nst.discard(s)\nout.append(sorted(st))",
+        "dd = dict(zip(lst, s))\nout.append((len(dd), dd.get(n, '?')))",
+        "dd = {v: v * x.shape[0] for v in lst if v != n}\nout.append(dd)",
+        "st = set(s)\nst ^= {s[:1], 'z'}\nout.append(sorted(st))",
+        "dd = {}\ndd.setdefault(n, []).append(x.sum())\ndd.setdefault(n, []).append(n)\nout.append(dd)",
+        "dd = collections.Counter(lst)\ndd[n] += 2\nout.append(sorted(dd.items()))",
+        "dd = {s: 1}\ndd |= {str(n): 2, s: 3}\nout.append(dd)",
+    ])
+    return "", op
+
+
+def _views(r, k):
+    """In-place tensor ops through views and aliases of the inputs (the caller sees them: x and y are
+    compared after every call)."""
+    op = r.choice([
+        "v = x[0]\nv.add_(n)\nout.append(x.sum())",
+        "a = x.view(-1)\na[:2] = 0\nout.append(x.clone())",
+        "z = x\nz += 1\nout.append((x is z, z.sum()))",
+        "t = x.t()\nt.mul_(2)\nout.append(x[0])",
+        "y[:, 0].zero_()\nout.append(y.sum(1))",
+        "x.transpose(0, 1)[1].fill_(n)\nout.append(x)",
+        "w = x.clone()\nw2 = w.narrow(1, 1, 2)\nw2.copy_(y[:, :2])\nout.append(w)",
+        "alias = [x]\nalias[0].sub_(1)\nout.append(x.mean())",
+        "out.append(x[0].add_(1).sum())",
+        "x[x > 0] = 0\nout.append(x)",
+        "v = x.view(x.shape[0], 2, 2)\nv[:, 0].mul_(n)\nout.append(x)",
+        "y.copy_(x)\nout.append((x - y).abs().sum())",
+        "x.add_(y)\ny.mul_(2)\nout.append(x + y)",
+        "t = x[:, 1:]\nx.mul_(2)\nout.append(t)",
+        "x.clamp_(min=0)\nout.append(x)",
+        "d2 = {'t': x}\nd2['t'].neg_()\nout.append(x.sum())",
+        "x.unsqueeze(0).mul_(2)\nout.append(x)",
+        "y[1] += x[0]\nout.append(y[1])",
+        "t = x.detach()\nt.add_(1)\nout.append(x)",
+        "x.data.mul_(n)\nout.append(x)",
+    ])
+    return "", op
+
+
+def _metadata(r, k):
+    """Tensor metadata (.shape/.dtype/.ndim/.size()) deciding Python control flow and formatted in strings;
+    isinstance on tensors, sizes and Python values; size arithmetic (symbolic under --dynamic)."""
+    op = r.choice([
+        "if x.ndim == 2 and x.shape[0] > 3:\n    out.append(x[:3])\nelse:\n    out.append(x * 2)",
+        "if x.dtype == torch.float32:\n    out.append(x.double())\nelse:\n    out.append(x)",
+        "rows, cols = x.shape\nout.append(x.reshape(cols, rows) if rows != cols else x)",
+        "for i in range(x.shape[0] // 2):\n    out.append(x[2 * i] + x[2 * i + 1])",
+        "out.append(f'{x.shape[0]}x{x.shape[1]}:{x.dtype}:{x.ndim}:{x.device}')",
+        "out.append('%d rows, %s' % (x.size(0), tuple(x.shape)))",
+        "out.append(str(x.shape) + repr(x.dtype))",
+        "out.append((isinstance(x.shape[0], int), isinstance(x.shape, tuple), type(x.shape[0]).__name__))",
+        "out.append([isinstance(v, (int, float)) for v in (n, s, x, 1.5, True)])",
+        "h = x.shape[0] * 2 - n\nout.append(torch.zeros(max(h, 1), 2))",
+        "out.append(x.new_ones(x.shape[0] + n, x.size(-1) // 2))",
+        "out.append(x.view(x.shape[0] * 2, -1).shape)",
+        "out.append(x.numel() // x.shape[-1] == x.shape[0])",
+        "out.append(x[: x.shape[0] // 2])",
+        "out.append(torch.arange(x.shape[0]) * x.shape[1])",
+        "out.append((x.shape[0] % 2 == 0, x.size() == y.size(), math.prod(x.shape) + n))",
+        "out.append(x.flatten()[x.numel() - 1])",
+        "out.append((divmod(x.shape[0], 2), x.shape[0] / 2, x.shape[0] ** 2, round(x.shape[0] / 3, 2)))",
+        "out.append(x.reshape(-1, 2)[x.shape[0]:].sum(0))",
+        "m = max(x.shape[0], n)\nout.append(torch.ones(m)[:x.shape[0]] * x[:, 0])",
+        "out.append(x.expand(2, *x.shape).sum(0) * len(x))",
+        "out.append(torch.cat([x, y[: max(1, x.shape[0] - 2)]]).shape[0])",
+        "out.append((x.shape[-2:], list(x.size()), x.stride(), x.is_contiguous()))",
+        "out.append(x.shape[0] * 1.5 + x.shape[1])",
+        "out.append(bool(x.shape[0] > 4) or x.shape[0] == n)",
+        "out.append(x.new_full((x.shape[0],), float(x.shape[1])))",
+        "out.append(isinstance(x, torch.Tensor) and not isinstance(x, torch.nn.Parameter))",
+        "sz = x.size()\nout.append((sz[0] + sz[1], sz.numel(), len(sz)))",
+        "out.append('{:>4}|{}'.format(x.shape[0], x.dtype).strip())",
+        "out.append(x.view(*x.shape[::-1]).t().contiguous() - x)",
+    ])
+    return "", op
+
+
+def _objects(r, k):
+    """Classes with more protocol than P: __getattr__ fallbacks, __contains__/__setitem__/__iter__, __bool__,
+    __hash__ (instances as dict keys), class attributes the program changes, dataclasses and slots."""
+    pre = (f"class R{k}:\n"
+           f"    count = 0\n"
+           f"    __slots__ = ('v', 'items')\n"
+           f"    def __init__(self, v):\n        self.v = v\n        self.items = {{}}\n        R{k}.count += 1\n"
+           f"    def __getitem__(self, key):\n        return self.items[key]\n"
+           f"    def __setitem__(self, key, val):\n        self.items[key] = val\n"
+           f"    def __contains__(self, key):\n        return key in self.items\n"
+           f"    def __iter__(self):\n        yield from sorted(self.items)\n"
+           f"    def __bool__(self):\n        return bool(self.items)\n"
+           f"    def __hash__(self):\n        return hash(self.v)\n"
+           f"    def __eq__(self, o):\n        return isinstance(o, R{k}) and o.v == self.v\n"
+           f"class GA{k}:\n"
+           f"    real = 1\n"
+           f"    def __getattr__(self, name):\n        return name * 2\n"
+           f"@dataclasses.dataclass\n"
+           f"class DC{k}:\n    a: int\n    b: list = dataclasses.field(default_factory=list)\n"
+           f"    def total(self):\n        return self.a + sum(self.b)\n")
+    op = r.choice([
+        f"o = R{k}(n)\no[s] = x\nout.append((s in o, 'zz' in o, list(o), bool(o), o[s] * 2))",
+        f"o = R{k}(n)\nout.append((bool(o), o == R{k}(n), o != R{k}(n + 1), len({{o, R{k}(n)}})))",
+        f"dd = {{R{k}(n): 'a'}}\ndd[R{k}(n)] = 'b'\nout.append(list(dd.values()))",
+        f"before = R{k}.count\nR{k}(1)\nR{k}(2)\nout.append(R{k}.count - before)",
+        f"g = GA{k}()\nout.append((g.ab, g.real, getattr(g, s or 'q'), hasattr(g, 'zz')))",
+        f"dc = DC{k}(n)\ndc.b.extend(lst[:2])\ndc.a += 1\nout.append((dc.total(), dc, dc == DC{k}(dc.a, list(dc.b))))",
+        f"dc = DC{k}(n, [1])\nout.append((dataclasses.asdict(dc), dataclasses.replace(dc, a=0).a))",
+        f"o = R{k}(x)\nfor i, c in enumerate(s):\n    o[c] = i\nout.append(sum(o[c] for c in o) + n)",
+        f"try:\n    R{k}(n).w = 1\nexcept AttributeError as e:\n    out.append(type(e).__name__)",
+        f"R{k}.count = n\nout.append(R{k}(0).count)",
+    ])
+    return pre, op
+
+
+def _closures_more(r, k):
+    """Nested functions that rebind or mutate the variables of the functions around them."""
+    op = r.choice([
+        "c = 1\ng = lambda: c * x\nc = n\nout.append(g())",
+        "def outer():\n    v = [n]\n    def inner():\n        v.append(len(v))\n        return v\n    return inner\n"
+        "h = outer()\nh()\nout.append(h())",
+        "def mk():\n    cnt = 0\n    def inc():\n        nonlocal cnt\n        cnt += 1\n        return cnt\n"
+        "    def get():\n        return cnt\n    return inc, get\ninc, get = mk()\ninc()\ninc()\n"
+        "out.append((get(), x * get()))",
+        "t = x\ndef upd():\n    nonlocal t\n    t = t * 2\nupd()\nupd()\nout.append(t)",
+        "def deco(fn):\n    @functools.wraps(fn)\n    def w(*a, **kw):\n        return fn(*a, **kw) + 1\n    return w\n"
+        "@deco\ndef base(a, b=2):\n    return a * b\nout.append((base(n), base(x, b=n), base.__name__))",
+        "def level1(a):\n    def level2(b):\n        def level3(c):\n            return a + b + c\n"
+        "        return level3\n"
+        "    return level2\nout.append(level1(x)(n)(y))",
+        "fns = {}\nfor name in ('p', 'q'):\n    fns[name] = lambda v, name=name: name + str(v)\n"
+        "out.append(fns['q'](n))",
+        "stack = []\ndef push(v):\n    stack.append(v)\n    return len(stack)\n"
+        "out.append([push(v) for v in (x, n, s)][-1])\n"
+        "out.append(stack[1:])",
+        "k2 = n\ndef readk():\n    return k2\nk2 += 10\nout.append(readk())",
+        "def gen_c():\n    v = 0\n    while True:\n        got = yield v\n        v += got or 1\n"
+        "gc = gen_c()\nnext(gc)\ngc.send(n)\nout.append(next(gc))",
+    ])
+    return "", op
+
+
+def _exceptions_more(r, k):
+    """Exceptions raised and caught across calls, in comprehensions and generators; assert; context chains."""
+    pre = (f"def raiser{k}(v):\n    if v % 3 == 0:\n        raise LookupError('three', v)\n    return v\n"
+           f"def gen_err{k}(m):\n    yield 1\n    if m > 2:\n        raise ValueError(m)\n    yield 2\n")
+    op = r.choice([
+        "assert n < 8, ('too big', n)\nout.append(x * n)",
+        f"try:\n    out.append([raiser{k}(v) for v in lst])\nexcept LookupError as e:\n    out.append(e.args)",
+        f"try:\n    out.append(list(gen_err{k}(n)))\nexcept ValueError as e:\n    out.append(('gen', e.args))",
+        "try:\n    try:\n        1 / (n - n)\n    except ZeroDivisionError:\n        raise KeyError(s)\n"
+        "except KeyError as e:\n    out.append((type(e.__context__).__name__, e.__suppress_context__))",
+        "try:\n    raise ValueError(n) from None\nexcept ValueError as e:\n"
+        "    out.append((e.__cause__, e.__suppress_context__))",
+        "try:\n    x.reshape(n + 7, 3)\nexcept RuntimeError:\n    out.append('shape')\nout.append(x.sum())",
+        "e2 = None\ntry:\n    {}[s]\nexcept KeyError as e:\n    e2 = e\nout.append(repr(e2))",
+        "for v in lst:\n    try:\n        if v == n:\n            raise StopIteration(v)\n"
+        "    except StopIteration as e:\n"
+        "        out.append(e.value)\n        break",
+        "try:\n    out.append(x + torch.ones(n + 1))\nexcept RuntimeError as e:\n    out.append(type(e).__name__)",
+        "res = []\nfor v in lst[:4]:\n    try:\n        res.append(10 // (v - 1))\n    except ZeroDivisionError:\n"
+        "        res.append(None)\n        continue\n    finally:\n        res.append('f')\nout.append(res)",
+    ])
+    return pre, op
+
+
+# the first generation of families (`--narrow`: the programs that seeds made before the families below)
+NARROW_SNIPPETS = [_containers_list, _containers_tuple, _containers_dict, _containers_set, _closures, _classes,
+                   _exceptions, _generators, _comprehensions, _globals, _strings, _builtins, _arith, _tensors,
+                   _tensor_control, _with_blocks, _control, _tensor_numbers]
 # tensor-only programs capture in one graph more often: weight them so the capture figure means something
-WEIGHTS = [3, 2, 3, 2, 2, 3, 3, 2, 2, 3, 2, 3, 3, 6, 1, 2, 2, 2]
+NARROW_WEIGHTS = [3, 2, 3, 2, 2, 3, 3, 2, 2, 3, 2, 3, 3, 6, 1, 2, 2, 2]
+SNIPPETS = NARROW_SNIPPETS + [_breaks, _dynamic_keys, _views, _metadata, _objects, _closures_more, _exceptions_more,
+                              _globals_more, _grad_dtype_rng]
+WEIGHTS = NARROW_WEIGHTS + [3, 3, 3, 4, 2, 2, 2, 2, 2]
 
 
 def _hoist(op: str) -> str:
@@ -387,12 +671,14 @@ def _hoist(op: str) -> str:
     return "\n".join(lines)
 
 
-def generate(seed: int, hoist: bool = False) -> str:
-    """The source of program `seed`: module-level definitions, then `f`."""
+def generate(seed: int, hoist: bool = False, narrow: bool = False) -> str:
+    """The source of program `seed`: module-level definitions, then `f` (`narrow`: from the first
+    generation of families only, as seeds made them before the others were added)."""
     r = random.Random(seed)
+    snippets, weights = (NARROW_SNIPPETS, NARROW_WEIGHTS) if narrow else (SNIPPETS, WEIGHTS)
     preludes, body = [], []
     for k in range(r.randint(2, 6)):
-        snippet = r.choices(SNIPPETS, WEIGHTS)[0]
+        snippet = r.choices(snippets, weights)[0]
         pre, op = snippet(r, k)
         if pre:
             preludes.append(pre)
@@ -408,13 +694,13 @@ def generate(seed: int, hoist: bool = False) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ inputs
-def make_inputs(seed: int, call: int, shared: bool = False):
-    """Arguments of call `call`: values change every call, the shape on the last call. With `shared`,
-    x and y may share memory, differently from call to call: y is x seen through another view, or
-    x and y are the two halves of one tensor."""
+def make_inputs(seed: int, call: int, shared: bool = False, dynamic: bool = False):
+    """Arguments of call `call`: values change every call, the shape on the last call (with `dynamic`, on
+    every call). With `shared`, x and y may share memory, differently from call to call: y is x seen
+    through another view, or x and y are the two halves of one tensor."""
     r = random.Random(seed * 1000 + call)
     g = torch.Generator().manual_seed(seed * 1000 + call)
-    rows = 5 if call == CALLS - 1 else 3
+    rows = (5 if call == CALLS - 1 else 3) if not dynamic else (3, 6, 2, 5)[call]
     x = torch.randn(rows, 4, generator=g)
     y = torch.randn(rows, 4, generator=g)
     if shared:
@@ -434,6 +720,20 @@ def mutate_globals(ns: dict, call: int):
     """What the program's environment does between calls: every global the program owns changes."""
     for name, v in list(ns.items()):
         if not name.startswith(("G_", "LOG")):
+            continue
+        if name.startswith("G_FLAG"):
+            ns[name] = not v
+            continue
+        if name.startswith("G_FN"):      # a global function swapped for another
+            ns[name] = (lambda t, _c=call: t * (_c + 1)) if call % 2 else abs
+            continue
+        if name.startswith("G_CLS"):     # a class attribute changed and a class-level list grown
+            v.scale = v.scale + call
+            v.items.append(call)
+            continue
+        if name.startswith("G_CFG"):     # a config dict's existing entry changed
+            v["scale"] = v.get("scale", 0) + call
+            v["on"] = not v.get("on")
             continue
         if isinstance(v, bool):
             continue
@@ -495,7 +795,15 @@ def same(a, b, path="out", rounding=False) -> str | None:
 
 
 def _owned_globals(ns: dict) -> dict:
-    return {k: v for k, v in ns.items() if k.startswith(("G_", "LOG"))}
+    """The globals a program owns, comparable across the two namespaces (a class by its own
+    attributes, a function by its name)."""
+    def comparable(v):
+        if isinstance(v, type):
+            return {k: a for k, a in vars(v).items() if not k.startswith("__")}
+        if callable(v) and hasattr(v, "__qualname__"):
+            return ("function", v.__qualname__)
+        return v
+    return {k: comparable(v) for k, v in ns.items() if k.startswith(("G_", "LOG"))}
 
 
 def _run(fn, args):
@@ -518,6 +826,18 @@ def _from_bytegraph(exc) -> bool:
 CALLS = 4
 
 
+def _load(code, name: str) -> dict:
+    """Run the program's module level in a fresh module named `name` (registered while it runs: a
+    dataclass looks its module up in sys.modules); returns the module's namespace."""
+    module = types.ModuleType(name)
+    sys.modules[name] = module
+    try:
+        exec(code, module.__dict__)
+    finally:
+        del sys.modules[name]
+    return module.__dict__
+
+
 class _Timeout(Exception):
     pass
 
@@ -526,20 +846,27 @@ def _alarm(signum, frame):
     raise _Timeout()
 
 
+def _caused_by_timeout(exc) -> bool:
+    while exc is not None:
+        if isinstance(exc, _Timeout):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def check(seed: int, src: str | None = None, timeout: float = 30.0, hoist: bool = False, backend: str = "eager",
-          shared: bool = False) -> dict:
+          shared: bool = False, dynamic: bool = False, narrow: bool = False) -> dict:
     """Run program `seed` eagerly and compiled with `backend` (`shared`: inputs that may share memory,
-    see make_inputs); returns its record (status, where it differed, capture)."""
-    src = src or generate(seed, hoist)
+    see make_inputs; `dynamic`: compiled with dynamic=True and x, y change size every call); returns its
+    record (status, where it differed, capture)."""
+    src = src or generate(seed, hoist, narrow)
     code = compile(src, f"<fuzz_{seed}>", "exec")
-    ns_e, ns_c = {"__name__": f"fuzz_{seed}"}, {"__name__": f"fuzz_{seed}"}
-    exec(code, ns_e)
-    exec(code, ns_c)
+    ns_e, ns_c = _load(code, f"fuzz_{seed}"), _load(code, f"fuzz_{seed}")
     counter = CompileCounterWithBackend(backend)
-    fc = bytegraph.compile(ns_c["f"], backend=counter)
-    args_e, args_c = make_inputs(seed, 0, shared), make_inputs(seed, 0, shared)
+    fc = bytegraph.compile(ns_c["f"], backend=counter, dynamic=True if dynamic else None)
+    args_e, args_c = make_inputs(seed, 0, shared, dynamic), make_inputs(seed, 0, shared, dynamic)
     rec = {"seed": seed, "status": "equal", "detail": "", "graphs_first_call": None, "graphs": 0,
-           "backend": backend, "shared": shared}
+           "backend": backend, "shared": shared, "dynamic": dynamic}
     old = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
@@ -549,22 +876,21 @@ def check(seed: int, src: str | None = None, timeout: float = 30.0, hoist: bool 
                 # with `shared` it only passes new tensors that share memory differently (a change
                 # elsewhere would recompile, hiding a graph reused for the wrong sharing)
                 for args in (args_e, args_c):
-                    new = make_inputs(seed, call, shared)
+                    new = make_inputs(seed, call, shared, dynamic)
                     if not shared:
                         args[2], args[3] = new[2], new[3]
                         args[4].append(new[2])
                         args[5][f"c{call}"] = call
-                    if call == CALLS - 1 or shared:
+                    if call == CALLS - 1 or shared or dynamic:
                         args[0], args[1] = new[0], new[1]
                     else:
                         args[0].copy_(new[0])
                 mutate_globals(ns_e, call)
                 mutate_globals(ns_c, call)
             e_kind, e_val = _run(ns_e["f"], args_e)
-            try:
-                c_kind, c_val = _run(fc, args_c)
-            except _Timeout:
-                raise
+            c_kind, c_val = _run(fc, args_c)
+            if c_kind == "raised" and _caused_by_timeout(c_val):
+                raise _Timeout()    # (the alarm went off while compiling: bytegraph reported it as its error)
             if call == 0:
                 rec["graphs_first_call"] = counter.frame_count
             if c_kind == "raised" and e_kind == "value" or (c_kind == "raised" and _from_bytegraph(c_val)):
@@ -596,16 +922,20 @@ def check(seed: int, src: str | None = None, timeout: float = 30.0, hoist: bool 
     return rec
 
 
-STANDALONE = '''"""Fuzzer program {seed}: {status}. {detail_line}
-Run: python {name}  (prints OK or MISMATCH)"""
+STANDALONE = '''"""Fuzzer program {seed}: {status}.
+{detail_line}
+Run: python -m tests.oracles.found.{module}  (prints OK or MISMATCH)
+once kept in tests/oracles/found/, where tests/test_oracles_quick.py runs it."""
 import sys
 
 from tests.oracles.fuzz import check
 
-SRC = {src!r}
+SEED = {seed}
+SRC = {src!r}  # noqa: E501
+OPTIONS = dict(backend={backend!r}, shared={shared}, dynamic={dynamic})
 
 if __name__ == "__main__":
-    rec = check({seed}, SRC, backend={backend!r}, shared={shared})
+    rec = check(SEED, SRC, **OPTIONS)
     print("OK" if rec["status"] == "equal" else "MISMATCH: " + rec["status"] + ": " + rec["detail"])
     sys.exit(rec["status"] != "equal")
 '''
@@ -614,10 +944,12 @@ if __name__ == "__main__":
 def write_failure(out_dir: str, rec: dict, src: str):
     os.makedirs(out_dir, exist_ok=True)
     name = f"fuzz_{rec['seed']}.py"
-    detail = rec["detail"].splitlines()[0][:200] if rec["detail"] else ""
+    detail = rec["detail"].splitlines()[0][:110] if rec["detail"] else ""
     with open(os.path.join(out_dir, name), "w") as f:
-        f.write(STANDALONE.format(seed=rec["seed"], status=rec["status"], detail_line=detail, src=src, name=name,
-                                  backend=rec.get("backend", "eager"), shared=rec.get("shared", False)))
+        f.write(STANDALONE.format(seed=rec["seed"], status=rec["status"], detail_line=detail, src=src,
+                                  module=name[:-3],
+                                  backend=rec.get("backend", "eager"), shared=rec.get("shared", False),
+                                  dynamic=rec.get("dynamic", False)))
     with open(os.path.join(out_dir, f"fuzz_{rec['seed']}_program.py"), "w") as f:
         f.write(src)
 
@@ -642,14 +974,17 @@ def main(argv=None):
     ap.add_argument("--hoist", action="store_true", help="evaluate each appended value before the append")
     ap.add_argument("--backend", default="eager", help="the backend compiled programs use")
     ap.add_argument("--shared-inputs", action="store_true", help="x and y may share memory (changing per call)")
+    ap.add_argument("--dynamic", action="store_true", help="compile with dynamic=True; x and y change size every call")
+    ap.add_argument("--narrow", action="store_true", help="programs from the first generation of snippet families")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
     records = []
     start = time.time()
     for seed in parse_seeds(args.seeds):
-        src = generate(seed, args.hoist)
+        src = generate(seed, args.hoist, args.narrow)
         try:
-            rec = check(seed, src, args.timeout, backend=args.backend, shared=args.shared_inputs)
+            rec = check(seed, src, args.timeout, backend=args.backend, shared=args.shared_inputs,
+                        dynamic=args.dynamic)
         except Exception as e:  # noqa: BLE001 - a harness-level failure is still a row
             rec = {"seed": seed, "status": "harness error", "detail": f"{type(e).__name__}: {e}",
                    "graphs_first_call": None, "graphs": 0}

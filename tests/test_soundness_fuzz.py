@@ -1,0 +1,200 @@
+"""Cases the differential fuzzer (tests/oracles/fuzz.py) found, reduced: each compares compiled with
+eager and asserts what was captured. The fuzzer's seeds that found them are kept in
+tests/test_oracles_quick.py (FOUND_SEEDS)."""
+import collections
+import functools
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import bytegraph
+from bytegraph.testing import CompileCounterWithBackend
+from helpers import assert_same, compiled, standard_test
+
+
+def check(fn, *args, frames=1, breaks=None):
+    return standard_test(fn, *args, frames=frames, breaks=breaks, exact=True)
+
+
+# -- functools.wraps copies the wrapped function's names (seed 3054) ----------------------------------
+def test_wraps_copies_names_of_a_nested_function():
+    def f(x, n):
+        def deco(fn):
+            @functools.wraps(fn)
+            def w(*a, **kw):
+                return fn(*a, **kw) + 1
+            return w
+
+        @deco
+        def base(a, b=2):
+            """doc of base"""
+            return a * b
+        return base(n), base(x, b=n), base.__name__, base.__qualname__, base.__doc__, base.__wrapped__(n)
+    got = check(f, torch.ones(2), 3, breaks=0)
+    assert got[2] == "base"
+
+
+def _global_base(a):
+    """global doc"""
+    return a * 2
+
+
+def test_wraps_copies_names_of_a_global_function_and_guards_them():
+    def f(x):
+        @functools.wraps(_global_base)
+        def w(a):
+            return _global_base(a) + 1
+        return w(x), w.__name__, w.__doc__
+    check(f, torch.ones(2), breaks=0)
+    opt = bytegraph.compile(f, backend="eager")
+    assert opt(torch.ones(1))[1] == "_global_base"
+    _global_base.__name__ = "renamed"     # the copied name is read again, not kept from the trace
+    try:
+        assert opt(torch.ones(1))[1] == "renamed" == f(torch.ones(1))[1]
+    finally:
+        _global_base.__name__ = "_global_base"
+
+
+def test_wraps_copies_names_of_a_c_function():
+    def f(x):
+        @functools.wraps(torch.add)
+        def w(a, b):
+            return torch.add(a, b) * 2
+        return w(x, x), w.__name__, w.__module__, w.__qualname__
+    assert check(f, torch.ones(2), breaks=0)[1] == "add"
+
+
+def test_wraps_on_a_function_from_outside_the_frame_breaks():
+    # update_wrapper would rewrite a real function's attributes: not modelled, so not traced
+    def outside(a):
+        return a
+
+    def f(x):
+        y = x + 1
+        g = functools.wraps(_global_base)(outside)
+        return y * 2, g.__name__
+    try:
+        got = check(f, torch.ones(2), frames=2, breaks=1)
+        assert got[1] == "_global_base"
+    finally:
+        outside.__name__ = "outside"
+
+
+# -- __slots__ without __dict__: setting another attribute raises (seed 3038) --------------------------
+class _Slotted:
+    __slots__ = ("v",)
+
+    def __init__(self, v):
+        self.v = v
+
+
+def test_setting_an_attribute_outside_slots_raises_inside_the_try():
+    def f(x, n):
+        out = []
+        try:
+            _Slotted(n).w = 1
+        except AttributeError as e:
+            out.append(e.args)
+        o = _Slotted(n)
+        o.v = n + 1           # a slot: set
+        return out, o.v, x + 1
+    got = check(f, torch.ones(2), 3, breaks=0)
+    assert got[0] == [("'_Slotted' object has no attribute 'w'",)]
+
+
+# -- a symbolic value where the interpreter needs a constant (seeds 3065, 3161 under --dynamic) -----------
+def test_sorted_reverse_from_a_symbolic_int_is_specialized():
+    def f(x, n):
+        return sorted([3, 1, 2], reverse=n % 2 == 0), x + n
+    opt, cnt = compiled(f, dynamic=True)
+    for n in (3, 5, 2, 4):       # the flag's value is guarded: one graph per parity, not per n
+        assert_same(opt(torch.ones(2), n), f(torch.ones(2), n), exact=True)
+    assert cnt.frame_count == 2
+    assert not bytegraph.stats.break_records
+
+
+def test_a_symbolic_value_where_a_constant_is_needed_breaks():
+    # deque's maxlen must be a constant to model the deque: the call runs as Python (a break, not an
+    # internal error), the graph before it is kept
+    def f(x, n):
+        y = x * 2
+        return list(collections.deque([1, 2, 3], maxlen=n)), y + 1
+    opt, cnt = compiled(f, dynamic=True)
+    for n in (3, 2):
+        assert_same(opt(torch.ones(2), n), f(torch.ones(2), n), exact=True)
+    assert cnt.frame_count >= 2
+    assert any(b.kind == "non_constant_value" for b in bytegraph.stats.break_records)
+    assert not any(b.kind == "internal_error" for b in bytegraph.stats.break_records)
+
+
+# -- division by a symbolic zero raises the program's ZeroDivisionError (seeds 3118, 3209, 3392 --dynamic) -
+def test_division_by_a_symbolic_zero_raises_inside_the_try():
+    def f(x, lst):
+        res = []
+        for v in lst:
+            for op in (lambda a, b: a // b, lambda a, b: a % b, lambda a, b: a / b, divmod):
+                try:
+                    res.append(op(x.shape[0], v - 1))
+                except ZeroDivisionError as e:
+                    res.append(str(e))
+            try:
+                res.append(10 // (v - 1))
+            except ZeroDivisionError as e:
+                res.append(str(e))
+        return res, x + 1
+    opt, cnt = compiled(f, dynamic=True)
+    for rows, lst in ((3, [3, 1]), (4, [2, 1]), (5, [1, 4])):
+        assert_same(opt(torch.ones(rows), lst), f(torch.ones(rows), lst), exact=True)
+    assert cnt.frame_count >= 1
+    assert not bytegraph.stats.break_records, [str(b) for b in bytegraph.stats.break_records]
+
+
+# -- inductor: symbolic Python scalars in the generated code (seeds 664, 675, 732 with --backend inductor) -
+def _inductor_over_ns(fn, ns, x):
+    """`fn(x, n)` compiled with inductor, called with each n (the second makes n a symbolic input),
+    compared with eager; returns the counter."""
+    opt, cnt = compiled(fn, CompileCounterWithBackend("inductor"))
+    for n in ns:
+        assert_same(opt(x.clone(), n), fn(x.clone(), n))
+    return cnt
+
+
+def test_inductor_returns_symbolic_scalars_through_math():
+    # the wrapper returns math.floor(s0 / 2) and math.sqrt(...): its module imports math
+    def f(x, n):
+        return x + 1, (math.floor(n / 2), math.sqrt(n * n), math.pi * n)
+    cnt = _inductor_over_ns(f, (2, 3, 5), torch.ones(3))
+    assert cnt.frame_count == 2                 # static, then n symbolic
+    assert not bytegraph.stats.break_records
+
+
+def test_inductor_scalar_operands_may_be_symbolic():
+    # clamp bounds, add/rsub's alpha, leaky_relu's slope, a slice filled with n: read from the kernel's
+    # size arguments, not printed as constants
+    def f(x, n):
+        y = x.clone()
+        y[0] = n
+        return (torch.clamp(x * 3, min=n - 5, max=n), torch.add(x, x, alpha=n), torch.rsub(x, 1, alpha=n),
+                F.leaky_relu(x - 2, negative_slope=n / 10), y)
+    cnt = _inductor_over_ns(f, (2, 3, 5), torch.linspace(-1, 3, 6))
+    assert cnt.frame_count == 2
+    assert not bytegraph.stats.break_records
+
+
+# -- explaining a miss guard by guard reads every guard's values, whatever their types now ---------------
+def test_memory_sharing_guard_explained_on_non_tensors():
+    # the graph writes into an input, so it is guarded on which inputs share memory; called next with
+    # ints, the miss is explained guard by guard: the memory check met ints (it segfaulted)
+    def f(a, b):
+        if isinstance(a, torch.Tensor):
+            a.add_(b)
+        return a
+    opt, cnt = compiled(f)
+    assert_same(opt(torch.ones(2), torch.ones(2)), torch.full((2,), 2.0))
+    assert opt(3, 4) == 3
+    assert cnt.frame_count == 1       # (the int call makes no graph)
+    assert bytegraph.stats.recompiles == 1
+    with pytest.raises(TypeError):
+        bytegraph._tensor_guards.memory_sharing(torch.ones(1), 4)
