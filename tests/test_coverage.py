@@ -735,6 +735,65 @@ def test_function_mode_sees_what_eager_does():
         assert same(opt(x), expected) and cnt.frame_count == 1
 
 
+# -- TransformGetItemToIndex, modelled in the trace (HF's vmap'd attention masks) -----------------
+def _mode_class():
+    from torch._dynamo._trace_wrapped_higher_order_op import TransformGetItemToIndex
+    return TransformGetItemToIndex
+
+
+def _index_under_mode(t, idx):
+    with _mode_class()():
+        rows = torch.vmap(lambda i: t[i])(idx)        # a batched 0-d index: aten.index, not .item()
+        first = t[0]                                   # an int: a copy, not a view (add_ leaves t alone)
+        first.add_(1)
+        pair = t[1, 2] + t[idx[0], 1]                  # ints and tensors mixed
+        col = t[:, 1]                                  # a slice: the mode passes it on (a view)
+        col.mul_(2)
+    return rows, first, pair, col, t.clone()
+
+
+def test_get_item_to_index_mode_is_traced():
+    t, idx = torch.arange(12.).reshape(3, 4), torch.tensor([2, 0, 1])
+    expected = _index_under_mode(t.clone(), idx)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(_index_under_mode, backend=cnt)
+    assert same(opt(t.clone(), idx), expected) and same(opt(t.clone(), idx), expected)
+    assert cnt.frame_count == 1
+    explained = bytegraph.explain(_index_under_mode)(t.clone(), idx)
+    assert (explained.graph_count, explained.graph_break_count) == (1, 0)
+
+
+def _break_under_mode(t):
+    with _mode_class()():
+        bytegraph.graph_break()
+        first = t[0]
+        first.add_(1)           # under the mode `first` is a copy: t is unchanged
+    return first, t.clone()
+
+
+def test_break_under_get_item_to_index_runs_the_frame_eagerly():
+    # the native code after a break would run without the mode: the frame runs eagerly instead
+    t = torch.arange(6.).reshape(2, 3)
+    expected = _break_under_mode(t.clone())
+    cnt = CompileCounter()
+    assert same(bytegraph.compile(_break_under_mode, backend=cnt)(t.clone()), expected)
+    assert cnt.frame_count == 0
+    with bytegraph.config.patch(strict=True):
+        assert bytegraph.explain(_break_under_mode)(t.clone()).graph_break_count == 1
+
+
+def test_hf_vmap_mask_under_get_item_to_index_is_one_graph():
+    masking_utils = pytest.importorskip("transformers.masking_utils")
+
+    def mask(padding):
+        fn = masking_utils.and_masks(masking_utils.causal_mask_function,
+                                     masking_utils.padding_mask_function(padding))
+        return masking_utils.sdpa_mask(batch_size=2, q_length=5, kv_length=5, mask_function=fn,
+                                       allow_is_causal_skip=False, use_vmap=True)
+    padding = torch.tensor([[1, 1, 1, 1, 0], [0, 1, 1, 1, 1]], dtype=torch.bool)
+    check(mask, padding, like_torch=False)
+
+
 # -- math.prod over a list built in the frame (HF Hiera's unroll) ----------------------------------
 def _flatten_patches(x, image_shape, patch_stride):
     size = [i // s for i, s in zip(image_shape, patch_stride)]

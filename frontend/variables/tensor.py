@@ -126,7 +126,8 @@ class TensorVariable(VariableTracker):
                 raise user_error(TypeError("len() of a 0-d tensor"))
             return tx.output.metadata(self, "size", (0,), example.shape[0])
         if name in ("__getitem__",):
-            return tx.output.call_function(operator.getitem, [self] + args, kwargs)
+            moded = families.tensor_getitem(tx, self, args[0]) if len(args) == 1 and not kwargs else None
+            return moded if moded is not None else tx.output.call_function(operator.getitem, [self] + args, kwargs)
         if name in ("__setitem__",):
             if _masked_write_with_grad(tx, self, args):
                 # the graph is fine, but its backward reads `grad[mask]`, whose shape no fake tensor
