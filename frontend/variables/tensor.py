@@ -186,7 +186,12 @@ class SymNodeVariable(VariableTracker):
         raise Unsupported("unsupported_call", fn=f"{self.describe()}.{name}", detail="")
 
     def truth(self, tx):
-        return bool(self.evaluate())
+        # `bool(n)` asks only whether n is nonzero (a guard `n != 0`); bool(int(n)) would
+        # specialize n to its value (`all(x.shape)` recompiled for every new length)
+        try:
+            return bool(self.value)
+        except GuardOnDataDependentSymNode:
+            raise Unsupported("data_dependent", what=f"a decision on the data-dependent value {self.value}") from None
 
     def evaluate(self):
         """Specialize to a Python number (the ShapeEnv records a guard); data-dependent values
