@@ -218,6 +218,55 @@ def test_autograd_function_with_side_effects_breaks():
     assert torch.equal(bytegraph.compile(fn)(x), fn(x)) and len(_CALLS) == 2
 
 
+class _Power(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, config):            # a config dict held by the module (HF YOSO's lsh_config)
+        ctx.save_for_backward(a)
+        ctx.config = config
+        return a ** config["power"]
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        n = ctx.config["power"]
+        return grad * n * a ** (n - 1), None
+
+
+class _PowerModel(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.config = {"power": 3}
+
+    def forward(self, x):
+        return _Power.apply(x.sin(), self.config).cos()
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_autograd_function_taking_a_dict_is_one_node(backend):
+    # the dict is passed to the node as itself (its identity guarded), as eager passes it
+    model = _PowerModel()
+    _check_one_node(model, "_Power_apply", backend)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(model, backend=cnt)
+    x = torch.randn(5)
+    assert torch.equal(opt(x), model(x)) and cnt.frame_count == 1
+    model.config["power"] = 2               # the forward read it while tracing: recompiles
+    assert torch.equal(opt(x), model(x)) and cnt.frame_count == 2
+    model.config = {"power": 4}             # another dict: recompiles
+    assert torch.equal(opt(x), model(x)) and cnt.frame_count == 3
+
+
+def test_autograd_function_taking_a_dict_changed_in_the_frame_breaks():
+    def fn(x, config):
+        config["power"] = 2                 # pending in the trace: the node would see the old dict
+        return _Power.apply(x.sin(), config).cos()
+    x = torch.randn(5)
+    expected, config = fn(x, {"power": 3}), {"power": 3}
+    assert torch.equal(bytegraph.compile(fn)(x, config), expected) and config == {"power": 2}
+    explained = bytegraph.explain(fn)(x, {"power": 3})
+    assert "_Power.apply" in explained.break_reasons[0].reason and "argument dict" in explained.break_reasons[0].reason
+
+
 # -- modules built inside compiled code -------------------------------------------------------------
 def test_parameter_free_torch_modules_built_in_forward():
     def fn(x):
