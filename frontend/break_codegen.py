@@ -107,9 +107,12 @@ class BreakPlan(NamedTuple):
 
 def can_break_at(tx, cp: FrameCheckpoint | None) -> bool:
     """Breaking needs a checkpoint at the failing root instruction, in a plain function (not a
-    generator), outside exception handlers (a caught exception cannot be rebuilt)."""
+    generator), outside exception handlers (a caught exception cannot be rebuilt) and outside a
+    modelled TorchFunctionMode's `with` block."""
     if not tx.allow_breaks or cp is None or cp.instruction is not tx.current:
         return False
+    if cp.graph.function_modes:
+        return False     # the native code after the break would run without the mode the trace modelled
     if tx.code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
         return False
     if in_exception_handler(tx.code, cp.instruction.offset):

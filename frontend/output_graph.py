@@ -124,6 +124,7 @@ class GraphState(NamedTuple):
     input_properties: dict
     symbol_inputs: dict
     autocast_stack: Any
+    function_modes: tuple
 
 
 class OutputGraph:
@@ -153,6 +154,9 @@ class OutputGraph:
         # trace, not of the process: fake propagation runs under it (`tracing_state`), the graph
         # enters/exits it with `_enter_autocast`/`_exit_autocast` nodes
         self.autocast_stack: tuple = ()
+        # TorchFunctionModes the trace models that are open here, outermost first (their trackers;
+        # variables/function_mode.py): state of the trace only, the graph runs with no mode
+        self.function_modes: tuple = ()
         self.metadata_log: list = []        # (fake tensor, size, stride, offset) before a metadata mutation
         self.constant_tensors: list = []
         # classes made while tracing (`collections.namedtuple(...)`): eager makes a new one on every
@@ -169,7 +173,7 @@ class OutputGraph:
                           dict(self.input_by_source), set(self.guards), self.side_effects.snapshot(),
                           dict(self.wrapped_objects), self.grad_enabled, len(self.metadata_log),
                           len(self.constant_tensors), dict(self.input_properties), dict(self.symbol_inputs),
-                          self.autocast_stack)
+                          self.autocast_stack, self.function_modes)
 
     def restore(self, state: GraphState) -> None:
         nodes = list(self.graph.nodes)
@@ -189,6 +193,7 @@ class OutputGraph:
         self.wrapped_objects = state.wrapped_objects
         self.grad_enabled = state.grad_enabled
         self.autocast_stack = state.autocast_stack
+        self.function_modes = state.function_modes
         with self.fake_mode:
             for fake, size, stride, offset in reversed(self.metadata_log[state.n_metadata_log:]):
                 fake.as_strided_(size, stride, offset)

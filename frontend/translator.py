@@ -28,6 +28,7 @@ from .signals import ReturnValue, UserException
 from .variables.base import NotConstant, VariableTracker, compare_equal
 from .variables.builtins import is_tensorish
 from .variables.constant import FOLDABLE, ConstantVariable, const
+from .variables.function_mode import tensor_getitem
 from .variables.iterators import GeneratorVariable, ListIteratorVariable
 from .variables.lists import TupleVariable
 from .variables.misc import CellVariable, ExceptionVariable, SuperVariable, UnreadArgument
@@ -209,7 +210,8 @@ class InstructionTranslatorBase:
 
     def getitem(self, obj, index):
         if isinstance(obj, TensorVariable):
-            return self.output.call_function(operator.getitem, [obj, index], {})
+            moded = tensor_getitem(self, obj, index)   # an open TorchFunctionMode that changes indexing
+            return moded if moded is not None else self.output.call_function(operator.getitem, [obj, index], {})
         if obj.is_python_constant() and index.is_python_constant() and not obj.is_sequence:
             return const(obj.as_python_constant()[index.as_python_constant()])
         return obj.call_method(self, "__getitem__", [index], {})

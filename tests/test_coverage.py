@@ -218,6 +218,55 @@ def test_autograd_function_with_side_effects_breaks():
     assert torch.equal(bytegraph.compile(fn)(x), fn(x)) and len(_CALLS) == 2
 
 
+class _Power(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, config):            # a config dict held by the module (HF YOSO's lsh_config)
+        ctx.save_for_backward(a)
+        ctx.config = config
+        return a ** config["power"]
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        n = ctx.config["power"]
+        return grad * n * a ** (n - 1), None
+
+
+class _PowerModel(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.config = {"power": 3}
+
+    def forward(self, x):
+        return _Power.apply(x.sin(), self.config).cos()
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_autograd_function_taking_a_dict_is_one_node(backend):
+    # the dict is passed to the node as itself (its identity guarded), as eager passes it
+    model = _PowerModel()
+    _check_one_node(model, "_Power_apply", backend)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(model, backend=cnt)
+    x = torch.randn(5)
+    assert torch.equal(opt(x), model(x)) and cnt.frame_count == 1
+    model.config["power"] = 2               # the forward read it while tracing: recompiles
+    assert torch.equal(opt(x), model(x)) and cnt.frame_count == 2
+    model.config = {"power": 4}             # another dict: recompiles
+    assert torch.equal(opt(x), model(x)) and cnt.frame_count == 3
+
+
+def test_autograd_function_taking_a_dict_changed_in_the_frame_breaks():
+    def fn(x, config):
+        config["power"] = 2                 # pending in the trace: the node would see the old dict
+        return _Power.apply(x.sin(), config).cos()
+    x = torch.randn(5)
+    expected, config = fn(x, {"power": 3}), {"power": 3}
+    assert torch.equal(bytegraph.compile(fn)(x, config), expected) and config == {"power": 2}
+    explained = bytegraph.explain(fn)(x, {"power": 3})
+    assert "_Power.apply" in explained.break_reasons[0].reason and "argument dict" in explained.break_reasons[0].reason
+
+
 # -- modules built inside compiled code -------------------------------------------------------------
 def test_parameter_free_torch_modules_built_in_forward():
     def fn(x):
@@ -733,6 +782,65 @@ def test_function_mode_sees_what_eager_does():
     assert same(opt(x), fn(x)) and cnt.frame_count == 1
     with _AddIsSub():
         assert same(opt(x), expected) and cnt.frame_count == 1
+
+
+# -- TransformGetItemToIndex, modelled in the trace (HF's vmap'd attention masks) -----------------
+def _mode_class():
+    from torch._dynamo._trace_wrapped_higher_order_op import TransformGetItemToIndex
+    return TransformGetItemToIndex
+
+
+def _index_under_mode(t, idx):
+    with _mode_class()():
+        rows = torch.vmap(lambda i: t[i])(idx)        # a batched 0-d index: aten.index, not .item()
+        first = t[0]                                   # an int: a copy, not a view (add_ leaves t alone)
+        first.add_(1)
+        pair = t[1, 2] + t[idx[0], 1]                  # ints and tensors mixed
+        col = t[:, 1]                                  # a slice: the mode passes it on (a view)
+        col.mul_(2)
+    return rows, first, pair, col, t.clone()
+
+
+def test_get_item_to_index_mode_is_traced():
+    t, idx = torch.arange(12.).reshape(3, 4), torch.tensor([2, 0, 1])
+    expected = _index_under_mode(t.clone(), idx)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(_index_under_mode, backend=cnt)
+    assert same(opt(t.clone(), idx), expected) and same(opt(t.clone(), idx), expected)
+    assert cnt.frame_count == 1
+    explained = bytegraph.explain(_index_under_mode)(t.clone(), idx)
+    assert (explained.graph_count, explained.graph_break_count) == (1, 0)
+
+
+def _break_under_mode(t):
+    with _mode_class()():
+        bytegraph.graph_break()
+        first = t[0]
+        first.add_(1)           # under the mode `first` is a copy: t is unchanged
+    return first, t.clone()
+
+
+def test_break_under_get_item_to_index_runs_the_frame_eagerly():
+    # the native code after a break would run without the mode: the frame runs eagerly instead
+    t = torch.arange(6.).reshape(2, 3)
+    expected = _break_under_mode(t.clone())
+    cnt = CompileCounter()
+    assert same(bytegraph.compile(_break_under_mode, backend=cnt)(t.clone()), expected)
+    assert cnt.frame_count == 0
+    with bytegraph.config.patch(strict=True):
+        assert bytegraph.explain(_break_under_mode)(t.clone()).graph_break_count == 1
+
+
+def test_hf_vmap_mask_under_get_item_to_index_is_one_graph():
+    masking_utils = pytest.importorskip("transformers.masking_utils")
+
+    def mask(padding):
+        fn = masking_utils.and_masks(masking_utils.causal_mask_function,
+                                     masking_utils.padding_mask_function(padding))
+        return masking_utils.sdpa_mask(batch_size=2, q_length=5, kv_length=5, mask_function=fn,
+                                       allow_is_causal_skip=False, use_vmap=True)
+    padding = torch.tensor([[1, 1, 1, 1, 0], [0, 1, 1, 1, 1]], dtype=torch.bool)
+    check(mask, padding, like_torch=False)
 
 
 # -- math.prod over a list built in the frame (HF Hiera's unroll) ----------------------------------

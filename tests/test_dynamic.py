@@ -124,6 +124,22 @@ def test_backend_receives_symbolic_example_inputs():
     assert len(seen) == 1 and torch.SymInt in seen[0] and torch.Tensor in seen[0]
 
 
+def _truth_of_sizes(x):
+    n = x.shape[0]
+    if all(x.shape) and n:      # asks "nonzero?", as HF LongT5's padding does: never "== 5?"
+        return x * 2 + n
+    return x
+
+
+def test_truth_of_a_symbolic_size_does_not_specialize_it():
+    cnt = CompileCounter()
+    opt = bytegraph.compile(_truth_of_sizes, backend=cnt)
+    for n in (2, 5, 7, 9):
+        check(opt, _truth_of_sizes, torch.randn(n, 3))
+    assert cnt.frame_count == 2 and len(sym_placeholders(cnt.graphs[1])) == 1
+    assert bytegraph.stats.recompiles == 1
+
+
 # -- automatic dynamic ---------------------------------------------------------------------------
 def test_automatic_dynamic_recompiles_once_then_never():
     def f(x, y):

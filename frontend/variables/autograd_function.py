@@ -21,6 +21,7 @@ import types
 
 import torch
 
+from ...guards.guard import Guard
 from ..graph_break import Unsupported
 from ..reads import class_lookup
 from ..signals import UserException
@@ -47,6 +48,58 @@ def applier(cls):
     return fn
 
 
+def bound_applier(cls, n: int, fixed: dict):
+    """`cls.apply` with the arguments at the positions of `fixed` bound to those real objects (a
+    config dict the module holds): the graph node passes only the others."""
+    def fn(*given):
+        rest = iter(given)
+        return cls.apply(*[fixed[i] if i in fixed else next(rest) for i in range(n)])
+    fn.__name__ = fn.__qualname__ = f"{cls.__name__}_apply"
+    return fn
+
+
+def _fixed_objects(tx, what: str, args) -> dict:
+    """Position -> real object, for each argument the graph cannot hold as a value (a dict, a list of
+    non-constants, an object): an object that existed before the frame, reached through a source,
+    with no change made by the trace pending on it or on anything in it, is passed as itself (its
+    identity guarded), as eager passes it; the forward reads it live when the node runs."""
+    out = tx.output
+    fixed = {}
+    for i, arg in enumerate(args):
+        if isinstance(arg, TensorVariable):
+            continue
+        try:
+            out.as_proxy(arg)
+            continue
+        except Unsupported:
+            pass
+        real = _real_object(out, arg)
+        if real is None or arg.source is None or _has_pending_change(tx, arg):
+            raise Unsupported("unsupported_call", fn=what, detail=f" (its argument {arg.describe()} is "
+                              "neither a graph value nor an unchanged object from before the frame)")
+        out.guards.add(Guard.id_match(arg.source, real))
+        fixed[i] = real
+    return fixed
+
+
+def _real_object(out, var):
+    for real, tracker in out.wrapped_objects.values():
+        if tracker is var:
+            return real
+    return None
+
+
+def _has_pending_change(tx, var, seen=None) -> bool:
+    seen = set() if seen is None else seen
+    if id(var) in seen:
+        return False
+    seen.add(id(var))
+    effects = tx.output.side_effects
+    if var in effects.mutated or var.source is None and not var.is_python_constant():
+        return True
+    return any(_has_pending_change(tx, part, seen) for part in var.parts(tx))
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class AutogradFunctionApplyVariable(VariableTracker):
     fn_cls: type = None
@@ -66,7 +119,12 @@ class AutogradFunctionApplyVariable(VariableTracker):
         if why is not None:
             raise Unsupported("unsupported_call", fn=self.describe(), detail=f" (its forward {why})")
         out.guards |= guards    # what the forward was proved pure under
-        result = out.call_function(applier(cls), list(args), {})
+        fixed = _fixed_objects(tx, self.describe(), args)
+        if fixed:
+            given = [a for i, a in enumerate(args) if i not in fixed]
+            result = out.call_function(bound_applier(cls, len(args), fixed), given, {})
+        else:
+            result = out.call_function(applier(cls), list(args), {})
         inputs = {id(a.example) for a in args if isinstance(a, TensorVariable)}
         items = result.items if isinstance(result, TupleVariable) else (result,)
         if any(isinstance(r, TensorVariable) and id(r.example) in inputs for r in items):

@@ -1,5 +1,5 @@
-"""Context managers in `with` blocks: torch grad-mode managers and user-defined ones (inlined
-`__enter__`/`__exit__`)."""
+"""Context managers in `with` blocks: torch grad-mode managers, the TorchFunctionModes the trace
+models (function_mode.py) and user-defined ones (inlined `__enter__`/`__exit__`)."""
 from __future__ import annotations
 
 import dataclasses
@@ -10,6 +10,7 @@ from ..graph_break import Unsupported, user_error
 from .base import VariableTracker
 from .constant import const
 from .functions import BoundMethodVariable, UserFunctionVariable
+from .function_mode import FunctionModeVariable, modelled_mode
 from .torch import AutocastVariable, GradModeVariable
 from .user_defined import UserDefinedObjectVariable
 
@@ -31,12 +32,15 @@ class WithExitVariable(VariableTracker):
         return self.exit_method.call_function(tx, list(args), kwargs)
 
 
-_TORCH_CONTEXTS = (GradModeVariable, AutocastVariable)   # enter(tx) -> (entered, value); exit(tx)
+_TORCH_CONTEXTS = (GradModeVariable, AutocastVariable, FunctionModeVariable)   # enter(tx) -> (entered, value); exit(tx)
 
 
 def enter_context(tx, ctx):
     if isinstance(ctx, _TORCH_CONTEXTS):
         entered_ctx, value = ctx.enter(tx)
+        return WithExitVariable(ctx=entered_ctx), value
+    if isinstance(ctx, UserDefinedObjectVariable) and modelled_mode(tx, ctx):
+        entered_ctx, value = FunctionModeVariable(mode=ctx).enter(tx)
         return WithExitVariable(ctx=entered_ctx), value
     if isinstance(ctx, UserDefinedObjectVariable):
         # BEFORE_WITH looks both methods up on the type before calling `__enter__`

@@ -126,7 +126,8 @@ class TensorVariable(VariableTracker):
                 raise user_error(TypeError("len() of a 0-d tensor"))
             return tx.output.metadata(self, "size", (0,), example.shape[0])
         if name in ("__getitem__",):
-            return tx.output.call_function(operator.getitem, [self] + args, kwargs)
+            moded = families.tensor_getitem(tx, self, args[0]) if len(args) == 1 and not kwargs else None
+            return moded if moded is not None else tx.output.call_function(operator.getitem, [self] + args, kwargs)
         if name in ("__setitem__",):
             if _masked_write_with_grad(tx, self, args):
                 # the graph is fine, but its backward reads `grad[mask]`, whose shape no fake tensor
@@ -185,7 +186,12 @@ class SymNodeVariable(VariableTracker):
         raise Unsupported("unsupported_call", fn=f"{self.describe()}.{name}", detail="")
 
     def truth(self, tx):
-        return bool(self.evaluate())
+        # `bool(n)` asks only whether n is nonzero (a guard `n != 0`); bool(int(n)) would
+        # specialize n to its value (`all(x.shape)` recompiled for every new length)
+        try:
+            return bool(self.value)
+        except GuardOnDataDependentSymNode:
+            raise Unsupported("data_dependent", what=f"a decision on the data-dependent value {self.value}") from None
 
     def evaluate(self):
         """Specialize to a Python number (the ShapeEnv records a guard); data-dependent values

@@ -61,6 +61,13 @@ def is_graph_break_function(fn) -> bool:
         static_getattr(fn, "__module__") == "torch._dynamo.decorators" and
         static_getattr(fn, "__qualname__") == "graph_break")
 
+def _asks_function_modes(fn) -> bool:
+    """A query (or change) of torch-function dispatch state: `has_torch_function`,
+    `_len_torch_function_stack`, `_get_current_function_mode_stack`..."""
+    name = str(static_getattr(fn, "__name__", ""))
+    return any(word in name for word in ("torch_function", "function_mode", "function_stack"))
+
+
 # Functions that change global state or observe the outside world: never inside a graph.
 UNSUPPORTED = {torch.manual_seed, torch.seed, torch.set_default_dtype, torch.use_deterministic_algorithms,
                torch.set_printoptions, torch.save, torch.load, torch.autograd.grad, torch.autograd.backward}
@@ -109,6 +116,9 @@ class TorchFunctionVariable(VariableTracker):
         if fn in GLOBAL_GETTERS and not args and not kwargs:
             module_name, name = GLOBAL_GETTERS[fn]
             return tx.wrap(vars(sys.modules[module_name])[name], ModuleGlobalSource(module_name, name))
+        if tx.output.function_modes and _asks_function_modes(fn):
+            # the trace models the open mode; the graph runs with none: the answer would differ
+            raise Unsupported("unsupported_call", fn=self.describe(), detail=" (it reads the TorchFunctionMode stack)")
         if fn in UNSUPPORTED:
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (it changes global state)")
         if fn in GRAD_MODE_FACTORIES:
