@@ -76,7 +76,6 @@ def _is_pure_function(fn) -> bool:
 
 
 _SYMBOLIC = (torch.SymInt, torch.SymFloat, torch.SymBool)
-# Python functions that would specialize a symbolic number, and their symbolic equivalents
 _DIVISIONS = {operator.floordiv, operator.mod, operator.truediv, divmod}
 
 
@@ -92,6 +91,7 @@ def _raise_on_zero_divisor(fn, dividend, divisor):
         fold(fn, dividend.python_type()(1), divisor.python_type()(0))
 
 
+# Python functions that would specialize a symbolic number, and their symbolic equivalents
 _SYMBOLIC_EQUIVALENTS = {float: torch.sym_float, math.sqrt: torch._sym_sqrt}
 # functions whose symbolic result is computed without specializing (the rest get concrete args)
 _SYMBOLIC_AWARE = {abs, round, math.floor, math.ceil, math.trunc, min, max, bool, torch.sym_float, torch.sym_int,
