@@ -579,3 +579,37 @@ def test_buffers_are_recycled_not_mapped_afresh_each_call():
     x = torch.randn(512, 1024)
     opt, _ = _run(fn, [x], kernels=1, atol=1e-4)
     assert faults_per_call(opt, x) < 400   # eight fresh 2 MB blocks are 4,096 faults
+
+
+def test_per_channel_math_is_computed_once_per_thread():
+    # batch norm over channels-last rows: 1 / sqrt(var + eps) depends on the channel alone, so the kernel
+    # computes it into a per-thread array before its rows loop; under a pad's mask too (the per-channel
+    # loads are in bounds for every row position, so they need no mask). NaN in the input and in the
+    # statistics propagates through the clamp as in eager.
+    bn = torch.nn.BatchNorm2d(24, eps=1e-3).eval()
+    bn.running_mean.normal_(), bn.running_var.uniform_(0.5, 2), bn.weight.data.normal_()
+    bn.running_var[5] = float("nan")
+    x = torch.randn(2, 24, 12, 12).contiguous(memory_format=torch.channels_last)
+    x[0, 3, 2, 2] = float("nan")
+    x[1, :, 4, 4] = float("-inf")
+    with torch.no_grad():
+        for f in (lambda x: torch.clamp(bn(x), 0, 6), lambda x: F.pad(F.relu6(bn(x)), (0, 1, 0, 1))):
+            _run(f, [x], kernels=1)
+            src = inductor.metrics.last_source
+            assert "float h_tmp" in src and "#pragma omp for schedule(static)" in src, src
+            prologue = src[src.index("float h_tmp"):src.index("#pragma omp for")]
+            assert "std::sqrt(" in prologue and "? in_ptr" not in prologue, prologue
+        # written in place of the convolution's result, which it reads row by row: only the per-channel
+        # values are computed ahead
+        conv, conv2 = torch.nn.Conv2d(8, 24, 3, padding=1), torch.nn.Conv2d(24, 8, 3, padding=1)
+        _run(lambda x: conv2(F.relu6(bn(conv(x)))), [torch.randn(2, 8, 24, 24)], externs=2)
+        src = inductor.metrics.last_source
+        assert "# in place" in src and "float h_tmp" in src, src
+
+
+def test_max_min_propagate_nan_from_either_operand():
+    nan, inf = float("nan"), float("inf")
+    a = torch.tensor([nan, 1.0, 2.0, nan, -inf, 0.0, -0.0, 3.0] * 8)
+    b = torch.tensor([1.0, nan, 2.0, nan, 5.0, -0.0, 0.0, inf] * 8)
+    _run(lambda a, b: (torch.maximum(a, b), torch.minimum(a, b), a.clamp(b, b + 1), a.clamp_max(b), a.clamp(-1, 2.5)),
+         [a, b], kernels=1, atol=0, rtol=0)

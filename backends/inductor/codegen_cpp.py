@@ -44,6 +44,12 @@ from .ir import ComputedBuffer, Reduction, index_var, prod, texpr, tile_index, t
 LANES = 16  # one AVX-512 vector of floats: more lanes spill the accumulators to the stack
 PARALLEL_MIN = 32768  # elements below which a kernel runs on one thread (fork/join costs more)
 ROW_CACHE_MAX = 8192  # longest static reduced row whose expensive values a later loop reads from a buffer
+ROW_SPLIT_MAX = 4096  # rows up to this long are dealt to threads whole (longer ones split by elements)
+HOIST_BYTES = 32768  # per-thread arrays of row-invariant values (`CppKernel._hoist`) up to this size
+_DEF = re.compile(r"const ([\w:]+) ((?:tmp|idx)\d+) = (.*);$")
+_TOKEN = re.compile(r"[A-Za-z_]\w*")
+_COSTLY = re.compile(r"std::\w+\(| / ")  # a libm call or a division: worth computing once per row position
+_CSIZE = {"bool": 1, "uint8_t": 1, "int8_t": 1, "int16_t": 2, "int32_t": 4, "float": 4}
 _EXPENSIVE = re.compile(r"std::(exp|expm1|exp2|log|log1p|log2|log10|tanh|sinh|cosh|sin|cos|tan|erf|pow)\(")
 _NAME = re.compile(r"\b(?:tmp|idx)\d+\b")
 
@@ -204,11 +210,12 @@ template <typename T> static inline T bg_remainder(T a, T b) {
     return mod;
 }
 
-// max/min propagating NaN (a NaN operand wins), as eager's maximum/minimum and max/min reductions;
-// two selects, not `(a > b || a != a) ? a : b`, whose short-circuit g++ compiles to branches on the
-// data (no vectorization, mispredicted jumps)
-template <typename T> static inline T bg_max(T a, T b) { T m = a > b ? a : b; return a != a ? a : m; }
-template <typename T> static inline T bg_min(T a, T b) { T m = a < b ? a : b; return a != a ? a : m; }
+// max/min propagating NaN (a NaN operand wins), as eager's maximum/minimum and max/min reductions:
+// std::max(a, b) keeps `a` when either is NaN and g++ compiles it to one vmaxps; a NaN `b` takes one
+// select, which folds away for a constant bound (clamp, relu6). Other spellings g++ turns into
+// several mask operations per vector (2-3x slower) or branches on the data.
+template <typename T> static inline T bg_max(T a, T b) { return b != b ? b : std::max(a, b); }
+template <typename T> static inline T bg_min(T a, T b) { return b != b ? b : std::min(a, b); }
 
 // argmax/argmin: keep (v1, i1) or take (v2, i2); first index on ties, the first NaN wins
 template <bool MAX, typename T> static inline void bg_arg(T& v1, int64_t& i1, T v2, int64_t i2) {
@@ -385,8 +392,9 @@ class CppKernel:
     elements (the product of trailing dimensions every node shares, see `render_group`); without
     `inner` (or with `flat`) nodes are indexed from one flat `xindex`."""
 
-    def __init__(self, group, store_names=None, symbols=(), inner=None, flat=False, order=None):
+    def __init__(self, group, store_names=None, symbols=(), inner=None, flat=False, order=None, extents=None):
         self.group = group
+        self.extents = extents or {}  # buffer name -> elements its layout addresses (static layouts)
         self.order = order  # pointwise: the dimensions from outermost to innermost in memory
         self.xnumel, self.rnumel, self.reduction = group.xnumel, group.rnumel, group.reduction
         self.symbols = set(symbols)
@@ -503,10 +511,25 @@ class CppKernel:
         self.loaded.setdefault(name, set()).add(index)
         ptr = self.ptr(name, self.in_args, "in_ptr", dtype)
         val = self.load_code(ptr, index, dtype)
-        if self.mask_stack:
+        if self.mask_stack and not self._in_bounds_in_every_row(name, index):
             val = f"({' && '.join(self.mask_stack)}) ? {val} : {_const(0, dtype)}"
         rdep = self.expr_rdep(index) or any(m in self.rdep_names for m in self.mask_stack)
         return self.newvar(val, dtype, rdep=rdep)
+
+    def _in_bounds_in_every_row(self, name, index) -> bool:
+        """A load at an index of the row position `x1` alone (a per-channel parameter read under a pad's
+        mask) that stays inside its buffer for every `x1` of a row needs no mask: the masked-off lanes'
+        values are discarded anyway, and the unmasked load is row-invariant (see `_hoist`)."""
+        if self.flat or self.reduction or not isinstance(self.inner, int) or name not in self.extents:
+            return False
+        x1 = index_var("x1")
+        if not index.free_symbols <= {x1}:
+            return False
+        a, b = index.coeff(x1), index.subs(x1, 0)
+        if not (a.is_Integer and b.is_Integer) or sympy.expand(index - a * x1 - b) != 0:
+            return False
+        ends = (int(b), int(b + a * (self.inner - 1)))
+        return min(ends) >= 0 and max(ends) < self.extents[name]
 
     def store(self, name, index, value: CppVar, dtype, mutation=False):
         index = sympy.sympify(index)
@@ -718,24 +741,72 @@ class CppKernel:
         return "\n".join(lines) + "\n"
 
     def _pointwise_body(self):
-        inner = "xnumel" if self.flat else cexpr(self.inner)
-        iv = "xindex" if self.flat else "x1"
+        prologue, body = self._hoist([ln for _, ln in self.lines])
+        static = not self.flat and isinstance(self.inner, int)
         out = [f"const int64_t xnumel = {cexpr(self.xnumel)};",
                "if (xnumel <= 0) return 0;",
-               f"const int64_t inner = {inner};",
+               f"const int64_t inner = {'xnumel' if self.flat else cexpr(self.inner)};",
                f"#pragma omp parallel if (xnumel >= {PARALLEL_MIN})",
-               "{",
-               "    const int64_t nt = omp_get_num_threads(), tid = omp_get_thread_num();",
-               "    const int64_t chunk = (((xnumel + nt - 1) / nt) + 63) & ~INT64_C(63);",
-               "    const int64_t lo = std::min(tid * chunk, xnumel), hi = std::min(lo + chunk, xnumel);",
-               "    for (int64_t x0 = lo / inner; x0 * inner < hi; x0++) {",
-               "        const int64_t x1lo = std::max<int64_t>(lo - x0 * inner, 0);",
-               "        const int64_t x1hi = std::min<int64_t>(hi - x0 * inner, inner);",
-               "        #pragma omp simd",
-               f"        for (int64_t {iv} = x1lo; {iv} < x1hi; {iv}++) {{"]
-        out += ["            " + ln for _, ln in self.lines]
+               "{"]
+        out += ["    " + ln for ln in prologue]
+        if static and self.inner <= ROW_SPLIT_MAX:
+            # whole rows per thread: the inner loop's trip count is a constant the compiler unrolls
+            out += ["    #pragma omp for schedule(static)",
+                    "    for (int64_t x0 = 0; x0 < xnumel / inner; x0++) {",
+                    "        #pragma omp simd",
+                    "        for (int64_t x1 = 0; x1 < inner; x1++) {"]
+        else:
+            iv = "xindex" if self.flat else "x1"
+            out += ["    const int64_t nt = omp_get_num_threads(), tid = omp_get_thread_num();",
+                    "    const int64_t chunk = (((xnumel + nt - 1) / nt) + 63) & ~INT64_C(63);",
+                    "    const int64_t lo = std::min(tid * chunk, xnumel), hi = std::min(lo + chunk, xnumel);",
+                    "    for (int64_t x0 = lo / inner; x0 * inner < hi; x0++) {",
+                    "        const int64_t x1lo = std::max<int64_t>(lo - x0 * inner, 0);",
+                    "        const int64_t x1hi = std::min<int64_t>(hi - x0 * inner, inner);",
+                    "        #pragma omp simd",
+                    f"        for (int64_t {iv} = x1lo; {iv} < x1hi; {iv}++) {{"]
+        out += ["            " + ln for ln in body]
         out += ["        }", "    }", "}"]
         return out
+
+    def _hoist(self, lines):
+        """(prologue, body): values that depend on the row position `x1` but not on the row `x0` (batch
+        norm's `1 / sqrt(var + eps)` per channel), when one is expensive, are computed once per thread
+        into arrays of `inner` elements before the rows loop; the body reads them back. Lines that read
+        what the kernel writes, or may raise, stay in the body."""
+        if self.flat or self.reduction or not isinstance(self.inner, int):
+            return [], lines
+        written = set(self.out_args.values()) | {self.in_args[n] for n in self.stored if n in self.in_args}
+        stay, hoisted, consts, defs = {"x0"} | written, [], [], {}
+        for ln in lines:
+            m = _DEF.match(ln)
+            if m is None:
+                continue
+            ctype_, name, expr = m.groups()
+            defs[name] = (ctype_, ln)
+            toks = set(_TOKEN.findall(expr))
+            if toks & stay or any(h in expr for h in _ERROR_HELPERS):
+                stay.add(name)
+            elif toks & ({"x1"} | set(hoisted)):
+                hoisted.append(name)
+            else:
+                consts.append(name)
+        hset = set(hoisted)
+        if not any(_COSTLY.search(defs[n][1]) for n in hoisted):
+            return [], lines
+        body = [ln for ln in lines if (m := _DEF.match(ln)) is None or m.group(2) not in hset]
+        used = set(_TOKEN.findall(" ".join(body)))
+        arrays = [n for n in hoisted if n in used]
+        if self.inner * sum(_CSIZE.get(defs[n][0], 8) for n in arrays) > HOIST_BYTES:
+            return [], lines
+        needed = set(_TOKEN.findall(" ".join(defs[n][1] for n in hoisted)))
+        prologue = [f"{defs[n][0]} h_{n}[{self.inner}];" for n in arrays]
+        prologue += ["#pragma omp simd", "for (int64_t x1 = 0; x1 < inner; x1++) {"]
+        prologue += ["    " + defs[n][1] for n in consts if n in needed]
+        prologue += ["    " + defs[n][1] for n in hoisted]
+        prologue += [f"    h_{n}[x1] = {n};" for n in arrays] + ["}"]
+        body = [f"const {defs[n][0]} {n} = h_{n}[x1];" for n in arrays] + body
+        return prologue, body
 
     def _reduction_body(self):
         out = [f"const int64_t xnumel = {cexpr(self.xnumel)};",
@@ -792,7 +863,15 @@ def loop_order(group):
 SHORT_ROW = 16  # rows shorter than this (one vector) vectorize poorly: another loop order may do better
 
 
-def render_group(group, store_names, symbols) -> CppKernel:
+def _extent(layout) -> int | None:
+    """Elements from the start of storage a static layout addresses (None: symbolic or empty)."""
+    dims = (*layout.size, *layout.stride, layout.offset)
+    if not all(isinstance(v, int) for v in dims) or 0 in layout.size:
+        return None
+    return layout.offset + sum((n - 1) * st for n, st in zip(layout.size, layout.stride)) + 1
+
+
+def render_group(group, store_names, symbols, extents=None) -> CppKernel:
     """A rendered kernel for `group`. A pointwise group iterates in the memory order of its output
     (`loop_order`), unless that gives rows shorter than a vector and the logical order longer ones (a
     3-channel image converted to channels-last: rows of 3 written, or of a whole image row read);
@@ -803,18 +882,18 @@ def render_group(group, store_names, symbols) -> CppKernel:
     if group.reduction:
         return _render_in(group, store_names, symbols, None)
     order = loop_order(group)
-    k = _render_in(group, store_names, symbols, order)
+    k = _render_in(group, store_names, symbols, order, extents)
     if order is not None and not k.flat and isinstance(k.inner, int) and k.inner < SHORT_ROW:
-        logical = _render_in(group, store_names, symbols, None)
+        logical = _render_in(group, store_names, symbols, None, extents)
         if not logical.flat and isinstance(logical.inner, int) and logical.inner > k.inner:
             return logical
     return k
 
 
-def _render_in(group, store_names, symbols, order) -> CppKernel:
+def _render_in(group, store_names, symbols, order, extents=None) -> CppKernel:
     """`group` rendered iterating its dimensions in `order` (None: the logical order)."""
     def render(inner):
-        k = CppKernel(group, store_names, symbols, inner, order=order)
+        k = CppKernel(group, store_names, symbols, inner, order=order, extents=extents)
         for node in group.nodes:
             k.render(node)
         return k
@@ -941,6 +1020,8 @@ class CppWrapperCodegen(WrapperCodegen):
         self.cpp_defs: list[str] = []
         self.signatures: dict[str, tuple[int, int]] = {}
         self.buffers = {b.name: b for b in graph.buffers}
+        self.extents = {b.name: _extent(b.layout) for b in [*graph.buffers, *filter(None, graph.inputs)]
+                        if b.layout is not None and _extent(b.layout) is not None}
         self._rendered = None  # the kernel `_alloc_outputs` rendered for the group `_kernel` launches next
 
     def header(self, kernels: str = "") -> str:
@@ -953,7 +1034,7 @@ class CppWrapperCodegen(WrapperCodegen):
         """A pointwise kernel writes an output in place of an input that dies with it when the two have
         one layout and the input is read only at the index the output is written (element by element,
         so no iteration reads what another wrote)."""
-        k = self._rendered = render_group(group, self.store_names, self.symbols)
+        k = self._rendered = render_group(group, self.store_names, self.symbols, self.extents)
         taken = set()
         for node in group.nodes:
             if node.mutates or node.name not in self.store_names:
@@ -990,7 +1071,7 @@ class CppWrapperCodegen(WrapperCodegen):
     def _kernel(self, group):
         k = self._rendered
         if k is None or k.group is not group:
-            k = render_group(group, self.store_names, self.symbols)
+            k = render_group(group, self.store_names, self.symbols, self.extents)
         self._rendered = None
         body = k.source("KERNEL")
         if body not in self.kernels:
