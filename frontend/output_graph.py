@@ -148,6 +148,8 @@ class OutputGraph:
         # are never rebuilt (id -> tracker; an entry left by a rolled-back trace only costs a break)
         self.raised_exceptions: dict = {}
         self.wrapped_objects: dict = {}     # id(real) -> (real, tracker): one tracker per real object
+        # id(fake) -> the TensorVariable of that fake (`_tracked`; entries of rolled-back nodes are erased)
+        self.tensor_by_example: dict = {}
         self.grad_enabled = torch.is_grad_enabled()
         # autocast blocks open at this point of the trace, outermost first: (enter node, the
         # (device, dtype, enabled, cache_enabled) entered). Like grad mode, this is state of the
@@ -235,7 +237,7 @@ class OutputGraph:
         node.meta["source"] = source
         node.meta["version"] = fake._version   # a later in-place op on it (or a view) bumps it
         proxy = torch.fx.Proxy(node, self.tracer)
-        var = TensorVariable(proxy=proxy, cls=type(value), source=source)
+        var = self._tracked(TensorVariable(proxy=proxy, cls=type(value), source=source))
         self.graph_inputs.append((source, proxy, value))
         self.input_by_source[source] = var
         # guards come from the metadata as it is now: later in-place metadata ops (`x.t_()`)
@@ -320,7 +322,7 @@ class OutputGraph:
         self.constant_tensors.append((name, value))
         node = self.graph.get_attr(name)
         node.meta["example_value"] = self.fake_mode.from_tensor(value, static_shapes=True)
-        return TensorVariable(proxy=torch.fx.Proxy(node, self.tracer), cls=type(value))
+        return self._tracked(TensorVariable(proxy=torch.fx.Proxy(node, self.tracer), cls=type(value)))
 
     def real_value_of(self, var):
         for source, proxy, value in self.graph_inputs:
@@ -425,10 +427,18 @@ class OutputGraph:
                               detail=f" (raises {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})")
         node = self.graph.create_node(kind, target, proxy_args, proxy_kwargs)
         node.meta["example_value"] = example
-        if isinstance(example, torch.Tensor) and args and isinstance(args[0], TensorVariable) and \
-                example is args[0].example:
-            return args[0]  # `x.add_(1)`, `x += y`, `x.contiguous()`...: the very same tensor, as in eager
+        if isinstance(example, torch.Tensor):
+            if args and isinstance(args[0], TensorVariable) and example is args[0].example:
+                return args[0]  # `x.add_(1)`, `x += y`, `x.contiguous()`...: the very same tensor, as in eager
+            known = self.tensor_by_example.get(id(example))
+            if known is not None and known.example is example and not known.proxy.node._erased:
+                return known  # an earlier tensor itself (vmap's result unwrapped back to its input)
         return self.wrap_result(torch.fx.Proxy(node, self.tracer), example)
+
+    def _tracked(self, var: TensorVariable) -> TensorVariable:
+        """`var`, findable by its fake tensor: an op whose fake result is that very fake returns `var`."""
+        self.tensor_by_example.setdefault(id(var.example), var)
+        return var
 
     def as_proxy(self, var):
         if isinstance(var, SymNodeVariable):
@@ -470,8 +480,8 @@ class OutputGraph:
 
     def wrap_result(self, proxy, example):
         if isinstance(example, torch.Tensor):
-            return TensorVariable(proxy=proxy, cls=torch.Tensor if type(example).__name__ == "FakeTensor"
-                                  else type(example))
+            return self._tracked(TensorVariable(proxy=proxy, cls=torch.Tensor if type(example).__name__ == "FakeTensor"
+                                                else type(example)))
         if isinstance(example, (tuple, list)) and not isinstance(example, torch.Size):
             items = []
             for i, e in enumerate(example):

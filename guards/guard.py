@@ -156,14 +156,15 @@ class ID_MATCH(GuardKind):
         try:
             ref = weakref.ref(obj)
         except TypeError:
-            strong = obj
-            ref = lambda: strong  # noqa: E731 - objects that cannot be weakly referenced are kept
+            ref = _Kept(obj)  # objects that cannot be weakly referenced (tuples, ints) are kept
         return Guard(source, self, ref)
 
     def key(self, expected):
         return id(expected())
 
     def render(self, guard, check):
+        if isinstance(guard.expected, _Kept):  # compared directly: no call per check
+            return f"{check.read(guard.source)} is {check.const(guard.expected.obj, 'obj_' + guard.name())}"
         return f"{check.read(guard.source)} is {check.const(guard.expected, 'ref_' + guard.name())}()"
 
     def describe(self, guard):
@@ -171,6 +172,17 @@ class ID_MATCH(GuardKind):
 
     def explain(self, guard, value, env):
         return None if value is guard.expected() else f"{guard.name()} is a different object than when compiled"
+
+
+class _Kept:
+    """A strong reference with weakref's interface (`ref()` is the object)."""
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __call__(self):
+        return self.obj
 
 
 @_kind("type_match")

@@ -1088,6 +1088,14 @@ def test_vmap_of_a_python_function_is_traced():
     assert c.frame_count == 1
 
 
+def test_an_op_returning_an_earlier_tensor_itself_keeps_identity():
+    # vmap of the identity unwraps back to its very input (eager: `y is x`); so do contiguous/to
+    def fn(x):
+        y = torch.vmap(lambda t: t)(x)
+        return y is x, x.contiguous() is x, x.to(torch.float32) is x, y * 2
+    check(fn, torch.randn(3, 4), graphs=1, breaks=0)
+
+
 def test_nested_vmap_with_in_dims_out_dims_and_a_closure():
     w = torch.randn(4)
 

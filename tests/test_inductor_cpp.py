@@ -613,3 +613,22 @@ def test_max_min_propagate_nan_from_either_operand():
     b = torch.tensor([1.0, nan, 2.0, nan, 5.0, -0.0, 0.0, inf] * 8)
     _run(lambda a, b: (torch.maximum(a, b), torch.minimum(a, b), a.clamp(b, b + 1), a.clamp_max(b), a.clamp(-1, 2.5)),
          [a, b], kernels=1, atol=0, rtol=0)
+
+
+def test_row_invariant_masks_are_computed_per_row_and_selected_branch_free():
+    # channels-last padding and max pooling: whether a (n, h, w) position is inside is the same for
+    # the whole row of channels, so the mask is computed once per row and applied with bit operations
+    # (g++ does not vectorize a select on a loop-invariant condition); the padded input is read at
+    # the row's start when masked off (in bounds), never conditionally
+    conv, conv2 = torch.nn.Conv2d(8, 32, 3), torch.nn.Conv2d(32, 8, 3)
+    x = torch.randn(2, 8, 20, 20)
+    x[0, :, 5, 5] = float("nan")
+    with torch.no_grad():
+        _run(lambda x: conv2(F.pad(torch.relu(conv(x)), (1, 2, 2, 1), value=0.5)), [x], externs=2)
+        src = inductor.metrics.last_source
+        assert "bg_sel<float>(" in src, src
+        k = [part for part in src.split('extern "C"') if "bg_sel<float>(" in part][0]
+        rows, elems = k.split("#pragma omp for schedule(static)")[1].split("#pragma omp simd")
+        assert "const bool" in rows and "const bool" not in elems, k
+        _run(lambda x: conv2(F.max_pool2d(conv(x), 3, 2, 1)), [x], externs=2)
+        assert "bg_sel<float>(" in inductor.metrics.last_source
