@@ -632,3 +632,7 @@ def test_row_invariant_masks_are_computed_per_row_and_selected_branch_free():
         assert "const bool" in rows and "const bool" not in elems, k
         _run(lambda x: conv2(F.max_pool2d(conv(x), 3, 2, 1)), [x], externs=2)
         assert "bg_sel<float>(" in inductor.metrics.last_source
+        # pooling a channels-last result into the graph's contiguous output: rows of channels (9
+        # contiguous reads per element, one strided write), not rows of width (9 strided reads)
+        _run(lambda x: F.max_pool2d(conv(x), 3, 2, 1), [x], externs=1)
+        assert "const int64_t inner = 32;" in inductor.metrics.last_source

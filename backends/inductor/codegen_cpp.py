@@ -934,7 +934,22 @@ def render_group(group, store_names, symbols, extents=None) -> CppKernel:
         logical = _render_in(group, store_names, symbols, None, extents)
         if not logical.flat and isinstance(logical.inner, int) and logical.inner > k.inner:
             return logical
+    if order is None and len(group.nodes[0].data.ranges) == 4 and all(
+            list(n.data.ranges) == list(group.nodes[0].data.ranges) for n in group.nodes):
+        # a contiguous result of channels-last reads (pooling's windows, then the graph's output): rows
+        # of channels when that makes more of the kernel's accesses contiguous than rows of width
+        cl = _render_in(group, store_names, symbols, [0, 2, 3, 1], extents)
+        if not cl.flat and _contiguous_accesses(cl) > _contiguous_accesses(k):
+            return cl
     return k
+
+
+def _contiguous_accesses(k) -> int:
+    """How many of a pointwise kernel's distinct loads and stores that move from row to row (not a
+    per-channel vector's) step by one element along a row."""
+    x0, x1 = index_var("x0"), index_var("x1")
+    return sum(x0 in i.free_symbols and sympy.expand(i).coeff(x1) == 1
+               for idx in (*k.loaded.values(), *k.stored.values()) for i in idx)
 
 
 def _render_in(group, store_names, symbols, order, extents=None) -> CppKernel:
