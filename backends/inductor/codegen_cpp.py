@@ -525,52 +525,39 @@ class CppKernel:
         ptr = self.ptr(name, self.in_args, "in_ptr", dtype)
         val = self.load_code(ptr, index, dtype)
         rdep = self.expr_rdep(index) or any(m in self.rdep_names for m in self.mask_stack)
-        if self.mask_stack and not self._in_bounds_in_every_row(name, index):
+        split = self._row_split(name, index) if self.mask_stack else None
+        # (a read in bounds in every row, a per-channel parameter under a pad's mask, needs no mask)
+        if self.mask_stack and (split is None or not split[1].is_Integer):
             mask = " && ".join(self.mask_stack)
-            row_start = self._row_start(name, index)
-            if row_start is not None:
+            if split is not None and all(self.row_invariant(m) for m in self.mask_stack):
                 # a mask that holds for whole rows: read this row, or the first one when masked off (a
                 # contiguous load, where a conditional one does not vectorize), then select
-                x1_part, rest = row_start
-                safe = f"{cexpr(x1_part, self.div_names)} + (({mask}) ? {cexpr(rest, self.div_names)} : 0)"
+                safe = f"{cexpr(split[0], self.div_names)} + (({mask}) ? {cexpr(split[1], self.div_names)} : 0)"
                 val = self.newvar(self.load_code(ptr, safe, dtype), dtype, rdep=rdep).name
                 val = f"bg_sel<{ctype(dtype)}>({mask}, {val}, {_const(0, dtype)})"
             else:
                 val = f"({mask}) ? {val} : {_const(0, dtype)}"
         return self.newvar(val, dtype, rdep=rdep)
 
-    def _in_bounds_in_every_row(self, name, index) -> bool:
-        """A load at an index of the row position `x1` alone (a per-channel parameter read under a pad's
-        mask) that stays inside its buffer for every `x1` of a row needs no mask: the masked-off lanes'
-        values are discarded anyway, and the unmasked load is row-invariant (see `_hoist`)."""
+    def _row_split(self, name, index):
+        """(a * x1, rest) of a load's index `a * x1 + rest` (rest free of `x1`) when the row part stays
+        inside the buffer for every row position and, if `rest` is a number, the whole index does
+        (masked-off lanes may then read: their values are discarded); else None."""
         if self.flat or self.reduction or not isinstance(self.inner, int) or name not in self.extents:
-            return False
-        x1 = index_var("x1")
-        if not index.free_symbols <= {x1}:
-            return False
-        a, b = index.coeff(x1), index.subs(x1, 0)
-        if not (a.is_Integer and b.is_Integer) or sympy.expand(index - a * x1 - b) != 0:
-            return False
-        ends = (int(b), int(b + a * (self.inner - 1)))
-        return min(ends) >= 0 and max(ends) < self.extents[name]
-
-    def row_invariant(self, var) -> bool:
-        """Is `var` the same for every position of a row (a pointwise kernel's `x0`-only value)?"""
-        return not (self.flat or self.reduction) and str(var) not in self.x1_names
-
-    def _row_start(self, name, index):
-        """(a * x1, rest) splitting a load's index when the masks are the same for a whole row (they
-        do not depend on `x1`) and `a * x1` stays inside the buffer for every row position; else None."""
-        if self.flat or self.reduction or not isinstance(self.inner, int) or name not in self.extents:
-            return None
-        if not all(self.row_invariant(m) for m in self.mask_stack):
             return None
         x1 = index_var("x1")
         a = sympy.expand(index).coeff(x1)
         rest = sympy.expand(index - a * x1)
-        if not a.is_Integer or a < 0 or x1 in rest.free_symbols or a * (self.inner - 1) >= self.extents[name]:
+        if not a.is_Integer or a < 0 or x1 in rest.free_symbols:
+            return None
+        last = a * (self.inner - 1) + (rest if rest.is_Integer else 0)
+        if (rest.is_Integer and rest < 0) or last >= self.extents[name]:
             return None
         return a * x1, rest
+
+    def row_invariant(self, var) -> bool:
+        """Is `var` the same for every position of a row (a pointwise kernel's `x0`-only value)?"""
+        return not (self.flat or self.reduction) and str(var) not in self.x1_names
 
     def store(self, name, index, value: CppVar, dtype, mutation=False):
         index = sympy.sympify(index)
@@ -783,11 +770,11 @@ class CppKernel:
 
     def _pointwise_body(self):
         prologue, body = self._hoist([ln for _, ln in self.lines])
-        # values the same along a row (masks of padded rows, per-row loads) are computed once per row,
-        # outside the loop the compiler vectorizes: inside it, a conditional read's address would not
-        # be an affine function of `x1` to the vectorizer
+        # values the same along a row (a pad's mask of the row, per-row loads) are computed once per row,
+        # outside the loop the compiler vectorizes
         per_row = [] if self.flat else [ln for ln in body if (m := _DEF.match(ln)) and m.group(2) not in self.x1_names]
-        body = [ln for ln in body if ln not in per_row]
+        rows = set(per_row)
+        body = [ln for ln in body if ln not in rows]
         static = not self.flat and isinstance(self.inner, int)
         out = [f"const int64_t xnumel = {cexpr(self.xnumel)};",
                "if (xnumel <= 0) return 0;",
