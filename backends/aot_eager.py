@@ -45,6 +45,7 @@ from torch._subclasses.fake_tensor import FakeTensor
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, free_symbols
 
 from .._tensor_guards import memory_sharing
+from .eager_random import eager_dropout
 from ..config import config
 from ..debug_dir import FrameDir, current_frame_dir, write_artifact
 from ..disable import disable
@@ -172,6 +173,7 @@ def aot_autograd(gm, example_inputs, *, fw_compiler: Callable = run_eagerly, bw_
     from torch._functorch.aot_autograd import aot_module_simplified
     number = next(_graph_numbers)
     inputs = _tracing_inputs(gm, example_inputs)
+    gm = eager_dropout(gm)
     try:
         with torch._functorch.config.patch(force_non_lazy_backward_lowering=True), _symfloat_inputs_kept(), \
                 _numbers_read_from_inputs(inputs):

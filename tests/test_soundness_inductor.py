@@ -226,3 +226,42 @@ def test_opinfo_slice_matches_eager():
     counts, problems = sweep.sweep(ops, samples=1)
     assert problems == []
     assert counts["pass"] == len(names), counts  # every sample captured and equal to eager
+
+
+# --------------------------------------------------------------------------- found by the fuzzer (inductor)
+def test_an_output_aliasing_an_input_is_a_new_tensor():
+    # `x.detach()` returns a new tensor over x's memory: the graph returned x itself, so identity was
+    # wrong and `requires_grad_()` on the result (after the break it causes) flagged the caller's x
+    def f(x):
+        d = x.detach()
+        return d, d is x, d.requires_grad_() * 2
+    opt, cnt = _compile(f)
+    x = torch.randn(3, 4)
+    d, same, y = opt(x)
+    assert d is not x and same is False and d.data_ptr() == x.data_ptr()
+    assert not x.requires_grad and y.requires_grad and torch.equal(y, f(x.clone())[2].detach())
+    assert cnt.frame_count == 2 and inductor.metrics.compiles >= 1
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_dropout_draws_the_random_numbers_eager_draws(backend, dynamic):
+    # under dynamic shapes torch's decomposition turns dropout into native_dropout (a bool mask: other
+    # random numbers, and a draw for p = 1): after the same seed, compiled values and the next draws
+    # equal eager's
+    def f(x, w):
+        torch.manual_seed(7)
+        a = F.dropout(x * w, 0.3, True)
+        b = torch.dropout(x, 1.0, True)
+        return (a + b).sum(), torch.rand(3)
+    cnt = CompileCounterWithBackend(backend)
+    opt = bytegraph.compile(f, backend=cnt, dynamic=dynamic)
+    for n in (4, 6):
+        x, w = torch.randn(n, 5), torch.randn(5, requires_grad=True)
+        w2 = w.detach().clone().requires_grad_()
+        (ev, er), (cv, cr) = f(x, w), opt(x, w2)
+        ev.backward(), cv.backward()
+        torch.testing.assert_close(cv, ev)
+        assert torch.equal(cr, er)
+        torch.testing.assert_close(w2.grad, w.grad)
+    assert cnt.frame_count == (1 if dynamic else 2)  # the graph after manual_seed, per size unless dynamic

@@ -32,6 +32,7 @@ from .ir import (
     Buffer,
     ComputedBuffer,
     ExternKernel,
+    InputBuffer,
     MultiOutput,
     Reduction,
     ReinterpretView,
@@ -697,6 +698,12 @@ def _reinterpret(t, size, stride, offset):
     return t.as_strided(size, stride, t.storage_offset() + offset)
 
 
+def _alias(t):
+    """A new tensor over an input's memory: what an op that returns its input's data (detach, alias)
+    returns in eager, never the input object itself (None, an absent gradient, stays None)."""
+    return None if t is None else t.as_strided(t.size(), t.stride(), t.storage_offset())
+
+
 def _with_strides(t, stride):
     """An extern op's result in the layout its meta function promised (which kernels and views of it
     assume): some aten kernels return another layout than their meta (e.g. CPU flash attention)."""
@@ -866,7 +873,9 @@ class WrapperCodegen:
                 self.lines.append(f"    del {', '.join(dead)}")
         outs = []
         for o in g.outputs:
-            if isinstance(o, (Buffer, ReinterpretView)):
+            if isinstance(o, InputBuffer):
+                outs.append(f"_alias({self.ref(o)})")
+            elif isinstance(o, (Buffer, ReinterpretView)):
                 outs.append(self.ref(o))
             else:
                 outs.append(texpr(o) if is_symbolic(o) else repr(o))

@@ -21,6 +21,7 @@ from torch._higher_order_ops.effects import _EffectType
 from torch._subclasses.functional_tensor import FunctionalTensor, FunctionalTensorMode
 from torch.fx.experimental.proxy_tensor import make_fx
 
+from ..eager_random import eager_dropout
 from . import gemm
 from .ir import (
     Buffer,
@@ -60,7 +61,7 @@ def decomposition_table():
         aten.native_layer_norm, aten._softmax, aten._log_softmax, aten.logsumexp, aten.std.correction,
         aten.native_group_norm, aten._native_batch_norm_legit_no_training,
         aten.native_batch_norm, aten._native_batch_norm_legit, aten._native_batch_norm_legit_functional,
-        aten.linalg_vector_norm, aten.native_dropout, aten.mse_loss, aten.hardswish, aten.hardsigmoid,
+        aten.linalg_vector_norm, aten.mse_loss, aten.hardswish, aten.hardsigmoid,
         aten.softplus, aten.elu, aten.mish, aten.lerp, aten.masked_fill, aten.addcmul, aten.addcdiv,
         aten.native_layer_norm_backward, aten._softmax_backward_data, aten._log_softmax_backward_data,
         aten.gelu_backward, aten.sigmoid_backward, aten.tanh_backward, aten.threshold_backward,
@@ -87,6 +88,7 @@ def trace_to_aten(gm: torch.fx.GraphModule, example_inputs) -> torch.fx.GraphMod
     # wrappers read sizes as ints (specializing every symbol). Symbolic example inputs (fake tensors
     # of the frontend's ShapeEnv, SymInts) are traced in that ShapeEnv so sizes stay expressions.
     mode = "symbolic" if _shape_env(example_inputs) is not None else "fake"
+    gm = eager_dropout(gm)
     traced = make_fx(_functionalize(run), decomposition_table=decomposition_table(),
                      tracing_mode=mode)(*example_inputs)
     _unwrap_effects(traced)

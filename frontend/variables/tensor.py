@@ -134,8 +134,10 @@ class TensorVariable(VariableTracker):
                 # knows: AOTAutograd could not differentiate it
                 raise Unsupported("data_dependent", what="the backward of an assignment through a boolean mask")
             return tx.output.call_function(operator.setitem, [self] + args, kwargs)
-        if name in ("requires_grad_",) and not tx.output.grad_enabled:
-            pass
+        if name == "requires_grad_" and not self.example.requires_grad and _turns_on(args, kwargs):
+            # a new autograd leaf made inside the graph: a graph's outputs derive from its inputs, so
+            # AOTAutograd would return them without the grad_fn linking them to the leaf
+            raise Unsupported("attribute_write", what=f"{self.describe()}.requires_grad_() making a new leaf")
         if name == "__contains__":
             return tx.output.call_function(operator.contains, [self] + args, kwargs)
         return tx.output.call_method(self, name, args, kwargs)
@@ -223,6 +225,12 @@ _DUNDER_FUNCTIONS = {
     "__iadd__": operator.add, "__isub__": operator.sub, "__imul__": operator.mul, "__itruediv__": operator.truediv,
     "__ifloordiv__": operator.floordiv, "__imod__": operator.mod,
 }
+
+
+def _turns_on(args, kwargs) -> bool:
+    """Do `requires_grad_`'s arguments ask for True (its default)?"""
+    flag = args[0] if args else kwargs.get("requires_grad")
+    return flag is None or not (flag.is_python_constant() and not flag.as_python_constant())
 
 
 def tensor_attrs(tx, var) -> dict:
