@@ -51,7 +51,7 @@ from .codegen_cpp import CppUnsupported, CppWrapperCodegen
 from .codegen_metal import MetalUnsupported, MetalWrapperCodegen
 from .codegen_triton import WrapperCodegen
 from .cpp_build import CppCompileError, available, cache_dir
-from .ir import InputBuffer, free_symbols, op_name
+from .ir import InputBuffer, free_symbols, is_symbolic, op_name, sym
 from .lowering import SymbolicUnsupported, _shape_env, decomposition_table, lower, trace_to_aten
 from .scheduler import Scheduler
 
@@ -167,7 +167,7 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs):
     out_node = next(n for n in aten_gm.graph.nodes if n.op == "output")
     flat_out, out_spec = pytree.tree_flatten(out_node.args[0])
     out_node.args = (tuple(flat_out),)
-    graph = lower(aten_gm, example_inputs, _promised_strides(gm, len(flat_out)))
+    graph = lower(aten_gm, example_inputs, _promised_strides(gm, len(flat_out), example_inputs))
     if graph.shape_env is not None:
         _check_bound(graph)
     sched = Scheduler(graph)
@@ -260,19 +260,46 @@ def _run_aten(aten_gm, out_spec):
     return compiled
 
 
-def _promised_strides(gm, n):
+def _promised_strides(gm, n, example_inputs):
     """Per flat output of `gm`, the strides its metadata promises (None where unknown): the
     frontend's fake values (eager's strides) or, for AOTAutograd's graphs, the strides the backward
-    graph was traced with for each saved tensor."""
+    graph was traced with for each saved tensor. A symbolic graph compiled for concrete inputs
+    (`SpecializeOnShapes`) promises its strides with the inputs' sizes in place of the symbols."""
     out_node = next(n for n in gm.graph.nodes if n.op == "output")
     flat = pytree.tree_leaves(out_node.args[0])
     if len(flat) != n:
         return None
+    binding = _concrete_symbols(gm, example_inputs)
     out = []
     for a in flat:
         val = (a.meta.get("val", a.meta.get("example_value"))) if isinstance(a, torch.fx.Node) else None
-        out.append(tuple(val.stride()) if isinstance(val, torch.Tensor) else None)
+        stride = tuple(sym(s) for s in val.stride()) if isinstance(val, torch.Tensor) else None
+        if stride is not None and binding is not None:
+            stride = tuple(sym(s.subs(binding)) if is_symbolic(s) else s for s in stride)
+            stride = stride if not any(is_symbolic(s) for s in stride) else None
+        out.append(stride)
     return out
+
+
+def _concrete_symbols(gm, example_inputs) -> dict | None:
+    """{size symbol: its value} read off concrete example inputs against the placeholders' symbolic
+    metadata; None when the inputs are themselves symbolic."""
+    if _is_symbolic(example_inputs):
+        return None
+    binding = {}
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for node, real in zip(placeholders, example_inputs):
+        val = node.meta.get("val", node.meta.get("example_value"))
+        if isinstance(val, torch.Tensor) and isinstance(real, torch.Tensor):
+            pairs = zip((*val.shape, *val.stride()), (*real.shape, *real.stride()))
+        elif isinstance(val, torch.SymInt) and isinstance(real, int):
+            pairs = [(val, real)]
+        else:
+            continue
+        for s, r in pairs:
+            if isinstance(sym(s), sympy.Symbol):
+                binding[sym(s)] = r
+    return binding
 
 
 def _check_bound(graph):
