@@ -45,12 +45,12 @@ from torch._subclasses.fake_tensor import FakeTensor
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, free_symbols
 
 from .._tensor_guards import memory_sharing
-from .eager_random import eager_dropout
 from ..config import config
 from ..debug_dir import FrameDir, current_frame_dir, write_artifact
 from ..disable import disable
 from ..logs import enabled, log
 from ..minifier import compile_checked
+from .eager_random import eager_dropout
 from .partitioners import get_partitioner
 from .registry import register_backend
 
