@@ -636,3 +636,14 @@ def test_row_invariant_masks_are_computed_per_row_and_selected_branch_free():
         # contiguous reads per element, one strided write), not rows of width (9 strided reads)
         _run(lambda x: F.max_pool2d(conv(x), 3, 2, 1), [x], externs=1)
         assert "const int64_t inner = 32;" in inductor.metrics.last_source
+
+
+def test_size_true_division_prints_in_cpp_and_mul_add_rounds_as_eager():
+    # `x.shape[-1] / 2` (a float from sizes) is printed as C++ (was: the graph went to Triton's
+    # interpreter), and `x * a + b` rounds after the multiply and after the add as eager's two ops do
+    # (no fused multiply-add): bit for bit
+    def f(x):
+        return x * (x.shape[-1] / 2) + x.shape[0] / 3
+    for shape in ((3, 4), (5, 7), (2, 9)):
+        _run(f, [torch.randn(shape)], kernels=1, atol=0, rtol=0, dynamic=True)
+    assert "static_cast<double>(s" in inductor.metrics.last_source

@@ -36,7 +36,9 @@ import re
 
 import sympy
 import torch
-from torch.utils._sympy.functions import FloorDiv, Max, Min, ModularIndexing, PythonMod
+from torch.utils._sympy.functions import (
+    FloatTrueDiv, FloorDiv, IntTrueDiv, Max, Min, ModularIndexing, PythonMod, ToFloat,
+)
 
 from .codegen_triton import HEADER_PY, FusionIllegal, WrapperCodegen, _NewPhase
 from .ir import ComputedBuffer, Reduction, index_var, prod, texpr, tile_index, tile_splits, unflatten_index
@@ -319,6 +321,10 @@ def _c(e, div_names) -> str:
         for a in e.args[1:]:
             code = f"std::{fn}<int64_t>({code}, {c(a)})"
         return code
+    if isinstance(e, (IntTrueDiv, FloatTrueDiv)):  # `x.shape[1] / 2`: Python's true division, in doubles
+        return f"(static_cast<double>({c(e.args[0])}) / static_cast<double>({c(e.args[1])}))"
+    if isinstance(e, ToFloat):
+        return f"static_cast<double>({c(e.args[0])})"
     if type(e) in _REL:
         return f"({c(e.lhs)} {_REL[type(e)]} {c(e.rhs)})"
     if isinstance(e, (sympy.And, sympy.Or)):

@@ -19,7 +19,9 @@ import shutil
 import subprocess
 import tempfile
 
-FLAGS = ["-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-fno-math-errno", "-std=c++17"]
+# -ffp-contract=off: `a * b + c` rounds twice, as eager's separate ops do (g++ otherwise fuses it into
+# one multiply-add, one rounding: results an ulp away from eager's)
+FLAGS = ["-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-fno-math-errno", "-ffp-contract=off", "-std=c++17"]
 # glibc's vector math library on x86-64: libm functions called in vectorized loops
 if os.path.exists("/usr/lib/x86_64-linux-gnu/libmvec.so") or os.path.exists("/usr/lib64/libmvec.so"):
     FLAGS += ["-DBG_LIBMVEC"]
