@@ -298,9 +298,24 @@ def _min_cut_partition(joint_module, num_fwd_outputs, static_lifetime_input_indi
     return fx.GraphModule(joint_module, fw_graph), fx.GraphModule(joint_module, bw_graph)
 
 
+def _read_dead_random_tuples(joint: fx.Graph) -> None:
+    """Give each random op with several outputs that nothing reads (`native_dropout` of a value the
+    program drops; kept in the joint graph because it draws from the generator) a `getitem` of its
+    first output. torch's default partitioner expects such an op to be read only through getitems
+    and rejects one read by nothing; the getitem is dead code again in the extracted forward, where
+    the random op itself stays (eager draws those numbers too)."""
+    for node in list(joint.nodes):
+        val = node.meta.get("val")
+        if node.op == "call_function" and not node.users and _is_random(node) and isinstance(val, (tuple, list)):
+            with joint.inserting_after(node):
+                first = joint.call_function(operator.getitem, (node, 0))
+            first.meta["val"] = val[0]
+
+
 def default_partition(joint_module: fx.GraphModule, joint_inputs, **kwargs):
     """torch's default partitioner (imported on first use: it pulls in torch's compiler stack)."""
     from torch._functorch.partitioners import default_partition as torch_default_partition
+    _read_dead_random_tuples(joint_module.graph)
     return torch_default_partition(joint_module, joint_inputs, **kwargs)
 
 

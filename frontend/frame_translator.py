@@ -187,18 +187,20 @@ class InstructionTranslator(InstructionTranslatorBase):
 
 
 _PLAIN = (TensorVariable, SymNodeVariable, ConstantVariable)
+_PLAIN_BUT_SYMBOLIC = (TensorVariable, ConstantVariable)
 
 
 def _needs_checkpoint(facts, stack) -> bool:
     """Whether the instruction may break here (see opcodes.Checkpoint); a value op breaks, and then
     runs natively, only on an operand other than a tensor, a symbolic number or a constant (a numpy
-    array, an opaque object...)."""
+    array, an opaque object...), or on a symbolic number where the opcode says so (`is`)."""
     if facts.checkpoint is Checkpoint.ALWAYS:
         return True
     if facts.checkpoint is Checkpoint.BRANCH:
         return not stack[-1].is_python_constant()
     if facts.checkpoint is Checkpoint.OPERANDS:
-        return not all(isinstance(v, _PLAIN) for v in stack[len(stack) - facts.operands:])
+        plain = _PLAIN_BUT_SYMBOLIC if facts.symbolic_breaks else _PLAIN
+        return not all(isinstance(v, plain) for v in stack[len(stack) - facts.operands:])
     return False
 
 

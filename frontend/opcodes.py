@@ -58,6 +58,9 @@ class Opcode:
     handler: Callable
     checkpoint: Checkpoint = Checkpoint.NEVER
     operands: int = 0        # values a Checkpoint.OPERANDS opcode consumes
+    # a Checkpoint.OPERANDS opcode that breaks on a symbolic number too (IS_OP: which object the
+    # number will be is unknown)
+    symbolic_breaks: bool = False
     jump: bool = False       # has a jump target (agrees with dis.hasjrel/dis.hasjabs)
     since: tuple = (3, 11)   # first Python version the entry applies to
     until: tuple | None = None   # first Python version it no longer applies to
@@ -500,7 +503,7 @@ def compare_op(tx, ins):
     tx.push(tx.compare(_COMPARE[ins.argval], a, b))
 
 
-@opcode("IS_OP", checkpoint=Checkpoint.OPERANDS, operands=2)
+@opcode("IS_OP", checkpoint=Checkpoint.OPERANDS, operands=2, symbolic_breaks=True)
 def is_op(tx, ins):
     b = tx.pop()
     a = tx.pop()

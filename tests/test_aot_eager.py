@@ -341,6 +341,34 @@ def test_min_cut_keeps_random_ops_in_the_forward():
     assert not random_ops("backward")     # the mask is saved, never drawn again in the backward
 
 
+@pytest.mark.parametrize("partitioner", PARTITIONERS)
+def test_dropout_of_a_value_the_program_drops_still_draws_in_the_forward(partitioner):
+    # HF Pegasus-X's last encoder layer computes global-token states nobody reads: the joint graph
+    # keeps their dropout (it draws from the generator) with no reader, which torch's default
+    # partitioner rejected
+    def f(x, w):
+        y = x @ w
+        unused = F.dropout(y, p=0.1, training=True) + 1  # noqa: F841
+        return y.sum()
+
+    graphs = AotGraphs()
+    compiled = bytegraph.compile(f, backend="aot_eager", options={"partitioner": partitioner, "graph_hook": graphs})
+    x, w = torch.randn(4, 4), torch.randn(4, 4, requires_grad=True)
+    torch.manual_seed(0)
+    out = compiled(x, w)
+    out.backward()
+    after = torch.rand(3)
+    ref_w = w.detach().clone().requires_grad_()
+    torch.manual_seed(0)
+    ref = f(x, ref_w)
+    ref.backward()
+    assert_close(out, ref)
+    assert_close(w.grad, ref_w.grad)
+    assert torch.equal(after, torch.rand(3))    # the dropout drew its numbers as eagerly
+    assert graphs.kinds == ["forward", "backward"]
+    assert "aten.native_dropout.default" in aten_targets(graphs.only("forward"))
+
+
 def test_min_cut_never_recomputes_from_an_input_mutated_in_the_graph():
     def f(x, buf):
         z = buf.float().exp()    # saving the half-precision buf would be cheaper than saving z...

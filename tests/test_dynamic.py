@@ -394,6 +394,37 @@ def test_a_changing_int_step_counter_recompiles_once_zero_and_one_included():
     assert "type(L['step']) is int" in guard_text(step_fn, 1)
 
 
+def test_a_size_tuple_compared_with_an_unspecialized_int_is_reused_at_new_values():
+    # HF XLM's `assert mask.size() == (bs, slen)`: a tuple's `==` tries identity first, which for a
+    # symbolic int guarded the SymInt object itself, a guard no later call passes (a recompile per length)
+    def f(x, n):
+        assert x.size() == (2, n)
+        return x * 2, [x.size(1)].index(n)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    for n in (8, 12, 16, 20):
+        x = torch.randn(2, n)
+        got, expected = opt(x, n), f(x, n)
+        assert torch.equal(got[0], expected[0]) and got[1] == expected[1]
+    assert cnt.frame_count == 2          # static at 8, symbolic from 12 on
+    assert len(bytegraph.stats.recompile_reasons) == 1
+
+
+def test_the_identity_of_an_unspecialized_int_breaks_the_graph():
+    # `m is n` between ints depends on CPython's small-int cache: True at 12, False at 300
+    def f(x, n):
+        m = x.size(1)
+        return x + 1, m is n
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    for n in (8, 12, 300, 400):
+        x = torch.randn(2, n)
+        got, expected = opt(x, n), f(x, n)
+        assert torch.equal(got[0], expected[0]) and got[1] is expected[1]
+    assert cnt.frame_count == 2
+    assert any("identity of symbolic int" in r.reason for r in bytegraph.stats.break_records)
+
+
 def test_a_decision_on_an_unspecialized_number_is_a_guard():
     def f(x, lr):
         if lr > 0.15:

@@ -171,10 +171,17 @@ def check_modelled_arguments(owner: str, name: str, args, kwargs, positional: di
 
 def compare_equal(tx, a, b) -> bool:
     """Python equality of two items of a container as containers test it (`in`, `index`, `==` of
-    lists): identity first, then `==` and its truth value (a tensor's truth value breaks the graph)."""
-    if tx.is_same(a, b):
+    lists): identity first, then `==` and its truth value (a tensor's truth value breaks the graph).
+    Where one side is a symbolic int the identity test is left out: an int equals itself, so it
+    cannot change the answer, and the number's real object is not known to guard it
+    (`x.size() == (bs, n)` with a symbolic `n`)."""
+    if not (_is_symbolic_int(a) or _is_symbolic_int(b)) and tx.is_same(a, b):
         return True
     return tx.compare(operator.eq, a, b).truth(tx)
+
+
+def _is_symbolic_int(var) -> bool:
+    return isinstance(var, families.SymNodeVariable) and var.python_type() in (int, bool)
 
 
 def python_value(tx, var, memo=None):

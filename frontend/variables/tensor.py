@@ -187,6 +187,11 @@ class SymNodeVariable(VariableTracker):
             return tx.output.call_function(fn, [self] + list(args), kwargs)
         raise Unsupported("unsupported_call", fn=f"{self.describe()}.{name}", detail="")
 
+    def guard_identity(self, tx):
+        # the tracker holds a SymInt, not the number the frame will pass: which object it is (`n is m`)
+        # depends on CPython's caching of small ints, and cannot be guarded
+        raise Unsupported("python_protocol", what=f"the identity of {self.describe()}")
+
     def truth(self, tx):
         # `bool(n)` asks only whether n is nonzero (a guard `n != 0`); bool(int(n)) would
         # specialize n to its value (`all(x.shape)` recompiled for every new length)
