@@ -345,10 +345,10 @@ def test_min_cut_keeps_random_ops_in_the_forward():
 def test_dropout_of_a_value_the_program_drops_still_draws_in_the_forward(partitioner):
     # HF Pegasus-X's last encoder layer computes global-token states nobody reads: the joint graph
     # keeps their dropout (it draws from the generator) with no reader, which torch's default
-    # partitioner rejected
+    # partitioner rejected for a random op with several outputs (native_dropout: output and mask)
     def f(x, w):
         y = x @ w
-        unused = F.dropout(y, p=0.1, training=True) + 1  # noqa: F841
+        unused = torch.native_dropout(y, 0.1, True)[0] + F.dropout(y, p=0.2, training=True)  # noqa: F841
         return y.sum()
 
     graphs = AotGraphs()
