@@ -242,6 +242,16 @@ def test_an_output_aliasing_an_input_is_a_new_tensor():
     assert not x.requires_grad and y.requires_grad and torch.equal(y, f(x.clone())[2].detach())
     assert cnt.frame_count == 2 and inductor.metrics.compiles >= 1
 
+    # `y` and `y.detach()` both leave the graph (the break at requires_grad_): one buffer, two objects
+    def g(y):
+        y = y + 1
+        w = y.detach().requires_grad_(True)
+        return y, w
+    opt, cnt = _compile(g)
+    y, w = opt(torch.randn(3, 4))
+    assert not y.requires_grad and w.requires_grad and y is not w and y.data_ptr() == w.data_ptr()
+    assert cnt.frame_count == 1
+
 
 @pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
 @pytest.mark.parametrize("dynamic", [False, True])

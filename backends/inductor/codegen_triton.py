@@ -699,9 +699,10 @@ def _reinterpret(t, size, stride, offset):
 
 
 def _alias(t):
-    """A new tensor over an input's memory: what an op that returns its input's data (detach, alias)
-    returns in eager, never the input object itself (None, an absent gradient, stays None)."""
-    return None if t is None else t.as_strided(t.size(), t.stride(), t.storage_offset())
+    """A new tensor over `t`'s memory, unlinked from it (`requires_grad_()` on one leaves the other
+    alone): what eager's `detach()` returns, never that tensor object itself (None, an absent
+    gradient, stays None)."""
+    return None if t is None else t.detach()
 
 
 def _with_strides(t, stride):
@@ -873,10 +874,11 @@ class WrapperCodegen:
                 self.lines.append(f"    del {', '.join(dead)}")
         outs = []
         for o in g.outputs:
-            if isinstance(o, InputBuffer):
-                outs.append(f"_alias({self.ref(o)})")
-            elif isinstance(o, (Buffer, ReinterpretView)):
-                outs.append(self.ref(o))
+            if isinstance(o, (Buffer, ReinterpretView)):
+                ref = self.ref(o)
+                # an input, or a buffer already returned (`y` and `y.detach()`): eager's results are
+                # distinct tensor objects over that memory
+                outs.append(f"_alias({ref})" if isinstance(o, InputBuffer) or ref in outs else ref)
             else:
                 outs.append(texpr(o) if is_symbolic(o) else repr(o))
         self.lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")

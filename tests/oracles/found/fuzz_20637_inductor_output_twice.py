@@ -1,0 +1,16 @@
+"""Fuzzer program 20637: mismatch.
+one buffer returned as two outputs (y, y.detach()) was one object: requires_grad_() on one flagged the other
+Run: python -m tests.oracles.found.fuzz_20637_inductor_output_twice  (prints OK or MISMATCH)
+once kept in tests/oracles/found/, where tests/test_oracles_quick.py runs it."""
+import sys
+
+from tests.oracles.fuzz import check
+
+SEED = 20637
+SRC = "import collections, contextlib, dataclasses, functools, io, itertools, math, operator\nimport torch\nimport bytegraph\nLOGB0 = []\nclass CMB0:\n    def __init__(self, tag):\n        self.tag = tag\n    def __enter__(self):\n        LOGB0.append(('in', self.tag))\n        return self.tag\n    def __exit__(self, et, ev, tb):\n        LOGB0.append(('out', self.tag, et.__name__ if et else None))\n        return et is KeyError\ndef genb0(t, m):\n    for i in range(m):\n        yield t * i\n        bytegraph.graph_break()\ndef innerb0(v, t):\n    bytegraph.graph_break()\n    if v > 3:\n        raise ValueError('inner', v)\n    return t * v\n\nLOGB2 = []\nclass CMB2:\n    def __init__(self, tag):\n        self.tag = tag\n    def __enter__(self):\n        LOGB2.append(('in', self.tag))\n        return self.tag\n    def __exit__(self, et, ev, tb):\n        LOGB2.append(('out', self.tag, et.__name__ if et else None))\n        return et is KeyError\ndef genb2(t, m):\n    for i in range(m):\n        yield t * i\n        bytegraph.graph_break()\ndef innerb2(v, t):\n    bytegraph.graph_break()\n    if v > 3:\n        raise ValueError('inner', v)\n    return t * v\n\nclass P4:\n    tag = 'p4'\n    def __init__(self, v):\n        self.v = v\n    @property\n    def double(self):\n        return self.v * 2\n    def __add__(self, o):\n        return P4(self.v + (o.v if isinstance(o, P4) else o))\n    def __radd__(self, o):\n        return P4(o + self.v)\n    def __eq__(self, o):\n        return isinstance(o, P4) and self.v == o.v\n    def __len__(self):\n        return 3\n    def __getitem__(self, i):\n        if i >= 3:\n            raise IndexError(i)\n        return self.v * i\n    def __repr__(self):\n        return 'P4(%r)' % (self.v,)\n    @classmethod\n    def make(cls, v):\n        return cls(v + 1)\n    @staticmethod\n    def unit():\n        return 1\nclass Q4(P4):\n    def __init__(self, v):\n        super().__init__(v * 10)\n    @property\n    def double(self):\n        return super().double + 1\n\ndef f(x, y, n, s, lst, d):\n    out = []\n    i = 0\n    while i < 3:\n        i += 1\n        if i == n:\n            bytegraph.graph_break()\n            continue\n        y = y + i\n    out.append(y)\n    with torch.enable_grad():\n        w = y.detach().requires_grad_(True)\n        out.append((w * 3).requires_grad)\n    for i, v in enumerate(lst[:3]):\n        bytegraph.graph_break()\n        x = x + v\n    out.append(x)\n    c = 1\n    g = lambda: c * x\n    c = n\n    out.append(g())\n    p = P4.make(n)\n    out.append((p == P4(n + 1), len(p), list(p), P4.unit()))\n    return out, x, y\n"  # noqa: E501
+OPTIONS = dict(backend='inductor', shared=False, dynamic=False)
+
+if __name__ == "__main__":
+    rec = check(SEED, SRC, **OPTIONS)
+    print("OK" if rec["status"] == "equal" else "MISMATCH: " + rec["status"] + ": " + rec["detail"])
+    sys.exit(rec["status"] != "equal")
