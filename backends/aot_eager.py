@@ -173,6 +173,11 @@ def aot_autograd(gm, example_inputs, *, fw_compiler: Callable = run_eagerly, bw_
     from torch._functorch.aot_autograd import aot_module_simplified
     number = next(_graph_numbers)
     inputs = _tracing_inputs(gm, example_inputs)
+    if inputs is not example_inputs and shared_memory_groups(example_inputs):
+        # inputs over one memory with symbolic sizes: AOTAutograd merges them into one base whose
+        # storage size is symbolic, which its fake storages cannot hold (an internal error). The
+        # graph runs as traced instead
+        return gm
     gm = eager_dropout(gm)
     try:
         with torch._functorch.config.patch(force_non_lazy_backward_lowering=True), _symfloat_inputs_kept(), \

@@ -10,6 +10,8 @@ import torch.nn.functional as F
 from torch import nn
 from torch.testing import assert_close
 
+from bytegraph.testing import CompileCounterWithBackend
+
 PARTITIONERS = ["default", "min_cut"]
 
 
@@ -501,3 +503,23 @@ def test_graphs_with_sparse_values_run_as_traced():
     assert_close(got, want)
     assert_close(x.grad, x_ref.grad)
     assert cnt.frame_count == 1
+
+
+def test_inputs_over_one_memory_with_symbolic_sizes_run_as_traced():
+    # after a break the graph takes `x` and `t = x.detach()` (one memory) and writes both; with dynamic
+    # sizes AOTAutograd's merge of the aliased inputs failed inside torch (symbolic storage size)
+    def f(x):
+        t = x.detach()
+        bytegraph.graph_break()
+        t.add_(1)
+        x.clamp_(min=0)
+        return x * 2, t.sum()
+    cnt = CompileCounterWithBackend("aot_eager")
+    opt = bytegraph.compile(f, backend=cnt, dynamic=True)
+    for n in (3, 5):
+        x = torch.randn(n, 4)
+        ref_x = x.clone()
+        got, ref = opt(x), f(ref_x)
+        assert_close(got, ref)
+        assert_close(x, ref_x)
+    assert cnt.frame_count == 2   # before the break, and after it (one graph serves both sizes)
