@@ -117,8 +117,11 @@ def wrap(tx, value, source, trusted=False):
     cached = out.wrapped_objects.get(key)
     if cached is not None and cached[0] is value:
         known = cached[1]
-        if source is not None and known.source is not None and source != known.source and not trusted:
-            tx.output.guards.add(Guard.same_object(source, known.source))
+        if source is not None and source != known.source and not trusted:
+            # this source must keep reaching the very object: guarded against the known one's source,
+            # or, for an object first met without a source (a builtin read by name), by identity
+            tx.output.guards.add(Guard.same_object(source, known.source) if known.source is not None
+                                 else Guard.id_match(source, value))
         return known
     var = _wrap(tx, value, source, trusted)
     if not isinstance(var, ConstantVariable) and not _is_a(value, (int, float, str, bool)):

@@ -36,6 +36,28 @@ def test_set_contents_guarded():
     assert cnt.frame_count == 2
 
 
+G_SCALE = abs
+
+
+def test_a_global_bound_to_an_object_first_met_without_a_source_is_guarded():
+    # `abs` is first read as a builtin (guarded as B['abs'], tracked without a source); the global
+    # G_SCALE is the same object, found already tracked: its binding was never guarded, so rebinding
+    # it kept the stale graph (fuzzer, seed 23363)
+    def fn(x, lst):
+        return min(lst, key=abs, default=0), G_SCALE(x - 0.5)
+
+    global G_SCALE
+    opt, cnt = compiled(fn)
+    x = torch.randn(4)
+    assert same(opt(x, [1, -2]), fn(x, [1, -2])) and cnt.frame_count == 1
+    G_SCALE = torch.neg
+    try:
+        assert same(opt(x, [1, -2]), fn(x, [1, -2]))
+        assert cnt.frame_count == 2
+    finally:
+        G_SCALE = abs
+
+
 @pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
 @pytest.mark.parametrize("first", ["apart", "same elements", "one storage, other elements"])
 def test_write_into_an_input_is_guarded_on_which_inputs_share_memory(backend, first):
