@@ -253,6 +253,28 @@ def test_an_output_aliasing_an_input_is_a_new_tensor():
     assert cnt.frame_count == 1
 
 
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_outputs_over_a_mutated_input_share_its_memory(dynamic):
+    # `t = x[:, 1:]` then `x.mul_(2)`: functionalized, t was computed from x's new value in a buffer
+    # of its own (and `x.detach()` was that buffer too): eager's t and x.detach() are x's memory
+    def f(x):
+        t = x[:, 1:]
+        x.mul_(2)
+        return t, x.detach(), x.sum()
+    opt, cnt = _compile(f, dynamic=dynamic)
+    for n in (3, 5):
+        x = torch.randn(n, 4)
+        ref_x = x.clone()
+        t, d, total = opt(x)
+        rt, rd, rtotal = f(ref_x)
+        assert torch.equal(t, rt) and torch.equal(d, rd) and torch.equal(x, ref_x)
+        torch.testing.assert_close(total, rtotal)
+        x.add_(1)   # writes through x are seen by both, as in eager
+        assert t.data_ptr() == x.data_ptr() + 4 and torch.equal(t, x[:, 1:]) and torch.equal(d, x)
+        assert not t.requires_grad and not d.requires_grad
+    assert cnt.frame_count == (1 if dynamic else 2) and inductor.metrics.compiles >= 1
+
+
 @pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_dropout_draws_the_random_numbers_eager_draws(backend, dynamic):

@@ -193,13 +193,56 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs):
             with np.errstate(all="ignore"):
                 return inner_call(args, externs, constants)
 
+    aliases = _input_aliases(gm, example_inputs)
+
     # generated code (and Triton's interpreter, which runs kernels as Python) must never be traced
+    symbolic_aliases = any(free_symbols(a[1:]) for a in aliases.values())
+
     @disable
     def compiled(*args):
-        return pytree.tree_unflatten(list(call(args, externs, constants)), out_spec)
+        flat = list(call(args, externs, constants))
+        if aliases:
+            binding = _concrete_symbols(gm, args) if symbolic_aliases else {}
+            for i, (j, *geometry) in aliases.items():
+                size, stride, offset = _substituted(geometry, binding)
+                flat[i] = args[j].detach().as_strided(size, stride, args[j].storage_offset() + offset)
+        return pytree.tree_unflatten(flat, out_spec)
     compiled.source = source
     compiled.kernel_count = wrapper.kernel_launches
     return compiled
+
+
+def _input_aliases(gm, example_inputs) -> dict:
+    """{flat output index: (input index, size, stride, storage offset from the input's)} for the
+    outputs of a frontend graph that share memory with one of its inputs (`x[:, 1:]`, `x.detach()`):
+    functionalized, such an output is computed from the input's new value (after `x.mul_(2)`), in
+    memory of its own; eager's is over the input's memory, so it is made again from the input. (The
+    graphs of AOTAutograd, which rebuilds aliases itself, carry `val` metadata instead.)"""
+    placeholders = [n.meta.get("example_value") for n in gm.graph.nodes if n.op == "placeholder"]
+    storages = {t.untyped_storage()._cdata: (j, t) for j, t in enumerate(placeholders)
+                if isinstance(t, torch.Tensor) and t.layout == torch.strided}
+    out_node = next(n for n in gm.graph.nodes if n.op == "output")
+    aliases = {}
+    for i, a in enumerate(pytree.tree_leaves(out_node.args[0])):
+        v = a.meta.get("example_value") if isinstance(a, torch.fx.Node) else None
+        if not isinstance(v, torch.Tensor) or v.layout != torch.strided or a.op == "placeholder":
+            continue
+        hit = storages.get(v.untyped_storage()._cdata)
+        if hit is not None:
+            j, t = hit
+            geometry = (tuple(v.shape), tuple(v.stride()), v.storage_offset() - t.storage_offset())
+            aliases[i] = (j, *_substituted(geometry, {}))
+    binding = _concrete_symbols(gm, example_inputs)   # a symbolic graph compiled for concrete sizes
+    return {i: (j, *_substituted(g, binding)) for i, (j, *g) in aliases.items()} if binding else aliases
+
+
+def _substituted(geometry, binding):
+    """(size, stride, offset) as ints and sympy expressions, symbols of `binding` replaced by values."""
+    def one(x):
+        x = sym(x)
+        return sym(x.subs(binding)) if binding and is_symbolic(x) else x
+    size, stride, offset = geometry
+    return tuple(map(one, size)), tuple(map(one, stride)), one(offset)
 
 
 def _generate(graph, groups, store_names, devices):
