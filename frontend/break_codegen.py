@@ -9,7 +9,7 @@ and call the resume function(s) for the rest of the frame. Each step below decid
 - `store_values`: rebuilding the values the continuations need into temps;
 - `emit_linear` / `emit_in_block`: the native instruction on its own, or a jump into a copy of the
   frame's own code when the instruction is inside a `try`/`with` block;
-- `_ResumeCalls.call`: the call of one resume function.
+- `_ResumeCalls.call`: handing over to one resume function (`ResumeCall`, run by the C hook).
 
 Two shapes of transformed code (see `resume.py` for the resume functions):
 
@@ -67,12 +67,10 @@ from .resume import (
     in_exception_handler,
     instruction_index,
     is_context_slot,
-    is_resume_code,
     live_locals_at,
     original_location,
     resume_code,
     resume_function,
-    run_resume,
 )
 from .variables.builtins import BuiltinVariable
 from .variables.ctx import WithExitVariable
@@ -369,9 +367,9 @@ class _ResumeCalls:
         layout = tuple(self.slot_kind(v) for v in path.stack)
         grad_slots = [k for k in layout if is_context_slot(k) and k[0] == "grad"]
         grad_after = self.grad_at_break if grad_slots and grad_slots[-1][1] != self.grad_at_break else None
-        # a resume function hands the next one back to the original frame's `run_resume` loop
-        handing_back = is_resume_code(tx.code)
-        cg.load_callable(ResumeCall if handing_back else run_resume)
+        # the code returns "call this resume function next" and the C hook calls it, handing it the
+        # arguments: no local of this code, tuple or call outlives the transfer (see resume.py)
+        cg.load_callable(ResumeCall)
         names = closure_names(original)
         if names:
             cells = set(tx.code.co_cellvars)
@@ -391,11 +389,8 @@ class _ResumeCalls:
         for name in live:
             load_local(name)
             n += 1
-        if handing_back:
-            cg.build_tuple(n)
-            cg.call(2)
-        else:
-            cg.call(n + 1)
+        cg.build_tuple(n)
+        cg.call(2)
         cg.append(Instr("RETURN_VALUE"))
 
 

@@ -1,9 +1,8 @@
 """Resume functions: the rest of a frame after a graph break, as an ordinary function.
 
-Compile time, except `ResumeCall` and `run_resume`, which run inside transformed code (hot path of
-a frame with a break). When a frame breaks at an instruction, the transformed code runs that
-instruction natively and then calls a resume function whose arguments are the values left on the
-stack (minus NULLs, which the prologue pushes back) followed by the live locals. Its body is a copy
+Compile time, except `ResumeCall` (bytegraph._C), which transformed code returns at a break. When
+a frame breaks at an instruction, the transformed code runs that instruction natively and then has a
+resume function called (see below) whose arguments are the values left on the stack (minus NULLs, which the prologue pushes back) followed by the live locals. Its body is a copy
 of the original code — with the original exception table, so `try`/`with` blocks that enclose the
 break point still protect the rest of the frame — behind a prologue that rebuilds the stack and
 jumps to the instruction after the break.
@@ -36,9 +35,11 @@ CPython raises NameError for an empty free variable but UnboundLocalError for an
 each read or deletion of one of them is preceded by a check that raises the latter
 (`_unbound_cell_check`).
 
-Resume functions do not call each other: the transformed code of a resume function *returns*
-`ResumeCall(next_fn, args)` at its break, and the original frame's transformed code runs the chain
-(`run_resume`), so the Python stack does not grow with the number of breaks executed.
+Transformed code does not call resume functions: at its break it *returns*
+`ResumeCall(next_fn, args)`, and the C hook that ran the original frame runs the chain, handing each
+resume function its arguments as its only references (see `ResumeCall` below). So the Python stack
+does not grow with the number of breaks executed, and no temporary of the transformed code, tuple or
+C call keeps the frame's values alive after the break.
 
 Resume code objects are cached per (code, offset, layout, live locals, grad_after) on the original
 code object. A break inside a resume function is mapped back to the original code's offsets, so
@@ -55,6 +56,8 @@ import weakref
 import torch
 from bytecode import Bytecode, Instr, Label
 from bytecode.instr import CellVar, FreeVar
+
+from .. import _C
 
 # layout of one stack slot passed to a resume function
 NULL_SLOT = "null"       # a NULL under a callable: not passed, pushed back by the prologue
@@ -394,25 +397,13 @@ def enter_context_instrs(kind, lineno) -> list:
 
 
 # -- run time: calling resume functions without nesting -------------------------------------
-class ResumeCall:
-    """Run time: what the transformed code of a *resume function* returns at a graph break — "call
-    `fn(*args)` next" — instead of calling the next resume function itself. The original frame's
-    transformed code runs the chain in `run_resume`, so a break inside a loop that runs a thousand
-    times costs a loop, not a thousand nested frames (and no RecursionError). Resume functions are
-    only ever called from `run_resume`, so a `ResumeCall` never reaches user code."""
-    __slots__ = ("args", "fn")
-
-    def __init__(self, fn, args):
-        self.fn = fn
-        self.args = args
-
-
-def run_resume(fn, *args):
-    """Run time: call the first resume function of a frame, then each one it hands back."""
-    result = fn(*args)
-    while type(result) is ResumeCall:
-        result = result.fn(*result.args)
-    return result
+# What transformed code returns at a graph break: `ResumeCall(fn, args)`, "call fn(*args) next". The
+# C hook that ran the original frame's transformed code runs the chain, so a break inside a loop that
+# runs a thousand times costs a loop, not a thousand nested frames (and no RecursionError); and it
+# hands each call's arguments to the resume function's frame, which then holds them alone, as the
+# original frame held its locals (`x = None` after a break frees x, as in eager). Resume functions
+# are only ever called by the chain, so a `ResumeCall` never reaches user code.
+ResumeCall = _C.ResumeCall
 
 
 # -- resume functions ----------------------------------------------------------------------
