@@ -534,7 +534,9 @@ def _resume_prologue(code, layout: tuple, grad_after, freevars, target_line: int
         elif is_context_slot(kind):
             prologue.extend(enter_context_instrs(kind, target_line))
         else:
+            # the stack holds the value alone, as in the original frame (not the argument too)
             prologue.append(Instr("LOAD_FAST", f"{STACK_ARGUMENT_PREFIX}{i}", lineno=target_line))
+            prologue.append(Instr("DELETE_FAST", f"{STACK_ARGUMENT_PREFIX}{i}", lineno=target_line))
             if kind == ITER_SLOT:
                 prologue.append(Instr("GET_ITER", lineno=target_line))
     if grad_after is not None:
