@@ -6,6 +6,7 @@ Compile time only (the hot path is the C hook and the guard functions).
 from __future__ import annotations
 
 import builtins
+import contextlib
 import functools
 import gc
 import inspect
@@ -36,6 +37,25 @@ def _for_another_module(entry, func, args) -> bool:
     layer running the same code): the entry serves other instances and does not count toward this
     one's cache size limit."""
     return not entry.info.check.reads_same_objects(func, args, entry.info.modules)
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """The cyclic collector does not run while a frame compiles: collections triggered by the
+    compiler's own allocations would run the program's gc callbacks and the finalizers of its
+    garbage at points eager never reaches (with `gc.set_threshold(1)`, at every allocation of the
+    compiler: a compile that takes minutes). Tracing leaves its own garbage in reference cycles
+    (trackers, the session) that hold the objects it read; all of it is young, so collecting the
+    youngest generation afterwards frees it, and an object the program drops later dies when its
+    last real reference goes, as in eager (not at some later collection)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+            gc.collect(0)
 
 
 class InternalError(RuntimeError):
@@ -106,7 +126,8 @@ class FrameCompiler:
             # the C hook does so on a miss without calling back
             _C.mark_limit(code, self.ref)
             return FrameAction.RUN_EAGERLY
-        decision, met_finalizer = self._compile(code, func, args, cache)
+        with _collector_paused():
+            decision, met_finalizer = self._compile(code, func, args, cache)
         if met_finalizer or any(has_finalizer(type(a)) for a in args):
             # tracing left the objects it read in reference cycles (the translator's trackers, the
             # session): freed now, an object with a finalizer dies when its last real reference goes
