@@ -174,7 +174,9 @@ def compile_break(tx, cp: FrameCheckpoint):
     # every local bound at the break travels, read again or not: the resumed frame holds what the
     # original frame held, so an object lives exactly as long as in eager (`x = None` later frees
     # it, a weak reference to it stays alive meanwhile)
-    order = {n: i for i, n in enumerate(original_code(code).co_varnames)}
+    original = original_code(code)
+    cells = set(closure_names(original))     # cells travel in the closure (an argument's too)
+    order = {n: i for i, n in enumerate(original.co_varnames) if n not in cells}
     needed = sorted((n for n in tx.symbolic_locals if n in order), key=order.get)
     lives = [tuple(needed) for _ in plan.paths]
     live_vars = [tx.symbolic_locals[n] for n in needed]
