@@ -6,6 +6,7 @@ captured."""
 import contextlib
 import gc
 import sys
+import traceback
 import weakref
 
 import bytegraph
@@ -594,3 +595,27 @@ def test_compiling_runs_no_gc_callback():
     assert_same(got, f(torch.ones(2)))
     assert cnt.frame_count == 2
     assert seen_compiling and not any(seen_compiling)    # collections ran, none inside a compile
+
+
+def raise_after_two_breaks(x):
+    y = x + 1
+    print(end="")
+    z = y * 2
+    print(end="")
+    raise ValueError(z.shape)
+
+
+def test_traceback_after_breaks_shows_the_frame_once():
+    """The hook runs the resume functions after the transformed code returned: an exception raised
+    after a break has one traceback entry for the function, at the user's line, as in eager (no
+    transformed frame or chain helper in between)."""
+    def entries(fn):
+        try:
+            fn(torch.ones(2))
+        except ValueError as e:
+            names = [(t.name, t.lineno) for t in traceback.extract_tb(e.__traceback__)]
+            return names[[n for n, _ in names].index("raise_after_two_breaks"):]
+        raise AssertionError("no exception")
+    cnt = CompileCounter()
+    assert entries(bytegraph.compile(raise_after_two_breaks, backend=cnt)) == entries(raise_after_two_breaks)
+    assert cnt.frame_count == 2         # `x + 1` and `y * 2`
