@@ -6,7 +6,6 @@ Compile time only (the hot path is the C hook and the guard functions).
 from __future__ import annotations
 
 import builtins
-import contextlib
 import functools
 import gc
 import inspect
@@ -39,23 +38,26 @@ def _for_another_module(entry, func, args) -> bool:
     return not entry.info.check.reads_same_objects(func, args, entry.info.modules)
 
 
-@contextlib.contextmanager
-def _collector_paused():
-    """The cyclic collector does not run while a frame compiles: collections triggered by the
-    compiler's own allocations would run the program's gc callbacks and the finalizers of its
-    garbage at points eager never reaches (with `gc.set_threshold(1)`, at every allocation of the
-    compiler: a compile that takes minutes). Tracing leaves its own garbage in reference cycles
-    (trackers, the session) that hold the objects it read; all of it is young, so collecting the
-    youngest generation afterwards frees it, and an object the program drops later dies when its
-    last real reference goes, as in eager (not at some later collection)."""
+def _compile_with_collector_paused(compile_frame):
+    """Run `compile_frame()` -> (decision, met_finalizer) with the cyclic collector paused:
+    collections triggered by the compiler's own allocations would run the program's gc callbacks and
+    the finalizers of its garbage at points eager never reaches (with `gc.set_threshold(1)`, at every
+    allocation of the compiler: a compile that takes minutes). Tracing leaves its own garbage in
+    reference cycles (trackers, the session) that hold the objects it read; nothing was collected
+    meanwhile, so all of it is young and collecting the youngest generation afterwards frees it: an
+    object the program drops later dies when its last real reference goes, as in eager. (A program
+    that turned the collector off gets that collection only when the compile met a finalizer.)"""
     enabled = gc.isenabled()
     gc.disable()
+    met_finalizer = True
     try:
-        yield
+        decision, met_finalizer = compile_frame()
     finally:
         if enabled:
             gc.enable()
+        if enabled or met_finalizer:
             gc.collect(0)
+    return decision
 
 
 class InternalError(RuntimeError):
@@ -126,13 +128,10 @@ class FrameCompiler:
             # the C hook does so on a miss without calling back
             _C.mark_limit(code, self.ref)
             return FrameAction.RUN_EAGERLY
-        with _collector_paused():
+        def compile_frame():
             decision, met_finalizer = self._compile(code, func, args, cache)
-        if met_finalizer or any(has_finalizer(type(a)) for a in args):
-            # tracing left the objects it read in reference cycles (the translator's trackers, the
-            # session): freed now, an object with a finalizer dies when its last real reference goes
-            gc.collect()
-        return decision
+            return decision, met_finalizer or any(has_finalizer(type(a)) for a in args)
+        return _compile_with_collector_paused(compile_frame)
 
     def _compile(self, code, func, args, cache):
         """Trace the frame: (a new cache entry, or how to run it when it cannot be compiled;
