@@ -619,3 +619,41 @@ def test_traceback_after_breaks_shows_the_frame_once():
     cnt = CompileCounter()
     assert entries(bytegraph.compile(raise_after_two_breaks, backend=cnt)) == entries(raise_after_two_breaks)
     assert cnt.frame_count == 2         # `x + 1` and `y * 2`
+
+
+# -- weak proxies: every use reaches the referent, which may be gone --------------------------------
+class _Target:
+    value = 3
+
+
+def proxy_outlives_its_referent(x):
+    o = _Target()
+    p = weakref.proxy(o)
+    y = x + 1
+    first = p.value
+    o = None                     # the referent dies here (the proxy is read after it)
+    try:
+        again = p.value
+    except ReferenceError:
+        again = "gone"
+    return y * 2, first, again
+
+
+def dead_proxy_argument(x, p):
+    y = x + 1
+    return y * 2, isinstance(p, _Target)     # isinstance reads p.__class__: ReferenceError
+
+
+def test_weak_proxy_uses_run_natively():
+    x = torch.ones(2)
+    cnt = CompileCounter()
+    got = bytegraph.compile(proxy_outlives_its_referent, backend=cnt)(x)
+    assert_same(got, proxy_outlives_its_referent(x))
+    assert got[1:] == (3, "gone")
+    assert cnt.frame_count == 1                # `x + 1` (the handler and the rest run natively)
+
+    dead = weakref.proxy(_Target())
+    cnt = CompileCounter()
+    assert_same(outcome(bytegraph.compile(dead_proxy_argument, backend=cnt), x, dead),
+                outcome(dead_proxy_argument, x, dead))
+    assert cnt.frame_count == 1                # `x + 1`, then isinstance raises natively
