@@ -19,6 +19,13 @@
  * mark the code to be skipped for good) and RUN_EAGERLY (run it as is with the hook off for
  * everything it calls); a CacheEntry (already stored by the callback) runs its transformed code.
  * The callback's and the guards' own frames are never intercepted.
+ *
+ * The original frame never runs an instruction: its arguments move to the transformed code's
+ * frame (call_handing_off releases the hook's references as soon as that frame starts). At a graph
+ * break transformed code returns a ResumeCall(fn, args) instead of calling the resume function; the
+ * hook that ran the original frame runs the chain (run_chain), handing each resume function its
+ * arguments the same way, so the resumed frame alone holds the values, as the original frame held
+ * its locals, and the C stack does not grow with the breaks executed.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
