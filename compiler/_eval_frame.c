@@ -19,6 +19,13 @@
  * mark the code to be skipped for good) and RUN_EAGERLY (run it as is with the hook off for
  * everything it calls); a CacheEntry (already stored by the callback) runs its transformed code.
  * The callback's and the guards' own frames are never intercepted.
+ *
+ * The original frame never runs an instruction: its arguments move to the transformed code's
+ * frame (call_handing_off releases the hook's references as soon as that frame starts). At a graph
+ * break transformed code returns a ResumeCall(fn, args) instead of calling the resume function; the
+ * hook that ran the original frame runs the chain (run_chain), handing each resume function its
+ * arguments the same way, so the resumed frame alone holds the values, as the original frame held
+ * its locals, and the C stack does not grow with the breaks executed.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -114,6 +121,71 @@ static PyTypeObject CacheEntryType = {
 
 static int is_entry(PyObject *obj) { return Py_IS_TYPE(obj, &CacheEntryType); }
 
+/* ---- ResumeCall ----------------------------------------------------------- */
+
+/* What transformed code returns at a graph break: "call fn(*args) next". The hook that ran the
+   original frame's transformed code runs the chain (`run_chain`), handing each call's arguments to
+   the resume function's frame, so the Python stack does not grow with the breaks executed and
+   nothing but the resumed frame keeps the frame's values alive. A ResumeCall never reaches user
+   code: resume functions are only called by the chain. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *fn;      /* the resume function */
+    PyObject *args;    /* a tuple: its arguments */
+} ResumeCall;
+
+static PyObject *resume_call_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    PyObject *fn, *call_args;
+    if (!_PyArg_NoKeywords("ResumeCall", kwargs) ||
+        !PyArg_ParseTuple(args, "OO!:ResumeCall", &fn, &PyTuple_Type, &call_args)) {
+        return NULL;
+    }
+    ResumeCall *self = (ResumeCall *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->fn = Py_NewRef(fn);
+    self->args = Py_NewRef(call_args);
+    return (PyObject *)self;
+}
+
+static int resume_call_traverse(ResumeCall *self, visitproc visit, void *arg) {
+    Py_VISIT(self->fn);
+    Py_VISIT(self->args);
+    return 0;
+}
+
+static int resume_call_clear(ResumeCall *self) {
+    Py_CLEAR(self->fn);
+    Py_CLEAR(self->args);
+    return 0;
+}
+
+static void resume_call_dealloc(ResumeCall *self) {
+    PyObject_GC_UnTrack(self);
+    resume_call_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef resume_call_members[] = {
+    {"fn", T_OBJECT, offsetof(ResumeCall, fn), READONLY, "the resume function to call next"},
+    {"args", T_OBJECT, offsetof(ResumeCall, args), READONLY, "its arguments (a tuple)"},
+    {NULL},
+};
+
+static PyTypeObject ResumeCallType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "bytegraph._C.ResumeCall",
+    .tp_doc = "ResumeCall(fn, args): what transformed code returns at a graph break (call fn(*args) next).",
+    .tp_basicsize = sizeof(ResumeCall),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = resume_call_new,
+    .tp_dealloc = (destructor)resume_call_dealloc,
+    .tp_traverse = (traverseproc)resume_call_traverse,
+    .tp_clear = (inquiry)resume_call_clear,
+    .tp_members = resume_call_members,
+};
+
 static Py_ssize_t extra_index = -1;
 static Py_ssize_t limit_index = -1;
 static _PyFrameEvalFunction previous_eval = NULL;
@@ -178,8 +250,79 @@ static Py_ssize_t frame_nargs(PyCodeObject *code) {
            ((code->co_flags & CO_VARKEYWORDS) ? 1 : 0);
 }
 
-/* Run transformed code as a fresh function with the frame's globals and closure. */
-static PyObject *run_transformed(_PyInterpreterFrame *frame, CacheEntry *entry, Py_ssize_t nargs) {
+/* Per thread: a call whose arguments move into the frame it starts (see call_handing_off). */
+static __thread PyObject *tl_handoff_fn = NULL;
+static __thread PyObject **tl_handoff_argv = NULL;
+static __thread Py_ssize_t tl_handoff_n = 0;
+static __thread int tl_handoff_chain = 0;
+
+static void release_handoff(void) {
+    PyObject **argv = tl_handoff_argv;
+    Py_ssize_t n = tl_handoff_n;
+    tl_handoff_fn = NULL;
+    tl_handoff_argv = NULL;
+    tl_handoff_n = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_CLEAR(argv[i]);
+    }
+}
+
+/* Call `fn` (a Python function) with `argv`: references the caller owns and gives up. They are
+   released as soon as fn's frame holds its own (the hook sees that frame start, before it runs a
+   single instruction), so during the call only that frame keeps the values alive, as it is when
+   CPython calls one Python function from another: `x = None` or `del x` in the callee frees x.
+   `chain`: fn is a resume function called by `run_chain` (its ResumeCall goes back to the chain). */
+static PyObject *call_handing_off(PyObject *fn, PyObject **argv, Py_ssize_t n, int chain) {
+    tl_handoff_fn = fn;
+    tl_handoff_argv = argv;
+    tl_handoff_n = n;
+    tl_handoff_chain = chain;
+    PyObject *result = PyObject_Vectorcall(fn, argv, n, NULL);
+    if (tl_handoff_argv == argv) {
+        release_handoff();   /* fn's frame never started (a bad call) or another hook ran it */
+    }
+    return result;
+}
+
+/* Run the resume functions that transformed code hands back (ResumeCall), one after the other. */
+static PyObject *run_chain(PyObject *result) {
+    while (result != NULL && Py_IS_TYPE(result, &ResumeCallType)) {
+        ResumeCall *call = (ResumeCall *)result;
+        PyObject *fn = Py_NewRef(call->fn), *args = Py_NewRef(call->args);
+        Py_DECREF(result);
+        Py_ssize_t n = PyTuple_GET_SIZE(args);
+        PyObject *stack_args[MAX_STACK_ARGS];
+        PyObject **argv = stack_args;
+        if (n > MAX_STACK_ARGS) {
+            argv = PyMem_Malloc(sizeof(PyObject *) * n);
+            if (argv == NULL) {
+                Py_DECREF(fn);
+                Py_DECREF(args);
+                return PyErr_NoMemory();
+            }
+        }
+        /* the tuple's references move to argv when nothing else holds the tuple */
+        int sole = Py_REFCNT(args) == 1;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            argv[i] = sole ? PyTuple_GET_ITEM(args, i) : Py_NewRef(PyTuple_GET_ITEM(args, i));
+            if (sole) {
+                PyTuple_SET_ITEM(args, i, NULL);
+            }
+        }
+        Py_DECREF(args);
+        result = call_handing_off(fn, argv, n, 1);
+        if (argv != stack_args) {
+            PyMem_Free(argv);
+        }
+        Py_DECREF(fn);
+    }
+    return result;
+}
+
+/* Run transformed code as a fresh function with the frame's globals and closure. The frame's
+   arguments move to the new frame (the original frame never runs an instruction). Unless the frame
+   is itself a step of a chain, the resume functions its code hands back run here. */
+static PyObject *run_transformed(_PyInterpreterFrame *frame, CacheEntry *entry, Py_ssize_t nargs, int chain_step) {
     PyObject *code = entry->code;
     PyFunctionObject *orig = frame->f_func;
     PyObject *fn = PyFunction_NewWithQualName(code, orig->func_globals, orig->func_qualname);
@@ -190,9 +333,9 @@ static PyObject *run_transformed(_PyInterpreterFrame *frame, CacheEntry *entry, 
         Py_DECREF(fn);
         return NULL;
     }
-    PyObject *result = PyObject_Vectorcall(fn, frame->localsplus, nargs, NULL);
+    PyObject *result = call_handing_off(fn, frame->localsplus, nargs, 0);
     Py_DECREF(fn);
-    return result;
+    return chain_step ? result : run_chain(result);
 }
 
 /* Returns 1 if the guard accepts, 0 if not, -1 on error. */
@@ -227,6 +370,11 @@ static int call_guard(PyObject *guard, _PyInterpreterFrame *frame, Py_ssize_t na
 static PyObject *bytegraph_eval_frame(PyThreadState *ts, _PyInterpreterFrame *frame, int throwflag) {
     PyObject *callback = tl_callback;
     PyCodeObject *code = frame->f_code;
+    int chain_step = 0;
+    if (tl_handoff_fn != NULL && (PyObject *)frame->f_func == tl_handoff_fn) {
+        chain_step = tl_handoff_chain;
+        release_handoff();   /* the frame holds its arguments now */
+    }
     /* under a trace function (sys.settrace: a debugger, coverage) frames run as written: the program
        sees their line events, which transformed code would not give */
     if (callback == NULL || tl_busy || throwflag || ts->c_tracefunc != NULL || frame->owner != FRAME_OWNED_BY_THREAD ||
@@ -265,7 +413,7 @@ static PyObject *bytegraph_eval_frame(PyThreadState *ts, _PyInterpreterFrame *fr
                 return NULL;
             }
             if (ok) {
-                PyObject *result = run_transformed(frame, entry, nargs);
+                PyObject *result = run_transformed(frame, entry, nargs, chain_step);
                 Py_DECREF(entry);
                 Py_DECREF(extra);
                 return result;
@@ -303,7 +451,7 @@ static PyObject *bytegraph_eval_frame(PyThreadState *ts, _PyInterpreterFrame *fr
         return NULL;
     }
     if (is_entry(decision)) {
-        PyObject *result = run_transformed(frame, (CacheEntry *)decision, nargs);
+        PyObject *result = run_transformed(frame, (CacheEntry *)decision, nargs, chain_step);
         Py_DECREF(decision);
         return result;
     }
@@ -480,11 +628,12 @@ PyMODINIT_FUNC PyInit__C(void) {
             return NULL;
         }
     }
-    if (PyType_Ready(&CacheEntryType) < 0) {
+    if (PyType_Ready(&CacheEntryType) < 0 || PyType_Ready(&ResumeCallType) < 0) {
         return NULL;
     }
     PyObject *m = PyModule_Create(&module);
-    if (m == NULL || PyModule_AddType(m, &CacheEntryType) < 0 || PyModule_AddIntConstant(m, "RUN_AS_IS", RUN_AS_IS) < 0 ||
+    if (m == NULL || PyModule_AddType(m, &CacheEntryType) < 0 ||
+        PyModule_AddType(m, &ResumeCallType) < 0 || PyModule_AddIntConstant(m, "RUN_AS_IS", RUN_AS_IS) < 0 ||
         PyModule_AddIntConstant(m, "SKIP_CODE", SKIP_CODE) < 0 || PyModule_AddIntConstant(m, "RUN_EAGERLY", RUN_EAGERLY) < 0) {
         Py_XDECREF(m);
         return NULL;

@@ -38,6 +38,21 @@ def _for_another_module(entry, func, args) -> bool:
     return not entry.info.check.reads_same_objects(func, args, entry.info.modules)
 
 
+def _resume_collector(enabled: bool, met_finalizer: bool) -> None:
+    """After a compile, which runs with the cyclic collector paused: collections triggered by the
+    compiler's own allocations would run the program's gc callbacks and the finalizers of its
+    garbage at points eager never reaches (with `gc.set_threshold(1)`, at every allocation of the
+    compiler: a compile that takes minutes). Tracing leaves its own garbage in reference cycles
+    (trackers, the session) that hold the objects it read; nothing was collected meanwhile, so all
+    of it is young and collecting the youngest generation frees it: an object the program drops
+    later dies when its last real reference goes, as in eager. (A program that turned the collector
+    off gets that collection only when the compile met a finalizer.)"""
+    if enabled:
+        gc.enable()
+    if enabled or met_finalizer:
+        gc.collect(0)
+
+
 class InternalError(RuntimeError):
     pass
 
@@ -106,11 +121,13 @@ class FrameCompiler:
             # the C hook does so on a miss without calling back
             _C.mark_limit(code, self.ref)
             return FrameAction.RUN_EAGERLY
-        decision, met_finalizer = self._compile(code, func, args, cache)
-        if met_finalizer or any(has_finalizer(type(a)) for a in args):
-            # tracing left the objects it read in reference cycles (the translator's trackers, the
-            # session): freed now, an object with a finalizer dies when its last real reference goes
-            gc.collect()
+        collecting = gc.isenabled()
+        gc.disable()                  # (no frame of its own: a deep stack leaves the compiler little room)
+        met_finalizer = True
+        try:
+            decision, met_finalizer = self._compile(code, func, args, cache)
+        finally:
+            _resume_collector(collecting, met_finalizer or any(has_finalizer(type(a)) for a in args))
         return decision
 
     def _compile(self, code, func, args, cache):

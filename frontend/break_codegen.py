@@ -1,7 +1,7 @@
 """The code a frame's transformed version runs at a graph break (see frame_translator.py).
 
 Compile time only. Given the checkpoint taken before the failing instruction, `compile_break`
-rolls the translator back and emits: call the graph so far, rebuild the stack values and live
+rolls the translator back and emits: call the graph so far, rebuild the stack values and the
 locals, replay side effects (this frame's own closure cells included), run the instruction natively
 and call the resume function(s) for the rest of the frame. Each step below decides one thing:
 
@@ -9,14 +9,14 @@ and call the resume function(s) for the rest of the frame. Each step below decid
 - `store_values`: rebuilding the values the continuations need into temps;
 - `emit_linear` / `emit_in_block`: the native instruction on its own, or a jump into a copy of the
   frame's own code when the instruction is inside a `try`/`with` block;
-- `_ResumeCalls.call`: the call of one resume function.
+- `_ResumeCalls.call`: handing over to one resume function (`ResumeCall`, run by the C hook).
 
 Two shapes of transformed code (see `resume.py` for the resume functions):
 
 - *linear* (the instruction is not inside a `try`/`with` block): the native instruction is emitted
   on its own — push its operands, run it, call the resume function with the result.
 - *in a block* (the exception table covers the instruction, or a `with` exit is on the stack): the
-  transformed code rebuilds the whole stack and the live locals in their real slots, then jumps
+  transformed code rebuilds the whole stack and the locals in their real slots, then jumps
   into a copy of the frame's own bytecode at the instruction, exception table included. If the
   instruction raises, the frame's own handlers run natively: `except`/`finally` bodies, a user
   context manager's `__exit__` (which may swallow the exception), grad mode/autocast restored by
@@ -67,12 +67,10 @@ from .resume import (
     in_exception_handler,
     instruction_index,
     is_context_slot,
-    is_resume_code,
-    live_locals_at,
+    original_code,
     original_location,
     resume_code,
     resume_function,
-    run_resume,
 )
 from .variables.builtins import BuiltinVariable
 from .variables.ctx import WithExitVariable
@@ -161,7 +159,7 @@ def plan_continuations(tx, ins, stack) -> BreakPlan:
 
 def compile_break(tx, cp: FrameCheckpoint):
     """Roll back to the checkpoint, compile the graph so far, and emit: call graph, replay side
-    effects, rebuild the stack and live locals, run the instruction natively, call the resume
+    effects, rebuild the stack and the locals, run the instruction natively, call the resume
     function(s) for the rest of the frame."""
     ins, stack = cp.instruction, cp.stack
     tx.output.restore(cp.graph)
@@ -173,12 +171,14 @@ def compile_break(tx, cp: FrameCheckpoint):
     plan = plan_continuations(tx, ins, stack)
     in_block = exception_entry_at(code, ins.offset) is not None or \
         any(isinstance(v, WithExitVariable) for v in stack)
-    lives = [tuple(sorted(n for n in live_locals_at(code, path.offset) if n in tx.symbolic_locals))
-             for path in plan.paths]
-    needed = set().union(*map(set, lives))
-    if in_block:
-        needed |= {n for n in live_locals_at(code, ins.offset) if n in tx.symbolic_locals}
-    needed = sorted(needed)
+    # every local bound at the break travels, read again or not: the resumed frame holds what the
+    # original frame held, so an object lives exactly as long as in eager (`x = None` later frees
+    # it, a weak reference to it stays alive meanwhile)
+    original = original_code(code)
+    cells = set(closure_names(original))     # cells travel in the closure (an argument's too)
+    order = {n: i for i, n in enumerate(original.co_varnames) if n not in cells}
+    needed = sorted((n for n in tx.symbolic_locals if n in order), key=order.get)
+    lives = [tuple(needed) for _ in plan.paths]
     live_vars = [tx.symbolic_locals[n] for n in needed]
 
     # an autocast block open at the break ends in this graph (the resume function re-enters it)
@@ -230,6 +230,9 @@ def emit_linear(tx, cg, ins, stack, kw_names, plan, lives, resume):
     for v in stack[-plan.consumed:]:
         cg.reconstruct(v)          # NULL -> PUSH_NULL, others from their temps
     temps = cg.temps
+    kept = {temps[v] for path in plan.paths for v in path.stack if v in temps}
+    kept |= {temps[tx.symbolic_locals[name]] for live in lives for name in live}
+    drop_frame_references(tx, cg, kept)
 
     def load_slot(i, v, kind):
         cg.append(Instr("LOAD_FAST", _MARKER_LOCALS[v] if v is RESULT or v is EXIT else temps[v]))
@@ -270,6 +273,7 @@ def emit_in_block(tx, cg, ins, stack, plan, lives, needed, resume):
     for name in needed:
         cg.append(Instr("LOAD_FAST", cg.temps[tx.symbolic_locals[name]]))
         cg.append(Instr("STORE_FAST", name))
+    drop_frame_references(tx, cg, set(needed))
     emit_set_grad(cg, resume.grad_at_break)
     index = instruction_index(code, ins.offset)
     start = call_start_index(code, index) if ins.opname == "CALL" else index
@@ -288,6 +292,23 @@ def emit_in_block(tx, cg, ins, stack, plan, lives, needed, resume):
         cg.append(label)
         _leave_copy(cg, path, live, resume)
     return tx.finish_code(cg, copied=True)
+
+
+def drop_frame_references(tx, cg, kept: set) -> None:
+    """Before the native instruction, the transformed frame lets go of every local but `kept`: the
+    arguments it was called with (a value the trace rebound or deleted is not held by eager's frame;
+    the others are in temps or their real slots by now) and the temporaries that rebuilt values.
+    What the instruction and the resume function need is on the stack or in `kept`, so the
+    transformed frame holds the same objects as eager's frame does at that instruction."""
+    cells = set(tx.code.co_cellvars)
+    for name in tx.arg_names:
+        if name not in kept and name not in cells:
+            cg.append(Instr("DELETE_FAST", name))     # bound: transformed code never writes its arguments
+    temps = dict.fromkeys(i.arg for i in cg.instructions if isinstance(i, Instr) and i.name == "STORE_FAST"
+                          and isinstance(i.arg, str) and i.arg.startswith("__bytegraph_") and i.arg not in kept)
+    for name in temps:
+        cg.load_const(None)
+        cg.append(Instr("STORE_FAST", name))
 
 
 def _rebuild_stack(cg, stack, iter_slots) -> None:
@@ -369,9 +390,9 @@ class _ResumeCalls:
         layout = tuple(self.slot_kind(v) for v in path.stack)
         grad_slots = [k for k in layout if is_context_slot(k) and k[0] == "grad"]
         grad_after = self.grad_at_break if grad_slots and grad_slots[-1][1] != self.grad_at_break else None
-        # a resume function hands the next one back to the original frame's `run_resume` loop
-        handing_back = is_resume_code(tx.code)
-        cg.load_callable(ResumeCall if handing_back else run_resume)
+        # the code returns "call this resume function next" and the C hook calls it, handing it the
+        # arguments: no local of this code, tuple or call outlives the transfer (see resume.py)
+        cg.load_callable(ResumeCall)
         names = closure_names(original)
         if names:
             cells = set(tx.code.co_cellvars)
@@ -391,11 +412,8 @@ class _ResumeCalls:
         for name in live:
             load_local(name)
             n += 1
-        if handing_back:
-            cg.build_tuple(n)
-            cg.call(2)
-        else:
-            cg.call(n + 1)
+        cg.build_tuple(n)
+        cg.call(2)
         cg.append(Instr("RETURN_VALUE"))
 
 

@@ -9,6 +9,7 @@ import inspect
 import operator
 import sys
 import types
+import weakref
 
 import torch
 
@@ -35,7 +36,7 @@ from .variables.functions import (
 )
 from .variables.iterators import ListSequenceIteratorVariable
 from .variables.lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable, is_named_tuple_class
-from .variables.misc import CellVariable, PythonModuleVariable
+from .variables.misc import CellVariable, PythonModuleVariable, WeakProxyVariable
 from .variables.nn_module import NNModuleVariable
 from .variables.numpy import NumpyFunctionVariable, lookup_numpy_function, wrap_ndarray_input
 from .variables.torch import AutocastVariable, GradModeVariable, TorchFunctionVariable, is_torch_op
@@ -195,6 +196,7 @@ def _hooks_attributes(module_type) -> bool:
 
 
 _LIST_ITERATORS = (type(iter([])), type(reversed([])))
+_WEAK_PROXIES = (weakref.ProxyType, weakref.CallableProxyType)
 
 
 def _is_resume_stack_argument(tx, source) -> bool:
@@ -224,6 +226,9 @@ def _wrap(tx, value, source, trusted):
     """The tracker for a real value, guarded through `source` (unless trusted); the families are
     tried in order, the first that answers wins."""
     guard = (lambda g: _guard(tx, g)) if (source is not None and not trusted) else (lambda g: None)
+    if type(value) in _WEAK_PROXIES:    # before any probe: each would reach the referent (maybe dead)
+        guard(Guard.type_match(source, type(value)))
+        return WeakProxyVariable(source=source)
     for wrap_family in _FAMILIES:
         var = wrap_family(tx, value, source, trusted, guard)
         if var is not None:

@@ -217,7 +217,7 @@ _FRAME_READING_ATTRS = frozenset({"_getframe", "currentframe", "f_locals", "f_ba
 
 def reads_own_frame(code) -> bool:
     """Whether `code` may look at its own frame: its variables or its depth. Transformed code and
-    resume functions hold other variables (temporaries, only the live locals) and a resume function
+    resume functions hold other variables (temporaries, stack values as arguments) and a resume function
     runs deeper than the frame it continues, so such a frame never breaks: it is traced whole or
     runs eagerly."""
     insts = list(dis.get_instructions(code))

@@ -151,13 +151,19 @@ def dropped(tx, var) -> None:
     last one to a pending generator, the generator is closed here; a finalizer may run (not for
     an object read through an attribute or item: that slot still holds it, and a change to the slot
     is checked as a store)."""
-    if var is not None and (var.source is None or isinstance(var.source, LocalSource)):
+    if var is not None and (var.source is None or isinstance(var.source, LocalSource)) and not _frame_holds(tx, var):
         finalizer_may_run(tx, var)
     if not isinstance(var, GeneratorVariable) or not close_is_observable(tx, var):
         return
     roots = _frame_roots(tx) + _outside_roots(tx)
     if id(var) not in _reachable(tx, roots):
         close(tx, var)
+
+
+def _frame_holds(tx, var) -> bool:
+    """Whether the frame's stack or another local still holds `var` (not the last reference: a
+    resume prologue moving an argument onto the stack)."""
+    return any(v is var for v in tx.stack) or any(v is var for v in tx.symbolic_locals.values())
 
 
 def check_none_pending(tx) -> None:

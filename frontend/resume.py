@@ -1,12 +1,13 @@
 """Resume functions: the rest of a frame after a graph break, as an ordinary function.
 
-Compile time, except `ResumeCall` and `run_resume`, which run inside transformed code (hot path of
-a frame with a break). When a frame breaks at an instruction, the transformed code runs that
-instruction natively and then calls a resume function whose arguments are the values left on the
-stack (minus NULLs, which the prologue pushes back) followed by the live locals. Its body is a copy
-of the original code — with the original exception table, so `try`/`with` blocks that enclose the
-break point still protect the rest of the frame — behind a prologue that rebuilds the stack and
-jumps to the instruction after the break.
+Compile time, except `ResumeCall` (bytegraph._C), which transformed code returns at a break. When
+a frame breaks at an instruction, the transformed code runs that instruction natively and then has a
+resume function called (see below) whose arguments are the values left on the stack (minus NULLs,
+which the prologue pushes back; the prologue moves the others onto the stack) followed by every
+local bound at the break, read again or not (the resumed frame holds what the original frame held).
+Its body is a copy of the original code — with the original exception table, so `try`/`with` blocks
+that enclose the break point still protect the rest of the frame — behind a prologue that rebuilds
+the stack and jumps to the instruction after the break.
 
 Stack slots (the `layout`, one entry per stack slot, bottom first):
 
@@ -28,7 +29,7 @@ from what re-entering the enclosing blocks gives (a `torch.set_grad_enabled(Fals
 
 Zero-argument `super()` reads the frame's first local and its `__class__` cell; a resume function's
 first local is a stack value, so its body calls `super(__class__, <first argument>)` instead
-(`_explicit_super`), and liveness counts a zero-argument `super` as a read of the first argument.
+(`_explicit_super`); the first argument travels like every bound local.
 
 The frame's own cell variables become free variables of the resume function (the transformed code
 passes its cells in the closure), so closures made before the break and code after it share cells.
@@ -36,9 +37,11 @@ CPython raises NameError for an empty free variable but UnboundLocalError for an
 each read or deletion of one of them is preceded by a check that raises the latter
 (`_unbound_cell_check`).
 
-Resume functions do not call each other: the transformed code of a resume function *returns*
-`ResumeCall(next_fn, args)` at its break, and the original frame's transformed code runs the chain
-(`run_resume`), so the Python stack does not grow with the number of breaks executed.
+Transformed code does not call resume functions: at its break it *returns*
+`ResumeCall(next_fn, args)`, and the C hook that ran the original frame runs the chain, handing each
+resume function its arguments as its only references (see `ResumeCall` below). So the Python stack
+does not grow with the number of breaks executed, and no temporary of the transformed code, tuple or
+C call keeps the frame's values alive after the break.
 
 Resume code objects are cached per (code, offset, layout, live locals, grad_after) on the original
 code object. A break inside a resume function is mapped back to the original code's offsets, so
@@ -55,6 +58,8 @@ import weakref
 import torch
 from bytecode import Bytecode, Instr, Label
 from bytecode.instr import CellVar, FreeVar
+
+from .. import _C
 
 # layout of one stack slot passed to a resume function
 NULL_SLOT = "null"       # a NULL under a callable: not passed, pushed back by the prologue
@@ -78,7 +83,6 @@ def is_context_slot(kind) -> bool:
 
 
 _RESUME_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_LIVENESS_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 # resume code -> (original code, {offset in the resume code: offset in the original})
 _ORIGIN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -108,62 +112,6 @@ def _index_by_offset(code, insts) -> dict:
 
 
 # -- analysis ------------------------------------------------------------------------------
-def live_locals_at(code, offset) -> set:
-    """Names of fast locals that may be read before being written, starting at `offset`
-    (exception handlers that cover an instruction count as its successors)."""
-    table = _LIVENESS_CACHE.get(code)
-    if table is None:
-        table = _compute_liveness(code)
-        _LIVENESS_CACHE[code] = table
-    return table.get(offset, set())
-
-
-def _compute_liveness(code) -> dict:
-    insts = _instructions(code)
-    index = _index_by_offset(code, insts)
-    handlers = dis._parse_exception_table(code)
-    super_self = zero_arg_super_self(code)
-    if super_self is not None and super_self in code.co_cellvars:
-        super_self = None                 # a cell: it reaches resume functions through the closure
-    succs, uses, defs = [], [], []
-    for i, ins in enumerate(insts):
-        s = []
-        if ins.opname not in _NO_FALLTHROUGH and i + 1 < len(insts):
-            s.append(i + 1)
-        if ins.opcode in dis.hasjrel or ins.opcode in dis.hasjabs:
-            s.append(index[ins.argval])
-        for entry in handlers:
-            if entry.start <= ins.offset < entry.end:
-                s.append(index[entry.target])
-                break
-        succs.append(s)
-        if super_self is not None and _is_super_load(ins):
-            uses.append({super_self})     # zero-argument super() reads the first local implicitly
-            defs.append(set())
-        elif ins.opname in ("LOAD_FAST", "DELETE_FAST"):
-            uses.append({ins.argval})
-            defs.append(set() if ins.opname == "LOAD_FAST" else {ins.argval})
-        elif ins.opname == "STORE_FAST":
-            uses.append(set())
-            defs.append({ins.argval})
-        else:
-            uses.append(set())
-            defs.append(set())
-    live_in = [set() for _ in insts]
-    changed = True
-    while changed:
-        changed = False
-        for i in range(len(insts) - 1, -1, -1):
-            out = set()
-            for s in succs[i]:
-                out |= live_in[s]
-            new = uses[i] | (out - defs[i])
-            if new != live_in[i]:
-                live_in[i] = new
-                changed = True
-    return {ins.offset: live_in[i] for i, ins in enumerate(insts)}
-
-
 def zero_arg_super_self(code):
     """The name of the local that a zero-argument `super()` in `code` binds (its first argument),
     or None when `code` cannot call zero-argument super (no `__class__` free variable). None for a
@@ -394,25 +342,13 @@ def enter_context_instrs(kind, lineno) -> list:
 
 
 # -- run time: calling resume functions without nesting -------------------------------------
-class ResumeCall:
-    """Run time: what the transformed code of a *resume function* returns at a graph break — "call
-    `fn(*args)` next" — instead of calling the next resume function itself. The original frame's
-    transformed code runs the chain in `run_resume`, so a break inside a loop that runs a thousand
-    times costs a loop, not a thousand nested frames (and no RecursionError). Resume functions are
-    only ever called from `run_resume`, so a `ResumeCall` never reaches user code."""
-    __slots__ = ("args", "fn")
-
-    def __init__(self, fn, args):
-        self.fn = fn
-        self.args = args
-
-
-def run_resume(fn, *args):
-    """Run time: call the first resume function of a frame, then each one it hands back."""
-    result = fn(*args)
-    while type(result) is ResumeCall:
-        result = result.fn(*result.args)
-    return result
+# What transformed code returns at a graph break: `ResumeCall(fn, args)`, "call fn(*args) next". The
+# C hook that ran the original frame's transformed code runs the chain, so a break inside a loop that
+# runs a thousand times costs a loop, not a thousand nested frames (and no RecursionError); and it
+# hands each call's arguments to the resume function's frame, which then holds them alone, as the
+# original frame held its locals (`x = None` after a break frees x, as in eager). Resume functions
+# are only ever called by the chain, so a `ResumeCall` never reaches user code.
+ResumeCall = _C.ResumeCall
 
 
 # -- resume functions ----------------------------------------------------------------------
@@ -543,7 +479,9 @@ def _resume_prologue(code, layout: tuple, grad_after, freevars, target_line: int
         elif is_context_slot(kind):
             prologue.extend(enter_context_instrs(kind, target_line))
         else:
+            # the stack holds the value alone, as in the original frame (not the argument too)
             prologue.append(Instr("LOAD_FAST", f"{STACK_ARGUMENT_PREFIX}{i}", lineno=target_line))
+            prologue.append(Instr("DELETE_FAST", f"{STACK_ARGUMENT_PREFIX}{i}", lineno=target_line))
             if kind == ITER_SLOT:
                 prologue.append(Instr("GET_ITER", lineno=target_line))
     if grad_after is not None:

@@ -17,8 +17,9 @@ import torch
 
 
 def local_param(name: str) -> str:
-    """The guard-function parameter that holds local `name`."""
-    return "L_" + name
+    """The guard-function parameter that holds local `name` (a name that is no identifier, such as
+    pytest's `@py_assert1`, is spelled in hex)."""
+    return "L_" + name if name.isidentifier() else "LX_" + name.encode().hex()
 
 
 @dataclasses.dataclass(frozen=True)

@@ -5,6 +5,9 @@ after a break raises the user's exception. Every test compares with eager and as
 captured."""
 import contextlib
 import gc
+import sys
+import traceback
+import weakref
 
 import bytegraph
 import pytest
@@ -479,3 +482,178 @@ def test_new_list_and_its_bound_method_are_one_object_across_a_break():
     assert_same(outcome(bytegraph.compile(append_after_break_in_loop, backend=cnt), x, [1, 2, 3]),
           outcome(append_after_break_in_loop, x, [1, 2, 3]))
     assert cnt.frame_count == 1      # `x + len(out)` after the loop
+
+
+# -- objects across a graph break live exactly as long as in eager ---------------------------------
+# The resumed frame holds what the original frame held and nothing else does (no local of the
+# transformed code, argument tuple or C call): `x = None` after a break frees x at once (refcounting,
+# no collection needed), a local never read again stays alive to the end of the frame, and a value
+# on the stack dies when the stack drops it.
+class _Plain:
+    pass
+
+
+@bytegraph.disable
+def _alive(ref):
+    return ref() is not None
+
+
+def _register(refs):
+    obj = _Plain()
+    refs.append(weakref.ref(obj))
+    return obj
+
+
+def _ignore(*args):
+    return None
+
+
+def rebound_after_break(x):
+    o = _Plain()
+    r = weakref.ref(o)
+    y = x + 1
+    print(end="")
+    o = None
+    return y * 2, r() is None
+
+
+def deleted_after_break(x):
+    o = _Plain()
+    r = weakref.ref(o)
+    y = x + 1
+    print(end="")
+    del o
+    return y * 2, r() is None
+
+
+def rebound_before_a_second_break(x):
+    o = _Plain()
+    r = weakref.ref(o)
+    y = x + 1
+    print(end="")
+    o = None
+    seen = _alive(r)           # runs natively: the resume function's transformed frame holds no `o`
+    return y * 2, seen
+
+
+def dead_local_lives_to_the_end(x):
+    o = _Plain()
+    r = weakref.ref(o)
+    y = x + 1
+    print(end="")
+    return y * 2, r() is None  # `o` is never read again, but the frame holds it
+
+
+def stack_value_dies_when_popped(x):
+    refs = []
+    y = x + 1
+    _ignore(_register(refs), print(end=""))   # the new object is on the stack at the break
+    return y * 2, refs[0]() is None
+
+
+@pytest.mark.parametrize("fn, freed", [(rebound_after_break, True), (deleted_after_break, True),
+                                       (rebound_before_a_second_break, False),
+                                       (dead_local_lives_to_the_end, False),
+                                       (stack_value_dies_when_popped, True)])
+def test_objects_live_across_a_break_as_in_eager(fn, freed):
+    x = torch.ones(2)
+    expected = fn(x)
+    assert expected[1] is freed
+    explained = bytegraph.explain(fn)(x)
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(fn, backend=cnt)(x), expected)
+    assert cnt.frame_count == 2            # `x + 1` before the break, `y * 2` after it
+    assert explained.graph_count == 2
+    assert explained.graph_break_count >= 1
+
+
+def test_compiling_runs_no_gc_callback():
+    """The compiler's own allocations trigger no collection: a gc callback (or a finalizer of
+    garbage) never runs inside a compile, where eager never is."""
+    def f(x):
+        y = x + 1
+        print(end="")
+        return y * 2
+
+    seen_compiling = []
+
+    def callback(phase, info):
+        frame = sys._getframe()
+        while frame is not None and frame.f_code.co_name != "_compile":
+            frame = frame.f_back
+        seen_compiling.append(frame is not None)
+
+    cnt = CompileCounter()
+    threshold = gc.get_threshold()
+    gc.callbacks.append(callback)
+    gc.set_threshold(1, 0, 0)
+    try:
+        got = bytegraph.compile(f, backend=cnt)(torch.ones(2))
+    finally:
+        gc.set_threshold(*threshold)
+        gc.callbacks.remove(callback)
+    assert_same(got, f(torch.ones(2)))
+    assert cnt.frame_count == 2
+    assert seen_compiling and not any(seen_compiling)    # collections ran, none inside a compile
+
+
+def raise_after_two_breaks(x):
+    y = x + 1
+    print(end="")
+    z = y * 2
+    print(end="")
+    raise ValueError(z.shape)
+
+
+def test_traceback_after_breaks_shows_the_frame_once():
+    """The hook runs the resume functions after the transformed code returned: an exception raised
+    after a break has one traceback entry for the function, at the user's line, as in eager (no
+    transformed frame or chain helper in between)."""
+    def entries(fn):
+        try:
+            fn(torch.ones(2))
+        except ValueError as e:
+            names = [(t.name, t.lineno) for t in traceback.extract_tb(e.__traceback__)]
+            return names[[n for n, _ in names].index("raise_after_two_breaks"):]
+        raise AssertionError("no exception")
+    cnt = CompileCounter()
+    assert entries(bytegraph.compile(raise_after_two_breaks, backend=cnt)) == entries(raise_after_two_breaks)
+    assert cnt.frame_count == 2         # `x + 1` and `y * 2`
+
+
+# -- weak proxies: every use reaches the referent, which may be gone --------------------------------
+class _Target:
+    value = 3
+
+
+def proxy_outlives_its_referent(x):
+    o = _Target()
+    p = weakref.proxy(o)
+    y = x + 1
+    first = p.value
+    o = None                     # the referent dies here (the proxy is read after it)
+    try:
+        again = p.value
+    except ReferenceError:
+        again = "gone"
+    return y * 2, first, again
+
+
+def dead_proxy_argument(x, p):
+    y = x + 1
+    return y * 2, isinstance(p, _Target)     # isinstance reads p.__class__: ReferenceError
+
+
+def test_weak_proxy_uses_run_natively():
+    x = torch.ones(2)
+    cnt = CompileCounter()
+    got = bytegraph.compile(proxy_outlives_its_referent, backend=cnt)(x)
+    assert_same(got, proxy_outlives_its_referent(x))
+    assert got[1:] == (3, "gone")
+    assert cnt.frame_count == 1                # `x + 1` (the handler and the rest run natively)
+
+    dead = weakref.proxy(_Target())
+    cnt = CompileCounter()
+    assert_same(outcome(bytegraph.compile(dead_proxy_argument, backend=cnt), x, dead),
+                outcome(dead_proxy_argument, x, dead))
+    assert cnt.frame_count == 1                # `x + 1`, then isinstance raises natively

@@ -46,6 +46,16 @@ class UnreadArgument(VariableTracker):
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
+class WeakProxyVariable(VariableTracker):
+    """A `weakref.proxy`: every use (even `isinstance`, which reads `__class__`) goes to the referent,
+    which may be gone (ReferenceError), so none is modelled: each use breaks the graph and runs
+    natively. Only its type is guarded; it is passed on through its source."""
+
+    def describe(self):
+        return "a weak proxy"
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
 class CellVariable(VariableTracker):
     """A closure cell; its contents live in SideEffects.cells (absent = empty cell)."""
     pre_existing: bool = False
