@@ -67,6 +67,7 @@ from .resume import (
     in_exception_handler,
     instruction_index,
     is_context_slot,
+    live_locals_at,
     original_code,
     original_location,
     resume_code,
@@ -157,7 +158,7 @@ def plan_continuations(tx, ins, stack) -> BreakPlan:
                                  Continuation(target_offset, list(jump_stack))])
 
 
-def compile_break(tx, cp: FrameCheckpoint):
+def compile_break(tx, cp: FrameCheckpoint, every_local: bool = True):
     """Roll back to the checkpoint, compile the graph so far, and emit: call graph, replay side
     effects, rebuild the stack and the locals, run the instruction natively, call the resume
     function(s) for the rest of the frame."""
@@ -174,9 +175,16 @@ def compile_break(tx, cp: FrameCheckpoint):
     # every local bound at the break travels, read again or not: the resumed frame holds what the
     # original frame held, so an object lives exactly as long as in eager (`x = None` later frees
     # it, a weak reference to it stays alive meanwhile)
+    # (`every_local` False, when a local never read again cannot be rebuilt, e.g. a generator made
+    # in the frame: only the locals the rest of the frame may read travel, the others die here)
     original = original_code(code)
     cells = set(closure_names(original))     # cells travel in the closure (an argument's too)
     order = {n: i for i, n in enumerate(original.co_varnames) if n not in cells}
+    if not every_local:
+        read = set().union(*(live_locals_at(code, path.offset) for path in plan.paths))
+        if in_block:
+            read |= live_locals_at(code, ins.offset)
+        order = {n: i for n, i in order.items() if n in read}
     needed = sorted((n for n in tx.symbolic_locals if n in order), key=order.get)
     lives = [tuple(needed) for _ in plan.paths]
     live_vars = [tx.symbolic_locals[n] for n in needed]

@@ -127,7 +127,13 @@ class InstructionTranslator(InstructionTranslatorBase):
         return can_break_at(self, self._checkpoint)
 
     def break_at_checkpoint(self) -> CompiledFrame:
-        return compile_break(self, self._checkpoint)
+        try:
+            return compile_break(self, self._checkpoint)
+        except Unsupported as e:
+            if e.kind.name != "unrebuildable":
+                raise
+            # a local no later code reads cannot be rebuilt: break with only the read ones
+            return compile_break(self, self._checkpoint, every_local=False)
 
     # -- finishing ------------------------------------------------------------------
     def codegen_graph_prefix(self, values) -> PyCodegen:

@@ -153,6 +153,92 @@ def _explicit_super(body: list, origins: list, self_name: str, self_is_cell: boo
         origins[k:k] = [None, None]
 
 
+_LIVENESS_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# resume code -> (original code, {offset in the resume code: offset in the original})
+_ORIGIN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+_NO_FALLTHROUGH = {"RETURN_VALUE", "RAISE_VARARGS", "RERAISE", "JUMP_FORWARD", "JUMP_BACKWARD",
+                   "JUMP_BACKWARD_NO_INTERRUPT", "JUMP_ABSOLUTE"}
+# instructions of the original body that a resume function (whose cells are all free) must not run
+_CELL_SETUP = {"MAKE_CELL", "COPY_FREE_VARS"}
+
+
+def _instructions(code):
+    return [i for i in dis.get_instructions(code) if i.opname != "EXTENDED_ARG"]
+
+
+def _index_by_offset(code, insts) -> dict:
+    """offset -> index in `insts` (EXTENDED_ARG dropped), an EXTENDED_ARG's offset included: a jump
+    or handler may target the EXTENDED_ARG that prefixes its instruction."""
+    index = {ins.offset: i for i, ins in enumerate(insts)}
+    pending = []
+    for ins in dis.get_instructions(code):
+        if ins.opname == "EXTENDED_ARG":
+            pending.append(ins.offset)
+        else:
+            for off in pending:
+                index[off] = index[ins.offset]
+            pending = []
+    return index
+
+
+# -- analysis ------------------------------------------------------------------------------
+def live_locals_at(code, offset) -> set:
+    """Names of fast locals that may be read before being written, starting at `offset`
+    (exception handlers that cover an instruction count as its successors)."""
+    table = _LIVENESS_CACHE.get(code)
+    if table is None:
+        table = _compute_liveness(code)
+        _LIVENESS_CACHE[code] = table
+    return table.get(offset, set())
+
+
+def _compute_liveness(code) -> dict:
+    insts = _instructions(code)
+    index = _index_by_offset(code, insts)
+    handlers = dis._parse_exception_table(code)
+    super_self = zero_arg_super_self(code)
+    if super_self is not None and super_self in code.co_cellvars:
+        super_self = None                 # a cell: it reaches resume functions through the closure
+    succs, uses, defs = [], [], []
+    for i, ins in enumerate(insts):
+        s = []
+        if ins.opname not in _NO_FALLTHROUGH and i + 1 < len(insts):
+            s.append(i + 1)
+        if ins.opcode in dis.hasjrel or ins.opcode in dis.hasjabs:
+            s.append(index[ins.argval])
+        for entry in handlers:
+            if entry.start <= ins.offset < entry.end:
+                s.append(index[entry.target])
+                break
+        succs.append(s)
+        if super_self is not None and _is_super_load(ins):
+            uses.append({super_self})     # zero-argument super() reads the first local implicitly
+            defs.append(set())
+        elif ins.opname in ("LOAD_FAST", "DELETE_FAST"):
+            uses.append({ins.argval})
+            defs.append(set() if ins.opname == "LOAD_FAST" else {ins.argval})
+        elif ins.opname == "STORE_FAST":
+            uses.append(set())
+            defs.append({ins.argval})
+        else:
+            uses.append(set())
+            defs.append(set())
+    live_in = [set() for _ in insts]
+    changed = True
+    while changed:
+        changed = False
+        for i in range(len(insts) - 1, -1, -1):
+            out = set()
+            for s in succs[i]:
+                out |= live_in[s]
+            new = uses[i] | (out - defs[i])
+            if new != live_in[i]:
+                live_in[i] = new
+                changed = True
+    return {ins.offset: live_in[i] for i, ins in enumerate(insts)}
+
+
 def exception_entry_at(code, offset):
     """The (innermost) exception-table entry covering `offset`, or None."""
     for e in dis._parse_exception_table(code):
