@@ -153,39 +153,14 @@ def _explicit_super(body: list, origins: list, self_name: str, self_is_cell: boo
         origins[k:k] = [None, None]
 
 
+# code -> {offset: names of the locals that may be read from there on}
 _LIVENESS_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-# resume code -> (original code, {offset in the resume code: offset in the original})
-_ORIGIN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-_NO_FALLTHROUGH = {"RETURN_VALUE", "RAISE_VARARGS", "RERAISE", "JUMP_FORWARD", "JUMP_BACKWARD",
-                   "JUMP_BACKWARD_NO_INTERRUPT", "JUMP_ABSOLUTE"}
-# instructions of the original body that a resume function (whose cells are all free) must not run
-_CELL_SETUP = {"MAKE_CELL", "COPY_FREE_VARS"}
 
 
-def _instructions(code):
-    return [i for i in dis.get_instructions(code) if i.opname != "EXTENDED_ARG"]
-
-
-def _index_by_offset(code, insts) -> dict:
-    """offset -> index in `insts` (EXTENDED_ARG dropped), an EXTENDED_ARG's offset included: a jump
-    or handler may target the EXTENDED_ARG that prefixes its instruction."""
-    index = {ins.offset: i for i, ins in enumerate(insts)}
-    pending = []
-    for ins in dis.get_instructions(code):
-        if ins.opname == "EXTENDED_ARG":
-            pending.append(ins.offset)
-        else:
-            for off in pending:
-                index[off] = index[ins.offset]
-            pending = []
-    return index
-
-
-# -- analysis ------------------------------------------------------------------------------
 def live_locals_at(code, offset) -> set:
     """Names of fast locals that may be read before being written, starting at `offset`
-    (exception handlers that cover an instruction count as its successors)."""
+    (exception handlers that cover an instruction count as its successors). Used only when a local
+    no later code reads cannot be rebuilt at a break (break_codegen.compile_break)."""
     table = _LIVENESS_CACHE.get(code)
     if table is None:
         table = _compute_liveness(code)
