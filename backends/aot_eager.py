@@ -192,6 +192,13 @@ def aot_autograd(gm, example_inputs, *, fw_compiler: Callable = run_eagerly, bw_
                 # under no_grad, keep input mutations as copy_ in the graph instead of a runtime epilogue
                 keep_inference_input_mutations=True,
             )
+    except AssertionError as e:
+        # inputs over one memory that are not views of one another in autograd's sense (`x` and
+        # `w = x.detach().requires_grad_()`, or `x` and a view of it, one of them written): AOTAutograd
+        # does not handle their mutations. The graph runs as traced
+        if "non-differentiable view" not in str(e):
+            raise
+        return gm
     except GuardOnDataDependentSymNode:
         if not any(getattr(f, "item_memo", None) is not None for f in inputs if isinstance(f, torch.Tensor)):
             raise

@@ -252,6 +252,18 @@ def test_an_output_aliasing_an_input_is_a_new_tensor():
     assert not y.requires_grad and w.requires_grad and y is not w and y.data_ptr() == w.data_ptr()
     assert cnt.frame_count == 1
 
+    # a view output (`x[:, 1:]` of a buffer the graph also returns as `x.detach()`) is not linked to
+    # that output: requires_grad_() on it does not reach the view
+    def h(x):
+        x = x.clone()
+        t = x[:, 1:]
+        w = x.detach().requires_grad_()
+        return t, w
+    opt, cnt = _compile(h)
+    t, w = opt(torch.randn(3, 4))
+    assert not t.requires_grad and w.requires_grad and t.data_ptr() == w.data_ptr() + 4
+    assert cnt.frame_count == 1
+
 
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_outputs_over_a_mutated_input_share_its_memory(dynamic):

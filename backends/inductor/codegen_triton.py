@@ -874,7 +874,13 @@ class WrapperCodegen:
                 self.lines.append(f"    del {', '.join(dead)}")
         outs = []
         for o in g.outputs:
-            if isinstance(o, (Buffer, ReinterpretView)):
+            if isinstance(o, ReinterpretView):
+                # a view of a buffer another output may be (`x[:, 1:]` and `x.detach()`): of its own
+                # alias, so `requires_grad_()` on that output does not reach this one
+                L = o.layout
+                outs.append(f"_reinterpret(_alias({o.data.name}), {_tuple(L.size)}, {_tuple(L.stride)}, "
+                            f"{texpr(L.offset)})")
+            elif isinstance(o, Buffer):
                 ref = self.ref(o)
                 # an input, or a buffer already returned (`y` and `y.detach()`): eager's results are
                 # distinct tensor objects over that memory
