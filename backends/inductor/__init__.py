@@ -238,11 +238,15 @@ def _input_aliases(gm, example_inputs) -> dict:
 
 def _substituted(geometry, binding):
     """(size, stride, offset) as ints and sympy expressions, symbols of `binding` replaced by values."""
-    def one(x):
-        x = sym(x)
-        return sym(x.subs(binding)) if binding and is_symbolic(x) else x
     size, stride, offset = geometry
-    return tuple(map(one, size)), tuple(map(one, stride)), one(offset)
+    return (tuple(_bound(x, binding) for x in size), tuple(_bound(x, binding) for x in stride),
+            _bound(offset, binding))
+
+
+def _bound(x, binding):
+    """A size as an int or sympy expression, the symbols of `binding` replaced by their values."""
+    x = sym(x)
+    return sym(x.subs(binding)) if binding and is_symbolic(x) else x
 
 
 def _generate(graph, groups, store_names, devices):
@@ -318,7 +322,7 @@ def _promised_strides(gm, n, example_inputs):
         val = (a.meta.get("val", a.meta.get("example_value"))) if isinstance(a, torch.fx.Node) else None
         stride = tuple(sym(s) for s in val.stride()) if isinstance(val, torch.Tensor) else None
         if stride is not None and binding is not None:
-            stride = tuple(sym(s.subs(binding)) if is_symbolic(s) else s for s in stride)
+            stride = tuple(_bound(s, binding) for s in stride)
             stride = stride if not any(is_symbolic(s) for s in stride) else None
         out.append(stride)
     return out
