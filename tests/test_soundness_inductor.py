@@ -309,3 +309,20 @@ def test_dropout_draws_the_random_numbers_eager_draws(backend, dynamic):
         assert torch.equal(cr, er)
         torch.testing.assert_close(w2.grad, w.grad)
     assert cnt.frame_count == (1 if dynamic else 2)  # the graph after manual_seed, per size unless dynamic
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_dropout_probability_computed_from_a_size_draws_as_eager(backend):
+    # p = n / 100 is symbolic under dynamic shapes; the kernel's fake run guards its value, and the
+    # probability reaches the graph as that constant, so the eager draw (bernoulli_) is traced
+    def f(x):
+        return F.dropout(x, x.shape[0] / 100, True) * 2
+    cnt = CompileCounterWithBackend(backend)
+    opt = bytegraph.compile(f, backend=cnt, dynamic=True)
+    for n in (8, 9, 9, 10):
+        x = torch.randn(n, 5)
+        torch.manual_seed(0)
+        expected = f(x)
+        torch.manual_seed(0)
+        assert torch.equal(opt(x), expected)
+    assert cnt.frame_count == 3 and cnt.op_count >= 2   # a graph per probability (per size here)

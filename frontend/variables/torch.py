@@ -133,7 +133,17 @@ class TorchFunctionVariable(VariableTracker):
                 return vmapped
         if fn is torch.Size:
             return SizeVariable(tuple(tx.unpack_iterable(args[0])) if args else ())
+        if fn in _DROPOUTS:
+            # a probability computed from sizes (`x.shape[0] / 100`): the kernel's fake run would guard its
+            # value anyway, and a constant lets the backends draw the random numbers eager draws
+            args = [const(a.evaluate()) if isinstance(a, SymNodeVariable) else a for a in args]
+            kwargs = {k: const(v.evaluate()) if isinstance(v, SymNodeVariable) else v for k, v in kwargs.items()}
         return tx.output.call_function(fn, list(args), kwargs)
+
+
+_DROPOUTS = {torch.nn.functional.dropout, torch.dropout, torch.nn.functional.alpha_dropout,
+             torch.nn.functional.feature_alpha_dropout, torch.nn.functional.dropout1d,
+             torch.nn.functional.dropout2d, torch.nn.functional.dropout3d}
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
