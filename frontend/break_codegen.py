@@ -77,6 +77,7 @@ from .variables.builtins import BuiltinVariable
 from .variables.ctx import WithExitVariable
 from .variables.iterators import ListIteratorVariable
 from .variables.misc import ExceptionVariable, NullVariable
+from .variables.tensor import TensorVariable
 from .variables.torch import AutocastVariable, GradModeVariable
 
 RESULT = object()   # the result of the instruction run natively at a break
@@ -174,16 +175,20 @@ def compile_break(tx, cp: FrameCheckpoint, every_local: bool = True):
         any(isinstance(v, WithExitVariable) for v in stack)
     # every local bound at the break travels, read again or not: the resumed frame holds what the
     # original frame held, so an object lives exactly as long as in eager (`x = None` later frees
-    # it, a weak reference to it stays alive meanwhile)
+    # it, a weak reference to it stays alive meanwhile). Except a tensor this graph made that the
+    # rest of the frame never reads: nothing can have observed it (a weak reference to it, a
+    # finalizer, would have broken the graph first), and travelling would make it a graph output.
     # (`every_local` False, when a local never read again cannot be rebuilt, e.g. a generator made
     # in the frame: only the locals the rest of the frame may read travel, the others die here)
     original = original_code(code)
     cells = set(closure_names(original))     # cells travel in the closure (an argument's too)
     order = {n: i for i, n in enumerate(original.co_varnames) if n not in cells}
-    if not every_local:
-        read = set().union(*(live_locals_at(code, path.offset) for path in plan.paths))
-        if in_block:
-            read |= live_locals_at(code, ins.offset)
+    read = set().union(*(live_locals_at(code, path.offset) for path in plan.paths))
+    if in_block:
+        read |= live_locals_at(code, ins.offset)
+    if every_local:      # (a frame that reads its own locals, `locals()`, never breaks)
+        order = {n: i for n, i in order.items() if n in read or not _made_by_graph(tx.symbolic_locals.get(n))}
+    elif not every_local:
         order = {n: i for n, i in order.items() if n in read}
     needed = sorted((n for n in tx.symbolic_locals if n in order), key=order.get)
     lives = [tuple(needed) for _ in plan.paths]
@@ -203,6 +208,11 @@ def compile_break(tx, cp: FrameCheckpoint, every_local: bool = True):
     if in_block:
         return emit_in_block(tx, cg, ins, stack, plan, lives, needed, resume)
     return emit_linear(tx, cg, ins, stack, cp.kw_names, plan, lives, resume)
+
+
+def _made_by_graph(var) -> bool:
+    """A plain tensor the graph computed (no source: no one outside the frame had it before)."""
+    return isinstance(var, TensorVariable) and var.source is None and var.python_type() is torch.Tensor
 
 
 def _iterator_slots(prefix, values) -> set:
