@@ -242,9 +242,12 @@ def _wrap(tx, value, source, trusted):
             return var
     if _is_numpy_type_info(value) or (source is None and _is_numpy_scalar(value)):
         # np.finfo/np.iinfo/np.dtype objects are immutable; a numpy scalar made while tracing (`finfo.eps`)
-        # folds with its own arithmetic (one read from the frame is not taken as a constant: its
-        # guard would need numpy's equality, which conflates -0.0 and 0.0)
+        # folds with its own arithmetic
         guard(Guard.id_match(source, value))
+        return ConstantVariable(value, source=source)
+    if _is_numpy_scalar(value) and value.dtype.kind in "biufc":
+        # a numpy number read from the frame: a constant too, guarded by its type and its bytes
+        guard(Guard.constant(source, value))
         return ConstantVariable(value, source=source)
     if type(value).__module__ == "typing" or type(value) is types.GenericAlias:
         # a type annotation (`List[Tensor]`, `Optional`): immutable, and subscripting it only builds

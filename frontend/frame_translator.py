@@ -199,15 +199,20 @@ _PLAIN_BUT_SYMBOLIC = (TensorVariable, ConstantVariable)
 def _needs_checkpoint(facts, stack) -> bool:
     """Whether the instruction may break here (see opcodes.Checkpoint); a value op breaks, and then
     runs natively, only on an operand other than a tensor, a symbolic number or a constant (a numpy
-    array, an opaque object...), or on a symbolic number where the opcode says so (`is`)."""
+    array, an opaque object...), or a numpy scalar constant (torch takes some as numbers, not others),
+    or on a symbolic number where the opcode says so (`is`)."""
     if facts.checkpoint is Checkpoint.ALWAYS:
         return True
     if facts.checkpoint is Checkpoint.BRANCH:
         return not stack[-1].is_python_constant()
     if facts.checkpoint is Checkpoint.OPERANDS:
         plain = _PLAIN_BUT_SYMBOLIC if facts.symbolic_breaks else _PLAIN
-        return not all(isinstance(v, plain) for v in stack[len(stack) - facts.operands:])
+        return not all(isinstance(v, plain) and not _is_numpy_constant(v) for v in stack[len(stack) - facts.operands:])
     return False
+
+
+def _is_numpy_constant(var) -> bool:
+    return isinstance(var, ConstantVariable) and type(var.value).__module__ == "numpy"
 
 
 # how code reads its own frame's variables: the builtins `locals()`, `eval`/`exec`, `vars()`/`dir()`

@@ -56,6 +56,9 @@ _METADATA_MUTATIONS = {"t_", "transpose_", "squeeze_", "unsqueeze_", "as_strided
 # in-place ops that replace or grow a tensor's storage: functionalizing backends (aot_eager, inductor)
 # cannot express them on a graph input, so they run as Python (a graph break)
 _STORAGE_MUTATIONS = {"resize_", "resize_as_", "set_"}
+# constructors that infer a dtype from their data: a numpy scalar there gives numpy's dtype
+# (`torch.tensor([n, np.float32(2)])` is float32 whatever the default dtype), not a Python number's
+_DTYPE_FROM_DATA = {torch.tensor, torch.as_tensor, torch.asarray, "new_tensor"}
 
 
 def _scalar_like(t: torch.Tensor) -> bool:
@@ -396,8 +399,9 @@ class OutputGraph:
         name = target if kind == "call_method" else getattr(target, "__name__", None)
         if name in _STORAGE_MUTATIONS:
             raise Unsupported("unsupported_call", fn=f"Tensor.{name}", detail=" (it replaces the tensor's storage)")
-        proxy_args = tuple(self.as_proxy(a) for a in args)
-        proxy_kwargs = {k: self.as_proxy(v) for k, v in kwargs.items()}
+        numpy_numbers = target not in _DTYPE_FROM_DATA
+        proxy_args = tuple(self.as_proxy(a, numpy_numbers) for a in args)
+        proxy_kwargs = {k: self.as_proxy(v, numpy_numbers) for k, v in kwargs.items()}
         fake_args = torch.fx.node.map_arg(proxy_args, lambda n: n.meta["example_value"])
         fake_kwargs = torch.fx.node.map_arg(proxy_kwargs, lambda n: n.meta["example_value"])
         if kind == "call_method" and target in _METADATA_MUTATIONS:
@@ -440,7 +444,7 @@ class OutputGraph:
         self.tensor_by_example.setdefault(id(var.example), var)
         return var
 
-    def as_proxy(self, var):
+    def as_proxy(self, var, numpy_numbers: bool = True):
         if isinstance(var, SymNodeVariable):
             known = self._specialized(var.value)
             return var.proxy.node if known is None else known
@@ -448,15 +452,18 @@ class OutputGraph:
             return var.proxy.node
         if isinstance(var, ConstantVariable):
             if type(var.value).__module__ == "numpy":
-                # np.float64 is a float to torch (and to the graph's printed code); other numpy scalars are not
-                if not isinstance(var.value, float):
+                # a numpy int or float is the Python number it holds to torch's operators and Scalar
+                # arguments (measured against every dtype pair); np.bool_ and complex scalars are not
+                dtype = getattr(var.value, "dtype", None)
+                if not numpy_numbers or dtype is None or dtype.kind not in "iuf" or dtype.itemsize > 8 or \
+                        (dtype.kind == "u" and dtype.itemsize == 8):
                     raise Unsupported("torch_value", what=f"passing {var.describe()} to a torch function")
-                return float(var.value)
+                return var.value.item()
             return var.value
         if isinstance(var, SliceVariable):
-            return slice(self.as_proxy(var.start), self.as_proxy(var.stop), self.as_proxy(var.step))
+            return slice(*(self.as_proxy(v, numpy_numbers) for v in (var.start, var.stop, var.step)))
         if isinstance(var, BaseSequence):
-            items = [self.as_proxy(v) for v in var.get_items(self._tx_for_items())]
+            items = [self.as_proxy(v, numpy_numbers) for v in var.get_items(self._tx_for_items())]
             return list(items) if var.python_type() is list else tuple(items)
         if var.is_python_constant():
             value = var.as_python_constant()

@@ -436,8 +436,36 @@ def test_numpy_on_constants_is_a_constant():
     check(fn, torch.randn(3), like_torch=False)   # torch.compile graph-breaks on np.sqrt(64)
 
     def with_float32(x):
-        return x * np.finfo(np.float32).eps     # an np.float32 is not a float: torch's handling is not modelled
-    check(with_float32, torch.randn(3), graphs=0, breaks=1, like_torch=False)
+        return x * np.finfo(np.float32).eps + np.iinfo(np.int32).max
+    check(with_float32, torch.randn(3))
+
+
+def test_numpy_numbers_are_the_python_numbers_they_hold_to_torch():
+    # measured against every dtype pair: torch reads a numpy int or float as the Python number it
+    # holds (`int32 tensor * np.float64` is float32, like `* 0.5`); np.bool_ and complex scalars and
+    # dtype-inferring constructors (`torch.tensor(np.float32(2))` is float32 under any default) are not
+    np = pytest.importorskip("numpy")
+
+    def numbers(x):
+        return x * np.float64(0.5), torch.full((2,), np.int32(3)), x.clamp(max=np.float16(1.5)) - np.uint8(1)
+    check(numbers, torch.arange(4, dtype=torch.int32), like_torch=False)
+
+    for not_numbers in (lambda x: x.neg() * np.bool_(True), lambda x: torch.tensor(np.float32(2)) + x,
+                        lambda x: x.new_tensor([np.int16(1)]) + x):
+        check(not_numbers, torch.arange(4, dtype=torch.int32), graphs=1, breaks=1, like_torch=False)
+
+
+def test_numpy_number_arguments_are_constants_guarded_bit_for_bit():
+    np = pytest.importorskip("numpy")
+
+    def fn(x, s):
+        return x * s + 1
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt)
+    x = torch.arange(4, dtype=torch.int32)
+    for s in (np.float64(0.5), np.float64(0.5), np.float64(-0.0), np.float32(0.5), np.int64(2), np.float64(0.0)):
+        assert same(opt(x, s), fn(x, s))
+    assert cnt.frame_count == 5 and cnt.op_count == 10   # -0.0 and 0.0 are two constants, as are the types
 
 
 def _same_numpy(a, b) -> bool:

@@ -250,9 +250,9 @@ class NumpyFunctionVariable(VariableTracker):
 
     def call_function(self, tx, args, kwargs):
         if all(a.is_python_constant() for a in list(args) + list(kwargs.values())) and \
-                not isinstance(self.fn, type):
-            # `np.sqrt(64)`: numpy on constants gives the same scalar on every call; kept a constant
-            # (its own numpy type) unless it is an array (mutable: traced as a tensor below)
+                (not isinstance(self.fn, type) or issubclass(self.fn, np.generic)):
+            # `np.sqrt(64)`, `np.float32(0.5)`: numpy on constants gives the same scalar on every call;
+            # kept a constant (its own numpy type) unless it is an array (mutable: traced as a tensor below)
             result = fold(self.fn, *[a.as_python_constant() for a in args],
                           **{k: v.as_python_constant() for k, v in kwargs.items()})
             if isinstance(result, np.generic) or is_constant_value(result):
