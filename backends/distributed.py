@@ -66,6 +66,7 @@ class DDPGraphSplitter:
     def __init__(self, backend, ddp):
         self.backend = backend
         self.specialize_float = getattr(backend, "specialize_float", False)
+        self.eager_autograd = getattr(backend, "eager_autograd", False)
         self.bucket_bytes_cap = ddp.bucket_bytes_cap
         first = getattr(getattr(ddp, "_bucket_config", None), "first_bucket_bytes_cap", None)
         self.first_bucket_bytes_cap = min(first or self.bucket_bytes_cap, self.bucket_bytes_cap)

@@ -5,3 +5,6 @@ from .registry import register_backend
 @register_backend("eager")
 def eager(gm, example_inputs):
     return gm.forward
+
+
+eager.eager_autograd = True   # the graph's ops run as recorded

@@ -196,6 +196,9 @@ class _Counting:
         self.graphs += 1
         return self.inner(gm, example_inputs)
 
+    def __getattr__(self, name):      # what the backend declares (`specialize_float`...)
+        return getattr(self.inner, name)
+
 
 def _compiler(name: str):
     """(reset, compile(model, backend_name) -> (callable, counter), graph breaks so far)."""

@@ -24,6 +24,7 @@ from .probe import has_finalizer
 from .skipfiles import is_skipped_code, runs_eagerly_with_callees
 from .frontend.frame_translator import InstructionTranslator
 from .frontend.graph_break import GraphBreakError, Unsupported
+from .frontend.output_graph import backend_declares
 from .backends.distributed import DDPGraphSplitter, active_ddp_module
 from .backends.registry import BackendContractError
 from .guards.builder import CheckFunction
@@ -70,15 +71,6 @@ def _with_options(backend, options: dict):
     except ValueError:  # no signature to check (a builtin): let the call itself decide
         pass
     return functools.partial(backend, **options)
-
-
-def _backend_specializes_float(backend) -> bool:
-    """A backend that cannot take SymFloat inputs sets `specialize_float = True` on its function."""
-    while backend is not None:
-        if getattr(backend, "specialize_float", False):
-            return True
-        backend = getattr(backend, "func", None)    # functools.partial (backend options)
-    return False
 
 
 _BUILTINS = dict(builtins.__dict__)
@@ -208,7 +200,7 @@ class FrameCompiler:
         return True if config.dynamic_shapes else None
 
     def _specializes_float(self) -> bool:
-        return config.specialize_float or _backend_specializes_float(self.backend)
+        return config.specialize_float or backend_declares(self.backend, "specialize_float")
 
     def _shape_policy(self, code) -> ShapePolicy:
         mode = self._dynamic_mode()

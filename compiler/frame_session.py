@@ -55,6 +55,7 @@ class FrameSession:
                 else:
                     compiled = backend(gm, example_inputs)
             return graph_runner(backend, compiled, gm, example_inputs)
+        backend_with_debugging.func = backend   # what the backend declares stays readable (backend_declares)
         return backend_with_debugging
 
     def compiled(self, compiled, check) -> None:

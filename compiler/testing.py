@@ -11,6 +11,7 @@ def count_ops(gm) -> int:
 class CompileCounter:
     """A backend that counts compiled graphs (`frame_count`) and their ops (`op_count`), then runs
     the graph eagerly."""
+    eager_autograd = True
 
     def __init__(self):
         self.frame_count = 0
@@ -37,6 +38,7 @@ class CompileCounterWithBackend(CompileCounter):
         self.backend = lookup_backend(backend)
         # what the wrapped backend says about its inputs holds for the counter too
         self.specialize_float = getattr(self.backend, "specialize_float", False)
+        self.eager_autograd = getattr(self.backend, "eager_autograd", False)
 
     def __call__(self, gm, example_inputs):
         super().__call__(gm, example_inputs)

@@ -130,11 +130,24 @@ class GraphState(NamedTuple):
     function_modes: tuple
 
 
+def backend_declares(backend, attribute: str) -> bool:
+    """Whether the backend (or the one it wraps: `functools.partial` options, the debugging wrapper) sets
+    `attribute` true:
+    `specialize_float` (it cannot take SymFloat inputs), `eager_autograd` (it runs the graph's ops as
+    recorded, with torch's own autograd, not through AOTAutograd)."""
+    while backend is not None:
+        if getattr(backend, attribute, False):
+            return True
+        backend = getattr(backend, "func", None)
+    return False
+
+
 class OutputGraph:
     def __init__(self, code, config, backend, shape_policy: ShapePolicy | None = None):
         self.code = code
         self.config = config
         self.backend = backend
+        self.eager_autograd = backend_declares(backend, "eager_autograd")
         self.graph = torch.fx.Graph()
         self.tracer = torch.fx.proxy.GraphAppendingTracer(self.graph)
         self.shape_policy = shape_policy if shape_policy is not None else ShapePolicy(mode=False)

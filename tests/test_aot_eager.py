@@ -253,6 +253,24 @@ def test_a_leaf_made_inside_the_function_breaks_the_graph():
     assert "making a new leaf" in explained.break_reasons[0].reason
 
 
+@pytest.mark.parametrize("grad", [True, False])
+def test_a_leaf_made_inside_the_function_stays_in_the_graph_of_a_backend_running_it_as_recorded(grad):
+    # the eager backend runs the graph's ops with torch's autograd: the new leaf is a leaf, as in
+    # eager, so only backends through AOTAutograd need the break
+    def f(q):
+        z = torch.zeros_like(q).requires_grad_()
+        return z * 2 + q, z
+    q = torch.randn(3)
+    for backend, graphs in (("eager", 1), ("aot_eager", 2)):
+        cnt = CompileCounterWithBackend(backend)
+        with torch.set_grad_enabled(grad):
+            expected, got = f(q), bytegraph.compile(f, backend=cnt)(q)
+        for e, g in zip(expected, got):
+            assert_close(g, e)
+            assert (g.requires_grad, g.is_leaf) == (e.requires_grad, e.is_leaf)
+        assert cnt.frame_count == graphs
+
+
 def test_outputs_aliasing_inputs():
     def f(x, w):
         return x.t(), x[0], w * 2

@@ -134,9 +134,11 @@ class TensorVariable(VariableTracker):
                 # knows: AOTAutograd could not differentiate it
                 raise Unsupported("data_dependent", what="the backward of an assignment through a boolean mask")
             return tx.output.call_function(operator.setitem, [self] + args, kwargs)
-        if name == "requires_grad_" and not self.example.requires_grad and _turns_on(args, kwargs):
+        if name == "requires_grad_" and not self.example.requires_grad and _turns_on(args, kwargs) and \
+                not tx.output.eager_autograd:
             # a new autograd leaf made inside the graph: a graph's outputs derive from its inputs, so
-            # AOTAutograd would return them without the grad_fn linking them to the leaf
+            # AOTAutograd would return them without the grad_fn linking them to the leaf (a backend
+            # that runs the ops as recorded makes the leaf as eager does)
             raise Unsupported("attribute_write", what=f"{self.describe()}.requires_grad_() making a new leaf")
         if name == "__contains__":
             return tx.output.call_function(operator.contains, [self] + args, kwargs)
