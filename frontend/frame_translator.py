@@ -35,7 +35,7 @@ from .translator import InstructionTranslatorBase
 from .variables.constant import ConstantVariable
 from .variables.functions import UserFunctionVariable
 from .variables.misc import CellVariable, FrameFreeCell, UnreadArgument
-from .variables.tensor import SymNodeVariable, TensorVariable
+from .variables.tensor import SymNodeVariable, TensorVariable, tensor_attrs
 
 
 @dataclasses.dataclass
@@ -147,6 +147,7 @@ class InstructionTranslator(InstructionTranslatorBase):
         roots.extend(effects.mutated_in_order())
         roots.extend(effects.globals.values())
         roots.extend(effects.cells.values())
+        roots.extend(v for _, attrs in effects.input_tensor_attributes() for v in attrs.values())
         tensors = _collect_graph_values(self, roots)
         output.prune_size_inputs(tensors)
         self.op_count = output.count_ops()
@@ -258,6 +259,9 @@ def _collect_graph_values(tx, roots) -> list:
             if var.proxy.node not in nodes and not (var.proxy.node.op == "placeholder" and var.source is not None):
                 nodes.add(var.proxy.node)
                 found.append(var)
+            if isinstance(var, TensorVariable):
+                for value in tensor_attrs(tx, var).values():    # `y.note = x * 2` while tracing
+                    visit(value)
             return
         for part in var.parts(tx):
             visit(part)

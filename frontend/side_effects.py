@@ -128,6 +128,7 @@ class SideEffects:
         included (read by the resume functions, and by closures made in the frame, which may outlive it).
         Every new value is rebuilt first: it may be read from an object that a write overwrites."""
         payloads = self._rebuild_contents(cg)
+        input_attributes = self._rebuild_input_tensor_attributes(cg)
         global_values = []
         for name, value in self.globals.items():
             cg.reconstruct(value)
@@ -135,6 +136,10 @@ class SideEffects:
         # then written back, in program order
         self._write_back_contents(cg, payloads)
         self._write_back_attributes(cg)
+        for source, name, temp in input_attributes:    # `x.note = v` on a tensor the frame was given
+            cg.load_temp(temp)
+            source.reconstruct(cg)
+            cg.store_attr(name)
         for name, temp in global_values:
             cg.load_temp(temp)
             cg.append(Instr("STORE_GLOBAL", name))
@@ -167,6 +172,21 @@ class SideEffects:
                 continue
             payloads.append((var, cg.store_temp()))
         return payloads
+
+    def _rebuild_input_tensor_attributes(self, cg) -> list:
+        """Attributes set while tracing on input tensors (see tensor.set_tensor_attr; a tensor made
+        while tracing gets them when it leaves the graph): [(tensor's source, name, temp of the value)]."""
+        writes = []
+        for node, attrs in self.input_tensor_attributes():
+            for name, value in attrs.items():
+                cg.reconstruct(value)
+                writes.append((node.meta["source"], name, cg.store_temp()))
+        return writes
+
+    def input_tensor_attributes(self) -> list:
+        """[(placeholder node, {name: value})] of the attributes set on input tensors while tracing."""
+        return [(key[1], attrs) for key, attrs in self.contents.items()
+                if isinstance(key, tuple) and key[0] == "tensor attributes" and key[1].op == "placeholder"]
 
     def _write_back_contents(self, cg, payloads) -> None:
         for var, temp in payloads:

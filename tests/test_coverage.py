@@ -418,6 +418,56 @@ def test_attributes_set_on_a_tensor_made_in_the_graph():
     check(across_break, x, graphs=2, breaks=1, like_torch=False)
 
 
+def _attributes(t) -> dict:
+    return {k: (v.tolist() if isinstance(v, torch.Tensor) else v) for k, v in vars(t).items()}
+
+
+def test_attributes_set_on_a_tensor_the_frame_was_given():
+    # the write is trace state (reads see it) and happens on the real tensor after the graph; a value
+    # the graph computed is a graph output; an attribute read and absent is guarded absent
+    def fn(x, items):
+        x.note = 3
+        x.cache = x * 2
+        items[0].other = "a"             # the same tensor reached another way
+        return x.note * x.cache + 1, x.other, hasattr(x, "older")
+
+    def across_break(x):
+        x.total = x.sum()
+        bytegraph.graph_break()
+        return x + x.total
+
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt)
+    for older in (False, False, True):
+        x = torch.randn(3)
+        ref = x.clone()
+        if older:
+            x.older = ref.older = 1
+        assert same(opt(x, [x]), fn(ref, [ref]))
+        assert _attributes(x) == _attributes(ref)
+    assert cnt.frame_count == 2               # the second call reused the graph; `older` present: recompiled
+    t = torch.randn(3)
+    assert torch_counts(fn, t, [t]) == (1, 0)
+    x = torch.randn(3)
+    ref = x.clone()
+    assert same(bytegraph.compile(across_break)(x), across_break(ref))
+    assert _attributes(x) == _attributes(ref)
+
+
+class _CountingSetattr(torch.Tensor):
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value + 1)
+
+
+def test_attribute_set_through_a_tensor_subclass_setattr_runs_it():
+    def fn(x):
+        x.n = 1
+        return x * 2
+    x = torch.ones(3).as_subclass(_CountingSetattr)
+    ref = torch.ones(3).as_subclass(_CountingSetattr)
+    assert same(bytegraph.compile(fn)(x), fn(ref)) and x.n == ref.n == 2
+
+
 def test_numpy_type_information():
     np = pytest.importorskip("numpy")
 

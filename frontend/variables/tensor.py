@@ -247,14 +247,15 @@ def tensor_attrs(tx, var) -> dict:
 
 
 def set_tensor_attr(tx, var, name, value) -> None:
-    """`y.note = value` on a tensor made while tracing, for a name the tensor class does not define.
-    The object exists only inside the graph, so this is state of the trace; when the tensor leaves
-    the graph, codegen sets them on the real output."""
+    """`y.note = value` on a tensor, for a name the tensor class does not define: state of the trace
+    (reads see it); a tensor made while tracing gets it when it leaves the graph, a graph input
+    after the graph (side_effects.codegen_replay)."""
     if name == "data" and tx.is_same(var, value):
         # `p.data = p.to(dtype)` when `.to` had nothing to do (nn.Module.to/_apply): the tensor takes
         # its own data, which changes nothing
         return
-    if var.is_graph_input() or hasattr(var.cls, name):
+    if hasattr(var.cls, name) or var.cls.__setattr__ is not object.__setattr__ or \
+            (var.is_graph_input() and var.proxy.node.meta.get("source") is None):
         raise Unsupported("attribute_write", what=f"setting attribute {name!r} on {var.describe()}")
     attrs = dict(tensor_attrs(tx, var))
     attrs[name] = value
