@@ -528,6 +528,37 @@ def _same_numpy(a, b) -> bool:
     return same(a, b)
 
 
+def test_numpy_linalg_and_fft_through_torch():
+    # np.linalg / np.fft run their torch._numpy twins when numpy's own result on stand-ins has the
+    # same kind and dtype; `.real` / `.imag` of a complex array are views, as in numpy
+    np = pytest.importorskip("numpy")
+
+    def fn(a):
+        norms = np.linalg.norm(a, axis=1, keepdims=True)
+        inverse = np.linalg.inv(a[:, :3] @ a[:, :3].T + np.eye(3))
+        spectrum = np.fft.fft(a)
+        real = spectrum.real
+        real[0, 0] = 100.0                # writes into the spectrum
+        return norms, inverse, spectrum, real, spectrum.imag * 2, np.linalg.det(a[:, :3])
+
+    a = np.arange(12.0).reshape(3, 4) / 7
+    cnt = CompileCounter()
+    got = bytegraph.compile(fn, backend=cnt)(a.copy())
+    expected = fn(a.copy())
+    for g, e in zip(got, expected):
+        assert type(g) is type(e) and g.dtype == e.dtype and np.allclose(g, e)
+    got[3][1, 1] = -7.0                   # the returned views share memory as numpy's do
+    assert got[2][1, 1].real == -7.0
+    assert cnt.frame_count == 1
+    explained = bytegraph.explain(fn)(a.copy())
+    assert (explained.graph_count, explained.graph_break_count) == (1, 0)
+
+    def float32_fft(a):
+        return np.fft.fft(a)            # numpy gives complex128 for float32 input, torch complex64
+    explained = bytegraph.explain(float32_fft)(a.astype(np.float32))
+    assert explained.graph_break_count == 1 and "differs from numpy" in explained.break_reasons[0].reason
+
+
 def test_ndarray_arguments_are_graph_inputs():
     np = pytest.importorskip("numpy")
 

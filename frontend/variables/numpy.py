@@ -73,15 +73,17 @@ def numpy_function_map() -> dict:
         return {}
     tnp = _tnp()
     found = {}
-    for name in dir(np):
-        if name.startswith("_") or name in _NOT_TRACED or not hasattr(tnp, name):
-            continue
-        obj = getattr(np, name)
-        if isinstance(obj, type) and not issubclass(obj, np.generic):
-            continue
-        if not callable(obj) or isinstance(obj, type(np)):
-            continue
-        found[id(obj)] = (obj, getattr(tnp, name), name)
+    # np.random is not: torch's generator draws other numbers than numpy's
+    for module, twins, prefix in ((np, tnp, ""), (np.linalg, tnp.linalg, "linalg."), (np.fft, tnp.fft, "fft.")):
+        for name in dir(module):
+            if name.startswith("_") or name in _NOT_TRACED or not hasattr(twins, name):
+                continue
+            obj = getattr(module, name)
+            if isinstance(obj, type) and not issubclass(obj, np.generic):
+                continue
+            if not callable(obj) or isinstance(obj, type(np)):
+                continue
+            found[id(obj)] = (obj, getattr(twins, name), prefix + name)
     return found
 
 
@@ -133,6 +135,9 @@ def numpy_dtype(torch_dtype):
         return np.dtype(str(torch_dtype).replace("torch.", ""))
     except TypeError:
         raise Unsupported("numpy", what=f"a numpy array of {torch_dtype}") from None
+
+
+_COMPLEX_PARTS = {"real": operator.attrgetter("real"), "imag": operator.attrgetter("imag")}
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -193,6 +198,10 @@ class NumpyNdarrayVariable(VariableTracker):
             return const(example.element_size())
         if name == "T":
             return self.call_method(tx, "transpose", [], {})
+        if name in _COMPLEX_PARTS and example.is_complex():
+            # views of the complex array, in numpy as in torch (of a real array, `.imag` is a new
+            # read-only array of zeros: not traced)
+            return call_numpy(tx, _COMPLEX_PARTS[name], name, [self], {})
         if callable(getattr(np.ndarray, name, None)):
             # bound here, refused (a graph break at the call) in call_method if not traced
             return super().var_getattr(tx, name)
@@ -311,6 +320,8 @@ def _probe_value(tx, var, full):
         e = var.example
         shape = tuple(int(d) for d in e.shape) if full else tuple(1 for _ in e.shape)
         value = np.zeros(shape, dtype=numpy_dtype(e.dtype))
+        if len(shape) >= 2 and shape[-1] == shape[-2]:
+            value[..., range(shape[-1]), range(shape[-1])] = 1   # identities: linalg.inv's stand-ins invert
         return value[()] if var.scalar else value
     if isinstance(var, NumpyFunctionVariable):
         return var.fn
