@@ -262,9 +262,37 @@ def test_autograd_function_taking_a_dict_changed_in_the_frame_breaks():
         return _Power.apply(x.sin(), config).cos()
     x = torch.randn(5)
     expected, config = fn(x, {"power": 3}), {"power": 3}
-    assert torch.equal(bytegraph.compile(fn)(x, config), expected) and config == {"power": 2}
+    assert torch.equal(bytegraph.compile(fn, backend="eager")(x, config), expected) and config == {"power": 2}
     explained = bytegraph.explain(fn)(x, {"power": 3})
     assert "_Power.apply" in explained.break_reasons[0].reason and "argument dict" in explained.break_reasons[0].reason
+
+
+class _ThroughLayers(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, layers):
+        for layer in layers:
+            x = layer(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None
+
+
+def test_autograd_function_taking_a_module_with_parameters_breaks_cleanly():
+    # its node's result would come from running the forward on fake tensors, which the module's real
+    # parameters cannot join: a graph break with the reason (not an internal error)
+    layers = torch.nn.ModuleList([torch.nn.LayerNorm(4), torch.nn.Linear(4, 4)])
+
+    def fn(x):
+        return _ThroughLayers.apply(x.sin(), layers) * 2
+    x = torch.randn(2, 4)
+    cnt = CompileCounter()
+    assert torch.equal(bytegraph.compile(fn, backend=cnt)(x), fn(x))
+    explained = bytegraph.explain(fn)(x)
+    reason = explained.break_reasons[0].reason
+    assert "_ThroughLayers.apply" in reason and "holds tensors" in reason
+    assert cnt.frame_count == 3     # sin before the call, the forward's own frame, * 2 after the call
 
 
 # -- modules built inside compiled code -------------------------------------------------------------

@@ -77,9 +77,23 @@ def _fixed_objects(tx, what: str, args) -> dict:
         if real is None or arg.source is None or _has_pending_change(tx, arg):
             raise Unsupported("unsupported_call", fn=what, detail=f" (its argument {arg.describe()} is "
                               "neither a graph value nor an unchanged object from before the frame)")
+        if _holds_tensors(real):
+            # the node's result comes from running the forward on fake tensors: real ones inside an
+            # object passed as itself (a module's parameters) cannot take part
+            raise Unsupported("unsupported_call", fn=what, detail=f" (its argument {arg.describe()} holds "
+                              "tensors: parameters, buffers or tensor attributes)")
         out.guards.add(Guard.id_match(arg.source, real))
         fixed[i] = real
     return fixed
+
+
+def _holds_tensors(obj) -> bool:
+    if isinstance(obj, torch.nn.Module):
+        return any(True for _ in obj.parameters()) or any(True for _ in obj.buffers()) or \
+            any(_holds_tensors(v) for v in vars(obj).values() if not isinstance(v, dict))
+    values = obj.values() if isinstance(obj, dict) else obj if isinstance(obj, (list, tuple, set)) else \
+        vars(obj).values() if hasattr(obj, "__dict__") and not isinstance(obj, type) else ()
+    return any(isinstance(v, torch.Tensor) for v in values)
 
 
 def _real_object(out, var):
@@ -106,6 +120,10 @@ class AutogradFunctionApplyVariable(VariableTracker):
 
     def describe(self):
         return f"{self.fn_cls.__qualname__}.apply"
+
+    def reconstruct(self, codegen):
+        codegen.load_const(self.fn_cls)      # `cls.apply` read again, as the frame reads it
+        codegen.load_attr("apply")
 
     def call_function(self, tx, args, kwargs):
         cls = self.fn_cls
