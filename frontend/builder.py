@@ -455,12 +455,31 @@ def _wrap_callable(tx, value, source, trusted, guard):
     if _is_a(value, (operator.itemgetter, operator.attrgetter, operator.methodcaller)):
         guard(Guard.id_match(source, value))
         return OperatorGetterVariable.from_real(tx, value).with_source(source)
+    if source is not None and _is_builtin_method_of(value):
+        # `lst.append` / `", ".join` on the stack at a graph break: a new object on every call, so not
+        # guarded by identity (a recompile per call) but as what it is, that object's method of that name
+        owner = value.__self__
+        guard(Guard.type_match(source, type(value)))
+        guard(Guard.constant(AttrSource(source, "__name__"), value.__name__))
+        guard(Guard.type_match(AttrSource(source, "__self__"), type(owner)))
+        return wrap(tx, owner, AttrSource(source, "__self__"), trusted).var_getattr(tx, value.__name__)
     if _is_a(value, (types.BuiltinFunctionType, types.BuiltinMethodType, types.MethodWrapperType,
                           types.WrapperDescriptorType, types.MethodDescriptorType)) or \
             type(value).__module__ in ("functools", "itertools", "operator") and callable(value):
         guard(Guard.id_match(source, value))
         return BuiltinVariable(fn=value, source=source)
     return None
+
+
+def _is_builtin_method_of(value) -> bool:
+    """A C method bound to an instance (not to a module or a class) that the instance's type gives under
+    its name: reading that name on the instance again gives an equal method."""
+    if not _is_a(value, (types.BuiltinMethodType, types.MethodWrapperType)):
+        return False
+    owner = value.__self__
+    if owner is None or _is_a(owner, (types.ModuleType, type)):
+        return False
+    return static_getattr(owner, value.__name__) == value
 
 
 _FAMILIES = (_wrap_tensor_or_scalar, _wrap_constant, _wrap_container, _wrap_special_object, _wrap_callable)

@@ -90,6 +90,10 @@ class BoundConstantMethod(VariableTracker):
     def call_function(self, tx, args, kwargs):
         return self.obj.call_method(tx, self.name, args, kwargs)
 
+    def reconstruct(self, codegen):
+        codegen.reconstruct(self.obj)
+        codegen.load_attr(self.name)
+
 
 def const(value) -> ConstantVariable:
     return ConstantVariable(value)
