@@ -188,7 +188,7 @@ def compile_break(tx, cp: FrameCheckpoint, every_local: bool = True):
         read |= live_locals_at(code, ins.offset)
     if every_local:      # (a frame that reads its own locals, `locals()`, never breaks)
         order = {n: i for n, i in order.items() if n in read or not _made_by_graph(tx.symbolic_locals.get(n))}
-    elif not every_local:
+    else:
         order = {n: i for n, i in order.items() if n in read}
     needed = sorted((n for n in tx.symbolic_locals if n in order), key=order.get)
     lives = [tuple(needed) for _ in plan.paths]

@@ -22,6 +22,7 @@ import types
 import torch
 
 from ...guards.guard import Guard
+from ...probe import static_getattr
 from ..graph_break import Unsupported
 from ..reads import class_lookup
 from ..signals import UserException
@@ -88,11 +89,15 @@ def _fixed_objects(tx, what: str, args) -> dict:
 
 
 def _holds_tensors(obj) -> bool:
+    """Real tensors in an object passed as itself: a module's parameters, buffers and tensor attributes
+    (its submodules' too), a container's items, an object's attributes."""
     if isinstance(obj, torch.nn.Module):
         return any(True for _ in obj.parameters()) or any(True for _ in obj.buffers()) or \
-            any(_holds_tensors(v) for v in vars(obj).values() if not isinstance(v, dict))
-    values = obj.values() if isinstance(obj, dict) else obj if isinstance(obj, (list, tuple, set)) else \
-        vars(obj).values() if hasattr(obj, "__dict__") and not isinstance(obj, type) else ()
+            any(isinstance(v, torch.Tensor) for m in obj.modules() for v in vars(m).values())
+    if isinstance(obj, (list, tuple, set, dict)):
+        values = obj.values() if isinstance(obj, dict) else obj
+    else:
+        values = (static_getattr(obj, "__dict__") or {}).values()
     return any(isinstance(v, torch.Tensor) for v in values)
 
 
