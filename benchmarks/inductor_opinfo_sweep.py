@@ -3,7 +3,7 @@
 
     python benchmarks/inductor_opinfo_sweep.py [--ops add,expm1,...] [--start 0] [--count 40]
                                                [--samples 2] [--dtype float32] [-v]
-                                               [--codegen cpp|triton|metal] [--backend aot_eager]
+                                               [--codegen cpp|triton|metal] [--backend aot_eager] [--dynamic]
 
 Each sample is one of: pass, mismatch (compiled != eager), error (eager runs, compiled raises or
 raises another exception type), skip (not captured), random (compiled != eager, but eager also
@@ -64,7 +64,7 @@ def _close(got, expected):
     return None
 
 
-def run_sample(op, sample, grad: bool, backend: str = "inductor"):
+def run_sample(op, sample, grad: bool, backend: str = "inductor", dynamic=None):
     """'pass' | 'skip' | ('mismatch' | 'error', detail)."""
     import torch
 
@@ -111,7 +111,7 @@ def run_sample(op, sample, grad: bool, backend: str = "inductor"):
     inductor.metrics.reset()
     cnt = CompileCounterWithBackend(backend)
     try:
-        got = seeded(bytegraph.compile(call, backend=cnt))
+        got = seeded(bytegraph.compile(call, backend=cnt, dynamic=dynamic))
     except Exception as ex:  # noqa: BLE001
         return ("error", f"{type(ex).__name__}: {str(ex).splitlines()[0][:200] if str(ex) else ''}")
     if cnt.frame_count == 0:
@@ -129,7 +129,7 @@ def run_sample(op, sample, grad: bool, backend: str = "inductor"):
 UNINITIALIZED = {"empty", "empty_like", "new_empty", "new_empty_strided", "empty_strided", "empty_permuted"}
 
 
-def sweep(ops, samples=2, dtype="float32", verbose=False, out=print, backend="inductor"):
+def sweep(ops, samples=2, dtype="float32", verbose=False, out=print, backend="inductor", dynamic=None):
     import torch
     dt = getattr(torch, dtype)
     counts = {"pass": 0, "mismatch": 0, "error": 0, "skip": 0, "random": 0, "fallback": 0}
@@ -144,7 +144,7 @@ def sweep(ops, samples=2, dtype="float32", verbose=False, out=print, backend="in
             continue
         for i, s in enumerate(sample_list):
             t0 = time.perf_counter()
-            r = run_sample(op, s, grad, backend)
+            r = run_sample(op, s, grad, backend, dynamic)
             kind = r if isinstance(r, str) else r[0]
             counts[kind] += 1
             if not isinstance(r, str):
@@ -164,6 +164,7 @@ def main(argv=None):
     p.add_argument("--dtype", default="float32")
     p.add_argument("--codegen", default=None, choices=["cpp", "triton", "metal"])
     p.add_argument("--backend", default="inductor", choices=["inductor", "aot_eager", "eager"])
+    p.add_argument("--dynamic", action="store_true", help="every size symbolic (dynamic=True)")
     p.add_argument("-v", action="store_true")
     a = p.parse_args(argv)
     warnings.filterwarnings("ignore")
@@ -176,7 +177,7 @@ def main(argv=None):
         ops = [o for o in db if o.name in names]
     else:
         ops = db[a.start:a.start + a.count]
-    counts, problems = sweep(ops, a.samples, a.dtype, a.v, backend=a.backend)
+    counts, problems = sweep(ops, a.samples, a.dtype, a.v, backend=a.backend, dynamic=True if a.dynamic else None)
     print(f"{len(ops)} ops: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     for name, variant, i, kind, detail in problems:
         print(f"  {kind:8s} {name}{'.' + variant if variant else ''}[{i}]: {detail}")

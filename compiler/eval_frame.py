@@ -115,9 +115,11 @@ def compile(fn_or_module=None, *, backend="inductor", fullgraph=False, dynamic=N
     return compiled
 
 
-# called from compiled code, `compile` runs as Python (a graph break): tracing into it would model
-# bytegraph's own machinery, and returning anything but a new wrapper would be wrong
+# called from compiled code, `compile` is never traced into (that would model bytegraph's own machinery):
+# on a function with constant settings its result is modelled (frontend CompileFunctionVariable: a call
+# traced as the function, a new wrapper made again if it leaves the graph); any other call runs as Python
 compile._bytegraph_disabled = True
+compile._bytegraph_compile = True
 
 
 def run(fn):

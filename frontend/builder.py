@@ -29,6 +29,7 @@ from .variables.distributed import DistributedFunctionVariable, is_distributed_f
 from .variables.functions import (
     BoundMethodVariable,
     CompiledFunctionVariable,
+    CompileFunctionVariable,
     ConstantResultFunctionVariable,
     PartialVariable,
     SkippedFunctionVariable,
@@ -407,6 +408,9 @@ def _wrap_callable(tx, value, source, trusted, guard):
     if checkpoint is not None and value is checkpoint.checkpoint:
         guard(Guard.id_match(source, value))
         return CheckpointVariable(fn=value, source=source)
+    if static_getattr(value, "_bytegraph_compile") is True:
+        guard(Guard.id_match(source, value))
+        return CompileFunctionVariable(fn=value, source=source)
     if is_skipped_function(value):
         guard(Guard.id_match(source, value))
         return SkippedFunctionVariable(fn=value, source=source)

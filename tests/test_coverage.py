@@ -857,10 +857,25 @@ def test_compiled_function_called_from_compiled_code_joins_the_graph():
     assert cnt.op_count == 3
 
 
-def test_compile_called_inside_compiled_code_breaks_once():
+def test_compile_called_inside_compiled_code_joins_the_graph():
+    # the new compiled function, called there, is traced as the function it wraps
     def fn(x):
-        return bytegraph.compile(_cos)(x) + 1
-    check(fn, torch.randn(3), graphs=1, breaks=1, like_torch=False)   # (torch.compile fails on this)
+        return bytegraph.compile(_cos, backend="eager")(x) + 1
+    cnt = check(fn, torch.randn(3), like_torch=False)
+    assert cnt.op_count == 2
+
+    def returned(x):
+        triple = bytegraph.compile(lambda u: u * 3, dynamic=False)
+        return triple(x), triple
+    x = torch.randn(3)
+    value, wrapper = bytegraph.compile(returned)(x)
+    assert torch.equal(value, x * 3) and torch.equal(wrapper(x), x * 3)
+    assert "_bytegraph_callback" in wrapper.__dict__       # made again after the graph: a real wrapper
+
+    def rejected(x):
+        return bytegraph.compile(_cos, backend="no-such-backend")(x)
+    with pytest.raises(ValueError, match="no-such-backend"):
+        bytegraph.compile(rejected)(x)
 
 
 def test_compiled_function_returned_is_the_wrapper():

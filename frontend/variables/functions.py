@@ -432,3 +432,49 @@ class CompiledFunctionVariable(VariableTracker):
     def call_function(self, tx, args, kwargs):
         inner = self.wrapper.__dict__["_orig_fn"]
         return tx.wrap(inner, AttrSource(self.source, "_orig_fn")).call_function(tx, args, kwargs)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class CompileFunctionVariable(_RealFunctionVariable):
+    """`bytegraph.compile` itself, called from compiled code on a function with constant settings: the
+    result is a new compiled function (NewCompiledFunctionVariable). Other calls (a module, the decorator
+    form) run as Python."""
+
+    def call_function(self, tx, args, kwargs):
+        if len(args) != 1 or not isinstance(args[0], (BaseUserFunction, BoundMethodVariable)) or \
+                not all(v.is_python_constant() for v in kwargs.values()):
+            raise Unsupported("skipped_function", fn=self.describe())
+        settings = {k: v.as_python_constant() for k, v in kwargs.items()}
+        try:
+            self.fn(_checked_by_compile, **settings)   # settings it rejects: it raises, run as Python
+        except Exception:  # noqa: BLE001
+            raise Unsupported("skipped_function", fn=self.describe()) from None
+        return NewCompiledFunctionVariable(compile_fn=self.fn, fn=args[0],
+                                           settings=tuple((k, v.as_python_constant()) for k, v in kwargs.items()))
+
+
+def _checked_by_compile():
+    """Compiled once per traced `compile(...)` call, only for `compile` to check its settings."""
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class NewCompiledFunctionVariable(VariableTracker):
+    """What `bytegraph.compile(fn, ...)` returned inside compiled code: called there, traced as `fn`
+    (like a compiled function made before the frame, see CompiledFunctionVariable); leaving the graph,
+    made again by calling `compile` with the same arguments, a new wrapper as eager makes one."""
+    compile_fn: object = None
+    fn: VariableTracker = None
+    settings: tuple = ()
+
+    def describe(self):
+        return f"compiled function of {self.fn.describe()}"
+
+    def call_function(self, tx, args, kwargs):
+        return self.fn.call_function(tx, args, kwargs)
+
+    def reconstruct(self, codegen):
+        codegen.load_callable(self.compile_fn)
+        codegen.reconstruct(self.fn)
+        for _, value in self.settings:
+            codegen.load_const(value)
+        codegen.call(1 + len(self.settings), tuple(k for k, _ in self.settings))
