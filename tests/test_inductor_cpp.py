@@ -348,6 +348,23 @@ def test_symbolic_clamp_bounds():
     assert cnt.frame_count == 1 and inductor.metrics.compiles == 1
 
 
+def test_dynamic_numbers_only_and_a_rotating_index():
+    # a graph whose inputs are only symbolic numbers traces in their ShapeEnv; fftshift's index is
+    # torch's Mod of a symbolic size (printed in C++, not handed to Triton's interpreter)
+    def numbers(n, m):
+        return torch.arange(n, dtype=torch.float32) * 2, torch.eye(n, m)
+    opt, cnt = _run(numbers, [5, 3], dynamic=True)
+    assert_same(opt(7, 2), numbers(7, 2))
+    assert cnt.frame_count == 1 and inductor.metrics.compiles == 1
+
+    def shift(x):
+        return torch.fft.fftshift(x, dim=-1) + 1
+    opt, cnt = _run(shift, [torch.randn(3, 5)], dynamic=True, kernels=1)
+    x = torch.randn(2, 8)
+    assert_same(opt(x), shift(x))
+    assert cnt.frame_count == 1 and inductor.metrics.compiles == 1
+
+
 def test_output_strides_and_inplace_mutation():
     def f(x, y):
         x.mul_(2)

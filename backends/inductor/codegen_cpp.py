@@ -37,7 +37,7 @@ import re
 import sympy
 import torch
 from torch.utils._sympy.functions import (
-    FloatTrueDiv, FloorDiv, IntTrueDiv, Max, Min, ModularIndexing, PythonMod, ToFloat,
+    FloatTrueDiv, FloorDiv, IntTrueDiv, Max, Min, Mod, ModularIndexing, PythonMod, ToFloat,
 )
 
 from .codegen_triton import HEADER_PY, FusionIllegal, WrapperCodegen, _NewPhase
@@ -311,7 +311,7 @@ def _c(e, div_names) -> str:
         divides(a)
         q = FloorDiv(a, d, evaluate=False) if d != 1 else a
         return f"({c(q)} % {c(m)})" if _nonneg(a) and _nonneg(d) and _nonneg(m) else f"bg_mod({c(q)}, {c(m)})"
-    if isinstance(e, (sympy.Mod, PythonMod)):
+    if isinstance(e, (sympy.Mod, PythonMod, Mod)):   # (torch's Mod: of nonnegative operands)
         a, m = e.args
         divides(a)
         return f"({c(a)} % {c(m)})" if _nonneg(a) and _nonneg(m) else f"bg_mod({c(a)}, {c(m)})"

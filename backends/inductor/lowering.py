@@ -8,6 +8,7 @@ or is about to be overwritten by an input mutation.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import operator
@@ -18,6 +19,7 @@ import torch
 import torch.fx
 from torch._decomp import core_aten_decompositions, get_decompositions
 from torch._higher_order_ops.effects import _EffectType
+from torch._subclasses.fake_tensor import FakeTensorMode
 from torch._subclasses.functional_tensor import FunctionalTensor, FunctionalTensorMode
 from torch.fx.experimental.proxy_tensor import make_fx
 
@@ -87,10 +89,16 @@ def trace_to_aten(gm: torch.fx.GraphModule, example_inputs) -> torch.fx.GraphMod
     # transform (an autograd.Function without `setup_context` refuses to run under it) and its C++
     # wrappers read sizes as ints (specializing every symbol). Symbolic example inputs (fake tensors
     # of the frontend's ShapeEnv, SymInts) are traced in that ShapeEnv so sizes stay expressions.
-    mode = "symbolic" if _shape_env(example_inputs) is not None else "fake"
+    shape_env = _shape_env(example_inputs)
     gm = eager_dropout(gm)
-    traced = make_fx(_functionalize(run), decomposition_table=decomposition_table(),
-                     tracing_mode=mode)(*example_inputs)
+    context = contextlib.nullcontext()
+    if shape_env is not None and not any(isinstance(x, torch.Tensor) for x in example_inputs):
+        # numbers only (`torch.arange(n)`): make_fx would make a ShapeEnv of its own, knowing none of
+        # their symbols; under a fake mode of theirs it uses their ShapeEnv
+        context = FakeTensorMode(shape_env=shape_env)
+    with context:
+        traced = make_fx(_functionalize(run), decomposition_table=decomposition_table(),
+                         tracing_mode="symbolic" if shape_env is not None else "fake")(*example_inputs)
     _unwrap_effects(traced)
     return traced
 
