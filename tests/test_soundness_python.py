@@ -1363,3 +1363,20 @@ def test_size_concatenation_answers_as_torch_size():
         except TypeError:
             return "caught"
     assert check(h, torch.ones(3)) == "caught"   # (topk in the graph, the + at a break inside the try)
+
+
+def test_hasattr_on_builtin_containers_answers_from_the_type():
+    # duck typing (`hasattr(x, "to")`, `hasattr(shape, "_fields")`) on a dict or a Size asked for an
+    # attribute the trace does not model and broke the graph; such instances have no attributes of
+    # their own, so the type answers
+    def f(d, x):
+        r = [hasattr(d, "to"), hasattr(d, "items"), hasattr(x.shape, "_fields"), hasattr(x.shape, "numel"),
+             hasattr([x], "append"), hasattr((x,), "count"), hasattr(3, "bit_length"), hasattr("s", "to")]
+        if hasattr(d, "to"):
+            return d.to("cpu"), r
+        return torch.cos(d["a"]) + x, r
+
+    d, x = {"a": torch.randn(3)}, torch.randn(3)
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(f, backend=cnt, fullgraph=True)(d, x), f(d, x))
+    assert cnt.frame_count == 1

@@ -344,6 +344,12 @@ def _getattr(tx, obj, name, /, *default):
         raise
 
 
+# Builtin types whose instances hold no attributes of their own (no `__dict__`) and which cannot be
+# changed: what `hasattr` answers for one of their instances is what it answers for the type.
+_ATTRIBUTES_OF_TYPE_ONLY = frozenset({dict, list, tuple, set, frozenset, str, bytes, int, float, bool, complex,
+                                      type(None), range, slice, torch.Size})
+
+
 def _hasattr(tx, obj, name, /):
     try:
         tx.getattr(obj, name.as_python_constant())
@@ -351,6 +357,15 @@ def _hasattr(tx, obj, name, /):
     except (AttributeError, UserException) as e:
         if raised_by_user(e, AttributeError):
             return const(False)
+        raise
+    except Unsupported:
+        # an attribute the trace does not model (`hasattr(d, "to")` asking whether d is a tensor)
+        try:
+            cls = obj.python_type()
+        except Unsupported:
+            cls = None
+        if safe_in(cls, _ATTRIBUTES_OF_TYPE_ONLY):
+            return const(hasattr(cls, name.as_python_constant()))
         raise
 
 
