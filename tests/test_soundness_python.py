@@ -1371,7 +1371,8 @@ def test_hasattr_on_builtin_containers_answers_from_the_type():
     # their own, so the type answers
     def f(d, x):
         r = [hasattr(d, "to"), hasattr(d, "items"), hasattr(x.shape, "_fields"), hasattr(x.shape, "numel"),
-             hasattr([x], "append"), hasattr((x,), "count"), hasattr(3, "bit_length"), hasattr("s", "to")]
+             hasattr([x], "append"), hasattr((x,), "count"), hasattr(3, "bit_length"), hasattr("s", "to"),
+             hasattr(d, "__name__"), hasattr(d, "__dict__"), hasattr(d, "__class__")]
         if hasattr(d, "to"):
             return d.to("cpu"), r
         return torch.cos(d["a"]) + x, r
@@ -1379,4 +1380,19 @@ def test_hasattr_on_builtin_containers_answers_from_the_type():
     d, x = {"a": torch.randn(3)}, torch.randn(3)
     cnt = CompileCounter()
     assert_same(bytegraph.compile(f, backend=cnt, fullgraph=True)(d, x), f(d, x))
+    assert cnt.frame_count == 1
+
+
+@pytest.mark.parametrize("attr", ["func", "args", "__call__", "__dict__", "__name__", "__qualname__", "__code__",
+                                  "__defaults__", "__module__"])
+def test_hasattr_on_a_partial_made_in_the_trace(attr):
+    # a partial made while tracing has no instance attributes: the type's MRO answers (a partial
+    # has no __name__ although its type has one)
+    def f(t):
+        p = functools.partial(lambda a, b: torch.sin(a) + b, b=t)
+        return p(t) if hasattr(p, attr) else torch.zeros_like(t)
+
+    t = torch.randn(3)
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(f, backend=cnt, fullgraph=True)(t), f(t))
     assert cnt.frame_count == 1

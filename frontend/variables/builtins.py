@@ -345,7 +345,7 @@ def _getattr(tx, obj, name, /, *default):
 
 
 # Builtin types whose instances hold no attributes of their own (no `__dict__`) and which cannot be
-# changed: what `hasattr` answers for one of their instances is what it answers for the type.
+# changed: whether one of their instances has an attribute is whether the type's MRO defines it.
 _ATTRIBUTES_OF_TYPE_ONLY = frozenset({dict, list, tuple, set, frozenset, str, bytes, int, float, bool, complex,
                                       type(None), range, slice, torch.Size})
 
@@ -364,8 +364,12 @@ def _hasattr(tx, obj, name, /):
             cls = obj.python_type()
         except Unsupported:
             cls = None
-        if safe_in(cls, _ATTRIBUTES_OF_TYPE_ONLY):
-            return const(hasattr(cls, name.as_python_constant()))
+        made_here = isinstance(obj, PartialVariable) and obj.source is None   # its __dict__ is empty
+        if safe_in(cls, _ATTRIBUTES_OF_TYPE_ONLY) or made_here:
+            # found on the type's MRO, as an instance lookup finds it (not `hasattr(cls, ...)`: the
+            # type's own attributes, `dict.__name__`, are not the instance's)
+            attr = name.as_python_constant()
+            return const(any(attr in vars(k) for k in cls.__mro__))
         raise
 
 
