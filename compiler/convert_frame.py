@@ -14,6 +14,8 @@ import time
 import traceback
 import weakref
 
+import torch
+
 from . import _C, timing
 from .cache import CacheEntry, CacheEntryInfo, FrameAction
 from .config import config
@@ -124,9 +126,13 @@ class FrameCompiler:
         collecting = gc.isenabled()
         gc.disable()                  # (no frame of its own: a deep stack leaves the compiler little room)
         met_finalizer = True
+        # fake propagation and the backend's own tracing save tensors for backward: the user's
+        # saved-tensor hooks (`torch.autograd.graph.saved_tensors_hooks`) see only the run's, as in eager
+        hooks_were_paused = torch._C._autograd._saved_tensors_hooks_set_tracing(True)
         try:
             decision, met_finalizer = self._compile(code, func, args, cache)
         finally:
+            torch._C._autograd._saved_tensors_hooks_set_tracing(hooks_were_paused)
             _resume_collector(collecting, met_finalizer or any(has_finalizer(type(a)) for a in args))
         return decision
 

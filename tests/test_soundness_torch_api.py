@@ -447,3 +447,34 @@ def test_unmodelled_global_state_setter_breaks_the_graph():
     explained = bytegraph.explain(f)(x)
     assert_same(bytegraph.compile(f, backend=CompileCounter())(x), f(x))
     assert explained.graph_break_count == 1
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_saved_tensor_hooks_see_only_the_runs_tensors(backend):
+    # compiling propagated `x * y` on fake tensors with the user's hooks installed: the pack hook
+    # ran once more than in eager, on a fake tensor
+    def f(x, y):
+        return (x * y).sin()
+
+    def run(fn):
+        counts = [0, 0]
+
+        def pack(t):
+            counts[0] += 1
+            return t
+
+        def unpack(t):
+            counts[1] += 1
+            return t
+        x = torch.ones(4, requires_grad=True)
+        with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+            out = fn(x, torch.ones(4))
+            packed = counts[0]
+            out.sum().backward()
+        return out.detach(), x.grad, packed, counts
+
+    expected = run(f)
+    cnt = bytegraph.testing.CompileCounterWithBackend(backend)
+    got = run(bytegraph.compile(f, backend=cnt))
+    assert_same(got, expected)          # the same packs, before and after backward
+    assert cnt.frame_count == 1
