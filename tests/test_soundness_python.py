@@ -1396,3 +1396,20 @@ def test_hasattr_on_a_partial_made_in_the_trace(attr):
     cnt = CompileCounter()
     assert_same(bytegraph.compile(f, backend=cnt, fullgraph=True)(t), f(t))
     assert cnt.frame_count == 1
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_size_compares_as_the_tuple_it_inherits_from(dynamic):
+    # torch.Size's comparison methods are tuple's: a list is never equal to it (both sides answer
+    # NotImplemented), a tuple of the same ints is; the trace broke the graph on torch.Size.__eq__
+    def f(a):
+        as_list, size = list(a.shape), a.shape
+        return (as_list == size, size == as_list, as_list != size, tuple(as_list) == size, size == (5, 6),
+                size != (5, 6), size == [5, 6], a + 1)
+
+    cnt = CompileCounter()
+    g = bytegraph.compile(f, backend=cnt, fullgraph=True, dynamic=dynamic)
+    for shape in ((5, 6), (5, 7)):
+        x = torch.ones(shape)
+        assert_same(g(x), f(x))
+    assert cnt.frame_count == (1 if dynamic else 2)
