@@ -1413,3 +1413,21 @@ def test_size_compares_as_the_tuple_it_inherits_from(dynamic):
         x = torch.ones(shape)
         assert_same(g(x), f(x))
     assert cnt.frame_count == 2     # (dynamic too: `size == (5, 6)` specializes the sizes)
+
+
+def test_dict_inplace_or_updates_the_same_dict():
+    # `d |= other` (dict.__ior__: update from a mapping or pairs, then d itself) broke the graph
+    def f(x, given):
+        d = {"a": x}
+        alias = d
+        d |= {"c": 3}
+        d |= [("z", x * 2)]
+        given |= {"k": 1}
+        od = collections.OrderedDict(a=1)
+        od |= {"b": 2}
+        return d, alias is d, od, given
+
+    x = torch.ones(2)
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(f, backend=cnt, fullgraph=True)(x, {"q": 0}), f(x, {"q": 0}))
+    assert cnt.frame_count == 1

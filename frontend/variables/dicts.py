@@ -214,6 +214,10 @@ class DictVariable(VariableTracker):
         if name == "move_to_end" and self.cls is collections.OrderedDict:
             self._move_to_end(tx, args, kwargs)
             return const(None)
+        if name == "__ior__" and len(args) == 1 and not kwargs:
+            # `d |= other` updates in place from a mapping or pairs, as update() does, and is d
+            self.call_method(tx, "update", args, {})
+            return self
         if name == "__or__" and isinstance(args[0], DictVariable):
             merged = DictVariable.create(tx, pairs, self.cls, self.default_factory)
             merged.call_method(tx, "update", args, {})
@@ -517,6 +521,6 @@ class SetVariable(VariableTracker):
 # the positional arguments each modelled method takes (see check_modelled_arguments)
 _DICT_ARITY = {"__getitem__": 1, "get": 2, "__contains__": 1, "__len__": 0, "__setitem__": 2, "setdefault": 2,
                "__delitem__": 1, "pop": 2, "popitem": 1, "update": 1, "clear": 0, "copy": 0, "keys": 0,
-               "values": 0, "items": 0, "__iter__": 0, "move_to_end": 2}
+               "values": 0, "items": 0, "__iter__": 0, "move_to_end": 2, "__ior__": 1}
 _SET_ARITY = {"add": 1, "discard": 1, "remove": 1, "__contains__": 1, "__len__": 0, "__iter__": 0, "copy": 0,
               "pop": 0, "clear": 0}
