@@ -1431,3 +1431,34 @@ def test_dict_inplace_or_updates_the_same_dict():
     cnt = CompileCounter()
     assert_same(bytegraph.compile(f, backend=cnt, fullgraph=True)(x, {"q": 0}), f(x, {"q": 0}))
     assert cnt.frame_count == 1
+
+
+def test_next_with_a_default_on_any_exhausted_iterator():
+    # only list iterators gave the default; others raised StopIteration in the trace and broke the graph
+    class Countdown:
+        def __init__(self):
+            self.n = 1
+
+        def __iter__(self):
+            return self
+
+        def __next__(self):
+            if self.n == 0:
+                raise StopIteration
+            self.n -= 1
+            return 10
+
+    def gen():
+        yield 1
+        return 99
+
+    def f(x):
+        g = gen()
+        c = Countdown()
+        return (x + next(iter(()), 7), next(g, -1), next(g, -2), next(c, -3), next(c, -4),
+                next(iter({}), None), next(iter(range(0)), 5), next(zip([], []), 6))
+
+    x = torch.ones(2)
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(f, backend=cnt, fullgraph=True)(x), f(x))
+    assert cnt.frame_count == 1
