@@ -277,6 +277,11 @@ class FrameCompiler:
 
     def _on_unsupported(self, code, e: Unsupported):
         """A break that could not resume in this frame: the whole frame runs eagerly."""
+        if self.fullgraph and e.kind.name == "user_exception":
+            # the frame raises the program's own exception (`raise ValueError`, a failed assert):
+            # that is its outcome, not a graph break; run as is this time, it raises it, and a later
+            # call that does not raise compiles
+            return FrameAction.RUN_AS_IS
         self._record_break(code, e)
         runtime.touch(code)
         return FrameAction.SKIP_CODE

@@ -784,3 +784,22 @@ def test_every_break_kind_is_registered_raised_and_has_a_hint():
             raised |= set(re.findall(r'\bUnsupported\(\s*"(\w+)"', path.read_text()))
     assert raised == set(kinds())
     assert all(kind.explanation and kind.hint for kind in kinds().values())
+
+
+def test_fullgraph_lets_the_programs_own_exception_through():
+    # with tensor work before the raise, fullgraph=True answered GraphBreakError instead of the
+    # program's ValueError; a later call that does not raise compiles in one graph
+    def f(x):
+        y = x * 2
+        if x.shape[0] == 5:
+            raise ValueError(f"bad size {y.shape[0]}")
+        return y + 1
+
+    cnt = CompileCounter()
+    g = bytegraph.compile(f, backend=cnt, fullgraph=True)
+    with pytest.raises(ValueError, match="bad size 5"):
+        g(torch.ones(5))
+    assert cnt.frame_count == 0
+    x = torch.ones(4)
+    assert_same(g(x), f(x))
+    assert cnt.frame_count == 1
