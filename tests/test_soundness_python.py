@@ -1462,3 +1462,23 @@ def test_next_with_a_default_on_any_exhausted_iterator():
     cnt = CompileCounter()
     assert_same(bytegraph.compile(f, backend=cnt, fullgraph=True)(x), f(x))
     assert cnt.frame_count == 1
+
+
+@pytest.mark.parametrize("method", ["isdisjoint", "issuperset"])
+def test_set_method_stops_reading_a_generator_where_cpython_does(method):
+    # {2}.isdisjoint(gen) stops at the first common item, issuperset at the first missing one; the
+    # trace read the whole generator first, running its side effects to the end
+    def f(x):
+        seen = []
+
+        def gen():
+            for i in (1, 2, 3):
+                seen.append(i)
+                yield i
+        answer = getattr({2, 4}, method)(gen())
+        return (x.sin() if len(seen) == 2 else x.cos()), answer, seen
+
+    x = torch.ones(2)
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(f, backend=cnt, fullgraph=True)(x), f(x))
+    assert cnt.frame_count == 1

@@ -17,7 +17,7 @@ from .base import (
     python_value,
 )
 from .constant import const
-from .iterators import ContainerIteratorVariable, key_layout
+from .iterators import ContainerIteratorVariable, StopIterationSignal, key_layout, next_of
 from .lists import TupleVariable
 from .tensor import SymNodeVariable, TensorVariable
 
@@ -475,6 +475,17 @@ class SetVariable(VariableTracker):
             return const(None)
         if name == "__iter__":
             return ContainerIteratorVariable.create(tx, self, "set")
+        if name in ("isdisjoint", "issuperset") and len(args) == 1 and not _is_set(args[0]):
+            # CPython walks a non-set argument and stops at the first item that decides the answer:
+            # a generator is left partly consumed
+            it = tx.get_iter(args[0])
+            while True:
+                try:
+                    item = next_of(tx, it)
+                except StopIterationSignal:
+                    return const(True)
+                if (hashable_key(tx, item) in keys) == (name == "isdisjoint"):
+                    return const(False)
         if name in _SET_OPERATORS and not issubclass(args[0].python_type(), _SET_OPERANDS):
             return NOT_IMPLEMENTED     # `{1} | [2]` raises TypeError; `union` takes any iterable
         if name in ("union", "__or__", "intersection", "__and__", "difference", "__sub__",
@@ -522,5 +533,12 @@ class SetVariable(VariableTracker):
 _DICT_ARITY = {"__getitem__": 1, "get": 2, "__contains__": 1, "__len__": 0, "__setitem__": 2, "setdefault": 2,
                "__delitem__": 1, "pop": 2, "popitem": 1, "update": 1, "clear": 0, "copy": 0, "keys": 0,
                "values": 0, "items": 0, "__iter__": 0, "move_to_end": 2, "__ior__": 1}
+def _is_set(var) -> bool:
+    try:
+        return issubclass(var.python_type(), (set, frozenset))
+    except Unsupported:
+        return False
+
+
 _SET_ARITY = {"add": 1, "discard": 1, "remove": 1, "__contains__": 1, "__len__": 0, "__iter__": 0, "copy": 0,
               "pop": 0, "clear": 0}
