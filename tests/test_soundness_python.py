@@ -1482,3 +1482,25 @@ def test_set_method_stops_reading_a_generator_where_cpython_does(method):
     cnt = CompileCounter()
     assert_same(bytegraph.compile(f, backend=cnt, fullgraph=True)(x), f(x))
     assert cnt.frame_count == 1
+
+
+def test_in_walks_an_iterator_and_stops_at_the_first_match():
+    # an iterator has no __contains__: `in` consumes it up to the first equal item; the trace looked
+    # for a generator's __contains__ and broke the graph
+    def f(x):
+        seen = []
+
+        def gen():
+            for i in (1, 2, 3):
+                seen.append(i)
+                yield i
+        it = gen()
+        found = 2 in it
+        after = list(it)
+        rest = iter([1, 2, 3])
+        return x + 1, found, list(seen), after, 5 in iter([1, 2]), "k" in iter({"k": 1}), 2 in rest, list(rest)
+
+    x = torch.ones(2)
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(f, backend=cnt, fullgraph=True)(x), f(x))
+    assert cnt.frame_count == 1
