@@ -1504,3 +1504,59 @@ def test_in_walks_an_iterator_and_stops_at_the_first_match():
     cnt = CompileCounter()
     assert_same(bytegraph.compile(f, backend=cnt, fullgraph=True)(x), f(x))
     assert cnt.frame_count == 1
+
+
+def test_set_iterates_in_cpythons_hash_order():
+    # a set built in the trace iterated in the order its items were added: list({3, 1}) was [3, 1],
+    # eager [1, 3]. A set only ever added to item by item has the order of a real set built so;
+    # after a removal or a merge the order is not modelled and the graph breaks there
+    def built(x):
+        s = {3, 1}
+        s.add(40)
+        s.update([17, 2])
+        t = {w for w in ("b", "a", "c")}
+        return x + 1, list(s), [v for v in s], tuple(t), s.pop(), sorted(s)
+
+    def changed(x):
+        s = {3, 1, 40, 17}
+        s.discard(40)
+        s |= {33, 2}
+        u = {5, 1} | {9}
+        return x + 1, list(s), list(u), sorted(u)
+
+    x = torch.ones(2)
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(built, backend=cnt, fullgraph=True)(x), built(x))
+    assert cnt.frame_count == 1
+    explained = bytegraph.explain(changed)(x)
+    assert_same(bytegraph.compile(changed, backend=CompileCounter())(x), changed(x))
+    assert explained.graph_break_count >= 1
+    assert "order" in explained.break_reasons[0].reason
+
+
+def test_set_inplace_operators_change_the_set_itself():
+    # s |= t, &=, -=, ^= (with a set or a keys view) broke the graph; a frozenset makes a new one
+    # and a list operand raises TypeError as in eager
+    def f(x, given):
+        s = {1, 2, 3}
+        alias = s
+        s |= {7, 8}
+        s &= {1, 3, 7, 8, 9}
+        s -= {8}
+        s ^= {3, 10}
+        given |= {5}
+        fs = frozenset({1})
+        fs2 = fs
+        fs |= {2}
+        try:
+            s |= [1]
+        except TypeError as e:
+            err = str(e)
+        k = {1, 2}
+        k &= {2: 0}.keys()
+        return x + 1, sorted(s), alias is s, sorted(given), sorted(fs), fs2 is fs, err, sorted(k)
+
+    x = torch.ones(2)
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(f, backend=cnt, fullgraph=True)(x, {4}), f(x, {4}))
+    assert cnt.frame_count == 1

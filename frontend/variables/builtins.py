@@ -459,7 +459,16 @@ def _any_all(fn):
 
 def _sorted(tx, iterable, /, *, key=None, reverse=None):
     kwargs = {k: v for k, v in (("key", key), ("reverse", reverse)) if v is not None}
-    return ListVariable.create(tx, sorted_items(tx, tx.unpack_iterable(iterable), kwargs))
+    items = None
+    if isinstance(iterable, SetVariable) and key is None:
+        # distinct ints or strings sort to one order whichever order the set gives them in (not floats: NaN)
+        members = iterable.items(tx)
+        types_ = {type(i.as_python_constant()) if i.is_python_constant() else None for i in members}
+        if len(types_) == 1 and types_ <= {int, str}:
+            items = list(members)
+    if items is None:
+        items = tx.unpack_iterable(iterable)
+    return ListVariable.create(tx, sorted_items(tx, items, kwargs))
 
 
 def _reversed(tx, seq, /):
@@ -575,7 +584,10 @@ def _container(kind):
         if kind is tuple:
             return TupleVariable(tuple(items))
         if kind in (set, frozenset):
-            return SetVariable.create(tx, items, kind)
+            # from a set or a dict CPython merges tables (presized): the order is not that of additions
+            merged = args and (isinstance(args[0], (SetVariable, DictVariable)) or
+                               type(args[0]).__name__ == "DictViewVariable")
+            return SetVariable.create(tx, items, kind, order="unknown" if merged else None)
     return handler
 
 
