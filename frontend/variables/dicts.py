@@ -470,6 +470,9 @@ class SetVariable(VariableTracker):
                 position = {id(v): n for n, v in enumerate(real)}
                 if len(position) == len(values):
                     return tuple(sorted(items, key=lambda i: position[id(values[items.index(i)])]))
+        small = _order_by_small_hashes(items)
+        if small is not None:
+            return small
         raise Unsupported("python_protocol", what="the iteration order of a set whose history is not only "
                                                   "additions (CPython's hash-table order is not modelled)")
 
@@ -588,7 +591,8 @@ class SetVariable(VariableTracker):
         if self.source is not None:
             return self.source.reconstruct(codegen)
         items = codegen.tx.output.side_effects.get(self)
-        if len(items) > 1 and codegen.tx.output.side_effects.contents.get(("set order", self)) == _UNKNOWN_ORDER:
+        if len(items) > 1 and codegen.tx.output.side_effects.contents.get(("set order", self)) == _UNKNOWN_ORDER \
+                and _order_by_small_hashes(items) is None:
             # a set built anew item by item would iterate in another order than the program's
             raise Unsupported("python_protocol", what="rebuilding a set whose history is not only additions "
                                                       "(CPython's hash-table order is not modelled)")
@@ -605,6 +609,18 @@ class SetVariable(VariableTracker):
 _DICT_ARITY = {"__getitem__": 1, "get": 2, "__contains__": 1, "__len__": 0, "__setitem__": 2, "setdefault": 2,
                "__delitem__": 1, "pop": 2, "popitem": 1, "update": 1, "clear": 0, "copy": 0, "keys": 0,
                "values": 0, "items": 0, "__iter__": 0, "move_to_end": 2, "__ior__": 1}
+def _order_by_small_hashes(items):
+    """Items whose hashes are distinct and in 0..7 sit each in the slot of its hash in any table (the
+    smallest has 8 slots), so they iterate by hash whatever the set's history: that order, else None."""
+    try:
+        hashes = [hash(i.as_python_constant()) for i in items]
+    except (NotConstant, TypeError):
+        return None
+    if len(set(hashes)) != len(hashes) or not all(0 <= h < 8 for h in hashes):
+        return None
+    return tuple(i for _, i in sorted(zip(hashes, items), key=lambda pair: pair[0]))
+
+
 def _members(tx, var):
     """The items of an operand whose order does not matter (a set's: never its iteration order)."""
     return var.items(tx) if isinstance(var, SetVariable) else tx.unpack_iterable(var)
