@@ -14,6 +14,8 @@ import time
 import traceback
 import weakref
 
+import torch
+
 from . import _C, timing
 from .cache import CacheEntry, CacheEntryInfo, FrameAction
 from .config import config
@@ -116,9 +118,13 @@ class FrameCompiler:
         collecting = gc.isenabled()
         gc.disable()                  # (no frame of its own: a deep stack leaves the compiler little room)
         met_finalizer = True
+        # fake propagation and the backend's own tracing save tensors for backward: the user's
+        # saved-tensor hooks (`torch.autograd.graph.saved_tensors_hooks`) see only the run's, as in eager
+        hooks_were_paused = torch._C._autograd._saved_tensors_hooks_set_tracing(True)
         try:
             decision, met_finalizer = self._compile(code, func, args, cache)
         finally:
+            torch._C._autograd._saved_tensors_hooks_set_tracing(hooks_were_paused)
             _resume_collector(collecting, met_finalizer or any(has_finalizer(type(a)) for a in args))
         return decision
 
@@ -263,6 +269,11 @@ class FrameCompiler:
 
     def _on_unsupported(self, code, e: Unsupported):
         """A break that could not resume in this frame: the whole frame runs eagerly."""
+        if self.fullgraph and e.kind.name == "user_exception":
+            # the frame raises the program's own exception (`raise ValueError`, a failed assert):
+            # that is its outcome, not a graph break; run as is this time, it raises it, and a later
+            # call that does not raise compiles
+            return FrameAction.RUN_AS_IS
         self._record_break(code, e)
         runtime.touch(code)
         return FrameAction.SKIP_CODE

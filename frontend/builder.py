@@ -376,12 +376,14 @@ def _wrap_special_object(tx, value, source, trusted, guard):
         # is one, so a read through either sees writes through the other
         guard(Guard.id_match(source, value))
         return CellVariable.existing(tx, value, source)
-    grad_modes = {torch.no_grad: lambda m: False, torch.enable_grad: lambda m: True,
-                  torch.inference_mode: lambda m: not m.mode, torch.set_grad_enabled: lambda m: m.mode}
-    if type(value) in grad_modes:
-        # a grad-mode context manager object (`@torch.no_grad()` keeps one to enter on each call)
+    grad_modes = {torch.no_grad: False, torch.enable_grad: True}
+    if type(value) in grad_modes or type(value) is torch.set_grad_enabled:
+        # a grad-mode context manager object (`@torch.no_grad()` keeps one to enter on each call);
+        # a set_grad_enabled restores the mode it found when made, which its `prev` holds
         guard(Guard.id_match(source, value))
-        return GradModeVariable(target=grad_modes[type(value)](value), source=source)
+        if type(value) is torch.set_grad_enabled:
+            return GradModeVariable(target=value.mode, previous=value.prev, kind=type(value), source=source)
+        return GradModeVariable(target=grad_modes[type(value)], kind=type(value), source=source)
     if _is_a(value, torch.amp.autocast):
         guard(Guard.id_match(source, value))
         return AutocastVariable.from_real(value).with_source(source)

@@ -42,6 +42,17 @@ def _is_not_implemented(result) -> bool:
                                          result.as_python_constant() is NotImplemented)
 
 
+def _builtin_owner(cls, name, method):
+    """The builtin type of _COMPARABLE whose `name` `method` is: `cls` itself, or the base a
+    subclass inherits it from unchanged (torch.Size compares as tuple does); None for another method."""
+    if cls in _COMPARABLE:
+        return cls
+    for base in _MRO_OF(cls):
+        if base in _COMPARABLE and vars(base).get(name) is method:
+            return base
+    return None
+
+
 def dunder(tx, x, name, y):
     """`type(x).name(x, y)` as CPython runs it: a tracker, or NOT_IMPLEMENTED."""
     cls = _type_of(x)
@@ -57,11 +68,12 @@ def dunder(tx, x, name, y):
             equal = dunder(tx, x, "__eq__", y)
             return equal if _is_not_implemented(equal) else tx.unary_op(operator.not_, equal)
         return NOT_IMPLEMENTED
-    if cls in _COMPARABLE and (name in _COMPARE_NAMES or cls in _NUMBERS):
+    base = _builtin_owner(cls, name, method)
+    if base is not None and (name in _COMPARE_NAMES or base in _NUMBERS):
         other = _type_of(y)
         if other is None:
             raise Unsupported("python_protocol", what=f"{name} of {x.describe()} with {y.describe()}")
-        if not issubclass(other, _COMPARABLE[cls]) or (cls in _EQUALITY_ONLY and name not in ("__eq__", "__ne__")):
+        if not issubclass(other, _COMPARABLE[base]) or (base in _EQUALITY_ONLY and name not in ("__eq__", "__ne__")):
             return NOT_IMPLEMENTED
     if x.is_python_constant() and y.is_iterator:
         # a constant's method would read the iterator's items first (see python_value)

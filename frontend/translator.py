@@ -29,7 +29,7 @@ from .variables.base import NotConstant, VariableTracker, compare_equal
 from .variables.builtins import is_tensorish
 from .variables.constant import FOLDABLE, ConstantVariable, const
 from .variables.function_mode import tensor_getitem
-from .variables.iterators import GeneratorVariable, ListIteratorVariable
+from .variables.iterators import GeneratorVariable, ListIteratorVariable, StopIterationSignal, next_of
 from .variables.lists import TupleVariable
 from .variables.misc import CellVariable, ExceptionVariable, SuperVariable, UnreadArgument
 from .variables.tensor import TensorVariable, set_tensor_attr
@@ -235,6 +235,16 @@ class InstructionTranslatorBase:
             same = self.is_same(a, b)
             return const(same if op is operator.is_ else not same)
         if op is operator.contains:
+            if b.is_iterator:
+                # iterators have no __contains__: `in` walks one and stops at the first item equal to
+                # `a` (CPython's iteration search), leaving the rest unread
+                while True:
+                    try:
+                        item = next_of(self, b)
+                    except StopIterationSignal:
+                        return const(False)
+                    if compare_equal(self, item, a):
+                        return const(True)
             return b.call_method(self, "__contains__", [a], {})
         if a.owns_operators or b.owns_operators:
             return self._owned_operator(op, a, b)

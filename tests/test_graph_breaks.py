@@ -818,3 +818,22 @@ def test_a_builtin_method_on_the_stack_at_a_break_does_not_recompile_every_call(
         compiled.append(bytegraph.stats.frames_compiled)
     assert cnt.frame_count == 2                  # before the break, after it
     assert bytegraph.stats.recompiles == 0 and compiled[0] == compiled[-1] >= 2
+
+
+def test_fullgraph_lets_the_programs_own_exception_through():
+    # with tensor work before the raise, fullgraph=True answered GraphBreakError instead of the
+    # program's ValueError; a later call that does not raise compiles in one graph
+    def f(x):
+        y = x * 2
+        if x.shape[0] == 5:
+            raise ValueError(f"bad size {y.shape[0]}")
+        return y + 1
+
+    cnt = CompileCounter()
+    g = bytegraph.compile(f, backend=cnt, fullgraph=True)
+    with pytest.raises(ValueError, match="bad size 5"):
+        g(torch.ones(5))
+    assert cnt.frame_count == 0
+    x = torch.ones(4)
+    assert_same(g(x), f(x))
+    assert cnt.frame_count == 1

@@ -689,3 +689,30 @@ def test_weak_proxy_uses_run_natively():
     assert_same(outcome(bytegraph.compile(dead_proxy_argument, backend=cnt), x, dead),
                 outcome(dead_proxy_argument, x, dead))
     assert cnt.frame_count == 1                # `x + 1`, then isinstance raises natively
+
+
+def test_contextmanager_generator_stays_paused_through_the_with_body():
+    # the manager object is held only by the `with` while its __enter__ runs; its generator looked
+    # dead when __enter__'s frame returned and was closed there, running the `finally` before the body
+    import contextlib
+    log = []
+
+    @contextlib.contextmanager
+    def phase(name):
+        log.append(f"start {name}")
+        try:
+            yield len(log)
+        finally:
+            log.append(f"end {name}")
+
+    def f(x):
+        with phase("a") as n:
+            y = x * n + len(log)
+        return y, list(log)
+
+    x = torch.ones(2)
+    expected = f(x)
+    log.clear()
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(f, backend=cnt)(x), expected)
+    assert cnt.frame_count == 1

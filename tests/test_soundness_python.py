@@ -1363,3 +1363,200 @@ def test_size_concatenation_answers_as_torch_size():
         except TypeError:
             return "caught"
     assert check(h, torch.ones(3)) == "caught"   # (topk in the graph, the + at a break inside the try)
+
+
+def test_hasattr_on_builtin_containers_answers_from_the_type():
+    # duck typing (`hasattr(x, "to")`, `hasattr(shape, "_fields")`) on a dict or a Size asked for an
+    # attribute the trace does not model and broke the graph; such instances have no attributes of
+    # their own, so the type answers
+    def f(d, x):
+        r = [hasattr(d, "to"), hasattr(d, "items"), hasattr(x.shape, "_fields"), hasattr(x.shape, "numel"),
+             hasattr([x], "append"), hasattr((x,), "count"), hasattr(3, "bit_length"), hasattr("s", "to"),
+             hasattr(d, "__name__"), hasattr(d, "__dict__"), hasattr(d, "__class__")]
+        if hasattr(d, "to"):
+            return d.to("cpu"), r
+        return torch.cos(d["a"]) + x, r
+
+    d, x = {"a": torch.randn(3)}, torch.randn(3)
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(f, backend=cnt, fullgraph=True)(d, x), f(d, x))
+    assert cnt.frame_count == 1
+
+
+@pytest.mark.parametrize("attr", ["func", "args", "__call__", "__dict__", "__name__", "__qualname__", "__code__",
+                                  "__defaults__", "__module__"])
+def test_hasattr_on_a_partial_made_in_the_trace(attr):
+    # a partial made while tracing has no instance attributes: the type's MRO answers (a partial
+    # has no __name__ although its type has one)
+    def f(t):
+        p = functools.partial(lambda a, b: torch.sin(a) + b, b=t)
+        return p(t) if hasattr(p, attr) else torch.zeros_like(t)
+
+    t = torch.randn(3)
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(f, backend=cnt, fullgraph=True)(t), f(t))
+    assert cnt.frame_count == 1
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_size_compares_as_the_tuple_it_inherits_from(dynamic):
+    # torch.Size's comparison methods are tuple's: a list is never equal to it (both sides answer
+    # NotImplemented), a tuple of the same ints is; the trace broke the graph on torch.Size.__eq__
+    def f(a):
+        as_list, size = list(a.shape), a.shape
+        return (as_list == size, size == as_list, as_list != size, tuple(as_list) == size, size == (5, 6),
+                size != (5, 6), size == [5, 6], a + 1)
+
+    cnt = CompileCounter()
+    g = bytegraph.compile(f, backend=cnt, fullgraph=True, dynamic=dynamic)
+    for shape in ((5, 6), (5, 7)):
+        x = torch.ones(shape)
+        assert_same(g(x), f(x))
+    assert cnt.frame_count == 2     # (dynamic too: `size == (5, 6)` specializes the sizes)
+
+
+def test_dict_inplace_or_updates_the_same_dict():
+    # `d |= other` (dict.__ior__: update from a mapping or pairs, then d itself) broke the graph
+    def f(x, given):
+        d = {"a": x}
+        alias = d
+        d |= {"c": 3}
+        d |= [("z", x * 2)]
+        given |= {"k": 1}
+        od = collections.OrderedDict(a=1)
+        od |= {"b": 2}
+        return d, alias is d, od, given
+
+    x = torch.ones(2)
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(f, backend=cnt, fullgraph=True)(x, {"q": 0}), f(x, {"q": 0}))
+    assert cnt.frame_count == 1
+
+
+def test_next_with_a_default_on_any_exhausted_iterator():
+    # only list iterators gave the default; others raised StopIteration in the trace and broke the graph
+    class Countdown:
+        def __init__(self):
+            self.n = 1
+
+        def __iter__(self):
+            return self
+
+        def __next__(self):
+            if self.n == 0:
+                raise StopIteration
+            self.n -= 1
+            return 10
+
+    def gen():
+        yield 1
+        return 99
+
+    def f(x):
+        g = gen()
+        c = Countdown()
+        return (x + next(iter(()), 7), next(g, -1), next(g, -2), next(c, -3), next(c, -4),
+                next(iter({}), None), next(iter(range(0)), 5), next(zip([], []), 6))
+
+    x = torch.ones(2)
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(f, backend=cnt, fullgraph=True)(x), f(x))
+    assert cnt.frame_count == 1
+
+
+@pytest.mark.parametrize("method", ["isdisjoint", "issuperset"])
+def test_set_method_stops_reading_a_generator_where_cpython_does(method):
+    # {2}.isdisjoint(gen) stops at the first common item, issuperset at the first missing one; the
+    # trace read the whole generator first, running its side effects to the end
+    def f(x):
+        seen = []
+
+        def gen():
+            for i in (1, 2, 3):
+                seen.append(i)
+                yield i
+        answer = getattr({2, 4}, method)(gen())
+        return (x.sin() if len(seen) == 2 else x.cos()), answer, seen
+
+    x = torch.ones(2)
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(f, backend=cnt, fullgraph=True)(x), f(x))
+    assert cnt.frame_count == 1
+
+
+def test_in_walks_an_iterator_and_stops_at_the_first_match():
+    # an iterator has no __contains__: `in` consumes it up to the first equal item; the trace looked
+    # for a generator's __contains__ and broke the graph
+    def f(x):
+        seen = []
+
+        def gen():
+            for i in (1, 2, 3):
+                seen.append(i)
+                yield i
+        it = gen()
+        found = 2 in it
+        after = list(it)
+        rest = iter([1, 2, 3])
+        return x + 1, found, list(seen), after, 5 in iter([1, 2]), "k" in iter({"k": 1}), 2 in rest, list(rest)
+
+    x = torch.ones(2)
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(f, backend=cnt, fullgraph=True)(x), f(x))
+    assert cnt.frame_count == 1
+
+
+def test_set_iterates_in_cpythons_hash_order():
+    # a set built in the trace iterated in the order its items were added: list({3, 1}) was [3, 1],
+    # eager [1, 3]. A set only ever added to item by item has the order of a real set built so;
+    # after a removal or a merge the order is not modelled and the graph breaks there
+    def built(x):
+        s = {3, 1}
+        s.add(40)
+        s.update([17, 2])
+        t = {w for w in ("b", "a", "c")}
+        return x + 1, list(s), [v for v in s], tuple(t), s.pop(), sorted(s)
+
+    def changed(x):
+        s = {3, 1, 40, 17}
+        s.discard(40)
+        s |= {33, 2}
+        u = {5, 1} | {9}
+        return x + 1, list(s), list(u), sorted(u)
+
+    x = torch.ones(2)
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(built, backend=cnt, fullgraph=True)(x), built(x))
+    assert cnt.frame_count == 1
+    explained = bytegraph.explain(changed)(x)
+    assert_same(bytegraph.compile(changed, backend=CompileCounter())(x), changed(x))
+    assert explained.graph_break_count >= 1
+    assert "order" in explained.break_reasons[0].reason
+
+
+def test_set_inplace_operators_change_the_set_itself():
+    # s |= t, &=, -=, ^= (with a set or a keys view) broke the graph; a frozenset makes a new one
+    # and a list operand raises TypeError as in eager
+    def f(x, given):
+        s = {1, 2, 3}
+        alias = s
+        s |= {7, 8}
+        s &= {1, 3, 7, 8, 9}
+        s -= {8}
+        s ^= {3, 10}
+        given |= {5}
+        fs = frozenset({1})
+        fs2 = fs
+        fs |= {2}
+        try:
+            s |= [1]
+        except TypeError as e:
+            err = str(e)
+        k = {1, 2}
+        k &= {2: 0}.keys()
+        return x + 1, sorted(s), alias is s, sorted(given), sorted(fs), fs2 is fs, err, sorted(k)
+
+    x = torch.ones(2)
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(f, backend=cnt, fullgraph=True)(x, {4}), f(x, {4}))
+    assert cnt.frame_count == 1

@@ -354,3 +354,127 @@ def test_lazy_submodules_initialize_like_eager():
     assert cnt.frame_count == frames
     e = bytegraph.explain(compiled_net)(x)
     assert e.graph_count == 1 and e.graph_break_count == 0
+
+
+# -- grad mode changed the ways eager changes it --------------------------------------------------
+class _SetsGradMode:
+    """A user context manager calling torch's setter directly, as library managers do."""
+
+    def __init__(self, mode):
+        self.prev = torch.is_grad_enabled()
+        self.mode = mode
+
+    def __enter__(self):
+        torch._C._set_grad_enabled(self.mode)
+
+    def __exit__(self, *exc):
+        torch._C._set_grad_enabled(self.prev)
+
+
+def test_direct_grad_mode_setter_is_seen_by_the_trace():
+    # `torch._C._set_grad_enabled(False)` ran in the graph, but `torch.is_grad_enabled()` was folded
+    # to True: the branch was taken that eager does not take
+    def f(x):
+        with _SetsGradMode(False):
+            y = x * 2
+            if torch.is_grad_enabled():
+                y = y + 5
+        return y, (x * 3).requires_grad, torch.is_grad_enabled()
+
+    x = torch.randn(3, requires_grad=True)
+    expected = f(x)
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(f, backend=cnt)(x), expected)
+    assert cnt.frame_count == 1 and torch.is_grad_enabled()
+
+
+def test_set_grad_enabled_made_before_a_break_restores_the_mode_it_found():
+    # set_grad_enabled(False) applies at once and its exit restores the mode found then (True);
+    # rebuilt at the break as set_grad_enabled(False) again, it found False and left grad off
+    def f(x):
+        x = x + 1
+        ctx = torch.set_grad_enabled(False)
+        bytegraph.graph_break()
+        with ctx:
+            x = x + 1
+        return x, torch.is_grad_enabled()
+
+    x = torch.zeros(3, requires_grad=True)
+    expected = f(x)
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(f, backend=cnt)(x), expected)
+    assert cnt.frame_count == 2 and torch.is_grad_enabled()
+
+
+def test_no_grad_made_before_a_break_applies_only_when_entered():
+    def f(x):
+        ctx = torch.no_grad()
+        x = x + 1
+        bytegraph.graph_break()
+        y = x * 2                    # grad still on: no_grad() does nothing until entered
+        with ctx:
+            z = x * 3
+        return y, z, isinstance(ctx, torch.no_grad)
+
+    x = torch.ones(3, requires_grad=True)
+    expected = f(x)
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(f, backend=cnt)(x), expected)
+    assert cnt.frame_count == 2 and torch.is_grad_enabled()
+
+
+def test_inference_mode_is_not_taken_for_no_grad():
+    # tensors made under inference_mode are inference tensors; a graph run under no_grad makes none
+    def f(x):
+        with torch.inference_mode():
+            y = x * 2
+        return y.is_inference(), y.requires_grad, x * 2
+
+    x = torch.ones(3, requires_grad=True)
+    expected = f(x)
+    explained = bytegraph.explain(f)(x)
+    assert_same(bytegraph.compile(f, backend=CompileCounter())(x), expected)
+    assert explained.graph_break_count >= 1 and torch.is_grad_enabled()
+
+
+def test_unmodelled_global_state_setter_breaks_the_graph():
+    def f(x):
+        before = torch.get_num_threads()
+        torch.set_num_threads(before)
+        return x + 1
+
+    x = torch.ones(3)
+    explained = bytegraph.explain(f)(x)
+    assert_same(bytegraph.compile(f, backend=CompileCounter())(x), f(x))
+    assert explained.graph_break_count == 1
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_saved_tensor_hooks_see_only_the_runs_tensors(backend):
+    # compiling propagated `x * y` on fake tensors with the user's hooks installed: the pack hook
+    # ran once more than in eager, on a fake tensor
+    def f(x, y):
+        return (x * y).sin()
+
+    def run(fn):
+        counts = [0, 0]
+
+        def pack(t):
+            counts[0] += 1
+            return t
+
+        def unpack(t):
+            counts[1] += 1
+            return t
+        x = torch.ones(4, requires_grad=True)
+        with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+            out = fn(x, torch.ones(4))
+            packed = counts[0]
+            out.sum().backward()
+        return out.detach(), x.grad, packed, counts
+
+    expected = run(f)
+    cnt = bytegraph.testing.CompileCounterWithBackend(backend)
+    got = run(bytegraph.compile(f, backend=cnt))
+    assert_same(got, expected)          # the same packs, before and after backward
+    assert cnt.frame_count == 1

@@ -344,6 +344,12 @@ def _getattr(tx, obj, name, /, *default):
         raise
 
 
+# Builtin types whose instances hold no attributes of their own (no `__dict__`) and which cannot be
+# changed: whether one of their instances has an attribute is whether the type's MRO defines it.
+_ATTRIBUTES_OF_TYPE_ONLY = frozenset({dict, list, tuple, set, frozenset, str, bytes, int, float, bool, complex,
+                                      type(None), range, slice, torch.Size})
+
+
 def _hasattr(tx, obj, name, /):
     try:
         tx.getattr(obj, name.as_python_constant())
@@ -351,6 +357,19 @@ def _hasattr(tx, obj, name, /):
     except (AttributeError, UserException) as e:
         if raised_by_user(e, AttributeError):
             return const(False)
+        raise
+    except Unsupported:
+        # an attribute the trace does not model (`hasattr(d, "to")` asking whether d is a tensor)
+        try:
+            cls = obj.python_type()
+        except Unsupported:
+            cls = None
+        made_here = isinstance(obj, PartialVariable) and obj.source is None   # its __dict__ is empty
+        if safe_in(cls, _ATTRIBUTES_OF_TYPE_ONLY) or made_here:
+            # found on the type's MRO, as an instance lookup finds it (not `hasattr(cls, ...)`: the
+            # type's own attributes, `dict.__name__`, are not the instance's)
+            attr = name.as_python_constant()
+            return const(any(attr in vars(k) for k in cls.__mro__))
         raise
 
 
@@ -440,7 +459,16 @@ def _any_all(fn):
 
 def _sorted(tx, iterable, /, *, key=None, reverse=None):
     kwargs = {k: v for k, v in (("key", key), ("reverse", reverse)) if v is not None}
-    return ListVariable.create(tx, sorted_items(tx, tx.unpack_iterable(iterable), kwargs))
+    items = None
+    if isinstance(iterable, SetVariable) and key is None:
+        # distinct ints or strings sort to one order whichever order the set gives them in (not floats: NaN)
+        members = iterable.items(tx)
+        types_ = {type(i.as_python_constant()) if i.is_python_constant() else None for i in members}
+        if len(types_) == 1 and types_ <= {int, str}:
+            items = list(members)
+    if items is None:
+        items = tx.unpack_iterable(iterable)
+    return ListVariable.create(tx, sorted_items(tx, items, kwargs))
 
 
 def _reversed(tx, seq, /):
@@ -514,6 +542,12 @@ def _next(tx, it, /, *default):
             if default:
                 return default[0]
             raise user_error(StopIteration()) from None
+    if default:
+        # any iterator: its StopIteration (a generator's return, a user __next__ raising it) gives the default
+        try:
+            return next_of(tx, it)
+        except StopIterationSignal:
+            return default[0]
     return tx.call_method_on(it, "__next__", [], {})
 
 
@@ -550,7 +584,10 @@ def _container(kind):
         if kind is tuple:
             return TupleVariable(tuple(items))
         if kind in (set, frozenset):
-            return SetVariable.create(tx, items, kind)
+            # from a set or a dict CPython merges tables (presized): the order is not that of additions
+            merged = args and (isinstance(args[0], (SetVariable, DictVariable)) or
+                               type(args[0]).__name__ == "DictViewVariable")
+            return SetVariable.create(tx, items, kind, order="unknown" if merged else None)
     return handler
 
 

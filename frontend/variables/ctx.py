@@ -58,6 +58,12 @@ def enter_context(tx, ctx):
             raise Unsupported("context_manager", what=f"`with` on {ctx.describe()} (its __enter__ or __exit__ "
                                                       "is not a plain function)")
         exit_method = BoundMethodVariable(fn=UserFunctionVariable(fn=exit_, source=exit_source), self_var=ctx)
-        value = UserFunctionVariable(fn=enter, source=enter_source).call_function(tx, [ctx], {})
+        # the bound __exit__ BEFORE_WITH holds keeps the manager alive while __enter__ runs: a
+        # generator it holds (@contextmanager) must not look dead when __enter__'s frame returns
+        tx.stack.append(exit_method)
+        try:
+            value = UserFunctionVariable(fn=enter, source=enter_source).call_function(tx, [ctx], {})
+        finally:
+            tx.stack.pop()
         return WithExitVariable(ctx=ctx, exit_method=exit_method), value
     raise Unsupported("context_manager", what=f"`with` on {ctx.describe()}")

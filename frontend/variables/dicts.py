@@ -17,7 +17,7 @@ from .base import (
     python_value,
 )
 from .constant import const
-from .iterators import ContainerIteratorVariable, key_layout
+from .iterators import ContainerIteratorVariable, StopIterationSignal, key_layout, next_of
 from .lists import TupleVariable
 from .tensor import SymNodeVariable, TensorVariable
 
@@ -214,6 +214,10 @@ class DictVariable(VariableTracker):
         if name == "move_to_end" and self.cls is collections.OrderedDict:
             self._move_to_end(tx, args, kwargs)
             return const(None)
+        if name == "__ior__" and len(args) == 1 and not kwargs:
+            # `d |= other` updates in place from a mapping or pairs, as update() does, and is d
+            self.call_method(tx, "update", args, {})
+            return self
         if name == "__or__" and isinstance(args[0], DictVariable):
             merged = DictVariable.create(tx, pairs, self.cls, self.default_factory)
             merged.call_method(tx, "update", args, {})
@@ -402,6 +406,13 @@ class DictViewVariable(VariableTracker):
 _SET_OPERATORS = ("__or__", "__and__", "__sub__", "__xor__")
 # what the operators of a set take (a dict view answers the reflected one)
 _SET_OPERANDS = (set, frozenset, type({}.keys()), type({}.items()))
+_INSERTION_ORDER, _REAL_ORDER, _UNKNOWN_ORDER = "insertion", "real", "unknown"
+# methods that do not change the set
+_READS_ONLY = {"__contains__", "__len__", "__iter__", "copy", "isdisjoint", "issuperset",
+                          "issubset", "union", "intersection", "difference", "symmetric_difference", "__or__",
+                          "__and__", "__sub__", "__xor__", "__le__", "__ge__", "__lt__", "__gt__", "__eq__",
+                          "__ne__"}
+_SET_INPLACE = ("__ior__", "__iand__", "__isub__", "__ixor__")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -419,16 +430,51 @@ class SetVariable(VariableTracker):
         return self.call_method(tx, "__iter__", [], {})   # live: sees changes made while iterating
 
     @staticmethod
-    def create(tx, items, cls=set, source=None):
+    def create(tx, items, cls=set, source=None, order=None):
+        """`order`: how its iteration order is known (see `ordered_items`): a set read from the
+        program keeps the real one; a new one is built item by item unless it says otherwise."""
         var = SetVariable(cls=cls, source=source)
         unique = {}
         for item in items:
             unique.setdefault(hashable_key(tx, item), item)
         tx.output.side_effects.track(var, tuple(unique.values()))
+        var.set_order(tx, order or (_REAL_ORDER if source is not None else _INSERTION_ORDER))
         return var
 
     def items(self, tx):
+        """The items, in the order they were added (the model's order, not CPython's)."""
         return tx.output.side_effects.get(self)
+
+    def set_order(self, tx, order):
+        tx.output.side_effects.track(("set order", self), order)
+
+    def ordered_items(self, tx):
+        """The items in the order CPython iterates them. CPython's order comes from the hash table,
+        which depends on the set's whole history. Known exactly: a set read from the program and not
+        changed since (its real order), or one only ever added to item by item (BUILD_SET, set(list),
+        a comprehension, add()): a real set built the same way has that order. Otherwise unknown,
+        and the order cannot be observed in the graph."""
+        items = self.items(tx)
+        order = tx.output.side_effects.contents.get(("set order", self), _INSERTION_ORDER)
+        if len(items) < 2 or order == _REAL_ORDER:
+            return items
+        if order == _INSERTION_ORDER:
+            try:
+                values = [i.as_python_constant() for i in items]
+            except NotConstant:
+                values = None
+            if values is not None:
+                real = set()
+                for v in values:
+                    real.add(v)
+                position = {id(v): n for n, v in enumerate(real)}
+                if len(position) == len(values):
+                    return tuple(sorted(items, key=lambda i: position[id(values[items.index(i)])]))
+        small = _order_by_small_hashes(items)
+        if small is not None:
+            return small
+        raise Unsupported("python_protocol", what="the iteration order of a set whose history is not only "
+                                                  "additions (CPython's hash-table order is not modelled)")
 
     def keys(self, tx):
         return {hashable_key(tx, i): i for i in self.items(tx)}
@@ -437,7 +483,7 @@ class SetVariable(VariableTracker):
         return self.cls
 
     def unpack(self, tx):
-        return list(self.items(tx))
+        return list(self.ordered_items(tx))
 
     def truth(self, tx):
         return bool(self.items(tx))
@@ -448,6 +494,18 @@ class SetVariable(VariableTracker):
     def call_method(self, tx, name, args, kwargs):
         keys = self.keys(tx)
         check_modelled_arguments(self.cls.__name__, name, args, kwargs, _SET_ARITY)
+        # pop() takes the first item in CPython's order: read while that order is still known
+        first = self.ordered_items(tx)[0] if name == "pop" and self.items(tx) else None
+        if name not in _READS_ONLY:
+            # a change: additions item by item keep an order built so; anything else (a removal
+            # leaves a dummy slot, a merge presizes the table, a real set's history is unknown) does not
+            added = name == "add" or (name == "update" and not any(
+                _is_set(a) or isinstance(a, (DictVariable, DictViewVariable)) for a in args))
+            current = tx.output.side_effects.contents.get(("set order", self), _INSERTION_ORDER)
+            if name == "clear":
+                self.set_order(tx, _INSERTION_ORDER)
+            elif not (added and current == _INSERTION_ORDER) and current != _UNKNOWN_ORDER:
+                self.set_order(tx, _UNKNOWN_ORDER)
         if name == "add":
             keys.setdefault(hashable_key(tx, args[0]), args[0])
             store_keyed(tx, self, keys.values())
@@ -465,18 +523,46 @@ class SetVariable(VariableTracker):
             return const(len(keys))
         if name == "update":
             for other in args:
-                for item in tx.unpack_iterable(other):
+                for item in _members(tx, other):
                     keys.setdefault(hashable_key(tx, item), item)
             store_keyed(tx, self, keys.values())
             return const(None)
         if name == "__iter__":
             return ContainerIteratorVariable.create(tx, self, "set")
+        if name in _SET_INPLACE and self.cls is not frozenset:
+            # `s |= t` (and friends, with a set or a keys view) changes s itself and gives s;
+            # another operand answers NotImplemented, and `s = s | t` raises as in eager
+            if not issubclass(args[0].python_type(), _SET_OPERANDS):
+                return NOT_IMPLEMENTED
+            theirs = {hashable_key(tx, i): i for i in _members(tx, args[0])}
+            if name == "__ior__":
+                kept = {**keys, **{k: v for k, v in theirs.items() if k not in keys}}
+            elif name == "__iand__":
+                kept = {k: v for k, v in keys.items() if k in theirs}
+            elif name == "__isub__":
+                kept = {k: v for k, v in keys.items() if k not in theirs}
+            else:   # __ixor__
+                kept = {**{k: v for k, v in keys.items() if k not in theirs},
+                        **{k: v for k, v in theirs.items() if k not in keys}}
+            store_keyed(tx, self, kept.values())
+            return self
+        if name in ("isdisjoint", "issuperset") and len(args) == 1 and not _is_set(args[0]):
+            # CPython walks a non-set argument and stops at the first item that decides the answer:
+            # a generator is left partly consumed
+            it = tx.get_iter(args[0])
+            while True:
+                try:
+                    item = next_of(tx, it)
+                except StopIterationSignal:
+                    return const(True)
+                if (hashable_key(tx, item) in keys) == (name == "isdisjoint"):
+                    return const(False)
         if name in _SET_OPERATORS and not issubclass(args[0].python_type(), _SET_OPERANDS):
             return NOT_IMPLEMENTED     # `{1} | [2]` raises TypeError; `union` takes any iterable
         if name in ("union", "__or__", "intersection", "__and__", "difference", "__sub__",
                     "symmetric_difference", "__xor__", "issubset", "issuperset", "__le__", "__ge__",
                     "__lt__", "__gt__", "__eq__", "isdisjoint"):
-            others = [{hashable_key(tx, i): i for i in tx.unpack_iterable(a)} for a in args]
+            others = [{hashable_key(tx, i): i for i in _members(tx, a)} for a in args]
             result = getattr(set(keys), name)(*[set(o) for o in others])
             if isinstance(result, bool):
                 return const(result)
@@ -485,17 +571,17 @@ class SetVariable(VariableTracker):
                 for k, v in o.items():
                     pool.setdefault(k, v)
             return SetVariable.create(tx, [pool[k] for k in keys if k in result] +
-                                      [pool[k] for k in result if k not in keys], self.cls)
+                                      [pool[k] for k in result if k not in keys], self.cls, order=_UNKNOWN_ORDER)
         if name == "copy":
             if self.cls is frozenset:
                 return self     # immutable: the copy is the frozenset itself
-            return SetVariable.create(tx, self.items(tx), self.cls)
+            return SetVariable.create(tx, self.items(tx), self.cls, order=_UNKNOWN_ORDER)
         if name == "pop":
             items = self.items(tx)
             if not items:
                 raise user_error(KeyError("pop from an empty set"))
-            store_keyed(tx, self, items[1:])
-            return items[0]
+            store_keyed(tx, self, [i for i in items if i is not first])
+            return first
         if name == "clear":
             store_keyed(tx, self, (), clear=True)
             return const(None)
@@ -505,6 +591,11 @@ class SetVariable(VariableTracker):
         if self.source is not None:
             return self.source.reconstruct(codegen)
         items = codegen.tx.output.side_effects.get(self)
+        if len(items) > 1 and codegen.tx.output.side_effects.contents.get(("set order", self)) == _UNKNOWN_ORDER \
+                and _order_by_small_hashes(items) is None:
+            # a set built anew item by item would iterate in another order than the program's
+            raise Unsupported("python_protocol", what="rebuilding a set whose history is not only additions "
+                                                      "(CPython's hash-table order is not modelled)")
         if self.cls is frozenset:
             codegen.load_callable(frozenset)
         for item in items:
@@ -517,6 +608,31 @@ class SetVariable(VariableTracker):
 # the positional arguments each modelled method takes (see check_modelled_arguments)
 _DICT_ARITY = {"__getitem__": 1, "get": 2, "__contains__": 1, "__len__": 0, "__setitem__": 2, "setdefault": 2,
                "__delitem__": 1, "pop": 2, "popitem": 1, "update": 1, "clear": 0, "copy": 0, "keys": 0,
-               "values": 0, "items": 0, "__iter__": 0, "move_to_end": 2}
-_SET_ARITY = {"add": 1, "discard": 1, "remove": 1, "__contains__": 1, "__len__": 0, "__iter__": 0, "copy": 0,
+               "values": 0, "items": 0, "__iter__": 0, "move_to_end": 2, "__ior__": 1}
+def _order_by_small_hashes(items):
+    """Items whose hashes are distinct and in 0..7 sit each in the slot of its hash in any table (the
+    smallest has 8 slots), so they iterate by hash whatever the set's history: that order, else None."""
+    try:
+        hashes = [hash(i.as_python_constant()) for i in items]
+    except (NotConstant, TypeError):
+        return None
+    if len(set(hashes)) != len(hashes) or not all(0 <= h < 8 for h in hashes):
+        return None
+    return tuple(i for _, i in sorted(zip(hashes, items), key=lambda pair: pair[0]))
+
+
+def _members(tx, var):
+    """The items of an operand whose order does not matter (a set's: never its iteration order)."""
+    return var.items(tx) if isinstance(var, SetVariable) else tx.unpack_iterable(var)
+
+
+def _is_set(var) -> bool:
+    try:
+        return issubclass(var.python_type(), (set, frozenset))
+    except Unsupported:
+        return False
+
+
+_SET_ARITY = {"__ior__": 1, "__iand__": 1, "__isub__": 1, "__ixor__": 1,
+              "add": 1, "discard": 1, "remove": 1, "__contains__": 1, "__len__": 0, "__iter__": 0, "copy": 0,
               "pop": 0, "clear": 0}

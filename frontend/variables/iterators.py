@@ -274,7 +274,7 @@ class ContainerIteratorVariable(IteratorVariable):
     def _entries(self, tx):
         """The items still in the container."""
         if self.kind == "set":
-            return list(self.container.items(tx))
+            return list(self.container.ordered_items(tx))
         pairs = self.container.pairs(tx)
         if self.kind == "keys":
             return [k for k, _ in pairs]

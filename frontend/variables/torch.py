@@ -68,6 +68,14 @@ def _asks_function_modes(fn) -> bool:
     return any(word in name for word in ("torch_function", "function_mode", "function_stack"))
 
 
+def _sets_global_state(fn) -> bool:
+    """A setter of torch's process state not modelled here (`torch.set_num_threads`,
+    `torch._C._set_deterministic_algorithms`...): run in a graph, the trace would not see it."""
+    name = str(static_getattr(fn, "__name__", ""))
+    return name.startswith(("set_", "_set_")) and not isinstance(fn, (torch._ops.OpOverloadPacket,
+                                                                        torch._ops.OpOverload))
+
+
 # Functions that change global state or observe the outside world: never inside a graph.
 UNSUPPORTED = {torch.manual_seed, torch.seed, torch.set_default_dtype, torch.use_deterministic_algorithms,
                torch.set_printoptions, torch.save, torch.load, torch.autograd.grad, torch.autograd.backward}
@@ -119,10 +127,14 @@ class TorchFunctionVariable(VariableTracker):
         if tx.output.function_modes and _asks_function_modes(fn):
             # the trace models the open mode; the graph runs with none: the answer would differ
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (it reads the TorchFunctionMode stack)")
-        if fn in UNSUPPORTED:
-            raise Unsupported("unsupported_call", fn=self.describe(), detail=" (it changes global state)")
+        if fn is torch._C._set_grad_enabled and len(args) == 1 and not kwargs and args[0].is_python_constant():
+            # what set_grad_enabled and the grad-mode managers call: the trace's grad mode changes too
+            tx.output.set_grad_enabled(bool(args[0].as_python_constant()))
+            return const(None)
         if fn in GRAD_MODE_FACTORIES:
             return GRAD_MODE_FACTORIES[fn](tx, args, kwargs)
+        if fn in UNSUPPORTED or _sets_global_state(fn):
+            raise Unsupported("unsupported_call", fn=self.describe(), detail=" (it changes global state)")
         if fn in (torch.from_numpy, torch.as_tensor) and len(args) + len(kwargs) == 1:
             array = args[0] if args else kwargs.get("ndarray" if fn is torch.from_numpy else "data")
             if isinstance(array, NumpyNdarrayVariable):
@@ -148,13 +160,18 @@ _DROPOUTS = {torch.nn.functional.dropout, torch.dropout, torch.nn.functional.alp
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class GradModeVariable(VariableTracker):
-    """torch.no_grad() / enable_grad() / set_grad_enabled(b) / inference_mode(): a context manager
-    that sets grad mode on enter and restores the previous mode on exit, inside the graph."""
+    """torch.no_grad() / enable_grad() / set_grad_enabled(b): a context manager that sets grad mode
+    on enter and restores the previous mode on exit, inside the graph.
+
+    `kind` is the real class. A no_grad/enable_grad object reads the mode to restore when entered
+    (`previous` None until then); a set_grad_enabled object applied its mode when made and restores
+    the mode it found then (`previous`), however much later it is entered."""
     target: bool = True
     previous: Any = None
+    kind: Any = torch.set_grad_enabled
 
     def python_type(self):
-        return torch.set_grad_enabled
+        return self.kind
 
     def describe(self):
         return f"grad mode {self.target}"
@@ -169,8 +186,11 @@ class GradModeVariable(VariableTracker):
         return const(None)
 
     def call_function(self, tx, args, kwargs):
-        # used as a decorator: @torch.no_grad()
+        # used as a decorator: @torch.no_grad(); a set_grad_enabled used so gives back the mode its
+        # construction had set (`_DecoratorContextManager.__call__`)
         if args and isinstance(args[0], BaseUserFunction):
+            if self.kind is torch.set_grad_enabled and self.previous is not None:
+                tx.output.set_grad_enabled(self.previous)
             return GradModeWrapped(fn=args[0], target=self.target)
         raise Unsupported("unsupported_call", fn=self.describe(), detail="")
 
@@ -181,16 +201,33 @@ class GradModeVariable(VariableTracker):
 
     def call_method(self, tx, name, args, kwargs):
         if name == "clone":   # a fresh manager with the same target (what torch's decorators enter)
-            return GradModeVariable(target=self.target)
+            if self.kind is torch.set_grad_enabled:   # made anew: applies its mode now, like eager
+                return _set_grad_enabled(tx, [const(self.target)], {})
+            return GradModeVariable(target=self.target, kind=self.kind)
         if name == "__enter__":
             raise Unsupported("unsupported_builtin", what="calling __enter__ of a grad-mode manager directly")
         return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, codegen):
         codegen.push_null()
-        codegen.load_const(torch.set_grad_enabled)
-        codegen.load_const(self.target)
-        codegen.call(1)
+        if self.kind is torch.set_grad_enabled:
+            # rebuilt without applying its mode again, remembering the mode it found when made
+            codegen.load_const(rebuild_set_grad_enabled)
+            codegen.load_const(self.target)
+            codegen.load_const(self.previous if self.previous is not None else self.target)
+            codegen.call(2)
+        else:
+            codegen.load_const(self.kind)
+            codegen.call(0)
+
+
+def rebuild_set_grad_enabled(mode: bool, previous: bool):
+    """Run time: a `torch.set_grad_enabled(mode)` made in compiled code and live after it (a graph
+    break, a returned value). Its `__init__` already applied `mode` in the graph; the object only
+    keeps what its exit restores."""
+    obj = torch.set_grad_enabled.__new__(torch.set_grad_enabled)
+    obj.mode, obj.prev = mode, previous
+    return obj
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -287,11 +324,11 @@ def _device_autocast(device):
 
 
 def _no_grad(tx, args, kwargs):
-    return GradModeVariable(target=False)
+    return GradModeVariable(target=False, kind=torch.no_grad)
 
 
 def _enable_grad(tx, args, kwargs):
-    return GradModeVariable(target=True)
+    return GradModeVariable(target=True, kind=torch.enable_grad)
 
 
 def _set_grad_enabled(tx, args, kwargs):
@@ -303,8 +340,9 @@ def _set_grad_enabled(tx, args, kwargs):
 
 
 def _inference_mode(tx, args, kwargs):
-    mode = (args[0] if args else kwargs.get("mode", const(True))).as_python_constant()
-    return GradModeVariable(target=not mode)
+    # not grad mode: tensors made inside are inference tensors, and inference_mode(False) leaves
+    # grad mode as it is; the graph would need to run under the mode itself
+    raise Unsupported("unsupported_call", fn="torch.inference_mode", detail=" (inference mode is not modelled)")
 
 
 GRAD_MODE_FACTORIES = {torch.no_grad: _no_grad, torch.enable_grad: _enable_grad,
