@@ -1145,6 +1145,28 @@ def test_lazy_itertools_take_items_only_when_asked():
         [[4, 6], [8, 9], [2, 3]]
 
 
+def test_chain_from_iterable_reads_the_outer_iterable_lazily_and_zip_longest_fills():
+    def f(x):
+        lists = [[x, x * 2], [x + 1]]
+        it = itertools.chain.from_iterable(lists)
+        first = next(it)
+        lists.append([x * 5])                        # seen: the outer list is read when reached
+        pairs = list(itertools.zip_longest("ab", (1, 2, 3), fillvalue="-"))
+        summed = [p if q is None else p + q for p, q in itertools.zip_longest((x, x * 2), (x,))]
+        return first, list(it), pairs, summed
+    got = check(f, torch.ones(1), breaks=0)
+    assert len(got[1]) == 3 and got[2] == [("a", 1), ("b", 2), ("-", 3)]
+
+    def g(x):
+        it = itertools.chain.from_iterable(([x], [x * 2, x * 3]))
+        first = next(it)
+        return first, it                             # rebuilt where it stands
+    opt, cnt = compiled(g)
+    got, want = opt(torch.ones(1)), g(torch.ones(1))
+    assert cnt.frame_count == 1 and type(got[1]) is itertools.chain
+    assert [t.item() for t in got[1]] == [t.item() for t in want[1]] == [2.0, 3.0]
+
+
 def test_id_of_an_object_from_the_frame_is_guarded():
     class Box:
         pass

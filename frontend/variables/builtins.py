@@ -841,6 +841,27 @@ def _chain(tx, *iterables):
     return ChainVariable.create(tx, iterables)
 
 
+def _chain_from_iterable(tx, outer, /):
+    return ChainVariable.create_from_iterable(tx, outer)
+
+
+def _zip_longest(tx, *iterables, fillvalue=None):
+    """Over known finite items (list iterators made for this call) the rows are computed now; anything
+    else (a generator: reading past the shortest end has effects) runs as Python."""
+    iterators = tuple(tx.get_iter(i) for i in iterables)
+    if not all(isinstance(it, ListIteratorVariable) for it in iterators) or \
+            any(it is given for it in iterators for given in iterables):
+        raise Unsupported("unsupported_call", fn="itertools.zip_longest", detail=" over lazy iterators")
+    lists = [[it.next_item(tx) for _ in range(len(tx.output.side_effects.get(it)))] for it in iterators]
+    fill = fillvalue if fillvalue is not None else const(None)
+    rows = [TupleVariable(tuple(fill if v is _NO_ITEM else v for v in row))
+            for row in itertools.zip_longest(*lists, fillvalue=_NO_ITEM)]
+    return ListIteratorVariable.create(tx, rows, "zip_longest")
+
+
+_NO_ITEM = object()
+
+
 def _product(tx, *iterables, repeat=None):
     lists = [tx.unpack_iterable(i) for i in iterables]
     r = repeat.as_python_constant() if repeat is not None else 1
@@ -958,7 +979,8 @@ _HANDLERS: dict[Any, Callable] = {
     operator.itemgetter: _operator_getter(operator.itemgetter),
     operator.attrgetter: _operator_getter(operator.attrgetter),
     operator.methodcaller: _operator_getter(operator.methodcaller),
-    itertools.count: _count, itertools.chain: _chain, itertools.product: _product, itertools.islice: _islice,
+    itertools.count: _count, itertools.chain: _chain, itertools.chain.from_iterable: _chain_from_iterable,
+    itertools.zip_longest: _zip_longest, itertools.product: _product, itertools.islice: _islice,
     itertools.accumulate: _accumulate, itertools.combinations: _combos(itertools.combinations),
     itertools.permutations: _combos(itertools.permutations), functools.reduce: _reduce,
     functools.partial: _partial, functools.wraps: _wraps, inspect.signature: _signature,

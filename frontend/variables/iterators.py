@@ -576,12 +576,20 @@ class ChainVariable(IteratorVariable):
     """itertools.chain(*iterables), pulled lazily as CPython's: an iterable's iterator is made
     when the one before it is exhausted, so a list changed meanwhile is seen and an iterator the
     program also holds is left just past the items taken. State in SideEffects: (the current
-    iterator or None, the iterables not started)."""
+    iterator or None, the iterables not started). `chain.from_iterable(outer)` (`from_iterator`):
+    the iterables not started are the rest of an iterator over `outer`, read one at a time."""
+    from_iterator: bool = False
 
     @staticmethod
     def create(tx, iterables):
         var = ChainVariable()
         tx.output.side_effects.track(var, (None, tuple(iterables)))
+        return var
+
+    @staticmethod
+    def create_from_iterable(tx, outer):
+        var = ChainVariable(from_iterator=True)
+        tx.output.side_effects.track(var, (None, (tx.get_iter(outer),)))
         return var
 
     def parts(self, tx):
@@ -599,9 +607,12 @@ class ChainVariable(IteratorVariable):
         active, rest = effects.get(self)
         while True:
             if active is None:
-                if not rest:
+                if self.from_iterator:
+                    active = tx.get_iter(next_of(tx, rest[0]))   # (its StopIteration ends the chain)
+                elif not rest:
                     raise StopIterationSignal()
-                active, rest = tx.get_iter(rest[0]), rest[1:]
+                else:
+                    active, rest = tx.get_iter(rest[0]), rest[1:]
                 effects.track(self, (active, rest))
             try:
                 return next_of(tx, active)
@@ -612,6 +623,15 @@ class ChainVariable(IteratorVariable):
     def reconstruct(self, codegen):
         parts = self.parts(codegen.tx)
         codegen.load_callable(itertools.chain)
+        if self.from_iterator:      # chain(active..., chain.from_iterable(rest of outer))
+            *active, outer = parts
+            for part in active:
+                codegen.reconstruct(part)
+            codegen.load_callable(itertools.chain.from_iterable)
+            codegen.reconstruct(outer)
+            codegen.call(1)
+            codegen.call(len(active) + 1)
+            return
         for part in parts:
             codegen.reconstruct(part)
         codegen.call(len(parts))
