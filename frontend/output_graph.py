@@ -444,6 +444,9 @@ class OutputGraph:
                               detail=f" (raises {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})")
         node = self.graph.create_node(kind, target, proxy_args, proxy_kwargs)
         node.meta["example_value"] = example
+        if name and name.startswith("_foreach_") and name.endswith("_") and args and \
+                isinstance(args[0], ListVariable):
+            return args[0]      # an in-place foreach op returns the very list it was given
         if isinstance(example, torch.Tensor):
             if args and isinstance(args[0], TensorVariable) and example is args[0].example:
                 return args[0]  # `x.add_(1)`, `x += y`, `x.contiguous()`...: the very same tensor, as in eager

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import bytegraph
-from bytegraph.testing import CompileCounter
+from bytegraph.testing import CompileCounter, CompileCounterWithBackend
 from helpers import assert_same
 
 
@@ -477,4 +477,21 @@ def test_saved_tensor_hooks_see_only_the_runs_tensors(backend):
     cnt = bytegraph.testing.CompileCounterWithBackend(backend)
     got = run(bytegraph.compile(f, backend=cnt))
     assert_same(got, expected)          # the same packs, before and after backward
+    assert cnt.frame_count == 1
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_inplace_foreach_ops_return_the_list_they_were_given(backend):
+    # eager `torch._foreach_add_(xs, ...)` returns xs itself; a 0-d tensor scalar is a graph value
+    def f(x, ys):
+        xs = [x.clone(), x * 2]
+        same_list = torch._foreach_add_(xs, torch.tensor(1.0)) is xs
+        torch._foreach_mul_(ys, 3.0)                 # the frame's own tensors, written in place
+        return xs, same_list, torch._foreach_add(xs, 1.0)
+    cnt = CompileCounterWithBackend(backend)
+    ys, ref_ys = [torch.ones(2), torch.ones(3)], [torch.ones(2), torch.ones(3)]
+    got, want = bytegraph.compile(f, backend=cnt)(torch.ones(2), ys), f(torch.ones(2), ref_ys)
+    assert got[1] is True and type(got[2]) is type(want[2])
+    for a, b in zip(got[0] + list(got[2]) + ys, want[0] + list(want[2]) + ref_ys):
+        assert torch.equal(a, b)
     assert cnt.frame_count == 1
