@@ -266,6 +266,10 @@ def _wrap_tensor_or_scalar(tx, value, source, trusted, guard):
         if value.layout != torch.strided:
             # sparse/quantized layouts have no strides to guard or fake: their users run eagerly
             raise Unsupported("non_strided_tensor", what=f"a tensor with layout {value.layout}")
+        if value.is_inference():
+            # made under torch.inference_mode: no version counter (which in-place writes are tracked by),
+            # its own rules for autograd and in-place ops outside the mode: its users run eagerly
+            raise Unsupported("torch_value", what="an inference tensor (made under torch.inference_mode)")
         if source is None:
             return tx.output.add_constant_tensor(value)
         return tx.output.add_graph_input(value, source)
@@ -376,8 +380,12 @@ def _wrap_special_object(tx, value, source, trusted, guard):
                   torch.inference_mode: lambda m: not m.mode, torch.set_grad_enabled: lambda m: m.mode}
     if type(value) in grad_modes:
         # a grad-mode context manager object (`@torch.no_grad()` keeps one to enter on each call)
+        if type(value) is torch.inference_mode and value.mode:
+            raise Unsupported("context_manager", what="torch.inference_mode()")   # (see _inference_mode)
         guard(Guard.id_match(source, value))
-        return GradModeVariable(target=grad_modes[type(value)](value), source=source)
+        # set_grad_enabled(b) applied b when it was made, and its exit restores the mode from before that
+        previous = value.prev if type(value) is torch.set_grad_enabled else None
+        return GradModeVariable(target=grad_modes[type(value)](value), previous=previous, source=source)
     if _is_a(value, torch.amp.autocast):
         guard(Guard.id_match(source, value))
         return AutocastVariable.from_real(value).with_source(source)

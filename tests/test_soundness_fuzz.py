@@ -198,3 +198,106 @@ def test_memory_sharing_guard_explained_on_non_tensors():
     assert bytegraph.stats.recompiles == 1
     with pytest.raises(TypeError):
         bytegraph._tensor_guards.memory_sharing(torch.ones(1), 4)
+
+
+# -- third pass of families (seeds from 50000) ------------------------------------------------------------
+# inference_mode makes inference tensors: a graph run under grad mode alone would not (seed 50012)
+@torch.inference_mode()
+def _inferred(t):
+    return t + 1
+
+
+def test_inference_mode_block_breaks_so_its_tensors_are_inference_tensors():
+    def f(x, on):
+        a = x * 3
+        with torch.inference_mode(mode=on):
+            t = x * 2
+        return a, t.is_inference(), t, torch.is_inference_mode_enabled(), torch.is_grad_enabled()
+    # (the graph before the block; the block and the rest run as Python: the resumed frame starts in it)
+    got = standard_test(f, torch.ones(2), True, frames=1, breaks=2)
+    assert got[1] is True
+    assert all("inference_mode" in r.reason for r in bytegraph.stats.break_records)
+    # inference_mode(False) only turns grad mode on: traced in one graph
+    assert standard_test(f, torch.ones(2), False, frames=1, breaks=0)[1] is False
+
+
+def test_inference_mode_decorator_breaks_so_its_result_is_an_inference_tensor():
+    def f(x):
+        return x * 2, _inferred(x).is_inference(), _inferred(x)
+    # (one graph before the call, one after it; the inference tensors it made run as Python)
+    assert standard_test(f, torch.ones(2), frames=2, breaks=2, exact=True)[1] is True
+    assert not [r for r in bytegraph.stats.break_records if r.kind == "internal_error"]
+
+
+# set_grad_enabled(b) made by a call that ran as Python: its exit restores the mode from before the call,
+# not the one the resumed code started with (seeds 50054, 50085 with n changing)
+def test_set_grad_enabled_made_before_a_break_restores_the_earlier_mode():
+    def f(x, n):
+        w = x.detach().requires_grad_()
+        with torch.set_grad_enabled(n % 2 == 0):   # (symbolic n once it changed: the call breaks)
+            a = w * 2
+        return a.requires_grad, torch.is_grad_enabled(), a
+    opt, cnt = compiled(f)
+    for n in (0, 1, 2, 3):
+        assert_same(opt(torch.ones(2), n), f(torch.ones(2), n))
+        assert torch.is_grad_enabled()
+    assert cnt.frame_count >= 2
+
+
+# torch.numel of a tensor with a symbolic shape is a graph value, returned as an int (seed 50040)
+def test_torch_numel_of_a_symbolic_shape_returns_an_int():
+    def f(x):
+        return torch.numel(x), torch.numel(x) * 2 + 1, x.sum()
+    opt, cnt = compiled(f, dynamic=True)
+    for rows in (2, 3, 4):
+        got = opt(torch.ones(rows, 3))
+        assert_same(got, f(torch.ones(rows, 3)))
+        assert type(got[0]) is int
+    assert cnt.frame_count == 1
+
+
+# a user iterator class (`__iter__` returning self) consumed by list()/sum(): its items one __next__ at a
+# time, not iter() of iter() forever (seeds 50001, 50032: RecursionError while tracing)
+class _CountUp:
+    def __init__(self, m):
+        self.m = m
+        self.i = 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.i >= self.m:
+            raise StopIteration
+        self.i += 1
+        return self.i * 2
+
+
+def test_user_iterator_class_consumed_by_builtins():
+    def f(x, n):
+        return list(_CountUp(n)), sum(_CountUp(3)) * x, tuple(_CountUp(0))
+    got = standard_test(f, torch.ones(2), 3, frames=1, breaks=0)
+    assert got[0] == [2, 4, 6]
+    assert not [r for r in bytegraph.stats.break_records if r.kind == "internal_error"]
+
+
+# a callable object as a builtin (functools.cmp_to_key's KeyWrapper): looked up without hashing it or
+# comparing it with ==, whose answers may raise (seed 50017: "unhashable type", "must be K instance")
+def test_cmp_to_key_wrapper_breaks_without_internal_error():
+    def f(x, lst):
+        y = x + 1
+        return sorted(lst, key=functools.cmp_to_key(lambda a, b: b - a)), y
+    standard_test(f, torch.ones(2), [1, 3, 2], frames=2)   # (x + 1; then the resumed frame's return)
+    assert bytegraph.stats.break_records
+    assert not [r for r in bytegraph.stats.break_records if r.kind == "internal_error"]
+
+
+# a break whose first try failed after pruning the graph's dead size arithmetic cannot retry from the
+# checkpoint (its last node is gone): the frame runs as Python (seed 50076: "add is not in list")
+def test_break_after_a_prune_does_not_retry_from_the_pruned_checkpoint():
+    def f(x, n, s):
+        return f'{s!s:>{n + 1}}|' + '{0}{1}'.format(s, n), x + 1
+    opt, cnt = compiled(f)
+    for n, s in ((1, "ab"), (2, "abc"), (3, "ab"), (5, "")):
+        assert_same(opt(torch.ones(2), n, s), f(torch.ones(2), n, s))
+    assert cnt.frame_count >= 1

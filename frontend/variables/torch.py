@@ -112,7 +112,12 @@ class TorchFunctionVariable(VariableTracker):
             if fn is torch.is_grad_enabled:
                 return const(tx.output.grad_enabled)
             with tx.output.tracing_state():   # `torch.is_autocast_enabled()` inside a traced block
-                return tx.wrap(folded(*real_args, **real_kwargs), None, trusted=True)
+                answer = folded(*real_args, **real_kwargs)
+            if isinstance(answer, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+                # a size of a symbolic shape (`torch.numel(x)`): a graph value, as `x.numel()` is, never
+                # the SymInt itself as a constant
+                return tx.output.call_function(fn, list(args), kwargs)
+            return tx.wrap(answer, None, trusted=True)
         if fn in GLOBAL_GETTERS and not args and not kwargs:
             module_name, name = GLOBAL_GETTERS[fn]
             return tx.wrap(vars(sys.modules[module_name])[name], ModuleGlobalSource(module_name, name))
@@ -294,7 +299,11 @@ def _set_grad_enabled(tx, args, kwargs):
 
 def _inference_mode(tx, args, kwargs):
     mode = (args[0] if args else kwargs.get("mode", const(True))).as_python_constant()
-    return GradModeVariable(target=not mode)
+    if mode:
+        # tensors made inside are inference tensors (`is_inference()`, no version counter): a graph
+        # run under grad mode alone would make ordinary ones
+        raise Unsupported("context_manager", what="torch.inference_mode()")
+    return GradModeVariable(target=True)
 
 
 GRAD_MODE_FACTORIES = {torch.no_grad: _no_grad, torch.enable_grad: _enable_grad,
