@@ -301,3 +301,41 @@ def test_break_after_a_prune_does_not_retry_from_the_pruned_checkpoint():
     for n, s in ((1, "ab"), (2, "abc"), (3, "ab"), (5, "")):
         assert_same(opt(torch.ones(2), n, s), f(torch.ones(2), n, s))
     assert cnt.frame_count >= 1
+
+
+# aot_eager: `x` and `w = x.detach()` share memory without being views of one base: AOTAutograd's synthetic
+# base could not rebuild an output aliasing one of them (AssertionError at run time, seed 52259)
+def test_aot_inputs_sharing_memory_outside_views_run_as_traced():
+    def f(x, y):
+        w = x.detach().requires_grad_()
+        with torch.no_grad():
+            w.mul_(2)
+        w = x.detach().requires_grad_()
+        return x + y, w.sum().requires_grad
+    x, y = torch.randn(3, 4), torch.randn(3, 4)
+    want = f(x.clone(), y)
+    bytegraph.reset()
+    cnt = CompileCounterWithBackend("aot_eager")
+    assert_same(bytegraph.compile(f, backend=cnt)(x.clone(), y), want)
+    assert cnt.frame_count == 3     # (before each requires_grad_() making a leaf, and after)
+
+
+# aot_eager: a parameter frozen inside the graph (`p.requires_grad_(False)`): AOTAutograd's inputs are not
+# leaves; the call runs as Python (seed 52030)
+def test_aot_requires_grad_off_of_a_parameter_breaks():
+    lin = torch.nn.Linear(4, 4)
+
+    def f(x, on):
+        y = x * 2
+        for p in lin.parameters():
+            p.requires_grad_(on)
+        return lin(y), lin.weight.requires_grad
+    x = torch.randn(3, 4)
+    cnt = CompileCounterWithBackend("aot_eager")
+    opt = bytegraph.compile(f, backend=cnt)
+    for on in (False, True, False):
+        got = opt(x, on)
+        assert got[1] is on and got[0].requires_grad is on
+        assert_same(got, f(x, on))
+    assert cnt.frame_count >= 2
+    assert any("requires_grad_(False)" in r.reason for r in bytegraph.stats.break_records)

@@ -1121,7 +1121,8 @@ def same(a, b, path="out", rounding=False) -> str | None:
         if (a.dtype, a.shape, a.requires_grad) != (b.dtype, b.shape, b.requires_grad):
             return f"{path}: tensor meta {(a.dtype, tuple(a.shape), a.requires_grad)} vs " \
                    f"{(b.dtype, tuple(b.shape), b.requires_grad)}"
-        if not torch.allclose(a.detach().double(), b.detach().double(), rtol=1e-5, atol=1e-6, equal_nan=True):
+        wide = torch.complex128 if a.is_complex() else torch.float64    # (a complex one with its imaginary part)
+        if not torch.allclose(a.detach().to(wide), b.detach().to(wide), rtol=1e-5, atol=1e-6, equal_nan=True):
             return f"{path}: tensor values differ\n{a}\nvs\n{b}"
         return None
     if type(a).__module__ == "numpy" and type(a).__name__ == "ndarray":
