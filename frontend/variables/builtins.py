@@ -515,6 +515,12 @@ def _next(tx, it, /, *default):
             if default:
                 return default[0]
             raise user_error(StopIteration()) from None
+    if default:
+        # any iterator: its StopIteration (a generator's return, a user __next__ raising it) gives the default
+        try:
+            return next_of(tx, it)
+        except StopIterationSignal:
+            return default[0]
     return tx.call_method_on(it, "__next__", [], {})
 
 

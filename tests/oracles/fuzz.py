@@ -737,18 +737,21 @@ def _grad_modes(r, k):
         "    b = w * 2\nout.append((a.requires_grad, b.requires_grad, a, b))",
         "w = x.detach().requires_grad_()\nwith torch.no_grad():\n    a = w * 2\n    bytegraph.graph_break()\n"
         "    b = w * 3\nout.append((a.requires_grad, b.requires_grad, torch.is_grad_enabled()))",
-        "with torch.inference_mode():\n    t = x * 2\nout.append((t.is_inference(), t, torch.is_inference_mode_enabled()))",
+        "with torch.inference_mode():\n    t = x * 2\nout.append((t.is_inference(), t, torch.is_infe"
+        "rence_mode_enabled()))",
         "with torch.inference_mode(mode=n % 2 == 0):\n    t = y + 1\nout.append((t.is_inference(), t))",
         "with torch.autocast('cpu', dtype=torch.bfloat16):\n    t = x @ y.t()\n    u = x + y\n"
         "out.append((t.dtype, u.dtype, t.float().sum().round()))",
         "with torch.autocast('cpu', dtype=torch.bfloat16, enabled=n % 2 == 0):\n    t = torch.mm(x, y.t())\n"
         "out.append((t.dtype, torch.is_autocast_enabled('cpu')))",
-        "w = x.detach().requires_grad_()\nwith torch.no_grad():\n    w.mul_(2)\nout.append((w.requires_grad, w.is_leaf, w))",
+        "w = x.detach().requires_grad_()\nwith torch.no_grad():\n    w.mul_(2)\nout.append((w.requir"
+        "es_grad, w.is_leaf, w))",
         "w = x.detach().requires_grad_()\nprev = torch.is_grad_enabled()\ntry:\n    torch.set_grad_enabled(False)\n"
         "    a = w * 2\n    if n > 4:\n        raise ValueError(n)\nexcept ValueError as e:\n    out.append(e.args)\n"
         "finally:\n    torch.set_grad_enabled(prev)\nout.append((a.requires_grad, torch.is_grad_enabled()))",
         "w = x.detach().requires_grad_()\nwith torch.enable_grad():\n    with torch.no_grad():\n"
-        "        bytegraph.graph_break()\n        a = w + 1\n    b = w + 1\nout.append((a.requires_grad, b.requires_grad))",
+        "        bytegraph.graph_break()\n        a = w + 1\n    b = w + 1\nout.append((a.requires_g"
+        "rad, b.requires_grad))",
         "w = x.detach().requires_grad_()\nctx = torch.no_grad() if n % 2 else contextlib.nullcontext()\nwith ctx:\n"
         "    a = w.sum()\nout.append((a.requires_grad, a))",
         "w = x.detach().requires_grad_()\nwith torch.no_grad():\n    ys = [w * i for i in range(2)]\n"
@@ -762,7 +765,8 @@ def _functools_operator(r, k):
     made with wraps that take arguments, cmp_to_key, cached_property; operator.itemgetter/attrgetter/
     methodcaller."""
     pre = (f"def lin{k}(t, a, b=0.0, *, scale=1):\n    return t * a * scale + b\n"
-           f"@functools.lru_cache(maxsize=None)\ndef fib{k}(m):\n    return m if m < 2 else fib{k}(m - 1) + fib{k}(m - 2)\n"
+           f"@functools.lru_cache(maxsize=None)\ndef fib{k}(m):\n    return m if m < 2 else fib{k}(m"
+           f" - 1) + fib{k}(m - 2)\n"
            f"def deco{k}(scale):\n    def wrap(fn):\n        @functools.wraps(fn)\n"
            f"        def inner(*a, **kw):\n            return fn(*a, **kw) * scale\n        return inner\n"
            f"    return wrap\n"
@@ -831,7 +835,8 @@ def _user_classes(r, k):
            f"    def __set__(self, obj, value):\n        setattr(obj, self.name, value * 3)\n"
            f"class HasDesc{k}:\n    d = Desc{k}()\n    shared = 1\n"
            f"class G_KS{k}:\n    level = 1\n    seen = []\n"
-           f"    @classmethod\n    def between_calls(cls, call):\n        cls.level += call\n        cls.seen.append(call)\n")
+           f"    @classmethod\n    def between_calls(cls, call):\n        cls.level += call\n       "
+           f" cls.seen.append(call)\n")
     op = r.choice([
         f"c = Child{k}(n, extra=2)\nout.append((c.scaled(x), c.v, c.factor(), isinstance(c, Base{k})))",
         f"c = Base{k}(1)\nc.v = n\nout.append((c.v, c._v))",
@@ -923,7 +928,8 @@ def _torch_nontensor(r, k):
         "x.nbytes))",
         "out.append((torch.typename(x), x.type(), x.int().type(), x.is_floating_point(), x.is_signed()))",
         "out.append(x.to(torch.get_default_dtype()) if x.dtype != torch.get_default_dtype() else -x)",
-        "dt = torch.float64 if n % 2 else torch.int32\nout.append((x.to(dt), torch.zeros(2, dtype=dt).dtype.is_floating_point))",
+        "dt = torch.float64 if n % 2 else torch.int32\nout.append((x.to(dt), torch.zeros(2, dtype=dt"
+        ").dtype.is_floating_point))",
         "out.append(torch.tensor(3.5, dtype=torch.float64).item() * x if x.dtype.is_floating_point else x)",
         "out.append((x.device, x.device == torch.device('cpu'), str(x.device), x.is_cpu, x.layout))",
         "out.append(x.narrow(0, torch.tensor(1), 2))",
