@@ -1002,6 +1002,88 @@ def _stdlib_mix(r, k):
     return pre, op
 
 
+def _modules_more(r, k):
+    """nn.Modules the environment changes between calls in ways that must recompile or be read again:
+    a parameter rebound or its dtype changed, a bias set to None, a submodule swapped, a buffer added, the
+    module's dtype converted, a hook added; and modules used the ways users write them (Sequential
+    slicing, named_parameters, functional calls with the module's tensors, methods other than forward)."""
+    change = r.choice([
+        "self.lin.bias = None",
+        "self.lin.weight = torch.nn.Parameter(self.lin.weight.detach() * 2)",
+        "self.body[1] = torch.nn.Sigmoid()",
+        "self.register_buffer('extra', torch.ones(4))",
+        "self.double()",
+        "self.lin.weight.requires_grad_(False)",
+        "self.body.append(torch.nn.Tanh())",
+        "self.register_forward_pre_hook(lambda mod, inp: (inp[0] * 0.5,))",
+        "self.gain = torch.tensor(3.0)",
+        "self.mode = 'sum' if self.mode == 'mean' else 'mean'",
+    ])
+    pre = (f"class N{k}(torch.nn.Module):\n"
+           f"    def __init__(self):\n        super().__init__()\n"
+           f"        self.lin = torch.nn.Linear(4, 4)\n"
+           f"        self.body = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 4))\n"
+           f"        self.gain = 2.0\n        self.mode = 'mean'\n"
+           f"    def forward(self, t):\n"
+           f"        h = self.body(self.lin(t.to(self.lin.weight.dtype))) * self.gain\n"
+           f"        if getattr(self, 'extra', None) is not None:\n            h = h + self.extra\n"
+           f"        return h.mean(0) if self.mode == 'mean' else h.sum(0)\n"
+           f"    def score(self, t, k=1):\n        return self(t).topk(k).values\n"
+           f"    def between_calls(self, call):\n"
+           f"        if call == 2:\n            {change}\n"
+           f"torch.manual_seed({k} + 100)\nG_NET{k} = N{k}()\n")
+    m = f"G_NET{k}"
+    op = r.choice([
+        f"out.append({m}(x))",
+        f"out.append(({m}(x), {m}.score(y, k=2)))",
+        f"out.append({m}.body[:2](x) + {m}.body[-1].bias)",
+        f"out.append(sorted(name for name, _ in {m}.named_parameters()))",
+        f"out.append(sum(p.numel() for p in {m}.parameters() if p.requires_grad))",
+        f"out.append(torch.nn.functional.linear(x.to({m}.lin.weight.dtype), {m}.lin.weight) * {m}.gain)",
+        f"h = x\nfor layer in {m}.body:\n    if isinstance(layer, torch.nn.Linear):\n"
+        f"        h = layer(h.to(layer.weight.dtype))\n    else:\n        h = layer(h)\nout.append(h)",
+        f"out.append(({m}.lin.bias is None, {m}.lin.weight.dtype, len({m}.body), {m}.mode))",
+        f"out.append({m}(x) if {m}.training else -{m}(x))",
+        f"with torch.no_grad():\n    out.append({m}(x + n))",
+        f"out.append(torch.func.functional_call({m}.lin, dict({m}.lin.named_parameters()), "
+        f"(x.to({m}.lin.weight.dtype),)))",
+        f"out.append([type(c).__name__ for c in {m}.body.children()])",
+        f"out.append({m}.state_dict().keys() == dict({m}.named_parameters()).keys() | set(dict({m}.named_buffers())))",
+        f"out.append(({m}(x).sum() * 0 + n).item())",
+    ])
+    return pre, op
+
+
+def _grad_modes_more(r, k):
+    """Grad-mode managers in the less common places: as decorators on methods and generators, set_grad_enabled
+    as a decorator, a manager made once at module level and entered on every call, a grad mode the environment
+    leaves changed between calls, autograd inside no_grad with enable_grad."""
+    pre = (f"NG{k} = torch.no_grad()\n"
+           f"class GM{k}:\n"
+           f"    @torch.no_grad()\n    def run(self, t):\n        return (t * 2).requires_grad\n"
+           f"    @torch.enable_grad()\n    def grad_of(self, t):\n"
+           f"        w = t.detach().requires_grad_()\n        (w * w).sum().backward()\n        return w.grad\n"
+           f"@torch.set_grad_enabled(False)\ndef sge{k}(t):\n    return (t * 2).requires_grad\n"
+           f"@torch.no_grad()\ndef gen{k}(t):\n    for i in range(2):\n        yield (t * i).requires_grad\n")
+    op = r.choice([
+        f"w = x.detach().requires_grad_()\nout.append((GM{k}().run(w), (w * 2).requires_grad))",
+        f"with torch.no_grad():\n    out.append(GM{k}().grad_of(x))",
+        f"w = x.detach().requires_grad_()\nout.append((sge{k}(w), (w + 1).requires_grad))",
+        f"w = x.detach().requires_grad_()\nout.append(list(gen{k}(w)) + [(w * 3).requires_grad])",
+        f"w = y.detach().requires_grad_()\nwith NG{k}:\n    a = w * 2\nwith NG{k}:\n    b = w * 3\n"
+        f"out.append((a.requires_grad, b.requires_grad, (w * 4).requires_grad))",
+        "w = x.detach().requires_grad_()\nwith torch.no_grad():\n    v = w * 2\nv2 = v * w\n"
+        "out.append((v.requires_grad, v2.requires_grad, v2.grad_fn is None))",
+        "w = x.detach().requires_grad_()\nwith torch.enable_grad():\n    loss = (w * n).sum()\n"
+        "g, = torch.autograd.grad(loss, w)\nout.append(g)",
+        "w = x.detach().requires_grad_()\nwith torch.autocast('cpu', dtype=torch.bfloat16):\n"
+        "    h = torch.mm(w, y.t())\nout.append((h.dtype, h.requires_grad, h.float()))",
+        "w = x.detach().requires_grad_()\nwith torch.no_grad():\n    t = w.clone()\n    t.add_(1)\n"
+        "out.append((t.requires_grad, t, w.sum().requires_grad))",
+    ])
+    return pre, op
+
+
 # the first generation of families (`--narrow`: the programs that seeds made before the families below)
 NARROW_SNIPPETS = [_containers_list, _containers_tuple, _containers_dict, _containers_set, _closures, _classes,
                    _exceptions, _generators, _comprehensions, _globals, _strings, _builtins, _arith, _tensors,
@@ -1016,10 +1098,15 @@ SECOND_WEIGHTS = NARROW_WEIGHTS + [3, 3, 3, 4, 2, 2, 2, 2, 2]
 NEW_SNIPPETS = [_modules, _grad_modes, _functools_operator, _user_classes, _tensor_python, _torch_nontensor,
                 _numpy_interop, _stdlib_mix]
 NEW_WEIGHTS = [4, 3, 3, 3, 4, 3, 2, 3]
-SNIPPETS = SECOND_SNIPPETS + NEW_SNIPPETS
-WEIGHTS = SECOND_WEIGHTS + NEW_WEIGHTS
+# added later in the third pass (`families="new2"`, and in "all" after the ones above: seeds of "new" keep
+# their programs)
+NEW2_SNIPPETS = [_modules_more, _grad_modes_more]
+NEW2_WEIGHTS = [3, 2]
+SNIPPETS = SECOND_SNIPPETS + NEW_SNIPPETS + NEW2_SNIPPETS
+WEIGHTS = SECOND_WEIGHTS + NEW_WEIGHTS + NEW2_WEIGHTS
 FAMILIES = {"first": (NARROW_SNIPPETS, NARROW_WEIGHTS), "second": (SECOND_SNIPPETS, SECOND_WEIGHTS),
-            "new": (NEW_SNIPPETS, NEW_WEIGHTS), "all": (SNIPPETS, WEIGHTS)}
+            "new": (NEW_SNIPPETS, NEW_WEIGHTS), "new2": (NEW2_SNIPPETS, NEW2_WEIGHTS),
+            "third": (NEW_SNIPPETS + NEW2_SNIPPETS, NEW_WEIGHTS + NEW2_WEIGHTS), "all": (SNIPPETS, WEIGHTS)}
 
 
 def _hoist(op: str) -> str:
