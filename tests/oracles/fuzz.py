@@ -1084,6 +1084,43 @@ def _grad_modes_more(r, k):
     return pre, op
 
 
+def _global_state(r, k):
+    """Torch's global state changed by the environment between calls (on call 2, restored on call 3): the
+    default dtype, grad mode, an autocast or inference_mode region left open around the call, deterministic
+    algorithms, print options; the program's ops read it. (A STATE global: the process has one torch state, so
+    it is changed once, through the eager namespace's object, for both runs; see check.)"""
+    state = r.choice([
+        ("torch.set_default_dtype(torch.float64)", "torch.set_default_dtype(torch.float32)"),
+        ("torch.set_grad_enabled(False)", "torch.set_grad_enabled(True)"),
+        ("self.ctx = torch.autocast('cpu', dtype=torch.bfloat16)\n            self.ctx.__enter__()",
+         "self.ctx.__exit__(None, None, None)"),
+        ("self.ctx = torch.inference_mode()\n            self.ctx.__enter__()", "self.ctx.__exit__(None, None, None)"),
+        ("torch.use_deterministic_algorithms(True)", "torch.use_deterministic_algorithms(False)"),
+        ("torch.set_printoptions(precision=2)", "torch.set_printoptions(precision=4)"),
+    ])
+    pre = (f"class State{k}:\n"
+           f"    active = False\n"
+           f"    def between_calls(self, call):\n"
+           f"        if call == 2:\n            {state[0]}\n            self.active = True\n"
+           f"        elif call == 3:\n            self.restore()\n"
+           f"    def restore(self):\n"
+           f"        if self.active:\n            self.active = False\n            {state[1]}\n"
+           f"STATE{k} = State{k}()\n")
+    op = r.choice([
+        "out.append(torch.tensor(1.5) * x + torch.ones(2).sum())",
+        "out.append((torch.tensor([n, 2.5]).dtype, torch.arange(n) * 0.5, torch.get_default_dtype()))",
+        "w = x.detach().requires_grad_()\nout.append(((w * 2).requires_grad, torch.is_grad_enabled()))",
+        "out.append((x @ y.t(), torch.mm(x, y.t()).dtype))",
+        "t = x * 2\nout.append((t.is_inference(), t))",
+        "out.append((repr(x[0, :2]), str(torch.tensor([1 / 3]))))",
+        "out.append((torch.are_deterministic_algorithms_enabled(), x.index_add(0, torch.tensor([0, 0]), y[:2])))",
+        "out.append(torch.zeros(2, 2) + x[:2, :2].double().float())",
+        "out.append(torch.nn.functional.linear(x, y[:2]))",
+        "out.append(x.new_tensor([n]) + torch.full((1,), 0.5))",
+    ])
+    return pre, op
+
+
 # the first generation of families (`--narrow`: the programs that seeds made before the families below)
 NARROW_SNIPPETS = [_containers_list, _containers_tuple, _containers_dict, _containers_set, _closures, _classes,
                    _exceptions, _generators, _comprehensions, _globals, _strings, _builtins, _arith, _tensors,
@@ -1100,8 +1137,8 @@ NEW_SNIPPETS = [_modules, _grad_modes, _functools_operator, _user_classes, _tens
 NEW_WEIGHTS = [4, 3, 3, 3, 4, 3, 2, 3]
 # added later in the third pass (`families="new2"`, and in "all" after the ones above: seeds of "new" keep
 # their programs)
-NEW2_SNIPPETS = [_modules_more, _grad_modes_more]
-NEW2_WEIGHTS = [3, 2]
+NEW2_SNIPPETS = [_modules_more, _grad_modes_more, _global_state]
+NEW2_WEIGHTS = [3, 2, 3]
 SNIPPETS = SECOND_SNIPPETS + NEW_SNIPPETS + NEW2_SNIPPETS
 WEIGHTS = SECOND_WEIGHTS + NEW_WEIGHTS + NEW2_WEIGHTS
 FAMILIES = {"first": (NARROW_SNIPPETS, NARROW_WEIGHTS), "second": (SECOND_SNIPPETS, SECOND_WEIGHTS),
@@ -1354,6 +1391,9 @@ def check(seed: int, src: str | None = None, timeout: float = 30.0, hoist: bool 
                         args[0].copy_(new[0])
                 mutate_globals(ns_e, call)
                 mutate_globals(ns_c, call)
+                for name, v in ns_e.items():    # (once: one torch state for both namespaces)
+                    if name.startswith("STATE"):
+                        v.between_calls(call)
             e_kind, e_val = _run(ns_e["f"], args_e)
             c_kind, c_val = _run(fc, args_c)
             if c_kind == "raised" and _caused_by_timeout(c_val):
@@ -1383,6 +1423,9 @@ def check(seed: int, src: str | None = None, timeout: float = 30.0, hoist: bool 
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
+        for name, v in ns_e.items():   # torch's global state the program changed between calls
+            if name.startswith("STATE"):
+                v.restore()
     rec["graphs"] = counter.frame_count
     # sound (the instruction ran as Python) but a bytegraph bug all the same: reported apart
     rec["internal"] = [r.reason for r in bytegraph.stats.break_records if r.kind == "internal_error"][:3]
