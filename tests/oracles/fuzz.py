@@ -1369,6 +1369,7 @@ def check(seed: int, src: str | None = None, timeout: float = 30.0, hoist: bool 
     counter = CompileCounterWithBackend(backend)
     fc = bytegraph.compile(ns_c["f"], backend=counter, dynamic=True if dynamic else None)
     args_e, args_c = make_inputs(seed, 0, shared, dynamic), make_inputs(seed, 0, shared, dynamic)
+    states = [v for name, v in ns_e.items() if name.startswith("STATE")]   # (see _global_state)
     rec = {"seed": seed, "status": "equal", "detail": "", "graphs_first_call": None, "graphs": 0,
            "backend": backend, "shared": shared, "dynamic": dynamic}
     old = signal.signal(signal.SIGALRM, _alarm)
@@ -1391,9 +1392,9 @@ def check(seed: int, src: str | None = None, timeout: float = 30.0, hoist: bool 
                         args[0].copy_(new[0])
                 mutate_globals(ns_e, call)
                 mutate_globals(ns_c, call)
-                for name, v in ns_e.items():    # (once: one torch state for both namespaces)
-                    if name.startswith("STATE"):
-                        v.between_calls(call)
+                # (once: one torch state for both namespaces; what call 2 opens, call 3 closes, innermost first)
+                for v in (states[::-1] if call == CALLS - 1 else states):
+                    v.between_calls(call)
             e_kind, e_val = _run(ns_e["f"], args_e)
             c_kind, c_val = _run(fc, args_c)
             if c_kind == "raised" and _caused_by_timeout(c_val):
@@ -1423,9 +1424,8 @@ def check(seed: int, src: str | None = None, timeout: float = 30.0, hoist: bool 
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
-        for name, v in ns_e.items():   # torch's global state the program changed between calls
-            if name.startswith("STATE"):
-                v.restore()
+        for v in reversed(states):   # torch's global state the program changed between calls
+            v.restore()
     rec["graphs"] = counter.frame_count
     # sound (the instruction ran as Python) but a bytegraph bug all the same: reported apart
     rec["internal"] = [r.reason for r in bytegraph.stats.break_records if r.kind == "internal_error"][:3]
