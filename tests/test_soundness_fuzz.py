@@ -339,3 +339,22 @@ def test_aot_requires_grad_off_of_a_parameter_breaks():
         assert_same(got, f(x, on))
     assert cnt.frame_count >= 2
     assert any("requires_grad_(False)" in r.reason for r in bytegraph.stats.break_records)
+
+
+# a graph compiled outside torch.inference_mode is not run inside it (an AOTAutograd graph links its outputs
+# to autograd, which inference mode never does): inference mode is part of the global state guarded
+# (seed 57309 with --backend aot_eager: eager raised "does not require grad", compiled returned a value)
+def test_graph_compiled_outside_inference_mode_is_not_reused_inside_it():
+    def g(w):
+        return (w * w).sum()
+    cnt = CompileCounterWithBackend("aot_eager")
+    opt = bytegraph.compile(g, backend=cnt)
+    w = torch.ones(2, requires_grad=True)
+    assert_same(opt(w), g(w))
+    with torch.inference_mode():
+        got, want = opt(w), g(w)
+        assert_same(got, want)
+        assert got.grad_fn is None and got.is_inference()
+    assert_same(opt(w), g(w))
+    assert cnt.frame_count == 2     # one per mode; each reused when its mode is back
+    assert "inference_mode" in bytegraph.guards.guard.GLOBAL_STATE_READERS
