@@ -358,3 +358,18 @@ def test_graph_compiled_outside_inference_mode_is_not_reused_inside_it():
     assert_same(opt(w), g(w))
     assert cnt.frame_count == 2     # one per mode; each reused when its mode is back
     assert "inference_mode" in bytegraph.guards.guard.GLOBAL_STATE_READERS
+
+
+# inductor: a graph called under no_grad that turns grad mode on itself (`with torch.enable_grad()`) needs
+# autograd for its inputs that require grad (seeds 57533, 57539: "does not require grad" raised compiled)
+def test_inductor_graph_enabling_grad_under_no_grad_keeps_autograd():
+    def f(w, n):
+        with torch.enable_grad():
+            loss = (w * n).sum()
+        g, = torch.autograd.grad(loss, w)
+        return g, loss.requires_grad
+    w = torch.ones(3, requires_grad=True)
+    cnt = CompileCounterWithBackend("inductor")
+    with torch.no_grad():
+        assert_same(bytegraph.compile(f, backend=cnt)(w, 2), f(w, 2))
+    assert cnt.frame_count == 1     # (the graph before torch.autograd.grad; the rest has no tensor op)
