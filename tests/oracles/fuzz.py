@@ -3,7 +3,10 @@
 generators, comprehensions, globals, string formatting, builtins with keywords, mixed arithmetic, with
 blocks, match; graph breaks inside try/with/loops with generators live across them, dict and set keys
 computed from the inputs, in-place writes through views and aliases, tensor metadata steering Python,
-dataclasses, slots and __getattr__, autograd, dtypes, seeded RNG) with tensor ops; runs it eagerly and
+dataclasses, slots and __getattr__, autograd, dtypes, seeded RNG; then nn.Modules with buffers, hooks and
+train/eval changed between calls, grad-mode and autocast managers, functools/operator helpers, user
+iterators and descriptors, tensor values steering Python, numpy interop, the random/math/itertools/str
+library, torch's global state changed between calls) with tensor ops; runs it eagerly and
 compiled by bytegraph (backend "eager", counted) over several calls with the inputs and the globals
 mutated between calls, and compares return values (type and
 value), exceptions (type and args) and side effects (globals, mutated arguments). Programs where
@@ -11,6 +14,7 @@ bytegraph hit an internal error (sound: that instruction ran as Python, but a bu
 
     python -m tests.oracles.fuzz --seeds 0:500 [--json fuzz.json] [--out-dir fuzz_failures]
                                  [--backend aot_eager] [--shared-inputs] [--hoist] [--dynamic] [--narrow]
+                                 [--families all|first|second|new|new2|third]
 
 Each failing program is written out as a standalone script that prints OK or MISMATCH.
 """
