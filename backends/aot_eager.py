@@ -154,6 +154,14 @@ def _memory_shared_across_storages(example_inputs) -> bool:
     return any(len({t.untyped_storage()._cdata for t in group}) > 1 for group in shared_memory_groups(example_inputs))
 
 
+def _memory_shared_outside_views(example_inputs) -> bool:
+    """Whether two inputs share memory without being views of one base in autograd's sense (`x` and
+    `x.detach()`, `x.data`)."""
+    def base(t):
+        return t._base if t._is_view() else t
+    return any(len({id(base(t)) for t in group}) > 1 for group in shared_memory_groups(example_inputs))
+
+
 def aot_autograd(gm, example_inputs, *, fw_compiler: Callable = run_eagerly, bw_compiler: Callable | None = None,
                  inference_compiler: Callable | None = None, partitioner="default", decompositions=None,
                  graph_hook: Callable | None = None):
@@ -166,6 +174,12 @@ def aot_autograd(gm, example_inputs, *, fw_compiler: Callable = run_eagerly, bw_
         # AOTAutograd finds aliased inputs by storage: inputs over one memory through distinct storages
         # (a tensor and `torch.from_numpy` of its `.numpy()`) would be functionalized as distinct, and a
         # write into one not seen by the other's reads. The graph runs as traced instead.
+        return gm
+    if _memory_shared_outside_views(example_inputs):
+        # inputs over one memory that are not views of one base in autograd's sense (`x` and
+        # `w = x.detach().requires_grad_()`): AOTAutograd merges them into a synthetic base, and then
+        # fails to regenerate an output aliasing one of them (at run time), or to handle a write into
+        # one (while compiling). The graph runs as traced instead.
         return gm
     # imported here: AOTAutograd pulls in much of torch's compiler stack, which `import bytegraph`
     # should not pay for

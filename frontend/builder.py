@@ -270,6 +270,10 @@ def _wrap_tensor_or_scalar(tx, value, source, trusted, guard):
         if value.layout != torch.strided:
             # sparse/quantized layouts have no strides to guard or fake: their users run eagerly
             raise Unsupported("non_strided_tensor", what=f"a tensor with layout {value.layout}")
+        if value.is_inference():
+            # made under torch.inference_mode: no version counter (which in-place writes are tracked by),
+            # its own rules for autograd and in-place ops outside the mode: its users run eagerly
+            raise Unsupported("torch_value", what="an inference tensor (made under torch.inference_mode)")
         if source is None:
             return tx.output.add_constant_tensor(value)
         return tx.output.add_graph_input(value, source)

@@ -127,10 +127,12 @@ class InstructionTranslator(InstructionTranslatorBase):
         return can_break_at(self, self._checkpoint)
 
     def break_at_checkpoint(self) -> CompiledFrame:
+        prunes = self.output.prunes
         try:
             return compile_break(self, self._checkpoint)
         except Unsupported as e:
-            if e.kind.name != "unrebuildable":
+            if e.kind.name != "unrebuildable" or self.output.prunes != prunes:
+                # (a prune erased graph nodes and inputs the checkpoint holds: no second try from it)
                 raise
             # a local no later code reads cannot be rebuilt: break with only the read ones
             return compile_break(self, self._checkpoint, every_local=False)

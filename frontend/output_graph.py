@@ -184,6 +184,9 @@ class OutputGraph:
         # source -> module
         self.module_sources: dict = {}
         self._names: set = set()
+        # how many times a prune erased nodes: a prune is not undone by restore(), so a checkpoint taken
+        # before it cannot be restored exactly (see FrameTranslator.break_at_checkpoint)
+        self.prunes = 0
 
     # -- checkpoints ------------------------------------------------------------
     def checkpoint(self) -> GraphState:
@@ -675,6 +678,7 @@ class OutputGraph:
                 del self.graph_inputs[i]
                 del self.input_by_source[source]
                 self.symbol_inputs.pop(value.node.expr, None)
+                self.prunes += 1
 
     def _prune_dead_metadata(self, live=frozenset()) -> None:
         """Drop shape arithmetic whose result was only used to decide something at trace time
@@ -688,6 +692,7 @@ class OutputGraph:
                     (node.op == "call_function" and (_is_pure_function(node.target) or node.target in
                                                      _SYMBOLIC_AWARE or node.target is operator.getitem)):
                 self.graph.erase_node(node)
+                self.prunes += 1
 
     def _guard_memory_sharing(self):
         """A graph that writes into a tensor input is only right for inputs sharing memory as they do

@@ -136,7 +136,8 @@ class GLOBAL_STATE(GuardKind):
         return (f"{check.const(fast, 'global_state')}() and "
                 f"not {check.const(user_dispatch_mode_active, 'user_dispatch_mode')}() and "
                 f"not {check.const(user_function_mode_active, 'user_function_mode')}() and "
-                f"not {check.const(functorch_transform_active, 'functorch_transform')}()")
+                f"not {check.const(functorch_transform_active, 'functorch_transform')}() and "
+                f"{check.const(torch.is_inference_mode_enabled, 'inference_mode')}() is {state['inference_mode']}")
 
     def describe(self, guard):
         return f"{guard.expected[0]} == {guard.expected[1]!r}"
@@ -592,6 +593,9 @@ GLOBAL_STATE_READERS = {
     "user_dispatch_mode": user_dispatch_mode_active,
     "user_function_mode": user_function_mode_active,
     "functorch_transform": functorch_transform_active,
+    # ops inside inference_mode record no autograd and make inference tensors, whatever grad mode says: a
+    # graph compiled outside it (an AOTAutograd one links its outputs to autograd) must not run inside it
+    "inference_mode": torch.is_inference_mode_enabled,
 }
 
 

@@ -29,7 +29,7 @@ WIDE_SEEDS = [(1, False), (3, False), (8, False), (13, False), (25, False), (26,
 
 @pytest.mark.parametrize("seed,dynamic", WIDE_SEEDS)
 def test_fuzz_wide_program_matches_eager(seed, dynamic):
-    rec = fuzz.check(seed, dynamic=dynamic)
+    rec = fuzz.check(seed, dynamic=dynamic, families="second")   # (from the second generation of families)
     assert rec["status"] == "equal", rec["detail"]
     assert rec["graphs"] >= 1
     assert not rec["internal"], rec["internal"]

@@ -198,3 +198,180 @@ def test_memory_sharing_guard_explained_on_non_tensors():
     assert bytegraph.stats.recompiles == 1
     with pytest.raises(TypeError):
         bytegraph._tensor_guards.memory_sharing(torch.ones(1), 4)
+
+
+# -- third pass of families (seeds from 50000) ------------------------------------------------------------
+# inference_mode makes inference tensors: a graph run under grad mode alone would not (seed 50012)
+@torch.inference_mode()
+def _inferred(t):
+    return t + 1
+
+
+def test_inference_mode_block_breaks_so_its_tensors_are_inference_tensors():
+    def f(x, on):
+        a = x * 3
+        with torch.inference_mode(mode=on):
+            t = x * 2
+        return a, t.is_inference(), t, torch.is_inference_mode_enabled(), torch.is_grad_enabled()
+    # (the graph before the block; the resumed frame starts inside the block, under the mode, where its
+    # own graph runs: inference mode is part of the guarded global state)
+    got = standard_test(f, torch.ones(2), True, frames=2)
+    assert got[1] is True
+    assert bytegraph.stats.break_records
+    assert all("inference_mode" in r.reason or "inference tensor" in r.reason for r in bytegraph.stats.break_records)
+    # inference_mode(False) only turns grad mode on: traced in one graph
+    assert standard_test(f, torch.ones(2), False, frames=1, breaks=0)[1] is False
+
+
+def test_inference_mode_decorator_breaks_so_its_result_is_an_inference_tensor():
+    def f(x):
+        return x * 2, _inferred(x).is_inference(), _inferred(x)
+    # (one graph before the call, one after it; the inference tensors it made run as Python)
+    assert standard_test(f, torch.ones(2), frames=2, breaks=2, exact=True)[1] is True
+    assert not [r for r in bytegraph.stats.break_records if r.kind == "internal_error"]
+
+
+# set_grad_enabled(b) made by a call that ran as Python: its exit restores the mode from before the call,
+# not the one the resumed code started with (seeds 50054, 50085 with n changing)
+def test_set_grad_enabled_made_before_a_break_restores_the_earlier_mode():
+    def f(x, n):
+        w = x.detach().requires_grad_()
+        with torch.set_grad_enabled(n % 2 == 0):   # (symbolic n once it changed: the call breaks)
+            a = w * 2
+        return a.requires_grad, torch.is_grad_enabled(), a
+    opt, cnt = compiled(f)
+    for n in (0, 1, 2, 3):
+        assert_same(opt(torch.ones(2), n), f(torch.ones(2), n))
+        assert torch.is_grad_enabled()
+    assert cnt.frame_count >= 2
+
+
+# torch.numel of a tensor with a symbolic shape is a graph value, returned as an int (seed 50040)
+def test_torch_numel_of_a_symbolic_shape_returns_an_int():
+    def f(x):
+        return torch.numel(x), torch.numel(x) * 2 + 1, x.sum()
+    opt, cnt = compiled(f, dynamic=True)
+    for rows in (2, 3, 4):
+        got = opt(torch.ones(rows, 3))
+        assert_same(got, f(torch.ones(rows, 3)))
+        assert type(got[0]) is int
+    assert cnt.frame_count == 1
+
+
+# a user iterator class (`__iter__` returning self) consumed by list()/sum(): its items one __next__ at a
+# time, not iter() of iter() forever (seeds 50001, 50032: RecursionError while tracing)
+class _CountUp:
+    def __init__(self, m):
+        self.m = m
+        self.i = 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.i >= self.m:
+            raise StopIteration
+        self.i += 1
+        return self.i * 2
+
+
+def test_user_iterator_class_consumed_by_builtins():
+    def f(x, n):
+        return list(_CountUp(n)), sum(_CountUp(3)) * x, tuple(_CountUp(0))
+    got = standard_test(f, torch.ones(2), 3, frames=1, breaks=0)
+    assert got[0] == [2, 4, 6]
+    assert not [r for r in bytegraph.stats.break_records if r.kind == "internal_error"]
+
+
+# a callable object as a builtin (functools.cmp_to_key's KeyWrapper): looked up without hashing it or
+# comparing it with ==, whose answers may raise (seed 50017: "unhashable type", "must be K instance")
+def test_cmp_to_key_wrapper_breaks_without_internal_error():
+    def f(x, lst):
+        y = x + 1
+        return sorted(lst, key=functools.cmp_to_key(lambda a, b: b - a)), y
+    standard_test(f, torch.ones(2), [1, 3, 2], frames=2)   # (x + 1; then the resumed frame's return)
+    assert bytegraph.stats.break_records
+    assert not [r for r in bytegraph.stats.break_records if r.kind == "internal_error"]
+
+
+# a break whose first try failed after pruning the graph's dead size arithmetic cannot retry from the
+# checkpoint (its last node is gone): the frame runs as Python (seed 50076: "add is not in list")
+def test_break_after_a_prune_does_not_retry_from_the_pruned_checkpoint():
+    def f(x, n, s):
+        return f'{s!s:>{n + 1}}|' + '{0}{1}'.format(s, n), x + 1
+    opt, cnt = compiled(f)
+    for n, s in ((1, "ab"), (2, "abc"), (3, "ab"), (5, "")):
+        assert_same(opt(torch.ones(2), n, s), f(torch.ones(2), n, s))
+    assert cnt.frame_count >= 1
+
+
+# aot_eager: `x` and `w = x.detach()` share memory without being views of one base: AOTAutograd's synthetic
+# base could not rebuild an output aliasing one of them (AssertionError at run time, seed 52259)
+def test_aot_inputs_sharing_memory_outside_views_run_as_traced():
+    def f(x, y):
+        w = x.detach().requires_grad_()
+        with torch.no_grad():
+            w.mul_(2)
+        w = x.detach().requires_grad_()
+        return x + y, w.sum().requires_grad
+    x, y = torch.randn(3, 4), torch.randn(3, 4)
+    want = f(x.clone(), y)
+    bytegraph.reset()
+    cnt = CompileCounterWithBackend("aot_eager")
+    assert_same(bytegraph.compile(f, backend=cnt)(x.clone(), y), want)
+    assert cnt.frame_count == 3     # (before each requires_grad_() making a leaf, and after)
+
+
+# aot_eager: a parameter frozen inside the graph (`p.requires_grad_(False)`): AOTAutograd's inputs are not
+# leaves; the call runs as Python (seed 52030)
+def test_aot_requires_grad_off_of_a_parameter_breaks():
+    lin = torch.nn.Linear(4, 4)
+
+    def f(x, on):
+        y = x * 2
+        for p in lin.parameters():
+            p.requires_grad_(on)
+        return lin(y), lin.weight.requires_grad
+    x = torch.randn(3, 4)
+    cnt = CompileCounterWithBackend("aot_eager")
+    opt = bytegraph.compile(f, backend=cnt)
+    for on in (False, True, False):
+        got = opt(x, on)
+        assert got[1] is on and got[0].requires_grad is on
+        assert_same(got, f(x, on))
+    assert cnt.frame_count >= 2
+    assert any("requires_grad_(False)" in r.reason for r in bytegraph.stats.break_records)
+
+
+# a graph compiled outside torch.inference_mode is not run inside it (an AOTAutograd graph links its outputs
+# to autograd, which inference mode never does): inference mode is part of the global state guarded
+# (seed 57309 with --backend aot_eager: eager raised "does not require grad", compiled returned a value)
+def test_graph_compiled_outside_inference_mode_is_not_reused_inside_it():
+    def g(w):
+        return (w * w).sum()
+    cnt = CompileCounterWithBackend("aot_eager")
+    opt = bytegraph.compile(g, backend=cnt)
+    w = torch.ones(2, requires_grad=True)
+    assert_same(opt(w), g(w))
+    with torch.inference_mode():
+        got, want = opt(w), g(w)
+        assert_same(got, want)
+        assert got.grad_fn is None and got.is_inference()
+    assert_same(opt(w), g(w))
+    assert cnt.frame_count == 2     # one per mode; each reused when its mode is back
+    assert "inference_mode" in bytegraph.guards.guard.GLOBAL_STATE_READERS
+
+
+# inductor: a graph called under no_grad that turns grad mode on itself (`with torch.enable_grad()`) needs
+# autograd for its inputs that require grad (seeds 57533, 57539: "does not require grad" raised compiled)
+def test_inductor_graph_enabling_grad_under_no_grad_keeps_autograd():
+    def f(w, n):
+        with torch.enable_grad():
+            loss = (w * n).sum()
+        g, = torch.autograd.grad(loss, w)
+        return g, loss.requires_grad
+    w = torch.ones(3, requires_grad=True)
+    cnt = CompileCounterWithBackend("inductor")
+    with torch.no_grad():
+        assert_same(bytegraph.compile(f, backend=cnt)(w, 2), f(w, 2))
+    assert cnt.frame_count == 1     # (the graph before torch.autograd.grad; the rest has no tensor op)

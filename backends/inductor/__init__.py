@@ -411,9 +411,16 @@ def _boxed(gm, example_inputs):
     return run
 
 
-def _needs_autograd(example_inputs):
-    return torch.is_grad_enabled() and any(
+def _needs_autograd(gm, example_inputs):
+    """An input requires grad, and grad mode is on when the graph starts or some part of the graph turns it
+    on (`with torch.enable_grad()` in a frame called under no_grad): its outputs must link to autograd."""
+    return (torch.is_grad_enabled() or _turns_grad_on(gm)) and any(
         isinstance(x, torch.Tensor) and x.requires_grad for x in example_inputs)
+
+
+def _turns_grad_on(gm) -> bool:
+    return any(n.target is torch._C._set_grad_enabled and n.args[:1] == (True,)
+               for n in gm.graph.find_nodes(op="call_function", target=torch._C._set_grad_enabled))
 
 
 def _is_symbolic(example_inputs):
@@ -461,7 +468,7 @@ def inductor(gm, example_inputs):
         # the others' reads (the inference functionalization of `compile_fx` takes inputs as distinct)
         return aot_autograd(gm, example_inputs, fw_compiler=_boxed, decompositions=decomposition_table())
     if _is_symbolic(example_inputs):
-        if _needs_autograd(example_inputs):
+        if _needs_autograd(gm, example_inputs):
             return _compile_static(gm, example_inputs)  # AOTAutograd traces symbolically, see _boxed
         fake_inputs = _symbolic_inputs(gm, example_inputs)
         if fake_inputs is not None:
@@ -479,7 +486,7 @@ def _reads_numbers_from_inputs(gm) -> bool:
 
 
 def _compile_static(gm, example_inputs):
-    if _needs_autograd(example_inputs):
+    if _needs_autograd(gm, example_inputs):
         return aot_autograd(gm, example_inputs, fw_compiler=_boxed, decompositions=decomposition_table())
     return compile_fx(gm, example_inputs)
 

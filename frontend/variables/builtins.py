@@ -114,21 +114,22 @@ class BuiltinVariable(VariableTracker):
         unbound = _unbound_builtin_method(tx, self.fn, args, kwargs)
         if unbound is not None:
             return unbound
-        handler = _HANDLERS.get(self.fn)
+        handler = _HANDLERS[self.fn] if safe_in(self.fn, _HANDLERS) else None   # (fn may be unhashable)
         if handler is not None and _accepts(handler, args, kwargs):
             result = handler(tx, *args, **kwargs)
             if result is not None:
                 return result
-        if self.fn in (print,) or getattr(self.fn, "__module__", "") in ("logging",):
+        # (by identity and safe lookups: fn may be any callable object, with an `__eq__` that raises)
+        if self.fn is print or static_getattr(self.fn, "__module__", "") in ("logging",):
             raise Unsupported("io", fn=self.describe())
-        if any(is_tensorish(a) for a in args) and self.fn in _TENSOR_OPERATORS:
+        if any(is_tensorish(a) for a in args) and safe_in(self.fn, _TENSOR_OPERATORS):
             return tx.output.call_function(self.fn, list(args), kwargs)
         if is_pure(self.fn) and all(a.is_python_constant() for a in args) and \
                 all(v.is_python_constant() for v in kwargs.values()):
             value = fold(self.fn, *[a.as_python_constant() for a in args],
                             **{k: v.as_python_constant() for k, v in kwargs.items()})
             return tx.wrap(value, None, trusted=True)
-        if self.fn in _OPERATOR_METHODS and args and not kwargs:
+        if safe_in(self.fn, _OPERATOR_METHODS) and args and not kwargs:
             method = _OPERATOR_METHODS[self.fn]
             if callable(method):
                 return method(tx, *args)

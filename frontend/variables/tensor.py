@@ -140,6 +140,11 @@ class TensorVariable(VariableTracker):
             # AOTAutograd would return them without the grad_fn linking them to the leaf (a backend
             # that runs the ops as recorded makes the leaf as eager does)
             raise Unsupported("attribute_write", what=f"{self.describe()}.requires_grad_() making a new leaf")
+        if name == "requires_grad_" and self.example.requires_grad and not _turns_on(args, kwargs) and \
+                self.proxy.node.op == "placeholder":
+            # an input leaf (a parameter) frozen inside the graph: AOTAutograd's inputs are not leaves,
+            # it cannot change their flag (an error there); it runs as Python
+            raise Unsupported("attribute_write", what=f"{self.describe()}.requires_grad_(False) of a graph input")
         if name == "__contains__":
             return tx.output.call_function(operator.contains, [self] + args, kwargs)
         return tx.output.call_method(self, name, args, kwargs)

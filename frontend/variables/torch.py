@@ -120,7 +120,12 @@ class TorchFunctionVariable(VariableTracker):
             if fn is torch.is_grad_enabled:
                 return const(tx.output.grad_enabled)
             with tx.output.tracing_state():   # `torch.is_autocast_enabled()` inside a traced block
-                return tx.wrap(folded(*real_args, **real_kwargs), None, trusted=True)
+                answer = folded(*real_args, **real_kwargs)
+            if isinstance(answer, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+                # a size of a symbolic shape (`torch.numel(x)`): a graph value, as `x.numel()` is, never
+                # the SymInt itself as a constant
+                return tx.output.call_function(fn, list(args), kwargs)
+            return tx.wrap(answer, None, trusted=True)
         if fn in GLOBAL_GETTERS and not args and not kwargs:
             module_name, name = GLOBAL_GETTERS[fn]
             return tx.wrap(vars(sys.modules[module_name])[name], ModuleGlobalSource(module_name, name))
@@ -160,8 +165,9 @@ _DROPOUTS = {torch.nn.functional.dropout, torch.dropout, torch.nn.functional.alp
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class GradModeVariable(VariableTracker):
-    """torch.no_grad() / enable_grad() / set_grad_enabled(b): a context manager that sets grad mode
-    on enter and restores the previous mode on exit, inside the graph.
+    """torch.no_grad() / enable_grad() / set_grad_enabled(b) / inference_mode(False) (outside inference
+    mode): a context manager that sets grad mode on enter and restores the previous mode on exit, inside
+    the graph.
 
     `kind` is the real class. A no_grad/enable_grad object reads the mode to restore when entered
     (`previous` None until then); a set_grad_enabled object applied its mode when made and restores
@@ -216,6 +222,10 @@ class GradModeVariable(VariableTracker):
             codegen.load_const(self.target)
             codegen.load_const(self.previous if self.previous is not None else self.target)
             codegen.call(2)
+        elif self.kind is torch.inference_mode:     # (only inference_mode(False) is modelled)
+            codegen.load_const(self.kind)
+            codegen.load_const(False)
+            codegen.call(1)
         else:
             codegen.load_const(self.kind)
             codegen.call(0)
@@ -340,9 +350,13 @@ def _set_grad_enabled(tx, args, kwargs):
 
 
 def _inference_mode(tx, args, kwargs):
-    # not grad mode: tensors made inside are inference tensors, and inference_mode(False) leaves
-    # grad mode as it is; the graph would need to run under the mode itself
-    raise Unsupported("unsupported_call", fn="torch.inference_mode", detail=" (inference mode is not modelled)")
+    mode = args[0] if args else kwargs.get("mode", const(True))
+    if not mode.is_python_constant() or mode.as_python_constant() or torch.is_inference_mode_enabled():
+        # not grad mode: tensors made inside are inference tensors; the graph would need to run under
+        # the mode itself (the mode is part of the guarded global state)
+        raise Unsupported("unsupported_call", fn="torch.inference_mode", detail=" (inference mode is not modelled)")
+    # inference_mode(False) outside inference mode only turns grad mode on
+    return GradModeVariable(target=True, kind=torch.inference_mode)
 
 
 GRAD_MODE_FACTORIES = {torch.no_grad: _no_grad, torch.enable_grad: _enable_grad,

@@ -502,7 +502,17 @@ class UserDefinedObjectVariable(VariableTracker):
 
     def unpack(self, tx):
         it = self.call_method(tx, "__iter__", [], {})
-        return tx.unpack_iterable(it)
+        if not isinstance(it, UserDefinedObjectVariable):
+            return tx.unpack_iterable(it)
+        # an iterator of the user's (`__iter__` returning self, or another object with `__next__`): its
+        # items one `__next__` at a time, as CPython takes them
+        from .iterators import StopIterationSignal, next_of
+        items = []
+        while True:
+            try:
+                items.append(next_of(tx, it))
+            except StopIterationSignal:
+                return items
 
     def truth(self, tx):
         for name in ("__bool__", "__len__"):

@@ -3,7 +3,10 @@
 generators, comprehensions, globals, string formatting, builtins with keywords, mixed arithmetic, with
 blocks, match; graph breaks inside try/with/loops with generators live across them, dict and set keys
 computed from the inputs, in-place writes through views and aliases, tensor metadata steering Python,
-dataclasses, slots and __getattr__, autograd, dtypes, seeded RNG) with tensor ops; runs it eagerly and
+dataclasses, slots and __getattr__, autograd, dtypes, seeded RNG; then nn.Modules with buffers, hooks and
+train/eval changed between calls, grad-mode and autocast managers, functools/operator helpers, user
+iterators and descriptors, tensor values steering Python, numpy interop, the random/math/itertools/str
+library, torch's global state changed between calls) with tensor ops; runs it eagerly and
 compiled by bytegraph (backend "eager", counted) over several calls with the inputs and the globals
 mutated between calls, and compares return values (type and
 value), exceptions (type and args) and side effects (globals, mutated arguments). Programs where
@@ -11,6 +14,7 @@ bytegraph hit an internal error (sound: that instruction ran as Python, but a bu
 
     python -m tests.oracles.fuzz --seeds 0:500 [--json fuzz.json] [--out-dir fuzz_failures]
                                  [--backend aot_eager] [--shared-inputs] [--hoist] [--dynamic] [--narrow]
+                                 [--families all|first|second|new|new2|third]
 
 Each failing program is written out as a standalone script that prints OK or MISMATCH.
 """
@@ -646,15 +650,504 @@ def _exceptions_more(r, k):
     return pre, op
 
 
+# ---- families added for the third pass: what users of a compiler write around their tensor code. nn.Modules
+# (buffers, containers, hooks, train/eval), grad-mode and autocast managers, functools/operator helpers,
+# richer user classes (descriptors, iterators, hashing), tensor values steering Python, torch calls that
+# answer with non-tensors, numpy interop, and the random/math/itertools/str standard library. A global named
+# G_... whose value has `between_calls(call)` is changed by that method between calls (mutate_globals).
+
+def _modules(r, k):
+    """A small nn.Module defined at module level: parameters, a buffer written in forward, ModuleList and
+    ModuleDict, an attribute set on self in forward, the training flag steering control flow; between calls
+    it flips train/eval, changes an attribute and registers (then removes) a forward hook."""
+    pre = (f"def hook{k}(mod, inp, res):\n    return res * 2\n"
+           f"def prehook{k}(mod, inp):\n    return (inp[0] + 1,) + tuple(inp[1:])\n"
+           f"class Small{k}(torch.nn.Module):\n"
+           f"    def __init__(self, m):\n        super().__init__()\n"
+           f"        self.w = torch.nn.Parameter(torch.linspace(-1, 1, 16).reshape(4, 4) * (m + 1))\n"
+           f"        self.register_buffer('seen', torch.zeros(()))\n"
+           f"    def forward(self, t):\n        self.seen += 1\n        return t @ self.w\n"
+           f"class M{k}(torch.nn.Module):\n"
+           f"    def __init__(self):\n        super().__init__()\n"
+           f"        self.lin = torch.nn.Linear(4, 4)\n"
+           f"        self.layers = torch.nn.ModuleList([Small{k}(1), torch.nn.ReLU()])\n"
+           f"        self.heads = torch.nn.ModuleDict({{'a': torch.nn.Linear(4, 2), 'b': torch.nn.Tanh()}})\n"
+           f"        self.register_buffer('steps', torch.zeros(()))\n"
+           f"        self.register_buffer('running', torch.zeros(4))\n"
+           f"        self.scale = 2\n        self.calls = 0\n"
+           f"    def forward(self, t, mode='a'):\n"
+           f"        self.steps += 1\n        self.calls += 1\n        self.last_mode = mode\n"
+           f"        h = self.lin(t)\n"
+           f"        for layer in self.layers:\n            h = layer(h)\n"
+           f"        if self.training:\n"
+           f"            self.running.mul_(0.5).add_(h.mean(0).detach())\n            h = h * self.scale\n"
+           f"        else:\n            h = h - self.running\n"
+           f"        return self.heads[mode](h) if mode in self.heads else h\n"
+           f"    def between_calls(self, call):\n"
+           f"        if call == 1:\n            self.eval()\n"
+           f"        elif call == 2:\n            self.train()\n            self.scale += 1\n"
+           f"            self.handle = self.register_forward_hook(hook{k})\n"
+           f"        else:\n            self.handle.remove()\n            self.layers[0].w.data.mul_(0.5)\n"
+           f"torch.manual_seed({k})\nG_MOD{k} = M{k}()\n")
+    m = f"G_MOD{k}"
+    op = r.choice([
+        f"out.append({m}(x))",
+        f"out.append({m}(y, mode=s[:1] or 'a'))",
+        f"out.append(({m}(x), {m}.calls, {m}.training, {m}.last_mode))",
+        f"sm = Small{k}(n)\nout.append((sm(x), sm.seen))",
+        f"sm = Small{k}(n)\nsm.eval()\nout.append((sm(x) + sm(y), sm.training, sm.seen))",
+        f"out.append(sum(p.sum() for p in {m}.parameters()))",
+        f"out.append([name for name, _ in {m}.named_buffers()] + [nm for nm, _ in {m}.named_children()])",
+        f"{m}.train(n % 2 == 0)\nout.append(({m}(x), {m}.training))",
+        f"hd = {m}.register_forward_pre_hook(prehook{k})\nout.append({m}(x))\nhd.remove()\nout.append({m}(x))",
+        f"with torch.no_grad():\n    out.append({m}.lin(x))",
+        f"{m}.scale = n\nout.append({m}(x))",
+        f"seq = torch.nn.Sequential({m}.lin, torch.nn.ReLU(), {m}.layers[0])\nout.append(seq(x))",
+        f"out.append((len({m}.layers), len(list({m}.children())), 'a' in {m}.heads, list({m}.heads.keys())))",
+        f"if len({m}.layers) < 4:\n    {m}.layers.append(torch.nn.Identity())\nout.append({m}(x))",
+        f"out.append(torch.nn.functional.linear(x, {m}.lin.weight, {m}.lin.bias) - {m}.lin(x))",
+        f"out.append(({m}.steps, {m}.running.clone(), {m}.state_dict()['steps'].item()))",
+        f"{m}.tag = s\nout.append((getattr({m}, 'tag', None), hasattr({m}, 'nope'), {m}.layers[0].w.shape))",
+        f"{m}.zero_grad()\nloss = {m}(x).sum()\nloss.backward()\nout.append(({m}.lin.weight.grad, {m}.lin.bias.grad))",
+        f"for i, layer in enumerate({m}.layers):\n    x = layer(x) + i\nout.append(x)",
+        f"out.append({m}.heads['b'](x) * {m}.heads['a'](y).sum())",
+        f"sm = Small{k}(1)\nsm.register_forward_hook(hook{k})\nout.append(sm(x))",
+        f"out.append((type({m}.layers[1]).__name__, isinstance({m}.layers[0], torch.nn.Module), "
+        f"{m}.lin.in_features * n))",
+        f"out.append({m}.apply(lambda mod: None) is {m})",
+        f"for p in {m}.lin.parameters():\n    p.requires_grad_(n % 2 == 1)\nout.append({m}.lin(x))",
+    ])
+    return pre, op
+
+
+def _grad_modes(r, k):
+    """torch.no_grad / enable_grad / set_grad_enabled / inference_mode as `with` blocks and as decorators,
+    nested, with a graph break inside; torch.autocast on the CPU (bfloat16)."""
+    pre = (f"@torch.no_grad()\ndef ng{k}(t):\n    return t * 2, torch.is_grad_enabled()\n"
+           f"@torch.enable_grad()\ndef eg{k}(t):\n    return (t * 3).requires_grad, torch.is_grad_enabled()\n"
+           f"@torch.inference_mode()\ndef im{k}(t):\n    return t + 1\n"
+           f"@torch.no_grad()\ndef ngb{k}(t):\n    a = t * 2\n    bytegraph.graph_break()\n"
+           f"    return a, (t * 2).requires_grad, torch.is_grad_enabled()\n")
+    op = r.choice([
+        "w = x.detach().requires_grad_()\nwith torch.no_grad():\n    out.append(((w * 2).requires_grad, "
+        "torch.is_grad_enabled()))",
+        f"w = x.detach().requires_grad_()\nout.append(ng{k}(w))\nout.append((w * 2).requires_grad)",
+        f"w = y.detach().requires_grad_()\nwith torch.no_grad():\n    out.append(eg{k}(w))",
+        f"out.append((im{k}(x).is_inference(), im{k}(x)))",
+        f"w = x.detach().requires_grad_()\nout.append(ngb{k}(w))\nout.append(torch.is_grad_enabled())",
+        "w = x.detach().requires_grad_()\nwith torch.set_grad_enabled(n % 2 == 0):\n    a = w * 2\n"
+        "out.append((a.requires_grad, torch.is_grad_enabled()))",
+        "w = x.detach().requires_grad_()\nwith torch.no_grad():\n    with torch.enable_grad():\n        a = w * 2\n"
+        "    b = w * 2\nout.append((a.requires_grad, b.requires_grad, a, b))",
+        "w = x.detach().requires_grad_()\nwith torch.no_grad():\n    a = w * 2\n    bytegraph.graph_break()\n"
+        "    b = w * 3\nout.append((a.requires_grad, b.requires_grad, torch.is_grad_enabled()))",
+        "with torch.inference_mode():\n    t = x * 2\nout.append((t.is_inference(), t, torch.is_infe"
+        "rence_mode_enabled()))",
+        "with torch.inference_mode(mode=n % 2 == 0):\n    t = y + 1\nout.append((t.is_inference(), t))",
+        "with torch.autocast('cpu', dtype=torch.bfloat16):\n    t = x @ y.t()\n    u = x + y\n"
+        "out.append((t.dtype, u.dtype, t.float().sum().round()))",
+        "with torch.autocast('cpu', dtype=torch.bfloat16, enabled=n % 2 == 0):\n    t = torch.mm(x, y.t())\n"
+        "out.append((t.dtype, torch.is_autocast_enabled('cpu')))",
+        "w = x.detach().requires_grad_()\nwith torch.no_grad():\n    w.mul_(2)\nout.append((w.requir"
+        "es_grad, w.is_leaf, w))",
+        "w = x.detach().requires_grad_()\nprev = torch.is_grad_enabled()\ntry:\n    torch.set_grad_enabled(False)\n"
+        "    a = w * 2\n    if n > 4:\n        raise ValueError(n)\nexcept ValueError as e:\n    out.append(e.args)\n"
+        "finally:\n    torch.set_grad_enabled(prev)\nout.append((a.requires_grad, torch.is_grad_enabled()))",
+        "w = x.detach().requires_grad_()\nwith torch.enable_grad():\n    with torch.no_grad():\n"
+        "        bytegraph.graph_break()\n        a = w + 1\n    b = w + 1\nout.append((a.requires_g"
+        "rad, b.requires_grad))",
+        "w = x.detach().requires_grad_()\nctx = torch.no_grad() if n % 2 else contextlib.nullcontext()\nwith ctx:\n"
+        "    a = w.sum()\nout.append((a.requires_grad, a))",
+        "w = x.detach().requires_grad_()\nwith torch.no_grad():\n    ys = [w * i for i in range(2)]\n"
+        "out.append([t.requires_grad for t in ys])",
+    ])
+    return pre, op
+
+
+def _functools_operator(r, k):
+    """functools.partial (keywords, nested, its attributes), reduce, lru_cache'd pure helpers, decorators
+    made with wraps that take arguments, cmp_to_key, cached_property; operator.itemgetter/attrgetter/
+    methodcaller."""
+    pre = (f"def lin{k}(t, a, b=0.0, *, scale=1):\n    return t * a * scale + b\n"
+           f"@functools.lru_cache(maxsize=None)\ndef fib{k}(m):\n    return m if m < 2 else fib{k}(m"
+           f" - 1) + fib{k}(m - 2)\n"
+           f"def deco{k}(scale):\n    def wrap(fn):\n        @functools.wraps(fn)\n"
+           f"        def inner(*a, **kw):\n            return fn(*a, **kw) * scale\n        return inner\n"
+           f"    return wrap\n"
+           f"@deco{k}(3)\ndef base{k}(t, b=1):\n    '''base doc'''\n    return t + b\n"
+           f"class CP{k}:\n    def __init__(self, v):\n        self.v = v\n        self.hits = 0\n"
+           f"    @functools.cached_property\n    def heavy(self):\n        self.hits += 1\n        return self.v * 2\n")
+    op = r.choice([
+        f"p = functools.partial(lin{k}, b=1.0, scale=n)\nout.append(p(x, 2))",
+        f"p = functools.partial(functools.partial(lin{k}, x), n)\nout.append((p(b=2.0), p(scale=2)))",
+        f"p = functools.partial(lin{k}, scale=2)\nout.append((len(p.args), sorted(p.keywords), p.func is lin{k}, "
+        f"p(n, 3)))",
+        f"p = functools.partial(lin{k}, scale=2)\nq = functools.partial(p, scale=n)\nout.append(q(y, 1.0))",
+        "out.append(functools.reduce(lambda a, b: a * 0.5 + b, [x, y, x], y))",
+        "out.append((functools.reduce(operator.mul, lst, 1), functools.reduce(max, lst or [n])))",
+        f"out.append(x * fib{k}(n))",
+        f"out.append((fib{k}(n + 3), fib{k}.cache_info().currsize > 0))",
+        f"out.append((base{k}(x, b=n), base{k}.__name__, base{k}.__doc__, base{k}.__wrapped__(n)))",
+        f"out.append(base{k}(n) + base{k}.__wrapped__(y).sum())",
+        "out.append(operator.itemgetter(0, -1)(lst + [n]))",
+        "out.append(sorted(d.items(), key=operator.itemgetter(1, 0)))",
+        "out.append(operator.attrgetter('shape', 'dtype')(x))",
+        "out.append(operator.methodcaller('sum', dim=0)(x))",
+        "out.append(operator.methodcaller('split', 'b')(s) + [operator.attrgetter('real')(n)])",
+        "out.append(list(map(operator.itemgetter(1), [(x, y), (y, x)])))",
+        "out.append(sorted(lst, key=functools.cmp_to_key(lambda a, b: b - a)))",
+        f"c = CP{k}(x)\nout.append((c.heavy, c.heavy, c.hits, 'heavy' in vars(c)))",
+        f"c = CP{k}(n)\nc.heavy\ndel c.heavy\nout.append((c.heavy, c.hits))",
+        "out.append((operator.add(x, n), operator.neg(y), operator.truediv(n, 2), operator.getitem(lst + [1], 0)))",
+        "f2 = functools.partial(torch.clamp, min=-0.5)\nout.append(f2(x, max=n))",
+        "out.append(list(map(functools.partial(operator.mul, n), lst)))",
+    ])
+    return pre, op
+
+
+def _user_classes(r, k):
+    """Inheritance with super(), iterator classes, __len__/__bool__/__contains__/__eq__/__hash__ used by
+    dicts and sets, a data descriptor, properties with setters, classmethod/staticmethod, class attributes
+    mutated by the program and between calls."""
+    pre = (f"class Base{k}:\n    registry = []\n"
+           f"    def __init__(self, v):\n        self._v = v\n"
+           f"    @property\n    def v(self):\n        return self._v\n"
+           f"    @v.setter\n    def v(self, val):\n        self._v = val * 2\n"
+           f"    def scaled(self, t):\n        return t * self.factor()\n"
+           f"    def factor(self):\n        return 1\n"
+           f"    @classmethod\n    def create(cls, v):\n        cls.registry.append(v)\n        return cls(v)\n"
+           f"    @staticmethod\n    def helper(a, b=2):\n        return a * b\n"
+           f"class Child{k}(Base{k}):\n"
+           f"    def __init__(self, v, extra=1):\n        super().__init__(v)\n        self.extra = extra\n"
+           f"    def factor(self):\n        return super().factor() + self.extra\n"
+           f"class Count{k}:\n"
+           f"    def __init__(self, m):\n        self.m = m\n        self.i = 0\n"
+           f"    def __iter__(self):\n        return self\n"
+           f"    def __next__(self):\n        if self.i >= self.m:\n            raise StopIteration\n"
+           f"        self.i += 1\n        return self.i * 2\n"
+           f"class Key{k}:\n"
+           f"    def __init__(self, a):\n        self.a = a\n"
+           f"    def __eq__(self, o):\n        return isinstance(o, Key{k}) and self.a % 3 == o.a % 3\n"
+           f"    def __hash__(self):\n        return hash(self.a % 3)\n"
+           f"    def __len__(self):\n        return self.a % 4\n"
+           f"    def __contains__(self, v):\n        return v == self.a\n"
+           f"    def __bool__(self):\n        return self.a > 2\n"
+           f"class Desc{k}:\n"
+           f"    def __set_name__(self, owner, name):\n        self.name = '_' + name\n"
+           f"    def __get__(self, obj, objtype=None):\n        if obj is None:\n            return self\n"
+           f"        return getattr(obj, self.name, 0) + 100\n"
+           f"    def __set__(self, obj, value):\n        setattr(obj, self.name, value * 3)\n"
+           f"class HasDesc{k}:\n    d = Desc{k}()\n    shared = 1\n"
+           f"class G_KS{k}:\n    level = 1\n    seen = []\n"
+           f"    @classmethod\n    def between_calls(cls, call):\n        cls.level += call\n       "
+           f" cls.seen.append(call)\n")
+    op = r.choice([
+        f"c = Child{k}(n, extra=2)\nout.append((c.scaled(x), c.v, c.factor(), isinstance(c, Base{k})))",
+        f"c = Base{k}(1)\nc.v = n\nout.append((c.v, c._v))",
+        f"c = Child{k}.create(n)\nout.append((type(c).__name__, len(Base{k}.registry), Base{k}.helper(n), "
+        f"c.helper(x)))",
+        f"out.append(list(Count{k}(n % 4)))",
+        f"out.append(sum(Count{k}(3)) * x)",
+        f"it = Count{k}(4)\nout.append((next(it), next(it), [v for v in it], next(it, None)))",
+        f"for v in Count{k}(2):\n    x = x + v\nout.append(x)",
+        f"dd = {{Key{k}(n): 'a', Key{k}(n + 3): 'b'}}\nout.append((len(dd), dd[Key{k}(n)], Key{k}(n + 6) in dd))",
+        f"st = {{Key{k}(v) for v in lst}}\nout.append((len(st), Key{k}(n) in st))",
+        f"kk = Key{k}(n)\nout.append((len(kk), n in kk, 3 in kk, bool(kk), 'y' if kk else 'n', not kk))",
+        f"if Key{k}(len(lst)):\n    out.append(x + 1)\nelse:\n    out.append(y)",
+        f"h = HasDesc{k}()\nh.d = n\nout.append((h.d, HasDesc{k}.d.name, vars(h)))",
+        f"HasDesc{k}.shared += 1\nout.append(HasDesc{k}.shared * x)",
+        f"out.append((G_KS{k}.level * x, list(G_KS{k}.seen)))",
+        f"G_KS{k}.level = n\nout.append(G_KS{k}.level + 1)",
+        f"out.append((Child{k}.mro()[1].__name__, issubclass(Child{k}, Base{k}), Child{k}.__bases__[0] is Base{k}))",
+        f"c = Child{k}(x)\nc.v = y\nout.append(c.scaled(c.v))",
+        f"items = sorted([Key{k}(v) for v in lst], key=lambda o: o.a)\nout.append([o.a for o in items])",
+        f"out.append(collections.Counter(Key{k}(v) for v in lst + [n]).most_common(1)[0][1])",
+        f"out.append(list(zip(Count{k}(3), lst)) + list(enumerate(Count{k}(2))))",
+    ])
+    return pre, op
+
+
+def _tensor_python(r, k):
+    """Tensor values steering Python: .item(), .tolist(), bool/int/float of tensors, shape/size/dim/numel
+    arithmetic, torch.Size operations, dtype promotion with Python int/float/bool/complex scalars."""
+    op = r.choice([
+        "v = x[0, 0].item()\nout.append(x * 2 if v > 0 else y * 3)",
+        "out.append((x[0].tolist(), [round(v, 2) for v in y[:, 0].tolist()]))",
+        "out.append((bool(x[0, 0] > 0), int(x[1, 1] * 10), float(y.max()), complex(x[0, 1])))",
+        "kk = int((x > 0).sum())\nout.append(x.flatten()[:kk])",
+        "out.append((torch.Size([n, 2]) + x.shape, x.shape[::-1], x.shape.numel(), torch.Size((x.shape[0] * 2,))))",
+        "out.append(x.new_zeros(x.shape[:1] + (n + 1,)))",
+        "out.append(x.dim() + x.ndimension() + x.numel() // 4 + len(x) + x.size(-1))",
+        "out.append((x * 2, x + True, x.int() + 2.5, x.int() * True, (x > 0) + 1, (x > 0) * 1.5))",
+        "out.append((x * complex(1, n), (x.int() + 1j).dtype))",
+        "out.append((x.long() + n, x.int() // 2, x.int() % 3, torch.tensor(n) * 1.5, torch.tensor(True) + n))",
+        "out.append(torch.tensor([1, 2], dtype=torch.int8) + 300 + n)",
+        "out.append((torch.tensor([250], dtype=torch.uint8) + 10, torch.tensor([n], dtype=torch.int16) * 40000))",
+        "out.append(bool(x.sum() > 0) and n > 1)",
+        "out.append(x.max().item() > y.max().item())",
+        "t = torch.tensor(lst or [n])\nout.append((t.tolist(), t.sum().item(), t.max().item(), t.dtype))",
+        "out.append(torch.zeros(int(x.abs().sum() > 5) + 1, 2))",
+        "out.append(x.shape[0] * x.new_ones(()).item() + n)",
+        "if (x[0] > 0).all():\n    out.append('pos')\nelif (x[0] < 0).any():\n    out.append('some neg')",
+        "ids = (x[:, 0] > 0).nonzero().flatten().tolist()\nout.append((ids, [x[i, 0] for i in ids]))",
+        "out.append(x[int(x[0, 0] > 0)] + y[-1])",
+        "sz = x.size()\nout.append((sz == (x.shape[0], 4), sz[1:] * 2, list(sz), sz.index(4)))",
+        "out.append((x.shape[0] // 2 * 2, -x.shape[1], x.shape[0] ** 2 % 7, max(x.shape), min(x.shape) * n))",
+        "out.append(range(x.shape[0])[n % x.shape[0]] + x.shape.count(4))",
+        "out.append([int(v) for v in x[0] > 0] + [float(v) for v in torch.arange(2)])",
+        "out.append(x.sum(0).tolist() == y.sum(0).tolist())",
+        "out.append(torch.tensor(x.shape) * 2 + torch.tensor([n, True]))",
+        "out.append((x.float() ** 2).sum().item() >= 0 and x.numel() > 0)",
+        "out.append((abs(x[0, 0]), -x[0, 0], round(float(x[0, 0]), 3), math.floor(x[0, 0])))",
+        "out.append((n + x[0, 0], n * y[1], 2 ** x[0, :2], n // torch.tensor(2), 7 % torch.tensor(n + 1)))",
+    ])
+    return "", op
+
+
+def _torch_nontensor(r, k):
+    """torch functions that answer with non-tensors (is_tensor, is_floating_point, dtypes, finfo/iinfo,
+    default dtype, broadcast_shapes, result_type) and torch calls taking 0-d tensors as scalars."""
+    op = r.choice([
+        "out.append((torch.is_tensor(x), torch.is_tensor(n), torch.is_floating_point(x), "
+        "torch.is_floating_point(x.long()), torch.is_complex(x)))",
+        "out.append((x.dtype == torch.float32, x.dtype is torch.float, x.dtype.is_floating_point, x.dtype.itemsize))",
+        "out.append((torch.get_default_dtype(), torch.tensor(1.5).dtype == torch.get_default_dtype()))",
+        "fi = torch.finfo(x.dtype)\nout.append((fi.eps, fi.max > 1e30, fi.bits, fi.tiny > 0))",
+        "out.append((torch.iinfo(torch.int8).max + n, torch.iinfo(torch.int32).min))",
+        "out.append(x.clamp(max=torch.finfo(x.dtype).max, min=-torch.finfo(x.dtype).tiny))",
+        "out.append(torch.full((2,), torch.iinfo(torch.int16).min) + n)",
+        "out.append((torch.broadcast_shapes(x.shape, (1, 4)), torch.broadcast_shapes((n + 1, 1), (1, 3))))",
+        "t = torch.tensor(n)\nout.append((x.pow(t), x.clamp(min=torch.tensor(0.0)), x.new_full((2,), t)))",
+        "out.append(torch.arange(torch.tensor(n) + 1) * 2)",
+        "out.append((x * torch.tensor(2), x.int() * torch.tensor(2.5), x.half() + torch.tensor(1.0, "
+        "dtype=torch.float64)))",
+        "out.append(x.roll(int(torch.tensor(n)), 0))",
+        "out.append((torch.numel(x), torch.result_type(x, 2.5), torch.can_cast(x.dtype, torch.int32), "
+        "torch.promote_types(torch.int8, torch.uint8)))",
+        "out.append((torch.is_nonzero(x[0, 0]), torch.equal(x, y), torch.equal(x, x.clone()), "
+        "torch.allclose(x, x + 1e-9)))",
+        "out.append((torch.is_grad_enabled(), torch.is_inference_mode_enabled(), "
+        "torch.are_deterministic_algorithms_enabled()))",
+        "out.append((x.is_contiguous(), x.t().is_contiguous(), x[1:].storage_offset(), x.element_size(), "
+        "x.nbytes))",
+        "out.append((torch.typename(x), x.type(), x.int().type(), x.is_floating_point(), x.is_signed()))",
+        "out.append(x.to(torch.get_default_dtype()) if x.dtype != torch.get_default_dtype() else -x)",
+        "dt = torch.float64 if n % 2 else torch.int32\nout.append((x.to(dt), torch.zeros(2, dtype=dt"
+        ").dtype.is_floating_point))",
+        "out.append(torch.tensor(3.5, dtype=torch.float64).item() * x if x.dtype.is_floating_point else x)",
+        "out.append((x.device, x.device == torch.device('cpu'), str(x.device), x.is_cpu, x.layout))",
+        "out.append(x.narrow(0, torch.tensor(1), 2))",
+        "out.append((torch.tensor(n).item(), torch.tensor(n).tolist(), torch.tensor([n, 2]).tolist()))",
+        "out.append(x.index_select(0, torch.tensor([0, n % x.shape[0]])))",
+    ])
+    return "", op
+
+
+def _numpy_interop(r, k):
+    """numpy arrays made from tensors (sharing their memory: a write to the array is a write to the tensor)
+    and tensors made from arrays; numpy functions and scalars in between."""
+    pre = "import numpy as np\n"
+    op = r.choice([
+        "a = x.numpy()\nout.append(torch.from_numpy(a * 2 + n))",
+        "a = x.detach().numpy().copy()\na[0] = n\nout.append((torch.from_numpy(a), x))",
+        "a = x.numpy()\na *= 2\nout.append(x.sum())",
+        "out.append(float(np.mean(y.numpy())) > 0)",
+        "out.append(torch.as_tensor(np.arange(n)) + 1)",
+        "out.append(torch.tensor(np.array(lst + [n], dtype=np.int64)) * 2)",
+        "out.append(torch.from_numpy(np.where(x.numpy() > 0, 1.0, -1.0)))",
+        "out.append(x * np.float32(1.5))",
+        "out.append((torch.tensor(np.float64(n)).dtype, torch.tensor(np.int32(n)) + 1))",
+        "out.append(x.new_tensor(np.array(lst or [n])))",
+        "a = np.asarray(y)\na[:, 0] = n\nout.append(y)",
+        "out.append(np.array(x.shape).tolist() + [int(np.prod(x.shape))])",
+        "out.append(torch.from_numpy(np.stack([x.numpy(), y.numpy()])).sum(0))",
+        "t = torch.from_numpy(np.ones((2, 2), dtype=np.float32))\nt.add_(n)\nout.append(t)",
+        "a = (x + 1).numpy()\nout.append(torch.tensor(a.tolist()) - 1)",
+        "out.append(np.allclose(x.numpy(), x.numpy() + 1e-9))",
+        "out.append(np.float64(x[0, 0].item()) + n)",
+        "out.append(torch.from_numpy(np.cumsum(x.numpy(), axis=1)))",
+    ])
+    return pre, op
+
+
+def _stdlib_mix(r, k):
+    """The standard library users reach for next to tensors: seeded `random`, `math`, itertools (chain,
+    zip_longest, accumulate, groupby, product...), str methods and format specs of tensor-derived numbers."""
+    pre = "import random\n"
+    op = r.choice([
+        "rng = random.Random(n)\nout.append([rng.randint(0, 9) for _ in range(3)] + [rng.random()])",
+        "random.seed(n)\nout.append((random.random(), random.choice(s or 'z'), random.sample(range(10), 2)))",
+        "rng = random.Random(s)\nlst2 = list(lst)\nrng.shuffle(lst2)\nout.append(lst2)",
+        "out.append((math.gcd(n, 12), math.comb(n + 2, 2), math.factorial(n % 6), math.log2(n + 1), "
+        "math.copysign(1.0, -n), math.fsum([0.1] * n)))",
+        "out.append(x * math.cos(n) + math.exp(-n))",
+        "out.append(math.isfinite(x[0, 0].item()) and math.trunc(x[0, 0].item() * 10))",
+        "out.append(list(itertools.chain.from_iterable([lst, [n]])))",
+        "out.append(list(itertools.zip_longest(lst, s, fillvalue='-')))",
+        "out.append(list(itertools.accumulate(lst, operator.mul, initial=1)))",
+        "out.append([(kk, list(g)) for kk, g in itertools.groupby(sorted(lst), key=lambda v: v // 3)])",
+        "out.append(list(itertools.product(s[:2], range(2))) + list(itertools.combinations(lst[:4], 2)))",
+        "out.append((list(itertools.permutations(range(3), 2))[:n], list(itertools.starmap(pow, [(2, n), (3, 2)]))))",
+        "out.append((list(itertools.takewhile(lambda v: v < 5, lst)), list(itertools.pairwise(lst))))",
+        "out.append(list(zip(itertools.count(n), s)) + list(itertools.compress(lst, [1, 0, 1])))",
+        "out.append(sum(a * b for a, b in itertools.zip_longest([x, y], [n], fillvalue=1)))",
+        "out.append(list(itertools.accumulate([x, y, x])))",
+        "v = x[0, 0].item()\nout.append(f'{v:.3f}|{v:+.1e}|{int(v * 10):>5}|{x.shape[0]:#x}|{v:.1%}')",
+        "out.append('{:08.3f}'.format(float(x[0, 0])) + '%-6.2f|' % y[0, 1].item())",
+        "out.append((str(round(x[0, 0].item(), 2)), format(x[0, 1].item(), '.2e'), f'{n:b}{x.shape[0]:03d}'))",
+        "out.append('{:.2f}'.format(x[0, 0]) + f'{y[1, 1]:.1f}')",
+        "out.append(s.join(str(v) for v in x[0, :2].tolist()))",
+        "out.append(repr(x[0, :2]) + str(x.dtype).split('.')[-1])",
+        "out.append((s.title().swapcase(), s.partition('b'), s.rjust(n, '.'), s.translate(str.maketrans('ab', 'ba'))))",
+        "out.append((s.casefold(), s.isalpha(), '-'.join(reversed(s)), s.removeprefix('a'), s.count('')))",
+        "out.append(f'{s!s:>{n + 1}}|{s:^6}|{len(s):<3}|' + '{0}{1}{0}'.format(s, n))",
+        "out.append(sorted(s.split(), key=str.lower) + [s[::-1].upper()])",
+    ])
+    return pre, op
+
+
+def _modules_more(r, k):
+    """nn.Modules the environment changes between calls in ways that must recompile or be read again:
+    a parameter rebound or its dtype changed, a bias set to None, a submodule swapped, a buffer added, the
+    module's dtype converted, a hook added; and modules used the ways users write them (Sequential
+    slicing, named_parameters, functional calls with the module's tensors, methods other than forward)."""
+    change = r.choice([
+        "self.lin.bias = None",
+        "self.lin.weight = torch.nn.Parameter(self.lin.weight.detach() * 2)",
+        "self.body[1] = torch.nn.Sigmoid()",
+        "self.register_buffer('extra', torch.ones(4))",
+        "self.double()",
+        "self.lin.weight.requires_grad_(False)",
+        "self.body.append(torch.nn.Tanh())",
+        "self.register_forward_pre_hook(lambda mod, inp: (inp[0] * 0.5,))",
+        "self.gain = torch.tensor(3.0)",
+        "self.mode = 'sum' if self.mode == 'mean' else 'mean'",
+    ])
+    pre = (f"class N{k}(torch.nn.Module):\n"
+           f"    def __init__(self):\n        super().__init__()\n"
+           f"        self.lin = torch.nn.Linear(4, 4)\n"
+           f"        self.body = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 4))\n"
+           f"        self.gain = 2.0\n        self.mode = 'mean'\n"
+           f"    def forward(self, t):\n"
+           f"        h = self.body(self.lin(t.to(self.lin.weight.dtype))) * self.gain\n"
+           f"        if getattr(self, 'extra', None) is not None:\n            h = h + self.extra\n"
+           f"        return h.mean(0) if self.mode == 'mean' else h.sum(0)\n"
+           f"    def score(self, t, k=1):\n        return self(t).topk(k).values\n"
+           f"    def between_calls(self, call):\n"
+           f"        if call == 2:\n            {change}\n"
+           f"torch.manual_seed({k} + 100)\nG_NET{k} = N{k}()\n")
+    m = f"G_NET{k}"
+    op = r.choice([
+        f"out.append({m}(x))",
+        f"out.append(({m}(x), {m}.score(y, k=2)))",
+        f"out.append({m}.body[:2](x) + {m}.body[-1].bias)",
+        f"out.append(sorted(name for name, _ in {m}.named_parameters()))",
+        f"out.append(sum(p.numel() for p in {m}.parameters() if p.requires_grad))",
+        f"out.append(torch.nn.functional.linear(x.to({m}.lin.weight.dtype), {m}.lin.weight) * {m}.gain)",
+        f"h = x\nfor layer in {m}.body:\n    if isinstance(layer, torch.nn.Linear):\n"
+        f"        h = layer(h.to(layer.weight.dtype))\n    else:\n        h = layer(h)\nout.append(h)",
+        f"out.append(({m}.lin.bias is None, {m}.lin.weight.dtype, len({m}.body), {m}.mode))",
+        f"out.append({m}(x) if {m}.training else -{m}(x))",
+        f"with torch.no_grad():\n    out.append({m}(x + n))",
+        f"out.append(torch.func.functional_call({m}.lin, dict({m}.lin.named_parameters()), "
+        f"(x.to({m}.lin.weight.dtype),)))",
+        f"out.append([type(c).__name__ for c in {m}.body.children()])",
+        f"out.append({m}.state_dict().keys() == dict({m}.named_parameters()).keys() | set(dict({m}.named_buffers())))",
+        f"out.append(({m}(x).sum() * 0 + n).item())",
+    ])
+    return pre, op
+
+
+def _grad_modes_more(r, k):
+    """Grad-mode managers in the less common places: as decorators on methods and generators, set_grad_enabled
+    as a decorator, a manager made once at module level and entered on every call, a grad mode the environment
+    leaves changed between calls, autograd inside no_grad with enable_grad."""
+    pre = (f"NG{k} = torch.no_grad()\n"
+           f"class GM{k}:\n"
+           f"    @torch.no_grad()\n    def run(self, t):\n        return (t * 2).requires_grad\n"
+           f"    @torch.enable_grad()\n    def grad_of(self, t):\n"
+           f"        w = t.detach().requires_grad_()\n        (w * w).sum().backward()\n        return w.grad\n"
+           f"@torch.set_grad_enabled(False)\ndef sge{k}(t):\n    return (t * 2).requires_grad\n"
+           f"@torch.no_grad()\ndef gen{k}(t):\n    for i in range(2):\n        yield (t * i).requires_grad\n")
+    op = r.choice([
+        f"w = x.detach().requires_grad_()\nout.append((GM{k}().run(w), (w * 2).requires_grad))",
+        f"with torch.no_grad():\n    out.append(GM{k}().grad_of(x))",
+        f"w = x.detach().requires_grad_()\nout.append((sge{k}(w), (w + 1).requires_grad))",
+        f"w = x.detach().requires_grad_()\nout.append(list(gen{k}(w)) + [(w * 3).requires_grad])",
+        f"w = y.detach().requires_grad_()\nwith NG{k}:\n    a = w * 2\nwith NG{k}:\n    b = w * 3\n"
+        f"out.append((a.requires_grad, b.requires_grad, (w * 4).requires_grad))",
+        "w = x.detach().requires_grad_()\nwith torch.no_grad():\n    v = w * 2\nv2 = v * w\n"
+        "out.append((v.requires_grad, v2.requires_grad, v2.grad_fn is None))",
+        "w = x.detach().requires_grad_()\nwith torch.enable_grad():\n    loss = (w * n).sum()\n"
+        "g, = torch.autograd.grad(loss, w)\nout.append(g)",
+        "w = x.detach().requires_grad_()\nwith torch.autocast('cpu', dtype=torch.bfloat16):\n"
+        "    h = torch.mm(w, y.t())\nout.append((h.dtype, h.requires_grad, h.float()))",
+        "w = x.detach().requires_grad_()\nwith torch.no_grad():\n    t = w.clone()\n    t.add_(1)\n"
+        "out.append((t.requires_grad, t, w.sum().requires_grad))",
+    ])
+    return pre, op
+
+
+def _global_state(r, k):
+    """Torch's global state changed by the environment between calls (on call 2, restored on call 3): the
+    default dtype, grad mode, an autocast or inference_mode region left open around the call, deterministic
+    algorithms, print options; the program's ops read it. (A STATE global: the process has one torch state, so
+    it is changed once, through the eager namespace's object, for both runs; see check.)"""
+    state = r.choice([
+        ("torch.set_default_dtype(torch.float64)", "torch.set_default_dtype(torch.float32)"),
+        ("torch.set_grad_enabled(False)", "torch.set_grad_enabled(True)"),
+        ("self.ctx = torch.autocast('cpu', dtype=torch.bfloat16)\n            self.ctx.__enter__()",
+         "self.ctx.__exit__(None, None, None)"),
+        ("self.ctx = torch.inference_mode()\n            self.ctx.__enter__()", "self.ctx.__exit__(None, None, None)"),
+        ("torch.use_deterministic_algorithms(True)", "torch.use_deterministic_algorithms(False)"),
+        ("torch.set_printoptions(precision=2)", "torch.set_printoptions(precision=4)"),
+    ])
+    pre = (f"class State{k}:\n"
+           f"    active = False\n"
+           f"    def between_calls(self, call):\n"
+           f"        if call == 2:\n            {state[0]}\n            self.active = True\n"
+           f"        elif call == 3:\n            self.restore()\n"
+           f"    def restore(self):\n"
+           f"        if self.active:\n            self.active = False\n            {state[1]}\n"
+           f"STATE{k} = State{k}()\n")
+    op = r.choice([
+        "out.append(torch.tensor(1.5) * x + torch.ones(2).sum())",
+        "out.append((torch.tensor([n, 2.5]).dtype, torch.arange(n) * 0.5, torch.get_default_dtype()))",
+        "w = x.detach().requires_grad_()\nout.append(((w * 2).requires_grad, torch.is_grad_enabled()))",
+        "out.append((x @ y.t(), torch.mm(x, y.t()).dtype))",
+        "t = x * 2\nout.append((t.is_inference(), t))",
+        "out.append((repr(x[0, :2]), str(torch.tensor([1 / 3]))))",
+        "out.append((torch.are_deterministic_algorithms_enabled(), x.index_add(0, torch.tensor([0, 0]), y[:2])))",
+        "out.append(torch.zeros(2, 2) + x[:2, :2].double().float())",
+        "out.append(torch.nn.functional.linear(x, y[:2]))",
+        "out.append(x.new_tensor([n]) + torch.full((1,), 0.5))",
+    ])
+    return pre, op
+
+
 # the first generation of families (`--narrow`: the programs that seeds made before the families below)
 NARROW_SNIPPETS = [_containers_list, _containers_tuple, _containers_dict, _containers_set, _closures, _classes,
                    _exceptions, _generators, _comprehensions, _globals, _strings, _builtins, _arith, _tensors,
                    _tensor_control, _with_blocks, _control, _tensor_numbers]
 # tensor-only programs capture in one graph more often: weight them so the capture figure means something
 NARROW_WEIGHTS = [3, 2, 3, 2, 2, 3, 3, 2, 2, 3, 2, 3, 3, 6, 1, 2, 2, 2]
-SNIPPETS = NARROW_SNIPPETS + [_breaks, _dynamic_keys, _views, _metadata, _objects, _closures_more, _exceptions_more,
-                              _globals_more, _grad_dtype_rng]
-WEIGHTS = NARROW_WEIGHTS + [3, 3, 3, 4, 2, 2, 2, 2, 2]
+# the second generation (`families="second"`: the programs seeds made before the third pass's families)
+SECOND_SNIPPETS = NARROW_SNIPPETS + [_breaks, _dynamic_keys, _views, _metadata, _objects, _closures_more,
+                                     _exceptions_more, _globals_more, _grad_dtype_rng]
+SECOND_WEIGHTS = NARROW_WEIGHTS + [3, 3, 3, 4, 2, 2, 2, 2, 2]
+# the third pass's families alone (`families="new"`: programs made only of them)
+NEW_SNIPPETS = [_modules, _grad_modes, _functools_operator, _user_classes, _tensor_python, _torch_nontensor,
+                _numpy_interop, _stdlib_mix]
+NEW_WEIGHTS = [4, 3, 3, 3, 4, 3, 2, 3]
+# added later in the third pass (`families="new2"`, and in "all" after the ones above: seeds of "new" keep
+# their programs)
+NEW2_SNIPPETS = [_modules_more, _grad_modes_more, _global_state]
+NEW2_WEIGHTS = [3, 2, 3]
+SNIPPETS = SECOND_SNIPPETS + NEW_SNIPPETS + NEW2_SNIPPETS
+WEIGHTS = SECOND_WEIGHTS + NEW_WEIGHTS + NEW2_WEIGHTS
+FAMILIES = {"first": (NARROW_SNIPPETS, NARROW_WEIGHTS), "second": (SECOND_SNIPPETS, SECOND_WEIGHTS),
+            "new": (NEW_SNIPPETS, NEW_WEIGHTS), "new2": (NEW2_SNIPPETS, NEW2_WEIGHTS),
+            "third": (NEW_SNIPPETS + NEW2_SNIPPETS, NEW_WEIGHTS + NEW2_WEIGHTS), "all": (SNIPPETS, WEIGHTS)}
 
 
 def _hoist(op: str) -> str:
@@ -671,11 +1164,12 @@ def _hoist(op: str) -> str:
     return "\n".join(lines)
 
 
-def generate(seed: int, hoist: bool = False, narrow: bool = False) -> str:
-    """The source of program `seed`: module-level definitions, then `f` (`narrow`: from the first
-    generation of families only, as seeds made them before the others were added)."""
+def generate(seed: int, hoist: bool = False, narrow: bool = False, families: str = "all") -> str:
+    """The source of program `seed`: module-level definitions, then `f`, from the snippet families named by
+    `families` (see FAMILIES; "first" and "second" make the programs seeds made before later families were
+    added; `narrow` is "first")."""
     r = random.Random(seed)
-    snippets, weights = (NARROW_SNIPPETS, NARROW_WEIGHTS) if narrow else (SNIPPETS, WEIGHTS)
+    snippets, weights = FAMILIES["first" if narrow else families]
     preludes, body = [], []
     for k in range(r.randint(2, 6)):
         snippet = r.choices(snippets, weights)[0]
@@ -721,6 +1215,9 @@ def mutate_globals(ns: dict, call: int):
     for name, v in list(ns.items()):
         if not name.startswith(("G_", "LOG")):
             continue
+        if callable(getattr(v, "between_calls", None)):   # the program says how it changes
+            v.between_calls(call)
+            continue
         if name.startswith("G_FLAG"):
             ns[name] = not v
             continue
@@ -758,9 +1255,15 @@ def same(a, b, path="out", rounding=False) -> str | None:
         if (a.dtype, a.shape, a.requires_grad) != (b.dtype, b.shape, b.requires_grad):
             return f"{path}: tensor meta {(a.dtype, tuple(a.shape), a.requires_grad)} vs " \
                    f"{(b.dtype, tuple(b.shape), b.requires_grad)}"
-        if not torch.allclose(a.detach().double(), b.detach().double(), rtol=1e-5, atol=1e-6, equal_nan=True):
+        wide = torch.complex128 if a.is_complex() else torch.float64    # (a complex one with its imaginary part)
+        if not torch.allclose(a.detach().to(wide), b.detach().to(wide), rtol=1e-5, atol=1e-6, equal_nan=True):
             return f"{path}: tensor values differ\n{a}\nvs\n{b}"
         return None
+    if type(a).__module__ == "numpy" and type(a).__name__ == "ndarray":
+        if type(b) is not type(a) or (a.dtype, a.shape) != (b.dtype, b.shape):
+            return f"{path}: array {a!r:.200} vs {b!r:.200}"
+        return None if (a == b).all() or same(torch.from_numpy(a), torch.from_numpy(b), path, rounding) is None \
+            else f"{path}: array values {a!r:.200} vs {b!r:.200}"
     ta, tb = type(a), type(b)
     if (ta.__module__, ta.__qualname__) != (tb.__module__, tb.__qualname__):
         return f"{path}: type {ta.__qualname__} vs {tb.__qualname__}"
@@ -798,8 +1301,13 @@ def _owned_globals(ns: dict) -> dict:
     """The globals a program owns, comparable across the two namespaces (a class by its own
     attributes, a function by its name)."""
     def comparable(v):
-        if isinstance(v, type):
-            return {k: a for k, a in vars(v).items() if not k.startswith("__")}
+        if isinstance(v, type):     # its data: not its methods, properties and other descriptors
+            return {k: a for k, a in vars(v).items() if not k.startswith("__") and not callable(a)
+                    and not hasattr(a, "__get__")}
+        if isinstance(v, torch.nn.Module):
+            return {"training": [m.training for m in v.modules()], "state": dict(v.state_dict()),
+                    "attrs": {k: a for k, a in vars(v).items() if not k.startswith("_")
+                              and isinstance(a, (int, float, str, bool, tuple, list))}}
         if callable(v) and hasattr(v, "__qualname__"):
             return ("function", v.__qualname__)
         return v
@@ -855,16 +1363,17 @@ def _caused_by_timeout(exc) -> bool:
 
 
 def check(seed: int, src: str | None = None, timeout: float = 30.0, hoist: bool = False, backend: str = "eager",
-          shared: bool = False, dynamic: bool = False, narrow: bool = False) -> dict:
+          shared: bool = False, dynamic: bool = False, narrow: bool = False, families: str = "all") -> dict:
     """Run program `seed` eagerly and compiled with `backend` (`shared`: inputs that may share memory,
     see make_inputs; `dynamic`: compiled with dynamic=True and x, y change size every call); returns its
     record (status, where it differed, capture)."""
-    src = src or generate(seed, hoist, narrow)
+    src = src or generate(seed, hoist, narrow, families)
     code = compile(src, f"<fuzz_{seed}>", "exec")
     ns_e, ns_c = _load(code, f"fuzz_{seed}"), _load(code, f"fuzz_{seed}")
     counter = CompileCounterWithBackend(backend)
     fc = bytegraph.compile(ns_c["f"], backend=counter, dynamic=True if dynamic else None)
     args_e, args_c = make_inputs(seed, 0, shared, dynamic), make_inputs(seed, 0, shared, dynamic)
+    states = [v for name, v in ns_e.items() if name.startswith("STATE")]   # (see _global_state)
     rec = {"seed": seed, "status": "equal", "detail": "", "graphs_first_call": None, "graphs": 0,
            "backend": backend, "shared": shared, "dynamic": dynamic}
     old = signal.signal(signal.SIGALRM, _alarm)
@@ -887,6 +1396,9 @@ def check(seed: int, src: str | None = None, timeout: float = 30.0, hoist: bool 
                         args[0].copy_(new[0])
                 mutate_globals(ns_e, call)
                 mutate_globals(ns_c, call)
+                # (once: one torch state for both namespaces; what call 2 opens, call 3 closes, innermost first)
+                for v in (states[::-1] if call == CALLS - 1 else states):
+                    v.between_calls(call)
             e_kind, e_val = _run(ns_e["f"], args_e)
             c_kind, c_val = _run(fc, args_c)
             if c_kind == "raised" and _caused_by_timeout(c_val):
@@ -916,6 +1428,8 @@ def check(seed: int, src: str | None = None, timeout: float = 30.0, hoist: bool 
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
+        for v in reversed(states):   # torch's global state the program changed between calls
+            v.restore()
     rec["graphs"] = counter.frame_count
     # sound (the instruction ran as Python) but a bytegraph bug all the same: reported apart
     rec["internal"] = [r.reason for r in bytegraph.stats.break_records if r.kind == "internal_error"][:3]
@@ -976,12 +1490,14 @@ def main(argv=None):
     ap.add_argument("--shared-inputs", action="store_true", help="x and y may share memory (changing per call)")
     ap.add_argument("--dynamic", action="store_true", help="compile with dynamic=True; x and y change size every call")
     ap.add_argument("--narrow", action="store_true", help="programs from the first generation of snippet families")
+    ap.add_argument("--families", default="all", choices=sorted(FAMILIES),
+                    help="which snippet families programs are made of")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
     records = []
     start = time.time()
     for seed in parse_seeds(args.seeds):
-        src = generate(seed, args.hoist, args.narrow)
+        src = generate(seed, args.hoist, args.narrow, args.families)
         try:
             rec = check(seed, src, args.timeout, backend=args.backend, shared=args.shared_inputs,
                         dynamic=args.dynamic)
