@@ -122,3 +122,35 @@ def overrides_in_python(tp: type, names) -> bool:
 def has_finalizer(cls: type) -> bool:
     """Whether the class or a base defines `__del__` (read from the class dicts: runs no user code)."""
     return any("__del__" in vars(klass) for klass in type.__getattribute__(cls, "__mro__"))
+
+
+_NO_TENSORS = frozenset({type(None), bool, int, float, complex, str, bytes, range, slice, type(Ellipsis),
+                         type(iter(range(0))), type(iter(range(2 ** 64))), types.FunctionType,
+                         types.BuiltinFunctionType, types.ModuleType, types.CodeType, type})
+_LIST_ITERATOR = type(iter([]))
+
+
+def may_hold_tensors(value, depth: int = 3) -> bool:
+    """Whether `value` is, or may lead to, a tensor or a module (whose parameters are tensors).
+    Containers and plain objects (their `__dict__`) are looked into, `depth` levels deep, without
+    running user code; an object that cannot be looked into answers True."""
+    import torch
+    tp = type(value)
+    if tp in _NO_TENSORS or issubclass(tp, type):
+        return False
+    if issubclass(tp, (torch.Tensor, torch.nn.Module)):
+        return True
+    if depth == 0:
+        return False
+    if tp in (list, tuple, set, frozenset):
+        return any(may_hold_tensors(v, depth - 1) for v in value)
+    if tp is dict:
+        return any(may_hold_tensors(v, depth - 1) for v in value.values())
+    if tp is _LIST_ITERATOR:
+        return may_hold_tensors(value.__reduce__()[1][0], depth - 1)
+    if tp is types.MethodType:
+        return may_hold_tensors(value.__self__, depth - 1)
+    if plain_getattribute(tp) and type(_type_lookup(tp, "__dict__")) is types.GetSetDescriptorType and \
+            _type_lookup(tp, "__slots__") is _MISSING:
+        return any(may_hold_tensors(v, depth - 1) for v in object.__getattribute__(value, "__dict__").values())
+    return True

@@ -139,6 +139,10 @@ class OutputGraph:
                                   allow_dynamic_output_shape_ops=False)
         self.fake_mode = FakeTensorMode(shape_env=self.shape_env, allow_non_fake_inputs=False)
         self.graph_inputs: list = []        # (source, proxy, real value; a SymInt for a size input)
+        # instructions traced for this frame, inlined calls included (never rolled back: work done)
+        self.instructions_traced = 0
+        # whether a trace that meets no tensor gives up (see config.max_instructions_without_tensors)
+        self.gives_up_without_tensors = True
         self.input_by_source: dict = {}
         self.input_properties: dict = {}    # tensor source -> its sizes/strides/offset at input creation
         self.symbol_inputs: dict = {}       # size symbol -> SymNodeVariable of its placeholder
