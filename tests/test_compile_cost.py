@@ -197,3 +197,35 @@ def test_loop_over_a_tuple_argument_breaking_each_iteration_rereads_its_items():
     torch.testing.assert_close(opt(x, a), f(x, a))
     torch.testing.assert_close(opt(x, b), f(x, b))
     assert cnt.frame_count >= 2
+
+
+# -- guards over the items of a long list -----------------------------------------------------
+def test_recompile_over_many_item_guards_names_the_changed_item():
+    """Each source is compiled once per check function and read once per explanation (a miss of a
+    frame guarded on thousands of items explained them by compiling each expression anew, for each
+    entry, at every miss)."""
+    def f(x, seq):
+        return x + sum(seq)
+
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    x = torch.ones(2)
+    seq = list(range(2_000))
+    torch.testing.assert_close(opt(x, seq), f(x, seq))
+    seq2 = list(seq)
+    seq2[1234] = -1
+    torch.testing.assert_close(opt(x, seq2), f(x, seq2))
+    torch.testing.assert_close(opt(x, seq), f(x, seq))      # the first entry still serves it
+    assert cnt.frame_count == 2 and bytegraph.stats.recompiles == 1
+    (_, reason), = bytegraph.stats.recompile_reasons
+    assert "L['seq'][1234]" in reason and "-1" in reason
+
+
+def test_sources_and_guards_keep_their_hash_and_equality():
+    from bytegraph.guards.guard import Guard
+    from bytegraph.guards.source import AttrSource, ItemSource, LocalSource
+    a = ItemSource(AttrSource(LocalSource("x"), "items"), 3)
+    b = ItemSource(AttrSource(LocalSource("x"), "items"), 3)
+    assert a == b and hash(a) == hash(b) and hash(a) == hash(b)     # (the second from the kept value)
+    assert a != ItemSource(AttrSource(LocalSource("x"), "items"), 4)
+    assert len({Guard.constant(a, 5), Guard.constant(b, 5), Guard.constant(a, 6)}) == 2
