@@ -229,3 +229,19 @@ def test_sources_and_guards_keep_their_hash_and_equality():
     assert a == b and hash(a) == hash(b) and hash(a) == hash(b)     # (the second from the kept value)
     assert a != ItemSource(AttrSource(LocalSource("x"), "items"), 4)
     assert len({Guard.constant(a, 5), Guard.constant(b, 5), Guard.constant(a, 6)}) == 2
+
+
+def test_import_and_an_eager_compile_leave_networkx_unloaded():
+    """Every full collection walks every object the process holds: bytegraph loads what only the
+    inductor backend needs (networkx: ~16k objects) when that backend runs."""
+    import subprocess
+    import sys
+    code = ("import sys, torch, bytegraph\n"
+            "from bytegraph.testing import CompileCounter\n"
+            "cnt = CompileCounter()\n"
+            "assert bytegraph.compile(lambda x: x.relu() + 1, backend=cnt)(torch.ones(2)).tolist() == [2.0, 2.0]\n"
+            "assert cnt.frame_count == 1 and cnt.op_count == 2\n"
+            "print('networkx' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
