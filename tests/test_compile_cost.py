@@ -245,3 +245,24 @@ def test_import_and_an_eager_compile_leave_networkx_unloaded():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
+
+
+def test_remaining_constants_keep_their_types_and_signs():
+    """The remaining items travel as one constant tuple: 1, 1.0, True, 0.0 and -0.0 stay apart."""
+    seen = []
+    record = bytegraph.disable(lambda v: seen.append((type(v), repr(v))))
+
+    def f(x):
+        for v in (1, 1.0, True, 0.0, -0.0, "s", None, 2):
+            x = x + 1
+            record(v)
+        return x
+
+    cnt = CompileCounter()
+    x = torch.zeros(2)
+    opt = bytegraph.compile(f, backend=cnt)
+    torch.testing.assert_close(opt(x), f(x))
+    compiled, eager = seen[:8], seen[8:]
+    assert compiled == eager and cnt.frame_count >= 2
+    consts = _C.peek_cache(f.__code__)[0].code.co_consts
+    assert (1.0, True, 0.0, -0.0, "s", None, 2) in [c for c in consts if type(c) is tuple]
