@@ -175,7 +175,8 @@ class OutputGraph:
 
     # -- checkpoints ------------------------------------------------------------
     def checkpoint(self) -> GraphState:
-        return GraphState(list(self.graph.nodes)[-1] if len(self.graph.nodes) else None, len(self.graph_inputs),
+        # (the last node read from the end of fx's linked list: a checkpoint comes before most instructions)
+        return GraphState(next(iter(reversed(self.graph.nodes)), None), len(self.graph_inputs),
                           dict(self.input_by_source), set(self.guards), self.side_effects.snapshot(),
                           dict(self.wrapped_objects), self.grad_enabled, len(self.metadata_log),
                           len(self.constant_tensors), dict(self.input_properties), dict(self.symbol_inputs),
