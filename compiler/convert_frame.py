@@ -288,6 +288,12 @@ class FrameCompiler:
         """A break that could not resume in this frame: the whole frame runs eagerly."""
         self._record_break(code, e)
         runtime.touch(code)
+        cache = _C.get_cache(code)
+        if e.kind.name == "no_tensor_work" and cache and self.own_entries(cache):
+            # pure-Python work on this call only: the graphs compiled for other calls keep serving them,
+            # a miss runs eagerly from the C hook (as past the cache size limit)
+            _C.mark_limit(code, self.ref)
+            return FrameAction.RUN_EAGERLY
         return FrameAction.SKIP_CODE
 
     def _record_break(self, code, e: Unsupported):

@@ -150,7 +150,18 @@ def may_hold_tensors(value, depth: int = 3) -> bool:
         return may_hold_tensors(value.__reduce__()[1][0], depth - 1)
     if tp is types.MethodType:
         return may_hold_tensors(value.__self__, depth - 1)
-    if plain_getattribute(tp) and type(_type_lookup(tp, "__dict__")) is types.GetSetDescriptorType and \
-            _type_lookup(tp, "__slots__") is _MISSING:
-        return any(may_hold_tensors(v, depth - 1) for v in object.__getattribute__(value, "__dict__").values())
-    return True
+    if not plain_getattribute(tp):
+        return True
+    values = []
+    for klass in type.__dict__["__mro__"].__get__(tp)[:-1]:     # its own and inherited slots (C getters)
+        for attr in type.__dict__["__dict__"].__get__(klass).values():
+            if type(attr) is types.MemberDescriptorType:
+                try:
+                    values.append(attr.__get__(value))
+                except AttributeError:     # an empty slot
+                    pass
+    if type(_type_lookup(tp, "__dict__")) is types.GetSetDescriptorType:
+        values.extend(object.__getattribute__(value, "__dict__").values())
+    elif not values:
+        return True      # a C object whose contents cannot be seen
+    return any(may_hold_tensors(v, depth - 1) for v in values)

@@ -97,7 +97,7 @@ class InstructionTranslatorBase:
                 raise Unsupported("instruction_budget", what="too many instructions (unrolled loop)")
             output.instructions_traced += 1
             if output.instructions_traced > without_tensors and output.gives_up_without_tensors and \
-                    not len(output.graph.nodes):
+                    not output.tensor_by_example:
                 raise Unsupported("no_tensor_work", what=f"{without_tensors} instructions traced without a "
                                                          "tensor (pure Python)")
             handler = self.dispatch.get(ins.opname)

@@ -266,3 +266,48 @@ def test_remaining_constants_keep_their_types_and_signs():
     assert compiled == eager and cnt.frame_count >= 2
     consts = _C.peek_cache(f.__code__)[0].code.co_consts
     assert (1.0, True, 0.0, -0.0, "s", None, 2) in [c for c in consts if type(c) is tuple]
+
+
+W = torch.ones(2)
+LONG = False
+
+
+def _weighted(a):
+    if not LONG:
+        return W * a
+    total = 0.0
+    for i in range(300):
+        total = total + a * i
+    return total
+
+
+def test_symbolic_numbers_alone_do_not_keep_a_long_trace():
+    """A recompile whose trace has only symbolic numbers (a float made dynamic) and no tensor after
+    the budget is given up; the entries with graphs keep serving their calls."""
+    global LONG
+    cnt = CompileCounter()
+    opt = bytegraph.compile(_weighted, backend=cnt)
+    try:
+        with bytegraph.config.patch(max_instructions_without_tensors=1_000):
+            for a in (1.5, 2.5):
+                torch.testing.assert_close(opt(a), _weighted(a))
+            graphs = cnt.frame_count
+            LONG = True
+            for a in (3.5, 4.5):
+                assert opt(a) == _weighted(a)
+            LONG = False
+            torch.testing.assert_close(opt(5.5), _weighted(5.5))    # served by the symbolic entry
+    finally:
+        LONG = False
+    assert graphs == 2 and cnt.frame_count == 2 and "no_tensor_work" in _break_kinds()
+    assert not _C.is_skipped(_weighted.__code__)
+
+
+def test_may_hold_tensors_reads_slots():
+    class Slotted:
+        __slots__ = ("a", "b")
+
+    s, t = Slotted(), Slotted()
+    s.a = 1
+    t.b = torch.ones(1)
+    assert not may_hold_tensors(s) and may_hold_tensors(t)
