@@ -127,13 +127,16 @@ def has_finalizer(cls: type) -> bool:
 _NO_TENSORS = frozenset({type(None), bool, int, float, complex, str, bytes, range, slice, type(Ellipsis),
                          type(iter(range(0))), type(iter(range(2 ** 64))), types.FunctionType,
                          types.BuiltinFunctionType, types.ModuleType, types.CodeType, type})
-_LIST_ITERATOR = type(iter([]))
 
 
 def may_hold_tensors(value, depth: int = 3) -> bool:
-    """Whether `value` is, or may lead to, a tensor or a module (whose parameters are tensors).
-    Containers and plain objects (their `__dict__`) are looked into, `depth` levels deep, without
-    running user code; an object that cannot be looked into answers True."""
+    """Whether `value` is, or may lead to, a tensor or a module (whose parameters are tensors). What
+    it holds is found `depth` levels deep by the collector's own traversal (`gc.get_referents`:
+    containers, instance attributes, slots, a bound method's object), which runs no user code and
+    changes nothing (reading `__dict__` would make one, and a `functools.partial` with a dict is no
+    longer flattened); an object the collector cannot see into answers True."""
+    import gc
+
     import torch
     tp = type(value)
     if tp in _NO_TENSORS or issubclass(tp, type):
@@ -146,22 +149,6 @@ def may_hold_tensors(value, depth: int = 3) -> bool:
         return any(may_hold_tensors(v, depth - 1) for v in value)
     if tp is dict:
         return any(may_hold_tensors(v, depth - 1) for v in value.values())
-    if tp is _LIST_ITERATOR:
-        return may_hold_tensors(value.__reduce__()[1][0], depth - 1)
-    if tp is types.MethodType:
-        return may_hold_tensors(value.__self__, depth - 1)
-    if not plain_getattribute(tp):
-        return True
-    values = []
-    for klass in type.__dict__["__mro__"].__get__(tp)[:-1]:     # its own and inherited slots (C getters)
-        for attr in type.__dict__["__dict__"].__get__(klass).values():
-            if type(attr) is types.MemberDescriptorType:
-                try:
-                    values.append(attr.__get__(value))
-                except AttributeError:     # an empty slot
-                    pass
-    if type(_type_lookup(tp, "__dict__")) is types.GetSetDescriptorType:
-        values.extend(object.__getattribute__(value, "__dict__").values())
-    elif not values:
-        return True      # a C object whose contents cannot be seen
-    return any(may_hold_tensors(v, depth - 1) for v in values)
+    if not gc.is_tracked(value):
+        return True      # an object whose references the collector does not see
+    return any(may_hold_tensors(v, depth - 1) for v in gc.get_referents(value))

@@ -311,3 +311,22 @@ def test_may_hold_tensors_reads_slots():
     s.a = 1
     t.b = torch.ones(1)
     assert not may_hold_tensors(s) and may_hold_tensors(t)
+
+
+def test_looking_for_tensors_changes_nothing():
+    """The probe reads references the way the collector does: a `functools.partial` gets no
+    `__dict__` (one with a dict is no longer flattened into the partial that wraps it, which
+    CPython's test_functools checks), an instance's attributes are seen without making its dict."""
+    import functools
+
+    def work(p, n):
+        return p(n) + 1
+
+    inner = functools.partial(max, 0)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(work, backend=cnt)
+    for n in (1, 2, 3):
+        assert opt(inner, n) == work(inner, n)
+    assert bytegraph.stats.frames_compiled == 1 and _C.is_skipped(work.__code__)   # no tensor: as written
+    assert functools.partial(inner, 5).func is max             # still flattened: inner has no dict
+    assert may_hold_tensors(functools.partial(max, torch.ones(1)))
