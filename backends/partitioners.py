@@ -20,7 +20,6 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable
 
-import networkx as nx
 import torch
 from torch import fx
 from torch._functorch._aot_autograd.descriptors import SavedForBackwardsAOTOutput
@@ -202,6 +201,7 @@ def _solve_min_cut(joint: fx.Graph, bwd_outputs: list, tangent_dependent: set, s
 
     grad_outputs = {n for n in bwd_outputs if isinstance(n, fx.Node)}
     written = _written_memory(joint)
+    import networkx as nx   # imported where used: every full gc walks its objects
     flow = nx.DiGraph()
     for node in joint.nodes:
         if node.op == "output":

@@ -71,6 +71,11 @@ class Config:
     max_inline_depth: int = 32
     # unroll at most this many loop iterations per frame before giving up on the frame
     max_instructions: int = 200_000
+    # a frame whose arguments lead to no tensor and whose trace (inlined calls included) runs this
+    # many instructions before any tensor enters its graph is pure Python (symbolic numbers alone
+    # included): it runs as written instead (tracing it further costs compile time for no tensor
+    # graph; not applied with fullgraph=True)
+    max_instructions_without_tensors: int = 20_000
 
     @contextlib.contextmanager
     def patch(self, **changes):

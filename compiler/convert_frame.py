@@ -22,7 +22,7 @@ from .config import config
 from .frame_session import FrameSession, failure_site
 from .logs import enabled, log, rank_prefix
 from .runtime import BreakRecord, runtime
-from .probe import has_finalizer
+from .probe import has_finalizer, may_hold_tensors
 from .skipfiles import is_skipped_code, runs_eagerly_with_callees
 from .frontend.frame_translator import InstructionTranslator
 from .frontend.graph_break import GraphBreakError, Unsupported
@@ -54,6 +54,13 @@ def _resume_collector(enabled: bool, met_finalizer: bool) -> None:
         gc.enable()
     if enabled or met_finalizer:
         gc.collect(0)
+
+
+def _pure_python(code, cache, args) -> bool:
+    """Whether a miss of `code` is for pure-Python work: each of its cache entries (whatever compile
+    made it) holds no graph, and no argument may lead to a tensor (see `may_hold_tensors`)."""
+    return bool(cache) and all(entry.info is not None and getattr(entry.info, "graph", True) is None
+                               for entry in cache) and not any(may_hold_tensors(a) for a in args)
 
 
 class InternalError(RuntimeError):
@@ -110,6 +117,14 @@ class FrameCompiler:
         cache = _C.get_cache(code)
         if cache is None:
             return FrameAction.RUN_AS_IS
+        if n_entries and _pure_python(code, cache, args):
+            # every compile of this code gave no graph and this call brings no tensor either: a
+            # recompile would give none again (pure-Python helpers, loops that break each iteration);
+            # it runs as written from now on
+            log("recompiles", f"{code.co_name} ({code.co_filename}:{code.co_firstlineno}) compiled to no graph "
+                              "and is called again without tensors: it runs as written from now on")
+            runtime.touch(code)
+            return FrameAction.SKIP_CODE
         if n_entries and self._note_recompile(code, func, args, cache):
             # eagerly, with what it calls (no per-submodule graphs past the limit); from now on
             # the C hook does so on a miss without calling back
@@ -276,6 +291,12 @@ class FrameCompiler:
             return FrameAction.RUN_AS_IS
         self._record_break(code, e)
         runtime.touch(code)
+        cache = _C.get_cache(code)
+        if e.kind.name == "no_tensor_work" and cache and self.own_entries(cache):
+            # pure-Python work on this call only: the graphs compiled for other calls keep serving them,
+            # a miss runs eagerly from the C hook (as past the cache size limit)
+            _C.mark_limit(code, self.ref)
+            return FrameAction.RUN_EAGERLY
         return FrameAction.SKIP_CODE
 
     def _record_break(self, code, e: Unsupported):

@@ -122,3 +122,33 @@ def overrides_in_python(tp: type, names) -> bool:
 def has_finalizer(cls: type) -> bool:
     """Whether the class or a base defines `__del__` (read from the class dicts: runs no user code)."""
     return any("__del__" in vars(klass) for klass in type.__getattribute__(cls, "__mro__"))
+
+
+_NO_TENSORS = frozenset({type(None), bool, int, float, complex, str, bytes, range, slice, type(Ellipsis),
+                         type(iter(range(0))), type(iter(range(2 ** 64))), types.FunctionType,
+                         types.BuiltinFunctionType, types.ModuleType, types.CodeType, type})
+
+
+def may_hold_tensors(value, depth: int = 3) -> bool:
+    """Whether `value` is, or may lead to, a tensor or a module (whose parameters are tensors). What
+    it holds is found `depth` levels deep by the collector's own traversal (`gc.get_referents`:
+    containers, instance attributes, slots, a bound method's object), which runs no user code and
+    changes nothing (reading `__dict__` would make one, and a `functools.partial` with a dict is no
+    longer flattened); an object the collector cannot see into answers True."""
+    import gc
+
+    import torch
+    tp = type(value)
+    if tp in _NO_TENSORS or issubclass(tp, type):
+        return False
+    if issubclass(tp, (torch.Tensor, torch.nn.Module)):
+        return True
+    if depth == 0:
+        return False
+    if tp in (list, tuple, set, frozenset):
+        return any(may_hold_tensors(v, depth - 1) for v in value)
+    if tp is dict:
+        return any(may_hold_tensors(v, depth - 1) for v in value.values())
+    if not gc.is_tracked(value):
+        return True      # an object whose references the collector does not see
+    return any(may_hold_tensors(v, depth - 1) for v in gc.get_referents(value))

@@ -43,12 +43,15 @@ exception cannot be rebuilt), a break in a resume prologue, values that cannot b
 from __future__ import annotations
 
 import inspect
+import itertools
+import operator
 from typing import NamedTuple
 
 import torch
 from bytecode import Instr, Label
 from bytecode.instr import BinaryOp, CellVar, Compare, FreeVar
 
+from ..guards.source import ItemSource
 from . import lifetimes
 from .codegen import RESTORE_GRAD
 from .graph_break import Unsupported
@@ -74,6 +77,7 @@ from .resume import (
     resume_function,
 )
 from .variables.builtins import BuiltinVariable
+from .variables.constant import ConstantVariable, LazyGuardedScalarVariable
 from .variables.ctx import WithExitVariable
 from .variables.iterators import ListIteratorVariable
 from .variables.misc import ExceptionVariable, NullVariable
@@ -230,15 +234,55 @@ def store_values(tx, cg, values, iter_slots) -> None:
         if v in cg.temps or _is_torch_context_exit(v):
             continue
         if id(v) in iter_slots:
-            items = v.remaining_items(tx)
-            for item in items:
-                cg.reconstruct(item)
-            cg.build_tuple(len(items))
+            _push_items_tuple(cg, v.remaining_items(tx))
             name = cg.new_temp_name()
             cg.append(Instr("STORE_FAST", name))
             cg.temps[v] = name
         else:
             cg.reconstruct_to_temp(v)
+
+
+def _push_items_tuple(cg, items) -> None:
+    """Push the tuple of an iterator's remaining items. A loop over a long range or tuple breaking in
+    its body passes thousands of items: built item by item, the code (and the compile) grows with the
+    length. Plain constants travel as one constant tuple; numbers not yet read, as the run of the
+    sequence they come from (each `base[i]` read again, as the per-item code would)."""
+    if items and all(type(item) is ConstantVariable and item.source is None for item in items):
+        cg.load_const(tuple(item.value for item in items))
+        return
+    run = _item_run(items)
+    if run is not None:
+        base, start = run
+        cg.load_callable(tuple)
+        cg.load_callable(map)
+        cg.load_const(operator.getitem)
+        cg.load_callable(itertools.repeat)
+        base.reconstruct(cg)
+        cg.load_const(len(items))
+        cg.call(2)
+        cg.load_const(range(start, start + len(items)))
+        cg.call(3)
+        cg.call(1)
+        return
+    for item in items:
+        cg.reconstruct(item)
+    cg.build_tuple(len(items))
+
+
+def _item_run(items):
+    """(base source, first index) when `items` are unread numbers `base[k], base[k+1], ...` (their
+    value is not guarded, so each is fetched again at run time); else None."""
+    if len(items) < 2 or any(type(item) is not LazyGuardedScalarVariable for item in items):
+        return None
+    first = items[0].source
+    if not isinstance(first, ItemSource) or first.via is not None or type(first.key) is not int:
+        return None
+    for n, item in enumerate(items):
+        src = item.source
+        if not isinstance(src, ItemSource) or src.base != first.base or src.via is not None or \
+                type(src.key) is not int or src.key != first.key + n:
+            return None
+    return first.base, first.key
 
 
 def emit_linear(tx, cg, ins, stack, kw_names, plan, lives, resume):

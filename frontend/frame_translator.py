@@ -21,6 +21,7 @@ from bytecode import Instr
 from bytecode.instr import CellVar
 
 from ..guards.guard import Guard
+from ..probe import may_hold_tensors
 from ..guards.source import AttrSource, LocalSource
 from . import lifetimes
 from .break_codegen import FrameCheckpoint, can_break_at, compile_break, emit_set_grad
@@ -60,6 +61,9 @@ class InstructionTranslator(InstructionTranslatorBase):
         output = OutputGraph(code, config, backend, shape_policy)
         self.func = func
         self.allow_breaks = allow_breaks and not reads_own_frame(code)
+        # pure-Python work is given up only in a frame whose arguments lead to no tensor (one may be
+        # read after a long loop); fullgraph=True asks for the one graph, empty or not
+        output.gives_up_without_tensors = allow_breaks and not any(may_hold_tensors(a) for a in args)
         self._checkpoint = None
         self.op_count = 0
         self.gm = None

@@ -40,6 +40,10 @@ register("unsupported_syntax", "{what} is not supported", _REWRITE)
 register("instruction_budget", "{what} is not supported",
          "raise `bytegraph.config.max_instructions`, or move the long loop into a function wrapped in "
          "`bytegraph.disable`")
+# (not resumable: a resume function would trace the same pure-Python work again)
+register("no_tensor_work", "{what}",
+         "the frame runs as written; raise `bytegraph.config.max_instructions_without_tensors` if it does "
+         "reach tensor work later", resumable=False)
 register("too_deep", "inlining depth exceeded at {fn}", "avoid deep recursion in compiled code")
 register("break_in_resume_prologue", "{what} is not supported",
          "the rest of the frame runs eagerly; move the construct away from the start of a `with` block")

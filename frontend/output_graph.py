@@ -155,6 +155,10 @@ class OutputGraph:
                                   allow_dynamic_output_shape_ops=False)
         self.fake_mode = FakeTensorMode(shape_env=self.shape_env, allow_non_fake_inputs=False)
         self.graph_inputs: list = []        # (source, proxy, real value; a SymInt for a size input)
+        # instructions traced for this frame, inlined calls included (never rolled back: work done)
+        self.instructions_traced = 0
+        # whether a trace that meets no tensor gives up (see config.max_instructions_without_tensors)
+        self.gives_up_without_tensors = True
         self.input_by_source: dict = {}
         self.input_properties: dict = {}    # tensor source -> its sizes/strides/offset at input creation
         self.symbol_inputs: dict = {}       # size symbol -> SymNodeVariable of its placeholder
@@ -190,7 +194,8 @@ class OutputGraph:
 
     # -- checkpoints ------------------------------------------------------------
     def checkpoint(self) -> GraphState:
-        return GraphState(list(self.graph.nodes)[-1] if len(self.graph.nodes) else None, len(self.graph_inputs),
+        # (the last node read from the end of fx's linked list: a checkpoint comes before most instructions)
+        return GraphState(next(iter(reversed(self.graph.nodes)), None), len(self.graph_inputs),
                           dict(self.input_by_source), set(self.guards), self.side_effects.snapshot(),
                           dict(self.wrapped_objects), self.grad_enabled, len(self.metadata_log),
                           len(self.constant_tensors), dict(self.input_properties), dict(self.symbol_inputs),

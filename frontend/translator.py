@@ -84,6 +84,7 @@ class InstructionTranslatorBase:
     # -- the loop ------------------------------------------------------------
     def run(self):
         budget = self.config.max_instructions
+        output, without_tensors = self.output, self.config.max_instructions_without_tensors
         trace = enabled("frontend", logging.DEBUG)   # BYTEGRAPH_LOGS=+frontend
         while True:
             if self.ip >= len(self.instructions):
@@ -94,6 +95,11 @@ class InstructionTranslatorBase:
             budget -= 1
             if budget < 0:
                 raise Unsupported("instruction_budget", what="too many instructions (unrolled loop)")
+            output.instructions_traced += 1
+            if output.instructions_traced > without_tensors and output.gives_up_without_tensors and \
+                    not output.tensor_by_example:
+                raise Unsupported("no_tensor_work", what=f"{without_tensors} instructions traced without a "
+                                                         "tensor (pure Python)")
             handler = self.dispatch.get(ins.opname)
             if handler is None:
                 raise Unsupported("unsupported_opcode", opname=ins.opname)

@@ -123,12 +123,33 @@ class CheckFunction:
         except Exception:  # noqa: BLE001 - the value is gone or changed shape
             return False
 
+    def _reader(self, source):
+        """The compiled expression of `source` (for explaining misses)."""
+        readers = self.__dict__.setdefault("_readers", {})
+        code = readers.get(source)
+        if code is None:
+            code = readers[source] = compile(source.expr(), "<bytegraph guard source>", "eval")
+        return code
+
     def failed_guards(self, func, args) -> list:
         """(guard, current value, reason) for each failing guard."""
         env = self._env(func, args)
+        values = {}
 
         def read(g):
-            return eval(g.source.expr(), env) if g.source is not None else None
+            # each source compiled once per check function and read once per call: a recompile of a
+            # frame with thousands of guards (the items of a long list) explains them all
+            if g.source is None:
+                return None
+            if g.source not in values:
+                try:
+                    values[g.source] = (True, eval(self._reader(g.source), env))
+                except Exception as e:  # noqa: BLE001 - raised again for each guard reading it
+                    values[g.source] = (False, e)
+            ok, value = values[g.source]
+            if not ok:
+                raise value
+            return value
 
         failed = []
         for g in self.guards:

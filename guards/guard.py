@@ -29,10 +29,24 @@ class Guard:
     expected: Any = None
 
     def key(self):
-        return (self.source, self.kind.name, self.kind.key(self.expected))
+        # computed once: guard sets hash and compare it many times (a constant's repr each time)
+        try:
+            return self.__dict__["_key"]
+        except KeyError:
+            key = (self.source, self.kind.name, self.kind.key(self.expected))
+            object.__setattr__(self, "_key", key)
+            return key
 
     def __hash__(self):
-        return hash(self.key())
+        try:
+            return self.__dict__["_hash"]
+        except KeyError:
+            value = hash(self.key())
+            object.__setattr__(self, "_hash", value)
+            return value
+
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k not in ("_key", "_hash")}
 
     def __eq__(self, other):
         return isinstance(other, Guard) and self.key() == other.key()

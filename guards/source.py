@@ -56,6 +56,11 @@ class Source:
     def __str__(self) -> str:
         return self.name()
 
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_hash", None)    # hashes of strings differ between processes
+        return state
+
 
 class DerivedSource(Source):
     """A source read from another one, `self.base` (an attribute, an item...): its root is the base's."""
@@ -499,3 +504,30 @@ class ClassAttrSource(DerivedSource):
         self.base.reconstruct(codegen)
         codegen.load_const(self.attr)
         codegen.call(2)
+
+
+def _keep_hash(cls) -> None:
+    """Make `cls`'s hash computed once per source: guard sets, shared reads and lookups by source
+    hash sources over and over, and a chain such as `L['seq'][3][0]` rehashes every link each time
+    (tens of thousands of guards over a long list made that a large part of a compile)."""
+    compute = cls.__dict__["__hash__"]
+
+    def __hash__(self):
+        try:
+            return self.__dict__["_hash"]
+        except KeyError:
+            value = compute(self)
+            object.__setattr__(self, "_hash", value)
+            return value
+    cls.__hash__ = __hash__
+
+
+def _sources(cls):
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from _sources(sub)
+
+
+for _cls in {Source, *_sources(Source)}:
+    if _cls.__dict__.get("__hash__") is not None:
+        _keep_hash(_cls)

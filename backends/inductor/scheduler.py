@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import networkx as nx
 import sympy
 
 from .ir import (
@@ -193,6 +192,7 @@ class Scheduler:
         self.nodes = alive
 
     def build_graph(self):
+        import networkx as nx   # imported where used: every full gc walks its objects
         dag = nx.DiGraph()
         producers = {}
         for i, n in enumerate(self.nodes):
@@ -219,6 +219,7 @@ class Scheduler:
         return dag
 
     def schedule(self) -> list[FusedGroup]:
+        import networkx as nx   # imported where used: every full gc walks its objects
         order = nx.lexicographical_topological_sort(self.dag, key=lambda name: self.dag.nodes[name]["order"])
         for name in order:
             node = self.dag.nodes[name]["node"]

@@ -511,7 +511,7 @@ def _lockstep(tx, iterators, kind, iterables):
     if all(isinstance(it, (ListIteratorVariable, CountIteratorVariable)) for it in iterators) and \
             any(isinstance(it, ListIteratorVariable) for it in iterators) and \
             not any(it is given for it in iterators for given in iterables):
-        n = min(len(tx.output.side_effects.get(it)) for it in iterators if isinstance(it, ListIteratorVariable))
+        n = min(len(it.remaining_items(tx)) for it in iterators if isinstance(it, ListIteratorVariable))
         rows = [TupleVariable(tuple(it.next_item(tx) for it in iterators)) for _ in range(n)]
         return ListIteratorVariable.create(tx, rows, kind)
     return ZipVariable(iterators=iterators, fn=lambda tx, items: TupleVariable(tuple(items)), kind=kind)

@@ -126,7 +126,13 @@ class LazyGuardedScalarVariable(ConstantVariable):
             output = object.__getattribute__(self, "output")
             source = object.__getattribute__(self, "source")
             value = object.__getattribute__(self, "value")
-            output.guards.add(scalar_constant_guard(source, value))
+            # the guard object is made once (its hash with it) and added at every read: a read after
+            # a rollback that dropped it adds it again
+            attrs = object.__getattribute__(self, "__dict__")
+            guard = attrs.get("_guard")
+            if guard is None:
+                guard = attrs["_guard"] = scalar_constant_guard(source, value)
+            output.guards.add(guard)
             return value
         return object.__getattribute__(self, name)
 

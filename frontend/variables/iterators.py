@@ -64,16 +64,17 @@ _KIND_TYPES = {"product": itertools.product, "combinations": itertools.combinati
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class ListIteratorVariable(IteratorVariable):
-    """An iterator whose remaining items live in SideEffects (advancing it is a mutation)."""
+    """An iterator whose items live in SideEffects (advancing it is a mutation). The state is
+    (items, index of the next one): taking an item is O(1), as a loop over a long range needs."""
     kind: str = "iterator"
 
     def parts(self, tx):
-        return tuple(tx.output.side_effects.get(self))
+        return self.remaining_items(tx)
 
     @staticmethod
     def create(tx, items, kind="iterator"):
         var = ListIteratorVariable(kind=kind)
-        tx.output.side_effects.track(var, tuple(items))
+        tx.output.side_effects.track(var, (tuple(items), 0))
         return var
 
     def python_type(self):
@@ -83,27 +84,29 @@ class ListIteratorVariable(IteratorVariable):
         return self.kind
 
     def next_item(self, tx):
-        remaining = tx.output.side_effects.get(self)
-        if not remaining:
+        items, index = tx.output.side_effects.get(self)
+        if index >= len(items):
             raise StopIterationSignal()
-        tx.output.side_effects.track(self, remaining[1:])
-        return remaining[0]
+        tx.output.side_effects.track(self, (items, index + 1))
+        return items[index]
 
     def unpack(self, tx):
-        remaining = tx.output.side_effects.get(self)
-        tx.output.side_effects.track(self, ())
+        remaining = self.remaining_items(tx)
+        tx.output.side_effects.track(self, ((), 0))
         return list(remaining)
 
     def remaining_items(self, tx) -> tuple:
-        return tx.output.side_effects.get(self)
+        items, index = tx.output.side_effects.get(self)
+        return items[index:] if index else items
 
     def call_method(self, tx, name, args, kwargs):
         if name == "__length_hint__":
-            return const(len(tx.output.side_effects.get(self)))
+            items, index = tx.output.side_effects.get(self)
+            return const(len(items) - index)
         return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, codegen):
-        remaining = codegen.tx.output.side_effects.get(self)
+        remaining = self.remaining_items(codegen.tx)
         if self.kind == "range_iterator":     # the rest of a range (items that fit a C long)
             values = [item.as_python_constant() for item in remaining]
             step = values[1] - values[0] if len(values) > 1 else 1

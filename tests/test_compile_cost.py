@@ -1,0 +1,332 @@
+"""Compile work that buys no graph is not spent: pure-Python frames are given up early and run as
+written, loops over long sequences trace in time linear in what they do, a loop that breaks in each
+iteration hands its iterator on in constant code size. Each test compares compiled with eager and
+asserts what was captured (and what was given up)."""
+import torch
+
+import bytegraph
+from bytegraph import _C
+from bytegraph.probe import may_hold_tensors
+from bytegraph.testing import CompileCounter
+
+
+def _break_kinds():
+    return [r.kind for r in bytegraph.stats.break_records]
+
+
+# -- a trace with no tensor gives up after config.max_instructions_without_tensors ----------------
+def _pure_loop(n):
+    total = 0
+    for i in range(n):
+        total += i % 7
+    return total
+
+
+def test_pure_python_frame_is_given_up_and_runs_as_written():
+    cnt = CompileCounter()
+    opt = bytegraph.compile(_pure_loop, backend=cnt)
+    with bytegraph.config.patch(max_instructions_without_tensors=2_000):
+        assert opt(5_000) == _pure_loop(5_000)
+        assert opt(6_000) == _pure_loop(6_000)
+    assert cnt.frame_count == 0 and bytegraph.stats.frames_compiled == 0
+    assert _break_kinds() == ["no_tensor_work"]          # traced once, then the code is skipped
+    assert _C.is_skipped(_pure_loop.__code__)
+
+
+def test_instructions_of_inlined_calls_count_toward_the_frame():
+    """The work is in a helper the frame inlines: the frame's trace still gives up."""
+    def outer(n):
+        return [_pure_loop(n) for _ in range(3)]
+
+    cnt = CompileCounter()
+    with bytegraph.config.patch(max_instructions_without_tensors=2_000):
+        assert bytegraph.compile(outer, backend=cnt)(1_000) == outer(1_000)
+    assert cnt.frame_count == 0 and "no_tensor_work" in _break_kinds()
+
+
+def test_a_tensor_early_keeps_a_long_python_loop_captured():
+    def f(x, n):
+        y = x + 1
+        for i in range(n):
+            y = y + i % 2
+        return y
+
+    cnt = CompileCounter()
+    x = torch.ones(3)
+    with bytegraph.config.patch(max_instructions_without_tensors=500):
+        torch.testing.assert_close(bytegraph.compile(f, backend=cnt)(x, 300), f(x, 300))
+    assert cnt.frame_count == 1 and cnt.op_count == 301 and not _break_kinds()
+
+
+def test_tensor_work_after_a_short_python_prefix_is_captured():
+    def f(x):
+        k = _pure_loop(50)
+        return x * k
+
+    cnt = CompileCounter()
+    x = torch.ones(3)
+    with bytegraph.config.patch(max_instructions_without_tensors=2_000):
+        torch.testing.assert_close(bytegraph.compile(f, backend=cnt)(x), f(x))
+    assert cnt.frame_count == 1 and cnt.op_count == 1
+
+
+def test_fullgraph_does_not_give_up_a_pure_python_frame():
+    cnt = CompileCounter()
+    with bytegraph.config.patch(max_instructions_without_tensors=500):
+        assert bytegraph.compile(_pure_loop, backend=cnt, fullgraph=True)(400) == _pure_loop(400)
+    assert bytegraph.stats.frames_compiled == 1 and not _break_kinds() and cnt.frame_count == 0
+
+
+# -- a frame that compiled to no graph is not recompiled for calls without tensors ---------------
+def _scale(n):
+    return n * 3 + 1
+
+
+def test_no_graph_frame_missing_without_tensors_runs_as_written():
+    cnt = CompileCounter()
+    opt = bytegraph.compile(_scale, backend=cnt)
+    for n in (1, 2, 3, 2.5, 10**30):
+        assert opt(n) == _scale(n)
+    assert bytegraph.stats.frames_compiled == 1 and bytegraph.stats.recompiles == 0
+    assert _C.is_skipped(_scale.__code__)
+
+
+def test_no_graph_frame_called_with_a_tensor_compiles_a_graph():
+    cnt = CompileCounter()
+    opt = bytegraph.compile(_scale, backend=cnt)
+    assert opt(2) == _scale(2)
+    x = torch.arange(3.0)
+    torch.testing.assert_close(opt(x), _scale(x))
+    torch.testing.assert_close(opt(x + 1), _scale(x + 1))   # the graph's entry serves it
+    assert cnt.frame_count == 1 and cnt.op_count == 2 and not _C.is_skipped(_scale.__code__)
+    assert opt(5) == _scale(5)      # an entry holds a graph: the code keeps compiling
+    assert bytegraph.stats.frames_compiled == 3
+
+
+def test_no_graph_frame_called_with_an_object_holding_a_module_compiles_a_graph():
+    class Holder:
+        pass
+
+    def run(h, n):
+        if h.model is None:
+            return n
+        return h.model(torch.ones(1, 2)) * n
+
+    cnt = CompileCounter()
+    opt = bytegraph.compile(run, backend=cnt)
+    h = Holder()
+    h.model = None
+    assert opt(h, 3) == run(h, 3)
+    h.model = torch.nn.Linear(2, 2)
+    torch.testing.assert_close(opt(h, 3), run(h, 3))
+    assert cnt.frame_count == 1 and bytegraph.stats.frames_compiled == 2
+
+
+def test_may_hold_tensors_looks_into_containers_and_plain_objects():
+    class Plain:
+        pass
+
+    p = Plain()
+    p.items = [1, (2, "x")]
+    q = Plain()
+    q.inner = {"m": torch.nn.Linear(1, 1)}
+    assert not may_hold_tensors(p) and not may_hold_tensors(iter([1, 2])) and not may_hold_tensors(range(3))
+    assert may_hold_tensors(q) and may_hold_tensors(iter([torch.ones(1)])) and may_hold_tensors(object())
+    assert may_hold_tensors([(torch.ones(1),)]) and may_hold_tensors(q.inner["m"].forward)
+
+
+# -- loops over long sequences; a loop that breaks each iteration ------------------------------
+def test_long_range_loop_is_traced_in_linear_time():
+    """Taking an item of a range iterator is O(1): a loop of 10k iterations traces within the
+    budget (it took minutes when each step copied the rest of the range)."""
+    def f(x):
+        total = 0
+        for i in range(10_000):
+            total += i
+        return x + total
+
+    cnt = CompileCounter()
+    x = torch.ones(2)
+    torch.testing.assert_close(bytegraph.compile(f, backend=cnt)(x), f(x))
+    assert cnt.frame_count == 1 and cnt.op_count == 1
+
+
+def _note(v):
+    return v
+
+
+note = bytegraph.disable(_note)
+
+
+def test_loop_breaking_each_iteration_passes_its_range_as_one_constant():
+    def f(x):
+        for i in range(3_000):
+            x = x + i
+            note(i)
+            if i == 3:
+                break
+        return x
+
+    cnt = CompileCounter()
+    x = torch.zeros(2)
+    opt = bytegraph.compile(f, backend=cnt)
+    torch.testing.assert_close(opt(x), f(x))
+    torch.testing.assert_close(opt(x + 1), f(x + 1))
+    assert cnt.frame_count >= 2 and cnt.op_count >= 2
+    # the transformed code of every entry stays small: the 2,999 remaining items are one constant
+    entry = _C.peek_cache(f.__code__)[0]
+    assert len(entry.code.co_code) < 600
+    assert any(type(c) is tuple and len(c) == 2_999 for c in entry.code.co_consts)
+
+
+def test_loop_over_a_tuple_argument_breaking_each_iteration_rereads_its_items():
+    """In the resume function the remaining items are `base[k], base[k+1]...` of the tuple it was
+    given, values not guarded: they travel as a slice read at run time, so another tuple of the same
+    length gives its own values."""
+    def f(x, items):
+        for v in items:
+            x = x + v
+            note(v)
+        return x
+
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    x = torch.zeros(2)
+    a = tuple(range(40))
+    b = tuple(range(100, 140))
+    torch.testing.assert_close(opt(x, a), f(x, a))
+    torch.testing.assert_close(opt(x, b), f(x, b))
+    assert cnt.frame_count >= 2
+
+
+# -- guards over the items of a long list -----------------------------------------------------
+def test_recompile_over_many_item_guards_names_the_changed_item():
+    """Each source is compiled once per check function and read once per explanation (a miss of a
+    frame guarded on thousands of items explained them by compiling each expression anew, for each
+    entry, at every miss)."""
+    def f(x, seq):
+        return x + sum(seq)
+
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    x = torch.ones(2)
+    seq = list(range(2_000))
+    torch.testing.assert_close(opt(x, seq), f(x, seq))
+    seq2 = list(seq)
+    seq2[1234] = -1
+    torch.testing.assert_close(opt(x, seq2), f(x, seq2))
+    torch.testing.assert_close(opt(x, seq), f(x, seq))      # the first entry still serves it
+    assert cnt.frame_count == 2 and bytegraph.stats.recompiles == 1
+    (_, reason), = bytegraph.stats.recompile_reasons
+    assert "L['seq'][1234]" in reason and "-1" in reason
+
+
+def test_sources_and_guards_keep_their_hash_and_equality():
+    from bytegraph.guards.guard import Guard
+    from bytegraph.guards.source import AttrSource, ItemSource, LocalSource
+    a = ItemSource(AttrSource(LocalSource("x"), "items"), 3)
+    b = ItemSource(AttrSource(LocalSource("x"), "items"), 3)
+    assert a == b and hash(a) == hash(b) and hash(a) == hash(b)     # (the second from the kept value)
+    assert a != ItemSource(AttrSource(LocalSource("x"), "items"), 4)
+    assert len({Guard.constant(a, 5), Guard.constant(b, 5), Guard.constant(a, 6)}) == 2
+
+
+def test_import_and_an_eager_compile_leave_networkx_unloaded():
+    """Every full collection walks every object the process holds: bytegraph loads what only the
+    inductor backend needs (networkx: ~16k objects) when that backend runs."""
+    import subprocess
+    import sys
+    code = ("import sys, torch, bytegraph\n"
+            "from bytegraph.testing import CompileCounter\n"
+            "cnt = CompileCounter()\n"
+            "assert bytegraph.compile(lambda x: x.relu() + 1, backend=cnt)(torch.ones(2)).tolist() == [2.0, 2.0]\n"
+            "assert cnt.frame_count == 1 and cnt.op_count == 2\n"
+            "print('networkx' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
+
+
+def test_remaining_constants_keep_their_types_and_signs():
+    """The remaining items travel as one constant tuple: 1, 1.0, True, 0.0 and -0.0 stay apart."""
+    seen = []
+    record = bytegraph.disable(lambda v: seen.append((type(v), repr(v))))
+
+    def f(x):
+        for v in (1, 1.0, True, 0.0, -0.0, "s", None, 2):
+            x = x + 1
+            record(v)
+        return x
+
+    cnt = CompileCounter()
+    x = torch.zeros(2)
+    opt = bytegraph.compile(f, backend=cnt)
+    torch.testing.assert_close(opt(x), f(x))
+    compiled, eager = seen[:8], seen[8:]
+    assert compiled == eager and cnt.frame_count >= 2
+    consts = _C.peek_cache(f.__code__)[0].code.co_consts
+    assert (1.0, True, 0.0, -0.0, "s", None, 2) in [c for c in consts if type(c) is tuple]
+
+
+W = torch.ones(2)
+LONG = False
+
+
+def _weighted(a):
+    if not LONG:
+        return W * a
+    total = 0.0
+    for i in range(300):
+        total = total + a * i
+    return total
+
+
+def test_symbolic_numbers_alone_do_not_keep_a_long_trace():
+    """A recompile whose trace has only symbolic numbers (a float made dynamic) and no tensor after
+    the budget is given up; the entries with graphs keep serving their calls."""
+    global LONG
+    cnt = CompileCounter()
+    opt = bytegraph.compile(_weighted, backend=cnt)
+    try:
+        with bytegraph.config.patch(max_instructions_without_tensors=1_000):
+            for a in (1.5, 2.5):
+                torch.testing.assert_close(opt(a), _weighted(a))
+            graphs = cnt.frame_count
+            LONG = True
+            for a in (3.5, 4.5):
+                assert opt(a) == _weighted(a)
+            LONG = False
+            torch.testing.assert_close(opt(5.5), _weighted(5.5))    # served by the symbolic entry
+    finally:
+        LONG = False
+    assert graphs == 2 and cnt.frame_count == 2 and "no_tensor_work" in _break_kinds()
+    assert not _C.is_skipped(_weighted.__code__)
+
+
+def test_may_hold_tensors_reads_slots():
+    class Slotted:
+        __slots__ = ("a", "b")
+
+    s, t = Slotted(), Slotted()
+    s.a = 1
+    t.b = torch.ones(1)
+    assert not may_hold_tensors(s) and may_hold_tensors(t)
+
+
+def test_looking_for_tensors_changes_nothing():
+    """The probe reads references the way the collector does: a `functools.partial` gets no
+    `__dict__` (one with a dict is no longer flattened into the partial that wraps it, which
+    CPython's test_functools checks), an instance's attributes are seen without making its dict."""
+    import functools
+
+    def work(p, n):
+        return p(n) + 1
+
+    inner = functools.partial(max, 0)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(work, backend=cnt)
+    for n in (1, 2, 3):
+        assert opt(inner, n) == work(inner, n)
+    assert bytegraph.stats.frames_compiled == 1 and _C.is_skipped(work.__code__)   # no tensor: as written
+    assert functools.partial(inner, 5).func is max             # still flattened: inner has no dict
+    assert may_hold_tensors(functools.partial(max, torch.ones(1)))
