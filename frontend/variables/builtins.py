@@ -853,7 +853,7 @@ def _zip_longest(tx, *iterables, fillvalue=None):
     if not all(isinstance(it, ListIteratorVariable) for it in iterators) or \
             any(it is given for it in iterators for given in iterables):
         raise Unsupported("unsupported_call", fn="itertools.zip_longest", detail=" over lazy iterators")
-    lists = [[it.next_item(tx) for _ in range(len(tx.output.side_effects.get(it)))] for it in iterators]
+    lists = [it.unpack(tx) for it in iterators]
     fill = fillvalue if fillvalue is not None else const(None)
     rows = [TupleVariable(tuple(fill if v is _NO_ITEM else v for v in row))
             for row in itertools.zip_longest(*lists, fillvalue=_NO_ITEM)]
