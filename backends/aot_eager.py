@@ -213,18 +213,18 @@ def aot_autograd(gm, example_inputs, *, fw_compiler: Callable = run_eagerly, bw_
         if "non-differentiable view" not in str(e):
             raise
         return gm
-    except RuntimeError as e:
-        # a tensor the backward needs, written in place later in the graph (`h = lin(x); x[m] = 0`):
-        # eager's forward runs (only a backward through it would fail), AOTAutograd's joint trace
-        # refuses. The graph runs as traced, with eager's autograd and its version checks
-        if "modified by an inplace operation" not in str(e):
-            raise
-        return gm
     except GuardOnDataDependentSymNode:
         if not any(getattr(f, "item_memo", None) is not None for f in inputs if isinstance(f, torch.Tensor)):
             raise
         # a size taken from a 0-d input's value that AOTAutograd can only see as data-dependent
         # (`torch.linspace(0, 1, n)` needs its steps as an int): the graph runs as traced
+        return gm
+    except RuntimeError as e:   # (after GuardOnDataDependentSymNode, a RuntimeError too)
+        # a tensor the backward needs, written in place later in the graph (`h = lin(x); x[m] = 0`):
+        # eager's forward runs (only a backward through it would fail), AOTAutograd's joint trace
+        # refuses. The graph runs as traced, with eager's autograd and its version checks
+        if "modified by an inplace operation" not in str(e):
+            raise
         return gm
     # AOTAutograd's runtime is torch code, but not all of it looks like torch's to the frame hook
     # (dataclass __init__s generated with exec have the file name "<string>"): run it unhooked
