@@ -495,3 +495,36 @@ def test_inplace_foreach_ops_return_the_list_they_were_given(backend):
     for a, b in zip(got[0] + list(got[2]) + ys, want[0] + list(want[2]) + ref_ys):
         assert torch.equal(a, b)
     assert cnt.frame_count == 1
+
+
+class _Counted(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+        self.register_buffer("steps", torch.zeros(()))
+        self.calls = 0
+
+    def forward(self, t):
+        self.steps += 1
+        self.calls += 1
+        return self.lin(t)
+
+
+def test_product_of_mixed_dtypes_raises_after_the_effects_before_it():
+    # fake kernels accept float64 @ float32, eager's refuse: in the graph it raised at run time after
+    # `steps += 1` and before `calls += 1` was replayed (fuzzer seed 64020); the product runs as Python
+    compiled_model, eager_model = _Counted(), _Counted()
+    x = torch.ones(2, 4, dtype=torch.float64)
+    for model, fn in ((eager_model, eager_model), (compiled_model, bytegraph.compile(compiled_model))):
+        with pytest.raises(RuntimeError, match="same dtype"):
+            fn(x)
+    state = [(m.calls, m.steps.item()) for m in (compiled_model, eager_model)]
+    assert state == [(1, 1.0), (1, 1.0)]
+
+    def mixed_under_autocast(a, w):      # autocast casts both operands: one graph
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return torch.nn.functional.linear(a, w) * 2
+    cnt = CompileCounter()
+    a, w = torch.randn(2, 4, dtype=torch.bfloat16), torch.randn(3, 4)
+    assert_same(bytegraph.compile(mixed_under_autocast, backend=cnt)(a, w), mixed_under_autocast(a, w))
+    assert cnt.frame_count == 1
