@@ -15,7 +15,7 @@ import torch
 
 from ..decorators import is_constant_result
 from ..disable import disabled_wrapper_code
-from ..guards.guard import Guard
+from ..guards.guard import Guard, is_numpy_number
 from ..guards.shape import scalar_can_be_dynamic
 from ..guards.source import AttrSource, ConstSource, ItemSource, ListIteratorSource, LocalSource
 from ..probe import has_finalizer, overrides_in_python, safe_in, static_getattr, static_hasattr
@@ -246,7 +246,7 @@ def _wrap(tx, value, source, trusted):
         # folds with its own arithmetic
         guard(Guard.id_match(source, value))
         return ConstantVariable(value, source=source)
-    if _is_numpy_scalar(value) and value.dtype.kind in "biufc":
+    if is_numpy_number(value):
         # a numpy number read from the frame: a constant too, guarded by its type and its bytes
         guard(Guard.constant(source, value))
         return ConstantVariable(value, source=source)

@@ -221,7 +221,7 @@ class TYPE_MATCH(GuardKind):
             f"type({guard.name()}) changed: expected {guard.expected.__qualname__}, got {type(value).__qualname__}"
 
 
-def _is_numpy_number(value) -> bool:
+def is_numpy_number(value) -> bool:
     """A numpy bool, int, float or complex scalar (compared by its bytes: numpy's == conflates -0.0 and 0.0)."""
     return type(value).__module__ == "numpy" and getattr(getattr(value, "dtype", None), "kind", "") in "biufc"
 
@@ -245,7 +245,7 @@ class CONSTANT_MATCH(GuardKind):
             return f"{x} is {exp!r}"
         if type(exp) is float:  # bit-exact: -0.0 is not 0.0, and nan matches nan
             return f"type({x}) is float and {x}.hex() == {exp.hex()!r}"
-        if _is_numpy_number(exp):   # bit-exact too
+        if is_numpy_number(exp):   # bit-exact too
             return f"type({x}) is {check.const(type(exp))} and {x}.tobytes() == {exp.tobytes()!r}"
         return f"type({x}) is {check.const(type(exp))} and {x} == {check.const(exp)}"
 
@@ -255,7 +255,7 @@ class CONSTANT_MATCH(GuardKind):
     def explain(self, guard, value, env):
         exp = guard.expected
         ok = type(value) is type(exp) and (value.hex() == exp.hex() if type(exp) is float else
-                                           value.tobytes() == exp.tobytes() if _is_numpy_number(exp) else value == exp)
+                                           value.tobytes() == exp.tobytes() if is_numpy_number(exp) else value == exp)
         return None if ok else f"{guard.name()} changed: expected {exp!r}, got {value!r}"
 
 
