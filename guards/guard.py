@@ -11,6 +11,7 @@ kind is one class here (decorated with `@_kind("constructor_name")`, which also 
 from __future__ import annotations
 
 import dataclasses
+import sys
 import types
 import weakref
 from typing import Any
@@ -223,7 +224,8 @@ class TYPE_MATCH(GuardKind):
 
 def is_numpy_number(value) -> bool:
     """A numpy bool, int, float or complex scalar (compared by its bytes: numpy's == conflates -0.0 and 0.0)."""
-    return type(value).__module__ == "numpy" and getattr(getattr(value, "dtype", None), "kind", "") in "biufc"
+    np = sys.modules.get("numpy")
+    return np is not None and issubclass(type(value), np.generic) and value.dtype.kind in "biufc"
 
 
 @_kind("constant")
