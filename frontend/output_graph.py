@@ -34,6 +34,7 @@ from ..guards.guard import Guard, TensorMeta, global_state_guards, memory_sharin
 from ..guards.source import InstanceDictSource, TensorPropertySource
 from ..guards.shape import ShapeEnvSource, ShapeGuardError, ShapePolicy, shape_guards, tensor_properties
 from .builder import instance_dict, wrap
+from .eager_check import eager_refusal
 from .graph_break import Unsupported, fold
 from .side_effects import SideEffects, SideEffectsState
 from .variables.constant import ConstantVariable
@@ -59,11 +60,6 @@ _STORAGE_MUTATIONS = {"resize_", "resize_as_", "set_"}
 # constructors that infer a dtype from their data: a numpy scalar there gives numpy's dtype
 # (`torch.tensor([n, np.float32(2)])` is float32 whatever the default dtype), not a Python number's
 _DTYPE_FROM_DATA = {torch.tensor, torch.as_tensor, torch.asarray, "new_tensor"}
-# products whose eager kernels refuse operands of different dtypes (outside autocast) while their fake
-# kernels accept them: the graph would raise at run time, after its earlier in-place writes and before
-# the Python side effects replayed after it, so the op runs as Python instead (and raises as in eager)
-_SAME_DTYPE_PRODUCTS = {torch.nn.functional.linear, torch._C._nn.linear, torch.matmul, torch.mm, torch.addmm,
-                        operator.matmul, "matmul", "mm", "addmm", "__matmul__", "__rmatmul__"}
 
 
 def _scalar_like(t: torch.Tensor) -> bool:
@@ -425,9 +421,6 @@ class OutputGraph:
         name = target if kind == "call_method" else getattr(target, "__name__", None)
         if name in _STORAGE_MUTATIONS:
             raise Unsupported("unsupported_call", fn=f"Tensor.{name}", detail=" (it replaces the tensor's storage)")
-        if target in _SAME_DTYPE_PRODUCTS and self._mixed_dtypes_refused(list(args) + list(kwargs.values())):
-            raise Unsupported("unsupported_call", fn=name or str(target),
-                              detail=" (tensors of different dtypes: eager raises)")
         numpy_numbers = target not in _DTYPE_FROM_DATA
         proxy_args = tuple(self.as_proxy(a, numpy_numbers) for a in args)
         proxy_kwargs = {k: self.as_proxy(v, numpy_numbers) for k, v in kwargs.items()}
@@ -458,6 +451,11 @@ class OutputGraph:
             # the real call fails the same way: run it eagerly so the user gets torch's own error
             raise Unsupported("unsupported_call", fn=getattr(target, "__name__", str(target)),
                               detail=f" (raises {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})")
+        with self.tracing_state():
+            refusal = eager_refusal(kind, target, fake_args, fake_kwargs)
+        if refusal:
+            raise Unsupported("unsupported_call", fn=getattr(target, "__name__", str(target)),
+                              detail=f" (operands of different dtypes: eager raises {refusal})")
         node = self.graph.create_node(kind, target, proxy_args, proxy_kwargs)
         node.meta["example_value"] = example
         if name and name.startswith("_foreach_") and name.endswith("_") and args and \
@@ -470,12 +468,6 @@ class OutputGraph:
             if known is not None and known.example is example and not known.proxy.node._erased:
                 return known  # an earlier tensor itself (vmap's result unwrapped back to its input)
         return self.wrap_result(torch.fx.Proxy(node, self.tracer), example)
-
-    def _mixed_dtypes_refused(self, args) -> bool:
-        if len({a.example.dtype for a in args if isinstance(a, TensorVariable)}) < 2:
-            return False
-        with self.tracing_state():     # autocast casts the operands to one dtype first
-            return not any(torch.is_autocast_enabled(device) for device in ("cpu", "cuda", "mps"))
 
     def _tracked(self, var: TensorVariable) -> TensorVariable:
         """`var`, findable by its fake tensor: an op whose fake result is that very fake returns `var`."""

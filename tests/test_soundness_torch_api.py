@@ -498,29 +498,55 @@ def test_inplace_foreach_ops_return_the_list_they_were_given(backend):
 
 
 class _Counted(torch.nn.Module):
-    def __init__(self):
+    def __init__(self, op):
         super().__init__()
-        self.lin = torch.nn.Linear(4, 4)
+        self.op = op
         self.register_buffer("steps", torch.zeros(()))
         self.calls = 0
 
-    def forward(self, t):
+    def forward(self, t, w):
         self.steps += 1
         self.calls += 1
-        return self.lin(t)
+        return self.op(t, w)
 
 
-def test_product_of_mixed_dtypes_raises_after_the_effects_before_it():
-    # fake kernels accept float64 @ float32, eager's refuse: in the graph it raised at run time after
-    # `steps += 1` and before `calls += 1` was replayed (fuzzer seed 64020); the product runs as Python
-    compiled_model, eager_model = _Counted(), _Counted()
-    x = torch.ones(2, 4, dtype=torch.float64)
-    for model, fn in ((eager_model, eager_model), (compiled_model, bytegraph.compile(compiled_model))):
-        with pytest.raises(RuntimeError, match="same dtype"):
-            fn(x)
+_REFUSED_BY_EAGER = {   # operands fake kernels accept and eager's kernels refuse (benchmarks/fake_strictness.py)
+    "linear": (lambda t, w: torch.nn.functional.linear(t, w), (2, 4), (3, 4)),
+    "layer_norm": (lambda t, w: torch.nn.functional.layer_norm(t, (4,), w), (2, 4), (4,)),
+    "group_norm": (lambda t, w: torch.nn.functional.group_norm(t, 2, w), (2, 4, 3), (4,)),
+    "index_put_": (lambda t, w: t.clone().index_put_((torch.tensor([0, 1]),), w), (4,), (2,)),
+    "cross": (lambda t, w: torch.linalg.cross(t, w), (3,), (3,)),
+    "heaviside": (lambda t, w: torch.heaviside(t, w), (3,), (3,)),
+    "nll_loss": (lambda t, w: torch.nn.functional.nll_loss(t, torch.tensor([0, 1]), w), (2, 4), (4,)),
+}
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+@pytest.mark.parametrize("op", sorted(_REFUSED_BY_EAGER))
+def test_call_eager_refuses_raises_after_the_effects_before_it(op, backend):
+    # in the graph, such a call raised at run time after `steps += 1` and before `calls += 1` was
+    # replayed (fuzzer seed 64020), or, through inductor, returned a value: it runs as Python
+    fn, t_shape, w_shape = _REFUSED_BY_EAGER[op]
+    compiled_model, eager_model = _Counted(fn), _Counted(fn)
+    t, w = torch.randn(t_shape, dtype=torch.float64), torch.randn(w_shape)
+    with pytest.raises(Exception) as expected:
+        eager_model(t, w)
+    with pytest.raises(type(expected.value)):
+        bytegraph.compile(compiled_model, backend=backend)(t, w)
     state = [(m.calls, m.steps.item()) for m in (compiled_model, eager_model)]
     assert state == [(1, 1.0), (1, 1.0)]
 
+
+def test_mixed_dtypes_eager_accepts_stay_in_the_graph():
+    def promoted(a, b, w):   # type promotion; a bfloat16 input with float32 norm weights (CPU mixed precision)
+        return (a + b).sum() + torch.nn.functional.layer_norm(a.bfloat16(), (4,), w).float().sum()
+    cnt = CompileCounter()
+    args = (torch.randn(2, 4), torch.randn(2, 4, dtype=torch.float64), torch.randn(4))
+    assert_same(bytegraph.compile(promoted, backend=cnt)(*args), promoted(*args))
+    assert (cnt.frame_count, cnt.op_count) == (1, 7)
+
+
+def test_product_of_mixed_dtypes_under_autocast_is_one_graph():
     def mixed_under_autocast(a, w):      # autocast casts both operands: one graph
         with torch.autocast("cpu", dtype=torch.bfloat16):
             return torch.nn.functional.linear(a, w) * 2

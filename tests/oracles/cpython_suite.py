@@ -3,7 +3,8 @@
 The installed `test` package lives in the standard library, which the frame hook never compiles; so each
 selected module (and the shared helper modules its tests inherit from) is copied to a scratch directory at
 run time and imported from there under its usual name. Every module runs twice in its own subprocess:
-plainly, then with each test method wrapped in `bytegraph.compile(method, backend="eager")` (fullgraph off).
+plainly (torch and bytegraph imported, as in any process using bytegraph), then with each test method wrapped
+in `bytegraph.compile(method, backend="eager")` (fullgraph off).
 A test that passes plainly and fails compiled is a bytegraph bug.
 
     python -m tests.oracles.cpython_suite [--modules test_list,test_dict] [--timeout 20] [--json out.json]
@@ -128,6 +129,9 @@ def run_tests(module: str, mode: str, timeout: float, write) -> None:
         return
     if mode == "compiled":
         _warm_up()
+    else:   # the same libraries loaded as in a bytegraph user's process: only the compiling differs
+        import torch  # noqa: F401
+        import bytegraph  # noqa: F401
     suite = unittest.defaultTestLoader.loadTestsFromModule(mod)
     old = signal.signal(signal.SIGALRM, _on_alarm)
     for case in _iter_tests(suite):
