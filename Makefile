@@ -4,7 +4,7 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.install-stamp
 
-.PHONY: install test demo bench lint conformance hf-sweep fuzz cpython-tests opinfo-metal figures clean
+.PHONY: install test demo bench lint conformance hf-sweep fuzz cpython-tests opinfo opinfo-metal fake-strictness figures clean
 
 install: $(STAMP)
 
@@ -36,6 +36,15 @@ fuzz: install
 
 cpython-tests: install
 	$(VPY) -m tests.oracles.cpython_suite --json cpython_suite.json $(if $(MODULES),--modules $(MODULES))
+
+# torch's OpInfo database through a backend (BACKEND=inductor|aot_eager|eager, DYNAMIC=1 for symbolic sizes)
+opinfo: install
+	$(VPY) benchmarks/inductor_opinfo_sweep.py --backend $(or $(BACKEND),inductor) --count 10000 \
+		$(if $(DYNAMIC),--dynamic) --json opinfo_$(or $(BACKEND),inductor).json
+
+# calls eager refuses that fake kernels accept, each checked compiled (BACKEND) to raise as in eager
+fake-strictness: install
+	$(VPY) benchmarks/fake_strictness.py --backend $(or $(BACKEND),inductor) --json fake_strictness.json
 
 # torch's OpInfo samples through the Metal printer, its kernels run on CPU by the emulation (metal_emu.h)
 opinfo-metal: install

@@ -166,6 +166,7 @@ def main(argv=None):
     p.add_argument("--backend", default="inductor", choices=["inductor", "aot_eager", "eager"])
     p.add_argument("--dynamic", action="store_true", help="every size symbolic (dynamic=True)")
     p.add_argument("-v", action="store_true")
+    p.add_argument("--json", help="write the counts and every mismatch and error here")
     a = p.parse_args(argv)
     warnings.filterwarnings("ignore")
     if a.codegen:
@@ -181,6 +182,12 @@ def main(argv=None):
     print(f"{len(ops)} ops: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     for name, variant, i, kind, detail in problems:
         print(f"  {kind:8s} {name}{'.' + variant if variant else ''}[{i}]: {detail}")
+    if a.json:
+        import json
+        with open(a.json, "w") as f:
+            json.dump({"backend": a.backend, "dynamic": a.dynamic, "ops": len(ops), "counts": counts,
+                       "problems": [dict(zip(("op", "variant", "sample", "kind", "detail"), p)) for p in problems]},
+                      f, indent=1)
 
 
 if __name__ == "__main__":
