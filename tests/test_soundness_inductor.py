@@ -326,3 +326,28 @@ def test_dropout_probability_computed_from_a_size_draws_as_eager(backend):
         torch.manual_seed(0)
         assert torch.equal(opt(x), expected)
     assert cnt.frame_count == 3 and cnt.op_count >= 2   # a graph per probability (per size here)
+
+
+_OUT_OF_RANGE = {   # what eager raises for an index out of range, by op
+    "indexing": (lambda w, i: w[i] * 2, IndexError),
+    "embedding": (lambda w, i: F.embedding(i, w) * 2, IndexError),
+    "gather": (lambda w, i: torch.gather(w, 0, i.unsqueeze(1).expand(2, 4)) * 2, RuntimeError),
+}
+
+
+@pytest.mark.parametrize("codegen", ["cpp", "metal", "triton"])
+@pytest.mark.parametrize("op", sorted(_OUT_OF_RANGE))
+def test_index_out_of_range_raises_what_eager_raises(op, codegen):
+    # the kernel checks an index read from memory; its wrapper raises the eager op's exception type
+    fn, error = _OUT_OF_RANGE[op]
+    w = torch.randn(10, 4)
+    with pytest.raises(error):
+        fn(w, torch.tensor([1, 10]))
+    with bytegraph.config.patch(cpu_codegen=codegen):
+        opt, cnt = _compile(fn)
+        good = torch.tensor([1, 9])
+        torch.testing.assert_close(opt(w, good), fn(w, good))
+        with pytest.raises(error) as raised:
+            opt(w, torch.tensor([1, 10]))
+    assert type(raised.value) is error and "generated kernel" in str(raised.value)
+    assert (cnt.frame_count, inductor.metrics.codegen, inductor.metrics.kernel_count) == (1, codegen, 1)

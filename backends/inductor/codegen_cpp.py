@@ -41,6 +41,7 @@ from torch.utils._sympy.functions import (
 )
 
 from .codegen_triton import HEADER_PY, FusionIllegal, WrapperCodegen, _NewPhase
+from .kernel_errors import index_error_code
 from .ir import ComputedBuffer, Reduction, index_var, prod, texpr, tile_index, tile_splits, unflatten_index
 
 LANES = 16  # one AVX-512 vector of floats: more lanes spill the accumulators to the stack
@@ -190,9 +191,9 @@ template <typename T> static inline T bg_imod(T a, T b) {
 }
 template <typename T> static inline T bg_ifmod(T a, T b) { if (b == 0) { bg_fail(1); return 0; } return a % b; }
 template <typename T> static inline T bg_itruncdiv(T a, T b) { if (b == 0) { bg_fail(1); return 0; } return a / b; }
-static inline int64_t bg_index(int64_t i, int64_t n) {
+static inline int64_t bg_index(int64_t i, int64_t n, int code) {
     if (i < 0) i += n;
-    if (i < 0 || i >= n) { bg_fail(2); return 0; }
+    if (i < 0 || i >= n) { bg_fail(code); return 0; }
     return i;
 }
 
@@ -999,9 +1000,10 @@ class CppOps:
             return self.constant(bool(expr) if dtype == torch.bool else expr, dtype)
         return self.k.newvar(f"static_cast<{ctype(dtype)}>({cexpr(expr, self.k.div_names)})", dtype)
 
-    def indirect_indexing(self, var: CppVar, size):
+    def indirect_indexing(self, var: CppVar, size, runtime_error=False):
         # named idxN: the index translator knows it is non-negative
-        return index_var(self.k.newvar(f"bg_index(static_cast<int64_t>({var}), {cexpr(size)})", torch.int64,
+        code = index_error_code(runtime_error)
+        return index_var(self.k.newvar(f"bg_index(static_cast<int64_t>({var}), {cexpr(size)}, {code})", torch.int64,
                                        rdep=var.rdep, prefix="idx").name)
 
     def to_dtype(self, var: CppVar, dtype):
@@ -1053,16 +1055,6 @@ class CppOps:
 
 
 # --------------------------------------------------------------------------- wrapper
-WRAPPER_HEADER = '''
-
-def _raise_kernel_error(code):
-    if code == 1:
-        raise RuntimeError("ZeroDivisionError")
-    raise IndexError("index out of range in a generated kernel")
-
-'''
-
-
 # extern ops whose result is always new storage (never a view of an argument): a kernel may write in place of it
 _FRESH = {torch.ops.aten.addmm, torch.ops.aten.mm, torch.ops.aten.bmm, torch.ops.aten.baddbmm,
           torch.ops.aten.convolution}
@@ -1086,7 +1078,7 @@ class CppWrapperCodegen(WrapperCodegen):
     def header(self, kernels: str = "") -> str:
         cpp = HEADER + "\n" + "\n".join(self.cpp_defs)
         loads = [f"{k} = cpp_build.kernel(_lib, {k!r}, {p}, {i})" for k, (p, i) in self.signatures.items()]
-        return (HEADER_PY + WRAPPER_HEADER + "from bytegraph.backends.inductor import cpp_build\n\n"
+        return (HEADER_PY + "from bytegraph.backends.inductor import cpp_build\n\n"
                 + f"CPP_SOURCE = r'''\n{cpp}'''\n_lib = cpp_build.load(CPP_SOURCE)\n" + "\n".join(loads) + "\n\n")
 
     def _alloc_outputs(self, gi, group, free, last_use, output_names):

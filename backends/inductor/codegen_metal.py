@@ -42,6 +42,7 @@ from . import cpp_build
 from .codegen_cpp import CppKernel, CppOps, CppUnsupported, CppVar, TEMPLATES, _const, _lane_identity, cexpr, ctype
 from .codegen_triton import HEADER_PY, FusionIllegal, WrapperCodegen
 from .ir import index_var, texpr
+from .kernel_errors import index_error_code, raise_kernel_error
 
 SIMD_WIDTH = 32          # Apple GPUs' simdgroup width (the emulation models the same)
 MAX_GROUP = 256          # threads per threadgroup of a reduction (one row)
@@ -137,9 +138,9 @@ template <typename T> inline T bg_itruncdiv(T a, T b, device atomic_int* err) {
     if (b == 0) { atomic_store_explicit(err, 1, memory_order_relaxed); return 0; }
     return a / b;
 }
-inline int64_t bg_index(int64_t i, int64_t n, device atomic_int* err) {
+inline int64_t bg_index(int64_t i, int64_t n, int code, device atomic_int* err) {
     if (i < 0) i += n;
-    if (i < 0 || i >= n) { atomic_store_explicit(err, 2, memory_order_relaxed); return 0; }
+    if (i < 0 || i >= n) { atomic_store_explicit(err, code, memory_order_relaxed); return 0; }
     return i;
 }
 
@@ -430,8 +431,9 @@ class MetalOps(CppOps):
             return self.constant(bool(expr) if dtype == torch.bool else expr, dtype)
         return self.k.newvar(f"static_cast<{ctype(dtype)}>({mexpr(expr)})", dtype)
 
-    def indirect_indexing(self, var, size):
-        return index_var(self.k.newvar(f"bg_index(static_cast<int64_t>({var}), {mexpr(size)}, bg_err)",
+    def indirect_indexing(self, var, size, runtime_error=False):
+        code = index_error_code(runtime_error)
+        return index_var(self.k.newvar(f"bg_index(static_cast<int64_t>({var}), {mexpr(size)}, {code}, bg_err)",
                                        torch.int64, rdep=var.rdep, prefix="idx").name)
 
     def to_dtype(self, var, dtype):
@@ -457,12 +459,6 @@ def launch_shape(reduction, xnumel, rnumel):
     return int(xnumel) * group, group
 
 
-def _raise_kernel_error(code):
-    if code == 1:
-        raise RuntimeError("ZeroDivisionError")
-    raise IndexError("index out of range in a generated kernel")
-
-
 class _Runtime:
     def __init__(self, kernels):
         self.kernels = kernels  # name -> (pointers, sizes, reduction, can_fail)
@@ -479,7 +475,7 @@ class _Runtime:
         if err is not None:
             code = int(err.item())
             if code:
-                _raise_kernel_error(code)
+                raise_kernel_error(code)
 
 
 class MPSRuntime(_Runtime):

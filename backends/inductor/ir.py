@@ -472,7 +472,7 @@ class AccessRecorder:
     def index_expr(self, expr, dtype):
         return self.V(("index", as_index(expr), dtype), dtype)
 
-    def indirect_indexing(self, var, size):
+    def indirect_indexing(self, var, size, runtime_error=False):
         key = (var.key, as_index(size))
         if key not in self.indirect:
             self.indirect[key] = index_var(f"indirect{len(self.indirect)}")

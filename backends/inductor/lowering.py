@@ -1027,7 +1027,7 @@ def _gather(g, node, x, dim, index, sparse_grad=False):
     dim = _norm_dim(dim, len(x.get_size()))
 
     def inner(ops, idx):
-        i = ops.indirect_indexing(index.load(ops, idx), x.get_size()[dim])
+        i = ops.indirect_indexing(index.load(ops, idx), x.get_size()[dim], runtime_error=True)  # as eager raises
         full = list(idx)
         full[dim] = i
         return x.load(ops, full)
