@@ -89,6 +89,14 @@ def test_is_compiling_true_while_tracing(ask):
     assert torch.equal(torch.compile(fn, backend="eager")(x), x + 1)   # the branch torch.compile takes
 
 
+def test_distributed_is_available_is_folded():
+    # a fact of torch's build, not a process-group query: no break (collectives still break)
+    def fn(x):
+        return x + 1 if torch.distributed.is_available() else x - 1
+    x = torch.randn(3)
+    check(fn, x, graphs=1, breaks=0)
+
+
 def test_bytegraph_is_compiling():
     def fn(x):
         return x + 1 if bytegraph.is_compiling() else x - 1

@@ -28,8 +28,10 @@ def _from_distributed(obj) -> bool:
 
 
 def is_distributed_function(value) -> bool:
-    """A function (or builtin) of torch.distributed: a collective, a process-group query, ..."""
-    return callable(value) and not isinstance(value, type) and _from_distributed(value)
+    """A function (or builtin) of torch.distributed: a collective, a process-group query, ...
+    `is_available()` is not one: it answers how torch was built, and is folded (variables/torch.py)."""
+    return callable(value) and not isinstance(value, type) and _from_distributed(value) and \
+        value is not torch.distributed.is_available
 
 
 def is_distributed_module(module: torch.nn.Module) -> bool:

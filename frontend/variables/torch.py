@@ -33,7 +33,7 @@ FOLDED: dict[Any, Callable] = {
     torch.are_deterministic_algorithms_enabled: None, torch.is_inference_mode_enabled: None,
     torch.compiler.is_compiling: _is_compiling, torch.compiler.is_dynamo_compiling: _is_compiling,
     torch.jit.is_scripting: lambda: False, torch.jit.is_tracing: lambda: False,
-    torch._C._get_tracing_state: lambda: None,
+    torch._C._get_tracing_state: lambda: None, torch.distributed.is_available: None,
 }
 if hasattr(torch._utils, "is_compiling"):  # the older spelling libraries still ask
     FOLDED[torch._utils.is_compiling] = _is_compiling
