@@ -73,7 +73,8 @@ def dunder(tx, x, name, y):
         other = _type_of(y)
         if other is None:
             raise Unsupported("python_protocol", what=f"{name} of {x.describe()} with {y.describe()}")
-        if not issubclass(other, _COMPARABLE[base]) or (base in _EQUALITY_ONLY and name not in ("__eq__", "__ne__")):
+        if not issubclass(other, _COMPARABLE[base]) or \
+                (base in _EQUALITY_ONLY and name in _COMPARE_NAMES and name not in ("__eq__", "__ne__")):
             return NOT_IMPLEMENTED
     if x.is_python_constant() and y.is_iterator:
         # a constant's method would read the iterator's items first (see python_value)
