@@ -25,6 +25,12 @@ def _type_lookup(tp: type, name: str):
     return _MISSING
 
 
+def class_dict_lookup(tp: type, name: str, default=None):
+    """`name` as the class dicts of `tp`'s MRO hold it (no descriptor bound), or `default`."""
+    found = _type_lookup(tp, name)
+    return default if found is _MISSING else found
+
+
 # C implementations of __getattribute__ (object, type, module, ...) run no Python code of their own
 _C_SLOTS = (types.WrapperDescriptorType, types.MethodWrapperType, types.BuiltinFunctionType)
 

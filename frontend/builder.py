@@ -12,13 +12,14 @@ import types
 import weakref
 
 import torch
+from torch.utils._python_dispatch import is_traceable_wrapper_subclass
 
 from ..decorators import is_constant_result
 from ..disable import disabled_wrapper_code
 from ..guards.guard import Guard, is_numpy_number
 from ..guards.shape import scalar_can_be_dynamic
 from ..guards.source import AttrSource, ConstSource, ItemSource, ListIteratorSource, LocalSource
-from ..probe import has_finalizer, overrides_in_python, safe_in, static_getattr, static_hasattr
+from ..probe import class_dict_lookup, has_finalizer, overrides_in_python, safe_in, static_getattr, static_hasattr
 from .graph_break import Unsupported
 from .resume import STACK_ARGUMENT_PREFIX, is_resume_code
 from .variables.autograd_function import CheckpointVariable
@@ -261,12 +262,37 @@ def _wrap(tx, value, source, trusted):
     return UserDefinedObjectVariable(value=value, cls=type(value), source=source)
 
 
+_DEFAULT_TORCH_FUNCTION = torch.Tensor.__dict__["__torch_function__"]
+
+
+def _subclass_refusal(value: torch.Tensor, eager_autograd: bool) -> str | None:
+    """Why a tensor of a subclass cannot be a graph value (None: it can). Its own `__torch_function__`
+    is user code run on every op (tracing would run it on fake tensors, and the graph would compile it
+    away); a plain subclass keeps its class through the graph only where the graph's ops run on the
+    real tensors (the eager backend): AOTAutograd returns plain tensors or fails on them. A Parameter
+    (`_disabled_torch_function_impl`) and a traceable wrapper subclass (DTensor) are graph values."""
+    cls = type(value)
+    if cls is torch.Tensor or is_traceable_wrapper_subclass(value):
+        return None
+    hook = class_dict_lookup(cls, "__torch_function__")
+    if hook is torch._C._disabled_torch_function_impl:
+        return None
+    if hook is not _DEFAULT_TORCH_FUNCTION:
+        return f"a tensor of {cls.__name__}, whose own __torch_function__ runs on every op"
+    if not eager_autograd:
+        return f"a tensor of {cls.__name__} (compiled through AOTAutograd, results would lose the subclass)"
+    return None
+
+
 def _wrap_tensor_or_scalar(tx, value, source, trusted, guard):
     """Graph inputs: tensors, and numbers that are (or may become) symbolic."""
     if _is_a(value, torch.nn.parameter.UninitializedTensorMixin):
         # a lazy module's parameter before its first call: no shape yet, any use of it fails eagerly
         raise Unsupported("lazy_module", what="an uninitialized parameter of a lazy module")
     if _is_a(value, torch.Tensor):
+        refusal = _subclass_refusal(value, tx.output.eager_autograd)   # first: reading `layout` is an op
+        if refusal:
+            raise Unsupported("torch_value", what=refusal)
         if value.layout != torch.strided:
             # sparse/quantized layouts have no strides to guard or fake: their users run eagerly
             raise Unsupported("non_strided_tensor", what=f"a tensor with layout {value.layout}")
