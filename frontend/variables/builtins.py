@@ -11,6 +11,7 @@ import inspect
 import itertools
 import math
 import operator
+import sys
 import types
 from typing import Any, Callable
 
@@ -49,6 +50,7 @@ from .lists import (
     python_index,
     sorted_items,
 )
+from .misc import TracebackVariable
 from .tensor import SymNodeVariable, TensorVariable, concrete
 from .user_defined import (
     _READ_ONLY_DICT_METHODS,
@@ -682,6 +684,20 @@ def _callable(tx, obj, /):
     return const(class_lookup(tx, obj.python_type(), "__call__")[0] is not MISSING)
 
 
+def _exc_info(tx):
+    """sys.exc_info() where the trace knows the exception being handled (an except block of the
+    traced code); the compiled frame's caller's otherwise, which is not traced."""
+    exc = tx.handled_exception
+    if exc is None:
+        return None
+    return TupleVariable((wrap_class(tx, exc.cls), exc, TracebackVariable()))
+
+
+def _exception(tx):
+    exc = tx.handled_exception
+    return exc
+
+
 def _id(tx, obj, /):
     # the real object (a tuple made while tracing is none yet: `as_python_constant()` would build a new one)
     value = obj.value if isinstance(obj, ConstantVariable) else getattr(obj, "value", None)
@@ -989,7 +1005,7 @@ _HANDLERS: dict[Any, Callable] = {
     collections.defaultdict.fromkeys: _fromkeys(collections.defaultdict),
     collections.OrderedDict: _mapping(collections.OrderedDict),
     collections.defaultdict: _mapping(collections.defaultdict), collections.deque: _deque,
-    collections.namedtuple: _namedtuple,
+    collections.namedtuple: _namedtuple, sys.exc_info: _exc_info, sys.exception: _exception,
 }
 for _op in (operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
             operator.pow, operator.lshift, operator.rshift, operator.and_, operator.or_, operator.xor,

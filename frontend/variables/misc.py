@@ -6,7 +6,7 @@ import types
 from typing import Any
 
 from ...guards.source import AttrSource, ClosureSource, FunctionSource, ItemSource
-from .. import reads
+from .. import exception_state, reads
 from ..resume import cell_is_empty
 from ..graph_break import Unsupported, user_error
 from .base import VariableTracker, families, wrap_class
@@ -219,6 +219,9 @@ class ExceptionVariable(VariableTracker):
             return TupleVariable(self.args)
         if name == "__class__":
             return wrap_class(tx, self.cls)
+        chained = exception_state.read(tx, self, name)
+        if chained is not None:
+            return chained
         if not name.startswith("__") and self._constant():
             # what the constructor derived from its arguments (ImportError.name, OSError.errno,
             # StopIteration.value): read from an equal object; traceback and context are run-time state
