@@ -15,7 +15,6 @@ traced.
 """
 from __future__ import annotations
 
-from .graph_break import Unsupported
 from .signals import UserException
 
 UNKNOWN = object()   # a context that depends on what the compiled frame's caller is handling
@@ -33,6 +32,18 @@ def state(tx, exc) -> tuple:
 
 def _set(tx, exc, cause, context, suppress) -> None:
     tx.output.side_effects.track(_key(exc), (cause, context, suppress))
+
+
+def mark_changed(tx, exc) -> None:
+    """`exc` was changed in a way not kept here (a `__traceback__` written)."""
+    tx.output.side_effects.track(("exception changed", exc), True)
+
+
+def changed(tx, exc) -> bool:
+    """Whether `exc` differs from a new exception of its class and arguments: it cannot be rebuilt
+    by calling the class again."""
+    contents = tx.output.side_effects.contents
+    return _key(exc) in contents or ("exception changed", exc) in contents
 
 
 def chain(tx, exc) -> None:
@@ -77,33 +88,14 @@ def wrap_cause(tx, exc, cause) -> None:
     _set(tx, exc, cause, cause, True)
 
 
-def read(tx, exc, name):
-    """The tracker of `exc.<name>` for a chaining attribute; None when `name` is not one."""
-    from .variables.constant import const
-    cause, context, suppress = state(tx, exc)
-    if name == "__cause__":
-        return const(None) if cause is None else cause
-    if name == "__suppress_context__":
-        return const(suppress)
-    if name == "__context__":
-        if context is UNKNOWN:
-            raise Unsupported("unsupported_attr", name=name,
-                              obj=f"{exc.describe()} raised while the compiled frame's caller may be handling "
-                                  "an exception")
-        return const(None) if context is None else context
-    return None
-
-
-def write(tx, exc, name, value) -> bool:
-    """`exc.<name> = value` for a chaining attribute, as BaseException's setters check it; False when
-    `name` is not one modelled. `__traceback__` is written but never read (frames are not modelled)."""
-    from .variables.misc import ExceptionVariable, TracebackVariable
+def write(tx, exc, name, value, is_exception) -> bool:
+    """`exc.<name> = value` for a chaining attribute, as BaseException's setters check it
+    (`is_exception`: value is an exception tracker); False when that is not modelled.
+    `__traceback__` is accepted and forgotten: it is never read (frames are not modelled)."""
     is_none = value.is_python_constant() and value.as_python_constant() is None
     cause, context, suppress = state(tx, exc)
-    if name == "__traceback__":
-        return is_none or isinstance(value, TracebackVariable)
     if name in ("__cause__", "__context__"):
-        if not (is_none or isinstance(value, ExceptionVariable)):
+        if not (is_none or is_exception):
             return False     # a TypeError, or a user exception object: not modelled
         new = None if is_none else value
         if name == "__cause__":   # the setter also sets __suppress_context__

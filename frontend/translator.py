@@ -17,7 +17,7 @@ from ..guards.guard import Guard
 from ..guards.source import (BuiltinSource, ConstSource, GlobalSource, ItemSource, ModuleGlobalSource,
                              NamespaceSource)
 from ..logs import enabled, log
-from . import exception_state, reads
+from . import exception_state, lifetimes, reads
 from .builder import wrap
 from .graph_break import Unsupported, fold, user_error
 from .instructions import instructions_of
@@ -196,9 +196,7 @@ class InstructionTranslatorBase:
         return obj.var_getattr(self, name)
 
     def setattr(self, obj, name, value):
-        if isinstance(obj, ExceptionVariable) and exception_state.write(self, obj, name, value):
-            return None
-        if isinstance(obj, UserDefinedObjectVariable):
+        if isinstance(obj, (UserDefinedObjectVariable, ExceptionVariable)):
             return obj.setattr(self, name, value)
         if isinstance(obj, TensorVariable):
             return set_tensor_attr(self, obj, name, value)
@@ -387,6 +385,13 @@ class InstructionTranslatorBase:
         """This frame returned `value`: what it made and did not hand back ends its life here
         (generators closed, see lifetimes.py)."""
         frame_returns(self, value)
+
+    def close_generator(self, gen):
+        """`gen.close()` called by the program (lifetimes.py closes dying ones itself)."""
+        if lifetimes.close_is_observable(self, gen):
+            lifetimes.close(self, gen)
+        else:
+            self.output.side_effects.track(gen, None)
 
     def resume_generator(self, gen, state):
         """A translator for the body of generator `gen`, paused at `state` (see GeneratorVariable)."""

@@ -307,3 +307,18 @@ def test_callers_exception_is_not_assumed(fn):
             got, want = opt(x), fn(x)
         assert torch.equal(got[0], want[0]) and type(got[1]) is type(want[1]) and got[1] is not None
     assert bytegraph.explain(fn)(x).graph_break_count == 1
+
+
+def exception_with_a_cause_returned(x):
+    e = ValueError("e")
+    e.__cause__ = KeyError("c")
+    return x + 1, e
+
+
+def test_changed_exception_is_not_rebuilt_without_its_state():
+    """An exception given a cause in the graph cannot be rebuilt by calling its class again: the
+    instruction runs as Python, and the returned exception has its cause."""
+    x = torch.randn(3)
+    got = bytegraph.compile(exception_with_a_cause_returned, backend="eager")(x)
+    assert type(got[1].__cause__) is KeyError and got[1].__suppress_context__
+    assert bytegraph.explain(exception_with_a_cause_returned)(x).graph_break_count == 1

@@ -449,11 +449,7 @@ class GeneratorVariable(IteratorVariable):
             except StopIterationSignal as done:
                 raise stop_iteration(tx, done.value) from None
         if name == "close" and not args and not kwargs:
-            from ..lifetimes import close, close_is_observable
-            if close_is_observable(tx, self):
-                close(tx, self)
-            else:
-                tx.output.side_effects.track(self, None)
+            tx.close_generator(self)
             return const(None)
         return super().call_method(tx, name, args, kwargs)
 
