@@ -2,6 +2,8 @@
 and friends built as CPython builds them, in one graph and compared with eager."""
 from __future__ import annotations
 
+import collections
+
 import pytest
 import torch
 
@@ -40,3 +42,49 @@ def set_updated_with_a_view(x):
                                 set_updated_with_a_view])
 def test_one_graph_like_eager(fn):
     standard_test(fn, torch.randn(3), frames=1, breaks=0)
+
+
+def dict_reversed(x):
+    d = {"a": x, "b": x * 2, "c": 3}
+    k, v = d.popitem()
+    o = collections.OrderedDict(a=1, b=2)
+    it = reversed(d)
+    first = next(it)
+    return k, v, first, list(it), list(reversed(d.values())), list(reversed(d.items())), list(reversed(o)), d
+
+
+def dict_reversed_changed_size(x):
+    d = {"a": 1, "b": 2}
+    try:
+        for k in reversed(d):
+            d["z"] = 0
+    except RuntimeError as e:
+        return x + 1, str(e)
+
+
+def defaultdict_counting(x):
+    c = collections.defaultdict(int)
+    for w in ["a", "b", "a"]:
+        c[w] += 1
+    return x * c["a"], dict(c), c.default_factory, collections.defaultdict().default_factory
+
+
+@pytest.mark.parametrize("fn", [dict_reversed, dict_reversed_changed_size, defaultdict_counting])
+def test_dicts_one_graph_like_eager(fn):
+    standard_test(fn, torch.randn(3), frames=1, breaks=0)
+
+
+def fills_a_missing_key(x, d):
+    d["new"]
+    return x + 1
+
+
+def test_defaultdict_factory_of_an_argument_is_guarded():
+    """A cached graph that fills a missing key calls the factory it was traced with: another
+    factory recompiles."""
+    import bytegraph
+    opt = bytegraph.compile(fills_a_missing_key, backend="eager")
+    for factory, filled in ((int, 0), (list, []), (str, "")):
+        d = collections.defaultdict(factory)
+        opt(torch.ones(1), d)
+        assert d == {"new": filled} and type(d["new"]) is factory

@@ -24,11 +24,12 @@ from ..reads import MISSING, class_lookup
 from ..signals import UserException, raised_by_user
 from .base import NotConstant, VariableTracker, families, python_value, wrap_class
 from .constant import ConstantVariable, const
-from .dicts import DictVariable, SetVariable, hashable_key
+from .dicts import DictVariable, DictViewVariable, SetVariable, hashable_key
 from .functions import BaseUserFunction, BoundMethodVariable, PartialVariable, UserFunctionVariable, WrapsDecorator
 from .iterators import (
     AccumulateVariable,
     ChainVariable,
+    ContainerIteratorVariable,
     CountIteratorVariable,
     FilterVariable,
     IsliceVariable,
@@ -482,7 +483,15 @@ def _reversed(tx, seq, /):
         return ListIteratorVariable.create(tx, tx.unpack_iterable(seq)[::-1], type(reversed(seq.value)).__name__)
     if cls in (tuple, str, bytes) or (isinstance(seq, BaseSequence) and cls is not collections.deque):
         return ListIteratorVariable.create(tx, tx.unpack_iterable(seq)[::-1], "reversed")
+    # a dict (or a view of one) of a class whose __reversed__ is the builtin's: live from the end
+    if isinstance(seq, DictVariable) and seq.owner is None and seq.cls in _REVERSIBLE_DICTS:
+        return ContainerIteratorVariable.create(tx, seq, "keys", reverse=True)
+    if isinstance(seq, DictViewVariable) and seq.dict_var.owner is None and seq.dict_var.cls in _REVERSIBLE_DICTS:
+        return ContainerIteratorVariable.create(tx, seq.dict_var, seq.kind, reverse=True)
     raise Unsupported("unsupported_call", fn="reversed", detail=f" on {seq.describe()}")
+
+
+_REVERSIBLE_DICTS = (dict, collections.OrderedDict, collections.defaultdict)
 
 
 def _enumerate(tx, iterable, start=None):

@@ -127,6 +127,11 @@ class DictVariable(VariableTracker):
     def pairs(self, tx):
         return tx.output.side_effects.get(self)
 
+    def var_getattr(self, tx, name):
+        if name == "default_factory" and self.owner is None and issubclass(self.cls, collections.defaultdict):
+            return self.default_factory if self.default_factory is not None else const(None)
+        return super().var_getattr(tx, name)
+
     def as_mapping(self, tx) -> dict:
         return {hashable_key(tx, k): (k, v) for k, v in self.pairs(tx)}
 

@@ -269,10 +269,11 @@ class ContainerIteratorVariable(IteratorVariable):
     or None when exhausted."""
     container: VariableTracker = None    # a DictVariable or SetVariable
     kind: str = "keys"                   # keys / values / items of a dict, or "set"
+    reverse: bool = False                # reversed() of a dict or of one of its views: from the end
 
     @staticmethod
-    def create(tx, container, kind):
-        var = ContainerIteratorVariable(container=container, kind=kind)
+    def create(tx, container, kind, reverse=False):
+        var = ContainerIteratorVariable(container=container, kind=kind, reverse=reverse)
         tx.output.side_effects.track(var, (0, key_layout(tx, container), len(var._entries(tx))))
         return var
 
@@ -281,6 +282,8 @@ class ContainerIteratorVariable(IteratorVariable):
         if self.kind == "set":
             return list(self.container.ordered_items(tx))
         pairs = self.container.pairs(tx)
+        if self.reverse:
+            pairs = pairs[::-1]
         if self.kind == "keys":
             return [k for k, _ in pairs]
         if self.kind == "values":
@@ -293,7 +296,7 @@ class ContainerIteratorVariable(IteratorVariable):
     def python_type(self):
         if self.kind == "set":
             return type(iter(set()))
-        return type(iter(getattr(self.container.cls(), self.kind)()))
+        return type((reversed if self.reverse else iter)(getattr(self.container.cls(), self.kind)()))
 
     def describe(self):
         return f"{self.container.describe()} {self.kind} iterator"
@@ -331,9 +334,9 @@ class ContainerIteratorVariable(IteratorVariable):
             position = state[0]
         codegen.load_callable(advanced)
         if self.kind == "keys":
-            self.container.reconstruct_method_call(codegen, "__iter__")
+            self.container.reconstruct_method_call(codegen, "__reversed__" if self.reverse else "__iter__")
         else:
-            codegen.load_global_builtin("iter")
+            codegen.load_global_builtin("reversed" if self.reverse else "iter")
             if self.kind == "set":
                 codegen.reconstruct(self.container)
             else:
