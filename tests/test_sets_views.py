@@ -88,3 +88,14 @@ def test_defaultdict_factory_of_an_argument_is_guarded():
         d = collections.defaultdict(factory)
         opt(torch.ones(1), d)
         assert d == {"new": filled} and type(d["new"]) is factory
+
+
+def set_methods_called_on_the_class(x):
+    p, q = set("abc"), set("bef")
+    fp, fq = frozenset("abc"), frozenset("bef")
+    return (x + 1, set.__sub__(p, q) == set("ac"), sorted(frozenset.__sub__(fp, fq)), set.__or__(p, [1]),
+            frozenset.__sub__(fp, p) == frozenset(), set.union(p, "xy") == p | set("xy"))
+
+
+def test_set_methods_called_on_the_class():
+    standard_test(set_methods_called_on_the_class, torch.randn(3), frames=1, breaks=0)

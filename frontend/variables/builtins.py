@@ -22,7 +22,7 @@ from .. import reads
 from ..graph_break import Unsupported, fold, user_error
 from ..reads import MISSING, class_lookup
 from ..signals import UserException, raised_by_user
-from .base import NotConstant, VariableTracker, families, python_value, wrap_class
+from .base import NOT_IMPLEMENTED, NotConstant, VariableTracker, families, python_value, wrap_class
 from .constant import ConstantVariable, const
 from .dicts import DictVariable, DictViewVariable, SetVariable, hashable_key
 from .functions import BaseUserFunction, BoundMethodVariable, PartialVariable, UserFunctionVariable, WrapsDecorator
@@ -163,9 +163,13 @@ def _unbound_builtin_method(tx, fn, args, kwargs):
     if not args or not isinstance(fn, (types.MethodDescriptorType, types.WrapperDescriptorType)):
         return None
     obj = args[0]
+    owner, name = fn.__objclass__, fn.__name__
+    if isinstance(obj, SetVariable) and owner in (set, frozenset) and issubclass(obj.cls, owner):
+        # `set.__sub__(s, t)`: the set's own method (a wrong receiver type raises: not here)
+        result = obj.call_method(tx, name, list(args[1:]), kwargs)
+        return const(NotImplemented) if result is NOT_IMPLEMENTED else result
     if not isinstance(obj, UserDefinedObjectVariable):
         return None
-    owner, name = fn.__objclass__, fn.__name__
     if owner is object:
         if name == "__setattr__" and len(args) == 3 and args[1].is_python_constant():
             obj.generic_setattr(tx, args[1].as_python_constant(), args[2])
