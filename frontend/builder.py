@@ -364,7 +364,9 @@ def _wrap_container(tx, value, source, trusted, guard):
                  for k, v in value.items()]
         factory = None
         if _is_a(value, collections.defaultdict):
-            factory = wrap(tx, value.default_factory, None, True)
+            # guarded: a cached graph filling a missing key calls it
+            factory = wrap(tx, value.default_factory, AttrSource(source, "default_factory") if source else None,
+                           trusted)
         # the frame's own **kwargs dict is new on every call and seen by no one else: it is tracked
         # like a dict made while tracing (changes need no write-back; it is rebuilt if it escapes)
         return DictVariable.create(tx, pairs, type(value), factory,

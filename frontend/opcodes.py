@@ -17,7 +17,7 @@ import operator
 import sys
 from typing import Callable
 
-from . import lifetimes, reads
+from . import exception_state, lifetimes, reads
 from .graph_break import Unsupported, user_error
 from .resume import RESUME_CALLABLES, cell_is_empty, original_code
 from .signals import GeneratorYield, ReturnValue, UserException
@@ -674,16 +674,20 @@ def with_except_start(tx, ins):
 @opcode("PUSH_EXC_INFO")
 def push_exc_info(tx, ins):
     exc = tx.pop()
-    previous = tx.handled_exception
+    # the frame's exception state: a generator has its own (None: it handles none itself)
+    previous = tx.own_exception if tx.is_generator else tx.handled_exception
     tx.push(previous if previous is not None else const(None))
     tx.handled_exception = exc if isinstance(exc, ExceptionVariable) else None
+    tx.own_exception = tx.handled_exception
     tx.push(exc)
 
 
 @opcode("POP_EXCEPT")
 def pop_except(tx, ins):
     previous = tx.pop()
-    tx.handled_exception = previous if isinstance(previous, ExceptionVariable) else None
+    tx.handled_exception = tx.own_exception = previous if isinstance(previous, ExceptionVariable) else None
+    if tx.is_generator and tx.handled_exception is None:   # its consumer's again
+        tx.handled_exception = tx.parent.handled_exception
 
 
 @opcode("CHECK_EXC_MATCH")
@@ -717,15 +721,23 @@ def raise_varargs(tx, ins):
         if tx.handled_exception is None:    # the caller's exception, or none at all
             raise Unsupported("unsupported_syntax", what="bare raise outside an except block of the frame")
         raise UserException(tx.handled_exception)
-    if ins.arg == 2:
-        tx.pop()  # cause
-    exc = tx.pop()
-    if isinstance(exc, UserDefinedClassVariable) or (exc.is_python_constant() and
-                                                     isinstance(exc.as_python_constant(), type)):
-        exc = tx.call(exc, [], {})
-    if not isinstance(exc, ExceptionVariable):
-        raise Unsupported("unsupported_syntax", what=f"raising {exc.describe()}")
-    raise UserException(exc)
+    cause = tx.pop() if ins.arg == 2 else None
+    exc = _exception_instance(tx, tx.pop(), "raising")
+    if cause is not None:      # `raise exc from cause`: an exception, a class (called) or None
+        if not (cause.is_python_constant() and cause.as_python_constant() is None):
+            cause = _exception_instance(tx, cause, "an exception cause of")
+        exception_state.set_cause(tx, exc, cause if isinstance(cause, ExceptionVariable) else None)
+    raise exception_state.raise_new(tx, exc)
+
+
+def _exception_instance(tx, value, what):
+    """The exception `raise value` raises: a class is called with no arguments."""
+    if isinstance(value, UserDefinedClassVariable) or (value.is_python_constant() and
+                                                       isinstance(value.as_python_constant(), type)):
+        value = tx.call(value, [], {})
+    if not isinstance(value, ExceptionVariable):
+        raise Unsupported("unsupported_syntax", what=f"{what} {value.describe()}")
+    return value
 
 
 # -- pattern matching --------------------------------------------------------------------

@@ -17,7 +17,7 @@ from ..guards.guard import Guard
 from ..guards.source import (BuiltinSource, ConstSource, GlobalSource, ItemSource, ModuleGlobalSource,
                              NamespaceSource)
 from ..logs import enabled, log
-from . import reads
+from . import exception_state, lifetimes, reads
 from .builder import wrap
 from .graph_break import Unsupported, fold, user_error
 from .instructions import instructions_of
@@ -64,6 +64,7 @@ class InstructionTranslatorBase:
         # caller's, at the root frame
         self.handled_exception = None if parent is None else parent.handled_exception
         self.is_generator = False    # tracing a generator's body (see GeneratorVariable)
+        self.own_exception = None    # in a generator's body: the exception its own except block handles
         self.dispatch = DISPATCH
 
     # -- stack helpers -------------------------------------------------------
@@ -133,12 +134,19 @@ class InstructionTranslatorBase:
                         log("frontend", "unexpected exception while tracing:\n" +
                             "".join(traceback.format_exception(e)), logging.DEBUG)
                     raise Unsupported("internal_error", what=f"{type(e).__name__} while tracing ({e})") from e
-                self.handle_exception(ExceptionVariable(cls=type(e), args=tuple(const(a) for a in e.args)))
+                self.handle_exception(self.new_raised(e))
             except Exception as e:
                 if not getattr(e, "bytegraph_user_exception", False):
                     raise
                 # the program's own, of a kind not listed above (MemoryError from a folded `[0] * n`)
-                self.handle_exception(ExceptionVariable(cls=type(e), args=tuple(const(a) for a in e.args)))
+                self.handle_exception(self.new_raised(e))
+
+    def new_raised(self, e):
+        """The tracker of a real exception the program raises here (a builtin's error), chained to
+        the handled exception as CPython chains it."""
+        exc_var = ExceptionVariable(cls=type(e), args=tuple(const(a) for a in e.args))
+        exception_state.chain(self, exc_var)
+        return exc_var
 
     def maybe_checkpoint(self, ins):
         """Hook: the root translator snapshots its state before instructions it can break at."""
@@ -188,7 +196,7 @@ class InstructionTranslatorBase:
         return obj.var_getattr(self, name)
 
     def setattr(self, obj, name, value):
-        if isinstance(obj, UserDefinedObjectVariable):
+        if isinstance(obj, (UserDefinedObjectVariable, ExceptionVariable)):
             return obj.setattr(self, name, value)
         if isinstance(obj, TensorVariable):
             return set_tensor_attr(self, obj, name, value)
@@ -378,6 +386,13 @@ class InstructionTranslatorBase:
         (generators closed, see lifetimes.py)."""
         frame_returns(self, value)
 
+    def close_generator(self, gen):
+        """`gen.close()` called by the program (lifetimes.py closes dying ones itself)."""
+        if lifetimes.close_is_observable(self, gen):
+            lifetimes.close(self, gen)
+        else:
+            self.output.side_effects.track(gen, None)
+
     def resume_generator(self, gen, state):
         """A translator for the body of generator `gen`, paused at `state` (see GeneratorVariable)."""
         gtx = InliningTranslator(gen.code, gen.f_globals, dict(state.symbolic_locals), dict(state.cells),
@@ -385,6 +400,11 @@ class InstructionTranslatorBase:
         gtx.is_generator = True
         gtx.ip = state.ip
         gtx.stack = list(state.stack)
+        # a generator keeps the exception its own except block handles across a `yield`; without
+        # one, the exception handled is its consumer's (CPython's stack of exception states)
+        gtx.own_exception = state.exception
+        if state.exception is not None:
+            gtx.handled_exception = state.exception
         return gtx
 
     def make_super(self, args):

@@ -11,6 +11,7 @@ import inspect
 import itertools
 import math
 import operator
+import sys
 import types
 from typing import Any, Callable
 
@@ -21,13 +22,14 @@ from .. import reads
 from ..graph_break import Unsupported, fold, user_error
 from ..reads import MISSING, class_lookup
 from ..signals import UserException, raised_by_user
-from .base import NotConstant, VariableTracker, families, python_value, wrap_class
+from .base import NOT_IMPLEMENTED, NotConstant, VariableTracker, families, python_value, wrap_class
 from .constant import ConstantVariable, const
-from .dicts import DictVariable, SetVariable, hashable_key
+from .dicts import DictVariable, DictViewVariable, SetVariable, hashable_key
 from .functions import BaseUserFunction, BoundMethodVariable, PartialVariable, UserFunctionVariable, WrapsDecorator
 from .iterators import (
     AccumulateVariable,
     ChainVariable,
+    ContainerIteratorVariable,
     CountIteratorVariable,
     FilterVariable,
     IsliceVariable,
@@ -49,6 +51,7 @@ from .lists import (
     python_index,
     sorted_items,
 )
+from .misc import TracebackVariable
 from .tensor import SymNodeVariable, TensorVariable, concrete
 from .user_defined import (
     _READ_ONLY_DICT_METHODS,
@@ -160,9 +163,13 @@ def _unbound_builtin_method(tx, fn, args, kwargs):
     if not args or not isinstance(fn, (types.MethodDescriptorType, types.WrapperDescriptorType)):
         return None
     obj = args[0]
+    owner, name = fn.__objclass__, fn.__name__
+    if isinstance(obj, SetVariable) and owner in (set, frozenset) and issubclass(obj.cls, owner):
+        # `set.__sub__(s, t)`: the set's own method (a wrong receiver type raises: not here)
+        result = obj.call_method(tx, name, list(args[1:]), kwargs)
+        return const(NotImplemented) if result is NOT_IMPLEMENTED else result
     if not isinstance(obj, UserDefinedObjectVariable):
         return None
-    owner, name = fn.__objclass__, fn.__name__
     if owner is object:
         if name == "__setattr__" and len(args) == 3 and args[1].is_python_constant():
             obj.generic_setattr(tx, args[1].as_python_constant(), args[2])
@@ -480,7 +487,15 @@ def _reversed(tx, seq, /):
         return ListIteratorVariable.create(tx, tx.unpack_iterable(seq)[::-1], type(reversed(seq.value)).__name__)
     if cls in (tuple, str, bytes) or (isinstance(seq, BaseSequence) and cls is not collections.deque):
         return ListIteratorVariable.create(tx, tx.unpack_iterable(seq)[::-1], "reversed")
+    # a dict (or a view of one) of a class whose __reversed__ is the builtin's: live from the end
+    if isinstance(seq, DictVariable) and seq.owner is None and seq.cls in _REVERSIBLE_DICTS:
+        return ContainerIteratorVariable.create(tx, seq, "keys", reverse=True)
+    if isinstance(seq, DictViewVariable) and seq.dict_var.owner is None and seq.dict_var.cls in _REVERSIBLE_DICTS:
+        return ContainerIteratorVariable.create(tx, seq.dict_var, seq.kind, reverse=True)
     raise Unsupported("unsupported_call", fn="reversed", detail=f" on {seq.describe()}")
+
+
+_REVERSIBLE_DICTS = (dict, collections.OrderedDict, collections.defaultdict)
 
 
 def _enumerate(tx, iterable, start=None):
@@ -680,6 +695,20 @@ def _callable(tx, obj, /):
     if isinstance(obj, UserDefinedObjectVariable):
         return const(class_method(tx, obj, "__call__")[0] is not None)
     return const(class_lookup(tx, obj.python_type(), "__call__")[0] is not MISSING)
+
+
+def _exc_info(tx):
+    """sys.exc_info() where the trace knows the exception being handled (an except block of the
+    traced code); the compiled frame's caller's otherwise, which is not traced."""
+    exc = tx.handled_exception
+    if exc is None:
+        return None
+    return TupleVariable((wrap_class(tx, exc.cls), exc, TracebackVariable()))
+
+
+def _exception(tx):
+    exc = tx.handled_exception
+    return exc
 
 
 def _id(tx, obj, /):
@@ -989,7 +1018,7 @@ _HANDLERS: dict[Any, Callable] = {
     collections.defaultdict.fromkeys: _fromkeys(collections.defaultdict),
     collections.OrderedDict: _mapping(collections.OrderedDict),
     collections.defaultdict: _mapping(collections.defaultdict), collections.deque: _deque,
-    collections.namedtuple: _namedtuple,
+    collections.namedtuple: _namedtuple, sys.exc_info: _exc_info, sys.exception: _exception,
 }
 for _op in (operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
             operator.pow, operator.lshift, operator.rshift, operator.and_, operator.or_, operator.xor,

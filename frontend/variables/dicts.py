@@ -127,6 +127,11 @@ class DictVariable(VariableTracker):
     def pairs(self, tx):
         return tx.output.side_effects.get(self)
 
+    def var_getattr(self, tx, name):
+        if name == "default_factory" and self.owner is None and issubclass(self.cls, collections.defaultdict):
+            return self.default_factory if self.default_factory is not None else const(None)
+        return super().var_getattr(tx, name)
+
     def as_mapping(self, tx) -> dict:
         return {hashable_key(tx, k): (k, v) for k, v in self.pairs(tx)}
 
@@ -371,12 +376,59 @@ class DictViewVariable(VariableTracker):
             if equal is None:
                 return const(NotImplemented)
             return const(equal if name == "__eq__" else not equal)
-        if name in ("__and__", "__or__", "__sub__", "__xor__") and self.kind == "keys":
-            mine = {hashable_key(tx, k): k for k in self.unpack(tx)}
-            theirs = {hashable_key(tx, k): k for k in tx.unpack_iterable(args[0])}
-            keys = getattr(set(mine), name)(set(theirs))
-            return SetVariable.create(tx, [mine.get(k) or theirs[k] for k in keys])
+        if name in _VIEW_SET_OPERATORS and self.kind in ("keys", "items") and len(args) == 1 and not kwargs:
+            return self._set_operator(tx, name, args[0])
         return super().call_method(tx, name, args, kwargs)
+
+    def _members(self, tx):
+        """{key: item}: the keys, or the (key, value) tuples of constant values (an items view's
+        tuples compare their values: a tensor's `==` is not a truth value)."""
+        if self.kind == "keys":
+            return {hashable_key(tx, k): k for k, _ in self.dict_var.pairs(tx)}
+        pairs = self.dict_var.pairs(tx)
+        if not all(v.is_python_constant() for _, v in pairs):
+            raise Unsupported("python_protocol",
+                              what="a set operation on items() holding values that are not constants")
+        return {hashable_key(tx, t): t for t in (TupleVariable((k, v)) for k, v in pairs)}
+
+    def _set_operator(self, tx, name, other):
+        """`view op other` / `other op view` (a set answers NotImplemented for a view): a new set, as
+        CPython builds it. Its iteration order is known where CPython builds it by additions alone
+        (an intersection; a union onto a small dict's keys or an items view; items ^ items)."""
+        reflected = name.startswith("__r")
+        op = "__" + name[3:] if reflected else name
+        mine = self._members(tx)
+        if isinstance(other, DictViewVariable) and other.kind in ("keys", "items"):
+            theirs = other._members(tx)
+        else:
+            theirs = {hashable_key(tx, i): i for i in _members(tx, other)}
+        order = _UNKNOWN_ORDER
+        if op == "__and__":
+            # CPython iterates the smaller view (or this view, against a larger exact set) and adds
+            # the items the other holds
+            walk, probe = theirs, mine
+            if isinstance(other, SetVariable) and other.cls is set and len(mine) <= len(theirs):
+                walk, probe = mine, theirs
+            elif isinstance(other, DictViewVariable) and len(theirs) > len(mine):
+                walk, probe = mine, theirs
+            result = [item for k, item in walk.items() if k in probe]
+            order = _INSERTION_ORDER
+        elif op == "__xor__" and isinstance(other, DictViewVariable) and self.kind == other.kind == "items":
+            # the other's items this one lacks, then this one's the other lacks (order known)
+            left, right = (theirs, mine) if reflected else (mine, theirs)
+            result = [item for k, item in right.items() if k not in left] + \
+                     [item for k, item in left.items() if k not in right]
+            order = _INSERTION_ORDER
+        else:
+            left, right = (theirs, mine) if reflected else (mine, theirs)
+            keys = getattr(set(left), op)(set(right))
+            result = [left[k] for k in left if k in keys] + [right[k] for k in right if k in keys and k not in left]
+            # a union onto this view built by additions (an items view, or the keys of a dict too
+            # small for CPython to presize the set), with the other's items added one by one
+            if op == "__or__" and not reflected and not isinstance(other, (SetVariable, DictVariable)) and \
+                    (self.kind == "items" or len(mine) < 5):
+                order = _INSERTION_ORDER
+        return SetVariable.create(tx, result, order=order)
 
     def _set_equal(self, tx, other):
         """keys()/items() compare as sets with any set-like (None: not a set-like, NotImplemented)."""
@@ -404,8 +456,10 @@ class DictViewVariable(VariableTracker):
 
 
 _SET_OPERATORS = ("__or__", "__and__", "__sub__", "__xor__")
-# what the operators of a set take (a dict view answers the reflected one)
-_SET_OPERANDS = (set, frozenset, type({}.keys()), type({}.items()))
+# what the operators and comparisons of a set take (a dict view answers the reflected one)
+_SET_OPERANDS = (set, frozenset)
+_SET_COMPARISONS = ("__le__", "__ge__", "__lt__", "__gt__", "__eq__", "__ne__")
+_VIEW_SET_OPERATORS = ("__and__", "__or__", "__sub__", "__xor__", "__rand__", "__ror__", "__rsub__", "__rxor__")
 _INSERTION_ORDER, _REAL_ORDER, _UNKNOWN_ORDER = "insertion", "real", "unknown"
 # methods that do not change the set
 _READS_ONLY = {"__contains__", "__len__", "__iter__", "copy", "isdisjoint", "issuperset",
@@ -557,11 +611,10 @@ class SetVariable(VariableTracker):
                     return const(True)
                 if (hashable_key(tx, item) in keys) == (name == "isdisjoint"):
                     return const(False)
-        if name in _SET_OPERATORS and not issubclass(args[0].python_type(), _SET_OPERANDS):
+        if name in _SET_OPERATORS + _SET_COMPARISONS and not issubclass(args[0].python_type(), _SET_OPERANDS):
             return NOT_IMPLEMENTED     # `{1} | [2]` raises TypeError; `union` takes any iterable
         if name in ("union", "__or__", "intersection", "__and__", "difference", "__sub__",
-                    "symmetric_difference", "__xor__", "issubset", "issuperset", "__le__", "__ge__",
-                    "__lt__", "__gt__", "__eq__", "isdisjoint"):
+                    "symmetric_difference", "__xor__", "issubset", "issuperset", "isdisjoint") + _SET_COMPARISONS:
             others = [{hashable_key(tx, i): i for i in _members(tx, a)} for a in args]
             result = getattr(set(keys), name)(*[set(o) for o in others])
             if isinstance(result, bool):

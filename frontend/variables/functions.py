@@ -13,7 +13,7 @@ from ...guards.source import AttrSource, InstanceDictSource, ItemSource
 from .. import reads
 from ..graph_break import Unsupported, fold, user_error
 from ..reads import source_of
-from .base import NotConstant, VariableTracker, families, python_value
+from .base import NOT_IMPLEMENTED, NotConstant, VariableTracker, families, python_value
 from .constant import const, is_constant_value
 from .dicts import DictVariable
 from .lists import TupleVariable
@@ -228,7 +228,10 @@ class BoundMethodVariable(VariableTracker):
     def call_function(self, tx, args, kwargs):
         if isinstance(self.fn, VariableTracker):
             return self.fn.call_function(tx, [self.self_var] + list(args), kwargs)
-        return self.fn(tx, self.self_var, list(args), kwargs)
+        result = self.fn(tx, self.self_var, list(args), kwargs)
+        if result is NOT_IMPLEMENTED:   # `s.__eq__(3)` called by the program: the value itself
+            return const(NotImplemented)
+        return result
 
     def var_getattr(self, tx, name):
         if name == "__self__":

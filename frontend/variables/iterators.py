@@ -8,12 +8,14 @@ import operator
 import types
 from typing import Any
 
+from .. import exception_state
 from ..graph_break import Unsupported, user_error
 from ..instructions import instructions_of
 from ..signals import GeneratorYield, ReturnValue, UserException
 from .base import VariableTracker, families
 from .constant import const
 from .lists import TupleVariable
+from .misc import ExceptionVariable, TracebackVariable
 
 
 class StopIterationSignal(Exception):
@@ -48,8 +50,8 @@ class IteratorVariable(VariableTracker):
         if name == "__next__":
             try:
                 return self.next_item(tx)
-            except StopIterationSignal:
-                raise user_error(StopIteration()) from None
+            except StopIterationSignal as done:
+                raise stop_iteration(tx, done.value) from None
         if name == "__iter__":
             return self
         return super().call_method(tx, name, args, kwargs)
@@ -267,10 +269,11 @@ class ContainerIteratorVariable(IteratorVariable):
     or None when exhausted."""
     container: VariableTracker = None    # a DictVariable or SetVariable
     kind: str = "keys"                   # keys / values / items of a dict, or "set"
+    reverse: bool = False                # reversed() of a dict or of one of its views: from the end
 
     @staticmethod
-    def create(tx, container, kind):
-        var = ContainerIteratorVariable(container=container, kind=kind)
+    def create(tx, container, kind, reverse=False):
+        var = ContainerIteratorVariable(container=container, kind=kind, reverse=reverse)
         tx.output.side_effects.track(var, (0, key_layout(tx, container), len(var._entries(tx))))
         return var
 
@@ -279,6 +282,8 @@ class ContainerIteratorVariable(IteratorVariable):
         if self.kind == "set":
             return list(self.container.ordered_items(tx))
         pairs = self.container.pairs(tx)
+        if self.reverse:
+            pairs = pairs[::-1]
         if self.kind == "keys":
             return [k for k, _ in pairs]
         if self.kind == "values":
@@ -291,7 +296,7 @@ class ContainerIteratorVariable(IteratorVariable):
     def python_type(self):
         if self.kind == "set":
             return type(iter(set()))
-        return type(iter(getattr(self.container.cls(), self.kind)()))
+        return type((reversed if self.reverse else iter)(getattr(self.container.cls(), self.kind)()))
 
     def describe(self):
         return f"{self.container.describe()} {self.kind} iterator"
@@ -329,9 +334,9 @@ class ContainerIteratorVariable(IteratorVariable):
             position = state[0]
         codegen.load_callable(advanced)
         if self.kind == "keys":
-            self.container.reconstruct_method_call(codegen, "__iter__")
+            self.container.reconstruct_method_call(codegen, "__reversed__" if self.reverse else "__iter__")
         else:
-            codegen.load_global_builtin("iter")
+            codegen.load_global_builtin("reversed" if self.reverse else "iter")
             if self.kind == "set":
                 codegen.reconstruct(self.container)
             else:
@@ -370,30 +375,115 @@ class GeneratorVariable(IteratorVariable):
         state = tx.output.side_effects.get(self)
         if state is None:
             raise StopIterationSignal()
-        gtx = tx.resume_generator(self, state)
-        if state.started:
-            gtx.push(sent if sent is not None else const(None))  # the value of the paused `yield`
-        elif sent is not None and not (sent.is_python_constant() and sent.as_python_constant() is None):
+        if not state.started and sent is not None and not _is_none(sent):
             raise user_error(TypeError("can't send non-None value to a just-started generator"))
+
+        def enter(gtx):
+            if state.started:
+                gtx.push(sent if sent is not None else const(None))  # the value of the paused `yield`
+        return self._resume(tx, state, enter)
+
+    def _resume(self, tx, state, enter):
+        """Run the body from `state` after `enter(gtx)` (push the sent value, or raise an exception
+        at the paused `yield`) to its next `yield` (returned), its return (StopIterationSignal) or an
+        exception leaving it (the generator is finished)."""
+        effects = tx.output.side_effects
+        gtx = tx.resume_generator(self, state)
         try:
+            enter(gtx)
             gtx.run()
         except GeneratorYield as y:
-            tx.output.side_effects.track(self, GeneratorState(gtx.ip, tuple(gtx.stack), gtx.symbolic_locals,
-                                                              gtx.cells, started=True))
+            effects.track(self, GeneratorState(gtx.ip, tuple(gtx.stack), gtx.symbolic_locals, gtx.cells,
+                                               started=True, exception=gtx.own_exception))
             return y.value
         except ReturnValue as r:
-            tx.output.side_effects.track(self, None)
+            effects.track(self, None)
             gtx.returned(r.value)
             raise StopIterationSignal(r.value) from None
+        except UserException as e:
+            effects.track(self, None)
+            if issubclass(e.exc_var.cls, StopIteration):   # PEP 479: it would end the consumer's loop
+                error = ExceptionVariable(cls=RuntimeError, args=(const("generator raised StopIteration"),))
+                exception_state.wrap_cause(tx, error, e.exc_var)
+                raise UserException(error) from None
+            raise
         raise AssertionError("unreachable")
 
+    def throw(self, tx, exc):
+        """`gen.throw(exc)`: `exc` raised at the paused `yield` (or in the generator it delegates to
+        with `yield from`); what the body yields next is the result."""
+        effects = tx.output.side_effects
+        state = effects.get(self)
+        if state is None or not state.started:   # raised at once; the generator is finished
+            effects.track(self, None)
+            raise UserException(exc)
+        insts = instructions_of(self.code)[0]
+        paused = insts[state.ip - 1]
+        if state.ip >= 2 and insts[state.ip - 2].opname == "SEND" and state.stack:
+            delegate, send = state.stack[-1], insts[state.ip - 2]
+            if not isinstance(delegate, GeneratorVariable) or issubclass(exc.cls, GeneratorExit):
+                raise Unsupported("unsupported_call", fn=f"{self.describe()}.throw",
+                                  detail=f" while it delegates to {delegate.describe()} with `yield from`")
+            after = GeneratorState(send.target, state.stack[:-1], state.symbolic_locals, state.cells,
+                                   started=True, exception=state.exception)
+            try:
+                return delegate.throw(tx, exc)
+            except StopIterationSignal as done:   # the `yield from` ends with the delegate's result
+                result = done.value
+                return self._resume(tx, after, lambda gtx: gtx.push(result))
+            except UserException as e:            # raised in this body, just past the `yield from`
+                paused, state, exc = insts[send.target - 1], after, e.exc_var
+
+        def enter(gtx):
+            gtx.current = paused
+            gtx.handle_exception(exc)
+        return self._resume(tx, state, enter)
+
     def call_method(self, tx, name, args, kwargs):
-        if name == "send":
+        if name == "send" and len(args) == 1 and not kwargs:
             try:
                 return self.next_item(tx, args[0])
-            except StopIterationSignal:
-                raise user_error(StopIteration()) from None
+            except StopIterationSignal as done:
+                raise stop_iteration(tx, done.value) from None
+        if name == "throw" and len(args) in (1, 2, 3) and not kwargs:
+            exc = _thrown_exception(tx, args)
+            try:
+                return self.throw(tx, exc)
+            except StopIterationSignal as done:
+                raise stop_iteration(tx, done.value) from None
+        if name == "close" and not args and not kwargs:
+            tx.close_generator(self)
+            return const(None)
         return super().call_method(tx, name, args, kwargs)
+
+
+def _is_none(var) -> bool:
+    return var.is_python_constant() and var.as_python_constant() is None
+
+
+def _thrown_exception(tx, args):
+    """The exception `gen.throw(*args)` raises: an instance, a class (called), or (class, instance
+    of it[, traceback]) as `with` blocks' `__exit__` pass them."""
+    typ = args[0]
+    if len(args) == 1 or all(_is_none(a) or isinstance(a, TracebackVariable) for a in args[1:]):
+        if isinstance(typ, ExceptionVariable):
+            if len(args) == 1:
+                return typ
+        else:
+            exc = tx.call(typ, [], {}) if isinstance(typ.as_python_constant_or_none(), type) else None
+            if isinstance(exc, ExceptionVariable):
+                return exc
+    elif isinstance(args[1], ExceptionVariable) and typ.as_python_constant_or_none() is args[1].cls:
+        return args[1]
+    raise Unsupported("unsupported_call", fn="generator.throw", detail=" with these arguments")
+
+
+def stop_iteration(tx, value):
+    """The StopIteration a finished generator's `send`/`__next__` raises: its args are the return
+    value, none for None (so `e.value` is the return value)."""
+    if _is_none(value):
+        return user_error(StopIteration())
+    return exception_state.raise_new(tx, ExceptionVariable(cls=StopIteration, args=(value,)))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -403,6 +493,7 @@ class GeneratorState:
     symbolic_locals: dict
     cells: dict
     started: bool = False
+    exception: Any = None   # the exception its own except block handles (a `yield` inside one), or None
 
 
 def next_of(tx, it):

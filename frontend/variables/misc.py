@@ -6,7 +6,7 @@ import types
 from typing import Any
 
 from ...guards.source import AttrSource, ClosureSource, FunctionSource, ItemSource
-from .. import reads
+from .. import exception_state, reads
 from ..resume import cell_is_empty
 from ..graph_break import Unsupported, user_error
 from .base import VariableTracker, families, wrap_class
@@ -219,6 +219,8 @@ class ExceptionVariable(VariableTracker):
             return TupleVariable(self.args)
         if name == "__class__":
             return wrap_class(tx, self.cls)
+        if name in ("__cause__", "__context__", "__suppress_context__"):
+            return self._chaining_attribute(tx, name)
         if not name.startswith("__") and self._constant():
             # what the constructor derived from its arguments (ImportError.name, OSError.errno,
             # StopIteration.value): read from an equal object; traceback and context are run-time state
@@ -227,15 +229,36 @@ class ExceptionVariable(VariableTracker):
                 return const(value)
         raise Unsupported("unsupported_attr", name=name, obj=self.describe())
 
+    def _chaining_attribute(self, tx, name):
+        cause, context, suppress = exception_state.state(tx, self)
+        if name == "__suppress_context__":
+            return const(suppress)
+        value = cause if name == "__cause__" else context
+        if value is exception_state.UNKNOWN:
+            raise Unsupported("unsupported_attr", name=name,
+                              obj=f"{self.describe()} raised while the compiled frame's caller may be "
+                                  "handling an exception")
+        return const(None) if value is None else value
+
+    def setattr(self, tx, name, value):
+        if name == "__traceback__" and (isinstance(value, TracebackVariable) or
+                                        (value.is_python_constant() and value.as_python_constant() is None)):
+            # never read back (frames are not modelled); it only keeps the exception in the graph
+            exception_state.mark_changed(tx, self)
+            return None
+        if not exception_state.write(tx, self, name, value, isinstance(value, ExceptionVariable)):
+            raise Unsupported("attribute_write", what=f"setting attribute {name!r} on {self.describe()}")
+        return None
+
     def call_method(self, tx, name, args, kwargs):
         if name == "__str__" and self._constant():
             return const(str(self.as_real()))
         return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, codegen):
-        if id(self) in codegen.tx.output.raised_exceptions:
-            raise Unsupported("unrebuildable", what=f"rebuilding a raised {self.cls.__name__} (its traceback "
-                                                     "and __context__ are run-time state)")
+        if id(self) in codegen.tx.output.raised_exceptions or exception_state.changed(codegen.tx, self):
+            raise Unsupported("unrebuildable", what=f"rebuilding a raised or changed {self.cls.__name__} (its "
+                                                     "traceback, __cause__ and __context__ are run-time state)")
         codegen.push_null()
         codegen.load_const(self.cls)
         for a in self.args:

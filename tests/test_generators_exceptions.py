@@ -1,0 +1,324 @@
+"""Generators driven by send/throw/close and the state of raised exceptions (`__context__`,
+`__cause__`, `sys.exc_info()`), traced in one graph and compared with eager."""
+from __future__ import annotations
+
+import contextlib
+import sys
+
+import pytest
+import torch
+
+import bytegraph
+
+from helpers import standard_test
+
+
+class Boom(Exception):
+    pass
+
+
+# -- a generator's own exception state ---------------------------------------------------------
+def _reraises_own():
+    try:
+        raise KeyError("own")
+    except KeyError:
+        yield 1
+        raise          # the generator's KeyError, not the consumer's ValueError
+
+
+def bare_raise_in_generator_after_resume(x):
+    it = _reraises_own()
+    next(it)
+    try:
+        raise ValueError("consumer")
+    except ValueError:
+        try:
+            next(it)
+        except Exception as e:  # noqa: BLE001
+            return x + 1, type(e).__name__
+
+
+def _raises_after_yield():
+    yield 1
+    raise KeyError("k")
+
+
+def generator_finished_by_its_exception(x):
+    it = _raises_after_yield()
+    next(it)
+    try:
+        next(it)
+    except KeyError:
+        pass
+    return x + next(it, 7)
+
+
+def _returns_five():
+    yield 1
+    return 5
+
+
+def stop_iteration_carries_return_value(x):
+    it = _returns_five()
+    next(it)
+    try:
+        it.send(None)
+    except StopIteration as e:
+        return x + 1, e.value, e.args
+
+
+def _leaks_stop_iteration():
+    yield 1
+    next(iter([]))
+
+
+def stop_iteration_in_generator_becomes_runtime_error(x):
+    it = _leaks_stop_iteration()
+    next(it)
+    try:
+        next(it)
+    except RuntimeError as e:
+        return x + 1, str(e), type(e.__cause__).__name__, e.__suppress_context__
+
+
+# -- throw ----------------------------------------------------------------------------------------
+def _catches_value_error():
+    try:
+        yield 1
+    except ValueError:
+        yield 2
+    yield 3
+
+
+def throw_handled(x):
+    it = _catches_value_error()
+    next(it)
+    return x + it.throw(ValueError("x")), next(it)
+
+
+def throw_class_unhandled_finishes(x):
+    it = _catches_value_error()
+    next(it)
+    try:
+        it.throw(KeyError)
+    except KeyError as e:
+        return x + 1, e.args, next(it, "done")
+
+
+def throw_unstarted_and_finished(x):
+    it = _catches_value_error()
+    try:
+        it.throw(ValueError("early"))
+    except ValueError as e:
+        first = e.args
+    return x + 1, first, next(it, "done")
+
+
+def _delegates():
+    r = yield from _catches_value_error()
+    yield ("after", r)
+
+
+def _inner_returns_on_throw():
+    try:
+        yield 1
+    except ValueError:
+        return 10
+
+
+def _outer_of_returning():
+    r = yield from _inner_returns_on_throw()
+    yield r + 1
+
+
+def _outer_catches():
+    try:
+        yield from _returns_five()
+    except KeyError:
+        yield "outer caught"
+
+
+def throw_through_yield_from(x):
+    a = _delegates()
+    next(a)
+    b = _outer_of_returning()
+    next(b)
+    c = _outer_catches()
+    next(c)
+    return x + a.throw(ValueError()), list(a), b.throw(ValueError()), c.throw(KeyError()), list(c)
+
+
+@contextlib.contextmanager
+def _to_value_error():
+    try:
+        yield
+    except BaseException:
+        raise ValueError
+
+
+@contextlib.contextmanager
+def _passthrough():
+    try:
+        yield
+    finally:
+        pass
+
+
+def contextmanager_converts_exception(x):
+    z = 0
+    with _passthrough():
+        try:
+            with _to_value_error():
+                raise IndexError
+        except ValueError:
+            z = 1
+        except IndexError:
+            z = 2
+    return x + z
+
+
+def contextmanager_lets_exception_through(x):
+    try:
+        with _passthrough():
+            raise KeyError("through")
+    except KeyError as e:
+        return x + 1, e.args
+
+
+# -- close ----------------------------------------------------------------------------------------
+def close_runs_finally(x, log):
+    def g():
+        try:
+            yield 1
+            yield 2
+        finally:
+            log.append("closed")
+    it = g()
+    v = next(it)
+    it.close()
+    unstarted = g()
+    unstarted.close()
+    return x + v, list(log), next(it, "done"), next(unstarted, "done")
+
+
+# -- __context__ / __cause__ / sys.exc_info ----------------------------------------------------------
+def cause_and_context(x):
+    try:
+        try:
+            raise KeyError("k")
+        except KeyError as e:
+            raise ValueError("v") from e
+    except ValueError as v:
+        return x + 1, type(v.__cause__).__name__, type(v.__context__).__name__, v.__suppress_context__
+
+
+def implicit_context_and_from_none(x):
+    try:
+        try:
+            raise KeyError("k")
+        except KeyError:
+            {}["missing"]
+    except KeyError as inner:
+        implicit = (inner.args, inner.__context__.args, inner.__cause__, inner.__suppress_context__)
+    try:
+        try:
+            raise KeyError("k")
+        except KeyError:
+            raise Boom("b") from None
+    except Boom as b:
+        hidden = (b.__cause__, b.__suppress_context__, type(b.__context__).__name__)
+    return x + 1, implicit, hidden
+
+
+def context_cycle_is_cut(x):
+    try:
+        try:
+            raise KeyError("a")
+        except KeyError as a:
+            try:
+                raise ValueError("b")
+            except ValueError as b:
+                saved_b = b
+                raise a
+    except KeyError as e:
+        return x + 1, e.__context__ is saved_b, saved_b.__context__
+
+
+def context_attributes_written(x):
+    e = ValueError("e")
+    e.__cause__ = KeyError("c")
+    before = e.__suppress_context__
+    e.__suppress_context__ = False
+    e.__context__ = None
+    return x + 1, type(e.__cause__).__name__, before, e.__suppress_context__, e.__context__
+
+
+def exc_info_inside_except(x):
+    try:
+        raise Boom("z")
+    except Boom:
+        t, v, tb = sys.exc_info()
+        current = sys.exception()
+        return x * 2, t.__name__, v.args, tb is not None, current is v
+
+
+@pytest.mark.parametrize("fn", [
+    bare_raise_in_generator_after_resume, generator_finished_by_its_exception, stop_iteration_carries_return_value,
+    stop_iteration_in_generator_becomes_runtime_error, throw_handled, throw_class_unhandled_finishes,
+    throw_unstarted_and_finished, throw_through_yield_from, contextmanager_converts_exception,
+    contextmanager_lets_exception_through, cause_and_context, implicit_context_and_from_none,
+    context_cycle_is_cut, context_attributes_written, exc_info_inside_except,
+])
+def test_one_graph_like_eager(fn):
+    standard_test(fn, torch.randn(3), frames=1, breaks=0)
+
+
+def test_close_runs_finally_in_the_graph():
+    want = close_runs_finally(torch.ones(2), [])
+    bytegraph.reset()
+    cnt = bytegraph.testing.CompileCounter()
+    log = []
+    got = bytegraph.compile(close_runs_finally, backend=cnt)(torch.ones(2), log)
+    assert torch.equal(got[0], want[0]) and got[1:] == want[1:] and log == ["closed"]
+    assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+
+
+def context_of_exception_raised_outside_any_handler(x):
+    try:
+        raise KeyError("k")
+    except KeyError as e:
+        return x + 1, e.__context__     # the compiled frame's caller's exception, if it handles one
+
+
+def exc_info_outside_except(x):
+    return x + 1, sys.exc_info()[0]
+
+
+@pytest.mark.parametrize("fn", [context_of_exception_raised_outside_any_handler, exc_info_outside_except])
+def test_callers_exception_is_not_assumed(fn):
+    """What depends on the exception the compiled frame's caller handles is not traced: called from
+    an except block, the compiled function sees that exception as eager does."""
+    x = torch.randn(3)
+    opt = bytegraph.compile(fn, backend="eager")
+    for _ in range(2):
+        try:
+            raise Boom("caller")
+        except Boom:
+            got, want = opt(x), fn(x)
+        assert torch.equal(got[0], want[0]) and type(got[1]) is type(want[1]) and got[1] is not None
+    assert bytegraph.explain(fn)(x).graph_break_count == 1
+
+
+def exception_with_a_cause_returned(x):
+    e = ValueError("e")
+    e.__cause__ = KeyError("c")
+    return x + 1, e
+
+
+def test_changed_exception_is_not_rebuilt_without_its_state():
+    """An exception given a cause in the graph cannot be rebuilt by calling its class again: the
+    instruction runs as Python, and the returned exception has its cause."""
+    x = torch.randn(3)
+    got = bytegraph.compile(exception_with_a_cause_returned, backend="eager")(x)
+    assert type(got[1].__cause__) is KeyError and got[1].__suppress_context__
+    assert bytegraph.explain(exception_with_a_cause_returned)(x).graph_break_count == 1

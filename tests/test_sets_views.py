@@ -1,0 +1,101 @@
+"""Set comparisons and dict views as sets: `!=`, NotImplemented for other operands, `keys() ^ x`
+and friends built as CPython builds them, in one graph and compared with eager."""
+from __future__ import annotations
+
+import collections
+
+import pytest
+import torch
+
+from helpers import standard_test
+
+
+def set_comparisons(x):
+    p, q = set("abc"), frozenset("ab")
+    return (x + 1, p != q, p != frozenset("abc"), q != p, p == "abc", p != "abc",
+            p.__eq__("abc"), p.__ne__("abc"), p.__le__("abc"), p.__or__({1: 2}.keys()))
+
+
+def set_ordering_with_a_string_raises(x):
+    try:
+        return x + 1, set("abc") <= "abc"
+    except TypeError as e:
+        return x - 1, str(e)
+
+
+def dict_view_set_operators(x):
+    d = {"a": 1, "b": 2}
+    e = {"b": 3, "c": 4}
+    return (x + 1, d.keys() & e.keys(), d.keys() | e.keys(), d.keys() - e.keys(), list(d.items() ^ e.items()),
+            list(d.keys() | ["z", "y", "a"]), list(d.items() & e.items()), list(d.keys() & {"b", "a", "q"}))
+
+
+def set_updated_with_a_view(x):
+    s = {"q", "b"}
+    d = {"a": 1, "b": 2}
+    t = frozenset(["a"])
+    s |= d.keys()      # set.__ior__ answers NotImplemented: `s = s | view`, a new set
+    return x + 1, sorted(s), type(t | d.keys()).__name__, sorted(t | d.keys()), sorted({"b"} ^ d.keys())
+
+
+@pytest.mark.parametrize("fn", [set_comparisons, set_ordering_with_a_string_raises, dict_view_set_operators,
+                                set_updated_with_a_view])
+def test_one_graph_like_eager(fn):
+    standard_test(fn, torch.randn(3), frames=1, breaks=0)
+
+
+def dict_reversed(x):
+    d = {"a": x, "b": x * 2, "c": 3}
+    k, v = d.popitem()
+    o = collections.OrderedDict(a=1, b=2)
+    it = reversed(d)
+    first = next(it)
+    return k, v, first, list(it), list(reversed(d.values())), list(reversed(d.items())), list(reversed(o)), d
+
+
+def dict_reversed_changed_size(x):
+    d = {"a": 1, "b": 2}
+    try:
+        for k in reversed(d):
+            d["z"] = 0
+    except RuntimeError as e:
+        return x + 1, str(e)
+
+
+def defaultdict_counting(x):
+    c = collections.defaultdict(int)
+    for w in ["a", "b", "a"]:
+        c[w] += 1
+    return x * c["a"], dict(c), c.default_factory, collections.defaultdict().default_factory
+
+
+@pytest.mark.parametrize("fn", [dict_reversed, dict_reversed_changed_size, defaultdict_counting])
+def test_dicts_one_graph_like_eager(fn):
+    standard_test(fn, torch.randn(3), frames=1, breaks=0)
+
+
+def fills_a_missing_key(x, d):
+    d["new"]
+    return x + 1
+
+
+def test_defaultdict_factory_of_an_argument_is_guarded():
+    """A cached graph that fills a missing key calls the factory it was traced with: another
+    factory recompiles."""
+    import bytegraph
+    opt = bytegraph.compile(fills_a_missing_key, backend="eager")
+    for factory, filled in ((int, 0), (list, []), (str, "")):
+        d = collections.defaultdict(factory)
+        opt(torch.ones(1), d)
+        assert d == {"new": filled} and type(d["new"]) is factory
+
+
+def set_methods_called_on_the_class(x):
+    p, q = set("abc"), set("bef")
+    fp, fq = frozenset("abc"), frozenset("bef")
+    return (x + 1, set.__sub__(p, q) == set("ac"), sorted(frozenset.__sub__(fp, fq)), set.__or__(p, [1]),
+            frozenset.__sub__(fp, p) == frozenset(), set.union(p, "xy") == p | set("xy"))
+
+
+def test_set_methods_called_on_the_class():
+    standard_test(set_methods_called_on_the_class, torch.randn(3), frames=1, breaks=0)
