@@ -1167,6 +1167,19 @@ def test_chain_from_iterable_reads_the_outer_iterable_lazily_and_zip_longest_fil
     assert cnt.frame_count == 1 and type(got[1]) is itertools.chain
     assert [t.item() for t in got[1]] == [t.item() for t in want[1]] == [2.0, 3.0]
 
+    def reused(x):
+        # CPython's zip_longest reuses its result tuple when nobody holds it; live across a break
+        # (id() of a row made while tracing) it is the real iterator, never rebuilt as a tuple iterator
+        ids = list(map(id, itertools.zip_longest("abc", "def")))
+        return x + 1, min(ids) == max(ids)
+    opt, cnt = compiled(reused)
+    assert opt(torch.ones(1))[1] is reused(torch.ones(1))[1] is True
+
+    def kind(x):
+        return x + 1, type(itertools.zip_longest("a", "b"))
+    got = check(kind, torch.ones(1), breaks=0)
+    assert got[1] is itertools.zip_longest
+
 
 def test_id_of_an_object_from_the_frame_is_guarded():
     class Box:

@@ -59,7 +59,8 @@ class IteratorVariable(VariableTracker):
 
 # the real type of what a ListIteratorVariable of that kind stands for (others: a tuple iterator)
 _KIND_TYPES = {"product": itertools.product, "combinations": itertools.combinations,
-               "permutations": itertools.permutations, "filter": filter, "reversed": reversed, "zip": zip,
+               "permutations": itertools.permutations, "zip_longest": itertools.zip_longest, "filter": filter,
+               "reversed": reversed, "zip": zip,
                "enumerate": enumerate, "range_iterator": type(iter(range(0))),
                "longrange_iterator": type(iter(range(2 ** 64)))}
 
