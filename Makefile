@@ -4,7 +4,7 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.install-stamp
 
-.PHONY: install test demo bench lint conformance hf-sweep fuzz cpython-tests opinfo opinfo-metal fake-strictness figures clean
+.PHONY: install test demo bench lint conformance hf-sweep fuzz python-model cpython-tests opinfo opinfo-metal fake-strictness figures clean
 
 install: $(STAMP)
 
@@ -33,6 +33,9 @@ hf-sweep: install
 # oracles nobody here wrote (tests/oracles/): a differential fuzzer and CPython's own test suite, compiled
 fuzz: install
 	$(VPY) -m tests.oracles.fuzz --seeds $(or $(SEEDS),0:500) --json fuzz.json --out-dir fuzz_failures
+
+python-model: install
+	$(VPY) -m tests.oracles.python_model --json python_model.json
 
 cpython-tests: install
 	$(VPY) -m tests.oracles.cpython_suite --json cpython_suite.json $(if $(MODULES),--modules $(MODULES))

@@ -7,7 +7,7 @@ import runpy
 import pytest
 
 import bytegraph
-from tests.oracles import cpython_suite, fuzz
+from tests.oracles import cpython_suite, fuzz, python_model
 
 # seeds that pass today; failing ones found by the full run are listed in tests/oracles/found/
 FUZZ_SEEDS = [1, 2, 4, 5, 6, 7, 9, 10, 11, 12, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24]
@@ -78,3 +78,12 @@ def test_cpython_module_compiled_as_plain(module):
     assert passed, "the module ran no test"
     regressed = {t: compiled[t]["detail"][-300:] for t in passed if compiled[t]["outcome"] != "pass"}
     assert not regressed
+
+
+@pytest.mark.parametrize("names", [("add", "sub", "eq"), ("contains", "type", "sum")])
+def test_python_model_matches_cpython(names):
+    # builtins and operators over a zoo of builtin types and subclasses, under a bare except, plainly and
+    # compiled (the full run: `make python-model`); most calls are answered by the trace itself
+    total, broke, mismatches = python_model.run(set(names))
+    assert mismatches == []
+    assert total > 1000 and broke < total * 0.7

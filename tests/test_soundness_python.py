@@ -1640,3 +1640,24 @@ def test_operators_on_builtin_subclasses_under_a_bare_except(op):
     assert mismatches == []
     # most pairs answered by the trace (the others break: their operands' methods are not modelled)
     assert sum(bytegraph.stats().graph_breaks.values()) < len(pairs) // 2
+
+
+def test_class_attributes_of_type_itself_and_set_lookups_of_sets():
+    # `type(c).__name__` for a class c read type's own dict entry (the descriptor answering `__name__`
+    # for its instances) instead of the metatype's answer "type"; `{2} in s` (a set looked up as the
+    # frozenset of its items, as CPython's set does) raised unhashable; `sum(xs, Str(""))` (a str
+    # subclass start) did not raise (found by tests/oracles/python_model.py)
+    class Str(str):
+        pass
+
+    def f(x, c, start):
+        s = {frozenset({2}), 3}
+        found = {2} in s
+        s.discard({2})
+        try:
+            sum([], start)
+            summed = "summed"
+        except TypeError:
+            summed = "raised"
+        return x + 1, type(c).__name__, type.__qualname__, found, len(s), summed
+    check(f, torch.ones(1), int, Str(""), breaks=0)

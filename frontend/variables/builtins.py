@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import torch
 
-from ...probe import is_c_level, safe_in, static_getattr
+from ...probe import class_dict_lookup, is_c_level, safe_in, static_getattr
 from .. import reads
 from ..graph_break import Unsupported, fold, user_error
 from ..reads import MISSING, class_lookup
@@ -106,6 +106,10 @@ class BuiltinVariable(VariableTracker):
 
     def var_getattr(self, tx, name):
         if isinstance(self.fn, type):
+            if hasattr(type(class_dict_lookup(type(self.fn), name)), "__set__"):
+                # a data descriptor of the metatype comes first: `type.__name__` is "type", not the
+                # descriptor in type's own dict that answers `__name__` for its instances
+                return tx.wrap(getattr(self.fn, name), None, trusted=True)
             for klass in self.fn.__mro__:
                 if name in klass.__dict__:
                     return class_attribute(tx, self, self.fn, name)
@@ -430,9 +434,10 @@ def _minmax(fn):
 
 
 def _sum(tx, iterable, /, start=None):
-    if start is not None and start.python_type() in (str, bytes, bytearray):
-        kind = start.python_type()
-        what, join = ("strings", "''") if kind is str else (kind.__name__, "b''")
+    kind = start.python_type() if start is not None else None
+    if kind is not None and issubclass(kind, (str, bytes, bytearray)):    # subclasses too, as CPython checks
+        base = next(k for k in (str, bytes, bytearray) if issubclass(kind, k))
+        what, join = ("strings", "''") if base is str else (base.__name__, "b''")
         raise user_error(TypeError(f"sum() can't sum {what} [use {join}.join(seq) instead]"))
     result = start if start is not None else const(0)
     for item in tx.unpack_iterable(iterable):

@@ -35,13 +35,7 @@ def hashable_key(tx, var):
         except TypeError:
             pass
     if isinstance(var, SetVariable) and var.cls is frozenset:
-        # a frozenset made while tracing hashes and compares by its items, as the real one does: the
-        # real frozenset it equals when made of constants (and of such frozensets)
-        keys = {i: hashable_key(tx, i) for i in var.items(tx)}
-        if all(i.is_python_constant() or (isinstance(i, SetVariable) and isinstance(k, frozenset))
-               for i, k in keys.items()):
-            return frozenset(keys.values())
-        return ("__frozenset__", frozenset(keys.values()))
+        return _frozenset_key(tx, var)
     if isinstance(var, TensorVariable):
         return ("__tensor__", var.proxy.node)
     if isinstance(var, SymNodeVariable):
@@ -67,6 +61,24 @@ def hashable_key(tx, var):
     if var.source is not None:
         return ("__source__", var.source)
     return ("__id__", id(var))
+
+
+def _frozenset_key(tx, var):
+    """A frozenset made while tracing hashes and compares by its items, as the real one does: the
+    real frozenset it equals when made of constants (and of such frozensets)."""
+    keys = {i: hashable_key(tx, i) for i in var.items(tx)}
+    if all(i.is_python_constant() or (isinstance(i, SetVariable) and isinstance(k, frozenset))
+           for i, k in keys.items()):
+        return frozenset(keys.values())
+    return ("__frozenset__", frozenset(keys.values()))
+
+
+def member_key(tx, var):
+    """The key `x in s`, `s.remove(x)` and `s.discard(x)` look up: a set `x` (unhashable) as the
+    frozenset of its items, as CPython's set does."""
+    if isinstance(var, SetVariable) and var.cls is not frozenset and issubclass(var.python_type(), set):
+        return _frozenset_key(tx, var)
+    return hashable_key(tx, var)
 
 
 def store_keyed(tx, container, contents, *, moved=False, clear=False) -> None:
@@ -565,14 +577,14 @@ class SetVariable(VariableTracker):
             store_keyed(tx, self, keys.values())
             return const(None)
         if name in ("discard", "remove"):
-            k = hashable_key(tx, args[0])
+            k = member_key(tx, args[0])
             if k not in keys and name == "remove":
                 raise user_error(KeyError(args[0].as_python_constant() if args[0].is_python_constant() else "<item>"))
             keys.pop(k, None)
             store_keyed(tx, self, keys.values())
             return const(None)
         if name == "__contains__":
-            return const(hashable_key(tx, args[0]) in keys)
+            return const(member_key(tx, args[0]) in keys)
         if name == "__len__":
             return const(len(keys))
         if name == "update":
