@@ -4,9 +4,18 @@ every message says which rank wrote it (each process compiles on its own)."""
 from __future__ import annotations
 
 import logging
+import reprlib
 import sys
 
 from .config import config
+
+def short_repr(value) -> str:
+    """A short repr for messages (an int longer than sys.get_int_max_str_digits() has none)."""
+    try:
+        return reprlib.repr(value)
+    except ValueError:
+        return f"<{type(value).__name__} of {value.bit_length()} bits>"
+
 
 COMPONENTS = ("frontend", "graph", "graph_code", "guards", "bytecode", "recompiles", "graph_breaks", "backend",
               "aot_graphs", "ddp")

@@ -20,6 +20,7 @@ import torch
 from torch.utils._python_dispatch import any_torch_dispatch_mode_on_stack
 
 from .._tensor_guards import GlobalStateGuard, TensorGuards, memory_sharing
+from ..logs import short_repr
 from .source import Source
 
 
@@ -239,7 +240,8 @@ class CONSTANT_MATCH(GuardKind):
         return Guard(source, self, value)
 
     def key(self, expected):
-        return (type(expected), repr(expected))
+        # (an int by value: a long one has no repr)
+        return (type(expected), expected if type(expected) is int else repr(expected))
 
     def render(self, guard, check):
         x, exp = check.read(guard.source), guard.expected
@@ -252,13 +254,13 @@ class CONSTANT_MATCH(GuardKind):
         return f"type({x}) is {check.const(type(exp))} and {x} == {check.const(exp)}"
 
     def describe(self, guard):
-        return f"{guard.name()} == {guard.expected!r}"
+        return f"{guard.name()} == {short_repr(guard.expected)}"
 
     def explain(self, guard, value, env):
         exp = guard.expected
         ok = type(value) is type(exp) and (value.hex() == exp.hex() if type(exp) is float else
                                            value.tobytes() == exp.tobytes() if is_numpy_number(exp) else value == exp)
-        return None if ok else f"{guard.name()} changed: expected {exp!r}, got {value!r}"
+        return None if ok else f"{guard.name()} changed: expected {short_repr(exp)}, got {short_repr(value)}"
 
 
 @_kind("length")

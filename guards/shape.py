@@ -89,11 +89,11 @@ def _is_module_state(value, source: Source) -> bool:
 def scalar_can_be_dynamic(value, source: Source, in_module: bool = False) -> bool:
     """Whether a Python number read through `source` may become a symbolic graph input (torch's
     rules: exact int/float, never bool; ints only from locals and closure cells, not through an
-    nn.Module; floats not nan/inf)."""
+    nn.Module, and within int64 -- a SymInt's range; floats not nan/inf)."""
     if type(value) is float:
         return not (math.isnan(value) or math.isinf(value))
     if type(value) is int:
-        return not in_module and isinstance(source.root(), (LocalSource, ClosureSource))
+        return -2 ** 63 <= value < 2 ** 63 and not in_module and isinstance(source.root(), (LocalSource, ClosureSource))
     return False
 
 

@@ -80,7 +80,7 @@ def test_cpython_module_compiled_as_plain(module):
     assert not regressed
 
 
-@pytest.mark.parametrize("names", [("add", "sub", "eq"), ("contains", "type", "sum")])
+@pytest.mark.parametrize("names", [("add", "sub", "eq"), ("contains", "type", "sum", "hasattr")])
 def test_python_model_matches_cpython(names):
     # builtins and operators over a zoo of builtin types and subclasses, under a bare except, plainly and
     # compiled (the full run: `make python-model`); most calls are answered by the trace itself

@@ -1661,3 +1661,19 @@ def test_class_attributes_of_type_itself_and_set_lookups_of_sets():
             summed = "raised"
         return x + 1, type(c).__name__, type.__qualname__, found, len(s), summed
     check(f, torch.ones(1), int, Str(""), breaks=0)
+
+
+def test_ints_longer_than_their_decimal_limit():
+    # an int past sys.get_int_max_str_digits() has no repr: messages and guard keys must not ask for
+    # it (a compile failed), and one past int64 never becomes a symbolic size (a SymInt's range)
+    big = 1 << 50000
+
+    def f(x, n):
+        got = pow(2, 50000) == big
+        return x + 1, n % 7, got, (n * 3) % 1000003
+
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    for n in (1 << 40000, (1 << 40000) + 1, (1 << 40000) + 2):
+        assert opt(torch.ones(1), n)[1:] == f(torch.ones(1), n)[1:]
+    assert cnt.frame_count == 3       # each new value: a recompile, never a symbolic int

@@ -345,11 +345,19 @@ def _subclass_check(tx, klass):
     return reads.class_lookup(tx, type(klass), "__subclasscheck__")[0]
 
 
+def _attribute_name(name) -> str:
+    """The name `getattr`/`hasattr`/`setattr`/`delattr` look up: a string (or str subclass), as CPython requires."""
+    value = name.as_python_constant()
+    if not isinstance(value, str):
+        raise user_error(TypeError(f"attribute name must be string, not '{type(value).__name__}'"))
+    return value
+
+
 def _getattr(tx, obj, name, /, *default):
     if len(default) > 1:
         return None
     try:
-        return tx.getattr(obj, name.as_python_constant())
+        return tx.getattr(obj, _attribute_name(name))
     except (AttributeError, UserException) as e:
         if default and raised_by_user(e, AttributeError):
             return default[0]
@@ -364,7 +372,7 @@ _ATTRIBUTES_OF_TYPE_ONLY = frozenset({dict, list, tuple, set, frozenset, str, by
 
 def _hasattr(tx, obj, name, /):
     try:
-        tx.getattr(obj, name.as_python_constant())
+        tx.getattr(obj, _attribute_name(name))
         return const(True)
     except (AttributeError, UserException) as e:
         if raised_by_user(e, AttributeError):
@@ -386,12 +394,12 @@ def _hasattr(tx, obj, name, /):
 
 
 def _setattr(tx, obj, name, value, /):
-    tx.setattr(obj, name.as_python_constant(), value)
+    tx.setattr(obj, _attribute_name(name), value)
     return const(None)
 
 
 def _delattr(tx, obj, name, /):
-    tx.delattr(obj, name.as_python_constant())
+    tx.delattr(obj, _attribute_name(name))
     return const(None)
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import torch
 
 from ...guards.shape import scalar_constant_guard
+from ...logs import short_repr
 from ..graph_break import Unsupported, fold
 from .base import NotConstant, VariableTracker, families, python_value
 
@@ -35,7 +36,7 @@ class ConstantVariable(VariableTracker):
         return self.value
 
     def describe(self):
-        return f"constant {self.value!r}"[:80]
+        return f"constant {short_repr(self.value)}"
 
     def var_getattr(self, tx, name):
         try:
@@ -141,10 +142,10 @@ class LazyGuardedScalarVariable(ConstantVariable):
         return object.__getattribute__(self, "value")
 
     def describe(self):
-        return f"constant {self._peek()!r}"[:80]
+        return f"constant {short_repr(self._peek())}"
 
     def __repr__(self):
-        return f"LazyGuardedScalarVariable({self._peek()!r}, source={self.source})"
+        return f"LazyGuardedScalarVariable({short_repr(self._peek())}, source={self.source})"
 
     def reconstruct(self, codegen):
         self.source.reconstruct(codegen)
