@@ -68,7 +68,15 @@ def _trace_only_classes():
 
 def is_skipped_function(fn) -> bool:
     return static_getattr(fn, "__code__") in _skipped_wrapper_codes() or \
-        static_getattr(fn, "_bytegraph_disabled") is True
+        static_getattr(fn, "_bytegraph_disabled") is True or is_torchscript_callable(fn)
+
+
+def is_torchscript_callable(fn) -> bool:
+    """A TorchScript function or method runs in the TorchScript interpreter, whose rules (typed
+    arguments, its own errors) are not Python's: it is called as it is, never traced or named in a
+    graph (its reported name is its class's, `torch.jit.ScriptFunction`)."""
+    jit = sys.modules.get("torch.jit")
+    return jit is not None and _is_a(fn, (jit.ScriptFunction, torch._C.ScriptMethod))
 
 
 def is_compiled_function(fn) -> bool:

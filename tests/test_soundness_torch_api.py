@@ -597,3 +597,24 @@ def test_subclass_with_its_own_torch_function_runs_it_as_eager_does(backend):
     got = bytegraph.compile(_scaled_sin, backend=cnt)(x)
     assert _CountingSubclass.calls == eager_calls == 3 and cnt.frame_count == 0
     assert [type(t) for t in got] == [type(t) for t in want] and all(torch.equal(g, w) for g, w in zip(got, want))
+
+
+# -- TorchScript callables run as they are ---------------------------------------------------------
+def _scale_add(a, b):
+    return a + b * 0.67
+
+
+def test_torchscript_function_is_called_not_named_in_graph():
+    """A scripted (or traced) function reports the name `torch.jit.ScriptFunction`: a graph naming it
+    called that class. It runs as it is, between two graphs."""
+    scripted = torch.jit.script(_scale_add)
+    traced = torch.jit.trace(_scale_add, [torch.zeros(3), torch.zeros(3)])
+
+    def f(a, b):
+        return scripted(a, b) * 2 + traced(b, a)
+
+    a, b = torch.randn(3), torch.randn(3)
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(f, backend=cnt)(a, b), f(a, b))
+    explained = bytegraph.explain(f)(a, b)
+    assert explained.graph_break_count == 2 and cnt.frame_count == 2
