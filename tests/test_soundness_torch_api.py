@@ -586,6 +586,58 @@ def test_plain_tensor_subclass_keeps_its_class(backend):
     assert cnt.frame_count == (1 if backend == "eager" else 0)
 
 
+class _PlainChild(_PlainSubclass):
+    pass
+
+
+class _OtherPlain(torch.Tensor):
+    pass
+
+
+def test_plain_subclass_results_are_of_that_class_while_tracing():
+    # torch.Tensor's own __torch_function__ converts every result to the argument's subclass: the
+    # trace answered type()/isinstance() on the results with torch.Tensor
+    def f(x, t, c):
+        y = x * 2 + 1
+        parts = torch.split(t + x, 1)
+        z = torch.cat([t, c])
+        return type(y).__name__, isinstance(y, _PlainSubclass), [type(p).__name__ for p in parts], \
+            type(z).__name__, type(t * 2).__name__, y + z.sum()
+
+    x = torch.randn(2).as_subclass(_PlainSubclass)
+    c = torch.randn(2).as_subclass(_PlainChild)
+    t = torch.randn(2)
+    cnt = CompileCounter()
+    got, want = bytegraph.compile(f, backend=cnt, fullgraph=True)(x, t, c), f(x, t, c)
+    assert got[:5] == want[:5] == ("_PlainSubclass", True, ["_PlainSubclass"] * 2, "_PlainChild", "Tensor")
+    assert type(got[5]) is type(want[5]) is _PlainChild and torch.equal(got[5], want[5])
+    assert cnt.frame_count == 1
+
+
+def test_unrelated_plain_subclasses_or_converted_in_place_results_break():
+    def unrelated(a, b):
+        y = a * 2
+        try:
+            return a + b
+        except TypeError:
+            return y
+
+    def in_place(t, x):
+        r = t.add_(x)
+        return r is t, type(r).__name__, t * 2
+
+    a, b = torch.ones(2).as_subclass(_PlainSubclass), torch.ones(2).as_subclass(_OtherPlain)
+    assert bytegraph.explain(unrelated)(a, b).graph_break_count == 1
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(unrelated, backend=cnt)(a, b), unrelated(a, b))
+    t1, t2, x = torch.ones(2), torch.ones(2), torch.ones(2).as_subclass(_PlainSubclass)
+    cnt = CompileCounter()
+    got, want = bytegraph.compile(in_place, backend=cnt)(t1, x), in_place(t2, x)
+    assert got[:2] == want[:2] == (False, "_PlainSubclass") and torch.equal(got[2], want[2])
+    assert torch.equal(t1, t2) and cnt.frame_count == 1
+    assert bytegraph.explain(in_place)(torch.ones(2), x).graph_break_count == 1
+
+
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])
 def test_subclass_with_its_own_torch_function_runs_it_as_eager_does(backend):
     # tracing ran the subclass's __torch_function__ on fake tensors (49 calls on a first call, eager 2)
