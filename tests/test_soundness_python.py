@@ -1627,3 +1627,25 @@ def test_operators_on_builtin_subclasses_under_a_bare_except(op):
     assert mismatches == []
     # most pairs answered by the trace (the others break: their operands' methods are not modelled)
     assert sum(bytegraph.stats().graph_breaks.values()) < len(pairs) // 2
+
+
+@pytest.mark.parametrize("value", [None, 3, 2.5, True, 1j])
+def test_iterating_a_non_iterable_constant_raises_the_programs_type_error(value):
+    # `iter(None)` under try/except TypeError (HF ModelOutput.__post_init__) broke the graph
+    def f(x, v):
+        try:
+            iter(v)
+            got = "iterable"
+        except TypeError as e:
+            got = str(e)
+        try:
+            for i in v:
+                x = x + i
+        except TypeError as e:
+            got = (got, str(e))
+        return x + 1, got
+
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(f, backend=cnt)(torch.ones(2), value), f(torch.ones(2), value))
+    assert cnt.frame_count == 1
+    assert bytegraph.explain(f)(torch.ones(2), value).graph_break_count == 0
