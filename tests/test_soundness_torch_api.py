@@ -670,3 +670,17 @@ def test_torchscript_function_is_called_not_named_in_graph():
     assert_same(bytegraph.compile(f, backend=cnt)(a, b), f(a, b))
     explained = bytegraph.explain(f)(a, b)
     assert explained.graph_break_count == 2 and cnt.frame_count == 2
+
+
+def test_fx_graph_module_call_is_traced_as_a_module_call():
+    # fx installs its own `__call__` on a GraphModule's class (nn.Module.__call__ plus error printing):
+    # the call broke as "its class overrides __call__"
+    gm = torch.fx.symbolic_trace(_scale_add)
+
+    def f(a, b):
+        return gm(a, b) + 1
+
+    a, b = torch.randn(3), torch.randn(3)
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(f, backend=cnt, fullgraph=True)(a, b), f(a, b))
+    assert cnt.frame_count == 1 and cnt.op_count == 3
