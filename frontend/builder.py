@@ -273,6 +273,26 @@ def _wrap(tx, value, source, trusted):
 _DEFAULT_TORCH_FUNCTION = torch.Tensor.__dict__["__torch_function__"]
 
 
+# class-body names that say nothing about what a tensor of the class does once it exists
+_CLASS_BOOKKEEPING = frozenset({"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__annotations__",
+                                "__slots__", "__init__", "__new__", "__firstlineno__", "__static_attributes__",
+                                "__orig_bases__", "__parameters__", "__torch_function__"})
+
+
+def _replaced_tensor_attribute(cls: type) -> str | None:
+    """A torch.Tensor attribute (method, property, operator) that a user class in `cls`'s MRO
+    defines again, or None."""
+    for klass in cls.__mro__:
+        if klass is torch.Tensor:
+            return None
+        if str(klass.__module__).startswith("torch"):
+            continue
+        for name in klass.__dict__:
+            if name not in _CLASS_BOOKKEEPING and hasattr(torch.Tensor, name):
+                return name
+    return None
+
+
 def _subclass_refusal(value: torch.Tensor, eager_autograd: bool) -> str | None:
     """Why a tensor of a subclass cannot be a graph value (None: it can). Its own `__torch_function__`
     is user code run on every op (tracing would run it on fake tensors, and the graph would compile it
@@ -287,6 +307,11 @@ def _subclass_refusal(value: torch.Tensor, eager_autograd: bool) -> str | None:
         return None
     if hook is not _DEFAULT_TORCH_FUNCTION:
         return f"a tensor of {cls.__name__}, whose own __torch_function__ runs on every op"
+    replaced = _replaced_tensor_attribute(cls)
+    if replaced is not None:
+        # the graph names tensor methods and operators, which on the real tensor would run the
+        # subclass's Python instead of what the trace assumed
+        return f"a tensor of {cls.__name__}, whose class replaces torch.Tensor.{replaced}"
     if not eager_autograd:
         return f"a tensor of {cls.__name__} (compiled through AOTAutograd, results would lose the subclass)"
     return None

@@ -638,6 +638,49 @@ def test_unrelated_plain_subclasses_or_converted_in_place_results_break():
     assert bytegraph.explain(in_place)(torch.ones(2), x).graph_break_count == 1
 
 
+class _ReplacesTensorMethods(torch.Tensor):
+    k = 3
+
+    def double(self):        # (torch.Tensor.double casts to float64)
+        return self * 2
+
+    def sum(self, *args, **kwargs):
+        return 42
+
+    @property
+    def T(self):
+        return "tee"
+
+
+class _AddsAMethod(torch.Tensor):
+    def scaled(self):
+        return self * 3
+
+
+@pytest.mark.parametrize("use", [lambda x: (x.double(), x.k), lambda x: (x.sum(), x * 2), lambda x: (x.T, x + 1)])
+def test_plain_subclass_replacing_tensor_attributes_runs_as_python(use):
+    # the graph named `sum`/`double`, which on the real tensor ran the subclass's method while the trace
+    # had assumed torch's (a float64 tensor where eager gave float32, a tensor where eager gave 42)
+    x = torch.ones(2).as_subclass(_ReplacesTensorMethods)
+    cnt = CompileCounter()
+    got, want = bytegraph.compile(use, backend=cnt)(x), use(x)
+    assert [type(v) for v in got] == [type(v) for v in want]
+    assert all(torch.equal(g, w) if isinstance(w, torch.Tensor) else g == w for g, w in zip(got, want))
+    assert got[0].dtype == want[0].dtype if isinstance(want[0], torch.Tensor) else True
+    assert cnt.frame_count == 0
+
+
+def test_plain_subclass_adding_a_method_is_traced():
+    def f(x):
+        return x.scaled() + 1
+
+    x = torch.ones(2).as_subclass(_AddsAMethod)
+    cnt = CompileCounter()
+    got, want = bytegraph.compile(f, backend=cnt, fullgraph=True)(x), f(x)
+    assert type(got) is type(want) is _AddsAMethod and torch.equal(got, want)
+    assert cnt.frame_count == 1 and cnt.op_count == 2
+
+
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])
 def test_subclass_with_its_own_torch_function_runs_it_as_eager_does(backend):
     # tracing ran the subclass's __torch_function__ on fake tensors (49 calls on a first call, eager 2)
