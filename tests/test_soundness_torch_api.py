@@ -727,3 +727,15 @@ def test_fx_graph_module_call_is_traced_as_a_module_call():
     cnt = CompileCounter()
     assert_same(bytegraph.compile(f, backend=cnt, fullgraph=True)(a, b), f(a, b))
     assert cnt.frame_count == 1 and cnt.op_count == 3
+
+
+def test_unbound_tensor_method_called_on_a_tensor():
+    # `torch.Tensor.t(x)` (and `vmap(torch.Tensor.t)`) broke as "call to builtin TensorBase.t"
+    def f(x, y):
+        return torch.Tensor.t(x), torch.Tensor.add(x, y, alpha=2), torch.Tensor.sum(x, dim=0), \
+            torch.Tensor.dim(x), torch.vmap(torch.Tensor.t)(x.expand(2, 3, 3))
+
+    x, y = torch.randn(3, 3), torch.randn(3, 3)
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(f, backend=cnt, fullgraph=True)(x, y), f(x, y))
+    assert cnt.frame_count == 1
