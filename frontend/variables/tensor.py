@@ -112,8 +112,7 @@ class TensorVariable(VariableTracker):
         dict_source = AttrSource(self.source, "__dict__")
         if reads.instance_attr(tx, real, self.source, name, dict_source) is not reads.MISSING:
             raise Unsupported("unsupported_attr", name=name, obj="a tensor (also set on the tensor object)")
-        from .user_defined import bind_descriptor   # (user_defined imports this module)
-        return bind_descriptor(tx, self, None, attr, name, src)
+        return families.bind_descriptor(tx, self, None, attr, name, src)
 
     def call_method(self, tx, name, args, kwargs):
         example = self.example
