@@ -68,7 +68,15 @@ def _trace_only_classes():
 
 def is_skipped_function(fn) -> bool:
     return static_getattr(fn, "__code__") in _skipped_wrapper_codes() or \
-        static_getattr(fn, "_bytegraph_disabled") is True
+        static_getattr(fn, "_bytegraph_disabled") is True or is_torchscript_callable(fn)
+
+
+def is_torchscript_callable(fn) -> bool:
+    """A TorchScript function or method runs in the TorchScript interpreter, whose rules (typed
+    arguments, its own errors) are not Python's: it is called as it is, never traced or named in a
+    graph (its reported name is its class's, `torch.jit.ScriptFunction`)."""
+    jit = sys.modules.get("torch.jit")
+    return jit is not None and _is_a(fn, (jit.ScriptFunction, torch._C.ScriptMethod))
 
 
 def is_compiled_function(fn) -> bool:
@@ -265,6 +273,26 @@ def _wrap(tx, value, source, trusted):
 _DEFAULT_TORCH_FUNCTION = torch.Tensor.__dict__["__torch_function__"]
 
 
+# class-body names that say nothing about what a tensor of the class does once it exists
+_CLASS_BOOKKEEPING = frozenset({"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__annotations__",
+                                "__slots__", "__init__", "__new__", "__firstlineno__", "__static_attributes__",
+                                "__orig_bases__", "__parameters__", "__torch_function__"})
+
+
+def _replaced_tensor_attribute(cls: type) -> str | None:
+    """A torch.Tensor attribute (method, property, operator) that a user class in `cls`'s MRO
+    defines again, or None."""
+    for klass in cls.__mro__:
+        if klass is torch.Tensor:
+            return None
+        if str(klass.__module__).startswith("torch"):
+            continue
+        for name in klass.__dict__:
+            if name not in _CLASS_BOOKKEEPING and hasattr(torch.Tensor, name):
+                return name
+    return None
+
+
 def _subclass_refusal(value: torch.Tensor, eager_autograd: bool) -> str | None:
     """Why a tensor of a subclass cannot be a graph value (None: it can). Its own `__torch_function__`
     is user code run on every op (tracing would run it on fake tensors, and the graph would compile it
@@ -279,6 +307,11 @@ def _subclass_refusal(value: torch.Tensor, eager_autograd: bool) -> str | None:
         return None
     if hook is not _DEFAULT_TORCH_FUNCTION:
         return f"a tensor of {cls.__name__}, whose own __torch_function__ runs on every op"
+    replaced = _replaced_tensor_attribute(cls)
+    if replaced is not None:
+        # the graph names tensor methods and operators, which on the real tensor would run the
+        # subclass's Python instead of what the trace assumed
+        return f"a tensor of {cls.__name__}, whose class replaces torch.Tensor.{replaced}"
     if not eager_autograd:
         return f"a tensor of {cls.__name__} (compiled through AOTAutograd, results would lose the subclass)"
     return None

@@ -31,6 +31,7 @@ from torch._subclasses.fake_tensor import (
 from torch.fx.experimental.symbolic_shapes import DimDynamic, GuardOnDataDependentSymNode, ShapeEnv
 
 from ..guards.guard import Guard, TensorMeta, global_state_guards, memory_sharing
+from ..probe import class_dict_lookup
 from ..guards.source import InstanceDictSource, TensorPropertySource
 from ..guards.shape import ShapeEnvSource, ShapeGuardError, ShapePolicy, shape_guards, tensor_properties
 from .builder import instance_dict, wrap
@@ -53,6 +54,9 @@ from .variables.tensor import SymNodeVariable, TensorVariable
 from .variables.user_defined import UserDefinedObjectVariable
 
 # in-place ops that change a tensor's metadata (shape/stride), which checkpoints must undo
+# torch.Tensor's own __torch_function__: a subclass keeping it converts every torch result to itself
+_DEFAULT_TORCH_FUNCTION = torch.Tensor.__dict__["__torch_function__"]
+
 _METADATA_MUTATIONS = {"t_", "transpose_", "squeeze_", "unsqueeze_", "as_strided_", "swapdims_", "swapaxes_"}
 # in-place ops that replace or grow a tensor's storage: functionalizing backends (aot_eager, inductor)
 # cannot express them on a graph input, so they run as Python (a graph break)
@@ -456,6 +460,12 @@ class OutputGraph:
         if refusal:
             raise Unsupported("unsupported_call", fn=getattr(target, "__name__", str(target)),
                               detail=f" (operands of different dtypes: eager raises {refusal})")
+        subclass = self._result_subclass(args, kwargs)
+        if subclass is not None and isinstance(example, torch.Tensor) and args and \
+                isinstance(args[0], TensorVariable) and example is args[0].example and \
+                not issubclass(args[0].cls, subclass):
+            # eager returns a new object of the subclass viewing the same tensor
+            raise Unsupported("torch_value", what=f"an in-place result converted to {subclass.__name__}")
         node = self.graph.create_node(kind, target, proxy_args, proxy_kwargs)
         node.meta["example_value"] = example
         if name and name.startswith("_foreach_") and name.endswith("_") and args and \
@@ -467,7 +477,32 @@ class OutputGraph:
             known = self.tensor_by_example.get(id(example))
             if known is not None and known.example is example and not known.proxy.node._erased:
                 return known  # an earlier tensor itself (vmap's result unwrapped back to its input)
-        return self.wrap_result(torch.fx.Proxy(node, self.tracer), example)
+        return self.wrap_result(torch.fx.Proxy(node, self.tracer), example, subclass)
+
+    def _result_subclass(self, args, kwargs):
+        """The class eager gives the tensors a torch function returns, when a tensor argument (also
+        one inside a list) is of a plain subclass (one keeping torch.Tensor's own __torch_function__,
+        which converts results to its class): the one such class that subclasses all the others.
+        None: plain tensors. Unrelated subclasses make eager raise TypeError: that call breaks."""
+        classes = []
+
+        def visit(var):
+            if isinstance(var, TensorVariable):
+                cls = var.cls
+                if cls is not torch.Tensor and cls not in classes and \
+                        class_dict_lookup(cls, "__torch_function__") is _DEFAULT_TORCH_FUNCTION:
+                    classes.append(cls)
+            elif isinstance(var, BaseSequence):
+                for item in var.get_items(self._tx_for_items()):
+                    visit(item)
+        for var in list(args) + list(kwargs.values()):
+            visit(var)
+        if not classes:
+            return None
+        for cls in classes:
+            if all(issubclass(cls, other) for other in classes):
+                return cls
+        raise Unsupported("torch_value", what="tensors of unrelated subclasses in one call (eager raises TypeError)")
 
     def _tracked(self, var: TensorVariable) -> TensorVariable:
         """`var`, findable by its fake tensor: an op whose fake result is that very fake returns `var`."""
@@ -515,8 +550,11 @@ class OutputGraph:
                 return wrap(_Tx, value, source, trusted)
         return _Tx
 
-    def wrap_result(self, proxy, example):
+    def wrap_result(self, proxy, example, subclass=None):
+        """`subclass`: the plain tensor subclass eager converts the tensors of this result to."""
         if isinstance(example, torch.Tensor):
+            if subclass is not None:
+                return self._tracked(TensorVariable(proxy=proxy, cls=subclass))
             return self._tracked(TensorVariable(proxy=proxy, cls=torch.Tensor if type(example).__name__ == "FakeTensor"
                                                 else type(example)))
         if isinstance(example, (tuple, list)) and not isinstance(example, torch.Size):
@@ -524,7 +562,7 @@ class OutputGraph:
             for i, e in enumerate(example):
                 node = self.graph.call_function(operator.getitem, (proxy.node, i))
                 node.meta["example_value"] = e
-                items.append(self.wrap_result(torch.fx.Proxy(node, self.tracer), e))
+                items.append(self.wrap_result(torch.fx.Proxy(node, self.tracer), e, subclass))
             # the op's own result type: `torch.return_types.topk` and friends stay what they are
             if is_named_tuple_class(type(example)):
                 return NamedTupleVariable(tuple(items), cls=type(example))

@@ -42,6 +42,10 @@ USER_EXCEPTIONS = (KeyError, IndexError, AttributeError, TypeError, ValueError, 
                    ArithmeticError)
 
 
+# constants whose type has neither __iter__ nor __getitem__
+_NEVER_ITERABLE = (type(None), int, float, bool, complex, type(Ellipsis), type(NotImplemented))
+
+
 class InstructionTranslatorBase:
     def __init__(self, code, f_globals, symbolic_locals, cells, output, config, parent=None):
         self.code = code
@@ -219,6 +223,9 @@ class InstructionTranslatorBase:
     def get_iter(self, obj):
         if obj.is_iterator:
             return obj
+        if isinstance(obj, ConstantVariable) and type(obj.value) in _NEVER_ITERABLE:
+            # `iter(None)`, `for x in 3`: the program's TypeError, which its `except` may expect
+            raise user_error(TypeError(f"'{type(obj.value).__name__}' object is not iterable"))
         it = obj.iterate(self)
         return it if it is not None else ListIteratorVariable.create(self, obj.unpack(self))
 

@@ -1677,3 +1677,25 @@ def test_ints_longer_than_their_decimal_limit():
     for n in (1 << 40000, (1 << 40000) + 1, (1 << 40000) + 2):
         assert opt(torch.ones(1), n)[1:] == f(torch.ones(1), n)[1:]
     assert cnt.frame_count == 3       # each new value: a recompile, never a symbolic int
+
+
+@pytest.mark.parametrize("value", [None, 3, 2.5, True, 1j])
+def test_iterating_a_non_iterable_constant_raises_the_programs_type_error(value):
+    # `iter(None)` under try/except TypeError (HF ModelOutput.__post_init__) broke the graph
+    def f(x, v):
+        try:
+            iter(v)
+            got = "iterable"
+        except TypeError as e:
+            got = str(e)
+        try:
+            for i in v:
+                x = x + i
+        except TypeError as e:
+            got = (got, str(e))
+        return x + 1, got
+
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(f, backend=cnt)(torch.ones(2), value), f(torch.ones(2), value))
+    assert cnt.frame_count == 1
+    assert bytegraph.explain(f)(torch.ones(2), value).graph_break_count == 0

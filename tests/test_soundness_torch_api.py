@@ -586,6 +586,101 @@ def test_plain_tensor_subclass_keeps_its_class(backend):
     assert cnt.frame_count == (1 if backend == "eager" else 0)
 
 
+class _PlainChild(_PlainSubclass):
+    pass
+
+
+class _OtherPlain(torch.Tensor):
+    pass
+
+
+def test_plain_subclass_results_are_of_that_class_while_tracing():
+    # torch.Tensor's own __torch_function__ converts every result to the argument's subclass: the
+    # trace answered type()/isinstance() on the results with torch.Tensor
+    def f(x, t, c):
+        y = x * 2 + 1
+        parts = torch.split(t + x, 1)
+        z = torch.cat([t, c])
+        return type(y).__name__, isinstance(y, _PlainSubclass), [type(p).__name__ for p in parts], \
+            type(z).__name__, type(t * 2).__name__, y + z.sum()
+
+    x = torch.randn(2).as_subclass(_PlainSubclass)
+    c = torch.randn(2).as_subclass(_PlainChild)
+    t = torch.randn(2)
+    cnt = CompileCounter()
+    got, want = bytegraph.compile(f, backend=cnt, fullgraph=True)(x, t, c), f(x, t, c)
+    assert got[:5] == want[:5] == ("_PlainSubclass", True, ["_PlainSubclass"] * 2, "_PlainChild", "Tensor")
+    assert type(got[5]) is type(want[5]) is _PlainChild and torch.equal(got[5], want[5])
+    assert cnt.frame_count == 1
+
+
+def test_unrelated_plain_subclasses_or_converted_in_place_results_break():
+    def unrelated(a, b):
+        y = a * 2
+        try:
+            return a + b
+        except TypeError:
+            return y
+
+    def in_place(t, x):
+        r = t.add_(x)
+        return r is t, type(r).__name__, t * 2
+
+    a, b = torch.ones(2).as_subclass(_PlainSubclass), torch.ones(2).as_subclass(_OtherPlain)
+    assert bytegraph.explain(unrelated)(a, b).graph_break_count == 1
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(unrelated, backend=cnt)(a, b), unrelated(a, b))
+    t1, t2, x = torch.ones(2), torch.ones(2), torch.ones(2).as_subclass(_PlainSubclass)
+    cnt = CompileCounter()
+    got, want = bytegraph.compile(in_place, backend=cnt)(t1, x), in_place(t2, x)
+    assert got[:2] == want[:2] == (False, "_PlainSubclass") and torch.equal(got[2], want[2])
+    assert torch.equal(t1, t2) and cnt.frame_count == 1
+    assert bytegraph.explain(in_place)(torch.ones(2), x).graph_break_count == 1
+
+
+class _ReplacesTensorMethods(torch.Tensor):
+    k = 3
+
+    def double(self):        # (torch.Tensor.double casts to float64)
+        return self * 2
+
+    def sum(self, *args, **kwargs):
+        return 42
+
+    @property
+    def T(self):
+        return "tee"
+
+
+class _AddsAMethod(torch.Tensor):
+    def scaled(self):
+        return self * 3
+
+
+@pytest.mark.parametrize("use", [lambda x: (x.double(), x.k), lambda x: (x.sum(), x * 2), lambda x: (x.T, x + 1)])
+def test_plain_subclass_replacing_tensor_attributes_runs_as_python(use):
+    # the graph named `sum`/`double`, which on the real tensor ran the subclass's method while the trace
+    # had assumed torch's (a float64 tensor where eager gave float32, a tensor where eager gave 42)
+    x = torch.ones(2).as_subclass(_ReplacesTensorMethods)
+    cnt = CompileCounter()
+    got, want = bytegraph.compile(use, backend=cnt)(x), use(x)
+    assert [type(v) for v in got] == [type(v) for v in want]
+    assert all(torch.equal(g, w) if isinstance(w, torch.Tensor) else g == w for g, w in zip(got, want))
+    assert got[0].dtype == want[0].dtype if isinstance(want[0], torch.Tensor) else True
+    assert cnt.frame_count == 0
+
+
+def test_plain_subclass_adding_a_method_is_traced():
+    def f(x):
+        return x.scaled() + 1
+
+    x = torch.ones(2).as_subclass(_AddsAMethod)
+    cnt = CompileCounter()
+    got, want = bytegraph.compile(f, backend=cnt, fullgraph=True)(x), f(x)
+    assert type(got) is type(want) is _AddsAMethod and torch.equal(got, want)
+    assert cnt.frame_count == 1 and cnt.op_count == 2
+
+
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])
 def test_subclass_with_its_own_torch_function_runs_it_as_eager_does(backend):
     # tracing ran the subclass's __torch_function__ on fake tensors (49 calls on a first call, eager 2)
@@ -597,3 +692,50 @@ def test_subclass_with_its_own_torch_function_runs_it_as_eager_does(backend):
     got = bytegraph.compile(_scaled_sin, backend=cnt)(x)
     assert _CountingSubclass.calls == eager_calls == 3 and cnt.frame_count == 0
     assert [type(t) for t in got] == [type(t) for t in want] and all(torch.equal(g, w) for g, w in zip(got, want))
+
+
+# -- TorchScript callables run as they are ---------------------------------------------------------
+def _scale_add(a, b):
+    return a + b * 0.67
+
+
+def test_torchscript_function_is_called_not_named_in_graph():
+    """A scripted (or traced) function reports the name `torch.jit.ScriptFunction`: a graph naming it
+    called that class. It runs as it is, between two graphs."""
+    scripted = torch.jit.script(_scale_add)
+    traced = torch.jit.trace(_scale_add, [torch.zeros(3), torch.zeros(3)])
+
+    def f(a, b):
+        return scripted(a, b) * 2 + traced(b, a)
+
+    a, b = torch.randn(3), torch.randn(3)
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(f, backend=cnt)(a, b), f(a, b))
+    explained = bytegraph.explain(f)(a, b)
+    assert explained.graph_break_count == 2 and cnt.frame_count == 2
+
+
+def test_fx_graph_module_call_is_traced_as_a_module_call():
+    # fx installs its own `__call__` on a GraphModule's class (nn.Module.__call__ plus error printing):
+    # the call broke as "its class overrides __call__"
+    gm = torch.fx.symbolic_trace(_scale_add)
+
+    def f(a, b):
+        return gm(a, b) + 1
+
+    a, b = torch.randn(3), torch.randn(3)
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(f, backend=cnt, fullgraph=True)(a, b), f(a, b))
+    assert cnt.frame_count == 1 and cnt.op_count == 3
+
+
+def test_unbound_tensor_method_called_on_a_tensor():
+    # `torch.Tensor.t(x)` (and `vmap(torch.Tensor.t)`) broke as "call to builtin TensorBase.t"
+    def f(x, y):
+        return torch.Tensor.t(x), torch.Tensor.add(x, y, alpha=2), torch.Tensor.sum(x, dim=0), \
+            torch.Tensor.dim(x), torch.vmap(torch.Tensor.t)(x.expand(2, 3, 3))
+
+    x, y = torch.randn(3, 3), torch.randn(3, 3)
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(f, backend=cnt, fullgraph=True)(x, y), f(x, y))
+    assert cnt.frame_count == 1

@@ -168,6 +168,10 @@ def _unbound_builtin_method(tx, fn, args, kwargs):
         return None
     obj = args[0]
     owner, name = fn.__objclass__, fn.__name__
+    if owner is torch._C.TensorBase and isinstance(obj, TensorVariable):
+        # `torch.Tensor.t(x)`: the method on the tensor (a tensor in the graph never has a subclass
+        # that replaces a torch.Tensor method: builder._subclass_refusal)
+        return obj.var_getattr(tx, name).call_function(tx, list(args[1:]), kwargs)
     if isinstance(obj, SetVariable) and owner in (set, frozenset) and issubclass(obj.cls, owner):
         # `set.__sub__(s, t)`: the set's own method (a wrong receiver type raises: not here)
         result = obj.call_method(tx, name, list(args[1:]), kwargs)

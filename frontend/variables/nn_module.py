@@ -61,6 +61,15 @@ def _built_by_module_init(tx, cls) -> bool:
         class_lookup(tx, cls, "call_super_init")[0] is False
 
 
+def _is_plain_graph_module_call(module, call) -> bool:
+    """An fx GraphModule's class `__call__` is a wrapper fx installs that runs nn.Module.__call__ and,
+    on an error, prints the generated code's line before re-raising: a module call to trace as such
+    (unless a user subclass of GraphModule brought its own `__call__`, which the wrapper calls)."""
+    wrapped = type(module).__dict__.get("_wrapped_call") if isinstance(module, torch.fx.GraphModule) else None
+    return isinstance(wrapped, torch.fx.graph_module._WrappedCall) and wrapped.cls_call is None and \
+        getattr(call, "__qualname__", "") == "GraphModule.recompile.<locals>.call_wrapped"
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class NNModuleVariable(UserDefinedObjectVariable):
     def iterate(self, tx):
@@ -211,7 +220,8 @@ class NNModuleVariable(UserDefinedObjectVariable):
     # -- calling ----------------------------------------------------------------
     def call_function(self, tx, args, kwargs):
         module = self.module
-        if class_method(tx, self, "__call__")[0] is not torch.nn.Module.__dict__["__call__"]:
+        call = class_method(tx, self, "__call__")[0]
+        if call is not torch.nn.Module.__dict__["__call__"] and not _is_plain_graph_module_call(module, call):
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (its class overrides __call__)")
         if is_distributed_module(module):
             raise Unsupported("distributed", fn=self.describe())

@@ -95,7 +95,24 @@ class TensorVariable(VariableTracker):
             if not self.is_graph_input():
                 # made while tracing: it has no attributes of its own but those set while tracing
                 raise user_error(AttributeError(f"'{type(example).__name__}' object has no attribute '{name}'"))
+        elif self.cls is not torch.Tensor and not hasattr(torch.Tensor, name):
+            return self._subclass_attr(tx, name)
         raise Unsupported("unsupported_attr", name=name, obj="a tensor")
+
+    def _subclass_attr(self, tx, name):
+        """An attribute a subclass adds (torch.Tensor has no such name): its method, property or
+        class constant, as the class holds it (the lookup guarded). An attribute of the tensor object
+        itself by that name would come first for a method: not modelled."""
+        attr, src = reads.class_lookup(tx, self.cls, name)
+        if attr is reads.MISSING or not self.is_graph_input() or self.source is None:
+            raise Unsupported("unsupported_attr", name=name, obj="a tensor")
+        real = tx.output.real_value_of(self)
+        if real is None:
+            raise Unsupported("unsupported_attr", name=name, obj="a tensor")
+        dict_source = AttrSource(self.source, "__dict__")
+        if reads.instance_attr(tx, real, self.source, name, dict_source) is not reads.MISSING:
+            raise Unsupported("unsupported_attr", name=name, obj="a tensor (also set on the tensor object)")
+        return families.bind_descriptor(tx, self, None, attr, name, src)
 
     def call_method(self, tx, name, args, kwargs):
         example = self.example

@@ -705,4 +705,4 @@ class InstanceDictVariable(VariableTracker):
         raise Unsupported("python_protocol", what=f"{name} on {self.describe()}")
 
 
-families.register(UserDefinedObjectVariable, class_attribute, lookup_in_mro)
+families.register(UserDefinedObjectVariable, class_attribute, lookup_in_mro, bind_descriptor)
