@@ -279,14 +279,21 @@ _CLASS_BOOKKEEPING = frozenset({"__module__", "__qualname__", "__doc__", "__dict
                                 "__orig_bases__", "__parameters__", "__torch_function__"})
 
 
+def _user_classes_below_tensor(cls: type) -> list:
+    """The user classes of a tensor subclass's MRO (below torch.Tensor, outside torch)."""
+    classes = []
+    for klass in cls.__mro__:
+        if klass is torch.Tensor:
+            break
+        if not str(klass.__module__).startswith("torch"):
+            classes.append(klass)
+    return classes
+
+
 def _replaced_tensor_attribute(cls: type) -> str | None:
     """A torch.Tensor attribute (method, property, operator) that a user class in `cls`'s MRO
     defines again, or None."""
-    for klass in cls.__mro__:
-        if klass is torch.Tensor:
-            return None
-        if str(klass.__module__).startswith("torch"):
-            continue
+    for klass in _user_classes_below_tensor(cls):
         for name in klass.__dict__:
             if name not in _CLASS_BOOKKEEPING and hasattr(torch.Tensor, name):
                 return name
@@ -326,6 +333,9 @@ def _wrap_tensor_or_scalar(tx, value, source, trusted, guard):
         refusal = _subclass_refusal(value, tx.output.eager_autograd)   # first: reading `layout` is an op
         if refusal:
             raise Unsupported("torch_value", what=refusal)
+        for klass in _user_classes_below_tensor(type(value)):
+            # the names its classes define, as when no torch.Tensor method was found replaced there
+            guard(Guard.dict_keys(AttrSource(ConstSource(klass), "__dict__"), list(vars(klass))))
         if value.layout != torch.strided:
             # sparse/quantized layouts have no strides to guard or fake: their users run eagerly
             raise Unsupported("non_strided_tensor", what=f"a tensor with layout {value.layout}")

@@ -681,6 +681,25 @@ def test_plain_subclass_adding_a_method_is_traced():
     assert cnt.frame_count == 1 and cnt.op_count == 2
 
 
+def test_tensor_method_set_on_a_plain_subclass_after_compiling_recompiles():
+    # the names the subclass defines are guarded: a torch.Tensor method set on it later must not be
+    # skipped by the cached graph, which called torch's `sum`
+    class Later(torch.Tensor):
+        pass
+
+    def f(x):
+        return x.sum() + 1
+
+    x = torch.ones(3).as_subclass(Later)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    assert torch.equal(opt(x), f(x)) and cnt.frame_count == 1
+    Later.sum = lambda self: torch.tensor(100.0)
+    got, want = opt(x), f(x)
+    assert torch.equal(got, want) and want.item() == 101.0
+    assert bytegraph.stats().recompiles == 1
+
+
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])
 def test_subclass_with_its_own_torch_function_runs_it_as_eager_does(backend):
     # tracing ran the subclass's __torch_function__ on fake tensors (49 calls on a first call, eager 2)
