@@ -1,5 +1,6 @@
-"""A quick slice of the two oracles nobody here wrote (tests/oracles/): fuzzer programs and CPython test
-modules, compiled vs eager. The full runs are `make fuzz` and `make cpython-tests`."""
+"""A quick slice of the oracles nobody here wrote (tests/oracles/): fuzzer programs, CPython test modules
+and CPython's own answers for builtins and operators, compiled vs eager. The full runs are `make fuzz`,
+`make cpython-tests` and `make python-model`."""
 import glob
 import os
 import runpy
@@ -83,7 +84,8 @@ def test_cpython_module_compiled_as_plain(module):
 @pytest.mark.parametrize("names", [("add", "sub", "eq"), ("contains", "type", "sum", "hasattr")])
 def test_python_model_matches_cpython(names):
     # builtins and operators over a zoo of builtin types and subclasses, under a bare except, plainly and
-    # compiled (the full run: `make python-model`); most calls are answered by the trace itself
+    # compiled (a complex subclass minus a number raised in the trace: the sub slice); most calls are
+    # answered by the trace itself
     total, broke, mismatches = python_model.run(set(names))
     assert mismatches == []
     assert total > 1000 and broke < total * 0.7
