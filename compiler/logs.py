@@ -9,6 +9,7 @@ import sys
 
 from .config import config
 
+
 def short_repr(value) -> str:
     """A short repr for messages (an int longer than sys.get_int_max_str_digits() has none)."""
     try:

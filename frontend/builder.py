@@ -334,7 +334,7 @@ def _wrap_tensor_or_scalar(tx, value, source, trusted, guard):
         if refusal:
             raise Unsupported("torch_value", what=refusal)
         for klass in _user_classes_below_tensor(type(value)):
-            # the names its classes define, as when no torch.Tensor method was found replaced there
+            # the names its classes define are guarded: a torch.Tensor method set on one later recompiles
             guard(Guard.dict_keys(AttrSource(ConstSource(klass), "__dict__"), list(vars(klass))))
         if value.layout != torch.strided:
             # sparse/quantized layouts have no strides to guard or fake: their users run eagerly

@@ -29,6 +29,8 @@ class _NoStandIn(Exception):
 
 
 def _stand_in(value):
+    if isinstance(value, torch.Generator):
+        raise _NoStandIn    # drawing from the program's own generator would move its stream
     if isinstance(value, torch.Tensor):
         sizes = [_hint(s) for s in value.shape]
         if value.device.type == "meta" or any(s is None for s in sizes):
@@ -56,8 +58,10 @@ def eager_refusal(kind: str, target, fake_args, fake_kwargs) -> str | None:
         args, kwargs = pytree.tree_map(_stand_in, (fake_args, fake_kwargs))
     except _NoStandIn:
         return None
+    cuda = sorted({x.device.index or 0 for x in pytree.tree_leaves((args, kwargs))
+                   if isinstance(x, torch.Tensor) and x.device.type == "cuda"})
     # the stand-ins must not move the program's random streams or print its warnings twice
-    with torch.random.fork_rng(devices=[]), warnings.catch_warnings(), torch.no_grad():
+    with torch.random.fork_rng(devices=cuda), warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")
         try:
             if kind == "call_function":
