@@ -229,7 +229,14 @@ class PyCodegen:
         self.output_loads.append((index, node))
         self.append(Instr("LOAD_FAST", self.graph_outputs_local), index)
         self.binary_subscr()
-        for name, value in tensor_attrs(self.tx, var).items():   # `y.note = v` while tracing
+        attrs = dict(tensor_attrs(self.tx, var))     # `y.note = v` while tracing
+        example = node.meta.get("example_value")
+        if isinstance(example, torch.Tensor) and example.requires_grad and example.is_leaf and \
+                not self.tx.output.eager_autograd:
+            # a leaf made in the graph under no_grad (`zeros_like(q).requires_grad_()`): AOTAutograd
+            # returns it as a plain tensor
+            attrs["requires_grad"] = ConstantVariable(True)
+        for name, value in attrs.items():
             self.append(Instr("COPY", 1))
             self.reconstruct(value)
             self.append(Instr("SWAP", 2))

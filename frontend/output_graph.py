@@ -361,6 +361,11 @@ class OutputGraph:
 
     # -- ops --------------------------------------------------------------------
     def set_grad_enabled(self, mode: bool) -> None:
+        if mode and not self.grad_enabled and not self.eager_autograd and any(
+                n.op == "call_method" and n.target == "requires_grad_" for n in self.graph.nodes):
+            # a leaf made in the graph under no_grad would now be recorded by autograd, which
+            # AOTAutograd cannot link to it (see TensorVariable's requires_grad_)
+            raise Unsupported("attribute_write", what="enabling grad after a leaf was made in the graph")
         if mode != self.grad_enabled:
             self.graph.call_function(torch._C._set_grad_enabled, (mode,))
             self.grad_enabled = mode

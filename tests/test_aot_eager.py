@@ -256,12 +256,13 @@ def test_a_leaf_made_inside_the_function_breaks_the_graph():
 @pytest.mark.parametrize("grad", [True, False])
 def test_a_leaf_made_inside_the_function_stays_in_the_graph_of_a_backend_running_it_as_recorded(grad):
     # the eager backend runs the graph's ops with torch's autograd: the new leaf is a leaf, as in
-    # eager, so only backends through AOTAutograd need the break
+    # eager, so only backends through AOTAutograd need the break -- and only with grad on: under
+    # no_grad nothing records the leaf, which gets its flag back as it leaves the graph (HF mra)
     def f(q):
         z = torch.zeros_like(q).requires_grad_()
         return z * 2 + q, z
     q = torch.randn(3)
-    for backend, graphs in (("eager", 1), ("aot_eager", 2)):
+    for backend, graphs in (("eager", 1), ("aot_eager", 2 if grad else 1), ("inductor", 2 if grad else 1)):
         cnt = CompileCounterWithBackend(backend)
         with torch.set_grad_enabled(grad):
             expected, got = f(q), bytegraph.compile(f, backend=cnt)(q)
@@ -269,6 +270,46 @@ def test_a_leaf_made_inside_the_function_stays_in_the_graph_of_a_backend_running
             assert_close(g, e)
             assert (g.requires_grad, g.is_leaf) == (e.requires_grad, e.is_leaf)
         assert cnt.frame_count == graphs
+
+
+def test_grad_enabled_after_a_leaf_made_under_no_grad_breaks_there():
+    # with grad on, autograd records the no_grad leaf's uses: AOTAutograd could not link them to it,
+    # so the graph breaks at the `with` (whose manager, entered as Python at the break, the resumed
+    # code exits: it used to rebuild a new, never entered one)
+    def g(q):
+        z = torch.zeros_like(q).requires_grad_()
+        with torch.enable_grad():
+            w = z * 2
+        return w, z
+    q = torch.randn(3)
+    for backend in ("aot_eager", "inductor"):
+        cnt = CompileCounterWithBackend(backend)
+        with torch.no_grad():
+            got, expected = bytegraph.compile(g, backend=cnt)(q), g(q)
+        for e, o in zip(expected, got):
+            assert (o.requires_grad, o.is_leaf) == (e.requires_grad, e.is_leaf)
+        got[0].sum().backward()
+        expected[0].sum().backward()
+        assert_close(got[1].grad, expected[1].grad)
+        assert cnt.frame_count == 2
+
+
+def test_exiting_a_grad_mode_manager_entered_before_the_call():
+    # a no_grad object entered outside: its exit inside compiled code restores the mode it found
+    def f(x, ctx):
+        y = x * 2
+        ctx.__exit__(None, None, None)
+        return y, torch.is_grad_enabled()
+    x = torch.randn(3, requires_grad=True)
+    for backend in ("eager", "aot_eager"):
+        ctx = torch.no_grad()
+        ctx.__enter__()
+        got = bytegraph.compile(f, backend=backend)(x, ctx)
+        assert torch.is_grad_enabled() and got[1] is True and not got[0].requires_grad
+        ctx = torch.no_grad()
+        ctx.__enter__()
+        expected = f(x, ctx)
+        assert expected[1] is True and torch.is_grad_enabled()
 
 
 def test_outputs_aliasing_inputs():

@@ -152,10 +152,12 @@ class TensorVariable(VariableTracker):
                 raise Unsupported("data_dependent", what="the backward of an assignment through a boolean mask")
             return tx.output.call_function(operator.setitem, [self] + args, kwargs)
         if name == "requires_grad_" and not self.example.requires_grad and _turns_on(args, kwargs) and \
-                not tx.output.eager_autograd:
+                not tx.output.eager_autograd and tx.output.grad_enabled:
             # a new autograd leaf made inside the graph: a graph's outputs derive from its inputs, so
             # AOTAutograd would return them without the grad_fn linking them to the leaf (a backend
-            # that runs the ops as recorded makes the leaf as eager does)
+            # that runs the ops as recorded makes the leaf as eager does). Under no_grad nothing records
+            # it: the graph keeps the call, and the leaf leaving the graph gets its flag back
+            # (codegen); grad enabled later in the graph breaks there (OutputGraph.set_grad_enabled)
             raise Unsupported("attribute_write", what=f"{self.describe()}.requires_grad_() making a new leaf")
         if name == "requires_grad_" and self.example.requires_grad and not _turns_on(args, kwargs) and \
                 self.proxy.node.op == "placeholder":

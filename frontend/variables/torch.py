@@ -215,6 +215,9 @@ class GradModeVariable(VariableTracker):
         return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, codegen):
+        if self.source is not None:     # the object read from the frame (entered natively, maybe)
+            self.source.reconstruct(codegen)
+            return
         codegen.push_null()
         if self.kind is torch.set_grad_enabled:
             # rebuilt without applying its mode again, remembering the mode it found when made
