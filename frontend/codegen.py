@@ -250,10 +250,13 @@ class PyCodegen:
         if hasattr(var.fn.fn, "__objclass__"):
             # an unbound method of a builtin type bound to an instance (`super().__setitem__` in a dict
             # subclass): `obj.name` would find the subclass's own method, so bind the very descriptor,
-            # as eager does (`descriptor.__get__(obj)`: a method-wrapper or builtin method, not a method)
+            # as eager does (`descriptor.__get__(obj, owner)`: a method-wrapper or builtin method, not a
+            # method). The owner is passed: CPython 3.11 crashes calling a method that needs its defining
+            # class (`re.Pattern.search`) bound without one
             self.load_callable(var.fn.fn.__get__)
             self.reconstruct(var.self_var)
-            self.call(1)
+            self.load_const(var.fn.fn.__objclass__)
+            self.call(2)
             return
         self.reconstruct(var.self_var)
         self.load_attr(name)

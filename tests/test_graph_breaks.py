@@ -820,6 +820,23 @@ def test_a_builtin_method_on_the_stack_at_a_break_does_not_recompile_every_call(
     assert bytegraph.stats.recompiles == 0 and compiled[0] == compiled[-1] >= 2
 
 
+def test_a_method_needing_its_defining_class_bound_again_at_a_break():
+    # `pat.search` on the stack at a break is rebuilt as `Pattern.search.__get__(pat, Pattern)`: without
+    # the owner CPython 3.11 builds a method that crashes the process when called (CPython's
+    # test_typing.RETests.test_basics segfaulted)
+    import re
+
+    def f(x):
+        pat = re.compile("[a-z]+", re.I)
+        y = x * 2
+        found = pat.search(str(print(end="")) + "12ab")       # a break with `pat.search` on the stack
+        return y + 1, found.group(0)
+
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(f, backend=cnt)(torch.ones(2)), f(torch.ones(2)))
+    assert cnt.frame_count == 2
+
+
 def test_fullgraph_lets_the_programs_own_exception_through():
     # with tensor work before the raise, fullgraph=True answered GraphBreakError instead of the
     # program's ValueError; a later call that does not raise compiles in one graph
