@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import inspect
 import types
+import weakref
 
 _MISSING = object()
 
@@ -87,9 +88,15 @@ def _plain_hash_builtin_type(tp: type) -> bool:
     return is_c_level(_type_lookup(tp, "__hash__")) and is_c_level(_type_lookup(tp, "__eq__"))
 
 
-def plain_hash(value) -> bool:
-    """Whether `value in some_dict_or_set` runs no user code (`__hash__`/`__eq__` are C-level)."""
+def plain_hash(value, depth: int = 3) -> bool:
+    """Whether `value in some_dict_or_set` runs no user code (`__hash__`/`__eq__` are C-level). A weak
+    reference hashes its referent (and keeps that hash for after its death: a change eager would not
+    make); a tuple or frozenset hashes its items."""
     tp = type(value)
+    if issubclass(tp, weakref.ReferenceType):
+        return False
+    if tp in (tuple, frozenset):   # (bytegraph's tables hold small ones only)
+        return depth > 0 and len(value) <= 16 and all(plain_hash(item, depth - 1) for item in value)
     try:
         return _plain_hash_type(tp)
     except TypeError:   # an unhashable metaclass

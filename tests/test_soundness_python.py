@@ -1654,3 +1654,33 @@ def test_iterating_a_non_iterable_constant_raises_the_programs_type_error(value)
     assert_same(bytegraph.compile(f, backend=cnt)(torch.ones(2), value), f(torch.ones(2), value))
     assert cnt.frame_count == 1
     assert bytegraph.explain(f)(torch.ones(2), value).graph_break_count == 0
+
+
+def test_weak_references_are_not_hashed_or_written_by_the_trace():
+    # hashing a live weak reference at compile time (a lookup in bytegraph's own tables) made it keep
+    # that hash after its referent died, where eager raises TypeError; a write to a read-only member of
+    # a C type (`ref.__callback__`) was deferred past the program's try block (CPython's test_weakref)
+    import gc
+    import weakref
+
+    class Obj:
+        def __hash__(self):
+            return 42
+
+    def dead_hash(x):
+        z = x + 1
+        y = Obj()
+        ref = weakref.ref(y, lambda r: None)
+        del y
+        gc.collect()
+        try:
+            h = hash(ref)
+        except TypeError:
+            h = "TypeError"
+        try:
+            ref.__callback__ = None
+            written = "written"
+        except AttributeError:
+            written = "AttributeError"
+        return z, h, written
+    check(dead_hash, torch.ones(1), frames=1)

@@ -416,6 +416,10 @@ class UserDefinedObjectVariable(VariableTracker):
             return
         if hasattr(type(attr), "__set__") and not isinstance(attr, types.MemberDescriptorType):
             raise Unsupported("unsupported_attr", name=name, obj=f"{self.cls.__name__} (custom descriptor)")
+        if isinstance(attr, types.MemberDescriptorType) and not attr.__objclass__.__flags__ & _HEAPTYPE:
+            # a member of a C type (`weakref.ref.__callback__`): maybe read-only, which the write-back
+            # after the graph would find out outside the program's try blocks
+            raise Unsupported("attribute_write", what=f"{name!r} of {self.describe()} (a member of a C type)")
         if not isinstance(attr, types.MemberDescriptorType) and _DICT_OFFSET(self.cls) == 0:
             # no instance dict (object(), a class with __slots__) and no slot of that name
             raise user_error(AttributeError(f"'{self.cls.__name__}' object has no attribute '{name}'"))
