@@ -187,8 +187,9 @@ class OutputGraph:
         self.metadata_log: list = []        # (fake tensor, size, stride, offset) before a metadata mutation
         self.constant_tensors: list = []
         # classes made while tracing (`collections.namedtuple(...)`): eager makes a new one on every
-        # call, so the transformed code must never load the trace's one (codegen.load_const refuses)
-        self.trace_local_classes: set = set()
+        # call, so the transformed code never loads the trace's one: it makes its own by the same
+        # call, once per class (codegen.load_const). class -> (f_globals, args, kwargs)
+        self.trace_local_classes: dict = {}
         # nn.Modules read from the frame, guarded by type (their int attributes stay constants):
         # source -> module
         self.module_sources: dict = {}

@@ -692,14 +692,16 @@ def test_namedtuple_made_in_compiled_code():
 
     def escapes(x):
         Pair = collections.namedtuple("Pair", "a b")
-        return Pair(x * 2, 1)       # eager makes a new class per call: the trace's one must not escape
+        return Pair(x * 2, 1), Pair(x, 2), Pair   # eager makes a new class per call, shared by these
 
     x = torch.randn(3)
     check(fn, x)
-    out = bytegraph.compile(escapes)(x)
-    assert type(out).__name__ == "Pair" and torch.equal(out.a, x * 2)
-    assert type(bytegraph.compile(escapes)(x)) is not type(out)
-    assert bytegraph.explain(escapes)(x).graph_break_count == 1
+    opt = bytegraph.compile(escapes)
+    out = opt(x)
+    assert type(out[0]).__name__ == "Pair" and torch.equal(out[0].a, x * 2)
+    assert type(out[0]) is type(out[1]) is out[2] and out[2].__module__ == __name__
+    assert type(opt(x)[0]) is not type(out[0])     # made again by each call, never the trace's class
+    assert bytegraph.explain(escapes)(x).graph_break_count == 0
 
 
 def test_state_queries_on_symbolic_sizes():

@@ -1699,3 +1699,74 @@ def test_iterating_a_non_iterable_constant_raises_the_programs_type_error(value)
     assert_same(bytegraph.compile(f, backend=cnt)(torch.ones(2), value), f(torch.ones(2), value))
     assert cnt.frame_count == 1
     assert bytegraph.explain(f)(torch.ones(2), value).graph_break_count == 0
+
+
+# -- namedtuple classes made in compiled code ---------------------------------------------------
+def _namedtuple_with_defaults(a, b):
+    NT = collections.namedtuple("NT", ["p", "q", "r"], defaults=(None, 2, None))
+    t = NT(a, r=b)
+    return t.q * t.r, t.p is a, t, NT.__module__, NT._field_defaults
+
+
+def _two_calls_two_classes(a, b):
+    A = collections.namedtuple("A", "p q")
+    B = collections.namedtuple("A", "p q")
+    t = A._make([a + 1, b])
+    return A(a * 2, b), B(a, b), t._replace(p=b), A, B
+
+
+_KEPT = []
+
+
+def _instance_kept_in_a_global_list(a):
+    P = collections.namedtuple("P", "v")
+    _KEPT.append(P(a + 1))
+    return P
+
+
+@pytest.mark.parametrize("fn", [_namedtuple_with_defaults, _two_calls_two_classes])
+def test_namedtuple_class_made_in_the_graph_is_made_again_per_call(fn):
+    """Eager makes a new class at every `collections.namedtuple(...)` call: the transformed code
+    makes its own by the same call, once per call in the trace, so instances of one class share it,
+    two calls give two classes, and a second run gives new ones, named for the calling module."""
+    x, y = torch.randn(3), torch.randn(3)
+    want = fn(x, y)
+    bytegraph.reset()
+    opt, cnt = compiled(fn)
+    got, again = opt(x, y), opt(x, y)
+    def plain(values):   # classes made per call compare by name, fields and items
+        return [(type(v).__name__, v._fields, tuple(v)) if hasattr(v, "_fields") else v
+                for v in values if not isinstance(v, type)]
+    assert_same(plain(got), plain(want))
+    kinds = [type(v) for v in got if isinstance(v, tuple) and hasattr(v, "_fields")]
+    classes = [v for v in got if isinstance(v, type)]
+    want_kinds = [type(v) for v in want if isinstance(v, tuple) and hasattr(v, "_fields")]
+    want_classes = [v for v in want if isinstance(v, type)]
+    # the same pattern of identity as eager's: which results share a class, which class is returned
+    assert [[k is j for j in kinds + classes] for k in kinds + classes] == \
+        [[k is j for j in want_kinds + want_classes] for k in want_kinds + want_classes]
+    assert all(k.__module__ == __name__ for k in kinds)
+    assert not {id(k) for k in kinds} & {id(type(v)) for v in again}
+    assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+
+
+def test_namedtuple_instance_kept_by_a_side_effect():
+    _KEPT.clear()
+    x = torch.randn(3)
+    opt, cnt = compiled(_instance_kept_in_a_global_list)
+    cls = opt(x)
+    assert type(_KEPT[0]) is cls and torch.equal(_KEPT[0].v, x + 1) and cnt.frame_count == 1
+
+
+def _namedtuple_with_a_list_default(a):
+    default = []
+    P = collections.namedtuple("P", "v", defaults=(default,))
+    default.append(a)
+    return P().v is default, a + 1
+
+
+def test_namedtuple_with_a_mutable_default_is_not_copied():
+    """The class keeps its default objects: a list made in the trace cannot be handed to the real
+    call (it would be a copy), so the call runs natively."""
+    x = torch.randn(3)
+    assert standard_test(_namedtuple_with_a_list_default, x, frames=1, breaks=1)[0] is True
