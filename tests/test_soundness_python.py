@@ -1770,3 +1770,15 @@ def test_namedtuple_with_a_mutable_default_is_not_copied():
     call (it would be a copy), so the call runs natively."""
     x = torch.randn(3)
     assert standard_test(_namedtuple_with_a_list_default, x, frames=1, breaks=1)[0] is True
+
+
+def _fromkeys_everywhere(x):
+    a = dict.fromkeys([1, True, 1.0], x)     # equal keys: the first key object stays, as `d[k] = v` keeps it
+    b = collections.OrderedDict.fromkeys(("p", "q"), value=x + 1)    # OrderedDict's takes keywords
+    c = collections.OrderedDict.fromkeys(iterable=["r", "p", "r"])
+    d = collections.defaultdict.fromkeys(iter(b), x - 2)
+    return a, b, c, d, [type(k) for k in a], d.default_factory
+
+
+def test_fromkeys_keeps_the_first_equal_key_and_takes_ordereddicts_keywords():
+    standard_test(_fromkeys_everywhere, torch.randn(3), frames=1, breaks=0)

@@ -687,11 +687,22 @@ def _deque(tx, iterable=None, maxlen=None):
 
 
 def _fromkeys(kind):
-    def handler(tx, iterable, value=None, /):
+    """`dict.fromkeys(iterable, value, /)`; OrderedDict's takes both by keyword too."""
+    def fromkeys(tx, iterable, value):
         value = value if value is not None else const(None)
-        pairs = {hashable_key(tx, k): (k, value) for k in tx.unpack_iterable(iterable)}  # later keys win
+        pairs: dict = {}
+        for k in tx.unpack_iterable(iterable):
+            # item by item `d[k] = value`: an equal key met again keeps the first key object and place
+            pairs.setdefault(hashable_key(tx, k), (k, value))
         factory = const(None) if kind is collections.defaultdict else None   # defaultdict.fromkeys: no factory
         return DictVariable.create(tx, list(pairs.values()), kind, factory)
+
+    if kind is collections.OrderedDict:
+        def handler(tx, iterable, value=None):
+            return fromkeys(tx, iterable, value)
+    else:
+        def handler(tx, iterable, value=None, /):
+            return fromkeys(tx, iterable, value)
     return handler
 
 
