@@ -691,8 +691,10 @@ class OutputGraph:
                    if isinstance(var, VariableTracker) and var.source is not None
                    and not isinstance(var, (NNModuleVariable, TensorVariable))]
         guards = []
+        written = set(self.side_effects.mutated)
+        written.update(v.owner for v in self.side_effects.mutated if getattr(v, "owner", None) is not None)
         for value, var in reached:
-            if var not in self.side_effects.mutated:
+            if var not in written:      # (a dict subclass's object: written when its items are)
                 continue
             for other_value, other in reached:
                 if other is var:

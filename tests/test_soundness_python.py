@@ -1782,3 +1782,73 @@ def _fromkeys_everywhere(x):
 
 def test_fromkeys_keeps_the_first_equal_key_and_takes_ordereddicts_keywords():
     standard_test(_fromkeys_everywhere, torch.randn(3), frames=1, breaks=0)
+
+
+# -- writes to a dict-subclass object the frame was given ------------------------------------------
+class _SubDict(dict):
+    pass
+
+
+class _PlusOneOnSet(dict):
+    """Its own __setitem__ (traced) and an update/clear that must never run for the write-back."""
+    def __setitem__(self, k, v):
+        super().__setitem__(k, v + 1)
+
+    def update(self, *args, **kwargs):
+        raise AssertionError("the subclass's update ran")
+
+    def clear(self):
+        raise AssertionError("the subclass's clear ran")
+
+
+class _ReversedIter(dict):
+    def __iter__(self):
+        return reversed(list(self.keys()))
+
+
+class _SubOrderedDict(collections.OrderedDict):
+    pass
+
+
+def _writes_to_a_dict_subclass(d, x):
+    for v in d.values():
+        x = x * v
+    d[6] = 14
+    d.pop(2)
+    d.sample = 1
+    for k in d:
+        x = x * k
+    return x * d.get(3, 4) * len(d), list(d), d.sample
+
+
+def _written_one_read_the_other(a, b, x):
+    a["k"] = x + 1
+    return b.get("k", 0) * x
+
+
+@pytest.mark.parametrize("cls, breaks", [(_SubDict, 0), (_PlusOneOnSet, 0), (_ReversedIter, 0),
+                                         (_SubOrderedDict, 1)])
+def test_dict_subclass_object_given_to_the_frame_is_written_back(cls, breaks):
+    """Its items are written back with dict's own C methods (clear, then update from a plain dict),
+    which run none of the subclass's; an OrderedDict's update would call the subclass's __setitem__,
+    so writes to one still run natively."""
+    want_d, got_d = cls({2: 5, 4: 10}), cls({2: 5, 4: 10})
+    want = _writes_to_a_dict_subclass(want_d, torch.ones(2))
+    bytegraph.reset()
+    opt, cnt = compiled(_writes_to_a_dict_subclass)
+    assert_same(opt(got_d, torch.ones(2)), want)
+    assert type(got_d) is cls and list(dict.items(got_d)) == list(dict.items(want_d)) and vars(got_d) == vars(want_d)
+    assert len(bytegraph.stats.break_records) == breaks
+    assert cnt.frame_count == 1 or breaks
+
+
+def test_dict_subclass_written_through_one_argument_read_through_another():
+    """One object passed as both arguments: the write must be seen by the read (a distinctness
+    guard sends the aliased call to a new entry)."""
+    opt, cnt = compiled(_written_one_read_the_other)
+    x = torch.ones(2)
+    assert_same(opt(_SubDict(), _SubDict(), x), torch.zeros(2))
+    shared, shared_eager = _SubDict(), _SubDict()
+    assert_same(opt(shared, shared, x), _written_one_read_the_other(shared_eager, shared_eager, x))
+    assert_same(dict(shared), dict(shared_eager))
+    assert cnt.frame_count == 2

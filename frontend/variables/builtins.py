@@ -197,7 +197,9 @@ def _unbound_builtin_method(tx, fn, args, kwargs):
     store = dict_store(tx, obj)
     if store is None:
         return None
-    if not obj.is_new() and name not in _READ_ONLY_DICT_METHODS:
+    if not obj.is_new() and name not in _READ_ONLY_DICT_METHODS and (obj.source is None or store.cls is not dict):
+        # (a dict-based one's items are written back with dict's own methods: side_effects.py; an
+        # OrderedDict's update would call the subclass's __setitem__)
         raise Unsupported("untracked_mutation", what=f"{owner.__name__}.{name} on {obj.describe()} that existed "
                                                  "before the compiled frame")
     if owner is not store.cls and name not in _READ_ONLY_DICT_METHODS:
