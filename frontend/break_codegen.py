@@ -206,6 +206,7 @@ def compile_break(tx, cp: FrameCheckpoint, every_local: bool = True):
     values = [v for v in stack if not isinstance(v, NullVariable)] + live_vars
     iter_slots = _iterator_slots(plan.prefix, values)
     cg = tx.codegen_graph_prefix(values)
+    cg.at_break = True
     store_values(tx, cg, values, iter_slots)
     tx.output.side_effects.codegen_replay(cg)
     resume = _ResumeCalls(tx, iter_slots, grad_at_break)

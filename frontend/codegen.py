@@ -13,7 +13,7 @@ from bytecode.instr import CellVar, FreeVar
 
 from .graph_break import Unsupported
 from .resume import assemble, function_bytecode
-from .variables.builtins import BuiltinVariable
+from .variables.builtins import BuiltinVariable, make_namedtuple
 from .variables.constant import ConstantVariable
 from .variables.ctx import WithExitVariable
 from .variables.dicts import DictVariable, SetVariable
@@ -67,6 +67,7 @@ class PyCodegen:
         self.building: set = set()               # ids of trackers being rebuilt (to catch cycles)
         self.cellvars = set(tx.code.co_cellvars)
         self.freevars = set(tx.code.co_freevars)
+        self.at_break = False                    # emitting a graph break (values travel to resume code)
 
     def append(self, *instrs):
         self.instructions.extend(instrs)
@@ -86,8 +87,28 @@ class PyCodegen:
     # -- primitives -------------------------------------------------------------
     def load_const(self, value):
         if isinstance(value, type) and value in self.tx.output.trace_local_classes:
-            raise Unsupported("unrebuildable", what=f"class {value.__name__} made in compiled code leaving the graph")
+            self._trace_local_class(value)
+            return
         self.append(Instr("LOAD_CONST", value))
+
+    def _trace_local_class(self, cls):
+        """A class the trace made (`collections.namedtuple(...)`): made again by the same call, once
+        per run of the transformed code, so everything the trace built of it shares one class, new
+        on every call as eager's."""
+        if self.at_break:
+            # the resumed code would be handed a new class on every call, and recompile for each
+            raise Unsupported("unrebuildable", what=f"class {cls.__name__} made in compiled code, live at a break")
+        key = ("trace-local class", cls)
+        if key in self.temps:
+            self.append(Instr("LOAD_FAST", self.temps[key]))
+            return
+        f_globals, args, kwargs = self.tx.output.trace_local_classes[cls]
+        self.load_callable(make_namedtuple)
+        self.append(Instr("LOAD_CONST", f_globals), Instr("LOAD_CONST", args), Instr("LOAD_CONST", kwargs))
+        self.call(3)
+        name = self.new_temp_name()
+        self.append(Instr("COPY", 1), Instr("STORE_FAST", name))
+        self.temps[key] = name
 
     def load_exact_object(self, value):
         """`value` itself, not an equal constant: the code's constants are merged by value, a

@@ -187,8 +187,9 @@ class OutputGraph:
         self.metadata_log: list = []        # (fake tensor, size, stride, offset) before a metadata mutation
         self.constant_tensors: list = []
         # classes made while tracing (`collections.namedtuple(...)`): eager makes a new one on every
-        # call, so the transformed code must never load the trace's one (codegen.load_const refuses)
-        self.trace_local_classes: set = set()
+        # call, so the transformed code never loads the trace's one: it makes its own by the same
+        # call, once per class (codegen.load_const). class -> (f_globals, args, kwargs)
+        self.trace_local_classes: dict = {}
         # nn.Modules read from the frame, guarded by type (their int attributes stay constants):
         # source -> module
         self.module_sources: dict = {}
@@ -695,8 +696,10 @@ class OutputGraph:
                    if isinstance(var, VariableTracker) and var.source is not None
                    and not isinstance(var, (NNModuleVariable, TensorVariable))]
         guards = []
+        written = set(self.side_effects.mutated)
+        written.update(v.owner for v in self.side_effects.mutated if getattr(v, "owner", None) is not None)
         for value, var in reached:
-            if var not in self.side_effects.mutated:
+            if var not in written:      # (a dict subclass's object: written when its items are)
                 continue
             for other_value, other in reached:
                 if other is var:

@@ -106,7 +106,7 @@ class SideEffects:
             for dropped in _dropped_objects(self.contents[var], contents):
                 self.on_drop(dropped)
         self.contents[var] = contents
-        if var.source is not None and var not in self.mutated:
+        if (var.source is not None or written_through_owner(var)) and var not in self.mutated:
             self.counter += 1
             self.mutated[var] = self.counter
 
@@ -203,6 +203,14 @@ class SideEffects:
                 var.source.reconstruct(cg)
                 cg.load_const(slice(None))
                 cg.append(Instr("STORE_SUBSCR"))
+            elif var.source is None:            # a dict subclass's items: dict.clear(obj); dict.update(obj, new)
+                for method, args in ((dict.clear, ()), (dict.update, (temp,))):
+                    cg.load_callable(method)
+                    var.owner.source.reconstruct(cg)
+                    for a in args:
+                        cg.load_temp(a)
+                    cg.call(1 + len(args))
+                    cg.pop_top()
             else:                               # src.clear(); src.update(new contents)
                 for method, args in (("clear", ()), ("update", (temp,))):
                     var.source.reconstruct(cg)
@@ -257,6 +265,14 @@ class SideEffects:
                 cg.load_const(None)
                 cg.append(Instr("STORE_DEREF", CellVar(name)))
                 cg.append(Instr("DELETE_DEREF", CellVar(name)))
+
+
+def written_through_owner(var) -> bool:
+    """`var` holds the items of a dict-subclass object that existed before the frame (see
+    user_defined.dict_store), written back through dict's own C methods after the graph: neither
+    they nor a plain dict argument to dict.update run any of the subclass's methods."""
+    return isinstance(var, DictVariable) and var.owner is not None and var.cls is dict and \
+        var.owner.source is not None and not var.owner.is_new()
 
 
 def _had_attribute(tx, var, name) -> bool:

@@ -384,7 +384,7 @@ class InstructionTranslatorBase:
         for name in code.co_cellvars:
             cells[name] = CellVariable.new(self, bound.get(name))
         if code.co_flags & 0x20:  # a generator: its body runs lazily, one `next()` at a time
-            return GeneratorVariable.create(self, code, fn_var.get_globals(), bound, cells, fn_var.describe())
+            return GeneratorVariable.create(self, code, fn_var.get_globals(), bound, cells, fn_var.describe(), fn_var)
         tx = InliningTranslator(code, fn_var.get_globals(), bound, cells, self.output, self.config, parent=self)
         return tx.run_inline()
 

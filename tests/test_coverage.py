@@ -692,14 +692,16 @@ def test_namedtuple_made_in_compiled_code():
 
     def escapes(x):
         Pair = collections.namedtuple("Pair", "a b")
-        return Pair(x * 2, 1)       # eager makes a new class per call: the trace's one must not escape
+        return Pair(x * 2, 1), Pair(x, 2), Pair   # eager makes a new class per call, shared by these
 
     x = torch.randn(3)
     check(fn, x)
-    out = bytegraph.compile(escapes)(x)
-    assert type(out).__name__ == "Pair" and torch.equal(out.a, x * 2)
-    assert type(bytegraph.compile(escapes)(x)) is not type(out)
-    assert bytegraph.explain(escapes)(x).graph_break_count == 1
+    opt = bytegraph.compile(escapes)
+    out = opt(x)
+    assert type(out[0]).__name__ == "Pair" and torch.equal(out[0].a, x * 2)
+    assert type(out[0]) is type(out[1]) is out[2] and out[2].__module__ == __name__
+    assert type(opt(x)[0]) is not type(out[0])     # made again by each call, never the trace's class
+    assert bytegraph.explain(escapes)(x).graph_break_count == 0
 
 
 def test_state_queries_on_symbolic_sizes():
@@ -1629,3 +1631,17 @@ def test_module_to_follows_torch_future_flags():
         assert m.lin.weight is not weight      # replaced, as eager does under the flag
     finally:
         torch.__future__.set_overwrite_module_params_on_conversion(False)
+
+
+def test_a_namedtuple_class_made_in_compiled_code_live_at_a_break_runs_as_python():
+    # the resumed code would get a new class on every call and recompile each time: it runs as Python
+    def f(x):
+        P = collections.namedtuple("P", "a b")
+        p = P(x + 1, 2)
+        print(end="")
+        return p.a * p.b, type(p).__name__
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    for _ in range(4):
+        assert same(opt(torch.ones(2)), f(torch.ones(2)))
+    assert bytegraph.stats().recompiles == 0

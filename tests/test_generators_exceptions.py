@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
+import itertools
 import sys
 
 import pytest
@@ -10,7 +12,7 @@ import torch
 
 import bytegraph
 
-from helpers import standard_test
+from helpers import assert_same, standard_test
 
 
 class Boom(Exception):
@@ -322,3 +324,81 @@ def test_changed_exception_is_not_rebuilt_without_its_state():
     got = bytegraph.compile(exception_with_a_cause_returned, backend="eager")(x)
     assert type(got[1].__cause__) is KeyError and got[1].__suppress_context__
     assert bytegraph.explain(exception_with_a_cause_returned)(x).graph_break_count == 1
+
+
+# -- generators that outlive the graph ----------------------------------------------------------
+def _counting_from(t, k=1, *rest, kw=2, **more):
+    i = 0
+    while True:
+        yield t + i + k + kw + len(rest) + len(more)
+        i += 1
+
+
+def _two(t):
+    yield t + 1
+    yield t + 2
+
+
+def unstarted_generators_returned(x):
+    items = [x]
+    g = _counting_from(x * 2, 3, 4, 5, kw=6, z=7)
+    h = (v * 2 for v in items)      # a generator expression over a list changed after it was made
+    items.append(x + 1)
+    return g and h, g, zip(range(2), _two(x)), items
+
+
+def finished_generator_returned(x):
+    g = _two(x)
+    total = sum(g)
+    return g, total, next(g, 5)
+
+
+def unstarted_generator_across_a_break(x):
+    g = _two(x * 3)
+    bytegraph.graph_break()
+    return next(g) + next(g)
+
+
+def _drain(value):
+    """What eager and compiled results hold, generators run to their end."""
+    if isinstance(value, (tuple, list)):
+        return type(value)(_drain(v) for v in value)
+    if isinstance(value, (type(_two(None)), zip)):
+        return ("iterator", type(value), list(itertools.islice(value, 4)))
+    return value
+
+
+@pytest.mark.parametrize("fn, frames, breaks", [
+    (unstarted_generators_returned, 1, 0), (finished_generator_returned, 1, 0),
+    # (after the break the generator is a real one: next() on it runs natively, twice)
+    (unstarted_generator_across_a_break, 2, 3)])
+def test_unstarted_and_finished_generators_are_rebuilt(fn, frames, breaks):
+    """A generator that has not started is its function called again with the same argument
+    objects; a finished one is such a call closed at once: the same code, state and items as eager."""
+    x = torch.randn(3)
+    want = fn(x)
+    bytegraph.reset()
+    counter = bytegraph.testing.CompileCounter()
+    got = bytegraph.compile(fn, backend=counter)(x)
+    gens = [(g, w) for g, w in zip(got, want) if inspect.isgenerator(w)] if isinstance(want, tuple) else []
+    for g, w in gens:
+        assert inspect.getgeneratorstate(g) == inspect.getgeneratorstate(w)
+        assert g.gi_code is w.gi_code and g.__qualname__ == w.__qualname__
+    assert_same(_drain(got), _drain(want))
+    assert counter.frame_count == frames and len(bytegraph.stats.break_records) == breaks
+
+
+def started_generator_returned(x):
+    g = _two(x)
+    next(g)
+    return g, x.sin()
+
+
+def test_started_generator_is_not_rebuilt():
+    """A generator paused at a `yield` holds a frame no call can make again: the graph breaks, and
+    the returned generator is eager's, paused where it was."""
+    x = torch.randn(3)
+    explained = bytegraph.explain(started_generator_returned)(x)
+    assert explained.graph_break_count == 1 and "started generator" in str(explained.break_reasons[0])
+    got = bytegraph.compile(started_generator_returned, backend="eager")(x)
+    assert torch.equal(next(got[0]), x + 2)

@@ -1684,3 +1684,156 @@ def test_weak_references_are_not_hashed_or_written_by_the_trace():
             written = "AttributeError"
         return z, h, written
     check(dead_hash, torch.ones(1), frames=1)
+
+
+# -- namedtuple classes made in compiled code ---------------------------------------------------
+def _namedtuple_with_defaults(a, b):
+    NT = collections.namedtuple("NT", ["p", "q", "r"], defaults=(None, 2, None))
+    t = NT(a, r=b)
+    return t.q * t.r, t.p is a, t, NT.__module__, NT._field_defaults
+
+
+def _two_calls_two_classes(a, b):
+    A = collections.namedtuple("A", "p q")
+    B = collections.namedtuple("A", "p q")
+    t = A._make([a + 1, b])
+    return A(a * 2, b), B(a, b), t._replace(p=b), A, B
+
+
+_KEPT = []
+
+
+def _instance_kept_in_a_global_list(a):
+    P = collections.namedtuple("P", "v")
+    _KEPT.append(P(a + 1))
+    return P
+
+
+@pytest.mark.parametrize("fn", [_namedtuple_with_defaults, _two_calls_two_classes])
+def test_namedtuple_class_made_in_the_graph_is_made_again_per_call(fn):
+    """Eager makes a new class at every `collections.namedtuple(...)` call: the transformed code
+    makes its own by the same call, once per call in the trace, so instances of one class share it,
+    two calls give two classes, and a second run gives new ones, named for the calling module."""
+    x, y = torch.randn(3), torch.randn(3)
+    want = fn(x, y)
+    bytegraph.reset()
+    opt, cnt = compiled(fn)
+    got, again = opt(x, y), opt(x, y)
+    def plain(values):   # classes made per call compare by name, fields and items
+        return [(type(v).__name__, v._fields, tuple(v)) if hasattr(v, "_fields") else v
+                for v in values if not isinstance(v, type)]
+    assert_same(plain(got), plain(want))
+    kinds = [type(v) for v in got if isinstance(v, tuple) and hasattr(v, "_fields")]
+    classes = [v for v in got if isinstance(v, type)]
+    want_kinds = [type(v) for v in want if isinstance(v, tuple) and hasattr(v, "_fields")]
+    want_classes = [v for v in want if isinstance(v, type)]
+    # the same pattern of identity as eager's: which results share a class, which class is returned
+    assert [[k is j for j in kinds + classes] for k in kinds + classes] == \
+        [[k is j for j in want_kinds + want_classes] for k in want_kinds + want_classes]
+    assert all(k.__module__ == __name__ for k in kinds)
+    assert not {id(k) for k in kinds} & {id(type(v)) for v in again}
+    assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+
+
+def test_namedtuple_instance_kept_by_a_side_effect():
+    _KEPT.clear()
+    x = torch.randn(3)
+    opt, cnt = compiled(_instance_kept_in_a_global_list)
+    cls = opt(x)
+    assert type(_KEPT[0]) is cls and torch.equal(_KEPT[0].v, x + 1) and cnt.frame_count == 1
+
+
+def _namedtuple_with_a_list_default(a):
+    default = []
+    P = collections.namedtuple("P", "v", defaults=(default,))
+    default.append(a)
+    return P().v is default, a + 1
+
+
+def test_namedtuple_with_a_mutable_default_is_not_copied():
+    """The class keeps its default objects: a list made in the trace cannot be handed to the real
+    call (it would be a copy), so the call runs natively."""
+    x = torch.randn(3)
+    assert standard_test(_namedtuple_with_a_list_default, x, frames=1, breaks=1)[0] is True
+
+
+def _fromkeys_everywhere(x):
+    a = dict.fromkeys([1, True, 1.0], x)     # equal keys: the first key object stays, as `d[k] = v` keeps it
+    b = collections.OrderedDict.fromkeys(("p", "q"), value=x + 1)    # OrderedDict's takes keywords
+    c = collections.OrderedDict.fromkeys(iterable=["r", "p", "r"])
+    d = collections.defaultdict.fromkeys(iter(b), x - 2)
+    return a, b, c, d, [type(k) for k in a], d.default_factory
+
+
+def test_fromkeys_keeps_the_first_equal_key_and_takes_ordereddicts_keywords():
+    standard_test(_fromkeys_everywhere, torch.randn(3), frames=1, breaks=0)
+
+
+# -- writes to a dict-subclass object the frame was given ------------------------------------------
+class _SubDict(dict):
+    pass
+
+
+class _PlusOneOnSet(dict):
+    """Its own __setitem__ (traced) and an update/clear that must never run for the write-back."""
+    def __setitem__(self, k, v):
+        super().__setitem__(k, v + 1)
+
+    def update(self, *args, **kwargs):
+        raise AssertionError("the subclass's update ran")
+
+    def clear(self):
+        raise AssertionError("the subclass's clear ran")
+
+
+class _ReversedIter(dict):
+    def __iter__(self):
+        return reversed(list(self.keys()))
+
+
+class _SubOrderedDict(collections.OrderedDict):
+    pass
+
+
+def _writes_to_a_dict_subclass(d, x):
+    for v in d.values():
+        x = x * v
+    d[6] = 14
+    d.pop(2)
+    d.sample = 1
+    for k in d:
+        x = x * k
+    return x * d.get(3, 4) * len(d), list(d), d.sample
+
+
+def _written_one_read_the_other(a, b, x):
+    a["k"] = x + 1
+    return b.get("k", 0) * x
+
+
+@pytest.mark.parametrize("cls, breaks", [(_SubDict, 0), (_PlusOneOnSet, 0), (_ReversedIter, 0),
+                                         (_SubOrderedDict, 1)])
+def test_dict_subclass_object_given_to_the_frame_is_written_back(cls, breaks):
+    """Its items are written back with dict's own C methods (clear, then update from a plain dict),
+    which run none of the subclass's; an OrderedDict's update would call the subclass's __setitem__,
+    so writes to one still run natively."""
+    want_d, got_d = cls({2: 5, 4: 10}), cls({2: 5, 4: 10})
+    want = _writes_to_a_dict_subclass(want_d, torch.ones(2))
+    bytegraph.reset()
+    opt, cnt = compiled(_writes_to_a_dict_subclass)
+    assert_same(opt(got_d, torch.ones(2)), want)
+    assert type(got_d) is cls and list(dict.items(got_d)) == list(dict.items(want_d)) and vars(got_d) == vars(want_d)
+    assert len(bytegraph.stats.break_records) == breaks
+    assert cnt.frame_count == 1 or breaks
+
+
+def test_dict_subclass_written_through_one_argument_read_through_another():
+    """One object passed as both arguments: the write must be seen by the read (a distinctness
+    guard sends the aliased call to a new entry)."""
+    opt, cnt = compiled(_written_one_read_the_other)
+    x = torch.ones(2)
+    assert_same(opt(_SubDict(), _SubDict(), x), torch.zeros(2))
+    shared, shared_eager = _SubDict(), _SubDict()
+    assert_same(opt(shared, shared, x), _written_one_read_the_other(shared_eager, shared_eager, x))
+    assert_same(dict(shared), dict(shared_eager))
+    assert cnt.frame_count == 2

@@ -197,7 +197,9 @@ def _unbound_builtin_method(tx, fn, args, kwargs):
     store = dict_store(tx, obj)
     if store is None:
         return None
-    if not obj.is_new() and name not in _READ_ONLY_DICT_METHODS:
+    if not obj.is_new() and name not in _READ_ONLY_DICT_METHODS and (obj.source is None or store.cls is not dict):
+        # (a dict-based one's items are written back with dict's own methods: side_effects.py; an
+        # OrderedDict's update would call the subclass's __setitem__)
         raise Unsupported("untracked_mutation", what=f"{owner.__name__}.{name} on {obj.describe()} that existed "
                                                  "before the compiled frame")
     if owner is not store.cls and name not in _READ_ONLY_DICT_METHODS:
@@ -644,17 +646,41 @@ def _mapping(kind):
 
 def _namedtuple(tx, *args, **kwargs):
     """`collections.namedtuple("P", ["a", "b"])` from constants: the class is made while tracing
-    (by the real function: it runs no user code) and stays inside the trace (see
-    OutputGraph.trace_local_classes)."""
+    (by the real function: it runs no user code); the transformed code makes its own with the same
+    call (see OutputGraph.trace_local_classes). Only plain immutable arguments: the class keeps its
+    defaults, so a list made in the trace would be a copy of the program's."""
     try:
-        real_args = [python_value(tx, a) for a in args]
-        real_kwargs = {k: python_value(tx, v) for k, v in kwargs.items()}
+        real_args = tuple(_frozen_argument(python_value(tx, a)) for a in args)
+        real_kwargs = {k: _frozen_argument(python_value(tx, v)) for k, v in kwargs.items()}
     except NotConstant:
         raise Unsupported("unsupported_call", fn="collections.namedtuple", detail=" with values that are not "
-                                                                                 "constants") from None
-    cls = fold(collections.namedtuple, *real_args, **real_kwargs)
-    tx.output.trace_local_classes.add(cls)
+                                                                                 "plain constants") from None
+    cls = fold(make_namedtuple, tx.f_globals, real_args, real_kwargs)
+    tx.output.trace_local_classes[cls] = (tx.f_globals, real_args, real_kwargs)
     return UserDefinedClassVariable(value=cls)
+
+
+_FROZEN_LEAVES = (str, int, float, bool, bytes, complex, type(None))
+
+
+def _frozen_argument(value, top=True):
+    """`value` as a constant the transformed code can hold, or NotConstant when it is, or holds,
+    anything but plain immutable values. An argument that is a list becomes a tuple (namedtuple
+    only reads it); a list inside one would be kept by the class (a default value)."""
+    if type(value) in _FROZEN_LEAVES:
+        return value
+    if type(value) is tuple or (top and type(value) is list):
+        return tuple(_frozen_argument(v, top=False) for v in value)
+    raise NotConstant(type(value).__name__)
+
+
+def make_namedtuple(f_globals, args, kwargs):
+    """`collections.namedtuple(*args, **kwargs)` as called by code whose globals are `f_globals`:
+    with no module given it takes its caller's `__name__`, here read from that code's globals, as
+    eager does at the call (this frame is not the caller). Used while tracing and at run time."""
+    if kwargs.get("module") is None:
+        kwargs = {**kwargs, "module": f_globals.get("__name__", "__main__")}
+    return collections.namedtuple(*args, **kwargs)
 
 
 def _deque(tx, iterable=None, maxlen=None):
@@ -663,11 +689,22 @@ def _deque(tx, iterable=None, maxlen=None):
 
 
 def _fromkeys(kind):
-    def handler(tx, iterable, value=None, /):
+    """`dict.fromkeys(iterable, value, /)`; OrderedDict's takes both by keyword too."""
+    def fromkeys(tx, iterable, value):
         value = value if value is not None else const(None)
-        pairs = {hashable_key(tx, k): (k, value) for k in tx.unpack_iterable(iterable)}  # later keys win
+        pairs: dict = {}
+        for k in tx.unpack_iterable(iterable):
+            # item by item `d[k] = value`: an equal key met again keeps the first key object and place
+            pairs.setdefault(hashable_key(tx, k), (k, value))
         factory = const(None) if kind is collections.defaultdict else None   # defaultdict.fromkeys: no factory
         return DictVariable.create(tx, list(pairs.values()), kind, factory)
+
+    if kind is collections.OrderedDict:
+        def handler(tx, iterable, value=None):
+            return fromkeys(tx, iterable, value)
+    else:
+        def handler(tx, iterable, value=None, /):
+            return fromkeys(tx, iterable, value)
     return handler
 
 

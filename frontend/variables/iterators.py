@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import inspect
 import itertools
 import operator
 import types
@@ -45,6 +46,10 @@ class IteratorVariable(VariableTracker):
                 return items
             if len(items) > tx.config.max_instructions:
                 raise Unsupported("endless_iterator", what=f"consuming {self.describe()} (endless?)")
+
+    def truth(self, tx):
+        # CPython's iterator types define neither __bool__ nor __len__: always true
+        return True
 
     def call_method(self, tx, name, args, kwargs):
         if name == "__next__":
@@ -357,10 +362,11 @@ class GeneratorVariable(IteratorVariable):
     code: Any = None
     f_globals: dict = None
     name: str = "generator"
+    function: Any = None    # the generator function's tracker (called again to rebuild an unstarted one)
 
     @staticmethod
-    def create(tx, code, f_globals, symbolic_locals, cells, name):
-        var = GeneratorVariable(code=code, f_globals=f_globals, name=name)
+    def create(tx, code, f_globals, symbolic_locals, cells, name, function=None):
+        var = GeneratorVariable(code=code, f_globals=f_globals, name=name, function=function)
         start = next(ins.index for ins in instructions_of(code)[0] if ins.opname == "RESUME")
         tx.output.side_effects.track(var, GeneratorState(start, (), dict(symbolic_locals), dict(cells)))
         tx.output.side_effects.generators.append(var)   # closed when they die (frontend/lifetimes.py)
@@ -371,6 +377,56 @@ class GeneratorVariable(IteratorVariable):
 
     def describe(self):
         return f"generator {self.name}"
+
+    def parts(self, tx):
+        state = tx.output.side_effects.get(self)
+        if self.function is None or (state is not None and state.started):
+            return ()
+        if state is None:
+            return (self.function,)
+        return (self.function, *state.symbolic_locals.values())
+
+    def reconstruct(self, codegen):
+        """An unstarted generator is the generator function called again with the very objects it
+        was bound to (a call that runs none of the body); a finished one is such a call closed at
+        once (closing an unstarted generator runs nothing), so it holds no arguments, as the eager
+        one whose frame was cleared. A started one would need its paused frame: not rebuilt."""
+        state = codegen.tx.output.side_effects.get(self)
+        if self.function is None or (state is not None and state.started):
+            raise Unsupported("unrebuildable", what=f"rebuilding the started {self.describe()} after the graph")
+        code = self.code
+        if state is None:
+            codegen.load_callable(finished_generator)
+            codegen.reconstruct(self.function)
+            codegen.call(1)
+            return
+        names = code.co_varnames
+        npos, nkw = code.co_argcount, code.co_kwonlyargcount
+        index = npos + nkw
+        varargs = names[index] if code.co_flags & inspect.CO_VARARGS else None
+        index += varargs is not None
+        varkw = names[index] if code.co_flags & inspect.CO_VARKEYWORDS else None
+        bound = state.symbolic_locals
+        if any(n not in bound for n in names[:index + (varkw is not None)]):
+            raise Unsupported("unrebuildable", what=f"rebuilding {self.describe()} (an argument is unknown)")
+        codegen.load_callable(call_again)
+        codegen.reconstruct(self.function)
+        for name in names[:npos]:
+            codegen.reconstruct(bound[name])
+        codegen.build_tuple(npos)
+        if varargs is not None:
+            codegen.reconstruct(bound[varargs])
+        else:
+            codegen.build_tuple(0)
+        for name in names[npos:npos + nkw]:
+            codegen.load_const(name)
+            codegen.reconstruct(bound[name])
+        codegen.build_map(nkw)
+        if varkw is not None:
+            codegen.reconstruct(bound[varkw])
+        else:
+            codegen.build_map(0)
+        codegen.call(5)
 
     def next_item(self, tx, sent=None):
         state = tx.output.side_effects.get(self)
@@ -456,6 +512,22 @@ class GeneratorVariable(IteratorVariable):
             tx.close_generator(self)
             return const(None)
         return super().call_method(tx, name, args, kwargs)
+
+
+def call_again(fn, positional, varargs, keyword_only, varkw):
+    """Run time: a generator function called with every parameter given (no default read again)."""
+    return fn(*positional, *varargs, **keyword_only, **varkw)
+
+
+def finished_generator(fn):
+    """Run time: a finished generator of `fn`: made with placeholder arguments and closed before it
+    started, so none of its body runs and it keeps no argument alive."""
+    code = fn.__code__
+    names = code.co_varnames
+    gen = fn(*[None] * code.co_argcount,
+             **dict.fromkeys(names[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]))
+    gen.close()
+    return gen
 
 
 def _is_none(var) -> bool:
