@@ -13,6 +13,7 @@ from typing import Any, Optional
 
 from ...guards.guard import Guard
 from ...guards.source import Source
+from ...probe import class_dict_lookup
 from ..graph_break import Unsupported
 
 
@@ -93,7 +94,8 @@ class VariableTracker:
             cls = self.python_type()
         except Unsupported:
             cls = None
-        if cls is not None and callable(getattr(cls, name, None)):
+        # (looked up in the MRO's dicts: `getattr(list, "__call__")` is the metaclass's, not a method of lists)
+        if cls is not None and callable(class_dict_lookup(cls, name)):
             return families.BoundMethodVariable(fn=TensorMethod(name), self_var=self)
         raise Unsupported("unsupported_attr", name=name, obj=self.describe())
 

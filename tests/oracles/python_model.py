@@ -64,8 +64,8 @@ class Overriding(int):
 
 
 VALUES = [0, 3, -2, 2.5, float("inf"), 1 + 2j, True, Int(3), Float(2.5), Complex(1 + 2j), Overriding(4), "ab",
-          Str("ab"), "", (1, 2), Tuple((1,)), [3, 1], List([2]), {1: 2}, Dict({1: 2}), None, {2}, frozenset({1}),
-          b"xy", range(3)]
+          Str("ab"), "", "__call__", (1, 2), Tuple((1,)), [3, 1], List([2]), {1: 2}, Dict({1: 2}), None, {2},
+          frozenset({1}), b"xy", range(3)]
 
 UNARY = [len, abs, int, float, str, repr, bool, hash, round, sorted, sum, min, max, list, tuple, set, dict, iter,
          reversed, any, all, math.floor, math.ceil, math.sqrt, math.isfinite, operator.neg, operator.not_,
