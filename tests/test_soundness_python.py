@@ -1845,3 +1845,28 @@ def test_a_builtin_container_has_no_method_its_metaclass_has():
     def f(x, v):
         return x + 1, getattr(v, "__call__", None), hasattr({}, "__call__"), callable(v)
     check(f, torch.ones(1), [0.45])   # (the lookup breaks: answered by running it)
+
+
+def test_a_class_whose_metaclass_defines_call():
+    # calling it runs the metaclass's __call__ (a singleton's cached instance; a TypedDict class makes a
+    # plain dict), which the trace skipped, building an instance of the class (CPython's test_typing)
+    from typing import TypedDict
+    Emp = TypedDict("Emp", {"name": str, "id": int})
+
+    class Single(type):
+        made: dict = {}
+
+        def __call__(cls, *args):
+            if cls not in Single.made:
+                Single.made[cls] = super().__call__(*args)
+            return Single.made[cls]
+
+    class Config(metaclass=Single):
+        def __init__(self, v):
+            self.v = v
+
+    def f(x):
+        e = Emp(name="a", id=1)
+        first, second = Config(1), Config(2)
+        return x + 1, type(e) is dict, first is second, second.v
+    check(f, torch.ones(1))

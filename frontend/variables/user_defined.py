@@ -181,6 +181,10 @@ class UserDefinedClassVariable(VariableTracker):
             return NamedTupleVariable(tuple(bound[f] for f in cls._fields), cls=cls)
         if issubclass(cls, enum.Enum) and len(args) == 1 and args[0].is_python_constant():
             return const(cls(args[0].as_python_constant()))
+        if class_lookup(tx, type(cls), "__call__")[0] is not type.__dict__["__call__"]:
+            # its metaclass decides what calling it makes (a singleton's cached instance; a TypedDict
+            # class makes a plain dict): not the class's own __new__/__init__
+            raise Unsupported("unsupported_call", fn=self.describe(), detail=" (its metaclass defines __call__)")
         if issubclass(cls, torch.nn.Module):
             return families.new_torch_module(tx, cls, args, kwargs)
         if issubclass(cls, dict) and cls.__new__ is dict.__new__ and cls.__module__ != "builtins":
