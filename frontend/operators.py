@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import collections
 import operator
+import types
 
 from .graph_break import Unsupported, fold, user_error
 from .reads import MISSING, class_lookup
 from .variables.base import NOT_IMPLEMENTED
 from .variables.constant import const
+from .variables.functions import UserFunctionVariable
 from .variables.user_defined import UserDefinedObjectVariable
 
 # The operand types a builtin type's comparison methods accept; anything else is NotImplemented.
@@ -58,9 +60,13 @@ def dunder(tx, x, name, y):
     cls = _type_of(x)
     if cls is None:
         raise Unsupported("python_protocol", what=f"{name} of {x.describe()}")
-    method = class_lookup(tx, cls, name)[0]
+    method, source = class_lookup(tx, cls, name)
     if method is MISSING:
         return NOT_IMPLEMENTED
+    if isinstance(method, types.FunctionType) and not isinstance(x, UserDefinedObjectVariable):
+        # a method of the program's own on a subclass of a builtin the trace models (a NamedTuple
+        # class's `__add__`): it runs, not the builtin's answer
+        return UserFunctionVariable(fn=method, source=source).call_function(tx, [x, y], {})
     if method is getattr(object, name, None):
         if name == "__eq__":
             return const(True) if tx.is_same(x, y) else NOT_IMPLEMENTED

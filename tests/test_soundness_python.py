@@ -8,6 +8,7 @@ import functools
 import itertools
 import sys
 import types
+import typing
 
 import pytest
 import torch
@@ -1870,3 +1871,22 @@ def test_a_class_whose_metaclass_defines_call():
         first, second = Config(1), Config(2)
         return x + 1, type(e) is dict, first is second, second.v
     check(f, torch.ones(1))
+
+
+class _Pair(typing.NamedTuple):
+    x: int
+    y: int = 1
+
+    def __add__(self, other):
+        return 0
+
+    def __lt__(self, other):
+        return "lt"
+
+
+def test_operators_a_namedtuple_class_defines_run():
+    # `_Pair(1, 2) + _Pair(3)` concatenated as tuples, skipping the class's own __add__ (CPython's
+    # test_typing.NamedTupleTests)
+    def f(x):
+        return x + 1, _Pair(1, 2) + _Pair(3), _Pair(1) < _Pair(2), _Pair(1) + (5,)
+    check(f, torch.ones(1), breaks=0)
