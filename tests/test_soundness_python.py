@@ -6,6 +6,7 @@ import collections
 import collections.abc
 import functools
 import itertools
+import operator
 import sys
 import types
 import typing
@@ -1890,3 +1891,15 @@ def test_operators_a_namedtuple_class_defines_run():
     def f(x):
         return x + 1, _Pair(1, 2) + _Pair(3), _Pair(1) < _Pair(2), _Pair(1) + (5,)
     check(f, torch.ones(1), breaks=0)
+
+
+def test_in_place_or_on_a_dict_subclass_object_is_that_object():
+    # `operator.ior(d, other)` on a dict-subclass object returned its items as a plain dict
+    # (python_model oracle)
+    class Tagged(dict):
+        pass
+
+    def f(x, d):
+        r = operator.ior(d, {3: 4})
+        return x + 1, r is d, type(r).__name__, dict(d)
+    check(f, torch.ones(1), Tagged({1: 2}), breaks=0)

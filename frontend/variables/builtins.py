@@ -220,7 +220,8 @@ def _unbound_builtin_method(tx, fn, args, kwargs):
         if isinstance(missing, types.FunctionType):
             return UserFunctionVariable(fn=missing, source=missing_src).call_function(
                 tx, [obj, args[1]], {})   # dict calls __missing__
-    return store.call_method(tx, name, list(args[1:]), kwargs)
+    result = store.call_method(tx, name, list(args[1:]), kwargs)
+    return obj if result is store else result    # `d |= x` is d itself, not the items it holds
 
 
 def _ordered_dict_subclass_result(tx, obj, result):
