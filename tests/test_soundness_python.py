@@ -1903,3 +1903,24 @@ def test_in_place_or_on_a_dict_subclass_object_is_that_object():
         r = operator.ior(d, {3: 4})
         return x + 1, r is d, type(r).__name__, dict(d)
     check(f, torch.ones(1), Tagged({1: 2}), breaks=0)
+
+
+def test_instantiating_an_abstract_class_raises_inside_the_programs_try():
+    # the trace made the object anyway, and its rebuild after the graph raised outside the try block
+    # (CPython's test_typing with collections.abc.Callable)
+    import abc
+
+    class Shape(abc.ABC):
+        @abc.abstractmethod
+        def area(self):
+            ...
+
+    def f(x):
+        y = x + 1
+        try:
+            Shape()
+            made = "made"
+        except TypeError:
+            made = "TypeError"
+        return y, made
+    check(f, torch.ones(1))

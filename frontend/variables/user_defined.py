@@ -194,6 +194,9 @@ class UserDefinedClassVariable(VariableTracker):
         if new is not object.__dict__["__new__"] or (cls.__module__ == "builtins" and not isinstance(
                 init, types.FunctionType) and init is not object.__dict__["__init__"]):
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (custom __new__)")
+        if vars(cls).get("__abstractmethods__"):
+            # object.__new__ refuses a class with abstract methods: raised as Python
+            raise Unsupported("unsupported_call", fn=self.describe(), detail=" (an abstract class)")
         obj = UserDefinedObjectVariable.create_new(tx, cls)
         init, _ = class_method(tx, obj, "__init__")
         if isinstance(init, types.FunctionType):
