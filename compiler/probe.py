@@ -118,6 +118,11 @@ def safe_in(value, container) -> bool:
 _HEAPTYPE = 1 << 9   # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
 
 
+def is_heap_type(tp: type) -> bool:
+    """Whether `tp` was made by a class statement (or `type(...)`), not written in C."""
+    return bool(tp.__flags__ & _HEAPTYPE)
+
+
 def builtin_base(tp: type) -> type:
     """The first class in `tp`'s MRO written in C (dict for a dict subclass, OrderedDict for an
     OrderedDict subclass): its methods read the object without running the user's overrides."""

@@ -15,7 +15,7 @@ import torch
 
 from ...guards.guard import Guard
 from ...guards.source import MISSING, AttrSource, DictKeysSource, InstanceDictSource, ItemSource
-from ...probe import builtin_base, static_hasattr
+from ...probe import builtin_base, is_heap_type, static_hasattr
 from .. import reads
 from ..graph_break import Unsupported, user_error
 from ..reads import class_lookup, mro_lookup
@@ -423,7 +423,7 @@ class UserDefinedObjectVariable(VariableTracker):
             return
         if hasattr(type(attr), "__set__") and not isinstance(attr, types.MemberDescriptorType):
             raise Unsupported("unsupported_attr", name=name, obj=f"{self.cls.__name__} (custom descriptor)")
-        if isinstance(attr, types.MemberDescriptorType) and not attr.__objclass__.__flags__ & _HEAPTYPE:
+        if isinstance(attr, types.MemberDescriptorType) and not is_heap_type(attr.__objclass__):
             # a member of a C type (`weakref.ref.__callback__`): maybe read-only, which the write-back
             # after the graph would find out outside the program's try blocks
             raise Unsupported("attribute_write", what=f"{name!r} of {self.describe()} (a member of a C type)")
@@ -575,9 +575,6 @@ class EnumVariable(VariableTracker):
         codegen.load_const(self.value)
 
 
-_HEAPTYPE = 1 << 9   # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
-
-
 class _Plain:
     pass
 
@@ -590,7 +587,7 @@ def plain_class(cls) -> bool:
     instances have the layout `object.__reduce_ex__` expects without asking the class anything (an
     extension type among the bases makes them larger)."""
     return type(cls) is type and cls.__mro__[-1] is object and cls.__basicsize__ == _Plain.__basicsize__ and \
-        not cls.__itemsize__ and all(k.__flags__ & _HEAPTYPE and "__slots__" not in k.__dict__
+        not cls.__itemsize__ and all(is_heap_type(k) and "__slots__" not in k.__dict__
                                      for k in cls.__mro__[:-1])
 
 
