@@ -28,6 +28,7 @@ from .break_codegen import FrameCheckpoint, can_break_at, compile_break, emit_se
 from .builder import is_compiled_function, is_skipped_function
 from .codegen import PyCodegen, new_code
 from .graph_break import Unsupported
+from .graph_raise import guard_graph_call, loses_effects_on_raise, rerunnable
 from .opcodes import OPCODES, Checkpoint
 from .output_graph import OutputGraph
 from .resume import is_resume_code
@@ -70,7 +71,7 @@ class InstructionTranslator(InstructionTranslatorBase):
         self.arg_names = frame_arg_names(code)
         super().__init__(code, func.__globals__, {}, {}, output, config)
         output.side_effects.on_drop = functools.partial(lifetimes.finalizer_may_run, self)
-        self._entry_grad = self.output.grad_enabled
+        self.entry_grad = self.output.grad_enabled
         resuming = is_resume_code(code)
         for name, value in zip(self.arg_names, args):
             if resuming and _is_closure_function(value):
@@ -164,12 +165,14 @@ class InstructionTranslator(InstructionTranslatorBase):
         if self.op_count:
             # the backend runs only once the whole code is generated (see finish_code)
             cg.output_index = {v.proxy.node: i for i, v in enumerate(tensors)}
+            start = len(cg.instructions)
             cg.push_null()
             self._graph_call = Instr("LOAD_CONST", None)
             cg.append(self._graph_call)
             for _, proxy, _ in output.graph_inputs:
                 proxy.node.meta["source"].reconstruct(cg)   # each input fetched from where it came
             cg.call(len(output.graph_inputs))
+            self._graph_call_span = (start, len(cg.instructions))
             cg.append(Instr("STORE_FAST", cg.graph_outputs_local))
         elif tensors and any(v.proxy.node.op != "placeholder" for v in tensors):
             raise Unsupported("internal_error", what="tensor values with no graph")
@@ -179,6 +182,8 @@ class InstructionTranslator(InstructionTranslatorBase):
         if self._graph_call is not None:
             self.gm, compiled = self.output.compile_graph(cg.used_outputs(self._graph_outputs))
             self._graph_call.arg = compiled
+            if loses_effects_on_raise(self) and rerunnable(self.output):
+                guard_graph_call(cg, self, *self._graph_call_span)
         prefix = [Instr("MAKE_CELL", CellVar(n)) for n in self.code.co_cellvars]
         if self.code.co_freevars:
             prefix.append(Instr("COPY_FREE_VARS", len(self.code.co_freevars)))
@@ -192,7 +197,7 @@ class InstructionTranslator(InstructionTranslatorBase):
         cg = self.codegen_graph_prefix([return_value])
         cg.reconstruct_to_temp(return_value)
         self.output.side_effects.codegen_replay(cg)
-        if self.output.grad_enabled != self._entry_grad:
+        if self.output.grad_enabled != self.entry_grad:
             emit_set_grad(cg, self.output.grad_enabled)   # `torch.set_grad_enabled(m)` outside a `with`
         cg.reconstruct(return_value)
         cg.append(Instr("RETURN_VALUE"))

@@ -197,6 +197,8 @@ class OutputGraph:
         # how many times a prune erased nodes: a prune is not undone by restore(), so a checkpoint taken
         # before it cannot be restored exactly (see FrameTranslator.break_at_checkpoint)
         self.prunes = 0
+        # a graph op was traced inside a try / with block of the program (see graph_raise.py)
+        self.ops_under_handler = False
 
     # -- checkpoints ------------------------------------------------------------
     def checkpoint(self) -> GraphState:
@@ -751,14 +753,17 @@ class OutputGraph:
                 self.graph.erase_node(node)
                 self.prunes += 1
 
+    def writes_inputs(self) -> bool:
+        """Whether an op of the graph writes into a tensor input (or a view of one)."""
+        return any(isinstance(value, torch.Tensor) and proxy.node.meta["example_value"]._version !=
+                   proxy.node.meta["version"] for _, proxy, value in self.graph_inputs)
+
     def _guard_memory_sharing(self):
         """A graph that writes into a tensor input is only right for inputs sharing memory as they do
         now (`a.add_(1); b * 2` with `b` a view of `a`): guard which ones do."""
-        tensors = [(source, proxy.node, value) for source, proxy, value in self.graph_inputs
-                   if isinstance(value, torch.Tensor)]
-        if any(node.meta["example_value"]._version != node.meta["version"] for _, node, _ in tensors):
-            self.guards.add(Guard.memory_sharing([s for s, _, _ in tensors],
-                                                 memory_sharing(*(v for _, _, v in tensors))))
+        if self.writes_inputs():
+            tensors = [(source, value) for source, _, value in self.graph_inputs if isinstance(value, torch.Tensor)]
+            self.guards.add(Guard.memory_sharing([s for s, _ in tensors], memory_sharing(*(v for _, v in tensors))))
 
     def compile_graph(self, outputs: list):
         """Add the output node, hand the graph to the backend, and return the compiled callable."""

@@ -110,6 +110,11 @@ class SideEffects:
             self.counter += 1
             self.mutated[var] = self.counter
 
+    def pending(self) -> bool:
+        """Whether the transformed code has anything to write back after the graph."""
+        return bool(self.mutated or self.globals or self.deleted_globals or self.cells or
+                    self.input_tensor_attributes())
+
     def mutated_in_order(self) -> list:
         return sorted(self.mutated, key=self.mutated.get)
 

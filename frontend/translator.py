@@ -113,6 +113,7 @@ class InstructionTranslatorBase:
                                 f"{ins.argval if ins.arg is not None else ''}  stack={self.describe_stack()}",
                     logging.DEBUG)
             self.maybe_checkpoint(ins)
+            n_nodes = len(output.graph.nodes)
             try:
                 handler(self, ins)
             except ReturnValue:
@@ -144,6 +145,8 @@ class InstructionTranslatorBase:
                     raise
                 # the program's own, of a kind not listed above (MemoryError from a folded `[0] * n`)
                 self.handle_exception(self.new_raised(e))
+            if len(output.graph.nodes) != n_nodes and not output.ops_under_handler and self.in_try_block(ins):
+                output.ops_under_handler = True
 
     def new_raised(self, e):
         """The tracker of a real exception the program raises here (a builtin's error), chained to
@@ -157,6 +160,11 @@ class InstructionTranslatorBase:
 
     def describe_stack(self) -> str:
         return "[" + ", ".join(v.describe() for v in self.stack) + "]"
+
+    def in_try_block(self, ins) -> bool:
+        """Whether an exception raised at `ins` goes to a handler of this frame (an except, finally
+        or with block)."""
+        return any(entry.start <= ins.offset < entry.end for entry in self.exception_table)
 
     def handle_exception(self, exc_var):
         """Jump to this frame's handler for an exception raised at the current instruction,

@@ -1,0 +1,117 @@
+"""A graph that raises part way: the frame runs again as Python, from its start.
+
+A graph op can raise for reasons only the values decide (an index out of range, a matrix that is
+not positive definite). In eager, the Python effects made before that op have happened (a list
+appended to, an attribute set), the program's own `except` / `finally` / `with` blocks around it run,
+and grad mode is put back by the `with torch.no_grad()` being left. Compiled, those effects are
+replayed after the graph, so a graph that raises loses them, and the exception skips those blocks.
+
+So, where a raise would lose something, the transformed code calls the graph inside a try block. If
+the graph raises an `Exception`, grad mode and the CPU random number generator are put back as they
+were when the frame started, and the frame's own code runs as Python from its start with the same
+arguments: eager's answer, value or exception. That is sound only when the graph changed nothing the
+rerun could see, so it is done only for graphs that write into no input tensor, enter no autocast
+block (the eager backend's `_enter_autocast` changes process state) and hold only CPU tensors;
+other graphs raise as before.
+"""
+from __future__ import annotations
+
+import inspect
+import types
+
+import torch
+from bytecode import Instr, Label, TryBegin, TryEnd
+from bytecode.instr import CellVar, FreeVar
+
+from ..backends.registry import BackendContractError
+from ..logs import log
+from .. import _C
+
+
+def loses_effects_on_raise(tx) -> bool:
+    """Whether an exception from the graph would skip something eager does: Python effects replayed
+    after the graph, a grad-mode change, or a block of the program around a graph op."""
+    output = tx.output
+    return output.ops_under_handler or output.side_effects.pending() or \
+        output.grad_enabled != tx.entry_grad or any(
+            n.target is torch._C._set_grad_enabled for n in output.graph.nodes)
+
+
+def rerunnable(output) -> bool:
+    """Whether the frame can run again after the graph raised: the graph wrote into no tensor the
+    program can see, changed no process state the rerun does not put back, and ran on the CPU (whose
+    random number generator is the one put back)."""
+    if output.writes_inputs():
+        return False
+    for node in output.graph.nodes:
+        if node.target is torch.amp.autocast_mode._enter_autocast:
+            return False
+        value = node.meta.get("example_value")
+        if isinstance(value, torch.Tensor) and value.device.type != "cpu":
+            return False
+    return True
+
+
+def guard_graph_call(cg, tx, start: int, end: int) -> None:
+    """Wrap the graph call `cg.instructions[start:end]` in a try block whose handler reruns the
+    frame as Python (see the module docstring)."""
+    code = tx.code
+    rng_local, exc_local = cg.new_temp_name(), cg.new_temp_name()
+    handler = Label()
+    try_begin = TryBegin(handler, push_lasti=False, stack_depth=0)
+    before = [Instr("PUSH_NULL"), Instr("LOAD_CONST", torch.default_generator.get_state),
+              Instr("PRECALL", 0), Instr("CALL", 0), Instr("STORE_FAST", rng_local), try_begin]
+    cg.instructions[end:end] = [TryEnd(try_begin)]
+    cg.instructions[start:start] = before
+    plan = RerunPlan(code, tx.entry_grad)
+    cg.append(handler, Instr("STORE_FAST", exc_local))
+    cg.push_null()
+    cg.append(Instr("LOAD_CONST", rerun_as_python), Instr("LOAD_FAST", exc_local), Instr("LOAD_CONST", plan),
+              Instr("LOAD_FAST", rng_local), Instr("PUSH_NULL"), Instr("LOAD_CONST", globals),
+              Instr("PRECALL", 0), Instr("CALL", 0))
+    if code.co_freevars:
+        cg.append(*(Instr("LOAD_CLOSURE", FreeVar(name)) for name in code.co_freevars),
+                  Instr("BUILD_TUPLE", len(code.co_freevars)))
+    else:
+        cg.append(Instr("LOAD_CONST", None))
+    for name in tx.arg_names:
+        cg.append(Instr("LOAD_DEREF", CellVar(name)) if name in code.co_cellvars else Instr("LOAD_FAST", name))
+    cg.call(5 + len(tx.arg_names))
+    cg.append(Instr("RETURN_VALUE"))
+
+
+class RerunPlan:
+    """What the rerun needs besides the values: the frame's own code and its grad mode at entry."""
+    __slots__ = ("code", "grad_enabled")
+
+    def __init__(self, code, grad_enabled: bool):
+        self.code = code
+        self.grad_enabled = grad_enabled
+
+    def __repr__(self):
+        return f"RerunPlan({self.code.co_name})"
+
+
+def rerun_as_python(exc, plan: RerunPlan, rng_state, f_globals, closure, *args):
+    """The graph raised `exc`: run the frame's code as Python with its arguments `args` (in
+    `frame_arg_names` order), nothing compiled, and answer what it answers."""
+    if not isinstance(exc, Exception) or isinstance(exc, BackendContractError):
+        raise exc       # KeyboardInterrupt, or a backend that broke its contract: not the program's
+    torch._C._set_grad_enabled(plan.grad_enabled)
+    torch.default_generator.set_state(rng_state)
+    code = plan.code
+    log("graph", f"a graph of {code.co_name} raised {type(exc).__name__}: running the frame as Python")
+    fn = types.FunctionType(code, f_globals, code.co_name, None, closure)
+    positional = list(args[:code.co_argcount])
+    rest = iter(args[code.co_argcount:])
+    keywords = {name: next(rest) for name in code.co_varnames[code.co_argcount:
+                                                              code.co_argcount + code.co_kwonlyargcount]}
+    if code.co_flags & inspect.CO_VARARGS:
+        positional.extend(next(rest))
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        keywords.update(next(rest))
+    hook = _C.set_callback(None)
+    try:
+        return fn(*positional, **keywords)
+    finally:
+        _C.set_callback(hook)

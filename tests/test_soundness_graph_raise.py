@@ -1,0 +1,175 @@
+"""A graph op that raises for reasons only the values decide (an index out of range, a matrix that is
+not positive definite) must leave what eager leaves: the program's except / finally / with blocks run,
+the Python effects made before the op happened, grad mode and the random number generator as eager
+has them. Each test compares with eager and asserts the one graph captured."""
+import pytest
+import torch
+
+import bytegraph
+from bytegraph import _C
+from bytegraph.testing import CompileCounterWithBackend
+from helpers import assert_same
+
+BACKENDS = ["eager", "aot_eager", "inductor"]
+
+
+def _run(fn, *args, **kwargs):
+    try:
+        return "value", fn(*args, **kwargs)
+    except Exception as e:     # noqa: BLE001 - the exception is the answer compared
+        return "raised", (type(e), str(e).splitlines()[0])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_except_block_around_graph_op_recovers(backend):
+    def cholesky_with_jitter(a):
+        try:
+            factor = torch.linalg.cholesky(a)
+        except RuntimeError:
+            factor = torch.linalg.cholesky(a + 10 * torch.eye(a.shape[0]))
+        return factor * 2
+
+    cnt = CompileCounterWithBackend(backend)
+    compiled = bytegraph.compile(cholesky_with_jitter, backend=cnt)
+    good, bad = torch.eye(3) * 2, -torch.eye(3)
+    assert_same(compiled(good), cholesky_with_jitter(good))
+    assert_same(compiled(bad), cholesky_with_jitter(bad))     # the graph raised: the except block ran
+    assert cnt.frame_count == 1 and cnt.op_count == 2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_effects_before_a_raising_op_are_kept(backend):
+    class Box:
+        pass
+
+    def f(x, idx, log, box):
+        y = x.sin()
+        log.append(y)
+        box.attr = y
+        return y[idx]
+
+    cnt = CompileCounterWithBackend(backend)
+    compiled = bytegraph.compile(f, backend=cnt)
+    x = torch.ones(3)
+    compiled(x, torch.tensor([0, 1]), [], Box())
+    results = []
+    for fn in (f, compiled):
+        log, box = [], Box()
+        results.append((_run(fn, x, torch.tensor([1, 7]), log, box), log, vars(box)))
+    (eager_answer, eager_log, eager_box), (answer, log, box) = results
+    assert answer == eager_answer and answer[0] == "raised"
+    assert_same(log, eager_log)
+    assert_same(box, eager_box)
+    assert cnt.frame_count == 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_finally_in_an_inlined_function_runs(backend):
+    def lookup(table, idx, log):
+        try:
+            return table[idx] * 2
+        finally:
+            log.append("looked up")
+
+    def f(table, idx, log):
+        return lookup(table, idx, log) + 1
+
+    cnt = CompileCounterWithBackend(backend)
+    compiled = bytegraph.compile(f, backend=cnt)
+    table = torch.arange(4.0)
+    compiled(table, torch.tensor([0, 1]), [])
+    eager_log, log = [], []
+    assert _run(compiled, table, torch.tensor([0, 9]), log) == _run(f, table, torch.tensor([0, 9]), eager_log)
+    assert log == eager_log == ["looked up"]
+    assert cnt.frame_count == 1
+
+
+def test_grad_mode_put_back_when_a_no_grad_block_raises():
+    def f(x, idx):
+        y = x * 2
+        with torch.no_grad():
+            z = y[idx]
+        return z + 1
+
+    cnt = CompileCounterWithBackend("eager")      # the eager backend runs the graph's grad-mode nodes
+    compiled = bytegraph.compile(f, backend=cnt)
+    x = torch.ones(3, requires_grad=True)
+    compiled(x, torch.tensor([0, 1]))
+    assert _run(compiled, x, torch.tensor([0, 7])) == _run(f, x, torch.tensor([0, 7]))
+    assert torch.is_grad_enabled()
+    assert cnt.frame_count == 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_random_numbers_drawn_once(backend):
+    def f(x, idx, log):
+        noise = torch.rand(3)
+        log.append(noise)
+        return x[idx] + noise[0]
+
+    cnt = CompileCounterWithBackend(backend)
+    compiled = bytegraph.compile(f, backend=cnt)
+    x = torch.ones(3)
+    compiled(x, torch.tensor([1]), [])
+    answers = []
+    for fn in (f, compiled):
+        torch.manual_seed(0)
+        log = []
+        answers.append((_run(fn, x, torch.tensor([5]), log), log, torch.rand(2)))
+    assert answers[0][0] == answers[1][0]
+    assert_same(answers[1][1], answers[0][1])     # the noise eager drew, drawn once
+    assert_same(answers[1][2], answers[0][2])     # and the generator where eager left it
+    assert cnt.frame_count == 1
+
+
+def test_only_graphs_that_would_lose_something_are_wrapped():
+    def plain(x):
+        return x.sin() + 1
+
+    def guarded(x, log):
+        log.append(1)
+        return x.sin() + 1
+
+    for fn, args, wrapped in ((plain, (torch.ones(2),), False), (guarded, (torch.ones(2), []), True)):
+        compiled = bytegraph.compile(fn, backend="eager")
+        assert_same(compiled(*args), fn(*args))
+        transformed = _C.peek_cache(fn.__code__)[0].code
+        assert bool(transformed.co_exceptiontable) == wrapped
+
+
+def test_rerun_gets_the_frames_arguments_closure_and_cells():
+    scale = torch.tensor(3.0)
+
+    def f(x, *rest, idx, log, **options):
+        def later():          # x is a cell of f
+            return x
+        log.append(options["tag"])
+        return (x * scale)[idx] + rest[0] + later().sum()
+
+    cnt = CompileCounterWithBackend("eager")
+    compiled = bytegraph.compile(f, backend=cnt)
+    x = torch.ones(3)
+    compiled(x, 1.0, idx=torch.tensor([0, 1]), log=[], tag="b")
+    eager_log, log = [], []
+    expected = _run(f, x, 1.0, idx=torch.tensor([0, 5]), log=eager_log, tag="b")
+    assert _run(compiled, x, 1.0, idx=torch.tensor([0, 5]), log=log, tag="b") == expected
+    assert log == eager_log == ["b"]
+    assert cnt.frame_count == 1
+
+
+def test_graph_before_a_break_reruns_the_frame():
+    def f(x, idx, log):
+        log.append("before")
+        y = x[idx]
+        print("", end="")      # a graph break after the raising op
+        log.append("after")
+        return y
+
+    cnt = CompileCounterWithBackend("eager")
+    compiled = bytegraph.compile(f, backend=cnt)
+    x = torch.ones(3)
+    compiled(x, torch.tensor([0, 1]), [])
+    eager_log, log = [], []
+    assert _run(compiled, x, torch.tensor([0, 4]), log) == _run(f, x, torch.tensor([0, 4]), eager_log)
+    assert log == eager_log == ["before"]
+    assert cnt.frame_count == 1
