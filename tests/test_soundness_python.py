@@ -1924,3 +1924,23 @@ def test_instantiating_an_abstract_class_raises_inside_the_programs_try():
             made = "TypeError"
         return y, made
     check(f, torch.ones(1))
+
+
+def test_sorting_keys_that_do_not_compare():
+    # sorted() raising TypeError while tracing was taken for bytegraph's own error (the frame ran
+    # eagerly); it is the program's, caught by its try. list.sort leaves the list partly sorted: a break
+    def sorted_copy(x, items):
+        try:
+            return sorted(items), x + 1
+        except TypeError as e:
+            return str(e), x + 2
+
+    def sort_in_place(x, items):
+        try:
+            items.sort()
+        except TypeError:
+            pass
+        return list(items), x + 1
+
+    check(sorted_copy, torch.ones(1), [3, "a", 1], breaks=0)
+    check(sort_in_place, torch.ones(1), [5, 3, "a", 1, 2], frames=0, breaks=1)   # (its except block runs as Python)

@@ -369,7 +369,7 @@ class ListVariable(BaseSequence):
         self.set_items(tx, ())     # CPython empties the list while sorting: a key function sees []
         emptied = self.get_items(tx)
         try:
-            ordered = sorted_items(tx, items, kwargs)
+            ordered = sorted_items(tx, items, kwargs, in_place=True)
         except Exception:
             self.set_items(tx, items)   # a failing key leaves the list as it was
             raise
@@ -648,8 +648,9 @@ def _as_eager(kind, n, op, *args):
     fold(op, kind(range(n)), *args)
 
 
-def sorted_items(tx, items, kwargs):
-    """`sorted(items, key=..., reverse=...)` over trackers (`list.sort`, `sorted`): keys must be constants."""
+def sorted_items(tx, items, kwargs, in_place=False):
+    """`sorted(items, key=..., reverse=...)` over trackers (`sorted`, and `list.sort` with `in_place`): keys
+    must be constants."""
     key = kwargs.get("key")
     reverse = kwargs.get("reverse", const(False))
     # a symbolic flag (`reverse=n % 2 == 0` under dynamic shapes) is specialized, with its guard
@@ -659,7 +660,12 @@ def sorted_items(tx, items, kwargs):
               else i, i) for i in items]
     if not all(k.is_python_constant() for k, _ in keyed):
         raise Unsupported("non_constant_value", what="sorting values that are not constants")
-    keyed.sort(key=lambda p: p[0].as_python_constant(), reverse=reverse)
+    try:
+        keyed.sort(key=lambda p: p[0].as_python_constant(), reverse=reverse)
+    except TypeError as e:     # keys that do not compare ('<' between str and int)
+        if in_place:   # CPython leaves the list partly sorted, in an order not modelled here
+            raise Unsupported("unsupported_call", fn="list.sort", detail=f" on keys that do not compare ({e})")
+        raise user_error(e) from None
     return [i for _, i in keyed]
 
 

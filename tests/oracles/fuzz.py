@@ -14,7 +14,7 @@ bytegraph hit an internal error (sound: that instruction ran as Python, but a bu
 
     python -m tests.oracles.fuzz --seeds 0:500 [--json fuzz.json] [--out-dir fuzz_failures]
                                  [--backend aot_eager] [--shared-inputs] [--hoist] [--dynamic] [--narrow]
-                                 [--families all|first|second|new|new2|third]
+                                 [--families all|first|second|new|new2|third|raises]
 
 Each failing program is written out as a standalone script that prints OK or MISMATCH.
 """
@@ -1125,6 +1125,30 @@ def _global_state(r, k):
     return pre, op
 
 
+
+def _value_raises(r, k):
+    """Graph ops that raise or not by the values of the inputs (an index out of range, a matrix that is not
+    positive definite), inside the program's try / except / finally / with blocks, in a called function, or
+    leaving `f` after effects on its arguments. (Indices computed from x: a graph input, unknown when tracing.)"""
+    pre = f"def pick{k}(t, j, log):\n    try:\n        return t[j]\n    finally:\n        log.append('picked')\n"
+    op = r.choice([
+        "j = (x[0].abs() * 4).long()\ntry:\n    out.append(y[j])\nexcept IndexError:\n    out.append('oob')",
+        "lst.append(len(out))\nd['last'] = n\nj = (x[0].abs() * 4).long()\nout.append(x.flatten()[j].sum())",
+        "m = x[:2, :2] @ x[:2, :2].t() - n * 0.5\ntry:\n    out.append(torch.linalg.cholesky(m))\n"
+        "except RuntimeError:\n    out.append('not pd')",
+        "j = (x[:, :1].abs() * 3).long()\ntry:\n    with torch.no_grad():\n        out.append(y.gather(1, j))\n"
+        "except RuntimeError:\n    out.append(('gather', torch.is_grad_enabled()))",
+        "j = (y[0].abs() * 3).long()\ntry:\n    out.append(torch.nn.functional.embedding(j, x))\n"
+        "except IndexError:\n    out.append('emb')\nfinally:\n    lst.append('fin')",
+        f"try:\n    out.append(pick{k}(y, (x[0].abs() * 4).long(), lst))\nexcept IndexError as e:\n"
+        "    out.append(type(e).__name__)",
+        "w = x.detach().requires_grad_()\nj = (x[0].abs() * 4).long()\ntry:\n    out.append((w * 2)[j].sum())\n"
+        "except IndexError:\n    out.append(torch.is_grad_enabled())",
+        "t = torch.rand(3)\nj = (x[0].abs() * 4).long()\ntry:\n    out.append((t, y[j]))\nexcept IndexError:\n"
+        "    out.append((t, torch.rand(1)))",
+    ])
+    return pre, op
+
 # the first generation of families (`--narrow`: the programs that seeds made before the families below)
 NARROW_SNIPPETS = [_containers_list, _containers_tuple, _containers_dict, _containers_set, _closures, _classes,
                    _exceptions, _generators, _comprehensions, _globals, _strings, _builtins, _arith, _tensors,
@@ -1147,7 +1171,10 @@ SNIPPETS = SECOND_SNIPPETS + NEW_SNIPPETS + NEW2_SNIPPETS
 WEIGHTS = SECOND_WEIGHTS + NEW_WEIGHTS + NEW2_WEIGHTS
 FAMILIES = {"first": (NARROW_SNIPPETS, NARROW_WEIGHTS), "second": (SECOND_SNIPPETS, SECOND_WEIGHTS),
             "new": (NEW_SNIPPETS, NEW_WEIGHTS), "new2": (NEW2_SNIPPETS, NEW2_WEIGHTS),
-            "third": (NEW_SNIPPETS + NEW2_SNIPPETS, NEW_WEIGHTS + NEW2_WEIGHTS), "all": (SNIPPETS, WEIGHTS)}
+            "third": (NEW_SNIPPETS + NEW2_SNIPPETS, NEW_WEIGHTS + NEW2_WEIGHTS), "all": (SNIPPETS, WEIGHTS),
+            # graph ops raising by value among the second generation (`families="raises"`; not in "all", whose
+            # seeds keep their programs)
+            "raises": (SECOND_SNIPPETS + [_value_raises], SECOND_WEIGHTS + [16])}
 
 
 def _hoist(op: str) -> str:
