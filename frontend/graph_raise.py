@@ -10,9 +10,9 @@ So, where a raise would lose something, the transformed code calls the graph ins
 the graph raises an `Exception`, grad mode and the CPU random number generator are put back as they
 were when the frame started, and the frame's own code runs as Python from its start with the same
 arguments: eager's answer, value or exception. That is sound only when the graph changed nothing the
-rerun could see, so it is done only for graphs that write into no input tensor, enter no autocast
-block (the eager backend's `_enter_autocast` changes process state) and hold only CPU tensors;
-other graphs raise as before.
+rerun could see: the input tensors it writes into are copied before the call and put back, and it is
+done only for graphs that change no input's sizes, enter no autocast block (the eager backend's
+`_enter_autocast` changes process state) and hold only CPU tensors; other graphs raise as before.
 """
 from __future__ import annotations
 
@@ -38,10 +38,10 @@ def loses_effects_on_raise(tx) -> bool:
 
 
 def rerunnable(output) -> bool:
-    """Whether the frame can run again after the graph raised: the graph wrote into no tensor the
-    program can see, changed no process state the rerun does not put back, and ran on the CPU (whose
-    random number generator is the one put back)."""
-    if output.writes_inputs():
+    """Whether the frame can run again after the graph raised: the graph changed no input's sizes, no
+    process state the rerun does not put back, and ran on the CPU (whose random number generator is
+    the one put back)."""
+    if output.metadata_log:       # (`x.t_()`: a change of an input's sizes, not put back)
         return False
     for node in output.graph.nodes:
         if node.target is torch.amp.autocast_mode._enter_autocast:
@@ -50,6 +50,22 @@ def rerunnable(output) -> bool:
         if isinstance(value, torch.Tensor) and value.device.type != "cpu":
             return False
     return True
+
+
+def restoring_written_inputs(compiled, positions: list):
+    """`compiled`, copying the inputs it writes into first and putting them back if it raises (the
+    writes made before the raise would otherwise be made twice by the rerun)."""
+    def run(*args):
+        saved = [args[i].clone() for i in positions]
+        try:
+            return compiled(*args)
+        except Exception:
+            with torch.no_grad():
+                for i, value in zip(positions, saved):
+                    args[i].copy_(value)
+            raise
+    run.__qualname__ = "compiled_graph"
+    return run
 
 
 def guard_graph_call(cg, tx, start: int, end: int) -> None:

@@ -753,15 +753,16 @@ class OutputGraph:
                 self.graph.erase_node(node)
                 self.prunes += 1
 
-    def writes_inputs(self) -> bool:
-        """Whether an op of the graph writes into a tensor input (or a view of one)."""
-        return any(isinstance(value, torch.Tensor) and proxy.node.meta["example_value"]._version !=
-                   proxy.node.meta["version"] for _, proxy, value in self.graph_inputs)
+    def written_inputs(self) -> list:
+        """Positions, among the graph's inputs, of the tensors an op of the graph writes into (or into
+        a view of)."""
+        return [i for i, (_, proxy, value) in enumerate(self.graph_inputs) if isinstance(value, torch.Tensor) and
+                proxy.node.meta["example_value"]._version != proxy.node.meta["version"]]
 
     def _guard_memory_sharing(self):
         """A graph that writes into a tensor input is only right for inputs sharing memory as they do
         now (`a.add_(1); b * 2` with `b` a view of `a`): guard which ones do."""
-        if self.writes_inputs():
+        if self.written_inputs():
             tensors = [(source, value) for source, _, value in self.graph_inputs if isinstance(value, torch.Tensor)]
             self.guards.add(Guard.memory_sharing([s for s, _ in tensors], memory_sharing(*(v for _, v in tensors))))
 

@@ -173,3 +173,25 @@ def test_graph_before_a_break_reruns_the_frame():
     assert _run(compiled, x, torch.tensor([0, 4]), log) == _run(f, x, torch.tensor([0, 4]), eager_log)
     assert log == eager_log == ["before"]
     assert cnt.frame_count == 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_inputs_written_before_the_raise_are_written_once(backend):
+    def f(x, y, idx, log):
+        x.add_(1)
+        y[:1].mul_(2)            # through a view
+        log.append(x.sum())
+        try:
+            return x[idx] + y.sum()
+        except IndexError:
+            return -x
+
+    cnt = CompileCounterWithBackend(backend)
+    compiled = bytegraph.compile(f, backend=cnt)
+    compiled(torch.ones(3), torch.ones(2), torch.tensor([0, 1]), [])
+    results = []
+    for fn in (f, compiled):
+        x, y, log = torch.ones(3), torch.ones(2), []
+        results.append((fn(x, y, torch.tensor([0, 6]), log), x, y, log))
+    assert_same(results[1], results[0])
+    assert cnt.frame_count == 1
