@@ -36,6 +36,17 @@ def test_fuzz_wide_program_matches_eager(seed, dynamic):
     assert not rec["internal"], rec["internal"]
 
 
+# graph ops raising by value inside the program's try / finally / with blocks, or after effects (the
+# "raises" family): each of these failed before a graph that raises reran its frame as Python
+@pytest.mark.parametrize("seed,backend", [(70000, "eager"), (70004, "eager"), (70005, "aot_eager"),
+                                          (70011, "eager")])
+def test_fuzz_value_raises_program_matches_eager(seed, backend):
+    rec = fuzz.check(seed, families="raises", backend=backend)
+    assert rec["status"] == "equal", rec["detail"]
+    assert rec["graphs"] >= 1
+    assert not rec["internal"], rec["internal"]
+
+
 FOUND = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "oracles", "found", "fuzz_*.py")))
 
 

@@ -1144,7 +1144,7 @@ def _value_raises(r, k):
         "    out.append(type(e).__name__)",
         "w = x.detach().requires_grad_()\nj = (x[0].abs() * 4).long()\ntry:\n    out.append((w * 2)[j].sum())\n"
         "except IndexError:\n    out.append(torch.is_grad_enabled())",
-        "t = torch.rand(3)\nj = (x[0].abs() * 4).long()\ntry:\n    out.append((t, y[j]))\nexcept IndexError:\n"
+        "torch.manual_seed(n)\nt = torch.rand(3)\nj = (x[0].abs() * 4).long()\ntry:\n    out.append((t, y[j]))\nexcept IndexError:\n"
         "    out.append((t, torch.rand(1)))",
     ])
     return pre, op
