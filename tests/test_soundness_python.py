@@ -1944,3 +1944,17 @@ def test_sorting_keys_that_do_not_compare():
 
     check(sorted_copy, torch.ones(1), [3, "a", 1], breaks=0)
     check(sort_in_place, torch.ones(1), [5, 3, "a", 1, 2], frames=0, breaks=1)   # (its except block runs as Python)
+
+
+def test_unbound_methods_of_immutable_builtins_fold():
+    # `tuple.__add__((), t)` broke the graph; on constants they are folded, raising as CPython does
+    def f(x):
+        out = [tuple.__add__((), (1, 2)), str.join(",", ("a", "b")), int.__add__(1, 2.0), str.upper("ab"),
+               float.__mul__(2.0, 3), frozenset.__contains__(frozenset({1}), 1), bytes.hex(b"ab"), int.bit_length(255)]
+        for bad in (lambda: tuple.__add__((), 5), lambda: str.join(1, ())):
+            try:
+                bad()
+            except TypeError as e:
+                out.append(str(e))
+        return x + len(out), out
+    check(f, torch.ones(1), breaks=0)

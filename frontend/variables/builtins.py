@@ -75,11 +75,17 @@ _PURE_BUILTINS = {abs, bool, chr, complex, divmod, float, format, hash, int, len
 _PURE_CLASS_METHODS = {(float, "fromhex"), (int, "from_bytes"), (bytes, "fromhex")}
 
 
+# methods of immutable builtin values, called unbound (`tuple.__add__((), t)`, `str.join(",", names)`)
+_IMMUTABLE_TYPES = (tuple, str, bytes, int, float, complex, bool, frozenset, range)
+
+
 def is_pure(fn) -> bool:
     owner = static_getattr(fn, "__self__")
     return safe_in(fn, _PURE_BUILTINS) or static_getattr(fn, "__module__") in ("math", "_operator", "operator") or \
         any(owner is m for m in _PURE_MODULES) or \
-        (type(owner) is type and (owner, static_getattr(fn, "__name__")) in _PURE_CLASS_METHODS)
+        (type(owner) is type and (owner, static_getattr(fn, "__name__")) in _PURE_CLASS_METHODS) or \
+        (isinstance(fn, (types.MethodDescriptorType, types.WrapperDescriptorType)) and
+         any(fn.__objclass__ is t for t in _IMMUTABLE_TYPES))
 
 
 def is_tensorish(var) -> bool:
