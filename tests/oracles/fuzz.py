@@ -1144,8 +1144,8 @@ def _value_raises(r, k):
         "    out.append(type(e).__name__)",
         "w = x.detach().requires_grad_()\nj = (x[0].abs() * 4).long()\ntry:\n    out.append((w * 2)[j].sum())\n"
         "except IndexError:\n    out.append(torch.is_grad_enabled())",
-        "torch.manual_seed(n)\nt = torch.rand(3)\nj = (x[0].abs() * 4).long()\ntry:\n    out.append((t, y[j]))\nexcept IndexError:\n"
-        "    out.append((t, torch.rand(1)))",
+        "torch.manual_seed(n)\nt = torch.rand(3)\nj = (x[0].abs() * 4).long()\ntry:\n    out.append((t, y[j]))\n"
+        "except IndexError:\n    out.append((t, torch.rand(1)))",
     ])
     return pre, op
 
