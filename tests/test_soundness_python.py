@@ -1958,3 +1958,22 @@ def test_unbound_methods_of_immutable_builtins_fold():
                 out.append(str(e))
         return x + len(out), out
     check(f, torch.ones(1), breaks=0)
+
+
+def test_builtins_on_constants_raise_the_programs_error():
+    # abs('a'), Color(99) and repr of an int past the digit limit raised while tracing, taken for
+    # bytegraph's own error (the frame ran eagerly: fuzzer seed 70594, min(lst, key=abs) over a str)
+    import enum
+
+    class Color(enum.Enum):
+        RED = 1
+
+    def f(x, items):
+        out = []
+        for bad in (lambda: min(items, key=abs), lambda: Color(99), lambda: repr(10 ** 5000)):
+            try:
+                out.append(bad())
+            except (TypeError, ValueError) as e:
+                out.append(type(e).__name__)
+        return x + 1, out
+    check(f, torch.ones(1), [1, "fin"], breaks=0)

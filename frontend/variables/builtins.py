@@ -737,7 +737,7 @@ def _abs(tx, x, /):
     if is_tensorish(x):
         return tx.output.call_function(abs, [x], {})
     if x.is_python_constant():
-        return const(abs(x.as_python_constant()))
+        return const(fold(abs, x.as_python_constant()))   # abs('a'): the program's TypeError
     return tx.call_method_on(x, "__abs__", [], {})
 
 
@@ -782,7 +782,7 @@ def _id(tx, obj, /):
 
 def _repr(tx, obj, /):
     if obj.is_python_constant():
-        return const(repr(obj.as_python_constant()))
+        return const(fold(repr, obj.as_python_constant()))   # an int past the digit limit raises
     if obj.python_type() in (list, tuple, dict, set, frozenset) and not obj.is_iterator:
         try:     # builtin containers of constants: the real repr, self-references included
             return const(repr(python_value(tx, obj)))

@@ -17,7 +17,7 @@ from ...guards.guard import Guard
 from ...guards.source import MISSING, AttrSource, DictKeysSource, InstanceDictSource, ItemSource
 from ...probe import builtin_base, is_heap_type, static_hasattr
 from .. import reads
-from ..graph_break import Unsupported, user_error
+from ..graph_break import Unsupported, fold, user_error
 from ..reads import class_lookup, mro_lookup
 from ..signals import raised_by_user
 from .base import VariableTracker, families, wrap_class
@@ -180,7 +180,7 @@ class UserDefinedClassVariable(VariableTracker):
             bound = bind_arguments(tx, new.__code__, cls.__name__, [self] + list(args), kwargs, defaults, {})
             return NamedTupleVariable(tuple(bound[f] for f in cls._fields), cls=cls)
         if issubclass(cls, enum.Enum) and len(args) == 1 and args[0].is_python_constant():
-            return const(cls(args[0].as_python_constant()))
+            return const(fold(cls, args[0].as_python_constant()))   # Color(99): the program's ValueError
         if class_lookup(tx, type(cls), "__call__")[0] is not type.__dict__["__call__"]:
             # its metaclass decides what calling it makes (a singleton's cached instance; a TypedDict
             # class makes a plain dict): not the class's own __new__/__init__
