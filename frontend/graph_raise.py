@@ -56,7 +56,7 @@ def restoring_written_inputs(compiled, positions: list):
     """`compiled`, copying the inputs it writes into first and putting them back if it raises (the
     writes made before the raise would otherwise be made twice by the rerun)."""
     def run(*args):
-        saved = [args[i].clone() for i in positions]
+        saved = [args[i].detach().clone() for i in positions]
         try:
             return compiled(*args)
         except Exception:
