@@ -57,7 +57,7 @@ def chain(tx, exc) -> None:
         return
     if handled is exc:
         return
-    link = handled
+    link, seen = handled, {id(handled)}
     while True:         # cut `exc` out of the handled exception's chain
         link_state = state(tx, link)
         nxt = link_state[1]
@@ -66,6 +66,9 @@ def chain(tx, exc) -> None:
         if nxt is exc:
             _set(tx, link, link_state[0], None, link_state[2])
             break
+        if id(nxt) in seen:     # a cycle the program made (`e.__context__ = e`): CPython stops there too
+            break
+        seen.add(id(nxt))
         link = nxt
     _set(tx, exc, cause, handled, suppress)
 

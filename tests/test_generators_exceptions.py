@@ -402,3 +402,21 @@ def test_started_generator_is_not_rebuilt():
     assert explained.graph_break_count == 1 and "started generator" in str(explained.break_reasons[0])
     got = bytegraph.compile(started_generator_returned, backend="eager")(x)
     assert torch.equal(next(got[0]), x + 2)
+
+
+def test_context_chain_cycle_made_by_the_program():
+    # `ex.__context__ = ex` and a new raise in its handler: cutting the new exception out of the
+    # handled one's chain looped forever while tracing (CPython's test_exceptions)
+    def f(x):
+        def cycle():
+            try:
+                raise ValueError(1)
+            except ValueError as ex:
+                ex.__context__ = ex
+                raise TypeError(2)
+        try:
+            cycle()
+        except Exception as e:
+            exc = e
+        return x + 1, type(exc).__name__, type(exc.__context__).__name__, exc.__context__.__context__ is exc.__context__
+    standard_test(f, torch.ones(1), frames=1)
