@@ -41,7 +41,13 @@ from .variables.lists import ListVariable, NamedTupleVariable, SizeVariable, Tup
 from .variables.misc import CellVariable, PythonModuleVariable, WeakProxyVariable
 from .variables.nn_module import NNModuleVariable
 from .variables.numpy import NumpyFunctionVariable, lookup_numpy_function, wrap_ndarray_input
-from .variables.torch import AutocastVariable, GradModeVariable, TorchFunctionVariable, is_torch_op
+from .variables.torch import (
+    AutocastVariable,
+    GradModeVariable,
+    InferenceModeVariable,
+    TorchFunctionVariable,
+    is_torch_op,
+)
 from .variables.user_defined import EnumVariable, UserDefinedClassVariable, UserDefinedObjectVariable
 
 
@@ -459,6 +465,11 @@ def _wrap_special_object(tx, value, source, trusted, guard):
         if type(value) is torch.set_grad_enabled:
             return GradModeVariable(target=value.mode, previous=value.prev, kind=type(value), source=source)
         return GradModeVariable(target=grad_modes[type(value)], kind=type(value), source=source)
+    if type(value) is torch.inference_mode and type(value.mode) is bool:
+        # `@torch.inference_mode()` keeps one to enter (a clone of it) on each call
+        guard(Guard.id_match(source, value))
+        guard(Guard.constant(AttrSource(source, "mode"), value.mode))   # (a plain attribute: it may be rebound)
+        return InferenceModeVariable(mode=value.mode, source=source)
     if _is_a(value, torch.amp.autocast):
         guard(Guard.id_match(source, value))
         return AutocastVariable.from_real(value).with_source(source)
@@ -523,7 +534,7 @@ def _wrap_callable(tx, value, source, trusted, guard):
         return UserFunctionVariable(fn=value, source=source)
     if _is_a(value, types.MethodType):
         self_var = wrap(tx, value.__self__, AttrSource(source, "__self__") if source else None, trusted)
-        if isinstance(self_var, (GradModeVariable, AutocastVariable)):
+        if isinstance(self_var, (GradModeVariable, AutocastVariable, InferenceModeVariable)):
             # a method of a torch context manager (`no_grad().clone`): the tracker models the object
             return self_var.var_getattr(tx, value.__func__.__name__)
         fn_var = wrap(tx, value.__func__, AttrSource(source, "__func__") if source else None, trusted)

@@ -165,9 +165,8 @@ _DROPOUTS = {torch.nn.functional.dropout, torch.dropout, torch.nn.functional.alp
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class GradModeVariable(VariableTracker):
-    """torch.no_grad() / enable_grad() / set_grad_enabled(b) / inference_mode(False) (outside inference
-    mode): a context manager that sets grad mode on enter and restores the previous mode on exit, inside
-    the graph.
+    """torch.no_grad() / enable_grad() / set_grad_enabled(b): a context manager that sets grad mode on
+    enter and restores the previous mode on exit, inside the graph.
 
     `kind` is the real class. A no_grad/enable_grad object reads the mode to restore when entered
     (`previous` None until then); a set_grad_enabled object applied its mode when made and restores
@@ -225,10 +224,6 @@ class GradModeVariable(VariableTracker):
             codegen.load_const(self.target)
             codegen.load_const(self.previous if self.previous is not None else self.target)
             codegen.call(2)
-        elif self.kind is torch.inference_mode:     # (only inference_mode(False) is modelled)
-            codegen.load_const(self.kind)
-            codegen.load_const(False)
-            codegen.call(1)
         else:
             codegen.load_const(self.kind)
             codegen.call(0)
@@ -256,6 +251,56 @@ class GradModeWrapped(VariableTracker):
             return self.fn.call_function(tx, args, kwargs)
         finally:
             tx.output.set_grad_enabled(prev)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class InferenceModeVariable(VariableTracker):
+    """torch.inference_mode(mode). Entering it emits `_enter_inference_mode(mode)` into the graph and
+    exiting `_exit_inference_mode(handle)`, which restores the whole autograd state (grad mode too), as
+    eager's exit does. Inference mode is state of the trace (`OutputGraph.inference_stack`): fakes made
+    inside are inference tensors, so their own rules (no in-place use outside the mode, never saved for
+    backward) fail the trace where eager fails."""
+    mode: bool = True
+    node: Any = None        # the enter node once entered
+
+    def python_type(self):
+        return torch.inference_mode
+
+    def describe(self):
+        return f"torch.inference_mode({self.mode})"
+
+    def enter(self, tx):
+        return dataclasses.replace(self, node=tx.output.enter_inference_mode(self.mode)), const(None)
+
+    def exit(self, tx):
+        tx.output.exit_inference_mode(self.node)
+        return const(None)
+
+    def call_function(self, tx, args, kwargs):
+        # used as a decorator: @torch.inference_mode()
+        if len(args) == 1 and not kwargs and isinstance(args[0], BaseUserFunction):
+            return ContextWrapped(fn=args[0], ctx=self)
+        raise Unsupported("unsupported_call", fn=self.describe(), detail="")
+
+    def var_getattr(self, tx, name):
+        if name in ("clone", "__enter__", "__exit__"):
+            return BoundMethodVariable(fn=TensorMethod(name), self_var=self)
+        return super().var_getattr(tx, name)
+
+    def call_method(self, tx, name, args, kwargs):
+        if name == "clone" and not args and not kwargs:   # what torch's decorator enters on each call
+            return InferenceModeVariable(mode=self.mode)
+        if name in ("__enter__", "__exit__"):
+            raise Unsupported("unsupported_builtin", what=f"calling {name} of torch.inference_mode directly")
+        return super().call_method(tx, name, args, kwargs)
+
+    def reconstruct(self, codegen):
+        if self.source is not None:
+            self.source.reconstruct(codegen)
+            return
+        codegen.load_callable(torch.inference_mode)
+        codegen.load_const(self.mode)
+        codegen.call(1)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -315,9 +360,10 @@ class ContextWrapped(VariableTracker):
 
     def call_function(self, tx, args, kwargs):
         entered, _ = self.ctx.enter(tx)
-        result = self.fn.call_function(tx, args, kwargs)
-        entered.exit(tx)
-        return result
+        try:
+            return self.fn.call_function(tx, args, kwargs)
+        finally:    # a user exception raised through the call leaves the context too, as eager's `with`
+            entered.exit(tx)
 
 
 def _autocast(tx, args, kwargs):
@@ -354,12 +400,11 @@ def _set_grad_enabled(tx, args, kwargs):
 
 def _inference_mode(tx, args, kwargs):
     mode = args[0] if args else kwargs.get("mode", const(True))
-    if not mode.is_python_constant() or mode.as_python_constant() or torch.is_inference_mode_enabled():
-        # not grad mode: tensors made inside are inference tensors; the graph would need to run under
-        # the mode itself (the mode is part of the guarded global state)
-        raise Unsupported("unsupported_call", fn="torch.inference_mode", detail=" (inference mode is not modelled)")
-    # inference_mode(False) outside inference mode only turns grad mode on
-    return GradModeVariable(target=True, kind=torch.inference_mode)
+    if len(args) + len(kwargs) > 1 or not mode.is_python_constant() or \
+            type(mode.as_python_constant()) is not bool:
+        # `torch.inference_mode(fn)` decorates; anything else is torch's to refuse
+        raise Unsupported("unsupported_call", fn="torch.inference_mode", detail=" (not a constant bool mode)")
+    return InferenceModeVariable(mode=mode.as_python_constant())
 
 
 GRAD_MODE_FACTORIES = {torch.no_grad: _no_grad, torch.enable_grad: _enable_grad,
