@@ -70,6 +70,7 @@ from .resume import (
     GRAD_PASSED,
     grad_slot,
     inference_slot,
+    torch_function_slot,
     in_exception_handler,
     instruction_index,
     is_context_slot,
@@ -85,7 +86,12 @@ from .variables.ctx import WithExitVariable
 from .variables.iterators import ListIteratorVariable
 from .variables.misc import ExceptionVariable, NullVariable
 from .variables.tensor import TensorVariable
-from .variables.torch import AutocastVariable, GradModeVariable, InferenceModeVariable
+from .variables.torch import (
+    AutocastVariable,
+    DisableTorchFunctionVariable,
+    GradModeVariable,
+    InferenceModeVariable,
+)
 
 RESULT = object()   # the result of the instruction run natively at a break
 EXIT = object()     # the `__exit__` that a BEFORE_WITH run natively at a break leaves under its result
@@ -204,7 +210,7 @@ def compile_break(tx, cp: FrameCheckpoint, every_local: bool = True):
     # an autocast or inference-mode block open at the break ends in this graph (the resume function
     # re-enters it)
     for v in reversed(stack):
-        if isinstance(v, WithExitVariable) and isinstance(v.ctx, (AutocastVariable, InferenceModeVariable)):
+        if isinstance(v, WithExitVariable) and isinstance(v.ctx, _CLOSED_AT_BREAK):
             v.ctx.exit(tx)
 
     values = [v for v in stack if not isinstance(v, NullVariable)] + live_vars
@@ -393,6 +399,11 @@ def _rebuild_stack(cg, stack, iter_slots) -> None:
             cg.call(4)
             cg.append(Instr("BEFORE_WITH"))
             cg.pop_top()
+        elif isinstance(v, WithExitVariable) and isinstance(v.ctx, DisableTorchFunctionVariable):
+            cg.load_callable(v.ctx.python_type())   # enter the real context manager again
+            cg.call(0)
+            cg.append(Instr("BEFORE_WITH"))
+            cg.pop_top()
         elif isinstance(v, WithExitVariable) and isinstance(v.ctx, InferenceModeVariable):
             cg.load_callable(torch.inference_mode)   # enter the real context manager again
             cg.load_const(v.ctx.mode)
@@ -460,6 +471,8 @@ class _ResumeCalls:
                 return autocast_slot(v.ctx.device, v.ctx.dtype, v.ctx.enabled, v.ctx.cache_enabled)
             if isinstance(v.ctx, InferenceModeVariable):
                 return inference_slot(v.ctx.mode)
+            if isinstance(v.ctx, DisableTorchFunctionVariable):
+                return torch_function_slot(v.ctx.all_disabled)
             return VALUE_SLOT
         return ITER_SLOT if id(v) in self.iter_slots else VALUE_SLOT
 
@@ -508,8 +521,11 @@ class _ResumeCalls:
 def _is_torch_context_exit(v) -> bool:
     """The `__exit__` of a grad-mode or autocast `with` block (not passed to resume functions: their
     prologue enters the block again)."""
-    return isinstance(v, WithExitVariable) and \
-        isinstance(v.ctx, (GradModeVariable, AutocastVariable, InferenceModeVariable))
+    return isinstance(v, WithExitVariable) and isinstance(v.ctx, (GradModeVariable,) + _CLOSED_AT_BREAK)
+
+
+# torch blocks whose state the graph enters itself: the graph leaves them at a break
+_CLOSED_AT_BREAK = (AutocastVariable, InferenceModeVariable, DisableTorchFunctionVariable)
 
 
 def emit_set_grad(cg, mode: bool) -> None:

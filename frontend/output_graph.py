@@ -51,6 +51,14 @@ from .variables.lists import (
 from .variables.base import VariableTracker
 from .variables.nn_module import NNModuleVariable
 from .variables.tensor import SymNodeVariable, TensorVariable
+from .variables.torch import (
+    TF_ALL_DISABLED,
+    TF_ENABLED,
+    TF_SUBCLASS_DISABLED,
+    enter_torch_function_disabled,
+    exit_torch_function_disabled,
+    torch_function_state_now,
+)
 from .variables.user_defined import UserDefinedObjectVariable
 
 # in-place ops that change a tensor's metadata (shape/stride), which checkpoints must undo
@@ -135,6 +143,8 @@ class GraphState(NamedTuple):
     function_modes: tuple
     inference_mode: bool
     inference_stack: tuple
+    torch_function_state: int
+    torch_function_stack: tuple
 
 
 def backend_declares(backend, attribute: str) -> bool:
@@ -189,6 +199,10 @@ class OutputGraph:
         self.inference_at_entry = torch.is_inference_mode_enabled()
         self.inference_mode = self.inference_at_entry
         self.inference_stack: tuple = ()
+        # torch-function dispatch state here (variables/torch.py TF_*), and the Disable* blocks open:
+        # (enter node or None, state before it)
+        self.torch_function_state = torch_function_state_now()
+        self.torch_function_stack: tuple = ()
         # TorchFunctionModes the trace models that are open here, outermost first (their trackers;
         # variables/function_mode.py): state of the trace only, the graph runs with no mode
         self.function_modes: tuple = ()
@@ -213,7 +227,8 @@ class OutputGraph:
                           dict(self.input_by_source), set(self.guards), self.side_effects.snapshot(),
                           dict(self.wrapped_objects), self.grad_enabled, len(self.metadata_log),
                           len(self.constant_tensors), dict(self.input_properties), dict(self.symbol_inputs),
-                          self.autocast_stack, self.function_modes, self.inference_mode, self.inference_stack)
+                          self.autocast_stack, self.function_modes, self.inference_mode, self.inference_stack,
+                          self.torch_function_state, self.torch_function_stack)
 
     def restore(self, state: GraphState) -> None:
         nodes = list(self.graph.nodes)
@@ -236,6 +251,8 @@ class OutputGraph:
         self.function_modes = state.function_modes
         self.inference_mode = state.inference_mode
         self.inference_stack = state.inference_stack
+        self.torch_function_state = state.torch_function_state
+        self.torch_function_stack = state.torch_function_stack
         with self.fake_mode:
             for fake, size, stride, offset in reversed(self.metadata_log[state.n_metadata_log:]):
                 fake.as_strided_(size, stride, offset)
@@ -416,6 +433,24 @@ class OutputGraph:
         self.inference_mode, self.grad_enabled = entry[1], entry[2]
         self.inference_stack = tuple(e for e in self.inference_stack if e is not entry)
 
+    def enter_torch_function_disabled(self, all_disabled: bool):
+        """Enter a `DisableTorchFunction[Subclass]()` block: the state never lowers; a graph run as
+        recorded gets an enter node (whose result `exit_torch_function_disabled` takes)."""
+        node = None
+        if self.eager_autograd:
+            node = self.graph.call_function(enter_torch_function_disabled, (all_disabled,))
+        self.torch_function_stack = self.torch_function_stack + ((node, self.torch_function_state),)
+        entered = TF_ALL_DISABLED if all_disabled else TF_SUBCLASS_DISABLED
+        self.torch_function_state = max(self.torch_function_state, entered)
+        return node
+
+    def exit_torch_function_disabled(self, node) -> None:
+        entry = next(e for e in reversed(self.torch_function_stack) if e[0] is node)
+        if node is not None:
+            self.graph.call_function(exit_torch_function_disabled, (node,))
+        self.torch_function_state = entry[1]
+        self.torch_function_stack = tuple(e for e in self.torch_function_stack if e is not entry)
+
     @contextlib.contextmanager
     def tracing_state(self):
         """The inference mode, grad mode and autocast state of the trace at this point, for running
@@ -527,6 +562,8 @@ class OutputGraph:
         which converts results to its class): the one such class that subclasses all the others.
         None: plain tensors. Unrelated subclasses make eager raise TypeError: that call breaks."""
         classes = []
+        if self.torch_function_state != TF_ENABLED:
+            return None      # no __torch_function__ runs: torch's ops give plain tensors
 
         def visit(var):
             if isinstance(var, TensorVariable):

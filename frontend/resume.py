@@ -88,6 +88,11 @@ def inference_slot(mode: bool) -> tuple:
     return ("inference", bool(mode))
 
 
+def torch_function_slot(all_disabled: bool) -> tuple:
+    """The exit of an enclosing `torch._C.DisableTorchFunction[Subclass]()` block, re-entered by the prologue."""
+    return ("torch_function", bool(all_disabled))
+
+
 def is_context_slot(kind) -> bool:
     return isinstance(kind, tuple)
 
@@ -407,6 +412,10 @@ def enter_context_instrs(kind, lineno) -> list:
         out = [Instr("PUSH_NULL", lineno=lineno), Instr("LOAD_CONST", torch.inference_mode, lineno=lineno),
                Instr("LOAD_CONST", kind[1], lineno=lineno), Instr("PRECALL", 1, lineno=lineno),
                Instr("CALL", 1, lineno=lineno)]
+    elif kind[0] == "torch_function":
+        cls = torch._C.DisableTorchFunction if kind[1] else torch._C.DisableTorchFunctionSubclass
+        out = [Instr("PUSH_NULL", lineno=lineno), Instr("LOAD_CONST", cls, lineno=lineno),
+               Instr("PRECALL", 0, lineno=lineno), Instr("CALL", 0, lineno=lineno)]
     elif kind[0] == "autocast":
         out = [Instr("PUSH_NULL", lineno=lineno), Instr("LOAD_CONST", torch.autocast, lineno=lineno)]
         out += [Instr("LOAD_CONST", v, lineno=lineno) for v in kind[1:]]
@@ -524,7 +533,8 @@ _CELL_READS = {"LOAD_DEREF", "DELETE_DEREF"}
 
 # callables that resume code loads with LOAD_CONST (the translator wraps them as what they are): the
 # torch context-manager factories a prologue re-enters its blocks with, and the check of an own cell
-RESUME_CALLABLES = (torch.set_grad_enabled, torch.autocast, torch.inference_mode, cell_is_empty, UnboundLocalError)
+RESUME_CALLABLES = (torch.set_grad_enabled, torch.autocast, torch.inference_mode, torch._C.DisableTorchFunction,
+                    torch._C.DisableTorchFunctionSubclass, cell_is_empty, UnboundLocalError)
 
 
 def _unbound_cell_check(ins) -> list:

@@ -11,7 +11,7 @@ from .base import VariableTracker
 from .constant import const
 from .functions import BoundMethodVariable, UserFunctionVariable
 from .function_mode import FunctionModeVariable, modelled_mode
-from .torch import AutocastVariable, GradModeVariable, InferenceModeVariable
+from .torch import AutocastVariable, DisableTorchFunctionVariable, GradModeVariable, InferenceModeVariable
 from .user_defined import UserDefinedObjectVariable
 
 
@@ -33,7 +33,8 @@ class WithExitVariable(VariableTracker):
 
 
 # enter(tx) -> (entered, value); exit(tx)
-_TORCH_CONTEXTS = (GradModeVariable, AutocastVariable, InferenceModeVariable, FunctionModeVariable)
+_TORCH_CONTEXTS = (GradModeVariable, AutocastVariable, InferenceModeVariable, DisableTorchFunctionVariable,
+                   FunctionModeVariable)
 
 
 def enter_context(tx, ctx):

@@ -106,6 +106,8 @@ class TorchFunctionVariable(VariableTracker):
             msg = args[0] if args else kwargs.get("msg")
             msg = f": {msg.as_python_constant()}" if msg is not None and msg.is_python_constant() else ""
             raise Unsupported("user_graph_break", fn=f"{fn.__module__}.{fn.__name__}", msg=msg)
+        if fn in TORCH_FUNCTION_STATE_QUERIES and not args and not kwargs:
+            return const(TORCH_FUNCTION_STATE_QUERIES[fn](tx.output.torch_function_state))
         if fn is torch.jit.annotate and len(args) == 2 and not kwargs:
             return args[1]      # a TorchScript type hint: eagerly it returns its value unchanged
         if fn in FOLDED:
@@ -303,6 +305,61 @@ class InferenceModeVariable(VariableTracker):
         codegen.call(1)
 
 
+# torch-function dispatch state: on, off for subclasses' `__torch_function__` (DisableTorchFunctionSubclass),
+# off for modes too (DisableTorchFunction); entering a block never lowers it
+TF_ENABLED, TF_SUBCLASS_DISABLED, TF_ALL_DISABLED = 0, 1, 2
+TORCH_FUNCTION_STATE_QUERIES = {
+    torch._C._is_torch_function_enabled: lambda state: state == TF_ENABLED,
+    torch._C._is_torch_function_all_disabled: lambda state: state == TF_ALL_DISABLED,
+}
+
+
+def torch_function_state_now() -> int:
+    if torch._C._is_torch_function_all_disabled():
+        return TF_ALL_DISABLED
+    return TF_ENABLED if torch._C._is_torch_function_enabled() else TF_SUBCLASS_DISABLED
+
+
+def enter_torch_function_disabled(all_disabled: bool):
+    """Run time (a graph node): enter `DisableTorchFunction()` / `DisableTorchFunctionSubclass()`."""
+    ctx = torch._C.DisableTorchFunction() if all_disabled else torch._C.DisableTorchFunctionSubclass()
+    ctx.__enter__()
+    return ctx
+
+
+def exit_torch_function_disabled(ctx) -> None:
+    """Run time (a graph node): leave the block `enter_torch_function_disabled` entered."""
+    ctx.__exit__(None, None, None)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class DisableTorchFunctionVariable(VariableTracker):
+    """`torch._C.DisableTorchFunctionSubclass()` / `DisableTorchFunction()` in a `with` block: inside it
+    the ops' results keep no subclass (no `__torch_function__` runs) and the state queries answer
+    accordingly. The trace's state is `OutputGraph.torch_function_state`; a graph whose ops run as
+    recorded enters and leaves the real state (graph nodes), as its subclass tensors' ops depend on it.
+    A graph a backend retraces holds no such tensors (builder), so there the state changes nothing."""
+    all_disabled: bool = False
+    node: Any = None
+
+    def python_type(self):
+        return torch._C.DisableTorchFunction if self.all_disabled else torch._C.DisableTorchFunctionSubclass
+
+    def describe(self):
+        return f"torch._C.{self.python_type().__name__}()"
+
+    def enter(self, tx):
+        return dataclasses.replace(self, node=tx.output.enter_torch_function_disabled(self.all_disabled)), const(None)
+
+    def exit(self, tx):
+        tx.output.exit_torch_function_disabled(self.node)
+        return const(None)
+
+    def reconstruct(self, codegen):
+        codegen.load_callable(self.python_type())
+        codegen.call(0)
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class AutocastVariable(VariableTracker):
     """torch.autocast(device_type, dtype, enabled, cache_enabled) (and torch.amp/cpu/cuda.amp.autocast).
@@ -398,6 +455,18 @@ def _set_grad_enabled(tx, args, kwargs):
     return GradModeVariable(target=mode, previous=prev)
 
 
+def _disable_torch_function(all_disabled):
+    def factory(tx, args, kwargs):
+        name = f"torch._C.DisableTorchFunction{'' if all_disabled else 'Subclass'}"
+        if args or kwargs:
+            raise Unsupported("unsupported_call", fn=name, detail=" (with arguments)")
+        if tx.output.function_modes:
+            # the modes the trace models would have to stop applying inside the block
+            raise Unsupported("unsupported_call", fn=name, detail=" (inside a modelled mode)")
+        return DisableTorchFunctionVariable(all_disabled=all_disabled)
+    return factory
+
+
 def _inference_mode(tx, args, kwargs):
     mode = args[0] if args else kwargs.get("mode", const(True))
     if len(args) + len(kwargs) > 1 or not mode.is_python_constant() or \
@@ -409,7 +478,9 @@ def _inference_mode(tx, args, kwargs):
 
 GRAD_MODE_FACTORIES = {torch.no_grad: _no_grad, torch.enable_grad: _enable_grad,
                        torch.set_grad_enabled: _set_grad_enabled, torch.inference_mode: _inference_mode,
-                       torch.autocast: _autocast, torch.amp.autocast: _autocast}
+                       torch.autocast: _autocast, torch.amp.autocast: _autocast,
+                       torch._C.DisableTorchFunctionSubclass: _disable_torch_function(False),
+                       torch._C.DisableTorchFunction: _disable_torch_function(True)}
 for _dev in ("cpu", "cuda"):
     _cls = getattr(getattr(getattr(torch, _dev, None), "amp", None), "autocast", None)
     if isinstance(_cls, type):
