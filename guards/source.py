@@ -260,6 +260,20 @@ class DictKeysSource(GuardOnlySource):
 
 
 @dataclasses.dataclass(frozen=True)
+class SetItemsSource(GuardOnlySource):
+    """`frozenset(via.__iter__(base))`: the items of a set subclass's object read by its builtin base's
+    method, never by an override of the user's (guards compare them with the items seen while tracing)."""
+    base: Source
+    via: Any
+
+    def name(self):
+        return f"frozenset({self.base.name()})"
+
+    def expr(self, render=None):
+        return f"frozenset({builtin_type_expr(self.via)}.__iter__({self.base.sub_expr(render)}))"
+
+
+@dataclasses.dataclass(frozen=True)
 class TypeFlagSource(GuardOnlySource):
     """Whether a class's `__flags__` has the bits of `mask` (guard only)."""
     base: Source
