@@ -25,7 +25,7 @@ from .resume import STACK_ARGUMENT_PREFIX, is_resume_code
 from .variables.autograd_function import CheckpointVariable
 from .variables.builtins import BuiltinVariable, OperatorGetterVariable, has_builtin_handler
 from .variables.constant import ConstantVariable, LazyGuardedScalarVariable, is_constant_value
-from .variables.dicts import DictVariable, SetVariable
+from .variables.dicts import DictVariable, SetVariable, UnreadValue
 from .variables.distributed import DistributedFunctionVariable, is_distributed_function
 from .variables.functions import (
     BoundMethodVariable,
@@ -409,8 +409,12 @@ def _wrap_container(tx, value, source, trusted, guard):
             raise Unsupported("non_constant_value", what="a dict with keys not constants, classes or functions")
         guard(Guard.type_match(source, type(value)))
         guard(Guard.dict_keys(source, list(value.keys())))
-        pairs = [(_wrap_key(tx, k), wrap(tx, v, ItemSource(source, k) if source else None, trusted))
-                 for k, v in value.items()]
+        if source is not None and not _is_frame_varkw(tx, source):
+            # each value wrapped (guarded) when the code reads it (dicts.UnreadValue)
+            pairs = [(_wrap_key(tx, k), UnreadValue(v, ItemSource(source, k), trusted)) for k, v in value.items()]
+        else:
+            pairs = [(_wrap_key(tx, k), wrap(tx, v, ItemSource(source, k) if source else None, trusted))
+                     for k, v in value.items()]
         factory = None
         if _is_a(value, collections.defaultdict):
             # guarded: a cached graph filling a missing key calls it
