@@ -18,7 +18,15 @@ from ..decorators import is_constant_result
 from ..disable import disabled_wrapper_code
 from ..guards.guard import Guard, is_numpy_number
 from ..guards.shape import scalar_can_be_dynamic
-from ..guards.source import AttrSource, ConstSource, ItemSource, ListIteratorSource, LocalSource
+from ..guards.source import (
+    AttrSource,
+    ConstSource,
+    ItemSource,
+    ListIteratorSource,
+    LocalSource,
+    SetItemsSource,
+    set_items_seen,
+)
 from ..probe import class_dict_lookup, has_finalizer, overrides_in_python, safe_in, static_getattr, static_hasattr
 from .graph_break import Unsupported
 from .resume import STACK_ARGUMENT_PREFIX, is_resume_code
@@ -427,7 +435,9 @@ def _wrap_container(tx, value, source, trusted, guard):
     if type(value) in (set, frozenset):
         if not all(is_constant_value(v) for v in value):
             raise Unsupported("non_constant_value", what="a set of values that are not constants")
-        guard(Guard.constant(source, value))   # type and contents
+        guard(Guard.type_match(source, type(value)))
+        # its items in its iteration order (the trace iterates it in that order)
+        guard(Guard.constant(SetItemsSource(source, type(value)), set_items_seen(value)))
         return SetVariable.create(tx, [ConstantVariable(v) for v in value], type(value), source=source)
     return None
 

@@ -84,3 +84,19 @@ def test_changing_an_argument_breaks_and_still_changes_it():
     assert_same(got, want)
     assert s1 == s2 == {2, 9} and type(s2) is MySet
     assert any("existed before the compiled frame" in r.reason for r in bytegraph.stats.break_records)
+
+
+def test_equal_sets_iterating_in_another_order_or_with_other_item_types_are_not_reused():
+    # {1, 9} built in two orders iterates in two orders (9 collides with 1 in CPython's table)
+    def f(x, s):
+        return x + 1, list(s)
+    for kind in (set, MySet, frozenset, MyFrozen):
+        bytegraph.reset()
+        cnt = CompileCounter()
+        opt = bytegraph.compile(f, backend=cnt)
+        for items in ([1, 9], [9, 1], [True, 9]):
+            s = kind(items)
+            got, want = opt(torch.ones(1), s), f(torch.ones(1), s)
+            assert_same(got, want)
+            assert [type(v) for v in got[1]] == [type(v) for v in want[1]]
+        assert cnt.frame_count == 3, kind

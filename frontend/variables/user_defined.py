@@ -14,7 +14,15 @@ from typing import Any
 import torch
 
 from ...guards.guard import Guard
-from ...guards.source import MISSING, AttrSource, DictKeysSource, InstanceDictSource, ItemSource, SetItemsSource
+from ...guards.source import (
+    MISSING,
+    AttrSource,
+    DictKeysSource,
+    InstanceDictSource,
+    ItemSource,
+    SetItemsSource,
+    set_items_seen,
+)
 from ...probe import builtin_base, is_heap_type, static_hasattr
 from .. import reads
 from ..graph_break import Unsupported, user_error
@@ -308,7 +316,7 @@ def set_store(tx, var):
         raise Unsupported("non_constant_value", what=f"reading {var.describe()} (items that are not constants)")
     if var.source is not None:
         tx.output.guards.add(Guard.type_match(var.source, type(real)))
-        tx.output.guards.add(Guard.constant(SetItemsSource(var.source, via), frozenset(items)))
+        tx.output.guards.add(Guard.constant(SetItemsSource(var.source, via), set_items_seen(items)))
     store = SetVariable.create(tx, [const(v) for v in items], via, order=_REAL_ORDER)
     tx.output.wrapped_objects[key] = (real, store)
     return store
