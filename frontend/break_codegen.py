@@ -29,11 +29,12 @@ Grad mode and autocast at a break. Grad mode is runtime state: the transformed c
 in eager (grad disabled inside `with torch.no_grad()`), whatever the backend did with the graph's
 own grad-mode nodes. On the stack, a grad-mode `__exit__` becomes a `RestoreGradMode(previous)`
 object, a `torch.autocast` one the real entered context manager, a user context manager's the
-bound `__exit__` of the rebuilt object. After the instruction the continuation calls the torch
-exits innermost first (grad mode back to its value outside the blocks) and the resume function
-enters the blocks again, so grad mode is right on both sides and each block is exited exactly once.
-An autocast block open at the break is closed in the graph (`_exit_autocast`), so every graph is
-self-contained.
+bound `__exit__` of the rebuilt object. After the instruction the continuation reads the grad mode
+the instruction left, calls the torch exits innermost first (grad mode back to its value outside the
+blocks), and the resume function enters the blocks again and sets that grad mode, so grad mode is
+right on both sides and each block is exited exactly once. An autocast or inference-mode block open
+at the break is closed in the graph (`_exit_autocast`, `_exit_inference_mode`), so every graph is
+self-contained; on the stack its `__exit__` is the real context manager's, entered again.
 
 Not resumable (the frame runs eagerly, the reason is recorded): generators and coroutines, code that
 may read its own frame's variables (`locals()`, `eval`, `sys._getframe()`), a break
@@ -66,7 +67,10 @@ from .resume import (
     call_start_index,
     closure_names,
     exception_entry_at,
+    GRAD_PASSED,
     grad_slot,
+    inference_slot,
+    torch_function_slot,
     in_exception_handler,
     instruction_index,
     is_context_slot,
@@ -82,7 +86,12 @@ from .variables.ctx import WithExitVariable
 from .variables.iterators import ListIteratorVariable
 from .variables.misc import ExceptionVariable, NullVariable
 from .variables.tensor import TensorVariable
-from .variables.torch import AutocastVariable, GradModeVariable
+from .variables.torch import (
+    AutocastVariable,
+    DisableTorchFunctionVariable,
+    GradModeVariable,
+    InferenceModeVariable,
+)
 
 RESULT = object()   # the result of the instruction run natively at a break
 EXIT = object()     # the `__exit__` that a BEFORE_WITH run natively at a break leaves under its result
@@ -198,9 +207,10 @@ def compile_break(tx, cp: FrameCheckpoint, every_local: bool = True):
     lives = [tuple(needed) for _ in plan.paths]
     live_vars = [tx.symbolic_locals[n] for n in needed]
 
-    # an autocast block open at the break ends in this graph (the resume function re-enters it)
+    # an autocast or inference-mode block open at the break ends in this graph (the resume function
+    # re-enters it)
     for v in reversed(stack):
-        if isinstance(v, WithExitVariable) and isinstance(v.ctx, AutocastVariable):
+        if isinstance(v, WithExitVariable) and isinstance(v.ctx, _CLOSED_AT_BREAK):
             v.ctx.exit(tx)
 
     values = [v for v in stack if not isinstance(v, NullVariable)] + live_vars
@@ -389,6 +399,17 @@ def _rebuild_stack(cg, stack, iter_slots) -> None:
             cg.call(4)
             cg.append(Instr("BEFORE_WITH"))
             cg.pop_top()
+        elif isinstance(v, WithExitVariable) and isinstance(v.ctx, DisableTorchFunctionVariable):
+            cg.load_callable(v.ctx.python_type())   # enter the real context manager again
+            cg.call(0)
+            cg.append(Instr("BEFORE_WITH"))
+            cg.pop_top()
+        elif isinstance(v, WithExitVariable) and isinstance(v.ctx, InferenceModeVariable):
+            cg.load_callable(torch.inference_mode)   # enter the real context manager again
+            cg.load_const(v.ctx.mode)
+            cg.call(1)
+            cg.append(Instr("BEFORE_WITH"))
+            cg.pop_top()
         else:
             cg.append(Instr("LOAD_FAST", cg.temps[v]))
             if id(v) in iter_slots:
@@ -401,6 +422,10 @@ def _leave_copy(cg, path, live, resume) -> None:
     after = path.stack
     for i in reversed(range(len(after))):
         cg.append(Instr("STORE_FAST", f"__bytegraph_cont{i}"))
+    # the grad mode the instruction left (leaving and re-entering the blocks resets it)
+    cg.load_callable(torch.is_grad_enabled)
+    cg.call(0)
+    cg.append(Instr("STORE_FAST", "__bytegraph_grad_now"))
     for i in reversed(range(len(after))):
         if _is_torch_context_exit(after[i]):
             cg.push_null()
@@ -420,7 +445,10 @@ def _leave_copy(cg, path, live, resume) -> None:
 
     def load_local(name):
         cg.append(Instr("LOAD_FAST", name))
-    resume.call(cg, path, live, load_slot, load_local)
+
+    def load_grad():
+        cg.append(Instr("LOAD_FAST", "__bytegraph_grad_now"))
+    resume.call(cg, path, live, load_slot, load_local, load_grad)
 
 
 class _ResumeCalls:
@@ -441,18 +469,25 @@ class _ResumeCalls:
                 return grad_slot(v.ctx.target)
             if isinstance(v.ctx, AutocastVariable):
                 return autocast_slot(v.ctx.device, v.ctx.dtype, v.ctx.enabled, v.ctx.cache_enabled)
+            if isinstance(v.ctx, InferenceModeVariable):
+                return inference_slot(v.ctx.mode)
+            if isinstance(v.ctx, DisableTorchFunctionVariable):
+                return torch_function_slot(v.ctx.all_disabled)
             return VALUE_SLOT
         return ITER_SLOT if id(v) in self.iter_slots else VALUE_SLOT
 
-    def call(self, cg, path, live, load_slot, load_local):
+    def call(self, cg, path, live, load_slot, load_local, load_grad=None):
         tx = self.tx
         origin = original_location(tx.code, path.offset)
         if origin is None:
             raise Unsupported("break_in_resume_prologue", what="a graph break in a resume function's prologue")
         original, orig_offset = origin
         layout = tuple(self.slot_kind(v) for v in path.stack)
-        grad_slots = [k for k in layout if is_context_slot(k) and k[0] == "grad"]
-        grad_after = self.grad_at_break if grad_slots and grad_slots[-1][1] != self.grad_at_break else None
+        # re-entering the blocks sets the mode the innermost grad-setting one sets: the mode the
+        # instruction left is set after them (blocks are only on the stack in the copied code)
+        grad_slots = [k for k in layout if is_context_slot(k) and k[0] in ("grad", "inference")]
+        grad_after = GRAD_PASSED if grad_slots else None
+        assert grad_after is None or load_grad is not None
         # the code returns "call this resume function next" and the C hook calls it, handing it the
         # arguments: no local of this code, tuple or call outlives the transfer (see resume.py)
         cg.load_callable(ResumeCall)
@@ -472,6 +507,9 @@ class _ResumeCalls:
                 continue
             load_slot(i, v, kind)
             n += 1
+        if grad_after == GRAD_PASSED:
+            load_grad()
+            n += 1
         for name in live:
             load_local(name)
             n += 1
@@ -483,7 +521,11 @@ class _ResumeCalls:
 def _is_torch_context_exit(v) -> bool:
     """The `__exit__` of a grad-mode or autocast `with` block (not passed to resume functions: their
     prologue enters the block again)."""
-    return isinstance(v, WithExitVariable) and isinstance(v.ctx, (GradModeVariable, AutocastVariable))
+    return isinstance(v, WithExitVariable) and isinstance(v.ctx, (GradModeVariable,) + _CLOSED_AT_BREAK)
+
+
+# torch blocks whose state the graph enters itself: the graph leaves them at a break
+_CLOSED_AT_BREAK = (AutocastVariable, InferenceModeVariable, DisableTorchFunctionVariable)
 
 
 def emit_set_grad(cg, mode: bool) -> None:

@@ -18,14 +18,22 @@ from ..decorators import is_constant_result
 from ..disable import disabled_wrapper_code
 from ..guards.guard import Guard, is_numpy_number
 from ..guards.shape import scalar_can_be_dynamic
-from ..guards.source import AttrSource, ConstSource, ItemSource, ListIteratorSource, LocalSource
+from ..guards.source import (
+    AttrSource,
+    ConstSource,
+    ItemSource,
+    ListIteratorSource,
+    LocalSource,
+    SetItemsSource,
+    set_items_seen,
+)
 from ..probe import class_dict_lookup, has_finalizer, overrides_in_python, safe_in, static_getattr, static_hasattr
 from .graph_break import Unsupported
 from .resume import STACK_ARGUMENT_PREFIX, is_resume_code
 from .variables.autograd_function import CheckpointVariable
 from .variables.builtins import BuiltinVariable, OperatorGetterVariable, has_builtin_handler
 from .variables.constant import ConstantVariable, LazyGuardedScalarVariable, is_constant_value
-from .variables.dicts import DictVariable, SetVariable
+from .variables.dicts import DictVariable, SetVariable, UnreadValue
 from .variables.distributed import DistributedFunctionVariable, is_distributed_function
 from .variables.functions import (
     BoundMethodVariable,
@@ -41,7 +49,13 @@ from .variables.lists import ListVariable, NamedTupleVariable, SizeVariable, Tup
 from .variables.misc import CellVariable, PythonModuleVariable, WeakProxyVariable
 from .variables.nn_module import NNModuleVariable
 from .variables.numpy import NumpyFunctionVariable, lookup_numpy_function, wrap_ndarray_input
-from .variables.torch import AutocastVariable, GradModeVariable, TorchFunctionVariable, is_torch_op
+from .variables.torch import (
+    AutocastVariable,
+    GradModeVariable,
+    InferenceModeVariable,
+    TorchFunctionVariable,
+    is_torch_op,
+)
 from .variables.user_defined import EnumVariable, UserDefinedClassVariable, UserDefinedObjectVariable
 
 
@@ -403,8 +417,12 @@ def _wrap_container(tx, value, source, trusted, guard):
             raise Unsupported("non_constant_value", what="a dict with keys not constants, classes or functions")
         guard(Guard.type_match(source, type(value)))
         guard(Guard.dict_keys(source, list(value.keys())))
-        pairs = [(_wrap_key(tx, k), wrap(tx, v, ItemSource(source, k) if source else None, trusted))
-                 for k, v in value.items()]
+        if source is not None and not _is_frame_varkw(tx, source):
+            # each value wrapped (guarded) when the code reads it (dicts.UnreadValue)
+            pairs = [(_wrap_key(tx, k), UnreadValue(v, ItemSource(source, k), trusted)) for k, v in value.items()]
+        else:
+            pairs = [(_wrap_key(tx, k), wrap(tx, v, ItemSource(source, k) if source else None, trusted))
+                     for k, v in value.items()]
         factory = None
         if _is_a(value, collections.defaultdict):
             # guarded: a cached graph filling a missing key calls it
@@ -417,7 +435,9 @@ def _wrap_container(tx, value, source, trusted, guard):
     if type(value) in (set, frozenset):
         if not all(is_constant_value(v) for v in value):
             raise Unsupported("non_constant_value", what="a set of values that are not constants")
-        guard(Guard.constant(source, value))   # type and contents
+        guard(Guard.type_match(source, type(value)))
+        # its items in its iteration order (the trace iterates it in that order)
+        guard(Guard.constant(SetItemsSource(source, type(value)), set_items_seen(value)))
         return SetVariable.create(tx, [ConstantVariable(v) for v in value], type(value), source=source)
     return None
 
@@ -459,6 +479,11 @@ def _wrap_special_object(tx, value, source, trusted, guard):
         if type(value) is torch.set_grad_enabled:
             return GradModeVariable(target=value.mode, previous=value.prev, kind=type(value), source=source)
         return GradModeVariable(target=grad_modes[type(value)], kind=type(value), source=source)
+    if type(value) is torch.inference_mode and type(value.mode) is bool:
+        # `@torch.inference_mode()` keeps one to enter (a clone of it) on each call
+        guard(Guard.id_match(source, value))
+        guard(Guard.constant(AttrSource(source, "mode"), value.mode))   # (a plain attribute: it may be rebound)
+        return InferenceModeVariable(mode=value.mode, source=source)
     if _is_a(value, torch.amp.autocast):
         guard(Guard.id_match(source, value))
         return AutocastVariable.from_real(value).with_source(source)
@@ -523,7 +548,7 @@ def _wrap_callable(tx, value, source, trusted, guard):
         return UserFunctionVariable(fn=value, source=source)
     if _is_a(value, types.MethodType):
         self_var = wrap(tx, value.__self__, AttrSource(source, "__self__") if source else None, trusted)
-        if isinstance(self_var, (GradModeVariable, AutocastVariable)):
+        if isinstance(self_var, (GradModeVariable, AutocastVariable, InferenceModeVariable)):
             # a method of a torch context manager (`no_grad().clone`): the tracker models the object
             return self_var.var_getattr(tx, value.__func__.__name__)
         fn_var = wrap(tx, value.__func__, AttrSource(source, "__func__") if source else None, trusted)

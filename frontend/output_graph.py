@@ -51,6 +51,14 @@ from .variables.lists import (
 from .variables.base import VariableTracker
 from .variables.nn_module import NNModuleVariable
 from .variables.tensor import SymNodeVariable, TensorVariable
+from .variables.torch import (
+    TF_ALL_DISABLED,
+    TF_ENABLED,
+    TF_SUBCLASS_DISABLED,
+    enter_torch_function_disabled,
+    exit_torch_function_disabled,
+    torch_function_state_now,
+)
 from .variables.user_defined import UserDefinedObjectVariable
 
 # in-place ops that change a tensor's metadata (shape/stride), which checkpoints must undo
@@ -133,6 +141,10 @@ class GraphState(NamedTuple):
     symbol_inputs: dict
     autocast_stack: Any
     function_modes: tuple
+    inference_mode: bool
+    inference_stack: tuple
+    torch_function_state: int
+    torch_function_stack: tuple
 
 
 def backend_declares(backend, attribute: str) -> bool:
@@ -181,6 +193,16 @@ class OutputGraph:
         # trace, not of the process: fake propagation runs under it (`tracing_state`), the graph
         # enters/exits it with `_enter_autocast`/`_exit_autocast` nodes
         self.autocast_stack: tuple = ()
+        # inference mode here, and the `with torch.inference_mode(m)` blocks open at this point of the
+        # trace, outermost first: (enter node, inference mode and grad mode before it), which the
+        # block's exit restores (eager's exit restores the whole autograd state)
+        self.inference_at_entry = torch.is_inference_mode_enabled()
+        self.inference_mode = self.inference_at_entry
+        self.inference_stack: tuple = ()
+        # torch-function dispatch state here (variables/torch.py TF_*), and the Disable* blocks open:
+        # (enter node or None, state before it)
+        self.torch_function_state = torch_function_state_now()
+        self.torch_function_stack: tuple = ()
         # TorchFunctionModes the trace models that are open here, outermost first (their trackers;
         # variables/function_mode.py): state of the trace only, the graph runs with no mode
         self.function_modes: tuple = ()
@@ -207,7 +229,8 @@ class OutputGraph:
                           dict(self.input_by_source), set(self.guards), self.side_effects.snapshot(),
                           dict(self.wrapped_objects), self.grad_enabled, len(self.metadata_log),
                           len(self.constant_tensors), dict(self.input_properties), dict(self.symbol_inputs),
-                          self.autocast_stack, self.function_modes)
+                          self.autocast_stack, self.function_modes, self.inference_mode, self.inference_stack,
+                          self.torch_function_state, self.torch_function_stack)
 
     def restore(self, state: GraphState) -> None:
         nodes = list(self.graph.nodes)
@@ -228,6 +251,10 @@ class OutputGraph:
         self.grad_enabled = state.grad_enabled
         self.autocast_stack = state.autocast_stack
         self.function_modes = state.function_modes
+        self.inference_mode = state.inference_mode
+        self.inference_stack = state.inference_stack
+        self.torch_function_state = state.torch_function_state
+        self.torch_function_stack = state.torch_function_stack
         with self.fake_mode:
             for fake, size, stride, offset in reversed(self.metadata_log[state.n_metadata_log:]):
                 fake.as_strided_(size, stride, offset)
@@ -364,6 +391,10 @@ class OutputGraph:
 
     # -- ops --------------------------------------------------------------------
     def set_grad_enabled(self, mode: bool) -> None:
+        if mode and self.inference_mode and not self.eager_autograd:
+            # the backend's graph models inference mode as grad mode off (see inference_regions_for_backend):
+            # grad turned on inside it would record autograd that inference mode never records
+            raise Unsupported("attribute_write", what="enabling grad inside torch.inference_mode")
         if mode and not self.grad_enabled and not self.eager_autograd and any(
                 n.op == "call_method" and n.target == "requires_grad_" for n in self.graph.nodes):
             # a leaf made in the graph under no_grad would now be recorded by autograd, which
@@ -384,13 +415,53 @@ class OutputGraph:
         self.graph.call_function(torch.amp.autocast_mode._exit_autocast, (node,))
         self.autocast_stack = tuple(entry for entry in self.autocast_stack if entry[0] is not node)
 
+    def enter_inference_mode(self, mode: bool):
+        """Enter a `torch.inference_mode(mode)` block: an `_enter_inference_mode(mode)` node, whose result
+        `exit_inference_mode` takes. Entering sets grad mode to `not mode`, as eager's does."""
+        if self.inference_at_entry and not self.eager_autograd:
+            # the backend's graph would model the block as grad mode, which inference mode around the
+            # whole frame overrides
+            raise Unsupported("unsupported_call", fn="torch.inference_mode", detail=" (inside inference mode)")
+        node = self.graph.call_function(torch.autograd.grad_mode._enter_inference_mode, (mode,))
+        node.meta["grad_inside"] = not mode
+        self.inference_stack = self.inference_stack + ((node, self.inference_mode, self.grad_enabled),)
+        self.inference_mode, self.grad_enabled = mode, not mode
+        return node
+
+    def exit_inference_mode(self, node) -> None:
+        entry = next(e for e in self.inference_stack if e[0] is node)
+        exit_node = self.graph.call_function(torch.autograd.grad_mode._exit_inference_mode, (node,))
+        exit_node.meta["grad_after"] = entry[2]
+        self.inference_mode, self.grad_enabled = entry[1], entry[2]
+        self.inference_stack = tuple(e for e in self.inference_stack if e is not entry)
+
+    def enter_torch_function_disabled(self, all_disabled: bool):
+        """Enter a `DisableTorchFunction[Subclass]()` block: the state never lowers; a graph run as
+        recorded gets an enter node (whose result `exit_torch_function_disabled` takes)."""
+        node = None
+        if self.eager_autograd:
+            node = self.graph.call_function(enter_torch_function_disabled, (all_disabled,))
+        self.torch_function_stack = self.torch_function_stack + ((node, self.torch_function_state),)
+        entered = TF_ALL_DISABLED if all_disabled else TF_SUBCLASS_DISABLED
+        self.torch_function_state = max(self.torch_function_state, entered)
+        return node
+
+    def exit_torch_function_disabled(self, node) -> None:
+        entry = next(e for e in reversed(self.torch_function_stack) if e[0] is node)
+        if node is not None:
+            self.graph.call_function(exit_torch_function_disabled, (node,))
+        self.torch_function_state = entry[1]
+        self.torch_function_stack = tuple(e for e in self.torch_function_stack if e is not entry)
+
     @contextlib.contextmanager
     def tracing_state(self):
-        """The grad mode and autocast state of the trace at this point, for running something on
-        fake values (or a function that reads that state, like `torch.is_autocast_enabled`)."""
+        """The inference mode, grad mode and autocast state of the trace at this point, for running
+        something on fake values (or a function that reads that state, like `torch.is_autocast_enabled`)."""
         entered = []
+        inference = torch.inference_mode(self.inference_mode) \
+            if self.inference_mode != torch.is_inference_mode_enabled() else contextlib.nullcontext()
         try:
-            with torch.set_grad_enabled(self.grad_enabled):
+            with inference, torch.set_grad_enabled(self.grad_enabled):
                 for _, values in self.autocast_stack:
                     entered.append(torch.amp.autocast_mode._enter_autocast(*values))
                 yield
@@ -493,6 +564,8 @@ class OutputGraph:
         which converts results to its class): the one such class that subclasses all the others.
         None: plain tensors. Unrelated subclasses make eager raise TypeError: that call breaks."""
         classes = []
+        if self.torch_function_state != TF_ENABLED:
+            return None      # no __torch_function__ runs: torch's ops give plain tensors
 
         def visit(var):
             if isinstance(var, TensorVariable):
@@ -777,5 +850,56 @@ class OutputGraph:
         self._guard_memory_sharing()
         # like torch.compile: real tensors, and SymInts for the size placeholders
         example_inputs = [value for _, _, value in self.graph_inputs]
-        compiled = self.backend(gm, example_inputs)
-        return gm, compiled
+        if self.eager_autograd or not _has_inference_regions(gm):
+            return gm, self.backend(gm, example_inputs)
+        return gm, inference_regions_for_backend(gm, self.backend, example_inputs)
+
+
+# -- inference mode for backends that transform the graph ------------------------------------------
+_ENTER_INFERENCE = torch.autograd.grad_mode._enter_inference_mode
+_EXIT_INFERENCE = torch.autograd.grad_mode._exit_inference_mode
+
+
+def _has_inference_regions(gm) -> bool:
+    return bool(gm.graph.find_nodes(op="call_function", target=_ENTER_INFERENCE))
+
+
+def inference_regions_for_backend(gm, backend, example_inputs):
+    """A graph with `torch.inference_mode` blocks, for a backend that retraces it (AOTAutograd,
+    inductor), which would drop the mode: the backend gets the graph with each block as grad mode off
+    (what inference mode does to the ops' autograd; grad turned on inside one broke the trace), and
+    the tensors the graph returns that eager makes inside the mode are made inference tensors again
+    by a clone under the mode. An output that is a view, or shares its memory with another output,
+    would lose that sharing: such a graph runs as recorded instead (`gm`, which enters the mode)."""
+    outputs = next(iter(gm.graph.find_nodes(op="output"))).args[0]
+    tensors = [out for out in outputs if isinstance(out, torch.fx.Node) and
+               isinstance(out.meta.get("example_value"), torch.Tensor)]
+    made = [i for i, out in enumerate(outputs) if out in tensors and out.meta["example_value"].is_inference()]
+    storages = [out.meta["example_value"].untyped_storage()._cdata for out in dict.fromkeys(tensors)]
+    for i in made:
+        fake = outputs[i].meta["example_value"]
+        if fake._is_view() or storages.count(fake.untyped_storage()._cdata) > 1:
+            return gm
+    # each block becomes the grad mode it sets on entry and restores on exit
+    marks = gm.graph.find_nodes(op="call_function", target=_ENTER_INFERENCE) + \
+        gm.graph.find_nodes(op="call_function", target=_EXIT_INFERENCE)
+    for node in marks:
+        mode = node.meta["grad_inside"] if node.target is _ENTER_INFERENCE else node.meta["grad_after"]
+        with gm.graph.inserting_before(node):
+            gm.graph.call_function(torch._C._set_grad_enabled, (mode,))
+    for node in sorted(marks, key=lambda n: n.target is _ENTER_INFERENCE):   # exits (the users) first
+        gm.graph.erase_node(node)
+    gm.recompile()
+    compiled = backend(gm, example_inputs)
+    first = {}
+    for i in made:
+        first.setdefault(outputs[i], i)
+
+    def run(*args):
+        out = list(compiled(*args))
+        with torch.inference_mode():
+            for i in made:
+                j = first[outputs[i]]
+                out[i] = out[j] if j < i else out[i].clone()   # one clone per tensor, as eager has one
+        return tuple(out)
+    return run

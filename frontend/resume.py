@@ -14,18 +14,21 @@ Stack slots (the `layout`, one entry per stack slot, bottom first):
 - `NULL_SLOT`: a NULL under a callable; not passed, pushed back by the prologue.
 - `VALUE_SLOT`: passed as is.
 - `ITER_SLOT`: an iterator passed as a tuple of its remaining items; the prologue re-iterates it.
-- `("grad", mode)` / `("autocast", device, dtype, enabled, cache_enabled)`: the `__exit__` that
-  `BEFORE_WITH` left for an enclosing `with torch.no_grad()` / `torch.autocast(...)` block. Nothing
-  is passed: the prologue enters the context again (`torch.set_grad_enabled(mode)` /
-  `torch.autocast(...)`, then `BEFORE_WITH`), so the resumed body runs in the same mode, the
+- `("grad", mode)` / `("autocast", device, dtype, enabled, cache_enabled)` / `("inference", mode)`:
+  the `__exit__` that `BEFORE_WITH` left for an enclosing `with torch.no_grad()` /
+  `torch.autocast(...)` / `torch.inference_mode(mode)` block. Nothing is passed: the prologue enters
+  the context again (`torch.set_grad_enabled(mode)` / `torch.autocast(...)` /
+  `torch.inference_mode(mode)`, then `BEFORE_WITH`), so the resumed body runs in the same mode, the
   block's normal and exceptional exits (copied from the original code) restore the mode that was
   current before the block, and the frame hook traces the re-entry like any other `with`.
   A user context manager's `__exit__` is an ordinary `VALUE_SLOT` (the bound method of the object,
   which is entered once and exited once, by the resumed body).
 
-`grad_after` (optional) is the grad mode the prologue sets last, when the mode at the break differs
-from what re-entering the enclosing blocks gives (a `torch.set_grad_enabled(False)` call inside a
-`with torch.enable_grad()` block).
+`grad_after` (optional) is the grad mode the prologue sets last: `GRAD_PASSED` when the enclosing
+blocks are re-entered, which sets the mode they set on entry; the mode current after the
+instruction ran natively (a `torch.set_grad_enabled(False)` call inside a `with torch.enable_grad()`
+block, a user context manager's `__enter__` turning grad on) is then passed as the argument
+`GRAD_ARGUMENT`, after the stack slots.
 
 Zero-argument `super()` reads the frame's first local and its `__class__` cell; a resume function's
 first local is a stack value, so its body calls `super(__class__, <first argument>)` instead
@@ -66,6 +69,8 @@ NULL_SLOT = "null"       # a NULL under a callable: not passed, pushed back by t
 VALUE_SLOT = "value"     # passed as is
 ITER_SLOT = "iter"       # an iterator passed as a tuple of its remaining items; the prologue re-iterates it
 STACK_ARGUMENT_PREFIX = "__bytegraph_stack"   # the resume function's parameters that hold stack slots
+GRAD_PASSED = "passed"                        # grad_after: the mode is an argument, read at run time
+GRAD_ARGUMENT = "__bytegraph_grad_mode"
 
 
 def grad_slot(mode: bool) -> tuple:
@@ -76,6 +81,16 @@ def grad_slot(mode: bool) -> tuple:
 def autocast_slot(device, dtype, enabled, cache_enabled) -> tuple:
     """The exit of an enclosing `torch.autocast` block, re-entered by the prologue."""
     return ("autocast", device, dtype, enabled, cache_enabled)
+
+
+def inference_slot(mode: bool) -> tuple:
+    """The exit of an enclosing `torch.inference_mode(mode)` block, re-entered by the prologue."""
+    return ("inference", bool(mode))
+
+
+def torch_function_slot(all_disabled: bool) -> tuple:
+    """The exit of an enclosing `torch._C.DisableTorchFunction[Subclass]()` block, re-entered by the prologue."""
+    return ("torch_function", bool(all_disabled))
 
 
 def is_context_slot(kind) -> bool:
@@ -393,6 +408,14 @@ def enter_context_instrs(kind, lineno) -> list:
         out = [Instr("PUSH_NULL", lineno=lineno), Instr("LOAD_CONST", torch.set_grad_enabled, lineno=lineno),
                Instr("LOAD_CONST", kind[1], lineno=lineno), Instr("PRECALL", 1, lineno=lineno),
                Instr("CALL", 1, lineno=lineno)]
+    elif kind[0] == "inference":
+        out = [Instr("PUSH_NULL", lineno=lineno), Instr("LOAD_CONST", torch.inference_mode, lineno=lineno),
+               Instr("LOAD_CONST", kind[1], lineno=lineno), Instr("PRECALL", 1, lineno=lineno),
+               Instr("CALL", 1, lineno=lineno)]
+    elif kind[0] == "torch_function":
+        cls = torch._C.DisableTorchFunction if kind[1] else torch._C.DisableTorchFunctionSubclass
+        out = [Instr("PUSH_NULL", lineno=lineno), Instr("LOAD_CONST", cls, lineno=lineno),
+               Instr("PRECALL", 0, lineno=lineno), Instr("CALL", 0, lineno=lineno)]
     elif kind[0] == "autocast":
         out = [Instr("PUSH_NULL", lineno=lineno), Instr("LOAD_CONST", torch.autocast, lineno=lineno)]
         out += [Instr("LOAD_CONST", v, lineno=lineno) for v in kind[1:]]
@@ -455,6 +478,8 @@ def _make_resume_code(code, offset: int, layout: tuple, live: tuple, grad_after)
     prologue = _resume_prologue(code, layout, grad_after, freevars, target_line, label)
     stack_names = [f"{STACK_ARGUMENT_PREFIX}{i}" for i, kind in enumerate(layout)
                    if kind in (VALUE_SLOT, ITER_SLOT)]
+    if grad_after == GRAD_PASSED:
+        stack_names.append(GRAD_ARGUMENT)
     # a traceback through the rest of the frame names the user's function
     bc = function_bytecode(code, stack_names + list(live), [], freevars,
                            qualname=f"{code.co_qualname}.<resume at line {target_line}>")
@@ -508,7 +533,8 @@ _CELL_READS = {"LOAD_DEREF", "DELETE_DEREF"}
 
 # callables that resume code loads with LOAD_CONST (the translator wraps them as what they are): the
 # torch context-manager factories a prologue re-enters its blocks with, and the check of an own cell
-RESUME_CALLABLES = (torch.set_grad_enabled, torch.autocast, cell_is_empty, UnboundLocalError)
+RESUME_CALLABLES = (torch.set_grad_enabled, torch.autocast, torch.inference_mode, torch._C.DisableTorchFunction,
+                    torch._C.DisableTorchFunctionSubclass, cell_is_empty, UnboundLocalError)
 
 
 def _unbound_cell_check(ins) -> list:
@@ -548,7 +574,8 @@ def _resume_prologue(code, layout: tuple, grad_after, freevars, target_line: int
     if grad_after is not None:
         prologue += [Instr("PUSH_NULL", lineno=target_line),
                      Instr("LOAD_CONST", torch.set_grad_enabled, lineno=target_line),
-                     Instr("LOAD_CONST", bool(grad_after), lineno=target_line),
+                     Instr("LOAD_FAST", GRAD_ARGUMENT, lineno=target_line) if grad_after == GRAD_PASSED
+                     else Instr("LOAD_CONST", bool(grad_after), lineno=target_line),
                      Instr("PRECALL", 1, lineno=target_line), Instr("CALL", 1, lineno=target_line),
                      Instr("POP_TOP", lineno=target_line)]
     prologue.append(Instr("JUMP_FORWARD", label, lineno=target_line))

@@ -118,6 +118,10 @@ class CheckFunction:
         """Whether each (source, weakref) of `refs` reads its very object for the given frame function
         and arguments."""
         env = self._env(func, args)
+        for source, _ in refs:    # (an object a source names itself, which no guard may have named)
+            while source is not None:
+                env.update({const_name(obj): obj for obj in source.held_objects()})
+                source = getattr(source, "base", None)
         try:
             return all(ref() is not None and eval(source.expr(), env) is ref() for source, ref in refs)
         except Exception:  # noqa: BLE001 - the value is gone or changed shape

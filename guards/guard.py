@@ -153,7 +153,8 @@ class GLOBAL_STATE(GuardKind):
                 f"not {check.const(user_dispatch_mode_active, 'user_dispatch_mode')}() and "
                 f"not {check.const(user_function_mode_active, 'user_function_mode')}() and "
                 f"not {check.const(functorch_transform_active, 'functorch_transform')}() and "
-                f"{check.const(torch.is_inference_mode_enabled, 'inference_mode')}() is {state['inference_mode']}")
+                f"{check.const(torch.is_inference_mode_enabled, 'inference_mode')}() is {state['inference_mode']} and "
+                f"{check.const(torch_function_state, 'torch_function')}() == {state['torch_function']!r}")
 
     def describe(self, guard):
         return f"{guard.expected[0]} == {guard.expected[1]!r}"
@@ -614,7 +615,15 @@ GLOBAL_STATE_READERS = {
     # ops inside inference_mode record no autograd and make inference tensors, whatever grad mode says: a
     # graph compiled outside it (an AOTAutograd one links its outputs to autograd) must not run inside it
     "inference_mode": torch.is_inference_mode_enabled,
+    # inside torch._C.DisableTorchFunction[Subclass]() blocks ops give plain tensors and state queries
+    # answer otherwise (a resume function starts inside one)
+    "torch_function": lambda: torch_function_state(),
 }
+
+
+def torch_function_state() -> tuple:
+    """(torch function enabled, all torch function disabled)."""
+    return torch._C._is_torch_function_enabled(), torch._C._is_torch_function_all_disabled()
 
 
 def global_state_guards() -> list[Guard]:

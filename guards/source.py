@@ -260,6 +260,27 @@ class DictKeysSource(GuardOnlySource):
 
 
 @dataclasses.dataclass(frozen=True)
+class SetItemsSource(GuardOnlySource):
+    """The items of a set (of a subclass's object too) in the order it iterates them, each with its type,
+    read by the builtin's own `__iter__`, never by an override of the user's: guards compare them with
+    what the trace saw, so an equal set iterating in another order (another insertion history), or
+    holding `True` where the trace saw `1`, is not taken for it (`set_items_seen` makes the expected value)."""
+    base: Source
+    via: Any
+
+    def name(self):
+        return f"[(type(v), v) for v in {self.base.name()}]"
+
+    def expr(self, render=None):
+        return f"tuple((type(v), v) for v in {builtin_type_expr(self.via)}.__iter__({self.base.sub_expr(render)}))"
+
+
+def set_items_seen(items) -> tuple:
+    """What a `SetItemsSource` gives for a set iterating `items`."""
+    return tuple((type(v), v) for v in items)
+
+
+@dataclasses.dataclass(frozen=True)
 class TypeFlagSource(GuardOnlySource):
     """Whether a class's `__flags__` has the bits of `mask` (guard only)."""
     base: Source

@@ -55,12 +55,14 @@ from .misc import TracebackVariable
 from .tensor import SymNodeVariable, TensorVariable, concrete
 from .user_defined import (
     _READ_ONLY_DICT_METHODS,
+    _READ_ONLY_SET_METHODS,
     UserDefinedClassVariable,
     UserDefinedObjectVariable,
     class_attribute,
     class_method,
     dict_store,
     plain_class,
+    set_store,
 )
 
 # Pure functions folded when every argument is a constant.
@@ -198,6 +200,8 @@ def _unbound_builtin_method(tx, fn, args, kwargs):
         if name == "__reduce_ex__" and len(args) == 2 and not kwargs:
             return obj.reduce_ex(tx, args[1])
         return None
+    if issubclass(owner, (set, frozenset)):
+        return _set_subclass_method(tx, obj, owner, name, args[1:], kwargs)
     if not issubclass(owner, dict):
         return None
     store = dict_store(tx, obj)
@@ -228,6 +232,29 @@ def _unbound_builtin_method(tx, fn, args, kwargs):
                 tx, [obj, args[1]], {})   # dict calls __missing__
     result = store.call_method(tx, name, list(args[1:]), kwargs)
     return obj if result is store else result    # `d |= x` is d itself, not the items it holds
+
+
+def _set_subclass_method(tx, obj, owner, name, args, kwargs):
+    """set's (frozenset's) own method on a set-subclass object: applied to the items it holds
+    (user_defined.set_store). A new set an operator or `copy` makes is of the builtin type, as in CPython;
+    an object that existed before the frame is only read (a change would need writing back)."""
+    store = set_store(tx, obj)
+    if store is None or not issubclass(store.cls, owner):
+        return None
+    if not obj.is_new() and name not in _READ_ONLY_SET_METHODS:
+        raise Unsupported("untracked_mutation", what=f"{owner.__name__}.{name} on {obj.describe()} that existed "
+                                                 "before the compiled frame")
+    if name == "__init__":
+        if kwargs or len(args) > 1:
+            return None
+        if args and owner is set:
+            store.call_method(tx, "clear", [], {})
+            store.call_method(tx, "update", list(args), {})
+        return const(None)
+    result = store.call_method(tx, name, list(args), kwargs)
+    if result is NOT_IMPLEMENTED:
+        return const(NotImplemented)
+    return obj if result is store else result    # `s |= x` is s itself, not the items it holds
 
 
 def _ordered_dict_subclass_result(tx, obj, result):

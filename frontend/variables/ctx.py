@@ -11,7 +11,7 @@ from .base import VariableTracker
 from .constant import const
 from .functions import BoundMethodVariable, UserFunctionVariable
 from .function_mode import FunctionModeVariable, modelled_mode
-from .torch import AutocastVariable, GradModeVariable
+from .torch import AutocastVariable, DisableTorchFunctionVariable, GradModeVariable, InferenceModeVariable
 from .user_defined import UserDefinedObjectVariable
 
 
@@ -32,7 +32,9 @@ class WithExitVariable(VariableTracker):
         return self.exit_method.call_function(tx, list(args), kwargs)
 
 
-_TORCH_CONTEXTS = (GradModeVariable, AutocastVariable, FunctionModeVariable)   # enter(tx) -> (entered, value); exit(tx)
+# enter(tx) -> (entered, value); exit(tx)
+_TORCH_CONTEXTS = (GradModeVariable, AutocastVariable, InferenceModeVariable, DisableTorchFunctionVariable,
+                   FunctionModeVariable)
 
 
 def enter_context(tx, ctx):

@@ -108,10 +108,25 @@ def mapping_as_dict(tx, mapping) -> "DictVariable":
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
+class UnreadValue:
+    """A value of a dict read from the program that the trace has not looked at yet: wrapped (and so
+    guarded, a tensor made a graph input) only when it is read, so that calls differing only in a value
+    the code never reads reuse the graph. Never a tracker: `DictVariable.pairs` wraps every one first."""
+    value: object
+    source: object
+    trusted: bool
+
+    def realize(self, tx):
+        return tx.wrap(self.value, self.source, self.trusted)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
 class DictVariable(VariableTracker):
     """A dict; contents are a tuple of (key tracker, value tracker) pairs in SideEffects. `owner`:
     the object of a dict subclass whose items these are (user_defined.dict_store); `cls` is then
-    the builtin base whose methods apply (dict or OrderedDict)."""
+    the builtin base whose methods apply (dict or OrderedDict). A dict read from the program holds
+    `UnreadValue`s until its values are read: `lookup` wraps one, `pairs` all (its keys are guarded
+    when read)."""
     cls: type = dict
     default_factory: VariableTracker = None
     owner: VariableTracker = None
@@ -125,7 +140,8 @@ class DictVariable(VariableTracker):
         return out
 
     def parts(self, tx):
-        return tuple(x for pair in self.pairs(tx) for x in pair)
+        # (an unread value is nothing the graph made or changed: the dict is rebuilt from its source)
+        return tuple(x for pair in self._raw_pairs(tx) for x in pair if not isinstance(x, UnreadValue))
 
     def iterate(self, tx):
         return self.call_method(tx, "__iter__", [], {})   # live: sees changes made while iterating
@@ -137,7 +153,24 @@ class DictVariable(VariableTracker):
         return var
 
     def pairs(self, tx):
+        raw = self._raw_pairs(tx)
+        if any(isinstance(v, UnreadValue) for _, v in raw):
+            raw = tuple((k, v.realize(tx) if isinstance(v, UnreadValue) else v) for k, v in raw)
+            tx.output.side_effects.track(self, raw)     # (not a change of the dict: what it held all along)
+        return raw
+
+    def _raw_pairs(self, tx):
         return tx.output.side_effects.get(self)
+
+    def _read_value(self, tx, index):
+        """The value of the `index`th pair, wrapped now if it was unread."""
+        raw = self._raw_pairs(tx)
+        k, v = raw[index]
+        if isinstance(v, UnreadValue):
+            v = v.realize(tx)
+            raw = self._raw_pairs(tx)      # (wrapping reads nothing else of this dict)
+            tx.output.side_effects.track(self, raw[:index] + ((k, v),) + raw[index + 1:])
+        return v
 
     def var_getattr(self, tx, name):
         if name == "default_factory" and self.owner is None and issubclass(self.cls, collections.defaultdict):
@@ -157,19 +190,24 @@ class DictVariable(VariableTracker):
         return self.cls.__name__
 
     def truth(self, tx):
-        return len(self.pairs(tx)) > 0
+        return len(self._raw_pairs(tx)) > 0
 
     def has_len(self, tx):
-        return len(self.pairs(tx))
+        return len(self._raw_pairs(tx))
 
     def unpack(self, tx):
-        return [k for k, _ in self.pairs(tx)]
+        return [k for k, _ in self._raw_pairs(tx)]
 
     def lookup(self, tx, key_var):
-        mapping = self.as_mapping(tx)
+        index = self._index_of(tx, key_var)
+        return None if index is None else self._read_value(tx, index)
+
+    def _index_of(self, tx, key_var):
         key = hashable_key(tx, key_var)
-        if key in mapping:
-            return mapping[key][1]
+        for index, (k, _) in enumerate(self._raw_pairs(tx)):
+            found = hashable_key(tx, k)
+            if found is key or found == key:     # (a dict's lookup: identity, then equality)
+                return index
         return None
 
     def setitem(self, tx, key_var, value):
@@ -186,7 +224,10 @@ class DictVariable(VariableTracker):
                                  {"update": ("*",), "popitem": ("last",), "move_to_end": ("last",)})
         if name == "update" and args and is_other_mapping(args[0]):
             args = [mapping_as_dict(tx, args[0])]
-        pairs = self.pairs(tx)
+        if name in ("__getitem__", "get", "__contains__", "__len__"):   # (these read one value at most)
+            pairs = self._raw_pairs(tx)
+        else:
+            pairs = self.pairs(tx)
         if name == "__getitem__":
             return self._getitem(tx, args[0])
         if name == "get":
@@ -195,7 +236,7 @@ class DictVariable(VariableTracker):
                 return args[1] if len(args) > 1 else const(None)
             return found
         if name == "__contains__":
-            return const(self.lookup(tx, args[0]) is not None)
+            return const(self._index_of(tx, args[0]) is not None)
         if name == "__len__":
             return const(len(pairs))
         if name in ("__setitem__",):
@@ -334,7 +375,7 @@ class DictVariable(VariableTracker):
     def reconstruct(self, codegen):
         if self.source is not None:
             return self.source.reconstruct(codegen)
-        pairs = codegen.tx.output.side_effects.get(self)
+        pairs = codegen.tx.output.side_effects.get(self)    # (a dict with unread values has a source)
         if self.cls is not dict:
             codegen.load_callable(self.cls)
             if self.default_factory is not None:

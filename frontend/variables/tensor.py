@@ -125,6 +125,8 @@ class TensorVariable(VariableTracker):
             if name == "item" and tx.config.capture_scalar_outputs:
                 return tx.output.call_method(self, name, args, kwargs)
             raise Unsupported("data_dependent", what=f"Tensor.{name}()")
+        if name == "type":
+            args, kwargs = [_legacy_type_name(a) for a in args], {k: _legacy_type_name(v) for k, v in kwargs.items()}
         if name in _STATIC_METHODS and all(a.is_python_constant() for a in args) and \
                 all(v.is_python_constant() for v in kwargs.values()):
             if name == "type" and (args or kwargs):
@@ -287,3 +289,16 @@ def set_tensor_attr(tx, var, name, value) -> None:
 
 
 families.register(TensorVariable, SymNodeVariable)
+
+
+_LEGACY_TENSOR_CLASS = type(torch.FloatTensor)     # (torch.tensortype, not a torch attribute)
+
+
+def _legacy_type_name(var):
+    """`x.type(torch.FloatTensor)`: a legacy tensor class becomes its name ("torch.FloatTensor"), which
+    `Tensor.type` takes for the same type and the graph can hold (the class read is guarded)."""
+    if var.is_python_constant():
+        value = var.as_python_constant()
+        if type(value) is _LEGACY_TENSOR_CLASS:
+            return ConstantVariable(f"{value.__module__}.{value.__name__}")
+    return var

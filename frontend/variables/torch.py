@@ -106,6 +106,8 @@ class TorchFunctionVariable(VariableTracker):
             msg = args[0] if args else kwargs.get("msg")
             msg = f": {msg.as_python_constant()}" if msg is not None and msg.is_python_constant() else ""
             raise Unsupported("user_graph_break", fn=f"{fn.__module__}.{fn.__name__}", msg=msg)
+        if fn in TORCH_FUNCTION_STATE_QUERIES and not args and not kwargs:
+            return const(TORCH_FUNCTION_STATE_QUERIES[fn](tx.output.torch_function_state))
         if fn is torch.jit.annotate and len(args) == 2 and not kwargs:
             return args[1]      # a TorchScript type hint: eagerly it returns its value unchanged
         if fn in FOLDED:
@@ -165,9 +167,8 @@ _DROPOUTS = {torch.nn.functional.dropout, torch.dropout, torch.nn.functional.alp
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class GradModeVariable(VariableTracker):
-    """torch.no_grad() / enable_grad() / set_grad_enabled(b) / inference_mode(False) (outside inference
-    mode): a context manager that sets grad mode on enter and restores the previous mode on exit, inside
-    the graph.
+    """torch.no_grad() / enable_grad() / set_grad_enabled(b): a context manager that sets grad mode on
+    enter and restores the previous mode on exit, inside the graph.
 
     `kind` is the real class. A no_grad/enable_grad object reads the mode to restore when entered
     (`previous` None until then); a set_grad_enabled object applied its mode when made and restores
@@ -225,10 +226,6 @@ class GradModeVariable(VariableTracker):
             codegen.load_const(self.target)
             codegen.load_const(self.previous if self.previous is not None else self.target)
             codegen.call(2)
-        elif self.kind is torch.inference_mode:     # (only inference_mode(False) is modelled)
-            codegen.load_const(self.kind)
-            codegen.load_const(False)
-            codegen.call(1)
         else:
             codegen.load_const(self.kind)
             codegen.call(0)
@@ -256,6 +253,111 @@ class GradModeWrapped(VariableTracker):
             return self.fn.call_function(tx, args, kwargs)
         finally:
             tx.output.set_grad_enabled(prev)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class InferenceModeVariable(VariableTracker):
+    """torch.inference_mode(mode). Entering it emits `_enter_inference_mode(mode)` into the graph and
+    exiting `_exit_inference_mode(handle)`, which restores the whole autograd state (grad mode too), as
+    eager's exit does. Inference mode is state of the trace (`OutputGraph.inference_stack`): fakes made
+    inside are inference tensors, so their own rules (no in-place use outside the mode, never saved for
+    backward) fail the trace where eager fails."""
+    mode: bool = True
+    node: Any = None        # the enter node once entered
+
+    def python_type(self):
+        return torch.inference_mode
+
+    def describe(self):
+        return f"torch.inference_mode({self.mode})"
+
+    def enter(self, tx):
+        return dataclasses.replace(self, node=tx.output.enter_inference_mode(self.mode)), const(None)
+
+    def exit(self, tx):
+        tx.output.exit_inference_mode(self.node)
+        return const(None)
+
+    def call_function(self, tx, args, kwargs):
+        # used as a decorator: @torch.inference_mode()
+        if len(args) == 1 and not kwargs and isinstance(args[0], BaseUserFunction):
+            return ContextWrapped(fn=args[0], ctx=self)
+        raise Unsupported("unsupported_call", fn=self.describe(), detail="")
+
+    def var_getattr(self, tx, name):
+        if name in ("clone", "__enter__", "__exit__"):
+            return BoundMethodVariable(fn=TensorMethod(name), self_var=self)
+        return super().var_getattr(tx, name)
+
+    def call_method(self, tx, name, args, kwargs):
+        if name == "clone" and not args and not kwargs:   # what torch's decorator enters on each call
+            return InferenceModeVariable(mode=self.mode)
+        if name in ("__enter__", "__exit__"):
+            raise Unsupported("unsupported_builtin", what=f"calling {name} of torch.inference_mode directly")
+        return super().call_method(tx, name, args, kwargs)
+
+    def reconstruct(self, codegen):
+        if self.source is not None:
+            self.source.reconstruct(codegen)
+            return
+        codegen.load_callable(torch.inference_mode)
+        codegen.load_const(self.mode)
+        codegen.call(1)
+
+
+# torch-function dispatch state: on, off for subclasses' `__torch_function__` (DisableTorchFunctionSubclass),
+# off for modes too (DisableTorchFunction); entering a block never lowers it
+TF_ENABLED, TF_SUBCLASS_DISABLED, TF_ALL_DISABLED = 0, 1, 2
+TORCH_FUNCTION_STATE_QUERIES = {
+    torch._C._is_torch_function_enabled: lambda state: state == TF_ENABLED,
+    torch._C._is_torch_function_all_disabled: lambda state: state == TF_ALL_DISABLED,
+}
+
+
+def torch_function_state_now() -> int:
+    if torch._C._is_torch_function_all_disabled():
+        return TF_ALL_DISABLED
+    return TF_ENABLED if torch._C._is_torch_function_enabled() else TF_SUBCLASS_DISABLED
+
+
+def enter_torch_function_disabled(all_disabled: bool):
+    """Run time (a graph node): enter `DisableTorchFunction()` / `DisableTorchFunctionSubclass()`."""
+    ctx = torch._C.DisableTorchFunction() if all_disabled else torch._C.DisableTorchFunctionSubclass()
+    ctx.__enter__()
+    return ctx
+
+
+def exit_torch_function_disabled(ctx) -> None:
+    """Run time (a graph node): leave the block `enter_torch_function_disabled` entered."""
+    ctx.__exit__(None, None, None)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class DisableTorchFunctionVariable(VariableTracker):
+    """`torch._C.DisableTorchFunctionSubclass()` / `DisableTorchFunction()` in a `with` block: inside it
+    the ops' results keep no subclass (no `__torch_function__` runs) and the state queries answer
+    accordingly. The trace's state is `OutputGraph.torch_function_state`; a graph whose ops run as
+    recorded enters and leaves the real state (graph nodes), as its subclass tensors' ops depend on it.
+    A graph a backend retraces holds no such tensors (builder), so there the state changes nothing."""
+    all_disabled: bool = False
+    node: Any = None
+
+    def python_type(self):
+        return torch._C.DisableTorchFunction if self.all_disabled else torch._C.DisableTorchFunctionSubclass
+
+    def describe(self):
+        return f"torch._C.{self.python_type().__name__}()"
+
+    def enter(self, tx):
+        return dataclasses.replace(self, node=tx.output.enter_torch_function_disabled(self.all_disabled)), const(None)
+
+    def exit(self, tx):
+        tx.output.exit_torch_function_disabled(self.node)
+        return const(None)
+
+    def reconstruct(self, codegen):
+        codegen.load_callable(self.python_type())
+        codegen.call(0)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -315,9 +417,10 @@ class ContextWrapped(VariableTracker):
 
     def call_function(self, tx, args, kwargs):
         entered, _ = self.ctx.enter(tx)
-        result = self.fn.call_function(tx, args, kwargs)
-        entered.exit(tx)
-        return result
+        try:
+            return self.fn.call_function(tx, args, kwargs)
+        finally:    # a user exception raised through the call leaves the context too, as eager's `with`
+            entered.exit(tx)
 
 
 def _autocast(tx, args, kwargs):
@@ -352,19 +455,32 @@ def _set_grad_enabled(tx, args, kwargs):
     return GradModeVariable(target=mode, previous=prev)
 
 
+def _disable_torch_function(all_disabled):
+    def factory(tx, args, kwargs):
+        name = f"torch._C.DisableTorchFunction{'' if all_disabled else 'Subclass'}"
+        if args or kwargs:
+            raise Unsupported("unsupported_call", fn=name, detail=" (with arguments)")
+        if tx.output.function_modes:
+            # the modes the trace models would have to stop applying inside the block
+            raise Unsupported("unsupported_call", fn=name, detail=" (inside a modelled mode)")
+        return DisableTorchFunctionVariable(all_disabled=all_disabled)
+    return factory
+
+
 def _inference_mode(tx, args, kwargs):
     mode = args[0] if args else kwargs.get("mode", const(True))
-    if not mode.is_python_constant() or mode.as_python_constant() or torch.is_inference_mode_enabled():
-        # not grad mode: tensors made inside are inference tensors; the graph would need to run under
-        # the mode itself (the mode is part of the guarded global state)
-        raise Unsupported("unsupported_call", fn="torch.inference_mode", detail=" (inference mode is not modelled)")
-    # inference_mode(False) outside inference mode only turns grad mode on
-    return GradModeVariable(target=True, kind=torch.inference_mode)
+    if len(args) + len(kwargs) > 1 or not mode.is_python_constant() or \
+            type(mode.as_python_constant()) is not bool:
+        # `torch.inference_mode(fn)` decorates; anything else is torch's to refuse
+        raise Unsupported("unsupported_call", fn="torch.inference_mode", detail=" (not a constant bool mode)")
+    return InferenceModeVariable(mode=mode.as_python_constant())
 
 
 GRAD_MODE_FACTORIES = {torch.no_grad: _no_grad, torch.enable_grad: _enable_grad,
                        torch.set_grad_enabled: _set_grad_enabled, torch.inference_mode: _inference_mode,
-                       torch.autocast: _autocast, torch.amp.autocast: _autocast}
+                       torch.autocast: _autocast, torch.amp.autocast: _autocast,
+                       torch._C.DisableTorchFunctionSubclass: _disable_torch_function(False),
+                       torch._C.DisableTorchFunction: _disable_torch_function(True)}
 for _dev in ("cpu", "cuda"):
     _cls = getattr(getattr(getattr(torch, _dev, None), "amp", None), "autocast", None)
     if isinstance(_cls, type):

@@ -14,7 +14,15 @@ from typing import Any
 import torch
 
 from ...guards.guard import Guard
-from ...guards.source import MISSING, AttrSource, DictKeysSource, InstanceDictSource, ItemSource
+from ...guards.source import (
+    MISSING,
+    AttrSource,
+    DictKeysSource,
+    InstanceDictSource,
+    ItemSource,
+    SetItemsSource,
+    set_items_seen,
+)
 from ...probe import builtin_base, is_heap_type, static_hasattr
 from .. import reads
 from ..graph_break import Unsupported, fold, user_error
@@ -22,7 +30,8 @@ from ..reads import class_lookup, mro_lookup
 from ..signals import raised_by_user
 from .base import VariableTracker, families, wrap_class
 from .constant import const
-from .dicts import DictVariable
+from .constant import is_constant_value
+from .dicts import _REAL_ORDER, DictVariable, SetVariable
 from .functions import BoundMethodVariable, UserFunctionVariable, bind_arguments
 from .lists import NamedTupleVariable, TupleVariable, is_named_tuple_class, is_structseq
 from .misc import new_exception
@@ -189,6 +198,9 @@ class UserDefinedClassVariable(VariableTracker):
             return families.new_torch_module(tx, cls, args, kwargs)
         if issubclass(cls, dict) and cls.__new__ is dict.__new__ and cls.__module__ != "builtins":
             return self._new_dict_subclass(tx, args, kwargs)
+        if issubclass(cls, (set, frozenset)) and cls.__new__ is set_base(cls).__new__ and \
+                cls.__module__ != "builtins":
+            return self._new_set_subclass(tx, args, kwargs)
         new, _ = class_lookup(tx, cls, "__new__")   # what creating and initializing the object runs
         init, _ = class_lookup(tx, cls, "__init__")
         if new is not object.__dict__["__new__"] or (cls.__module__ == "builtins" and not isinstance(
@@ -216,6 +228,27 @@ class UserDefinedClassVariable(VariableTracker):
             obj.var_getattr(tx, "__init__").call_function(tx, args, kwargs)
         elif args or kwargs:
             dict_store(tx, obj).call_method(tx, "update", list(args), kwargs)
+        return obj
+
+
+    def _new_set_subclass(self, tx, args, kwargs):
+        """An instance of a user subclass of set/frozenset: attributes and items both tracked. A
+        frozenset's items come from `__new__`'s argument; a set's from `__init__` (the class's own,
+        inlined, or set's)."""
+        cls = self.value
+        if set_base(cls) is frozenset and len(args) > 1:   # (set.__new__ leaves the arguments to __init__)
+            raise user_error(TypeError(f"{cls.__name__} expected at most 1 argument, got {len(args)}"))
+        obj = UserDefinedObjectVariable.create_new(tx, cls)
+        store = set_store(tx, obj)
+        if set_base(cls) is frozenset and args:     # (made new with its items: the object is new too)
+            attrs = dict(tx.output.side_effects.get(obj))
+            attrs[_SET_STORE] = SetVariable.create(tx, tx.unpack_iterable(args[0]), frozenset)
+            tx.output.side_effects.track(obj, attrs)
+        init, _ = class_method(tx, obj, "__init__")
+        if isinstance(init, types.FunctionType):
+            obj.var_getattr(tx, "__init__").call_function(tx, args, kwargs)
+        elif set_base(cls) is set and args:
+            store.call_method(tx, "update", list(args), {})
         return obj
 
 
@@ -249,6 +282,54 @@ def dict_store(tx, var):
     store = DictVariable.create(tx, pairs, _dict_base(type(real)), owner=var)
     tx.output.wrapped_objects[key] = (real, store)
     return store
+
+
+# Objects of set/frozenset subclasses keep their items in a SetVariable the same way.
+_SET_STORE = "__bytegraph_set_items__"
+_READ_ONLY_SET_METHODS = {"__contains__", "__len__", "__iter__", "copy", "__eq__", "__ne__", "__or__", "__and__",
+                          "__sub__", "__xor__", "__ror__", "__rand__", "__rsub__", "__rxor__", "__le__", "__lt__",
+                          "__ge__", "__gt__", "union", "intersection", "difference", "symmetric_difference",
+                          "issubset", "issuperset", "isdisjoint"}
+
+
+def set_base(cls) -> type:
+    """The builtin whose methods apply to the items of a set subclass's object."""
+    return frozenset if issubclass(cls, frozenset) else set
+
+
+def set_store(tx, var):
+    """The SetVariable holding the items of a set- or frozenset-subclass object, or None: like
+    `dict_store`, stored with the attributes of an object made while tracing, read from the real
+    object (items guarded, through the builtin's own methods) for one that existed before the frame."""
+    if not isinstance(var, UserDefinedObjectVariable) or not issubclass(var.cls, (set, frozenset)):
+        return None
+    if var.is_new():
+        return var.attrs(tx).get(_SET_STORE)
+    key = ("set_store", id(var.value))
+    known = tx.output.wrapped_objects.get(key)
+    if known is not None and known[0] is var.value:
+        return known[1]
+    real = var.value
+    via = set_base(type(real))
+    items = list(via.__iter__(real))
+    if not all(is_constant_value(v) for v in items):
+        raise Unsupported("non_constant_value", what=f"reading {var.describe()} (items that are not constants)")
+    if var.source is not None:
+        tx.output.guards.add(Guard.type_match(var.source, type(real)))
+        tx.output.guards.add(Guard.constant(SetItemsSource(var.source, via), set_items_seen(items)))
+    store = SetVariable.create(tx, [const(v) for v in items], via, order=_REAL_ORDER)
+    tx.output.wrapped_objects[key] = (real, store)
+    return store
+
+
+def _rebuild_set_object(cls, attrs, items):
+    base = set_base(cls)
+    obj = base.__new__(cls, items) if base is frozenset else base.__new__(cls)
+    if base is set:
+        set.update(obj, items)     # (not the subclass's own methods)
+    for name, value in attrs.items():
+        object.__setattr__(obj, name, value)
+    return obj
 
 
 def _dict_base(cls) -> type:
@@ -338,6 +419,8 @@ class UserDefinedObjectVariable(VariableTracker):
         attrs = {}
         if issubclass(cls, dict):
             attrs[_DICT_STORE] = DictVariable.create(tx, [], _dict_base(cls), owner=var)
+        if issubclass(cls, (set, frozenset)):
+            attrs[_SET_STORE] = SetVariable.create(tx, [], set_base(cls))
         tx.output.side_effects.track(var, attrs)
         return var
 
@@ -531,7 +614,7 @@ class UserDefinedObjectVariable(VariableTracker):
             if isinstance(method, types.FunctionType):
                 result = self.call_method(tx, name, [], {})
                 return bool(result.as_python_constant()) if result.is_python_constant() else result.truth(tx)
-        store = dict_store(tx, self)
+        store = dict_store(tx, self) or set_store(tx, self)
         if store is not None:
             return store.truth(tx)
         if not isinstance(self.value, torch.nn.Module) and any(
@@ -549,6 +632,12 @@ class UserDefinedObjectVariable(VariableTracker):
             attrs = {k: v for k, v in codegen.tx.output.side_effects.get(self).items()
                      if k != _DICT_STORE and v is not _MISSING}
             codegen.build_object(_rebuild_dict_object, self.cls, attrs, (store,))
+            return
+        store = set_store(codegen.tx, self)
+        if store is not None:
+            attrs = {k: v for k, v in codegen.tx.output.side_effects.get(self).items()
+                     if k != _SET_STORE and v is not _MISSING}
+            codegen.build_object(_rebuild_set_object, self.cls, attrs, (store,))
             return
         if self.value is not None:
             # a real object reached without a source (a class attribute, a descriptor...)
