@@ -11,12 +11,14 @@ the graph raises an `Exception`, grad mode and the CPU random number generator a
 were when the frame started, and the frame's own code runs as Python from its start with the same
 arguments: eager's answer, value or exception. That is sound only when the graph changed nothing the
 rerun could see: the input tensors it writes into are copied before the call and put back, and it is
-done only for graphs that change no input's sizes, enter no autocast block (the eager backend's
-`_enter_autocast` changes process state) and hold only CPU tensors; other graphs raise as before.
+done only for graphs that change no input's sizes and hold only CPU tensors; other graphs raise as
+before. Process-state blocks a graph run as recorded enters (autocast, inference mode,
+DisableTorchFunction) are left when it raises, rerun or not (see the end of this module).
 """
 from __future__ import annotations
 
 import inspect
+import threading
 import types
 
 import torch
@@ -26,6 +28,7 @@ from bytecode.instr import CellVar, FreeVar
 from ..backends.registry import BackendContractError
 from ..logs import log
 from .. import _C
+from .variables.torch import enter_torch_function_disabled, exit_torch_function_disabled
 
 
 def loses_effects_on_raise(tx) -> bool:
@@ -38,14 +41,11 @@ def loses_effects_on_raise(tx) -> bool:
 
 
 def rerunnable(output) -> bool:
-    """Whether the frame can run again after the graph raised: the graph changed no input's sizes, no
-    process state the rerun does not put back, and ran on the CPU (whose random number generator is
-    the one put back)."""
+    """Whether the frame can run again after the graph raised: the graph changed no input's sizes and
+    ran on the CPU (whose random number generator is the one put back)."""
     if output.metadata_log:       # (`x.t_()`: a change of an input's sizes, not put back)
         return False
     for node in output.graph.nodes:
-        if node.target is torch.amp.autocast_mode._enter_autocast:
-            return False
         value = node.meta.get("example_value")
         if isinstance(value, torch.Tensor) and value.device.type != "cpu":
             return False
@@ -131,3 +131,72 @@ def rerun_as_python(exc, plan: RerunPlan, rng_state, f_globals, closure, *args):
         return fn(*positional, **keywords)
     finally:
         _C.set_callback(hook)
+
+
+# -- blocks of process state entered by a graph run as recorded ------------------------------------
+# A graph the eager backend runs enters autocast, inference-mode and DisableTorchFunction blocks with
+# nodes; one that raises inside such a block never reaches the exit node, and the state stayed changed
+# after the exception (inference mode left on). Their nodes are retargeted to functions that keep the
+# blocks open on a per-thread stack, and the graph's caller leaves them, innermost first, on a raise.
+_open = threading.local()
+
+
+def _open_blocks() -> list:
+    blocks = getattr(_open, "blocks", None)
+    if blocks is None:
+        blocks = _open.blocks = []
+    return blocks
+
+
+def _tracking(enter, leave) -> tuple:
+    """Stand-ins for an enter / exit pair that keep the block on the stack while it is open."""
+    def enter_block(*args):
+        ctx = enter(*args)
+        _open_blocks().append((leave, ctx))
+        return ctx
+
+    def exit_block(ctx):
+        blocks = _open_blocks()
+        for i in range(len(blocks) - 1, -1, -1):
+            if blocks[i][1] is ctx:
+                del blocks[i]
+                break
+        return leave(ctx)
+    enter_block.__name__ = enter_block.__qualname__ = f"tracked{enter.__name__}"
+    exit_block.__name__ = exit_block.__qualname__ = f"tracked{leave.__name__}"
+    return enter_block, exit_block
+
+
+_TRACKED = {}    # enter or exit function -> its stand-in
+for _enter, _leave in ((torch.amp.autocast_mode._enter_autocast, torch.amp.autocast_mode._exit_autocast),
+                       (torch.autograd.grad_mode._enter_inference_mode, torch.autograd.grad_mode._exit_inference_mode),
+                       (enter_torch_function_disabled, exit_torch_function_disabled)):
+    _TRACKED[_enter], _TRACKED[_leave] = _tracking(_enter, _leave)
+
+
+def track_state_blocks(gm) -> bool:
+    """Retarget the state-block nodes of `gm`, a graph about to be run as recorded (see above);
+    whether it has any."""
+    nodes = [n for n in gm.graph.nodes if n.op == "call_function" and n.target in _TRACKED]
+    for node in nodes:
+        node.target = _TRACKED[node.target]
+    if nodes:
+        gm.recompile()
+    return bool(nodes)
+
+
+def leaving_blocks_on_raise(compiled):
+    """`compiled` (a graph whose state blocks are tracked), leaving the blocks it left open when it
+    raises, innermost first."""
+    def run(*args):
+        blocks = _open_blocks()
+        depth = len(blocks)
+        try:
+            return compiled(*args)
+        except BaseException:
+            while len(blocks) > depth:
+                leave, ctx = blocks.pop()
+                leave(ctx)
+            raise
+    run.__qualname__ = "compiled_graph"
+    return run

@@ -37,6 +37,7 @@ from ..guards.shape import ShapeEnvSource, ShapeGuardError, ShapePolicy, shape_g
 from .builder import instance_dict, wrap
 from .eager_check import eager_refusal
 from .graph_break import Unsupported, fold
+from .graph_raise import leaving_blocks_on_raise, track_state_blocks
 from .side_effects import SideEffects, SideEffectsState
 from .variables.constant import ConstantVariable
 from .variables.lists import (
@@ -850,6 +851,8 @@ class OutputGraph:
         self._guard_memory_sharing()
         # like torch.compile: real tensors, and SymInts for the size placeholders
         example_inputs = [value for _, _, value in self.graph_inputs]
+        if self.eager_autograd and track_state_blocks(gm):
+            return gm, leaving_blocks_on_raise(self.backend(gm, example_inputs))
         if self.eager_autograd or not _has_inference_regions(gm):
             return gm, self.backend(gm, example_inputs)
         return gm, inference_regions_for_backend(gm, self.backend, example_inputs)

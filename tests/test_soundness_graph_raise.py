@@ -195,3 +195,50 @@ def test_inputs_written_before_the_raise_are_written_once(backend):
         results.append((fn(x, y, torch.tensor([0, 6]), log), x, y, log))
     assert_same(results[1], results[0])
     assert cnt.frame_count == 1
+
+
+def _in_inference_mode(x, idx):
+    with torch.inference_mode():
+        return (x * 2)[idx]
+
+
+def _in_autocast(x, idx):
+    with torch.autocast("cpu"):
+        return (x @ x.t())[idx]
+
+
+def _in_disabled_torch_function(x, idx):
+    with torch._C.DisableTorchFunctionSubclass():
+        return (x * 2)[idx]
+
+
+def _process_state():
+    return (torch.is_grad_enabled(), torch.is_inference_mode_enabled(), torch.is_autocast_enabled("cpu"),
+            torch._C._is_torch_function_enabled())
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn", [_in_inference_mode, _in_autocast, _in_disabled_torch_function])
+def test_state_blocks_left_when_the_graph_raises_inside(fn, backend):
+    # the eager backend runs the graph's enter node; a raise before its exit node left inference mode
+    # (autocast, torch functions disabled) on after the exception
+    def f(x, idx, log):
+        log.append(1)
+        try:
+            return fn(x, idx)
+        except IndexError:
+            return _process_state()
+
+    cnt = CompileCounterWithBackend(backend)
+    compiled = bytegraph.compile(f, backend=cnt)
+    x = torch.ones(3, 3)
+    compiled(x, torch.tensor([0, 1]), [])
+    before = _process_state()
+    eager_log, log = [], []
+    assert compiled(x, torch.tensor([0, 7]), log) == f(x, torch.tensor([0, 7]), eager_log) == before
+    assert log == eager_log
+    assert cnt.frame_count == 1
+    raising = bytegraph.compile(fn, backend=backend)     # nothing to lose: the exception leaves the frame
+    raising(x, torch.tensor([0, 1]))
+    assert _run(raising, x, torch.tensor([0, 7])) == _run(fn, x, torch.tensor([0, 7]))
+    assert _process_state() == before
