@@ -78,8 +78,9 @@ register("generator_cleanup", "{what} is not supported",
 # (not resumable: transformed code and resume functions hold references a plain frame does not, so
 # the object would die, and finalize, later than in CPython)
 register("finalizer", "{what} is not supported",
-         "this is expected: a frame that makes an object whose class defines `__del__` runs eagerly, so "
-         "the object dies (and finalizes) when CPython says", resumable=False)
+         "this is expected: a frame where an object whose death runs code (its class's `__del__`, a "
+         "weak reference's callback such as weakref.finalize's) is made or dropped runs eagerly, so the "
+         "object dies (and that code runs) when CPython says", resumable=False)
 register("user_exception", "exception {exc} raised in traced code is not handled there",
          "the exception is raised by running that part of the code eagerly")
 # side effects and values the transformed code must rebuild

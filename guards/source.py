@@ -15,6 +15,8 @@ from typing import Any
 
 import torch
 
+from ..probe import runs_code_when_dropped
+
 
 def local_param(name: str) -> str:
     """The guard-function parameter that holds local `name` (a name that is no identifier, such as
@@ -282,6 +284,22 @@ class ReaderSource(GuardOnlySource):
 
     def expr(self, render=None):
         return f"{self.base.sub_expr(render)}()"
+
+
+@dataclasses.dataclass(frozen=True)
+class DeathRunsCodeSource(GuardOnlySource):
+    """Whether the object's death runs Python code: its class's `__del__`, a weak reference's
+    callback (guard only)."""
+    base: Source
+
+    def name(self):
+        return f"{self.base.name()}.<death runs code>"
+
+    def expr(self, render=None):
+        return f"{const_name(runs_code_when_dropped)}({self.base.sub_expr(render)})"
+
+    def held_objects(self):
+        return (runs_code_when_dropped,)
 
 
 _EMPTY_CELL = types.CellType()
