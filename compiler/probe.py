@@ -17,6 +17,26 @@ import weakref
 _MISSING = object()
 
 
+def per_class(fn):
+    """Cache `fn(cls)` for each class, holding the class weakly: the entry goes when the class dies (a
+    class the program made and dropped must die, see guards/held.py), and the class is never hashed
+    (a metaclass's `__hash__` is the program's code)."""
+    cache: dict = {}
+
+    def cached(cls):
+        entry = cache.get(id(cls))
+        if entry is not None and entry[0]() is cls:
+            return entry[1]
+        result = fn(cls)
+        try:
+            ref = weakref.ref(cls, lambda _, key=id(cls): cache.pop(key, None))
+        except TypeError:
+            return result
+        cache[id(cls)] = (ref, result)
+        return result
+    return functools.wraps(fn)(cached)
+
+
 def _type_lookup(tp: type, name: str):
     """`name` as found in the dicts of `tp`'s MRO (no descriptors run), or _MISSING."""
     for klass in type.__dict__["__mro__"].__get__(tp):

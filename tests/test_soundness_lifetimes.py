@@ -770,3 +770,37 @@ def test_an_object_gaining_a_weakref_callback_recompiles():
     log = []
     breaks = bytegraph.explain(pop_and_drop)(x, watched_box(log), log).break_reasons
     assert [b.kind for b in breaks] == ["finalizer"]
+
+
+def read_object_and_table(x, obj, table):
+    return x + obj.v + sum(table.values())     # guards the class of obj and the keys of table
+
+
+def _made_in_a_call():
+    class Made:
+        def __init__(self):
+            self.v = 1
+
+    def key():
+        pass
+    return Made(), {key: 2}
+
+
+def test_cache_entries_hold_the_programs_objects_weakly():
+    # the guards held the class they checked (type(obj) is Made) and the dict keys they compared, so
+    # a class or key made and dropped by the program never died, its weak references' callbacks never
+    # ran (CPython's test_weakref: a class made in a test method, WeakKeyDictionary entries)
+    x = torch.ones(2)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(read_object_and_table, backend=cnt)
+    obj, table = _made_in_a_call()
+    assert_same(opt(x, obj, table), read_object_and_table(x, obj, table))
+    assert_same(opt(x, obj, table), read_object_and_table(x, obj, table))
+    assert cnt.frame_count == 1
+    class_ref, key_ref = weakref.ref(type(obj)), weakref.ref(next(iter(table)))
+    del obj, table
+    gc.collect()
+    assert class_ref() is None and key_ref() is None
+    obj, table = _made_in_a_call()              # a new class and key: a new entry
+    assert_same(opt(x, obj, table), read_object_and_table(x, obj, table))
+    assert cnt.frame_count == 2

@@ -6,7 +6,6 @@ import collections
 import copyreg
 import dataclasses
 import enum
-import functools
 import inspect
 import types
 from typing import Any
@@ -15,7 +14,7 @@ import torch
 
 from ...guards.guard import Guard
 from ...guards.source import MISSING, AttrSource, DictKeysSource, InstanceDictSource, ItemSource
-from ...probe import builtin_base, is_heap_type, static_hasattr
+from ...probe import builtin_base, is_heap_type, per_class, static_hasattr
 from .. import reads
 from ..graph_break import Unsupported, user_error
 from ..reads import class_lookup, mro_lookup
@@ -260,7 +259,7 @@ _READ_ONLY_DICT_METHODS = {"get", "__getitem__", "__contains__", "__len__", "key
                            "copy", "__eq__", "__ne__", "__or__"}
 
 
-@functools.lru_cache(maxsize=4096)
+@per_class
 def _attribute_hooks(cls):
     """The class's Python `__getattribute__` and `__getattr__` (None when it has none). Only chooses
     how guards re-read an attribute (both forms are exact); tracing reads the hooks through
