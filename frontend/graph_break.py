@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 import traceback
+import types
 
 
 @dataclasses.dataclass(frozen=True)
@@ -166,7 +167,8 @@ def _rebuilt_from_arguments(e: BaseException, outer) -> bool:
     for klass in type(e).__mro__:   # a Python constructor may do anything with the arguments
         if klass.__module__ == "builtins":
             break
-        if "__init__" in vars(klass) or "__new__" in vars(klass):
+        if any(isinstance(vars(klass).get(n), (types.FunctionType, staticmethod, classmethod))
+               for n in ("__init__", "__new__")):
             return False
     try:
         again = type(e)(*e.args)
