@@ -17,6 +17,26 @@ import weakref
 _MISSING = object()
 
 
+def per_class(fn):
+    """Cache `fn(cls)` for each class, holding the class weakly: the entry goes when the class dies (a
+    class the program made and dropped must die, see guards/held.py), and the class is never hashed
+    (a metaclass's `__hash__` is the program's code)."""
+    cache: dict = {}
+
+    def cached(cls):
+        entry = cache.get(id(cls))
+        if entry is not None and entry[0]() is cls:
+            return entry[1]
+        result = fn(cls)
+        try:
+            ref = weakref.ref(cls, lambda _, key=id(cls): cache.pop(key, None))
+        except TypeError:
+            return result
+        cache[id(cls)] = (ref, result)
+        return result
+    return functools.wraps(fn)(cached)
+
+
 def _type_lookup(tp: type, name: str):
     """`name` as found in the dicts of `tp`'s MRO (no descriptors run), or _MISSING."""
     for klass in type.__dict__["__mro__"].__get__(tp):
@@ -140,6 +160,36 @@ def overrides_in_python(tp: type, names) -> bool:
 def has_finalizer(cls: type) -> bool:
     """Whether the class or a base defines `__del__` (read from the class dicts: runs no user code)."""
     return any("__del__" in vars(klass) for klass in type.__getattribute__(cls, "__mro__"))
+
+
+_REF_CALLBACK = weakref.ReferenceType.__dict__["__callback__"].__get__
+
+
+def has_weakref_callbacks(obj) -> bool:
+    """Whether a weak reference to `obj` has a callback, which its death runs (`weakref.finalize`, the
+    cleanup of a WeakKeyDictionary or WeakSet entry). A proxy's callback cannot be read (its attributes
+    are the referent's): a proxy counts as one with a callback."""
+    if not weakref.getweakrefcount(obj):
+        return False
+    return any(not issubclass(type(r), weakref.ReferenceType) or _REF_CALLBACK(r) is not None
+               for r in weakref.getweakrefs(obj))
+
+
+@functools.lru_cache(None)
+def _torch_classes():
+    import torch    # (imported when first asked, as in may_hold_tensors)
+    return torch.Tensor, torch.nn.Module
+
+
+def runs_code_when_dropped(obj) -> bool:
+    """Whether the death of `obj` runs Python code: its class's `__del__`, or a weak reference's
+    callback. Not asked of tensors and modules, whose lifetimes are the graph's and the model's:
+    torch's own machinery (fake-tensor caches, FSDP's state) keeps weak references with callbacks
+    to them, and a trace never models their deaths (lifetimes.finalizer_may_run)."""
+    tp = type(obj)
+    if issubclass(tp, _torch_classes()):
+        return False
+    return has_finalizer(tp) or has_weakref_callbacks(obj)
 
 
 _NO_TENSORS = frozenset({type(None), bool, int, float, complex, str, bytes, range, slice, type(Ellipsis),

@@ -27,7 +27,7 @@ from ..guards.source import (
     SetItemsSource,
     set_items_seen,
 )
-from ..probe import class_dict_lookup, has_finalizer, overrides_in_python, safe_in, static_getattr, static_hasattr
+from ..probe import class_dict_lookup, overrides_in_python, safe_in, static_getattr, static_hasattr
 from .graph_break import Unsupported
 from .resume import STACK_ARGUMENT_PREFIX, is_resume_code
 from .variables.autograd_function import CheckpointVariable
@@ -279,8 +279,9 @@ def _wrap(tx, value, source, trusted):
         guard(Guard.id_match(source, value))
         return ConstantVariable(value, source=source)
     guard(Guard.type_match(source, type(value)))
-    if has_finalizer(type(value)):
-        tx.output.side_effects.finalizers_met = True    # stores now look for it among what they drop
+    # stores now look for it among what they drop: its class may have __del__, or a weak reference to
+    # it a callback (now, or on a later call the entry serves)
+    tx.output.side_effects.finalizers_met = True
     return UserDefinedObjectVariable(value=value, cls=type(value), source=source)
 
 

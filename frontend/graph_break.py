@@ -6,7 +6,9 @@ translator turns it into a graph break (or, with fullgraph=True, a `GraphBreakEr
 from __future__ import annotations
 
 import dataclasses
+import sys
 import traceback
+import types
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,8 +80,9 @@ register("generator_cleanup", "{what} is not supported",
 # (not resumable: transformed code and resume functions hold references a plain frame does not, so
 # the object would die, and finalize, later than in CPython)
 register("finalizer", "{what} is not supported",
-         "this is expected: a frame that makes an object whose class defines `__del__` runs eagerly, so "
-         "the object dies (and finalizes) when CPython says", resumable=False)
+         "this is expected: a frame where an object whose death runs code (its class's `__del__`, a "
+         "weak reference's callback such as weakref.finalize's) is made or dropped runs eagerly, so the "
+         "object dies (and that code runs) when CPython says", resumable=False)
 register("user_exception", "exception {exc} raised in traced code is not handled there",
          "the exception is raised by running that part of the code eagerly")
 # side effects and values the transformed code must rebuild
@@ -144,11 +147,41 @@ def user_error(exc: BaseException) -> BaseException:
 
 def fold(fn, *args, **kwargs):
     """Call `fn` on the program's own constant values (constant folding): whatever it raises is
-    what the program itself would raise."""
+    what the program itself would raise. The trace rebuilds that exception from its class and
+    arguments; one that carries more (a cause or context set inside the call, as `raise X` in an
+    `except` block of Python code leaves, attributes, keyword state) runs as Python instead."""
+    outer = sys.exc_info()[1]
     try:
         return fn(*args, **kwargs)
     except Exception as e:  # noqa: BLE001 - re-raised, marked as the program's
+        if not _rebuilt_from_arguments(e, outer):
+            raise Unsupported("python_protocol", what=f"{type(e).__name__} raised with more than its "
+                                                      "arguments (a context, attributes) by a folded call") from None
         raise user_error(e) from None
+
+
+def _rebuilt_from_arguments(e: BaseException, outer) -> bool:
+    """Whether `type(e)(*e.args)`, chained to the exception being handled (`outer`), is `e` again."""
+    if e.__cause__ is not None or e.__context__ is not outer:
+        return False
+    for klass in type(e).__mro__:   # a Python constructor may do anything with the arguments
+        if klass.__module__ == "builtins":
+            break
+        if any(isinstance(vars(klass).get(n), (types.FunctionType, staticmethod, classmethod))
+               for n in ("__init__", "__new__")):
+            return False
+    try:
+        again = type(e)(*e.args)
+    except Exception:  # noqa: BLE001 - not rebuildable from its arguments
+        return False
+    return type(again) is type(e) and _state(again) == _state(e)
+
+
+def _state(e: BaseException) -> tuple:
+    """What pickling an exception keeps: its arguments, and its attributes (`__notes__`) and keyword
+    state (ImportError's `name`) when it has any."""
+    state = e.__reduce__()[1:]
+    return state[:1] if len(state) > 1 and not state[1] else state
 
 
 class GraphBreakError(RuntimeError):

@@ -18,8 +18,9 @@ frame's clearing order), a close that raises or yields again (CPython reports th
 unraisable), a graph break while a pending generator exists (it cannot be rebuilt, and a dead local
 holding it would be closed at frame exit).
 
-An object whose class defines `__del__` is never modelled dying: dropping a reference to one (a
-local rebound, a dict item replaced) stops tracing, and the frame runs as is (`finalizer_may_run`).
+An object whose class defines `__del__`, or that a weak reference with a callback points to, is never
+modelled dying: dropping a reference to one (a local rebound or deleted, a dict item replaced) stops
+tracing, and the frame runs as is (`finalizer_may_run`).
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ from .signals import GeneratorYield, ReturnValue, UserException
 from .variables.base import VariableTracker
 from .variables.constant import ConstantVariable
 from .variables.iterators import GeneratorState, GeneratorVariable, IteratorVariable
-from .variables.misc import ExceptionVariable
+from .variables.misc import ExceptionVariable, UnreadArgument
 from .variables.tensor import SymNodeVariable, TensorVariable
 from .variables.user_defined import UserDefinedObjectVariable
 
@@ -137,13 +138,24 @@ def frame_returns(tx, value) -> None:
 
 def finalizer_may_run(tx, var) -> None:
     """A reference to `var` was just dropped, by a local or by a container or object (a dict item
-    replaced): if it is an object whose class has a `__del__`, that may run right here, in the
-    middle of the traced code (clearing a dict being iterated...). Not modelled: the frame runs as
-    is (see graph_break's "finalizer"). (Such an object is never made while tracing, see
-    UserDefinedObjectVariable.create_new.)"""
-    if isinstance(var, UserDefinedObjectVariable) and reads.class_lookup(tx, var.cls, "__del__")[0] is not MISSING:
-        raise Unsupported("finalizer", what=f"dropping a reference to a {var.cls.__qualname__} object "
-                                            "(its class defines __del__)")
+    replaced): if it is an object whose class has a `__del__`, or that a weak reference with a
+    callback points to (`weakref.finalize`, a WeakKeyDictionary's cleanup), that code may run right
+    here, in the middle of the traced code, and change what the trace reads next (a registry, the
+    weak dictionary). Not modelled: the frame runs as is (see graph_break's "finalizer").
+    (Such an object is never made while tracing: see UserDefinedObjectVariable.create_new, and
+    making a weak reference is not traced.) An argument the frame never read is asked too."""
+    if isinstance(var, UserDefinedObjectVariable):
+        if reads.class_lookup(tx, var.cls, "__del__")[0] is not MISSING:
+            raise Unsupported("finalizer", what=f"dropping a reference to a {var.cls.__qualname__} object "
+                                                "(its class defines __del__)")
+        real = var.value
+    elif isinstance(var, UnreadArgument):
+        real = var.value
+    else:
+        return
+    if real is not None and reads.death_runs_code(tx, real, var.source):
+        raise Unsupported("finalizer", what=f"dropping a reference to a {type(real).__qualname__} object "
+                                            "(its death runs code: a weak reference's callback, or __del__)")
 
 
 def dropped(tx, var) -> None:

@@ -21,12 +21,14 @@ from ..guards.source import (  # noqa: F401 - re-exported for callers
     CellEmptySource,
     ClassAttrSource,
     ConstSource,
+    DeathRunsCodeSource,
     InstanceDictSource,
     ItemSource,
     ReaderSource,
     TypeFlagSource,
     type_lookup,
 )
+from ..probe import runs_code_when_dropped
 
 _IMMUTABLE_TYPE = 1 << 8   # Py_TPFLAGS_IMMUTABLETYPE: builtin and extension types cannot be changed
 
@@ -163,6 +165,15 @@ def object_identity(tx, real, source) -> int:
     or same-typed one in its place next call has another id)."""
     record(tx, Guard.id_match(source, real))
     return id(real)
+
+
+def death_runs_code(tx, real, source) -> bool:
+    """Whether the death of `real` runs Python code (its class's `__del__`, the callback of a weak
+    reference to it: `weakref.finalize`, a WeakKeyDictionary's cleanup). Guarded: a callback added
+    later recompiles."""
+    value = runs_code_when_dropped(real)
+    record(tx, Guard.constant(DeathRunsCodeSource(source_of(real, source)), value))
+    return value
 
 
 def cell_contents(tx, cell, source):

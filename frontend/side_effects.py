@@ -71,7 +71,7 @@ class SideEffects:
         self.generators: list = []            # GeneratorVariables made while tracing (see lifetimes.py)
         self.unsourced: set = set()           # trackers of real objects reached without a source
         self.on_drop = None                   # called with each object a store drops (lifetimes.finalizer_may_run)
-        self.finalizers_met = False           # an object whose class has __del__ was read (builder._wrap)
+        self.finalizers_met = False           # a real user object was read (builder._wrap): a drop may finalize it
 
     def snapshot(self) -> SideEffectsState:
         return SideEffectsState(dict(self.contents), dict(self.mutated), dict(self.globals), dict(self.cells),

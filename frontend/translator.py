@@ -17,6 +17,7 @@ from ..guards.guard import Guard
 from ..guards.source import (BuiltinSource, ConstSource, GlobalSource, ItemSource, ModuleGlobalSource,
                              NamespaceSource)
 from ..logs import enabled, log
+from ..probe import is_heap_type
 from . import exception_state, lifetimes, reads
 from .builder import wrap
 from .graph_break import Unsupported, fold, user_error
@@ -33,13 +34,25 @@ from .variables.iterators import GeneratorVariable, ListIteratorVariable, StopIt
 from .variables.lists import TupleVariable
 from .variables.misc import CellVariable, ExceptionVariable, SuperVariable, UnreadArgument
 from .variables.tensor import TensorVariable, set_tensor_attr
-from .variables.user_defined import EnumVariable, UserDefinedObjectVariable
+from .variables.user_defined import EnumVariable, UserDefinedClassVariable, UserDefinedObjectVariable
 
 # Python exceptions that the traced program itself raises (a failed dict lookup, a bad call...):
 # they follow the program's own try/except, or end tracing so the frame raises them eagerly.
 USER_EXCEPTIONS = (KeyError, IndexError, AttributeError, TypeError, ValueError, StopIteration, NameError,
                    ZeroDivisionError, AssertionError, RuntimeError, NotImplementedError, LookupError,
                    ArithmeticError)
+
+
+def _folds(var) -> bool:
+    """Whether an operator on this constant may be folded, run once at compile time: the value's type
+    is written in C, so the operator runs no code of the program's. A class made by a class statement
+    may define it in Python (a metaclass's `__or__`, an enum's `__lt__`), which runs on every call,
+    with its effects, its exceptions and a new result each time: such operands go through the
+    operator protocol (operators.py), which traces a Python method and folds a C one. (Constants
+    proper are builtins; typing's annotations are folded by design, see builder.py.)"""
+    if isinstance(var, ConstantVariable):
+        return True
+    return not is_heap_type(type(var.as_python_constant()))
 
 
 # constants whose type has neither __iter__ nor __getitem__
@@ -241,8 +254,10 @@ class InstructionTranslatorBase:
         if isinstance(obj, TensorVariable):
             moded = tensor_getitem(self, obj, index)   # an open TorchFunctionMode that changes indexing
             return moded if moded is not None else self.output.call_function(operator.getitem, [obj, index], {})
-        if obj.is_python_constant() and index.is_python_constant() and not obj.is_sequence:
-            return const(obj.as_python_constant()[index.as_python_constant()])
+        if isinstance(obj, UserDefinedClassVariable):
+            return obj.subscript(self, index)
+        if obj.is_python_constant() and index.is_python_constant() and not obj.is_sequence and _folds(obj):
+            return const(fold(operator.getitem, obj.as_python_constant(), index.as_python_constant()))
         return obj.call_method(self, "__getitem__", [index], {})
 
     def binary_op(self, op, a, b):
@@ -252,7 +267,8 @@ class InstructionTranslatorBase:
             if op in _INPLACE_TO_BINARY and not isinstance(a, TensorVariable):
                 op = _INPLACE_TO_BINARY[op]   # `n += t` on a number: numbers have no in-place operators
             return self.output.call_function(op, [a, b], {})
-        if a.is_python_constant() and b.is_python_constant() and not a.is_sequence and not b.is_sequence:
+        if a.is_python_constant() and b.is_python_constant() and not a.is_sequence and not b.is_sequence and \
+                _folds(a) and _folds(b):
             base = _INPLACE_TO_BINARY.get(op, op)
             if base in FOLDABLE:
                 return const(fold(base, a.as_python_constant(), b.as_python_constant()))
@@ -279,10 +295,10 @@ class InstructionTranslatorBase:
             return self._owned_operator(op, a, b)
         if is_tensorish(a) or is_tensorish(b):
             return self.output.call_function(op, [_plain_int(a), _plain_int(b)], {})
-        if a.is_python_constant() and b.is_python_constant():
+        if a.is_python_constant() and b.is_python_constant() and _folds(a) and _folds(b):
             return const(fold(op, a.as_python_constant(), b.as_python_constant()))
         a, b = _constant_tuple_as_sequence(a), _constant_tuple_as_sequence(b)
-        family = _sequence_family(a, b)
+        family = _sequence_family(self, a, b, op)
         if op in (operator.eq, operator.ne) and family is not None:
             ia, ib = a.get_items(self), b.get_items(self)
             equal = len(ia) == len(ib) and all(compare_equal(self, x, y) for x, y in zip(ia, ib))
@@ -333,7 +349,7 @@ class InstructionTranslatorBase:
             return const(op(a.truth(self)))
         if is_tensorish(a):
             return self.output.call_function(op, [a], {})
-        if a.is_python_constant():
+        if a.is_python_constant() and _folds(a):
             return const(fold(op, a.as_python_constant()))
         return a.call_method(self, {operator.neg: "__neg__", operator.pos: "__pos__",
                                     operator.invert: "__invert__"}[op], [], {})
@@ -469,14 +485,19 @@ class InliningTranslator(InstructionTranslatorBase):
         raise user_error(AssertionError("unreachable"))
 
 
-def _sequence_family(a, b):
-    """list, tuple, range or deque when both are sequence trackers of that builtin family (their
-    built-in comparison then compares items), else None."""
+def _sequence_family(tx, a, b, op):
+    """list, tuple, range or deque when both are sequence trackers of that builtin family whose
+    comparison `op` is the family's own (it then compares items), else None: a subclass may define
+    it (a NamedTuple class's `__lt__`), and that runs."""
     if not (a.is_sequence and b.is_sequence):
         return None
     ta, tb = a.python_type(), b.python_type()
     for family in (list, tuple, range, collections.deque):
         if issubclass(ta, family) and issubclass(tb, family):
+            names = (_DUNDER[op], _DUNDER[_REFLECTED_COMPARE[op]])
+            if any(reads.class_lookup(tx, t, n)[0] is not vars(family)[n] for t in {ta, tb} - {family}
+                   for n in names):
+                return None
             return family
     return None
 

@@ -14,7 +14,8 @@ import sys
 import torch
 
 from .guard import Guard
-from .source import LocalSource, const_name, local_param, type_lookup
+from .held import Kept, hold, hold_items, holds_weakly, needs_weak_hold
+from .source import ConstSource, LocalSource, const_name, local_param, type_lookup
 
 
 class SharedReads:
@@ -59,10 +60,10 @@ class CheckFunction:
         self.fn_name = fn_name
         self.consts: dict[str, object] = {}
         self.shared = SharedReads([g.source for g in self.guards if g.source is not None])
-        for g in self.guards:   # objects the guards hold directly (guards/source.py const_name)
+        for g in self.guards:   # objects the guards hold directly (guards/source.py const_expr)
             for s in _chain(g.source) if g.source is not None else ():
                 for obj in s.held_objects():
-                    self.consts[const_name(obj)] = obj
+                    self.consts[const_name(obj)] = hold(obj) if holds_weakly(obj) else obj
         self.checks = self._render_checks()
         params = ", ".join(["__func"] + [local_param(n) for n in arg_names])
         body = " and\n            ".join(f"({c})" for c in self.checks) or "True"
@@ -84,17 +85,56 @@ class CheckFunction:
         checks, done = [], set()
         for g in self.guards:
             if not g.kind.fast_path:
-                checks.append(g.kind.render(g, self))
+                checks.append(self._while_alive(g))
             elif g.kind not in done:
                 done.add(g.kind)
                 checks.append(g.kind.render_all([h for h in self.guards if h.kind is g.kind], self))
         return checks
 
     def const(self, value, hint: str = "c") -> str:
-        """A name for `value` in the check function's namespace (the hint keeps the source readable)."""
+        """A name for `value` in the check function's namespace (the hint keeps the source readable):
+        bytegraph's own objects (a C++ checker, a helper), held as long as the function."""
         name = f"___{re.sub(chr(92) + 'W+', '_', hint).strip('_')}_{len(self.consts)}"
         self.consts[name] = value
         return name
+
+    def held(self, value, hint: str = "c") -> str:
+        """An expression for an object of the program a guard compares with by identity (a class, the
+        very object expected): its name, or a call of the weak reference the function holds it by,
+        which gives None once it died (guards/held.py): the guard must then fail."""
+        if not holds_weakly(value):
+            return self.const(value, hint)
+        return self.const(hold(value), hint) + "()"
+
+    def held_items(self, value: tuple, hint: str = "c") -> str:
+        """An expression for a tuple a guard compares with by value (a dict's keys), the objects in
+        it held weakly: None once one of them died."""
+        if not needs_weak_hold(value):
+            return self.const(value, hint)
+        return self.const(hold_items(value), hint) + "()"
+
+    def _while_alive(self, guard) -> str:
+        """The guard's check, read while the objects its source names are alive (guards/held.py). A guard
+        about an object reached without a source (its source's root is that object) holds for good once
+        the object died: nothing can reach it again, and the code compiled for it does not hold it
+        either. A dead object used along the way (a dict key) fails the guard: `d[None]` may find an item."""
+        source = guard.source
+        root = source.root() if source is not None else None
+        weak_root = isinstance(root, ConstSource) and holds_weakly(root.value)
+        # (the root read first: the first read of a shared source binds the name later reads use)
+        dead_root = f"{self.read(root)} is None or " if weak_root else ""
+        check = guard.kind.render(guard, self)
+        names = [const_name(obj) for s in (_chain(source) if source is not None else ()) if s is not root
+                 for obj in s.held_objects() if holds_weakly(obj)]
+        alive = [f"{n}() is not None" for n in dict.fromkeys(names)]
+        if alive:
+            check = " and ".join(alive + [f"({check})"])
+        return f"{dead_root}({check})" if dead_root else check
+
+    def root_alive(self, guard) -> bool:
+        """False for a guard about an object reached without a source that has died (it holds)."""
+        root = guard.source.root() if guard.source is not None else None
+        return not (isinstance(root, ConstSource) and root.value is None and not isinstance(root.held, Kept))
 
     def read(self, source) -> str:
         """The fast expression of `source`, evaluating reads shared by several guards once."""
@@ -157,6 +197,8 @@ class CheckFunction:
 
         failed = []
         for g in self.guards:
+            if not self.root_alive(g):
+                continue
             try:
                 value = read(g)
             except Exception as e:  # noqa: BLE001 - the value is gone or changed shape

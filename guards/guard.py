@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import sys
 import types
-import weakref
 from typing import Any
 
 import torch
@@ -21,7 +20,8 @@ from torch.utils._python_dispatch import any_torch_dispatch_mode_on_stack
 
 from .._tensor_guards import GlobalStateGuard, TensorGuards, memory_sharing
 from ..logs import short_repr
-from .source import Source
+from .held import Kept, hold, hold_items, holds_weakly
+from .source import Source, is_literal
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -89,7 +89,8 @@ class GuardKind:
 
     def render(self, guard: Guard, check) -> str:
         """The guard as a Python expression of the check function; `check.read(source)` renders a
-        source and `check.const(value, hint)` names an object the expression refers to."""
+        source, `check.const(value, hint)` names an object of bytegraph's the expression refers to, and
+        `check.held(value, hint)` one of the program's (held weakly: guards/held.py)."""
         raise NotImplementedError(self.name)
 
     def render_all(self, guards: list, check) -> str:
@@ -167,23 +168,22 @@ class GLOBAL_STATE(GuardKind):
 
 @_kind("id_match")
 class ID_MATCH(GuardKind):
-    """The very object seen while tracing (held weakly when it can be)."""
+    """The very object seen while tracing (held weakly when it can be: guards/held.py)."""
     name, order = "ID_MATCH", 1
 
     def make(self, source, obj):
-        try:
-            ref = weakref.ref(obj)
-        except TypeError:
-            ref = _Kept(obj)  # objects that cannot be weakly referenced (tuples, ints) are kept
-        return Guard(source, self, ref)
+        return Guard(source, self, hold(obj))
 
     def key(self, expected):
         return id(expected())
 
     def render(self, guard, check):
-        if isinstance(guard.expected, _Kept):  # compared directly: no call per check
-            return f"{check.read(guard.source)} is {check.const(guard.expected.obj, 'obj_' + guard.name())}"
-        return f"{check.read(guard.source)} is {check.const(guard.expected, 'ref_' + guard.name())}()"
+        obj = guard.expected()
+        if obj is None and not isinstance(guard.expected, Kept):
+            return "False"      # it died while compiling: no object can be it
+        # (a dead object's weak reference gives None, which the value may be)
+        dead_is_none = " is not None" if holds_weakly(obj) else ""
+        return f"{check.read(guard.source)} is {check.held(obj, 'obj_' + guard.name())}{dead_is_none}"
 
     def describe(self, guard):
         return f"{guard.name()} is {_label(guard.expected())}"
@@ -192,36 +192,34 @@ class ID_MATCH(GuardKind):
         return None if value is guard.expected() else f"{guard.name()} is a different object than when compiled"
 
 
-class _Kept:
-    """A strong reference with weakref's interface (`ref()` is the object)."""
-    __slots__ = ("obj",)
-
-    def __init__(self, obj):
-        self.obj = obj
-
-    def __call__(self):
-        return self.obj
-
-
 @_kind("type_match")
 class TYPE_MATCH(GuardKind):
+    """The value's exact class (held weakly: a class made by the program dies when it drops it)."""
     name, order = "TYPE_MATCH", 2
 
     def make(self, source, cls):
-        return Guard(source, self, cls)
+        return Guard(source, self, hold(cls))
 
     def key(self, expected):
-        return id(expected)
+        return id(expected())
 
     def render(self, guard, check):
-        return f"type({check.read(guard.source)}) is {check.const(guard.expected, guard.expected.__name__)}"
+        cls = guard.expected()
+        if cls is None:
+            return "False"
+        return f"type({check.read(guard.source)}) is {check.held(cls, cls.__name__)}"
 
     def describe(self, guard):
-        return f"type({guard.name()}) is {guard.expected.__qualname__}"
+        return f"type({guard.name()}) is {_qualname(guard.expected())}"
 
     def explain(self, guard, value, env):
-        return None if type(value) is guard.expected else \
-            f"type({guard.name()}) changed: expected {guard.expected.__qualname__}, got {type(value).__qualname__}"
+        cls = guard.expected()
+        return None if type(value) is cls and cls is not None else \
+            f"type({guard.name()}) changed: expected {_qualname(cls)}, got {type(value).__qualname__}"
+
+
+def _qualname(cls) -> str:
+    return "<a class that no longer exists>" if cls is None else cls.__qualname__
 
 
 def is_numpy_number(value) -> bool:
@@ -284,22 +282,27 @@ class LEN_MATCH(GuardKind):
 
 @_kind("dict_keys")
 class DICT_KEYS(GuardKind):
-    """The mapping's keys, in order."""
+    """The mapping's keys, in order (objects among them held weakly: guards/held.py)."""
     name, order = "DICT_KEYS", 5
 
     def make(self, source, keys):
-        return Guard(source, self, tuple(keys))
+        return Guard(source, self, hold_items(tuple(keys)))
+
+    def key(self, expected):
+        return tuple(k if is_literal(k) else ("object", id(k)) for k in expected())
 
     def render(self, guard, check):
-        x = check.read(guard.source)
-        return f"not {x}" if not guard.expected else f"tuple({x}.keys()) == {check.const(guard.expected)}"
+        x, keys = check.read(guard.source), guard.expected()
+        return f"not {x}" if not keys else f"tuple({x}.keys()) == {check.held_items(keys, 'keys')}"
 
     def describe(self, guard):
-        return f"list({guard.name()}.keys()) == {list(guard.expected)!r}"
+        keys = guard.expected()
+        return f"list({guard.name()}.keys()) == {'<keys that no longer exist>' if keys is None else list(keys)!r}"
 
     def explain(self, guard, value, env):
-        return None if tuple(value.keys()) == guard.expected else \
-            f"{guard.name()} keys changed: expected {list(guard.expected)!r}, got {list(value.keys())!r}"
+        keys = guard.expected()
+        return None if tuple(value.keys()) == keys else \
+            f"{guard.name()} keys changed: expected {list(keys)!r}, got {list(value.keys())!r}"
 
 
 @_kind("no_module_hooks")

@@ -15,6 +15,9 @@ from typing import Any
 
 import torch
 
+from ..probe import runs_code_when_dropped
+from .held import hold, holds_weakly
+
 
 def local_param(name: str) -> str:
     """The guard-function parameter that holds local `name` (a name that is no identifier, such as
@@ -211,37 +214,60 @@ def builtin_type_expr(tp: type) -> str:
     return f"___modules[{tp.__module__!r}].{tp.__qualname__}"
 
 
+class HeldKey:
+    """A key that is no literal (a class, a function, an object: `{torch.Tensor: ...}`), as an
+    ItemSource keeps it: held as guards hold objects (guards/held.py), the same key as another when it
+    is the same object."""
+    __slots__ = ("held", "ident")
+
+    def __init__(self, key):
+        self.held, self.ident = hold(key), id(key)
+
+    def __eq__(self, other):
+        return isinstance(other, HeldKey) and other.ident == self.ident and other.held() is self.held()
+
+    def __hash__(self):
+        return hash(self.ident)
+
+
 @dataclasses.dataclass(frozen=True)
 class ItemSource(DerivedSource):
     base: Source
-    key: Any  # a constant: int, str, ...
+    key: Any  # a literal (int, str...), or a HeldKey (see __post_init__; `item_key()` is the key itself)
     # the builtin container type whose `__getitem__` reads the item, when base's own class overrides
     # it (a dict subclass such as HuggingFace's ModelOutput): guards and rebuilt code never run it
     via: Any = None
 
+    def __post_init__(self):
+        if not is_literal(self.key) and type(self.key) is not HeldKey:
+            object.__setattr__(self, "key", HeldKey(self.key))
+
+    def item_key(self):
+        return self.key.held() if type(self.key) is HeldKey else self.key
+
     def name(self):
-        key = repr(self.key) if is_literal(self.key) else getattr(self.key, "__qualname__", "<key>")
+        key = repr(self.key) if is_literal(self.key) else getattr(self.item_key(), "__qualname__", "<key>")
         return f"{self.base.name()}[{key}]"
 
     def expr(self, render=None):
         # a class or function key (`{torch.Tensor: ...}`) has no literal: the guard function holds it
-        key = repr(self.key) if is_literal(self.key) else const_name(self.key)
+        key = repr(self.key) if is_literal(self.key) else const_expr(self.item_key())
         if self.via is not None:
             return f"{builtin_type_expr(self.via)}.__getitem__({self.base.sub_expr(render)}, {key})"
         return f"{self.base.sub_expr(render)}[{key}]"
 
     def held_objects(self):
-        return () if is_literal(self.key) else (self.key,)
+        return () if is_literal(self.key) else (self.item_key(),)
 
     def reconstruct(self, codegen):
         if self.via is not None:
             codegen.load_callable(self.via.__getitem__)
             self.base.reconstruct(codegen)
-            codegen.load_const(self.key)
+            codegen.load_const(self.item_key())
             codegen.call(2)
             return
         self.base.reconstruct(codegen)
-        codegen.load_const(self.key)
+        codegen.load_const(self.item_key())
         codegen.binary_subscr()
 
 
@@ -305,6 +331,22 @@ class ReaderSource(GuardOnlySource):
         return f"{self.base.sub_expr(render)}()"
 
 
+@dataclasses.dataclass(frozen=True)
+class DeathRunsCodeSource(GuardOnlySource):
+    """Whether the object's death runs Python code: its class's `__del__`, a weak reference's
+    callback (guard only)."""
+    base: Source
+
+    def name(self):
+        return f"{self.base.name()}.<death runs code>"
+
+    def expr(self, render=None):
+        return f"{const_expr(runs_code_when_dropped)}({self.base.sub_expr(render)})"
+
+    def held_objects(self):
+        return (runs_code_when_dropped,)
+
+
 _EMPTY_CELL = types.CellType()
 
 
@@ -318,7 +360,7 @@ class CellEmptySource(GuardOnlySource):
         return f"{self.base.name()}.<empty>"
 
     def expr(self, render=None):
-        return f"({self.base.sub_expr(render)} == {const_name(_EMPTY_CELL)})"
+        return f"({self.base.sub_expr(render)} == {const_expr(_EMPTY_CELL)})"
 
     def held_objects(self):
         return (_EMPTY_CELL,)
@@ -452,14 +494,22 @@ class NdarrayTensorSource(DerivedSource):
 class ConstSource(Source):
     """A real object the guards hold directly (a class whose attributes were read, a function whose
     defaults were read when the object reached the trace without a source of its own). Facts read
-    from it are guarded through it, so they are re-read at run time like any other source."""
-    value: Any
+    from it are guarded through it, so they are re-read at run time like any other source. Held as
+    guards hold objects (guards/held.py): weakly where it can be, `value` is None once it died."""
+
+    def __init__(self, value):
+        object.__setattr__(self, "held", hold(value))
+        object.__setattr__(self, "ident", id(value))
+
+    @property
+    def value(self):
+        return self.held()
 
     def name(self):
         return getattr(self.value, "__qualname__", None) or f"<{type(self.value).__name__} object>"
 
     def expr(self, render=None):
-        return const_name(self.value)
+        return const_expr(self.value)
 
     def held_objects(self):
         return (self.value,)
@@ -468,10 +518,19 @@ class ConstSource(Source):
         codegen.load_const(self.value)
 
     def __hash__(self):
-        return hash(id(self.value))
+        return hash(self.ident)
 
     def __eq__(self, other):
-        return isinstance(other, ConstSource) and other.value is self.value
+        return isinstance(other, ConstSource) and other.ident == self.ident and other.value is self.value
+
+    def __repr__(self):
+        return f"ConstSource({self.name()})"
+
+    def __getstate__(self):
+        return {"value": self.value}
+
+    def __setstate__(self, state):
+        self.__init__(state["value"])
 
 
 def is_literal(value) -> bool:
@@ -486,6 +545,12 @@ def is_literal(value) -> bool:
 def const_name(value) -> str:
     """The name the guard function's namespace gives a ConstSource's object."""
     return f"___const_{id(value)}"
+
+
+def const_expr(value) -> str:
+    """How a guard expression reads an object its source holds (held_objects): through a call of
+    the weak reference the guard function keeps, or by name (guards/held.py)."""
+    return const_name(value) + "()" if holds_weakly(value) else const_name(value)
 
 
 class _Missing:

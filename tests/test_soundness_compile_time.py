@@ -7,6 +7,7 @@ import logging
 import os
 import sys
 import types
+import typing
 
 import pytest
 import torch
@@ -15,6 +16,7 @@ import bytegraph
 from bytegraph.convert_frame import InternalError
 from bytegraph.probe import safe_in, static_getattr, static_hasattr
 from bytegraph.testing import CompileCounter
+from helpers import same
 
 
 def _run(fn, *args):
@@ -395,3 +397,113 @@ def test_tuple_subclass_overriding_len_is_not_probed():
     assert got[1] == want[1] and torch.equal(got[0], want[0])
     assert log == []
     assert cnt.frame_count == 1 and cnt.op_count == 1
+
+
+# -- operators on classes and enum members: their Python methods run on every call ----------------
+_CALLS = []
+
+
+class _Listed:
+    def __class_getitem__(cls, item):
+        _CALLS.append(("class_getitem", item))
+        return [item]                       # a new list on every call
+
+
+class _Meta(type):
+    def __getitem__(cls, item):
+        _CALLS.append(("getitem", item))
+        if item == 0:
+            raise ValueError("zero")
+        return item
+
+    def __or__(cls, other):
+        _CALLS.append("or")
+        return (cls, other)
+
+    def __bool__(cls):
+        _CALLS.append("bool")
+        return False
+
+
+class _WithMeta(metaclass=_Meta):
+    pass
+
+
+def _operators_on_classes(x):
+    listed = _Listed[1]
+    listed.append(len(_CALLS))
+    try:
+        _WithMeta[0]
+        caught = None
+    except ValueError as e:
+        caught = str(e)
+    return x + 1, listed, caught, _WithMeta[2], _WithMeta | int, list[int], dict[str, int]
+
+
+def test_operators_a_class_defines_in_python_run_on_every_call():
+    # `cls[item]` and `cls | other` were folded at compile time: the class's `__class_getitem__` and
+    # the metaclass's methods ran once, while compiling (and once more for a raise), their result (a
+    # new list) was one constant shared by every call, and their exceptions were bytegraph's
+    x = torch.ones(2)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(_operators_on_classes, backend=cnt)
+    for _ in range(2):
+        _CALLS.clear()
+        got, got_calls = opt(x), list(_CALLS)
+        _CALLS.clear()
+        want, want_calls = _operators_on_classes(x), list(_CALLS)
+        assert same(got, want) and got_calls == want_calls
+    assert cnt.frame_count == 1 and cnt.op_count == 1
+    assert bytegraph.explain(_operators_on_classes)(x).graph_break_count == 0
+
+
+def _truth_of_a_class(x):
+    return x + 1 if _WithMeta else x - 1
+
+
+def test_truth_of_a_class_whose_metaclass_defines_bool_runs_it():
+    # `bool(cls)` was folded: the metaclass's __bool__ ran once, while compiling
+    x = torch.ones(2)
+    _CALLS.clear()
+    want = _truth_of_a_class(x)
+    assert _CALLS == ["bool"]
+    cnt = CompileCounter()
+    opt = bytegraph.compile(_truth_of_a_class, backend=cnt)
+    for _ in range(2):
+        _CALLS.clear()
+        assert torch.equal(opt(x), want) and _CALLS == ["bool"]
+    assert cnt.frame_count == 1        # the metaclass's __bool__ traced: the branch taken is guarded
+
+
+def _forward_reference(x, text):
+    y = x * 2
+    try:
+        typing.Generic[text]            # typing compiles the string: SyntaxError, raised while handling one
+    except SyntaxError as e:
+        return y + 1, str(e), type(e.__context__).__name__
+    return y - 1, None, None
+
+
+def _optional_of(text):
+    try:
+        return typing.Optional[text]
+    except SyntaxError as e:
+        return str(e), type(e.__context__).__name__
+
+
+def test_an_exception_a_folded_call_raises_with_a_context_runs_as_python():
+    # typing's subscripts are folded (annotations are constants); the SyntaxError typing raises for '/T'
+    # came out of compiling as an internal error, and a folded exception is rebuilt from its arguments
+    # alone, without this one's context (CPython's test_typing.ForwardRefTests.test_syntax_error)
+    x = torch.ones(2)
+    want = _forward_reference(x, "/T")
+    assert want[2] == "SyntaxError"
+    got, _, cnt = _run(_forward_reference, x, "/T")
+    assert same(got, want)
+    assert cnt.frame_count == 1                        # `x * 2`; the subscript runs as Python
+    reasons = [b.reason for b in bytegraph.explain(_forward_reference)(x, "/T").break_reasons]
+    assert reasons == ["SyntaxError raised with more than its arguments (a context, attributes) by a folded "
+                       "call is not supported"]
+    # an annotation object's subscript (no checkpoint before an operator on constants: the frame runs as is)
+    assert bytegraph.compile(_optional_of, backend="eager")("/T") == _optional_of("/T")
+    assert bytegraph.compile(_optional_of, backend="eager")("T") == _optional_of("T")

@@ -716,3 +716,91 @@ def test_contextmanager_generator_stays_paused_through_the_with_body():
     cnt = CompileCounter()
     assert_same(bytegraph.compile(f, backend=cnt)(x), expected)
     assert cnt.frame_count == 1
+
+
+# -- deaths that run code: weak reference callbacks, finalizers -----------------------------------
+def finalized_when_deleted(x, log):
+    y = x * 3
+    o = _Plain()
+    fin = weakref.finalize(o, log.append, "finalized")     # making a weak reference breaks the graph
+    del o                      # eager runs the callback right here: the rest must see it
+    return y + 1, len(log), fin.alive, fin()
+
+
+def test_dropping_an_object_with_a_weakref_callback_runs_as_python():
+    # the resumed frame traced `del o` as nothing happening, then read `len(log)` and `fin.alive` (and
+    # called `fin()`, which ran the callback a second time) as before the death (CPython's test_weakref)
+    x = torch.ones(2)
+    expected = finalized_when_deleted(x, [])
+    assert expected[1:] == (1, False, None)
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(finalized_when_deleted, backend=cnt)(x, []), expected)
+    assert cnt.frame_count == 1                            # `x * 3`, before weakref.finalize
+    explained = bytegraph.explain(finalized_when_deleted)(x, [])
+    assert [b.kind for b in explained.break_reasons][-1] == "finalizer"
+
+
+def pop_and_drop(x, box, log):
+    y = x + 1
+    o = box.pop()              # the last reference to the popped object: dropped with `o`
+    del o
+    return y * 2, len(log)
+
+
+def test_an_object_gaining_a_weakref_callback_recompiles():
+    # the first call's object has no weak reference: the graph traces its death as silent, under a
+    # guard that the next object, watched by weakref.finalize, fails
+    x = torch.ones(2)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(pop_and_drop, backend=cnt)
+    assert_same(opt(x, [_Plain()], []), pop_and_drop(x, [_Plain()], []))
+    assert cnt.frame_count == 1
+    assert bytegraph.explain(pop_and_drop)(x, [_Plain()], []).graph_break_count == 0
+
+    def watched_box(log):
+        o = _Plain()
+        weakref.finalize(o, log.append, "finalized")
+        return [o]
+    log = []
+    expected = pop_and_drop(x, watched_box(log), log)
+    assert expected[1] == 1
+    log = []
+    assert_same(opt(x, watched_box(log), log), expected)
+    assert cnt.frame_count == 1       # the miss recompiled to no graph: a finalizer break runs the frame as is
+    log = []
+    breaks = bytegraph.explain(pop_and_drop)(x, watched_box(log), log).break_reasons
+    assert [b.kind for b in breaks] == ["finalizer"]
+
+
+def read_object_and_table(x, obj, table):
+    return x + obj.v + sum(table.values())     # guards the class of obj and the keys of table
+
+
+def _made_in_a_call():
+    class Made:
+        def __init__(self):
+            self.v = 1
+
+    def key():
+        pass
+    return Made(), {key: 2}
+
+
+def test_cache_entries_hold_the_programs_objects_weakly():
+    # the guards held the class they checked (type(obj) is Made) and the dict keys they compared, so
+    # a class or key made and dropped by the program never died, its weak references' callbacks never
+    # ran (CPython's test_weakref: a class made in a test method, WeakKeyDictionary entries)
+    x = torch.ones(2)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(read_object_and_table, backend=cnt)
+    obj, table = _made_in_a_call()
+    assert_same(opt(x, obj, table), read_object_and_table(x, obj, table))
+    assert_same(opt(x, obj, table), read_object_and_table(x, obj, table))
+    assert cnt.frame_count == 1
+    class_ref, key_ref = weakref.ref(type(obj)), weakref.ref(next(iter(table)))
+    del obj, table
+    gc.collect()
+    assert class_ref() is None and key_ref() is None
+    obj, table = _made_in_a_call()              # a new class and key: a new entry
+    assert_same(opt(x, obj, table), read_object_and_table(x, obj, table))
+    assert cnt.frame_count == 2

@@ -1887,9 +1887,9 @@ class _Pair(typing.NamedTuple):
 
 def test_operators_a_namedtuple_class_defines_run():
     # `_Pair(1, 2) + _Pair(3)` concatenated as tuples, skipping the class's own __add__ (CPython's
-    # test_typing.NamedTupleTests)
+    # test_typing.NamedTupleTests); `<` compared the items as tuples do, skipping its own __lt__
     def f(x):
-        return x + 1, _Pair(1, 2) + _Pair(3), _Pair(1) < _Pair(2), _Pair(1) + (5,)
+        return x + 1, _Pair(1, 2) + _Pair(3), _Pair(1) < _Pair(2), _Pair(1) + (5,), _Pair(x) < _Pair(x, 2)
     check(f, torch.ones(1), breaks=0)
 
 

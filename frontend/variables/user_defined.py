@@ -6,8 +6,8 @@ import collections
 import copyreg
 import dataclasses
 import enum
-import functools
 import inspect
+import operator
 import types
 from typing import Any
 
@@ -23,7 +23,7 @@ from ...guards.source import (
     SetItemsSource,
     set_items_seen,
 )
-from ...probe import builtin_base, is_heap_type, static_hasattr
+from ...probe import builtin_base, is_heap_type, per_class, static_hasattr
 from .. import reads
 from ..graph_break import Unsupported, fold, user_error
 from ..reads import class_lookup, mro_lookup
@@ -173,6 +173,35 @@ class UserDefinedClassVariable(VariableTracker):
             return tx.wrap(value, src)
         value = getattr(cls, name)  # metaclass attributes; raises AttributeError like eager
         return tx.wrap(value, AttrSource(self.source, name) if self.source else None)
+
+    def subscript(self, tx, index):
+        """`cls[index]` as CPython runs it: the metaclass's `__getitem__` (an Enum's name lookup), else
+        the class's `__class_getitem__` (`list[int]`, `Generic[T]`, a user's), else TypeError. A
+        method written in Python is traced: it runs on every call, with its effects, its exceptions and
+        a new result each time. One written in C is folded, and so is typing's (annotations are folded
+        by design, see builder.py)."""
+        cls = self.value
+        meta = type(cls)
+        getitem, src = class_lookup(tx, meta, "__getitem__")
+        if isinstance(getitem, types.FunctionType):
+            return UserFunctionVariable(fn=getitem, source=src).call_function(tx, [self, index], {})
+        hooks = [class_lookup(tx, meta, n)[0] for n in ("__getattribute__", "__getattr__")]
+        if getitem is not MISSING or hooks[0] is not type.__dict__["__getattribute__"] or hooks[1] is not MISSING:
+            # a C `__getitem__` of a metaclass, or hooks that may answer `__class_getitem__`
+            raise Unsupported("python_protocol", what=f"subscripting {self.describe()} (its metaclass)")
+        method, src = class_lookup(tx, cls, "__class_getitem__")
+        func = getattr(method, "__func__", None) if isinstance(method, classmethod) else None
+        if isinstance(func, types.FunctionType) and func.__module__ != "typing":
+            return bind_descriptor(tx, self, None, method, "__class_getitem__", src).call_function(tx, [index], {})
+        if method is not MISSING and func is None and not isinstance(method, _C_CLASSMETHODS):
+            raise Unsupported("python_protocol", what=f"subscripting {self.describe()} (its __class_getitem__ "
+                                                      "is no classmethod)")
+        if not index.is_python_constant():
+            raise Unsupported("python_protocol", what=f"subscripting {self.describe()} with {index.describe()}")
+        return const(fold(operator.getitem, cls, index.as_python_constant()))   # C, typing's, or TypeError
+
+    def truth(self, tx):
+        return _truth_by_type(tx, self, type(self.value))
 
     def call_function(self, tx, args, kwargs):
         cls = self.value
@@ -341,7 +370,7 @@ _READ_ONLY_DICT_METHODS = {"get", "__getitem__", "__contains__", "__len__", "key
                            "copy", "__eq__", "__ne__", "__or__"}
 
 
-@functools.lru_cache(maxsize=4096)
+@per_class
 def _attribute_hooks(cls):
     """The class's Python `__getattribute__` and `__getattr__` (None when it has none). Only chooses
     how guards re-read an attribute (both forms are exact); tracing reads the hooks through
@@ -647,9 +676,36 @@ class UserDefinedObjectVariable(VariableTracker):
         codegen.build_new_object(self)
 
 
+_C_CLASSMETHODS = type(list.__dict__["__class_getitem__"])   # a builtin class's `__class_getitem__`
+
+
+def _truth_by_type(tx, var, cls) -> bool:
+    """`bool(value)` for a constant whose class `cls` may define `__bool__` or `__len__` in Python (a
+    metaclass for a class, an enum class for a member): such a method runs on every call, so it is
+    traced, not folded; without either a value is true."""
+    found = {n: class_lookup(tx, cls, n) for n in ("__bool__", "__len__")}
+    name = "__bool__" if found["__bool__"][0] is not MISSING else "__len__"
+    method, src = found[name]
+    if method is MISSING:
+        return True
+    if not isinstance(method, types.FunctionType):
+        return bool(var.as_python_constant())    # C: folded
+    result = UserFunctionVariable(fn=method, source=src).call_function(tx, [var], {})
+    value = result.as_python_constant() if result.is_python_constant() else None
+    if name == "__bool__" and type(value) is bool:
+        return value
+    if name == "__len__" and type(value) is int and value >= 0:
+        return value > 0
+    raise Unsupported("python_protocol", what=f"truth value of {var.describe()} ({name} answered "
+                                              f"{result.describe()})")
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class EnumVariable(VariableTracker):
     value: Any = None
+
+    def truth(self, tx):
+        return _truth_by_type(tx, self, type(self.value))
 
     def python_type(self):
         return type(self.value)
