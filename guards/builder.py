@@ -53,6 +53,11 @@ def _chain(source):
     return seen
 
 
+def _as_const(obj):
+    """What the guard function's namespace binds to an object a source names (read by const_expr)."""
+    return hold(obj) if holds_weakly(obj) else obj
+
+
 class CheckFunction:
     def __init__(self, guards: list[Guard], arg_names: tuple, fn_name: str):
         self.guards = sorted(set(guards), key=lambda g: (g.order, g.describe()))
@@ -63,7 +68,7 @@ class CheckFunction:
         for g in self.guards:   # objects the guards hold directly (guards/source.py const_expr)
             for s in _chain(g.source) if g.source is not None else ():
                 for obj in s.held_objects():
-                    self.consts[const_name(obj)] = hold(obj) if holds_weakly(obj) else obj
+                    self.consts[const_name(obj)] = _as_const(obj)
         self.checks = self._render_checks()
         params = ", ".join(["__func"] + [local_param(n) for n in arg_names])
         body = " and\n            ".join(f"({c})" for c in self.checks) or "True"
@@ -160,7 +165,7 @@ class CheckFunction:
         env = self._env(func, args)
         for source, _ in refs:    # (an object a source names itself, which no guard may have named)
             while source is not None:
-                env.update({const_name(obj): obj for obj in source.held_objects()})
+                env.update({const_name(obj): _as_const(obj) for obj in source.held_objects()})
                 source = getattr(source, "base", None)
         try:
             return all(ref() is not None and eval(source.expr(), env) is ref() for source, ref in refs)
