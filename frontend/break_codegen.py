@@ -50,7 +50,7 @@ from typing import NamedTuple
 
 import torch
 from bytecode import Instr, Label
-from bytecode.instr import BinaryOp, CellVar, Compare, FreeVar
+from bytecode.instr import BinaryOp, CellVar, Compare, FreeVar, InstrLocation
 
 from ..guards.source import ItemSource
 from . import lifetimes
@@ -314,15 +314,18 @@ def emit_linear(tx, cg, ins, stack, kw_names, plan, lives, resume):
         cg.append(Instr("LOAD_FAST", temps[tx.symbolic_locals[name]]))
 
     paths = plan.paths
+    native_start = len(cg.instructions)
     if ins.opname in _CALLS or OPCODES[ins.opname].checkpoint is Checkpoint.OPERANDS:
         if ins.opname == "CALL":
             cg.call(ins.arg, kw_names)
         else:
             cg.append(_native_instr(ins))
+        _at_original_position(cg.instructions[native_start:], ins)
         cg.append(Instr("STORE_FAST", _MARKER_LOCALS[RESULT]))
         resume.call(cg, paths[0], lives[0], load_slot, load_local)
     elif ins.opname == "BEFORE_WITH":
         cg.append(Instr("BEFORE_WITH"))
+        _at_original_position(cg.instructions[native_start:], ins)
         cg.append(Instr("STORE_FAST", _MARKER_LOCALS[RESULT]))
         cg.append(Instr("STORE_FAST", _MARKER_LOCALS[EXIT]))
         resume.call(cg, paths[0], lives[0], load_slot, load_local)
@@ -335,6 +338,15 @@ def emit_linear(tx, cg, ins, stack, kw_names, plan, lives, resume):
             cg.pop_top()           # the kept value is passed from its temp
         resume.call(cg, paths[1], lives[1], load_slot, load_local)
     return tx.finish_code(cg)
+
+
+def _at_original_position(instrs, ins) -> None:
+    """Give the native instruction the original's line and columns: what it runs sees the frame at
+    that line (a traceback through it, `warnings.warn`'s caller, `traceback.extract_stack()`)."""
+    p = ins.positions
+    for i in instrs:
+        if isinstance(i, Instr):
+            i.location = InstrLocation(p.lineno, p.end_lineno, p.col_offset, p.end_col_offset)
 
 
 def emit_in_block(tx, cg, ins, stack, plan, lives, needed, resume):
@@ -354,13 +366,33 @@ def emit_in_block(tx, cg, ins, stack, plan, lives, needed, resume):
     enter, conts = Label(), [Label() for _ in paths]
     cg.append(Instr("JUMP_FORWARD", enter))
 
-    def edit(item):
+    def leave(item):
         if len(paths) == 1:
             return [item, Instr("JUMP_FORWARD", conts[0], location=item.location)]
         name = item.name.replace("BACKWARD", "FORWARD")
         return [Instr(name, conts[1], location=item.location),
                 Instr("JUMP_FORWARD", conts[0], location=item.location)]
-    cg.instructions.extend(body_items(code, labels={start: enter}, replace={index: edit}))
+
+    # The frame's own instruction (and the call sequence before it) stays as it is, and the entry from
+    # the code above runs a second copy of it placed right after, in the same exception range, that
+    # leaves for the continuations. Code reaching the instruction again natively -- a loop after a
+    # handler ran, a `with` whose exit swallowed the exception -- built the stack its own way (an
+    # instance method as the method and its self, where the trace had NULL and a bound method): it
+    # goes on natively, never into a continuation that assumes the trace's stack.
+    sequence = []
+
+    def record(item):
+        sequence.append(item)
+        return [item]
+
+    def edit(item):
+        native = Label()
+        copies = [i.copy() for i in sequence]
+        return [item, Instr("JUMP_FORWARD", native, location=item.location), enter, *copies,
+                *leave(item.copy()), native]
+    replace = {i: record for i in range(start, index)}
+    replace[index] = edit
+    cg.instructions.extend(body_items(code, replace=replace))
     for label, path, live in zip(conts, paths, lives):
         cg.append(label)
         _leave_copy(cg, path, live, resume)

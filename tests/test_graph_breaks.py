@@ -402,6 +402,74 @@ def test_break_in_except_body_runs_the_frame_eagerly(capsys):
     assert [r.kind for r in bytegraph.stats.break_records] == ["io"]
 
 
+@bytegraph.disable
+def _raise_for_zero(i):
+    if i == 0:
+        raise ValueError(i)
+    return i * 10
+
+
+def loop_back_to_break_after_handler(x, items):
+    y = x * 2
+    out = []
+    for i in items:
+        try:
+            out.append(_raise_for_zero(i))   # natively, `out.append` is the method and its self
+        except ValueError:
+            out.append(-1)
+    return y + len(out), out
+
+
+def test_loop_reaching_the_break_again_after_a_handler_runs_natively():
+    # the call raises, the handler runs natively and the loop comes back to the break instruction: it
+    # keeps running natively (the stack it built is not the one the trace's continuation expects; a
+    # resume handed the list itself as `out.append`, and calling it raised TypeError)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(loop_back_to_break_after_handler, backend=cnt)
+    x = torch.ones(2)
+    assert_same(opt(x, [0, 1, 2]), loop_back_to_break_after_handler(x, [0, 1, 2]))
+    assert cnt.frame_count == 1                       # x * 2; the rest ran natively after the handler
+    assert [r.kind for r in bytegraph.stats.break_records] == ["skipped_function"]
+    assert_same(opt(x, [1, 2]), loop_back_to_break_after_handler(x, [1, 2]))
+    assert cnt.frame_count == 3                       # without an exception: a resume function per item
+
+
+@bytegraph.disable
+def _native_raise():
+    raise ValueError("from a native call")
+
+
+def native_call_raising(x):
+    y = x + 1
+    _native_raise()
+    return y
+
+
+def native_call_reading_the_stack(x):
+    y = x + 1
+    import traceback
+    here = traceback.extract_stack()[-1]
+    return y, here.lineno, here.line
+
+
+def test_native_instruction_at_a_break_runs_at_its_own_line():
+    # what the native instruction runs sees the frame at the instruction's line (it saw the `def` line)
+    import traceback
+    cnt = CompileCounter()
+    got = bytegraph.compile(native_call_reading_the_stack, backend=cnt)(torch.ones(1))
+    assert_same(got, native_call_reading_the_stack(torch.ones(1)))
+    assert got[2] == "here = traceback.extract_stack()[-1]"
+    assert cnt.frame_count == 1
+    lines = []
+    for fn in (native_call_raising, bytegraph.compile(native_call_raising, backend=cnt)):
+        with pytest.raises(ValueError) as info:
+            fn(torch.ones(1))
+        lines.append([(s.lineno, s.line) for s in traceback.extract_tb(info.value.__traceback__)
+                      if s.name == "native_call_raising"])
+    assert lines[0] == lines[1] == [(native_call_raising.__code__.co_firstlineno + 2, "_native_raise()")]
+    assert cnt.frame_count == 2
+
+
 # -- frames with their own cells -------------------------------------------------------------------
 def closure_rebound_after_break(x):
     scale = x.mean()

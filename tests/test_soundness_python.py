@@ -132,6 +132,44 @@ def test_strict_zip_checks_lengths_where_the_iteration_ends():
     assert got[1] == [(1, 1), (2, 2), "zip() argument 2 is shorter than argument 1"]
 
 
+def test_unbound_builtin_methods_act_on_their_receiver():
+    # `list.append(lst, x)`: the receiver is exactly the method's type, so it is its own method; a
+    # receiver of another type (`tuple.__add__` of a list) raises as CPython does
+    def f(x, items, d):
+        list.append(items, 4)
+        dict.__setitem__(d, "k", len(items))
+        list.__iadd__(items, (5,))
+        out = [str.join("-", ["a", "b"]), list.__len__(items), dict.get(d, "k"), list.__getitem__(items, -1)]
+        try:
+            tuple.__add__((1,), [2])
+        except TypeError as e:
+            out.append(str(e))
+        return x + 1, out, items, d
+    want = f(torch.ones(1), [1], {})
+    opt, cnt = compiled(f)
+    assert_same(opt(torch.ones(1), [1], {}), want, exact=True)
+    assert want[1][:4] == ["a-b", 3, 2, 5]
+    assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+
+
+def test_method_forwarded_by_an_alias_is_the_method_itself():
+    # `list[int].append` is list.append (a generic alias forwards its attributes to the class): the
+    # call appends to the program's list, not to a copy the trace folded it on
+    def f(x, items):
+        t = list[int]
+        t.append(items, "a")
+        typing.List.append(items, "b")
+        return x + 1, t.__len__(items), t.__getitem__(items, 0), dict[int, None].fromkeys(range(2)), t.__origin__
+    items = []
+    want = f(torch.ones(1), items)
+    assert items == ["a", "b"]
+    opt, cnt = compiled(f)
+    items = []
+    assert_same(opt(torch.ones(1), items), want, exact=True)
+    assert items == ["a", "b"]
+    assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+
+
 # -- operators: NotImplemented, reflection, identity fallback -------------------------------------
 def test_reflected_comparison_and_identity_fallback():
     def f(x):

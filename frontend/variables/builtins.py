@@ -184,6 +184,11 @@ def _unbound_builtin_method(tx, fn, args, kwargs):
         # `set.__sub__(s, t)`: the set's own method (a wrong receiver type raises: not here)
         result = obj.call_method(tx, name, list(args[1:]), kwargs)
         return const(NotImplemented) if result is NOT_IMPLEMENTED else result
+    if isinstance(obj, _BUILTIN_VALUE_TRACKERS) and obj.python_type() is owner:
+        # `list.append(lst, x)`, `str.join(",", parts)`: the receiver is exactly the method's type, so
+        # the call is the receiver's own method
+        result = obj.call_method(tx, name, list(args[1:]), kwargs)
+        return const(NotImplemented) if result is NOT_IMPLEMENTED else result
     if not isinstance(obj, UserDefinedObjectVariable):
         return None
     if owner is object:
@@ -255,6 +260,10 @@ def _set_subclass_method(tx, obj, owner, name, args, kwargs):
     if result is NOT_IMPLEMENTED:
         return const(NotImplemented)
     return obj if result is store else result    # `s |= x` is s itself, not the items it holds
+
+
+# trackers whose call_method answers every method of their exact builtin type (or breaks the graph)
+_BUILTIN_VALUE_TRACKERS = (ListVariable, TupleVariable, DictVariable, DequeVariable, ConstantVariable)
 
 
 def _ordered_dict_subclass_result(tx, obj, result):

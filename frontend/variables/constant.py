@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+import types
 from typing import Any
 
 import torch
 
 from ...guards.shape import scalar_constant_guard
+from ...guards.source import AttrSource
 from ...logs import short_repr
 from ..graph_break import Unsupported, fold
 from .base import NotConstant, VariableTracker, families, python_value
@@ -44,7 +46,13 @@ class ConstantVariable(VariableTracker):
         except AttributeError:
             raise  # same error as eager, surfaced by the translator
         if callable(attr) and not is_constant_value(attr):
-            return BoundConstantMethod(self, name)
+            if _bound_receiver(attr) is not None:
+                return BoundConstantMethod(self, name)
+            # an unbound method or a class reached through the value (an alias forwards its attributes:
+            # `list[int].append` is list.append): called as itself, not folded on copies of its
+            # arguments (the list it appends to would be a copy)
+            source = AttrSource(self.source, name) if self.source is not None else None
+            return tx.wrap(attr, source, trusted=source is None)
         return ConstantVariable(attr)
 
     def call_method(self, tx, name, args, kwargs):
@@ -94,6 +102,16 @@ class BoundConstantMethod(VariableTracker):
     def reconstruct(self, codegen):
         codegen.reconstruct(self.obj)
         codegen.load_attr(self.name)
+
+
+def _bound_receiver(attr):
+    """What a method is bound to (a str for `"a,b".split`, a class for a classmethod); None for a
+    plain function, an unbound method descriptor, a class, or a module's function."""
+    receiver = getattr(attr, "__self__", None) if isinstance(attr, _BOUND_METHOD_TYPES) else None
+    return None if isinstance(receiver, types.ModuleType) else receiver
+
+
+_BOUND_METHOD_TYPES = (types.BuiltinMethodType, types.MethodWrapperType, types.MethodType)
 
 
 def const(value) -> ConstantVariable:
