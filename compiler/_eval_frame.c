@@ -367,6 +367,18 @@ static int call_guard(PyObject *guard, _PyInterpreterFrame *frame, Py_ssize_t na
     return ok;
 }
 
+/* The guards or the callback hit the recursion limit: their own frames sit on top of a program
+   whose stack is already deep. The error is bytegraph's, not the program's (its traceback would
+   show bytegraph's frames): it is dropped and the frame runs as written, reaching the limit (or
+   not) where eager would. */
+static int stack_too_deep_for_bytegraph(void) {
+    if (PyErr_ExceptionMatches(PyExc_RecursionError)) {
+        PyErr_Clear();
+        return 1;
+    }
+    return 0;
+}
+
 static PyObject *bytegraph_eval_frame(PyThreadState *ts, _PyInterpreterFrame *frame, int throwflag) {
     PyObject *callback = tl_callback;
     PyCodeObject *code = frame->f_code;
@@ -410,7 +422,7 @@ static PyObject *bytegraph_eval_frame(PyThreadState *ts, _PyInterpreterFrame *fr
             if (ok < 0) {
                 Py_DECREF(entry);
                 Py_DECREF(extra);
-                return NULL;
+                return stack_too_deep_for_bytegraph() ? run_previous(ts, frame, throwflag) : NULL;
             }
             if (ok) {
                 PyObject *result = run_transformed(frame, entry, nargs, chain_step);
@@ -448,7 +460,7 @@ static PyObject *bytegraph_eval_frame(PyThreadState *ts, _PyInterpreterFrame *fr
     Py_DECREF(callback);
     Py_DECREF(args);
     if (decision == NULL) {
-        return NULL;
+        return stack_too_deep_for_bytegraph() ? run_previous(ts, frame, throwflag) : NULL;
     }
     if (is_entry(decision)) {
         PyObject *result = run_transformed(frame, (CacheEntry *)decision, nargs, chain_step);

@@ -22,7 +22,7 @@ from .config import config
 from .frame_session import FrameSession, failure_site
 from .logs import enabled, log, rank_prefix
 from .runtime import BreakRecord, runtime
-from .probe import has_finalizer, may_hold_tensors
+from .probe import has_finalizer, may_hold_tensors, source_lines_kept_apart
 from .skipfiles import is_skipped_code, runs_eagerly_with_callees
 from .frontend.frame_translator import InstructionTranslator
 from .frontend.graph_break import GraphBreakError, Unsupported
@@ -137,7 +137,8 @@ class FrameCompiler:
         # saved-tensor hooks (`torch.autograd.graph.saved_tensors_hooks`) see only the run's, as in eager
         hooks_were_paused = torch._C._autograd._saved_tensors_hooks_set_tracing(True)
         try:
-            decision, met_finalizer = self._compile(code, func, args, cache)
+            with source_lines_kept_apart():
+                decision, met_finalizer = self._compile(code, func, args, cache)
         finally:
             torch._C._autograd._saved_tensors_hooks_set_tracing(hooks_were_paused)
             _resume_collector(collecting, met_finalizer or any(has_finalizer(type(a)) for a in args))

@@ -9,8 +9,10 @@ probe goes through here: a question that can only be answered by running user co
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
+import linecache
 import types
 import weakref
 
@@ -143,6 +145,14 @@ def is_heap_type(tp: type) -> bool:
     return bool(tp.__flags__ & _HEAPTYPE)
 
 
+_DISALLOW_INSTANTIATION = 1 << 7   # Py_TPFLAGS_DISALLOW_INSTANTIATION: calling the type raises
+
+
+def disallows_instantiation(tp: type) -> bool:
+    """Whether calling `tp` raises TypeError ("cannot create 'sys.flags' instances")."""
+    return bool(tp.__flags__ & _DISALLOW_INSTANTIATION)
+
+
 def builtin_base(tp: type) -> type:
     """The first class in `tp`'s MRO written in C (dict for a dict subclass, OrderedDict for an
     OrderedDict subclass): its methods read the object without running the user's overrides."""
@@ -220,3 +230,16 @@ def may_hold_tensors(value, depth: int = 3) -> bool:
     if not gc.is_tracked(value):
         return True      # an object whose references the collector does not see
     return any(may_hold_tensors(v, depth - 1) for v in gc.get_referents(value))
+
+
+@contextlib.contextmanager
+def source_lines_kept_apart():
+    """Source lines read inside (torch's FakeTensorMode records the stack it is made on; an import
+    reads its own source) leave the process-wide `linecache` as it was: a program that reads lines
+    lazily, or reads the cache itself, sees none read by the compiler."""
+    cached = set(linecache.cache)
+    try:
+        yield
+    finally:
+        for name in [n for n in linecache.cache if n not in cached]:
+            linecache.cache.pop(name, None)

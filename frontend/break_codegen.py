@@ -95,7 +95,6 @@ from .variables.torch import (
 
 RESULT = object()   # the result of the instruction run natively at a break
 EXIT = object()     # the `__exit__` that a BEFORE_WITH run natively at a break leaves under its result
-_MARKER_LOCALS = {RESULT: "__bytegraph_result", EXIT: "__bytegraph_exit"}
 
 
 class FrameCheckpoint(NamedTuple):
@@ -222,7 +221,7 @@ def compile_break(tx, cp: FrameCheckpoint, every_local: bool = True):
     resume = _ResumeCalls(tx, iter_slots, grad_at_break)
     if in_block:
         return emit_in_block(tx, cg, ins, stack, plan, lives, needed, resume)
-    return emit_linear(tx, cg, ins, stack, cp.kw_names, plan, lives, resume)
+    return emit_linear(tx, cg, ins, stack, cp.kw_names, plan, lives, needed, resume)
 
 
 def _made_by_graph(var) -> bool:
@@ -296,47 +295,32 @@ def _item_run(items):
     return first.base, first.key
 
 
-def emit_linear(tx, cg, ins, stack, kw_names, plan, lives, resume):
-    """The instruction is not inside a block: push its operands, run it, call the resume function
-    with the result (for a jump: one resume function per side)."""
+def emit_linear(tx, cg, ins, stack, kw_names, plan, lives, needed, resume):
+    """The instruction is not inside a block: rebuild the real stack and the locals in their own
+    slots (what runs natively may look at the frame: a traceback's `tb_frame.f_locals` names the
+    program's locals, as eager's), run the instruction, call the resume function with the stack it
+    leaves (for a jump: one resume function per side)."""
+    _rebuild_stack(cg, stack, resume.iter_slots)
+    for name in needed:
+        cg.append(Instr("LOAD_FAST", cg.temps[tx.symbolic_locals[name]]))
+        cg.append(Instr("STORE_FAST", name))
+    drop_frame_references(tx, cg, set(needed))
     emit_set_grad(cg, resume.grad_at_break)
-    for v in stack[-plan.consumed:]:
-        cg.reconstruct(v)          # NULL -> PUSH_NULL, others from their temps
-    temps = cg.temps
-    kept = {temps[v] for path in plan.paths for v in path.stack if v in temps}
-    kept |= {temps[tx.symbolic_locals[name]] for live in lives for name in live}
-    drop_frame_references(tx, cg, kept)
-
-    def load_slot(i, v, kind):
-        cg.append(Instr("LOAD_FAST", _MARKER_LOCALS[v] if v is RESULT or v is EXIT else temps[v]))
-
-    def load_local(name):
-        cg.append(Instr("LOAD_FAST", temps[tx.symbolic_locals[name]]))
-
     paths = plan.paths
+    conts = [Label() for _ in paths]
     native_start = len(cg.instructions)
-    if ins.opname in _CALLS or OPCODES[ins.opname].checkpoint is Checkpoint.OPERANDS:
-        if ins.opname == "CALL":
-            cg.call(ins.arg, kw_names)
-        else:
-            cg.append(_native_instr(ins))
-        _at_original_position(cg.instructions[native_start:], ins)
-        cg.append(Instr("STORE_FAST", _MARKER_LOCALS[RESULT]))
-        resume.call(cg, paths[0], lives[0], load_slot, load_local)
+    if ins.opname == "CALL":
+        cg.call(ins.arg, kw_names)
+    elif ins.opname in _CALLS or OPCODES[ins.opname].checkpoint is Checkpoint.OPERANDS:
+        cg.append(_native_instr(ins))
     elif ins.opname == "BEFORE_WITH":
         cg.append(Instr("BEFORE_WITH"))
-        _at_original_position(cg.instructions[native_start:], ins)
-        cg.append(Instr("STORE_FAST", _MARKER_LOCALS[RESULT]))
-        cg.append(Instr("STORE_FAST", _MARKER_LOCALS[EXIT]))
-        resume.call(cg, paths[0], lives[0], load_slot, load_local)
-    else:
-        jump_label = Label()
-        cg.append(Instr(ins.opname.replace("BACKWARD", "FORWARD"), jump_label))
-        resume.call(cg, paths[0], lives[0], load_slot, load_local)
-        cg.append(jump_label)
-        if ins.opname.endswith("_OR_POP"):
-            cg.pop_top()           # the kept value is passed from its temp
-        resume.call(cg, paths[1], lives[1], load_slot, load_local)
+    else:   # a conditional jump: the fall-through path first
+        cg.append(Instr(ins.opname.replace("BACKWARD", "FORWARD"), conts[1]))
+    _at_original_position(cg.instructions[native_start:], ins)
+    for label, path, live in zip(conts, paths, lives):
+        cg.append(label)
+        _leave_copy(cg, path, live, resume)
     return tx.finish_code(cg)
 
 
@@ -411,9 +395,8 @@ def drop_frame_references(tx, cg, kept: set) -> None:
             cg.append(Instr("DELETE_FAST", name))     # bound: transformed code never writes its arguments
     temps = dict.fromkeys(i.arg for i in cg.instructions if isinstance(i, Instr) and i.name == "STORE_FAST"
                           and isinstance(i.arg, str) and i.arg.startswith("__bytegraph_") and i.arg not in kept)
-    for name in temps:
-        cg.load_const(None)
-        cg.append(Instr("STORE_FAST", name))
+    for name in temps:     # unbound, not None: a look at the frame's locals sees only the program's
+        cg.append(Instr("DELETE_FAST", name))   # (the code up to here has no branches: each is bound)
 
 
 def _rebuild_stack(cg, stack, iter_slots) -> None:

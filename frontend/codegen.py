@@ -33,6 +33,10 @@ def _rebuild_object(cls, attrs):
     return obj
 
 
+
+# marshal cannot write it: a constant list holding it is never merged with an equal one (load_exact_object)
+_KEPT_APART = object()
+
 class RestoreGradMode:
     """Run time: the `__exit__` of a grad-mode `with` block that transformed code rebuilt on the
     stack at a graph break. Calling it (normal exit, or an exception unwinding through the block's
@@ -111,9 +115,10 @@ class PyCodegen:
         self.temps[key] = name
 
     def load_exact_object(self, value):
-        """`value` itself, not an equal constant: the code's constants are merged by value, a
-        list constant is kept by identity, so the object is read out of a one-item list."""
-        self.load_const([value])
+        """`value` itself, not an equal constant: the code's constants are merged by value (what
+        marshal can write, lists included, is merged by its bytes), so the object is read out of a
+        list that also holds an object marshal refuses, which keeps the list apart by identity."""
+        self.load_const([value, _KEPT_APART])
         self.load_const(0)
         self.binary_subscr()
 

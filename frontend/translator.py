@@ -200,7 +200,7 @@ class InstructionTranslatorBase:
         while tx is not None:
             ins = tx.current
             frames.append(traceback.FrameSummary(tx.code.co_filename, ins.lineno if ins else tx.code.co_firstlineno,
-                                                 tx.code.co_name))
+                                                 tx.code.co_name, lookup_line=False))   # (read when shown)
             tx = tx.parent
         return frames[::-1]
 

@@ -470,6 +470,37 @@ def test_native_instruction_at_a_break_runs_at_its_own_line():
     assert cnt.frame_count == 2
 
 
+def frames_of_a_raise(x):
+    def outer(t):
+        scale = 5
+        y = [t * scale]    # noqa: F841 - unread: a list travels (an unread tensor the graph made does not)
+
+        def inner():
+            return 1 / 0
+        return inner()     # a function made in the frame: called natively, it raises
+    try:
+        outer(x)
+    except ZeroDivisionError as e:
+        tb = e.__traceback__
+    frames = []
+    while tb:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    outer_frame = frames[1]
+    return x + 1, outer_frame.f_lineno, sorted(outer_frame.f_locals)
+
+
+def test_frame_at_a_break_holds_the_program_locals_by_name():
+    # the frame running the native instruction holds the locals in their own slots and nothing else (a
+    # traceback's frame showed the rebuilt values under temporary names, and not `inner` or `scale`)
+    cnt = CompileCounter()
+    got = bytegraph.compile(frames_of_a_raise, backend=cnt)(torch.ones(1))
+    want = frames_of_a_raise(torch.ones(1))
+    assert_same(got, want)
+    assert want[2] == ["inner", "scale", "t", "y"]
+    assert cnt.frame_count == 1           # outer's t * scale (the root goes on natively in its handler)
+
+
 # -- frames with their own cells -------------------------------------------------------------------
 def closure_rebound_after_break(x):
     scale = x.mean()

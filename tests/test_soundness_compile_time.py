@@ -507,3 +507,22 @@ def test_an_exception_a_folded_call_raises_with_a_context_runs_as_python():
     # an annotation object's subscript (no checkpoint before an operator on constants: the frame runs as is)
     assert bytegraph.compile(_optional_of, backend="eager")("/T") == _optional_of("/T")
     assert bytegraph.compile(_optional_of, backend="eager")("T") == _optional_of("T")
+
+
+# -- process-wide state the compiler touches -------------------------------------------------------
+def test_compile_reads_no_source_lines_into_linecache():
+    # torch's FakeTensorMode records the stack it is made on, reading every frame's source line into
+    # the process-wide linecache; a program that cleared it and reads it lazily saw the compiler's
+    # reads (CPython's test_traceback.test_lookup_lines)
+    import linecache
+
+    def f(x):
+        linecache.clearcache()
+        y = x + 1
+        bytegraph.graph_break()         # the resume function is compiled here, after the clear
+        return y * 2, sorted(linecache.cache)
+
+    got, want, cnt = _run(f, torch.ones(1))
+    assert want[1] == [] and got[1] == []
+    assert torch.equal(got[0], want[0])
+    assert cnt.frame_count == 2

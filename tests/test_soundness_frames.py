@@ -318,6 +318,28 @@ def test_compiling_on_a_deep_stack_runs_that_call_eagerly():
     assert torch.equal(opt(torch.ones(2)), f(torch.ones(2))) and cnt.frame_count == 1   # a shallow call compiles
 
 
+def test_recursion_limit_reached_in_compiled_code_shows_only_the_program_frames():
+    # the hook's callback (or a guard) hitting the limit above a deep program stack: the error was
+    # bytegraph's own, its traceback ending in convert_frame.py; now the frame runs as written and the
+    # program reaches the limit where eager does (CPython's test_traceback recursive tracebacks)
+    import traceback
+
+    def f(x):
+        def down():
+            down()
+        y = x + 1
+        try:
+            down()
+        except RecursionError as e:
+            frames = traceback.extract_tb(e.__traceback__)
+            return y, {s.name for s in frames}, type(e).__name__
+    cnt = CompileCounter()
+    got = bytegraph.compile(f, backend=cnt)(torch.ones(1))
+    want = f(torch.ones(1))
+    assert torch.equal(got[0], want[0]) and got[1:] == want[1:] == ({"f", "down"}, "RecursionError")
+    assert cnt.frame_count == 1
+
+
 def test_vars_of_an_object_does_not_stop_graph_breaks():
     class P:
         def __init__(self):

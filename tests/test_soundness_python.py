@@ -1342,6 +1342,39 @@ def test_code_that_sets_the_recursion_limit_by_its_depth_runs_as_cpython():
     assert got[1] == "recursion error"
 
 
+def test_strings_and_numbers_from_the_frame_keep_their_identity_across_calls():
+    # a string or big int read from the frame and handed on is the caller's object on every call, not
+    # the one seen while tracing (the guard compares by value: an equal object is another object)
+    def f(x, s, n, holder):
+        t = holder[0]
+        bytegraph.graph_break()
+        return x + 1, s, n, t
+    opt, cnt = compiled(f)
+    for _ in range(2):
+        s, n, h = "".join(["ab", "c"]), int("9" * 30), ["".join(["d", "e"])]
+        got = opt(torch.ones(1), s, n, h)
+        assert_same(got, f(torch.ones(1), s, n, h))
+        assert got[1] is s and got[2] is n and got[3] is h[0]
+    assert cnt.frame_count == 1        # x + 1 after the break; the second call hits the caches
+
+
+def test_equal_strings_made_while_tracing_stay_two_objects():
+    # a string folded while tracing and an equal one read from the frame are two objects: code loading
+    # both kept them apart (the code's constants merged the two one-item lists that held them)
+    def f(x, s):
+        t = ("_" + s + "_")[1:-1]
+        u = ("_" + s + "_")[1:-1]
+        bytegraph.graph_break()
+        return x + 1, s, t, u
+    s = "".join(["str\0", "value!"])
+    opt, cnt = compiled(f)
+    got = opt(torch.ones(1), s)
+    assert_same(got, f(torch.ones(1), s))
+    assert got[1] is s and got[1] == got[2] == got[3]
+    assert got[2] is not s and got[3] is not s and got[2] is not got[3]
+    assert cnt.frame_count == 1
+
+
 # -- sequence concatenation ----------------------------------------------------------------------------
 _Pair = collections.namedtuple("_Pair", "a b")
 
@@ -1724,6 +1757,25 @@ def test_weak_references_are_not_hashed_or_written_by_the_trace():
             written = "AttributeError"
         return z, h, written
     check(dead_hash, torch.ones(1), frames=1)
+
+
+def test_struct_sequence_types_that_refuse_instances_raise_in_place():
+    # sys.flags / sys.version_info cannot be instantiated: the trace built one anyway, and rebuilding it
+    # after the graph raised TypeError outside the program's try block (CPython's test_sys)
+    def f(x, attr):
+        y = x + 1
+        t = type(attr)
+        out = []
+        try:
+            out.append(t(attr))
+        except TypeError as e:
+            out.append(str(e))
+        return y, out
+    for attr in (sys.flags, sys.version_info):
+        bytegraph.reset()
+        assert check(f, torch.ones(1), attr, breaks=1)[1] == [f"cannot create 'sys.{type(attr).__name__}' instances"]
+    bytegraph.reset()
+    assert check(f, torch.ones(1), sys.float_info, breaks=0)[1] == [sys.float_info]   # this one is made in the trace
 
 
 # -- namedtuple classes made in compiled code ---------------------------------------------------

@@ -82,6 +82,10 @@ class ConstantVariable(VariableTracker):
         raise Unsupported("python_protocol", what=f"iterating over {self.describe()}")
 
     def reconstruct(self, codegen):
+        if self.source is not None and type(self.value) not in _SINGLETONS:
+            # read again where it came from: the caller's very object (the guard compared it by
+            # value; a string, a big int or a float equal to the traced one is another object)
+            return self.source.reconstruct(codegen)
         if type(self.value) in (str, bytes) and len(self.value) > 1:
             # the very object: equal constants share one slot of the code's constants, but a string
             # built at run time (`a[:3] + b[3:]`) is a new object, and `is` tells them apart
@@ -112,6 +116,9 @@ def _bound_receiver(attr):
 
 
 _BOUND_METHOD_TYPES = (types.BuiltinMethodType, types.MethodWrapperType, types.MethodType)
+
+
+_SINGLETONS = (type(None), bool, type(Ellipsis), type(NotImplemented))
 
 
 def const(value) -> ConstantVariable:

@@ -23,7 +23,7 @@ from ...guards.source import (
     SetItemsSource,
     set_items_seen,
 )
-from ...probe import builtin_base, is_heap_type, per_class, static_hasattr
+from ...probe import builtin_base, disallows_instantiation, is_heap_type, per_class, static_hasattr
 from .. import reads
 from ..graph_break import Unsupported, fold, user_error
 from ..reads import class_lookup, mro_lookup
@@ -207,7 +207,8 @@ class UserDefinedClassVariable(VariableTracker):
         cls = self.value
         if issubclass(cls, BaseException):
             return new_exception(tx, cls, args, kwargs)
-        if is_structseq(cls) and is_named_tuple_class(cls) and len(args) == 1 and not kwargs:
+        if is_structseq(cls) and is_named_tuple_class(cls) and len(args) == 1 and not kwargs and \
+                not disallows_instantiation(cls):     # (sys.flags, sys.version_info: calling them raises)
             items = tuple(tx.unpack_iterable(args[0]))   # `torch.return_types.topk((values, indices))`
             if len(items) == cls.n_sequence_fields:
                 return NamedTupleVariable(items, cls=cls)
