@@ -81,7 +81,7 @@ from .resume import (
     resume_function,
 )
 from .variables.builtins import BuiltinVariable
-from .variables.constant import ConstantVariable, LazyGuardedScalarVariable
+from .variables.constant import ConstantVariable, LazyGuardedConstantVariable
 from .variables.ctx import WithExitVariable
 from .variables.iterators import ListIteratorVariable
 from .variables.misc import ExceptionVariable, NullVariable
@@ -282,7 +282,7 @@ def _push_items_tuple(cg, items) -> None:
 def _item_run(items):
     """(base source, first index) when `items` are unread numbers `base[k], base[k+1], ...` (their
     value is not guarded, so each is fetched again at run time); else None."""
-    if len(items) < 2 or any(type(item) is not LazyGuardedScalarVariable for item in items):
+    if len(items) < 2 or any(type(item) is not LazyGuardedConstantVariable for item in items):
         return None
     first = items[0].source
     if not isinstance(first, ItemSource) or first.via is not None or type(first.key) is not int:

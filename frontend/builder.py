@@ -32,7 +32,7 @@ from .graph_break import Unsupported
 from .resume import STACK_ARGUMENT_PREFIX, is_resume_code
 from .variables.autograd_function import CheckpointVariable
 from .variables.builtins import BuiltinVariable, OperatorGetterVariable, has_builtin_handler
-from .variables.constant import ConstantVariable, LazyGuardedScalarVariable, is_constant_value
+from .variables.constant import ConstantVariable, LazyGuardedConstantVariable, is_constant_value
 from .variables.dicts import DictVariable, SetVariable, UnreadValue
 from .variables.distributed import DistributedFunctionVariable, is_distributed_function
 from .variables.functions import (
@@ -368,12 +368,15 @@ def _wrap_tensor_or_scalar(tx, value, source, trusted, guard):
         if scalar_can_be_dynamic(value, source, _through_module(out, source)):
             # a constant until a miss shows it changing (automatic dynamic, see guards/shape.py),
             # guarded only once its value is used
-            return LazyGuardedScalarVariable(value, source=source, output=out)
+            return LazyGuardedConstantVariable(value, source=source, output=out)
     return None
 
 
 def _wrap_constant(tx, value, source, trusted, guard):
     """Immutable constants (numbers, strings, torch.Size, struct sequences), guarded by value."""
+    if type(value) in (str, bytes) and source is not None and not trusted:
+        # guarded only once its value is used (a string only handed on adds no guard)
+        return LazyGuardedConstantVariable(value, source=source, output=tx.output)
     if is_constant_value(value) and not _is_a(value, (tuple, frozenset)):
         guard(Guard.constant(source, value))
         return ConstantVariable(value, source=source)

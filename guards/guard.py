@@ -236,6 +236,8 @@ class CONSTANT_MATCH(GuardKind):
     def make(self, source, value):
         if type(value) is set:
             value = set(value)   # a snapshot: the guard compares with the contents as read, not the live set
+        elif type(value) in (str, bytes):
+            value = _equal_copy(value)   # the cache holds no reference to the program's own object
         return Guard(source, self, value)
 
     def key(self, expected):
@@ -260,6 +262,13 @@ class CONSTANT_MATCH(GuardKind):
         ok = type(value) is type(exp) and (value.hex() == exp.hex() if type(exp) is float else
                                            value.tobytes() == exp.tobytes() if is_numpy_number(exp) else value == exp)
         return None if ok else f"{guard.name()} changed: expected {short_repr(exp)}, got {short_repr(value)}"
+
+
+def _equal_copy(value):
+    """A new str/bytes equal to `value` (the empty and one-character ones are shared singletons anyway)."""
+    if type(value) is bytes:
+        return bytes(bytearray(value))
+    return value.encode("utf-8", "surrogatepass").decode("utf-8", "surrogatepass")
 
 
 @_kind("length")

@@ -649,6 +649,41 @@ def test_fresh_python_floats_across_a_break_do_not_recompile():
     assert bytegraph.stats.recompiles <= 1
 
 
+def message_crossing_a_break(x, message):
+    y = x * 2
+    bytegraph.graph_break()
+    return y + 1, message             # only handed on: never compared, so never guarded
+
+
+def test_strings_only_handed_on_neither_recompile_nor_stay_referenced():
+    import sys
+    cnt = CompileCounter()
+    opt = bytegraph.compile(message_crossing_a_break, backend=cnt)
+    for i in range(4):
+        message = "".join(["step ", str(i)])
+        before = sys.getrefcount(message)
+        y, got = opt(torch.ones(2), message)
+        assert got is message and torch.equal(y, torch.ones(2) * 2 + 1)
+        del got
+        assert sys.getrefcount(message) == before      # the cache keeps no reference to it
+    assert cnt.frame_count == 2 and bytegraph.stats.recompiles == 0
+
+
+def test_a_guarded_string_is_held_by_the_cache_as_an_equal_copy():
+    import sys
+
+    def f(x, mode):
+        return x + 1 if mode == "add" else x - 1
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    mode = "".join(["a", "dd"])
+    before = sys.getrefcount(mode)
+    assert torch.equal(opt(torch.ones(1), mode), f(torch.ones(1), mode))
+    assert sys.getrefcount(mode) == before            # guarded by value, not by keeping the object
+    assert torch.equal(opt(torch.ones(1), "".join(["s", "ub"])), torch.zeros(1))
+    assert cnt.frame_count == 2
+
+
 def test_debug_function_also_compiles_its_resume_functions(capsys):
     cnt = CompileCounter()
     with bytegraph.config.patch(debug_function="straight_line_print"):

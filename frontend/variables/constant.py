@@ -9,6 +9,7 @@ from typing import Any
 import torch
 
 from ...guards.shape import scalar_constant_guard
+from ...guards.guard import Guard
 from ...guards.source import AttrSource
 from ...logs import short_repr
 from ..graph_break import Unsupported, fold
@@ -138,13 +139,14 @@ FOLDABLE = {operator.add, operator.sub, operator.mul, operator.truediv, operator
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
-class LazyGuardedScalarVariable(ConstantVariable):
-    """A Python int/float read from the frame that is a constant for this compile, but whose
-    CONSTANT_MATCH guard (`guards.shape.SCALAR_CONSTANT_MATCH`, which automatic dynamic can act on) is installed
-    only when something reads its value. A number the frame merely passes along -- stored in a
-    local, handed to a resume function, returned -- is rebuilt from its source and adds no guard,
-    so a value that changes on every call (`start = time.perf_counter()` before a break) does not
-    recompile the frames it only passes through (torch.compile's lazy trackers do the same)."""
+class LazyGuardedConstantVariable(ConstantVariable):
+    """A Python int/float/str/bytes read from the frame that is a constant for this compile, but
+    whose guard (for a number `guards.shape.SCALAR_CONSTANT_MATCH`, which automatic dynamic can act
+    on; CONSTANT_MATCH otherwise) is installed only when something reads its value. A value the frame
+    merely passes along -- stored in a local, handed to a resume function or a native call, returned
+    -- is rebuilt from its source and adds no guard: a value that changes on every call (`start =
+    time.perf_counter()` before a break, a message string) does not recompile the frames it only
+    passes through, and the cache holds no reference to it (torch.compile's lazy trackers do the same)."""
     output: object = dataclasses.field(default=None, kw_only=True, repr=False)
 
     def __getattribute__(self, name):
@@ -157,7 +159,8 @@ class LazyGuardedScalarVariable(ConstantVariable):
             attrs = object.__getattribute__(self, "__dict__")
             guard = attrs.get("_guard")
             if guard is None:
-                guard = attrs["_guard"] = scalar_constant_guard(source, value)
+                guard = attrs["_guard"] = scalar_constant_guard(source, value) if type(value) in (int, float) \
+                    else Guard.constant(source, value)
             output.guards.add(guard)
             return value
         return object.__getattribute__(self, name)
@@ -170,7 +173,7 @@ class LazyGuardedScalarVariable(ConstantVariable):
         return f"constant {short_repr(self._peek())}"
 
     def __repr__(self):
-        return f"LazyGuardedScalarVariable({short_repr(self._peek())}, source={self.source})"
+        return f"LazyGuardedConstantVariable({short_repr(self._peek())}, source={self.source})"
 
     def reconstruct(self, codegen):
         self.source.reconstruct(codegen)

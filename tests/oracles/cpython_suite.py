@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib
 import json
 import os
 import shutil
@@ -70,19 +71,41 @@ def _disarm():
 
 
 def _relocate(name: str, scratch: str):
-    """Import test.<name> from a copy under `scratch` (outside the stdlib, so the hook compiles it)."""
+    """Import test.<name> from a copy under `scratch` (outside the stdlib, so the hook compiles it).
+    A test package (test_json/, test_inspect/) is copied whole; its submodules import from the copy."""
     import importlib.util
 
     import test
-    src = os.path.join(os.path.dirname(test.__file__), name + ".py")
-    dst = os.path.join(scratch, name + ".py")
-    shutil.copyfile(src, dst)
-    spec = importlib.util.spec_from_file_location(f"test.{name}", dst)
+    src = os.path.join(os.path.dirname(test.__file__), name)
+    if os.path.isdir(src):
+        dst = os.path.join(scratch, name)
+        shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__"))
+        spec = importlib.util.spec_from_file_location(f"test.{name}", os.path.join(dst, "__init__.py"),
+                                                      submodule_search_locations=[dst])
+    else:
+        dst = os.path.join(scratch, name + ".py")
+        shutil.copyfile(src + ".py", dst)
+        spec = importlib.util.spec_from_file_location(f"test.{name}", dst)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[f"test.{name}"] = mod
     setattr(test, name, mod)
     spec.loader.exec_module(mod)
     return mod
+
+
+def _load_tests(mod) -> unittest.TestSuite:
+    """The module's tests; for a package, its own test classes and those of each `test*` submodule
+    (its `load_tests` would discover them under the stdlib's folder, not the copy's)."""
+    loader = unittest.defaultTestLoader
+    if not hasattr(mod, "__path__"):
+        return loader.loadTestsFromModule(mod)
+    suite = unittest.TestSuite(loader.loadTestsFromTestCase(obj) for obj in vars(mod).values()
+                               if isinstance(obj, type) and issubclass(obj, unittest.TestCase))
+    folder = mod.__path__[0]
+    for file in sorted(os.listdir(folder)):
+        if file.startswith("test") and file.endswith(".py"):
+            suite.addTests(loader.loadTestsFromModule(importlib.import_module(f"{mod.__name__}.{file[:-3]}")))
+    return suite
 
 
 def _iter_tests(suite):
@@ -132,7 +155,11 @@ def run_tests(module: str, mode: str, timeout: float, write) -> None:
     else:   # the same libraries loaded as in a bytegraph user's process: only the compiling differs
         import torch  # noqa: F401
         import bytegraph  # noqa: F401
-    suite = unittest.defaultTestLoader.loadTestsFromModule(mod)
+    try:
+        suite = _load_tests(mod)
+    except BaseException as e:  # noqa: BLE001 - a submodule that fails to import: reported as for the module
+        write({"test": "<import>", "outcome": "error", "detail": repr(e)})
+        return
     old = signal.signal(signal.SIGALRM, _on_alarm)
     for case in _iter_tests(suite):
         if mode == "compiled":
