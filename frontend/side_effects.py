@@ -131,26 +131,51 @@ class SideEffects:
     def codegen_replay(self, cg) -> None:
         """Emit the code that writes back what the traced code changed, the frame's own closure cells
         included (read by the resume functions, and by closures made in the frame, which may outlive it).
-        Every new value is rebuilt first: it may be read from an object that a write overwrites."""
+        Every new value is rebuilt first: it may be read from an object that a write overwrites; and
+        every object written to is fetched first: its source may go through a container an earlier
+        write changes (`del node_map[k]`, then `node.owner = None` with node reached as node_map[k])."""
         payloads = self._rebuild_contents(cg)
         input_attributes = self._rebuild_input_tensor_attributes(cg)
+        targets = self._fetch_targets(cg)
         global_values = []
         for name, value in self.globals.items():
             cg.reconstruct(value)
             global_values.append((name, cg.store_temp()))
         # then written back, in program order
-        self._write_back_contents(cg, payloads)
-        self._write_back_attributes(cg)
+        self._write_back_contents(cg, payloads, targets)
+        self._write_back_attributes(cg, targets)
         for source, name, temp in input_attributes:    # `x.note = v` on a tensor the frame was given
             cg.load_temp(temp)
-            source.reconstruct(cg)
+            cg.load_temp(targets[source])
             cg.store_attr(name)
         for name, temp in global_values:
             cg.load_temp(temp)
             cg.append(Instr("STORE_GLOBAL", name))
         for name in self.deleted_globals:
             cg.append(Instr("DELETE_GLOBAL", name))
-        self._write_back_cells(cg)
+        self._write_back_cells(cg, targets)
+
+    def _fetch_targets(self, cg) -> dict:
+        """Each object the write-back changes, read through its source into a temp, before any write:
+        {tracker, or the source of a tensor or cell: temp}."""
+        targets = {}
+
+        def fetch(key, source):
+            if key not in targets:
+                source.reconstruct(cg)
+                targets[key] = cg.store_temp()
+        for var in self.mutated_in_order():
+            if isinstance(var, (ListVariable, SetVariable, DictVariable, UserDefinedObjectVariable)):
+                source = var.source if var.source is not None or not isinstance(var, DictVariable) else \
+                    var.owner.source
+                if source is not None:
+                    fetch(var, source)
+        for node, _ in self.input_tensor_attributes():
+            fetch(node.meta["source"], node.meta["source"])
+        for cell in self.cells:
+            if isinstance(cell, RealCellVariable):
+                fetch(cell, cell.source)
+        return targets
 
     def _rebuild_contents(self, cg) -> list:
         """The new contents of each mutated list/dict/set, in a temp; an object's new attribute
@@ -193,39 +218,39 @@ class SideEffects:
         return [(key[1], attrs) for key, attrs in self.contents.items()
                 if isinstance(key, tuple) and key[0] == "tensor attributes" and key[1].op == "placeholder"]
 
-    def _write_back_contents(self, cg, payloads) -> None:
+    def _write_back_contents(self, cg, payloads, targets) -> None:
         for var, temp in payloads:
             if isinstance(var, ListVariable):   # src[:] = new items
                 if not self.get(var) and self.contents.get(("list grew", var)):
                     # it grew and shrank back to empty: a list being sorted (emptied while it is) must
                     # see that it was given items, as list.sort checks ("list modified during sort")
-                    var.source.reconstruct(cg)
+                    cg.load_temp(targets[var])
                     cg.load_method("append")
                     cg.load_const(None)
                     cg.call_method(1)
                     cg.pop_top()
                 cg.load_temp(temp)
-                var.source.reconstruct(cg)
+                cg.load_temp(targets[var])
                 cg.load_const(slice(None))
                 cg.append(Instr("STORE_SUBSCR"))
             elif var.source is None:            # a dict subclass's items: dict.clear(obj); dict.update(obj, new)
                 for method, args in ((dict.clear, ()), (dict.update, (temp,))):
                     cg.load_callable(method)
-                    var.owner.source.reconstruct(cg)
+                    cg.load_temp(targets[var])
                     for a in args:
                         cg.load_temp(a)
                     cg.call(1 + len(args))
                     cg.pop_top()
             else:                               # src.clear(); src.update(new contents)
                 for method, args in (("clear", ()), ("update", (temp,))):
-                    var.source.reconstruct(cg)
+                    cg.load_temp(targets[var])
                     cg.load_method(method)
                     for a in args:
                         cg.load_temp(a)
                     cg.call_method(len(args))
                     cg.pop_top()
 
-    def _write_back_attributes(self, cg) -> None:
+    def _write_back_attributes(self, cg, targets) -> None:
         """The traced writes already went through the class's own __setattr__/__delattr__ (a frozen
         dataclass's raises): what is left is object's, which they are written back with (a tracker
         with its own setattr model, an nn.Module's, is written back through the class)."""
@@ -239,18 +264,18 @@ class SideEffects:
                 if not generic:
                     if value is not _MISSING:
                         cg.reconstruct(value)
-                    var.source.reconstruct(cg)
+                    cg.load_temp(targets[var])
                     cg.append(Instr("DELETE_ATTR", name) if value is _MISSING else Instr("STORE_ATTR", name))
                     continue
                 cg.load_callable(object.__delattr__ if value is _MISSING else object.__setattr__)
-                var.source.reconstruct(cg)
+                cg.load_temp(targets[var])
                 cg.load_const(name)
                 if value is not _MISSING:
                     cg.reconstruct(value)
                 cg.call(2 if value is _MISSING else 3)
                 cg.pop_top()
 
-    def _write_back_cells(self, cg) -> None:
+    def _write_back_cells(self, cg, targets) -> None:
         tx = cg.tx
         own = {tx.cells[n]: n for n in tx.code.co_cellvars}
         for cell, value in self.cells.items():
@@ -259,7 +284,7 @@ class SideEffects:
                 cg.append(Instr("STORE_DEREF", FreeVar(cell.name)))
             elif isinstance(cell, RealCellVariable):
                 cg.reconstruct(value)
-                cell.source.reconstruct(cg)
+                cg.load_temp(targets[cell])
                 cg.store_attr("cell_contents")
             elif cell in own:
                 cg.reconstruct(value)

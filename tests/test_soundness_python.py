@@ -1861,6 +1861,35 @@ def test_fromkeys_keeps_the_first_equal_key_and_takes_ordereddicts_keywords():
     standard_test(_fromkeys_everywhere, torch.randn(3), frames=1, breaks=0)
 
 
+def test_write_back_reaches_each_changed_object_before_changing_any():
+    # an object reached through a dict item, changed, and the item deleted: the write-back read
+    # `nodes['a']` after writing the dict back without 'a' (KeyError outside the program; CPython's
+    # test_minidom.testRemoveNamedItem). Same for a list emptied after its item was changed.
+    class Node:
+        def __init__(self):
+            self.owner = "doc"
+
+    def f(x, nodes, items):
+        n = nodes["a"]
+        del nodes["a"]
+        n.owner = None
+        first = items[0]
+        items.clear()
+        first.owner = None
+        return x + 1, n
+
+    def args():
+        return torch.ones(1), {"a": Node(), "b": Node()}, [Node()]
+    want_args, got_args = args(), args()
+    first = got_args[2][0]
+    want = f(*want_args)
+    opt, cnt = compiled(f)
+    got = opt(*got_args)
+    assert torch.equal(got[0], want[0]) and want[1].owner is None
+    assert got[1].owner is None and first.owner is None and list(got_args[1]) == ["b"] and got_args[2] == []
+    assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+
+
 # -- writes to a dict-subclass object the frame was given ------------------------------------------
 class _SubDict(dict):
     pass
