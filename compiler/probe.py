@@ -13,6 +13,8 @@ import contextlib
 import functools
 import inspect
 import linecache
+import sys
+import traceback
 import types
 import weakref
 
@@ -234,12 +236,34 @@ def may_hold_tensors(value, depth: int = 3) -> bool:
 
 @contextlib.contextmanager
 def source_lines_kept_apart():
-    """Source lines read inside (torch's FakeTensorMode records the stack it is made on; an import
-    reads its own source) leave the process-wide `linecache` as it was: a program that reads lines
-    lazily, or reads the cache itself, sees none read by the compiler."""
+    """Source lines read inside (an import reads its own source) leave the process-wide `linecache`
+    as it was: a program that reads lines lazily, or reads the cache itself, sees none read by the
+    compiler."""
     cached = set(linecache.cache)
     try:
         yield
     finally:
         for name in [n for n in linecache.cache if n not in cached]:
             linecache.cache.pop(name, None)
+
+
+def _extract_stack_lazily(f=None, limit=None):
+    """`traceback.extract_stack`, its lines read only when asked for."""
+    stack = traceback.StackSummary.extract(traceback.walk_stack(f or sys._getframe(1)), limit=limit,
+                                           lookup_lines=False)
+    stack.reverse()
+    return stack
+
+
+@contextlib.contextmanager
+def stack_lines_unread():
+    """torch's FakeTensorMode records the stack it is made on with `traceback.extract_stack()`, which
+    reads every frame's source line at once: through linecache and `tokenize.open`, which a program
+    may have patched (CPython's test_tokenize mocks the `open` it uses). Inside, the summaries read
+    their lines only when asked (for any caller: the summary is the same, its lines come later)."""
+    eager = traceback.extract_stack
+    traceback.extract_stack = _extract_stack_lazily
+    try:
+        yield
+    finally:
+        traceback.extract_stack = eager

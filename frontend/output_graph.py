@@ -31,7 +31,7 @@ from torch._subclasses.fake_tensor import (
 from torch.fx.experimental.symbolic_shapes import DimDynamic, GuardOnDataDependentSymNode, ShapeEnv
 
 from ..guards.guard import Guard, TensorMeta, global_state_guards, memory_sharing
-from ..probe import class_dict_lookup, source_lines_kept_apart
+from ..probe import class_dict_lookup, source_lines_kept_apart, stack_lines_unread
 from ..guards.source import InstanceDictSource, TensorPropertySource
 from ..guards.shape import ShapeEnvSource, ShapeGuardError, ShapePolicy, shape_guards, tensor_properties
 from .builder import instance_dict, wrap
@@ -171,7 +171,7 @@ class OutputGraph:
         self.shape_policy = shape_policy if shape_policy is not None else ShapePolicy(mode=False)
         self.shape_env = ShapeEnv(allow_scalar_outputs=config.capture_scalar_outputs,
                                   allow_dynamic_output_shape_ops=False)
-        with source_lines_kept_apart():   # (it records the stack it is made on: the program's lines too)
+        with stack_lines_unread(), source_lines_kept_apart():   # (it records the stack it is made on)
             self.fake_mode = FakeTensorMode(shape_env=self.shape_env, allow_non_fake_inputs=False)
         self.graph_inputs: list = []        # (source, proxy, real value; a SymInt for a size input)
         # instructions traced for this frame, inlined calls included (never rolled back: work done)

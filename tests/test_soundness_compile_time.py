@@ -526,3 +526,27 @@ def test_compile_reads_no_source_lines_into_linecache():
     assert want[1] == [] and got[1] == []
     assert torch.equal(got[0], want[0])
     assert cnt.frame_count == 2
+
+
+def test_compile_reads_no_source_while_the_program_patches_open():
+    # torch's FakeTensorMode reads the source line of every frame on the stack when made, through
+    # tokenize's `open`: a program that patched it (CPython's test_tokenize mocks it) made the
+    # compile fail (an internal error in strict mode, one the program could catch otherwise)
+    import io
+    import linecache
+    import tokenize
+    from unittest import mock
+
+    closed = io.BytesIO(b"")
+    closed.close()                        # (reading it raises ValueError, which linecache lets through)
+
+    def f(x):
+        linecache.clearcache()            # (lines already read would not be read again)
+        with mock.patch("tokenize._builtin_open", return_value=closed):
+            y = x + 1
+            bytegraph.graph_break()      # the resume function compiles while open is patched
+            return y * 2
+
+    got, want, cnt = _run(f, torch.ones(1))
+    assert torch.equal(got, want) and tokenize._builtin_open is open
+    assert cnt.frame_count == 2
