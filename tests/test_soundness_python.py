@@ -1890,6 +1890,25 @@ def test_write_back_reaches_each_changed_object_before_changing_any():
     assert cnt.frame_count == 1 and not bytegraph.stats.break_records
 
 
+def test_module_attribute_read_after_its_namespace_changed_in_the_trace():
+    # `del mod.__dict__[k]` is a change to a dict the trace tracks; reading `mod.k` afterwards read the
+    # real namespace, which still had it (CPython's test_module.test_lazy_create_annotations)
+    def f(x, mod):
+        out = []
+        for _ in range(2):
+            mod.__dict__["k"] = len(out)
+            out.append(mod.k)
+            del mod.__dict__["k"]
+            out.append(hasattr(mod, "k"))
+        return x + 1, out
+
+    want = f(torch.ones(1), types.ModuleType("m"))
+    opt, cnt = compiled(f)
+    assert_same(opt(torch.ones(1), types.ModuleType("m")), want)
+    assert want[1] == [0, False, 2, False]
+    assert cnt.frame_count == 1
+
+
 # -- writes to a dict-subclass object the frame was given ------------------------------------------
 class _SubDict(dict):
     pass

@@ -174,6 +174,12 @@ class PythonModuleVariable(VariableTracker):
         if self.is_trusted():
             return tx.wrap(getattr(self.value, name), AttrSource(self.source, name) if self.source else None,
                         trusted=True)
+        namespace = tx.output.wrapped_objects.get(id(self.value.__dict__))
+        if namespace is not None and namespace[1] in tx.output.side_effects.mutated:
+            # the trace changed the module's namespace as a dict (`del mod.__dict__[k]`): those changes
+            # are written back after the graph, and the real namespace read here does not have them
+            raise Unsupported("python_protocol", what=f"reading {name!r} of {self.describe()} after its __dict__ "
+                                                    "changed in the trace")
         value = reads.instance_attr(tx, self.value, self.source, name)   # absence guarded
         if value is reads.MISSING:
             if "__getattr__" in self.value.__dict__:
