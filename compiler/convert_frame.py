@@ -198,7 +198,7 @@ class FrameCompiler:
         for e in compiled.breaks:
             self._record_break(code, e)
         with timing.phase("guards"):
-            check = CheckFunction(list(compiled.guards), compiled.arg_names, code.co_name)
+            check = CheckFunction(list(compiled.guards), compiled.arg_names, code.co_name, kept=compiled.kept)
         _C.mark_skip(compiled.code)
         info = CacheEntryInfo(check, compiled.graph, compiled.op_count, compiled.modules)
         entry = CacheEntry(check.fn, compiled.code, info, self.ref)

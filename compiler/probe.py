@@ -20,6 +20,20 @@ import weakref
 
 _MISSING = object()
 
+# type's own descriptors: a metaclass may define `__dict__`, `__mro__` or `__flags__` as a property
+# (user code), which `klass.__dict__`, `vars(klass)` or `type.__getattribute__` would run
+_namespace_of, _mro_of, _flags_of = (type.__dict__[n].__get__ for n in ("__dict__", "__mro__", "__flags__"))
+
+
+def class_namespace(klass: type):
+    """The class's own namespace (`klass.__dict__` as type keeps it), read without running user code."""
+    return _namespace_of(klass)
+
+
+def class_mro(klass: type) -> tuple:
+    """`klass.__mro__` as type keeps it, read without running user code."""
+    return _mro_of(klass)
+
 
 def per_class(fn):
     """Cache `fn(cls)` for each class, holding the class weakly: the entry goes when the class dies (a
@@ -43,8 +57,8 @@ def per_class(fn):
 
 def _type_lookup(tp: type, name: str):
     """`name` as found in the dicts of `tp`'s MRO (no descriptors run), or _MISSING."""
-    for klass in type.__dict__["__mro__"].__get__(tp):
-        d = type.__dict__["__dict__"].__get__(klass)
+    for klass in _mro_of(tp):
+        d = _namespace_of(klass)
         if name in d:
             return d[name]
     return _MISSING
@@ -78,6 +92,14 @@ def _runs_python_get(attr) -> bool:
     return not is_c_level(_type_lookup(tp, "__get__"))
 
 
+def is_python_data_descriptor(attr) -> bool:
+    """A data descriptor (its type has `__set__` or `__delete__`) whose reading runs Python code: a
+    property, a descriptor class written in Python. Found on a metaclass, it answers before the class."""
+    tp = type(attr)
+    return (_type_lookup(tp, "__set__") is not _MISSING or _type_lookup(tp, "__delete__") is not _MISSING) and \
+        _runs_python_get(attr)
+
+
 def static_getattr(obj, name: str, default=None):
     """`getattr(obj, name, default)` when reading it runs no user code; `default` when the attribute
     is absent or only user code (a `__getattr__`, a property, a custom descriptor) could produce it."""
@@ -102,7 +124,7 @@ def static_hasattr(obj, name: str) -> bool:
 
 
 def _plain_hash_type(tp: type) -> bool:
-    if not tp.__flags__ & _HEAPTYPE:    # a builtin type's dict never changes: its answer is kept
+    if not _flags_of(tp) & _HEAPTYPE:    # a builtin type's dict never changes: its answer is kept
         return _plain_hash_builtin_type(tp)
     return is_c_level(_type_lookup(tp, "__hash__")) and is_c_level(_type_lookup(tp, "__eq__"))
 
@@ -144,7 +166,7 @@ _HEAPTYPE = 1 << 9   # Py_TPFLAGS_HEAPTYPE: a class made by a class statement
 
 def is_heap_type(tp: type) -> bool:
     """Whether `tp` was made by a class statement (or `type(...)`), not written in C."""
-    return bool(tp.__flags__ & _HEAPTYPE)
+    return bool(_flags_of(tp) & _HEAPTYPE)
 
 
 _DISALLOW_INSTANTIATION = 1 << 7   # Py_TPFLAGS_DISALLOW_INSTANTIATION: calling the type raises
@@ -152,14 +174,14 @@ _DISALLOW_INSTANTIATION = 1 << 7   # Py_TPFLAGS_DISALLOW_INSTANTIATION: calling 
 
 def disallows_instantiation(tp: type) -> bool:
     """Whether calling `tp` raises TypeError ("cannot create 'sys.flags' instances")."""
-    return bool(tp.__flags__ & _DISALLOW_INSTANTIATION)
+    return bool(_flags_of(tp) & _DISALLOW_INSTANTIATION)
 
 
 def builtin_base(tp: type) -> type:
     """The first class in `tp`'s MRO written in C (dict for a dict subclass, OrderedDict for an
     OrderedDict subclass): its methods read the object without running the user's overrides."""
-    for klass in type.__dict__["__mro__"].__get__(tp):
-        if not klass.__flags__ & _HEAPTYPE:
+    for klass in _mro_of(tp):
+        if not _flags_of(klass) & _HEAPTYPE:
             return klass
     return object
 
@@ -171,7 +193,7 @@ def overrides_in_python(tp: type, names) -> bool:
 
 def has_finalizer(cls: type) -> bool:
     """Whether the class or a base defines `__del__` (read from the class dicts: runs no user code)."""
-    return any("__del__" in vars(klass) for klass in type.__getattribute__(cls, "__mro__"))
+    return any("__del__" in _namespace_of(klass) for klass in _mro_of(cls))
 
 
 _REF_CALLBACK = weakref.ReferenceType.__dict__["__callback__"].__get__

@@ -20,6 +20,7 @@ from ..guards.guard import Guard, is_numpy_number
 from ..guards.shape import scalar_can_be_dynamic
 from ..guards.source import (
     AttrSource,
+    ClassNamespaceSource,
     ConstSource,
     ItemSource,
     ListIteratorSource,
@@ -27,7 +28,15 @@ from ..guards.source import (
     SetItemsSource,
     set_items_seen,
 )
-from ..probe import class_dict_lookup, overrides_in_python, safe_in, static_getattr, static_hasattr
+from ..probe import (
+    class_dict_lookup,
+    class_mro,
+    class_namespace,
+    overrides_in_python,
+    safe_in,
+    static_getattr,
+    static_hasattr,
+)
 from .graph_break import Unsupported
 from .resume import STACK_ARGUMENT_PREFIX, is_resume_code
 from .variables.autograd_function import CheckpointVariable
@@ -160,8 +169,8 @@ def wrap(tx, value, source, trusted=False):
 def instance_dict(value):
     """The attribute dict of a user object, read through the type's own `__dict__` slot (never a
     `__dict__` property a class defines), or None."""
-    for klass in type(value).__mro__:
-        slot = klass.__dict__.get("__dict__")
+    for klass in class_mro(type(value)):
+        slot = class_namespace(klass).get("__dict__")
         if slot is not None:
             d = slot.__get__(value) if type(slot) is types.GetSetDescriptorType else None
             return d if type(d) is dict else None
@@ -215,7 +224,8 @@ _ATTRIBUTE_HOOKS = ("__getattribute__", "__getattr__", "__setattr__", "__delattr
 def _hooks_attributes(module_type) -> bool:
     """A module subclass with its own attribute hooks: an object like any other, not a module whose
     attributes are its dict's (and maybe taken as constants)."""
-    return any(name in klass.__dict__ for klass in module_type.__mro__ if klass not in (types.ModuleType, object)
+    return any(name in class_namespace(klass) for klass in class_mro(module_type)
+               if klass not in (types.ModuleType, object)
                for name in _ATTRIBUTE_HOOKS)
 
 
@@ -297,7 +307,7 @@ _CLASS_BOOKKEEPING = frozenset({"__module__", "__qualname__", "__doc__", "__dict
 def _user_classes_below_tensor(cls: type) -> list:
     """The user classes of a tensor subclass's MRO (below torch.Tensor, outside torch)."""
     classes = []
-    for klass in cls.__mro__:
+    for klass in class_mro(cls):
         if klass is torch.Tensor:
             break
         if not str(klass.__module__).startswith("torch"):
@@ -309,7 +319,7 @@ def _replaced_tensor_attribute(cls: type) -> str | None:
     """A torch.Tensor attribute (method, property, operator) that a user class in `cls`'s MRO
     defines again, or None."""
     for klass in _user_classes_below_tensor(cls):
-        for name in klass.__dict__:
+        for name in class_namespace(klass):
             if name not in _CLASS_BOOKKEEPING and hasattr(torch.Tensor, name):
                 return name
     return None
@@ -350,7 +360,7 @@ def _wrap_tensor_or_scalar(tx, value, source, trusted, guard):
             raise Unsupported("torch_value", what=refusal)
         for klass in _user_classes_below_tensor(type(value)):
             # the names its classes define are guarded: a torch.Tensor method set on one later recompiles
-            guard(Guard.dict_keys(AttrSource(ConstSource(klass), "__dict__"), list(vars(klass))))
+            guard(Guard.dict_keys(ClassNamespaceSource(ConstSource(klass)), list(class_namespace(klass))))
         if value.layout != torch.strided:
             # sparse/quantized layouts have no strides to guard or fake: their users run eagerly
             raise Unsupported("non_strided_tensor", what=f"a tensor with layout {value.layout}")

@@ -49,6 +49,9 @@ class CompiledFrame:
     arg_names: tuple
     breaks: list = dataclasses.field(default_factory=list)   # Unsupported that ended a graph early
     modules: tuple = ()     # (source, weakref) of each nn.Module the trace read (guarded by type)
+    # objects that exist only because the trace made them (a namedtuple class): the guards hold
+    # classes weakly, and facts read from these must stay checkable
+    kept: tuple = ()
 
 
 def frame_arg_names(code) -> tuple:
@@ -192,6 +195,7 @@ class InstructionTranslator(InstructionTranslatorBase):
             prefix.append(Instr("COPY_FREE_VARS", len(self.code.co_freevars)))
         code = new_code(self.code, cg.instructions, prefix, len(self.arg_names), copies_template=copied)
         return CompiledFrame(code, self.output.final_guards(), self.gm, self.op_count, self.arg_names,
+                             kept=tuple(self.output.trace_local_classes),
                              modules=self.output.module_refs())
 
     def finish(self, return_value) -> CompiledFrame:

@@ -15,11 +15,13 @@ from __future__ import annotations
 import abc
 
 from ..guards.guard import Guard
+from ..probe import class_namespace
 from ..guards.source import (  # noqa: F401 - re-exported for callers
     MISSING,
     AttrSource,
     CellEmptySource,
     ClassAttrSource,
+    ClassNamespaceSource,
     ConstSource,
     DeathRunsCodeSource,
     InstanceDictSource,
@@ -116,8 +118,8 @@ def mro_lookup(tx, classes, name: str):
     """`name` in the first of `classes` (a slice of an MRO, as `super()` searches) whose dict has it:
     (attr, source), or (MISSING, None). Each class passed over is guarded not to gain the name."""
     for klass in classes:
-        d = klass.__dict__
-        dsrc = AttrSource(ConstSource(klass), "__dict__")
+        d = class_namespace(klass)
+        dsrc = ClassNamespaceSource(ConstSource(klass))
         mutable = not klass.__flags__ & _IMMUTABLE_TYPE
         if name in d:
             src = ItemSource(dsrc, name) if mutable else None

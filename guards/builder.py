@@ -13,6 +13,7 @@ import sys
 
 import torch
 
+from ..probe import class_namespace
 from .guard import Guard
 from .held import Kept, hold, hold_items, holds_weakly, needs_weak_hold
 from .source import ConstSource, LocalSource, const_name, local_param, type_lookup
@@ -59,7 +60,8 @@ def _as_const(obj):
 
 
 class CheckFunction:
-    def __init__(self, guards: list[Guard], arg_names: tuple, fn_name: str):
+    def __init__(self, guards: list[Guard], arg_names: tuple, fn_name: str, kept: tuple = ()):
+        self.kept = kept    # what the trace made (a namedtuple class), which guards holding it weakly read
         self.guards = sorted(set(guards), key=lambda g: (g.order, g.describe()))
         self.arg_names = arg_names
         self.fn_name = fn_name
@@ -221,5 +223,6 @@ class CheckFunction:
 
 
 _SHAPE_GLOBALS = {"math": math, "torch": torch}   # names that printed shape expressions may use
-_GUARD_GLOBALS = dict(_SHAPE_GLOBALS, ___modules=sys.modules, ___type_lookup=type_lookup)
+_GUARD_GLOBALS = dict(_SHAPE_GLOBALS, ___modules=sys.modules, ___type_lookup=type_lookup,
+                      ___class_namespace=class_namespace)
 

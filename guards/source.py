@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from ..probe import runs_code_when_dropped
+from ..probe import class_mro, class_namespace, runs_code_when_dropped
 from .held import hold, holds_weakly
 
 
@@ -565,11 +565,29 @@ MISSING = _Missing()
 def type_lookup(cls, name):
     """The raw entry `name` in the first class of `cls.__mro__` that defines it (what attribute
     lookup on an instance finds in its class), or MISSING."""
-    for klass in cls.__mro__:
-        d = klass.__dict__
+    for klass in class_mro(cls):
+        d = class_namespace(klass)
         if name in d:
             return d[name]
     return MISSING
+
+
+@dataclasses.dataclass(frozen=True)
+class ClassNamespaceSource(DerivedSource):
+    """`base.__dict__` for a class, read with type's own descriptor: never a `__dict__` property its
+    metaclass defines (user code, which a guard must not run)."""
+    base: Source
+
+    def name(self):
+        return f"{self.base.name()}.__dict__"
+
+    def expr(self, render=None):
+        return f"___class_namespace({self.base.sub_expr(render)})"
+
+    def reconstruct(self, codegen):
+        codegen.load_callable(class_namespace)
+        self.base.reconstruct(codegen)
+        codegen.call(1)
 
 
 @dataclasses.dataclass(frozen=True)

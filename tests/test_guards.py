@@ -508,3 +508,33 @@ def test_a_module_configuration_tuple_is_one_identity_guard():
     conv.stride = tuple([2, 2])      # an equal tuple, another object: compiled again, still equal
     assert same(opt(x), fn(x))
     assert cnt.frame_count == 3
+
+
+def test_classes_made_at_run_time_are_not_kept_alive_by_the_cache():
+    # guards held the classes whose methods they looked up (and the type of `self` in their methods'
+    # own entries, a cycle through co_extra the collector cannot see): each class lived for good,
+    # with everything it reaches (CPython's test_module.test_clear_dict_in_ref_cycle)
+    refs, finalized = [], []
+
+    def make():
+        class A:
+            def __init__(self, t):
+                self.t = t * 2
+
+            def scaled(self):
+                return self.t + 1
+        weakref.finalize(A, finalized.append, 1)
+        return A
+
+    def f(x, cls):
+        return cls(x).scaled()
+
+    opt, cnt = compiled(f)
+    for _ in range(3):
+        cls = make()
+        refs.append(weakref.ref(cls))
+        assert torch.equal(opt(torch.ones(1), cls), f(torch.ones(1), cls))
+        del cls
+    gc.collect()
+    assert [r() for r in refs] == [None] * 3 and finalized == [1] * 3
+    assert cnt.frame_count == 3       # a new class each call: its guards fail, a recompile per class

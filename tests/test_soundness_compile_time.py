@@ -550,3 +550,81 @@ def test_compile_reads_no_source_while_the_program_patches_open():
     got, want, cnt = _run(f, torch.ones(1))
     assert torch.equal(got, want) and tokenize._builtin_open is open
     assert cnt.frame_count == 2
+
+
+# -- metaclass properties ---------------------------------------------------------------------------
+class _Ticking(type):
+    ticks_read = 0
+
+    @property
+    def ticks(cls):
+        _Ticking.ticks_read += 1
+        return _Ticking.ticks_read
+
+
+class _Ticked(metaclass=_Ticking):
+    ticks = "shadowed: the metaclass's property answers first"
+
+
+def test_metaclass_property_runs_when_the_program_reads_it():
+    # it ran at compile time and in every guard check (a call saw 6, 7 where eager saw 3, 4)
+    def f(x):
+        return x + 1, _Ticked.ticks, _Ticked.ticks
+
+    _Ticking.ticks_read = 0
+    want = [f(torch.ones(1)) for _ in range(2)]
+    _Ticking.ticks_read = 0
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    got = [opt(torch.ones(1)) for _ in range(2)]
+    assert [g[1:] for g in got] == [w[1:] for w in want] == [(1, 2), (3, 4)]
+    assert cnt.frame_count == 1      # x + 1, compiled once; the reads run as Python
+    assert "python_protocol" in {r.kind for r in bytegraph.stats.break_records}
+
+
+def test_metaclass_dict_property_is_never_run_by_the_compiler():
+    # the compiler read classes' namespaces with `vars(klass)`: a metaclass's `__dict__` property ran
+    # (and returned None: an internal error; CPython's test_inspect.test_metaclass_dict_as_property)
+    import inspect
+
+    class Meta(type):
+        @property
+        def __dict__(self):
+            self.executed = True
+
+    class Thing(metaclass=Meta):
+        executed = False
+
+        def __init__(self):
+            self.spam = 42
+
+    def f(x):
+        instance = Thing()
+        return x + 1, inspect.getattr_static(instance, "spam"), Thing.executed
+
+    got, want, cnt = _run(f, torch.ones(1))
+    assert torch.equal(got[0], want[0]) and got[1:] == want[1:] == (42, False)
+    assert cnt.frame_count == 1
+
+
+def test_missing_annotations_are_made_when_the_program_reads_them():
+    # reading a module's (or a class's) missing __annotations__ stores a new dict in its namespace:
+    # it was done at compile time, before the program looked (CPython's test_module)
+    import types
+
+    class Base:
+        x: int
+
+    class Derived(Base):
+        pass
+
+    def f(x, mod, cls):
+        seen = ["__annotations__" in mod.__dict__, "__annotations__" in cls.__dict__]
+        ann = mod.__annotations__, cls.__annotations__
+        seen += ["__annotations__" in mod.__dict__, "__annotations__" in cls.__dict__]
+        return x + 1, seen, ann
+
+    want = f(torch.ones(1), types.ModuleType("m"), type("D", (Base,), {}))
+    got, _, cnt = _run(f, torch.ones(1), types.ModuleType("m"), Derived)
+    assert torch.equal(got[0], want[0]) and got[1:] == want[1:] == ([False, False, True, True], ({}, {}))
+    assert cnt.frame_count == 1

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import torch
 
-from ...probe import class_dict_lookup, is_c_level, safe_in, static_getattr
+from ...probe import class_dict_lookup, class_mro, class_namespace, is_c_level, safe_in, static_getattr
 from .. import reads
 from ..graph_break import Unsupported, fold, user_error
 from ..reads import MISSING, class_lookup
@@ -118,8 +118,8 @@ class BuiltinVariable(VariableTracker):
                 # a data descriptor of the metatype comes first: `type.__name__` is "type", not the
                 # descriptor in type's own dict that answers `__name__` for its instances
                 return tx.wrap(getattr(self.fn, name), None, trusted=True)
-            for klass in self.fn.__mro__:
-                if name in klass.__dict__:
+            for klass in class_mro(self.fn):
+                if name in class_namespace(klass):
                     return class_attribute(tx, self, self.fn, name)
             # attributes of the class object itself (__name__, __qualname__, __mro__...), from its metaclass
             return tx.wrap(getattr(self.fn, name), None, trusted=True)

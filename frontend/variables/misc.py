@@ -6,6 +6,7 @@ import types
 from typing import Any
 
 from ...guards.source import AttrSource, ClosureSource, FunctionSource, ItemSource
+from ...probe import class_namespace
 from .. import exception_state, reads
 from ..resume import cell_is_empty
 from ..graph_break import Unsupported, user_error
@@ -184,6 +185,10 @@ class PythonModuleVariable(VariableTracker):
         if value is reads.MISSING:
             if "__getattr__" in self.value.__dict__:
                 raise Unsupported("unsupported_attr", name=name, obj=f"{self.describe()} (module __getattr__)")
+            if name == "__annotations__":
+                # the read makes an empty dict and stores it in the module's namespace: done at
+                # compile time, the namespace changed before the program read it
+                raise Unsupported("python_protocol", what=f"reading a missing __annotations__ of {self.describe()}")
             value = getattr(self.value, name)   # ModuleType's own attributes, or AttributeError as eager
         return tx.wrap(value, AttrSource(self.source, name) if self.source else None)
 
@@ -298,7 +303,7 @@ def new_exception(tx, cls, args, kwargs):
     for klass in cls.__mro__:
         if klass.__module__ == "builtins":
             break
-        if any(isinstance(klass.__dict__.get(n), (types.FunctionType, staticmethod, classmethod))
+        if any(isinstance(class_namespace(klass).get(n), (types.FunctionType, staticmethod, classmethod))
                for n in ("__new__", "__init__")):
             raise Unsupported("unsupported_call", fn=f"class {cls.__qualname__}",
                               detail=" (an exception class with a Python constructor)")

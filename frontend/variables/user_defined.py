@@ -23,7 +23,15 @@ from ...guards.source import (
     SetItemsSource,
     set_items_seen,
 )
-from ...probe import builtin_base, disallows_instantiation, is_heap_type, per_class, static_hasattr
+from ...probe import (
+    builtin_base,
+    class_namespace,
+    disallows_instantiation,
+    is_heap_type,
+    is_python_data_descriptor,
+    per_class,
+    static_hasattr,
+)
 from .. import reads
 from ..graph_break import Unsupported, fold, user_error
 from ..reads import class_lookup, mro_lookup
@@ -154,6 +162,15 @@ class UserDefinedClassVariable(VariableTracker):
 
     def var_getattr(self, tx, name):
         cls = self.value
+        meta_attr, _ = class_lookup(tx, type(cls), name)    # (guarded: the metaclass may gain it later)
+        if meta_attr is not MISSING and is_python_data_descriptor(meta_attr):
+            # a property of the metaclass answers before the class's own attributes (`__dict__`
+            # included): user code, run as Python when the program reads it
+            raise Unsupported("python_protocol", what=f"reading {cls.__qualname__}.{name}, a property of its metaclass")
+        if name == "__annotations__" and name not in class_namespace(cls):
+            # type makes an empty dict and stores it in the class's namespace (never a base's): not
+            # at compile time, nor the base's found in the MRO
+            raise Unsupported("python_protocol", what=f"reading a missing __annotations__ of {self.describe()}")
         if name in ("__name__", "__qualname__", "__module__"):
             return const(getattr(cls, name))
         if name == "__mro__":
@@ -236,7 +253,7 @@ class UserDefinedClassVariable(VariableTracker):
         if new is not object.__dict__["__new__"] or (cls.__module__ == "builtins" and not isinstance(
                 init, types.FunctionType) and init is not object.__dict__["__init__"]):
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (custom __new__)")
-        if vars(cls).get("__abstractmethods__"):
+        if class_namespace(cls).get("__abstractmethods__"):
             # object.__new__ refuses a class with abstract methods: raised as Python
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (an abstract class)")
         obj = UserDefinedObjectVariable.create_new(tx, cls)

@@ -8,6 +8,9 @@ in `bytegraph.compile(method, backend="eager")` (fullgraph off).
 A test that passes plainly and fails compiled is a bytegraph bug.
 
     python -m tests.oracles.cpython_suite [--modules test_list,test_dict] [--timeout 20] [--json out.json]
+
+Each row shows the module's tests, those passing plainly, those also passing compiled, the regressions,
+and the wall seconds of the plain/compiled runs.
 """
 from __future__ import annotations
 
@@ -211,7 +214,7 @@ def run_module(module: str, mode: str, timeout: float, module_timeout: float) ->
     os.close(fd)
     cmd = [sys.executable, "-m", "tests.oracles.cpython_suite", "--child", module, mode, str(timeout), out_path]
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    status = "ok"
+    status, start = "ok", time.time()
     try:
         proc = subprocess.run(cmd, cwd=root, timeout=module_timeout, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True)
@@ -228,7 +231,7 @@ def run_module(module: str, mode: str, timeout: float, module_timeout: float) ->
                 continue
             records[r["test"]] = r
     os.unlink(out_path)
-    return {"status": status, "tests": records}
+    return {"status": status, "tests": records, "seconds": round(time.time() - start, 1)}
 
 
 def summary(detail: str) -> str:
@@ -246,6 +249,7 @@ def compare(plain: dict, compiled: dict) -> dict:
     return {
         "tests": len(p), "passed_plain": len(passed_plain), "passed_compiled": len(passed_compiled & passed_plain),
         "plain_status": plain["status"], "compiled_status": compiled["status"],
+        "plain_seconds": plain["seconds"], "compiled_seconds": compiled["seconds"],
         "regressions": [{"test": t, "outcome": c.get(t, {}).get("outcome", "not run"),
                          "detail": c.get(t, {}).get("detail", "")} for t in regressions],
     }
@@ -264,7 +268,7 @@ def main(argv=None):
         child_main(module, mode, float(timeout), out_path)
         return 0
     report = {}
-    header = f"{'module':<24}{'tests':>7}{'plain':>7}{'compiled':>10}{'regressed':>11}  status"
+    header = f"{'module':<24}{'tests':>7}{'plain':>7}{'compiled':>10}{'regressed':>11}{'seconds':>15}  status"
     print(header)
     print("-" * len(header))
     for module in [m for m in args.modules.split(",") if m]:
@@ -272,8 +276,9 @@ def main(argv=None):
         compiled = run_module(module, "compiled", args.timeout, args.module_timeout)
         row = report[module] = compare(plain, compiled)
         status = "" if row["compiled_status"] == "ok" else row["compiled_status"][:60]
+        seconds = f"{row['plain_seconds']:.0f}/{row['compiled_seconds']:.0f}"
         print(f"{module:<24}{row['tests']:>7}{row['passed_plain']:>7}{row['passed_compiled']:>10}"
-              f"{len(row['regressions']):>11}  {status}", flush=True)
+              f"{len(row['regressions']):>11}{seconds:>15}  {status}", flush=True)
         for r in row["regressions"]:
             print(f"    {r['outcome']:<8} {r['test']}: {summary(r['detail'])[:160]}", flush=True)
         with open(args.json, "w") as f:   # after every module: a long run killed midway keeps its rows
