@@ -24,6 +24,7 @@ tracing, and the frame runs as is (`finalizer_may_run`).
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 
 from ..guards.source import LocalSource
@@ -70,17 +71,30 @@ def pending(tx) -> list:
     return [g for g in effects.generators if close_is_observable(tx, g)]
 
 
-def _reachable(tx, roots) -> set:
-    """ids of the trackers reachable from `roots` (tracker fields, tracked contents, cells)."""
+def _reachable(tx, roots, targets) -> set:
+    """ids of the trackers reachable from `roots` (tracker fields, tracked contents, cells); the walk
+    stops once every tracker in `targets` is found (the callers only ask whether those are reached:
+    walking all a long trace made at each generator's return made compiles quadratic)."""
     effects = tx.output.side_effects
     seen: set = set()
-    todo = list(roots)
-    while todo:
-        v = todo.pop()
+    missing = {id(t) for t in targets}
+    # breadth first, each root's reach before the next one's: a target held near an early root (a
+    # paused `with` generator on a caller's stack, the roots' first group) is found at once
+    todo = collections.deque()
+    for root in roots:
+        todo.append(root)
+        _walk(effects, todo, seen, missing)
+    return seen
+
+
+def _walk(effects, todo, seen, missing) -> None:
+    while todo and missing:
+        v = todo.popleft()
         if isinstance(v, VariableTracker):
             if id(v) in seen:
                 continue
             seen.add(id(v))
+            missing.discard(id(v))
             if isinstance(v, (ConstantVariable, TensorVariable, SymNodeVariable)):
                 continue
             for table in (effects.contents, effects.cells):
@@ -97,7 +111,6 @@ def _reachable(tx, roots) -> set:
                         if isinstance(x, (VariableTracker, tuple, list, dict, GeneratorState)))
         elif isinstance(v, GeneratorState):
             todo.extend((v.stack, v.symbolic_locals, v.cells))
-    return seen
 
 
 def _frame_roots(tx) -> list:
@@ -107,12 +120,14 @@ def _frame_roots(tx) -> list:
 def _outside_roots(tx) -> list:
     """What outlives the frame of `tx`: its callers' frames and what the program changed outside."""
     effects = tx.output.side_effects
-    roots = [list(effects.mutated), effects.globals, effects.cells]
+    callers = []
     caller = tx.parent
     while caller is not None:
-        roots.extend(_frame_roots(caller))
+        callers.append(caller)
         caller = caller.parent
-    return roots
+    # the callers' stacks first: where a paused `with` block's generator is held
+    return [tuple(c.stack) for c in callers] + [list(effects.mutated), effects.globals, effects.cells] + \
+        [root for c in callers for root in _frame_roots(c)[1:]]
 
 
 def frame_returns(tx, value) -> None:
@@ -120,13 +135,13 @@ def frame_returns(tx, value) -> None:
     gens = pending(tx)
     if not gens:
         return
-    live = _reachable(tx, [value] + _outside_roots(tx))
-    held = _reachable(tx, _frame_roots(tx))
+    live = _reachable(tx, [value] + _outside_roots(tx), gens)
+    held = _reachable(tx, _frame_roots(tx), gens)
     dying = [g for g in gens if id(g) not in live]
     if any(id(g) not in held for g in dying):
         raise _not_modelled("a generator that died before its frame returned")
     # a generator held by another dying one (its `yield from` delegate) goes with that one
-    inner = _reachable(tx, [tx.output.side_effects.contents.get(g) for g in dying])
+    inner = _reachable(tx, [tx.output.side_effects.contents.get(g) for g in dying], dying)
     outermost = [g for g in dying if id(g) not in inner]
     if len(outermost) > 1:
         raise _not_modelled("several generators dying at the same frame exit")
@@ -168,7 +183,7 @@ def dropped(tx, var) -> None:
     if not isinstance(var, GeneratorVariable) or not close_is_observable(tx, var):
         return
     roots = _frame_roots(tx) + _outside_roots(tx)
-    if id(var) not in _reachable(tx, roots):
+    if id(var) not in _reachable(tx, roots, [var]):
         close(tx, var)
 
 
