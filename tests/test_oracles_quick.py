@@ -76,7 +76,7 @@ def test_fuzz_detects_a_wrong_result():
     assert fuzz.same(ValueError("a", 1), ValueError("a", 2)) is not None
 
 
-@pytest.mark.parametrize("module", ["test_augassign", "test_unary"])
+@pytest.mark.parametrize("module", ["test_augassign", "test_unary", "test_genericalias", "test_tomllib"])
 def test_cpython_module_compiled_as_plain(module):
     def collect(mode):
         out = {}

@@ -81,6 +81,8 @@ def _relocate(name: str, scratch: str):
     import test
     src = os.path.join(os.path.dirname(test.__file__), name)
     if os.path.isdir(src):
+        for stale in [m for m in sys.modules if m.startswith(f"test.{name}.")]:   # (from an earlier copy)
+            del sys.modules[stale]
         dst = os.path.join(scratch, name)
         shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__"))
         spec = importlib.util.spec_from_file_location(f"test.{name}", os.path.join(dst, "__init__.py"),
