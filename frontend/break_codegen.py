@@ -46,6 +46,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import operator
+import sys
 from typing import NamedTuple
 
 import torch
@@ -219,7 +220,8 @@ def compile_break(tx, cp: FrameCheckpoint, every_local: bool = True):
     store_values(tx, cg, values, iter_slots)
     tx.output.side_effects.codegen_replay(cg)
     resume = _ResumeCalls(tx, iter_slots, grad_at_break)
-    if in_block:
+    if in_block or ins.opname in _CALLS:
+        # (a call may set a trace function: the frame then goes on in the copy of its own code)
         return emit_in_block(tx, cg, ins, stack, plan, lives, needed, resume)
     return emit_linear(tx, cg, ins, stack, cp.kw_names, plan, lives, needed, resume)
 
@@ -350,12 +352,17 @@ def emit_in_block(tx, cg, ins, stack, plan, lives, needed, resume):
     enter, conts = Label(), [Label() for _ in paths]
     cg.append(Instr("JUMP_FORWARD", enter))
 
-    def leave(item):
+    def leave(item, native):
+        loc = item.location
         if len(paths) == 1:
-            return [item, Instr("JUMP_FORWARD", conts[0], location=item.location)]
+            # a trace function the instruction set (sys.settrace, pdb.set_trace(), breakpoint()) sees
+            # this frame go on as eager's would: natively, in the copy, not in resume functions
+            return [item, Instr("PUSH_NULL", location=loc), Instr("LOAD_CONST", sys.gettrace, location=loc),
+                    Instr("PRECALL", 0, location=loc), Instr("CALL", 0, location=loc),
+                    Instr("POP_JUMP_FORWARD_IF_NOT_NONE", native, location=loc),
+                    Instr("JUMP_FORWARD", conts[0], location=loc)]
         name = item.name.replace("BACKWARD", "FORWARD")
-        return [Instr(name, conts[1], location=item.location),
-                Instr("JUMP_FORWARD", conts[0], location=item.location)]
+        return [Instr(name, conts[1], location=loc), Instr("JUMP_FORWARD", conts[0], location=loc)]
 
     # The frame's own instruction (and the call sequence before it) stays as it is, and the entry from
     # the code above runs a second copy of it placed right after, in the same exception range, that
@@ -373,7 +380,7 @@ def emit_in_block(tx, cg, ins, stack, plan, lives, needed, resume):
         native = Label()
         copies = [i.copy() for i in sequence]
         return [item, Instr("JUMP_FORWARD", native, location=item.location), enter, *copies,
-                *leave(item.copy()), native]
+                *leave(item.copy(), native), native]
     replace = {i: record for i in range(start, index)}
     replace[index] = edit
     cg.instructions.extend(body_items(code, replace=replace))

@@ -501,6 +501,40 @@ def test_frame_at_a_break_holds_the_program_locals_by_name():
     assert cnt.frame_count == 1           # outer's t * scale (the root goes on natively in its handler)
 
 
+def test_trace_function_set_by_a_call_in_compiled_code_sees_eager_events():
+    # sys.settrace (pdb.set_trace(), breakpoint(), a coverage tool started mid-run) called from compiled
+    # code: the frame goes on natively, as eager's does; its resume functions ran instead, and the
+    # tracer saw them (a `call` of the resumed function, its lines): CPython's test_sys_settrace
+    import sys
+
+    def helper():
+        a = 1
+        return a
+
+    def start_tracing(events):
+        def tracer(frame, event, arg):
+            events.append((frame.f_code.co_name, event, frame.f_lineno - frame.f_code.co_firstlineno))
+            return tracer
+        sys.settrace(tracer)
+        sys._getframe(1).f_trace = tracer       # as pdb does: this frame's next lines are traced too
+
+    def f(x, events):
+        y = x + 1
+        start_tracing(events)
+        helper()
+        z = y * 2
+        sys.settrace(None)
+        return z
+
+    want_events, got_events = [], []
+    want = f(torch.ones(1), want_events)
+    cnt = CompileCounter()
+    got = bytegraph.compile(f, backend=cnt)(torch.ones(1), got_events)
+    assert_same(got, want)
+    assert got_events == want_events and ("f", "line", 3) in want_events and ("helper", "call", 0) in want_events
+    assert cnt.frame_count == 1          # x + 1; the rest ran natively under the tracer
+
+
 # -- frames with their own cells -------------------------------------------------------------------
 def closure_rebound_after_break(x):
     scale = x.mean()
