@@ -355,8 +355,9 @@ def assemble(bc: Bytecode, template) -> types.CodeType:
 def stack_size(code) -> int:
     """The deepest stack `code` can reach: every path from the entry, each instruction covered by an
     exception-table entry also leading to its handler (entered with the entry's depth, plus `lasti`,
-    plus the exception)."""
-    insts = list(dis.get_instructions(code))
+    plus the exception). Decoded without the constants: transformed code holds the program's objects
+    as constants, and `dis` would ask each for its repr (user code, that may raise)."""
+    insts = list(dis._get_instructions_bytes(code.co_code))
     index = {ins.offset: i for i, ins in enumerate(insts)}
     handlers = dis._parse_exception_table(code)
     depth_at: dict = {}

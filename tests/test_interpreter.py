@@ -443,3 +443,18 @@ def test_deleting_an_enclosing_functions_variable_is_not_lost():
         pass
     else:
         raise AssertionError("the deletion was not applied")
+
+
+def test_stack_size_of_transformed_code_asks_no_constant_for_its_repr():
+    # code that jumps into a copy of the frame's own body gets its stack size from its instructions;
+    # `dis` asked every constant for its repr -- the program's own objects, whose __repr__ may raise
+    # (CPython's test_enum: a flag whose repr fails made the compile fail)
+    from bytegraph.frontend.resume import stack_size
+
+    class NoRepr:
+        def __repr__(self):
+            raise TypeError("no repr")
+
+    code = compile("x = 1\ny = (x, x)", "<test>", "exec")
+    code = code.replace(co_consts=tuple(NoRepr() if c == 1 else c for c in code.co_consts))
+    assert stack_size(code) >= 2
