@@ -45,6 +45,13 @@ DEFAULT_MODULES = [
     "test_positional_only_arg", "test_hash", "test_contains", "test_generator_stop", "test_yield_from",
     "test_numeric_tower", "test_abstract_numbers", "test_copyreg", "test_exception_hierarchy", "test_fnmatch",
     "test_shlex", "test_statistics", "test_descr",
+    # frames, tracebacks, tracing, introspection and the modules their tests lean on
+    "test_frame", "test_traceback", "test_sys_settrace", "test_inspect", "test_module", "test_genericalias",
+    "test_warnings", "test_contextlib_async", "test_asyncgen", "test_context", "test_memoryview", "test_weakset",
+    "test_print", "test_syntax", "test_peepholer", "test_codeop", "test_doctest", "test_tokenize",
+    "test_utf8source", "test_graphlib", "test_pprint", "test_difflib", "test_csv", "test_getopt", "test_urlparse",
+    "test_html", "test_htmlparser", "test_minidom", "test_cmath", "test_colorsys", "test_base64", "test_binascii",
+    "test_calendar", "test_tomllib", "test_sched", "test_posixpath", "test_glob", "test_timeit", "test_hmac",
 ]
 # shared base classes some test modules inherit their test methods from: relocated with them
 HELPERS = ["seq_tests", "list_tests", "mapping_tests", "string_tests"]
