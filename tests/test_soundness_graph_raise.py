@@ -242,3 +242,32 @@ def test_state_blocks_left_when_the_graph_raises_inside(fn, backend):
     raising(x, torch.tensor([0, 1]))
     assert _run(raising, x, torch.tensor([0, 7])) == _run(fn, x, torch.tensor([0, 7]))
     assert _process_state() == before
+
+
+def test_a_graph_module_returned_by_the_backend_prints_nothing_when_it_raises(capfd):
+    # a backend may return the GraphModule itself; fx's module call prints an excerpt of the graph's
+    # code to stderr when it raises, eager prints nothing (the program catches the IndexError)
+    graphs = []
+
+    def returns_the_module(gm, example_inputs):
+        graphs.append(gm)
+        return gm
+
+    def pick_or_default(x, y):
+        j = (x[:1] * 4).long()
+        try:
+            picked = x.sin()[j] + 1
+        except IndexError:
+            picked = x.cos()
+        y.mul_(2)
+        return picked
+
+    compiled = bytegraph.compile(pick_or_default, backend=returns_the_module)
+    for first in (0.25, 2.0):
+        x, y = torch.tensor([first, 1.0, 1.0]), torch.ones(2)
+        x2, y2 = x.clone(), y.clone()
+        capfd.readouterr()
+        assert_same(compiled(x, y), pick_or_default(x2, y2))
+        assert_same(y, y2)
+        assert capfd.readouterr().err == ""
+    assert len(graphs) == 1
