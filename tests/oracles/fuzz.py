@@ -21,6 +21,8 @@ Each failing program is written out as a standalone script that prints OK or MIS
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import logging
 import math
@@ -31,13 +33,16 @@ import sys
 import time
 import traceback
 import types
+import warnings
 
 import torch
 
 import bytegraph
+from bytegraph import logs as bytegraph_logs
 from bytegraph.testing import CompileCounterWithBackend
 
 bytegraph.config.strict = True      # an internal error is a finding, not a silent eager run
+bytegraph_logs.enabled("frontend")  # (makes bytegraph's log handler now, on the real stderr: see _run_capturing_output)
 # programs raise on purpose (shapes that do not broadcast): fake tensor propagation logs each such error
 logging.getLogger("torch._subclasses.fake_tensor").setLevel(logging.CRITICAL)
 
@@ -1348,6 +1353,16 @@ def _run(fn, args):
         return ("raised", e)
 
 
+def _run_capturing_output(fn, args):
+    """`_run`, and what the call printed to stdout and stderr: compiled code prints what eager prints
+    (warnings aside, which print once per place). bytegraph's own log lines go to the stderr its log
+    handler was made with, before any capture (see below)."""
+    out = io.StringIO()
+    with warnings.catch_warnings(record=True), contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        kind, value = _run(fn, args)
+    return kind, value, out.getvalue()
+
+
 def _from_bytegraph(exc) -> bool:
     """An exception raised by bytegraph itself (an internal error), not one the program raised."""
     if type(exc).__module__.startswith("bytegraph"):
@@ -1426,8 +1441,8 @@ def check(seed: int, src: str | None = None, timeout: float = 30.0, hoist: bool 
                 # (once: one torch state for both namespaces; what call 2 opens, call 3 closes, innermost first)
                 for v in (states[::-1] if call == CALLS - 1 else states):
                     v.between_calls(call)
-            e_kind, e_val = _run(ns_e["f"], args_e)
-            c_kind, c_val = _run(fc, args_c)
+            e_kind, e_val, e_out = _run_capturing_output(ns_e["f"], args_e)
+            c_kind, c_val, c_out = _run_capturing_output(fc, args_c)
             if c_kind == "raised" and _caused_by_timeout(c_val):
                 raise _Timeout()    # (the alarm went off while compiling: bytegraph reported it as its error)
             if call == 0:
@@ -1443,6 +1458,8 @@ def check(seed: int, src: str | None = None, timeout: float = 30.0, hoist: bool 
                 why = f"eager {e_kind} {e_val!r:.300} vs compiled {c_kind} {c_val!r:.300}"
             else:
                 why = same(e_val, c_val, "exception" if e_kind == "raised" else "return", rounding)
+            if not why and e_out != c_out:
+                why = f"printed: eager {e_out[-300:]!r} vs compiled {c_out[-300:]!r}"
             why = why or same(args_e, args_c, "args", rounding) or \
                 same(_owned_globals(ns_e), _owned_globals(ns_c), "globals", rounding)
             if why:
