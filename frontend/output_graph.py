@@ -76,8 +76,9 @@ _DTYPE_FROM_DATA = {torch.tensor, torch.as_tensor, torch.asarray, "new_tensor"}
 
 
 def _scalar_like(t: torch.Tensor) -> bool:
+    # (a Python int or float holds any value of these dtypes exactly)
     return t.dim() == 0 and type(t) is torch.Tensor and t.device.type == "cpu" and \
-        t.dtype in (torch.int64, torch.float64)
+        t.dtype in (torch.int64, torch.float64, torch.float32, torch.int32)
 
 
 def _is_pure_function(fn) -> bool:
@@ -317,7 +318,7 @@ class OutputGraph:
 
     def _read_inputs_as_numbers(self, args) -> bool:
         """A torch call read a tensor's value as a Python number (`torch.arange(n)`, `torch.zeros(n)`):
-        as torch.compile does, each 0-d int64/float64 CPU graph input among `args` gets a symbol of
+        as torch.compile does, each 0-d int64/float64/int32/float32 CPU graph input among `args` gets a symbol of
         its own, with its real value as hint and defined by `L['n'].item()`, so fake propagation gives
         sizes in that symbol instead of a data-dependent break. The graph still computes from the
         tensor at run time; whatever tracing assumed about the value is guarded. (Only these dtypes:
