@@ -1220,6 +1220,41 @@ def test_chain_from_iterable_reads_the_outer_iterable_lazily_and_zip_longest_fil
     assert got[1] is itertools.zip_longest
 
 
+def test_zip_longest_over_generators_is_pulled_lazily():
+    # each row asks every active iterator in order; an exhausted one fills; the last one ending stops
+    # the iteration mid-row (the items taken for that row dropped), as CPython's
+    pulled = []
+
+    def gen(tag, n):
+        for i in range(n):
+            pulled.append((tag, i))
+            yield i
+
+    def f(x):
+        z = itertools.zip_longest(gen("a", 2), gen("b", 3), [7], fillvalue=x)
+        first = next(z)
+        pulled.append("after first")
+        rest = list(z)
+        return first, rest, list(pulled), next(z, "done"), x * 2
+    pulled.clear()
+    want = f(torch.ones(1))
+    pulled.clear()
+    bytegraph.reset()
+    opt, cnt = compiled(f)
+    assert_same(opt(torch.ones(1)), want, exact=True)
+    assert cnt.frame_count == 1 and len(bytegraph.stats.break_records) == 0
+
+    def started(x):
+        it = iter([1, 2, 3])
+        z = itertools.zip_longest(it, iter("ab"))       # iterators the program holds: lazy
+        return next(z), z, it, x + 1                  # rebuilt where it stands
+    pulled.clear()
+    opt, cnt = compiled(started)
+    got, want = opt(torch.ones(1)), started(torch.ones(1))
+    assert got[0] == want[0] and list(got[1]) == list(want[1]) and list(got[2]) == list(want[2])
+    assert type(got[1]) is itertools.zip_longest and cnt.frame_count == 1, [str(b) for b in bytegraph.stats.break_records]
+
+
 def test_id_of_an_object_from_the_frame_is_guarded():
     class Box:
         pass
