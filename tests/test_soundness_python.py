@@ -4,6 +4,7 @@ iterated or sorted. Each test compares compiled with eager and asserts what was 
 import abc
 import collections
 import collections.abc
+import enum
 import functools
 import itertools
 import operator
@@ -1253,6 +1254,40 @@ def test_zip_longest_over_generators_is_pulled_lazily():
     got, want = opt(torch.ones(1)), started(torch.ones(1))
     assert got[0] == want[0] and list(got[1]) == list(want[1]) and list(got[2]) == list(want[2])
     assert type(got[1]) is itertools.zip_longest and cnt.frame_count == 1
+
+
+class _Color(enum.Enum):
+    R = "r"
+    G = "g"
+
+
+class _Hashed(enum.Enum):
+    A = 1
+
+    def __hash__(self):
+        _HASHES.append(self)
+        return 7
+
+
+_HASHES = []
+
+
+def test_enum_members_in_dict_keys():
+    # Enum's own __hash__ (the hash of the member's name) is pure: the trace looks keys up as eager does
+    def f(x):
+        d = {(_Color.R, 1): x * 2, (_Color.G, 2): x * 3, _Color.G: x}
+        return d[(_Color.R, 1)] + d[(_Color.G, 2)] + d[_Color.G], (_Color.R, 1) in d, (_Color.R, 2) in d
+    check(f, torch.ones(2), breaks=0)
+
+    def g(x):      # a __hash__ of the program's own runs at every lookup: not traced
+        d = {(_Hashed.A, 1): x}
+        return d[(_Hashed.A, 1)] + 1
+    _HASHES.clear()
+    want, calls = g(torch.ones(2)), len(_HASHES)
+    _HASHES.clear()
+    opt, cnt = compiled(g)
+    assert_same(opt(torch.ones(2)), want)
+    assert len(_HASHES) == calls and len(bytegraph.stats.break_records) >= 1
 
 
 def test_id_of_an_object_from_the_frame_is_guarded():
