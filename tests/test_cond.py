@@ -98,11 +98,16 @@ def raises(t):
     raise ValueError("no")
 
 
+def notes_operand(t):
+    t.note = 1
+    return t + 1
+
+
 @pytest.mark.parametrize("branch", [lambda t: t, lambda t: t.view(2, 2), appends, in_place_on_operand, raises,
                                     lambda t: t.sum(), lambda t: t.double() + 1, lambda t: (t + 1, t + 2),
-                                    lambda t: 3],
+                                    lambda t: 3, notes_operand],
                          ids=["alias", "view", "side_effect", "in_place", "raises", "shape", "dtype", "arity",
-                              "not_tensor"])
+                              "not_tensor", "tensor_attribute"])
 def test_branches_it_cannot_model_break_the_graph(branch):
     def fn(x):
         y = x * 2

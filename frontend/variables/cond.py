@@ -28,6 +28,7 @@ from .autograd_function import impurity
 from .constant import const
 from .lists import ListVariable, TupleVariable
 from .tensor import SymNodeVariable, TensorVariable
+from .vmap import _changes_outside
 
 _NAMES = ("pred", "true_fn", "false_fn", "operands")
 
@@ -88,6 +89,9 @@ def _trace_branch(tx, fn, operands) -> _Branch:
     why = impurity(tx, run)
     if why is not None:
         raise _unsupported(f"a branch {why}")
+    if _changes_outside(effects, out.side_effects):
+        # (an attribute set on a tensor, which the rollback below would drop)
+        raise _unsupported("a branch changes objects outside it")
     if (out.grad_enabled, out.autocast_stack, out.inference_mode, out.torch_function_state) != modes:
         raise _unsupported("a branch changes grad, autocast or inference mode")
     value = result[0]
