@@ -147,3 +147,4 @@ def test_outputs_require_grad_when_a_read_input_does(backend, sign):
         return torch.cond(x.sum() > 0, lambda a: lin(a), lambda a: a * 0, (x,))
     assert not run(fresh, torch.ones(4, requires_grad=True) * sign, backend=backend).requires_grad
     assert run(through_module, torch.ones(4) * sign, backend=backend).requires_grad
+

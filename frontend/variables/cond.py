@@ -112,6 +112,11 @@ def _trace_branch(tx, fn, operands) -> _Branch:
     for v in values:
         if v.proxy.node not in new_set or v.example.untyped_storage()._cdata in outer_storages:
             raise _unsupported("a branch returns a tensor it was given, or a view of one")
+    for node in new:
+        written = _written_tensor(node)
+        if isinstance(written, torch.Tensor) and written.untyped_storage()._cdata in outer_storages:
+            # (`t[0].add_(1)`: in place on a view the branch made, of memory it was given)
+            raise _unsupported("a branch changes in place a tensor it was given")
     # the branch's nodes, moved to a graph of their own
     graph, reads = torch.fx.Graph(), {}
 
@@ -132,6 +137,17 @@ def _trace_branch(tx, fn, operands) -> _Branch:
         out.graph.erase_node(node)
     out.side_effects.restore(effects)
     return _Branch(graph, reads, outputs, kind)
+
+
+def _written_tensor(node):
+    """The fake tensor an in-place node writes (`x.add_(y)`, `x[i] = v`, `out=`), else None."""
+    name = node.target if isinstance(node.target, str) else getattr(node.target, "__name__", "")
+    if isinstance(node.kwargs.get("out"), torch.fx.Node):
+        return node.kwargs["out"].meta.get("example_value")
+    if (name.endswith("_") and not name.endswith("__") or name == "setitem") and node.args and \
+            isinstance(node.args[0], torch.fx.Node):
+        return node.args[0].meta.get("example_value")
+    return None
 
 
 def _subgraph(branch: _Branch, inputs: list) -> torch.fx.GraphModule:
