@@ -404,15 +404,19 @@ class OutputGraph:
             # the backend's graph models inference mode as grad mode off (see inference_regions_for_backend):
             # grad turned on inside it would record autograd that inference mode never records
             raise Unsupported("attribute_write", what="enabling grad inside torch.inference_mode")
-        if mode and not self.grad_enabled and not self.eager_autograd and any(
-                n.op != "placeholder" and _is_leaf_requiring_grad(n.meta.get("example_value"))
-                for n in self.graph.nodes):
+        if mode and not self.grad_enabled and not self.eager_autograd and self._made_leaves():
             # a leaf made in the graph under no_grad would now be recorded by autograd, which
             # AOTAutograd cannot link to it (see TensorVariable's requires_grad_)
             raise Unsupported("attribute_write", what="enabling grad after a leaf was made in the graph")
         if mode != self.grad_enabled:
             self.graph.call_function(torch._C._set_grad_enabled, (mode,))
             self.grad_enabled = mode
+
+    def _made_leaves(self) -> bool:
+        """Whether the graph made a new leaf requiring grad (not an input handed back: `p.to(p.dtype)`)."""
+        inputs = {id(n.meta.get("example_value")) for n in self.graph.find_nodes(op="placeholder")}
+        return any(n.op != "placeholder" and id(n.meta.get("example_value")) not in inputs and
+                   _is_leaf_requiring_grad(n.meta.get("example_value")) for n in self.graph.nodes)
 
     def enter_autocast(self, values: tuple):
         """Enter an autocast block: an `_enter_autocast(*values)` node, whose result `exit_autocast`

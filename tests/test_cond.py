@@ -148,3 +148,14 @@ def test_outputs_require_grad_when_a_read_input_does(backend, sign):
     assert not run(fresh, torch.ones(4, requires_grad=True) * sign, backend=backend).requires_grad
     assert run(through_module, torch.ones(4) * sign, backend=backend).requires_grad
 
+
+
+@pytest.mark.parametrize("branch", [lambda t: t[:2].add_(1) * 1, lambda t: t[:2].__setitem__(0, 5.0) or t * 1,
+                                    lambda t: torch.add(t, 1, out=t[:2]) * 1],
+                         ids=["in_place_on_view", "setitem_on_view", "out_on_view"])
+def test_writing_into_memory_it_was_given_breaks(branch):
+    # eager's capture refuses it (UncapturedHigherOrderOpError): so does the native call at the break
+    def fn(x):
+        y = x * 2
+        return torch.cond(y.sum() > 0, branch, lambda t: t + 1, (y,)), y
+    run(fn, torch.ones(4), frames=1, conds=0, breaks=1)
