@@ -447,12 +447,14 @@ def _wrap_container(tx, value, source, trusted, guard):
         return DictVariable.create(tx, pairs, type(value), factory,
                                    source=None if _is_frame_varkw(tx, source) else source)
     if type(value) in (set, frozenset):
-        if not all(is_constant_value(v) for v in value):
-            raise Unsupported("non_constant_value", what="a set of values that are not constants")
+        # functions, classes and objects hashed and compared by identity are as safe as constants:
+        # the guard below compares them by identity, as the set does
+        if not all(is_constant_value(v) or _is_identity_key(v) for v in value):
+            raise Unsupported("non_constant_value", what="a set of values that are not constants, classes or functions")
         guard(Guard.type_match(source, type(value)))
         # its items in its iteration order (the trace iterates it in that order)
         guard(Guard.constant(SetItemsSource(source, type(value)), set_items_seen(value)))
-        return SetVariable.create(tx, [ConstantVariable(v) for v in value], type(value), source=source)
+        return SetVariable.create(tx, [_wrap_key(tx, v) for v in value], type(value), source=source)
     return None
 
 

@@ -76,8 +76,9 @@ _DTYPE_FROM_DATA = {torch.tensor, torch.as_tensor, torch.asarray, "new_tensor"}
 
 
 def _scalar_like(t: torch.Tensor) -> bool:
+    # (a Python int or float holds any value of these dtypes exactly)
     return t.dim() == 0 and type(t) is torch.Tensor and t.device.type == "cpu" and \
-        t.dtype in (torch.int64, torch.float64)
+        t.dtype in (torch.int64, torch.float64, torch.float32, torch.int32)
 
 
 def _is_pure_function(fn) -> bool:
@@ -317,7 +318,7 @@ class OutputGraph:
 
     def _read_inputs_as_numbers(self, args) -> bool:
         """A torch call read a tensor's value as a Python number (`torch.arange(n)`, `torch.zeros(n)`):
-        as torch.compile does, each 0-d int64/float64 CPU graph input among `args` gets a symbol of
+        as torch.compile does, each 0-d int64/float64/int32/float32 CPU graph input among `args` gets a symbol of
         its own, with its real value as hint and defined by `L['n'].item()`, so fake propagation gives
         sizes in that symbol instead of a data-dependent break. The graph still computes from the
         tensor at run time; whatever tracing assumed about the value is guarded. (Only these dtypes:
@@ -385,6 +386,12 @@ class OutputGraph:
         node.meta["example_value"] = self.fake_mode.from_tensor(value, static_shapes=True)
         return self._tracked(TensorVariable(proxy=torch.fx.Proxy(node, self.tracer), cls=type(value)))
 
+    def add_submodule(self, module: torch.nn.Module, base: str) -> str:
+        """A module the graph calls through a `get_attr` node (a `torch.cond` branch): its name."""
+        name = self._unique_name(base)
+        self.constant_tensors.append((name, module))
+        return name
+
     def real_value_of(self, var):
         for source, proxy, value in self.graph_inputs:
             if proxy.node is var.proxy.node:
@@ -397,14 +404,19 @@ class OutputGraph:
             # the backend's graph models inference mode as grad mode off (see inference_regions_for_backend):
             # grad turned on inside it would record autograd that inference mode never records
             raise Unsupported("attribute_write", what="enabling grad inside torch.inference_mode")
-        if mode and not self.grad_enabled and not self.eager_autograd and any(
-                n.op == "call_method" and n.target == "requires_grad_" for n in self.graph.nodes):
+        if mode and not self.grad_enabled and not self.eager_autograd and self._made_leaves():
             # a leaf made in the graph under no_grad would now be recorded by autograd, which
             # AOTAutograd cannot link to it (see TensorVariable's requires_grad_)
             raise Unsupported("attribute_write", what="enabling grad after a leaf was made in the graph")
         if mode != self.grad_enabled:
             self.graph.call_function(torch._C._set_grad_enabled, (mode,))
             self.grad_enabled = mode
+
+    def _made_leaves(self) -> bool:
+        """Whether the graph made a new leaf requiring grad (not an input handed back: `p.to(p.dtype)`)."""
+        inputs = {id(n.meta.get("example_value")) for n in self.graph.find_nodes(op="placeholder")}
+        return any(n.op != "placeholder" and id(n.meta.get("example_value")) not in inputs and
+                   _is_leaf_requiring_grad(n.meta.get("example_value")) for n in self.graph.nodes)
 
     def enter_autocast(self, values: tuple):
         """Enter an autocast block: an `_enter_autocast(*values)` node, whose result `exit_autocast`
@@ -541,6 +553,12 @@ class OutputGraph:
         if refusal:
             raise Unsupported("unsupported_call", fn=getattr(target, "__name__", str(target)),
                               detail=f" (operands of different dtypes: eager raises {refusal})")
+        if self._makes_leaf(example, args, kwargs) and self.grad_enabled and not self.eager_autograd:
+            # `torch.ones(2, requires_grad=True)`, `nn.Parameter(t)` under grad: a new autograd leaf.
+            # A graph's outputs derive from its inputs, so AOTAutograd returns it as a non-leaf and
+            # gradients never reach it (a backend running the ops as recorded makes it as eager does)
+            raise Unsupported("unsupported_call", fn=getattr(target, "__name__", str(target)),
+                              detail=" (it makes a new autograd leaf inside the graph)")
         subclass = self._result_subclass(args, kwargs)
         if subclass is not None and isinstance(example, torch.Tensor) and args and \
                 isinstance(args[0], TensorVariable) and example is args[0].example and \
@@ -559,6 +577,14 @@ class OutputGraph:
             if known is not None and known.example is example and not known.proxy.node._erased:
                 return known  # an earlier tensor itself (vmap's result unwrapped back to its input)
         return self.wrap_result(torch.fx.Proxy(node, self.tracer), example, subclass)
+
+    @staticmethod
+    def _makes_leaf(example, args, kwargs) -> bool:
+        """Is `example` a new leaf tensor requiring grad (not one of the call's own tensors)?"""
+        if not (isinstance(example, torch.Tensor) and example.requires_grad and example.is_leaf):
+            return False
+        return not any(isinstance(a, TensorVariable) and a.example is example
+                       for a in list(args) + list(kwargs.values()))
 
     def _result_subclass(self, args, kwargs):
         """The class eager gives the tensors a torch function returns, when a tensor argument (also
@@ -907,3 +933,8 @@ def inference_regions_for_backend(gm, backend, example_inputs):
                 out[i] = out[j] if j < i else out[i].clone()   # one clone per tensor, as eager has one
         return tuple(out)
     return run
+
+
+def _is_leaf_requiring_grad(example) -> bool:
+    """A leaf made in the graph (`zeros_like(q).requires_grad_()`, a factory with requires_grad=True)."""
+    return isinstance(example, torch.Tensor) and example.requires_grad and example.is_leaf

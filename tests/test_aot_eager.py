@@ -272,6 +272,27 @@ def test_a_leaf_made_inside_the_function_stays_in_the_graph_of_a_backend_running
         assert cnt.frame_count == graphs
 
 
+def test_a_leaf_made_by_a_factory_breaks_the_graph_under_aot():
+    # `torch.ones(2, requires_grad=True)` is a new leaf as much as `requires_grad_()` makes one:
+    # AOTAutograd returned it as a non-leaf (resetting its flag then raised), and no grad reached it
+    def f(x):
+        leaf = torch.ones(2, requires_grad=True)
+        return leaf, leaf * 2 + x.sum()
+    for backend, breaks in (("eager", 0), ("aot_eager", 1), ("inductor", 1)):
+        bytegraph.reset()
+        x, x2 = torch.arange(4.0, requires_grad=True), torch.arange(4.0, requires_grad=True)
+        cnt = CompileCounterWithBackend(backend)
+        expected, got = f(x), bytegraph.compile(f, backend=cnt)(x2)
+        for e, g in zip(expected, got):
+            assert_close(g, e)
+            assert (g.requires_grad, g.is_leaf) == (e.requires_grad, e.is_leaf)
+        (expected[0].sum() + expected[1].sum()).backward()
+        (got[0].sum() + got[1].sum()).backward()
+        assert_close((got[0].grad, x2.grad), (expected[0].grad, x.grad))
+        assert cnt.frame_count == 1
+        assert len(bytegraph.stats.break_records) == breaks
+
+
 def test_grad_enabled_after_a_leaf_made_under_no_grad_breaks_there():
     # with grad on, autograd records the no_grad leaf's uses: AOTAutograd could not link them to it,
     # so the graph breaks at the `with` (whose manager, entered as Python at the break, the resumed

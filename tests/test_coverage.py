@@ -852,6 +852,27 @@ def test_zero_dim_tensor_changed_in_place_before_the_read():
     assert torch.equal(n_compiled, n_eager) and cnt.frame_count == 1
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32])
+@pytest.mark.parametrize("op", ["foreach_lerp_", "foreach_pow", "addcmul_"])
+def test_zero_dim_tensor_read_as_a_scalar_argument(op, dtype):
+    # a float32/int32 0-d tensor passed where the op takes a Scalar: its value is read as a Python
+    # number (exactly) and becomes a symbol, no data-dependent break; each value gives eager's result
+    def fn(xs, ys, s):
+        if op == "foreach_lerp_":
+            return torch._foreach_lerp_(xs, ys, s)
+        if op == "foreach_pow":
+            return torch._foreach_pow(s, ys)
+        return xs[0].addcmul_(ys[0], ys[1], value=s)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt)
+    for value in (0.25, 3, -2):
+        args = lambda: ([torch.ones(2, 2) * 3.5, torch.ones(2, 2) * 1.5], [torch.ones(2, 2), torch.full((2, 2), 2.0)],  # noqa: E731
+                        torch.tensor(value, dtype=dtype))
+        assert same(opt(*args()), fn(*args()))
+    assert cnt.frame_count == 1
+    assert len(bytegraph.stats.break_records) == 0
+
+
 # -- compile inside compiled code, and under a TorchDispatchMode ---------------------------------------
 def _cos(x):
     return x.cos()

@@ -22,6 +22,30 @@ from helpers import compiled, same
 
 # -- the cases ------------------------------------------------------------------------------------
 
+
+FUNCTION_SET = {torch.sin, "hello", len}
+
+
+def test_a_set_of_functions_and_strings_is_guarded_by_its_items():
+    # functions and classes compare by identity, as the guard on the set's items does
+    def fn(x):
+        return x.sin() if torch.cos in FUNCTION_SET else x.cos() + (1 if int in FUNCTION_SET else 2)
+    opt, cnt = compiled(fn)
+    x = torch.randn(3)
+    try:
+        assert same(opt(x), fn(x))
+        FUNCTION_SET.add(torch.cos)
+        assert same(opt(x), fn(x))
+        FUNCTION_SET.discard(torch.cos)
+        FUNCTION_SET.add(int)
+        assert same(opt(x), fn(x))
+        assert same(opt(x), fn(x))
+    finally:
+        FUNCTION_SET.discard(torch.cos)
+        FUNCTION_SET.discard(int)
+    assert cnt.frame_count == 3 and len(bytegraph.stats.break_records) == 0
+
+
 def test_set_contents_guarded():
     s = {1, 2}
 

@@ -4,6 +4,7 @@ iterated or sorted. Each test compares compiled with eager and asserts what was 
 import abc
 import collections
 import collections.abc
+import enum
 import functools
 import itertools
 import operator
@@ -1218,6 +1219,75 @@ def test_chain_from_iterable_reads_the_outer_iterable_lazily_and_zip_longest_fil
         return x + 1, type(itertools.zip_longest("a", "b"))
     got = check(kind, torch.ones(1), breaks=0)
     assert got[1] is itertools.zip_longest
+
+
+def test_zip_longest_over_generators_is_pulled_lazily():
+    # each row asks every active iterator in order; an exhausted one fills; the last one ending stops
+    # the iteration mid-row (the items taken for that row dropped), as CPython's
+    pulled = []
+
+    def gen(tag, n):
+        for i in range(n):
+            pulled.append((tag, i))
+            yield i
+
+    def f(x):
+        z = itertools.zip_longest(gen("a", 2), gen("b", 3), [7], fillvalue=x)
+        first = next(z)
+        pulled.append("after first")
+        rest = list(z)
+        return first, rest, list(pulled), next(z, "done"), x * 2
+    pulled.clear()
+    want = f(torch.ones(1))
+    pulled.clear()
+    bytegraph.reset()
+    opt, cnt = compiled(f)
+    assert_same(opt(torch.ones(1)), want, exact=True)
+    assert cnt.frame_count == 1 and len(bytegraph.stats.break_records) == 0
+
+    def started(x):
+        it = iter([1, 2, 3])
+        z = itertools.zip_longest(it, iter("ab"))       # iterators the program holds: lazy
+        return next(z), z, it, x + 1                  # rebuilt where it stands
+    pulled.clear()
+    opt, cnt = compiled(started)
+    got, want = opt(torch.ones(1)), started(torch.ones(1))
+    assert got[0] == want[0] and list(got[1]) == list(want[1]) and list(got[2]) == list(want[2])
+    assert type(got[1]) is itertools.zip_longest and cnt.frame_count == 1
+
+
+class _Color(enum.Enum):
+    R = "r"
+    G = "g"
+
+
+class _Hashed(enum.Enum):
+    A = 1
+
+    def __hash__(self):
+        _HASHES.append(self)
+        return 7
+
+
+_HASHES = []
+
+
+def test_enum_members_in_dict_keys():
+    # Enum's own __hash__ (the hash of the member's name) is pure: the trace looks keys up as eager does
+    def f(x):
+        d = {(_Color.R, 1): x * 2, (_Color.G, 2): x * 3, _Color.G: x}
+        return d[(_Color.R, 1)] + d[(_Color.G, 2)] + d[_Color.G], (_Color.R, 1) in d, (_Color.R, 2) in d
+    check(f, torch.ones(2), breaks=0)
+
+    def g(x):      # a __hash__ of the program's own runs at every lookup: not traced
+        d = {(_Hashed.A, 1): x}
+        return d[(_Hashed.A, 1)] + 1
+    _HASHES.clear()
+    want, calls = g(torch.ones(2)), len(_HASHES)
+    _HASHES.clear()
+    opt, cnt = compiled(g)
+    assert_same(opt(torch.ones(2)), want)
+    assert len(_HASHES) == calls and len(bytegraph.stats.break_records) >= 1
 
 
 def test_id_of_an_object_from_the_frame_is_guarded():

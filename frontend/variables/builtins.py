@@ -29,6 +29,7 @@ from .functions import BaseUserFunction, BoundMethodVariable, PartialVariable, U
 from .iterators import (
     AccumulateVariable,
     ChainVariable,
+    ZipLongestVariable,
     ContainerIteratorVariable,
     CountIteratorVariable,
     FilterVariable,
@@ -974,13 +975,13 @@ def _chain_from_iterable(tx, outer, /):
 
 def _zip_longest(tx, *iterables, fillvalue=None):
     """Over known finite items (list iterators made for this call) the rows are computed now; anything
-    else (a generator: reading past the shortest end has effects) runs as Python."""
+    else (a generator: reading past the shortest end has effects) is pulled lazily."""
     iterators = tuple(tx.get_iter(i) for i in iterables)
+    fill = fillvalue if fillvalue is not None else const(None)
     if not all(isinstance(it, ListIteratorVariable) for it in iterators) or \
             any(it is given for it in iterators for given in iterables):
-        raise Unsupported("unsupported_call", fn="itertools.zip_longest", detail=" over lazy iterators")
+        return ZipLongestVariable.create(tx, iterators, fill)
     lists = [it.unpack(tx) for it in iterators]
-    fill = fillvalue if fillvalue is not None else const(None)
     rows = [TupleVariable(tuple(fill if v is _NO_ITEM else v for v in row))
             for row in itertools.zip_longest(*lists, fillvalue=_NO_ITEM)]
     return ListIteratorVariable.create(tx, rows, "zip_longest")

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import enum
 
-from ...probe import plain_hash
+from ...probe import is_c_level, plain_hash
 from ..graph_break import Unsupported, user_error
 from ..reads import class_lookup
 from .base import (
@@ -22,11 +23,22 @@ from .lists import TupleVariable
 from .tensor import SymNodeVariable, TensorVariable
 
 
+def _hashes_plainly(value, depth: int = 3) -> bool:
+    """`plain_hash`, also for enum members: Enum's own `__hash__` (the hash of the member's name) is
+    pure Python of the standard library, which the trace runs as eager's lookups do."""
+    if type(value) in (tuple, frozenset):
+        return depth > 0 and len(value) <= 16 and all(_hashes_plainly(item, depth - 1) for item in value)
+    if isinstance(value, enum.Enum) and type(value).__hash__ is enum.Enum.__hash__ and \
+            is_c_level(type(value).__eq__):
+        return True
+    return plain_hash(value)
+
+
 def hashable_key(tx, var):
     """The Python key a tracker stands for in a dict or set (constants, or identity for objects)."""
     if var.is_python_constant():
         value = var.as_python_constant()
-        if not plain_hash(value):
+        if not _hashes_plainly(value):
             # a class whose metaclass defines __hash__/__eq__: eager runs them at every lookup
             raise Unsupported("python_protocol", what=f"a {type(value).__name__} key with its own __hash__ or __eq__")
         try:

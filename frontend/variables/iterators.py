@@ -805,6 +805,64 @@ class ChainVariable(IteratorVariable):
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
+class ZipLongestVariable(IteratorVariable):
+    """itertools.zip_longest(*iterators, fillvalue=...), pulled lazily as CPython's: each row asks
+    every iterator still active for an item, in order; one that is exhausted gives `fillvalue` from
+    then on, and when the last active one is exhausted the iteration ends there (the items taken for
+    that row are dropped). State in SideEffects: the iterators, None for an exhausted one."""
+    fillvalue: VariableTracker = None
+
+    @staticmethod
+    def create(tx, iterators, fillvalue):
+        var = ZipLongestVariable(fillvalue=fillvalue)
+        tx.output.side_effects.track(var, tuple(iterators))
+        return var
+
+    def parts(self, tx):
+        return tuple(it for it in tx.output.side_effects.get(self) if it is not None) + (self.fillvalue,)
+
+    def python_type(self):
+        return itertools.zip_longest
+
+    def describe(self):
+        return "itertools.zip_longest"
+
+    def next_item(self, tx):
+        effects = tx.output.side_effects
+        iterators = list(effects.get(self))
+        if not any(it is not None for it in iterators):
+            raise StopIterationSignal()
+        row = []
+        for i, it in enumerate(iterators):
+            if it is None:
+                row.append(self.fillvalue)
+                continue
+            try:
+                row.append(next_of(tx, it))
+            except StopIterationSignal:
+                iterators[i] = None
+                if not any(other is not None for other in iterators):
+                    effects.track(self, tuple(iterators))
+                    raise
+                row.append(self.fillvalue)
+        effects.track(self, tuple(iterators))
+        return TupleVariable(tuple(row))
+
+    def reconstruct(self, codegen):
+        iterators = codegen.tx.output.side_effects.get(self)
+        if any(it is None for it in iterators) and any(it is not None for it in iterators):
+            # a slot that gives fillvalue cannot be handed to a new zip_longest
+            raise Unsupported("unrebuildable", what="rebuilding an itertools.zip_longest with an exhausted "
+                              "iterator after the graph")
+        codegen.load_callable(itertools.zip_longest)
+        live = [it for it in iterators if it is not None]   # (none left: an exhausted one, as empty)
+        for it in live:
+            codegen.reconstruct(it)
+        codegen.reconstruct(self.fillvalue)
+        codegen.call(len(live) + 1, kw_names=("fillvalue",))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
 class AccumulateVariable(IteratorVariable):
     """itertools.accumulate(iterator, func, initial=...), pulled lazily as CPython's. State in
     SideEffects: (the running total or None before the first item, the initial value still to

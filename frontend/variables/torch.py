@@ -18,6 +18,7 @@ from .functions import BaseUserFunction, BoundMethodVariable
 from .lists import SizeVariable
 from .numpy import NumpyNdarrayVariable, ndarray_as_tensor
 from .tensor import SymNodeVariable, TensorVariable
+from .cond import call_cond
 from .vmap import VmapVariable
 
 
@@ -146,6 +147,8 @@ class TorchFunctionVariable(VariableTracker):
             array = args[0] if args else kwargs.get("ndarray" if fn is torch.from_numpy else "data")
             if isinstance(array, NumpyNdarrayVariable):
                 return ndarray_as_tensor(tx, array)
+        if fn is torch.cond:
+            return call_cond(tx, args, kwargs)
         if fn is torch.vmap:
             vmapped = VmapVariable.create(args, kwargs)
             if vmapped is not None:
