@@ -28,7 +28,7 @@ from .break_codegen import FrameCheckpoint, can_break_at, compile_break, emit_se
 from .builder import is_compiled_function, is_skipped_function
 from .codegen import PyCodegen, new_code
 from .graph_break import Unsupported
-from .graph_raise import guard_graph_call, loses_effects_on_raise, rerunnable, restoring_written_inputs
+from .graph_raise import guard_graph_call, loses_effects_on_raise, reaches_whole_storage, rerunnable, restoring_inputs
 from .opcodes import OPCODES, Checkpoint
 from .output_graph import OutputGraph
 from .resume import is_resume_code
@@ -186,9 +186,10 @@ class InstructionTranslator(InstructionTranslatorBase):
             self.gm, compiled = self.output.compile_graph(cg.used_outputs(self._graph_outputs))
             self._graph_call.arg = compiled
             if loses_effects_on_raise(self) and rerunnable(self.output):
-                written = self.output.written_inputs()
-                if written:
-                    self._graph_call.arg = restoring_written_inputs(compiled, written)
+                written, reshaped = self.output.written_inputs(), self.output.reshaped_inputs()
+                if written or reshaped:
+                    self._graph_call.arg = restoring_inputs(compiled, written, reshaped,
+                                                            reaches_whole_storage(self.gm))
                 guard_graph_call(cg, self, *self._graph_call_span)
         prefix = [Instr("MAKE_CELL", CellVar(n)) for n in self.code.co_cellvars]
         if self.code.co_freevars:

@@ -10,9 +10,10 @@ So, where a raise would lose something, the transformed code calls the graph ins
 the graph raises an `Exception`, grad mode and the CPU random number generator are put back as they
 were when the frame started, and the frame's own code runs as Python from its start with the same
 arguments: eager's answer, value or exception. That is sound only when the graph changed nothing the
-rerun could see: the input tensors it writes into are copied before the call and put back, and it is
-done only for graphs that change no input's sizes and hold only CPU tensors; other graphs raise as
-before. Process-state blocks a graph run as recorded enters (autocast, inference mode,
+rerun could see: the input tensors it writes into are copied before the call and put back, those whose
+sizes or strides it changes in place (`x.t_()`) get them back, and it is done only for graphs that
+hold only CPU tensors; other graphs raise as before. (A change an input's autograd record would keep,
+`x.t_()` of an input requiring grad or `x.detach_()`, is never in a graph: OutputGraph breaks there.) Process-state blocks a graph run as recorded enters (autocast, inference mode,
 DisableTorchFunction) are left when it raises, rerun or not (see the end of this module).
 """
 from __future__ import annotations
@@ -41,10 +42,8 @@ def loses_effects_on_raise(tx) -> bool:
 
 
 def rerunnable(output) -> bool:
-    """Whether the frame can run again after the graph raised: the graph changed no input's sizes and
-    ran on the CPU (whose random number generator is the one put back)."""
-    if output.metadata_log:       # (`x.t_()`: a change of an input's sizes, not put back)
-        return False
+    """Whether the frame can run again after the graph raised: the graph ran on the CPU (whose random
+    number generator is the one put back). The inputs it changes are put back (restoring_inputs)."""
     for node in output.graph.nodes:
         value = node.meta.get("example_value")
         if isinstance(value, torch.Tensor) and value.device.type != "cpu":
@@ -52,17 +51,39 @@ def rerunnable(output) -> bool:
     return True
 
 
-def restoring_written_inputs(compiled, positions: list):
-    """`compiled`, copying the inputs it writes into first and putting them back if it raises (the
-    writes made before the raise would otherwise be made twice by the rerun)."""
+# ops whose view can reach memory of the storage outside the tensor viewed (`x.as_strided((4,), (1,), 0)`
+# of `x = base[1:3]`): a write through it is put back by saving the whole storage
+_ANY_STORAGE_VIEWS = {"as_strided", "as_strided_"}
+
+
+def reaches_whole_storage(gm) -> bool:
+    for node in gm.graph.nodes:
+        name = node.target if node.op == "call_method" else getattr(node.target, "__name__", None)
+        if isinstance(name, str) and name.split(".")[0] in _ANY_STORAGE_VIEWS:
+            return True
+    return False
+
+
+def restoring_inputs(compiled, written: list, reshaped: list, whole_storage: bool):
+    """`compiled`, putting back, if it raises, the inputs it changes: the sizes, strides and storage
+    offset of those at positions `reshaped` (`x.t_()`), the values of those at `written` (copied before
+    the call; their whole storage if `whole_storage`). The rerun would otherwise make the writes and
+    the changes twice."""
     def run(*args):
-        saved = [args[i].detach().clone() for i in positions]
+        shapes = [(args[i], args[i].size(), args[i].stride(), args[i].storage_offset()) for i in reshaped]
+        if whole_storage:
+            storages = {args[i].untyped_storage().data_ptr(): args[i].untyped_storage() for i in written}
+            saved = [(storage, storage.clone()) for storage in storages.values()]
+        else:
+            saved = [(args[i], args[i].detach().clone()) for i in written]
         try:
             return compiled(*args)
         except Exception:
             with torch.no_grad():
-                for i, value in zip(positions, saved):
-                    args[i].copy_(value)
+                for t, size, stride, offset in shapes:      # first: a value is copied back into its shape
+                    t.as_strided_(size, stride, offset)
+                for place, value in saved:
+                    place.copy_(value)
             raise
     run.__qualname__ = "compiled_graph"
     return run

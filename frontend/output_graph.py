@@ -62,14 +62,16 @@ from .variables.torch import (
 )
 from .variables.user_defined import UserDefinedObjectVariable
 
-# in-place ops that change a tensor's metadata (shape/stride), which checkpoints must undo
 # torch.Tensor's own __torch_function__: a subclass keeping it converts every torch result to itself
 _DEFAULT_TORCH_FUNCTION = torch.Tensor.__dict__["__torch_function__"]
 
+# in-place ops that change a tensor's metadata (shape/stride), which checkpoints must undo (and a graph
+# that raises, for its inputs: see graph_raise.py); as methods or aten ops (`aten.t_`, `t_.default`)
 _METADATA_MUTATIONS = {"t_", "transpose_", "squeeze_", "unsqueeze_", "as_strided_", "swapdims_", "swapaxes_"}
 # in-place ops that replace or grow a tensor's storage: functionalizing backends (aot_eager, inductor)
 # cannot express them on a graph input, so they run as Python (a graph break)
-_STORAGE_MUTATIONS = {"resize_", "resize_as_", "set_"}
+_STORAGE_MUTATIONS = {"resize_", "resize_as_", "set_", "_resize_output_", "sparse_resize_",
+                      "sparse_resize_and_clear_", "resize_as_sparse_"}
 # constructors that infer a dtype from their data: a numpy scalar there gives numpy's dtype
 # (`torch.tensor([n, np.float32(2)])` is float32 whatever the default dtype), not a Python number's
 _DTYPE_FROM_DATA = {torch.tensor, torch.as_tensor, torch.asarray, "new_tensor"}
@@ -504,14 +506,17 @@ class OutputGraph:
 
     def _create(self, kind, target, args, kwargs):
         name = target if kind == "call_method" else getattr(target, "__name__", None)
-        if name in _STORAGE_MUTATIONS:
+        op_name = name.split(".")[0] if isinstance(name, str) else None    # (an aten overload: `t_.default`)
+        if op_name in _STORAGE_MUTATIONS:
             raise Unsupported("unsupported_call", fn=f"Tensor.{name}", detail=" (it replaces the tensor's storage)")
+        if op_name in _METADATA_MUTATIONS or op_name == "detach_":
+            self._refuse_autograd_metadata_change(op_name, args)
         numpy_numbers = target not in _DTYPE_FROM_DATA
         proxy_args = tuple(self.as_proxy(a, numpy_numbers) for a in args)
         proxy_kwargs = {k: self.as_proxy(v, numpy_numbers) for k, v in kwargs.items()}
         fake_args = torch.fx.node.map_arg(proxy_args, lambda n: n.meta["example_value"])
         fake_kwargs = torch.fx.node.map_arg(proxy_kwargs, lambda n: n.meta["example_value"])
-        if kind == "call_method" and target in _METADATA_MUTATIONS:
+        if op_name in _METADATA_MUTATIONS and fake_args and isinstance(fake_args[0], torch.Tensor):
             t = fake_args[0]
             self.metadata_log.append((t, tuple(t.shape), tuple(t.stride()), t.storage_offset()))
         try:
@@ -827,6 +832,25 @@ class OutputGraph:
                                                      _SYMBOLIC_AWARE or node.target is operator.getitem)):
                 self.graph.erase_node(node)
                 self.prunes += 1
+
+    @staticmethod
+    def _refuse_autograd_metadata_change(op_name: str, args) -> None:
+        """An input's autograd record cannot be put back once an op changed it in place: `x.t_()` on
+        an input requiring grad gives it a grad_fn, `x.detach_()` drops it (and a functionalizing
+        backend would not change the input's at all). These run as Python, where eager runs them."""
+        target = args[0] if args else None
+        if not isinstance(target, TensorVariable) or target.proxy.node.op != "placeholder":
+            return
+        if op_name == "detach_" or target.example.requires_grad:
+            raise Unsupported("attribute_write", what=f"{target.describe()}.{op_name}() of a graph input"
+                              + (" requiring grad" if op_name != "detach_" else ""))
+
+    def reshaped_inputs(self) -> list:
+        """Positions, among the graph's inputs, of the tensors an op of the graph changes the sizes,
+        strides or storage offset of in place (`x.t_()`), even if a later op changes them back."""
+        logged = {id(fake) for fake, *_ in self.metadata_log}
+        return [i for i, (_, proxy, value) in enumerate(self.graph_inputs) if isinstance(value, torch.Tensor) and
+                id(proxy.node.meta["example_value"]) in logged]
 
     def written_inputs(self) -> list:
         """Positions, among the graph's inputs, of the tensors an op of the graph writes into (or into

@@ -242,3 +242,131 @@ def test_state_blocks_left_when_the_graph_raises_inside(fn, backend):
     raising(x, torch.tensor([0, 1]))
     assert _run(raising, x, torch.tensor([0, 7])) == _run(fn, x, torch.tensor([0, 7]))
     assert _process_state() == before
+
+
+# -- inputs whose sizes or strides the graph changes in place ---------------------------------------
+def _transposed_then_logged(x, idx, log):
+    x.t_()
+    log.append(tuple(x.shape))
+    return x[idx]
+
+
+def _unsqueezed_under_try(x, idx, log):
+    x.unsqueeze_(0)
+    try:
+        return x[0, idx]
+    except IndexError:
+        log.append("oob")
+        return x.sum()
+
+
+def _transposed_back_in_finally(x, idx, log):
+    x.t_()
+    try:
+        return x[idx].sum()
+    finally:
+        x.t_()
+        log.append("fin")
+
+
+def _squeezed_and_written(x, idx, log):
+    x.squeeze_()
+    x.mul_(3)
+    log.append(1)
+    return x[idx]
+
+
+def _aten_transpose(x, idx, log):
+    torch.ops.aten.t_(x)
+    torch.ops.aten.swapdims_(x, 0, 1)
+    torch.ops.aten.t_(x)
+    log.append(1)
+    return x[idx]
+
+
+def _restrided_and_written(x, idx, log):
+    x.as_strided_((2,), (2,), 1)
+    x.add_(1)
+    log.append(x.clone())
+    return x[idx]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn,make,ops", [
+    (_transposed_then_logged, lambda: torch.arange(6.0).reshape(2, 3), 2),
+    (_unsqueezed_under_try, lambda: torch.arange(3.0), 2),
+    (_transposed_back_in_finally, lambda: torch.arange(6.0).reshape(2, 3), 4),
+    (_squeezed_and_written, lambda: torch.arange(3.0).reshape(1, 3), 3),
+    (_aten_transpose, lambda: torch.arange(6.0).reshape(2, 3), 4),
+    (_restrided_and_written, lambda: torch.arange(6.0)[1:5], 4),
+], ids=lambda v: getattr(v, "__name__", None) if callable(v) and v.__name__ != "<lambda>" else "")
+def test_input_sizes_changed_before_the_raise_are_put_back(fn, make, ops, backend):
+    # the graph changed the input's sizes (and maybe its values) before the op that raises: both are put
+    # back before the frame reruns, which changes them once more, as eager did
+    if fn is _restrided_and_written and backend != "eager":
+        pytest.skip("a functionalizing backend refuses as_strided_ beyond the view (an internal error: eager)")
+    bytegraph.reset()
+    cnt = CompileCounterWithBackend(backend)
+    compiled = bytegraph.compile(fn, backend=cnt)
+    results = []
+    for f in (fn, compiled):
+        calls = []
+        for idx in (torch.tensor([0]), torch.tensor([0]), torch.tensor([9])):
+            x, log = make(), []
+            base = x._base
+            calls.append((_run(f, x, idx, log), x.shape, x.stride(), x.storage_offset(), x, log,
+                          None if base is None else base))
+        results.append(calls)
+    for got, expected in zip(*reversed(results)):
+        if expected[0][0] == "raised":      # (the same type: inductor words the message apart)
+            assert got[0][0] == "raised" and got[0][1][0] is expected[0][1][0]
+        else:
+            assert_same(got[0], expected[0])
+        assert_same(got[1:], expected[1:])
+    assert cnt.frame_count == 1 and cnt.op_count == ops
+    assert _C.peek_cache(fn.__code__)[0].code.co_exceptiontable     # the graph call is guarded
+
+
+def test_write_through_a_view_beyond_the_input_is_put_back():
+    # `as_strided` reaches memory of the storage outside the input (a view): the whole storage is saved
+    def f(x, idx, log):
+        x.as_strided((4,), (1,), 0).add_(1)
+        log.append(1)
+        return x[idx]
+
+    cnt = CompileCounterWithBackend("eager")
+    compiled = bytegraph.compile(f, backend=cnt)
+    results = []
+    for fn in (f, compiled):
+        base, log = torch.arange(6.0), []
+        results.append((_run(fn, base[1:3], torch.tensor([0, 5]), log), base, log))
+    assert results[0][0][0] == "raised"
+    assert_same(results[1], results[0])
+    assert cnt.frame_count == 1 and cnt.op_count == 3
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("op", ["t_", "detach_"])
+def test_input_autograd_record_changes_run_as_python(op, backend):
+    # `x.t_()` of an input requiring grad gives it a grad_fn no restore takes back; `x.detach_()` drops
+    # it (and a functionalizing backend did not detach the input at all): both run as Python
+    def f(x, idx, log):
+        getattr(x, op)()
+        log.append(x.requires_grad)
+        return x[idx] * 2
+
+    bytegraph.reset()
+    cnt = CompileCounterWithBackend(backend)
+    compiled = bytegraph.compile(f, backend=cnt)
+    results = []
+    for fn in (f, compiled):
+        calls = []
+        for idx in (torch.tensor([0]), torch.tensor([0]), torch.tensor([9])):
+            x, log = torch.ones(2, 3, requires_grad=True) * 1, []
+            answer = _run(fn, x, idx, log)
+            calls.append((answer[0], x.shape, x.requires_grad, type(x.grad_fn).__name__, log))
+        results.append(calls)
+    assert results[1] == results[0]
+    assert results[0][2][0] == "raised"
+    assert cnt.frame_count == 1 and cnt.op_count == 2    # the graph after the break: `x[idx] * 2`
+    assert [b.kind for b in bytegraph.stats.break_records] == ["attribute_write"]
