@@ -34,6 +34,7 @@ from .output_graph import OutputGraph
 from .resume import is_resume_code
 from .signals import ReturnValue, UserException
 from .translator import InstructionTranslatorBase
+from .value_raises import graph_raises_by_value
 from .variables.constant import ConstantVariable
 from .variables.functions import UserFunctionVariable
 from .variables.misc import CellVariable, FrameFreeCell, UnreadArgument
@@ -188,8 +189,9 @@ class InstructionTranslator(InstructionTranslatorBase):
             if loses_effects_on_raise(self) and rerunnable(self.output):
                 written, reshaped = self.output.written_inputs(), self.output.reshaped_inputs()
                 if written or reshaped:
-                    self._graph_call.arg = restoring_inputs(compiled, written, reshaped,
-                                                            reaches_whole_storage(self.gm))
+                    copy = None if not written or not graph_raises_by_value(self.gm) else \
+                        "storages" if reaches_whole_storage(self.gm) else "values"
+                    self._graph_call.arg = restoring_inputs(compiled, written, reshaped, copy)
                 guard_graph_call(cg, self, *self._graph_call_span)
         prefix = [Instr("MAKE_CELL", CellVar(n)) for n in self.code.co_cellvars]
         if self.code.co_freevars:

@@ -10,10 +10,12 @@ So, where a raise would lose something, the transformed code calls the graph ins
 the graph raises an `Exception`, grad mode and the CPU random number generator are put back as they
 were when the frame started, and the frame's own code runs as Python from its start with the same
 arguments: eager's answer, value or exception. That is sound only when the graph changed nothing the
-rerun could see: the input tensors it writes into are copied before the call and put back, those whose
-sizes or strides it changes in place (`x.t_()`) get them back, and it is done only for graphs that
-hold only CPU tensors; other graphs raise as before. (A change an input's autograd record would keep,
-`x.t_()` of an input requiring grad or `x.detach_()`, is never in a graph: OutputGraph breaks there.) Process-state blocks a graph run as recorded enters (autocast, inference mode,
+rerun could see: the input tensors it writes into are copied before the call and put back (when one of
+its ops can raise by value: value_raises.py), those whose sizes or strides it changes in place
+(`x.t_()`) get them back, and it is done only for graphs that hold only CPU tensors; other graphs
+raise as before. (A change an input's autograd record would keep, `x.t_()` of an input requiring grad
+or `x.detach_()`, is never in a graph: OutputGraph breaks there.) Process-state blocks a graph run as
+recorded enters (autocast, inference mode,
 DisableTorchFunction) are left when it raises, rerun or not (see the end of this module).
 """
 from __future__ import annotations
@@ -30,6 +32,10 @@ from ..backends.registry import BackendContractError
 from ..logs import log
 from .. import _C
 from .variables.torch import enter_torch_function_disabled, exit_torch_function_disabled
+
+
+# per thread: the state blocks a graph left open (see the end of this module); an exception not to rerun on
+_open = threading.local()
 
 
 def loses_effects_on_raise(tx) -> bool:
@@ -64,25 +70,31 @@ def reaches_whole_storage(gm) -> bool:
     return False
 
 
-def restoring_inputs(compiled, written: list, reshaped: list, whole_storage: bool):
+def restoring_inputs(compiled, written: list, reshaped: list, copy: str | None):
     """`compiled`, putting back, if it raises, the inputs it changes: the sizes, strides and storage
-    offset of those at positions `reshaped` (`x.t_()`), the values of those at `written` (copied before
-    the call; their whole storage if `whole_storage`). The rerun would otherwise make the writes and
-    the changes twice."""
+    offset of those at positions `reshaped` (`x.t_()`), the values of those at `written`, copied before
+    the call (`copy` "values"; "storages": their whole storages). The rerun would otherwise make the
+    writes and the changes twice. A graph that raises by no value (value_raises.py) is not worth the
+    copies (`copy` None): if it raises anyway after a write (out of memory), the frame is not rerun."""
     def run(*args):
         shapes = [(args[i], args[i].size(), args[i].stride(), args[i].storage_offset()) for i in reshaped]
-        if whole_storage:
+        if copy == "storages":
             storages = {args[i].untyped_storage().data_ptr(): args[i].untyped_storage() for i in written}
             saved = [(storage, storage.clone()) for storage in storages.values()]
-        else:
+        elif copy == "values":
             saved = [(args[i], args[i].detach().clone()) for i in written]
+        else:
+            saved, versions = None, [args[i]._version for i in written]
         try:
             return compiled(*args)
-        except Exception:
+        except Exception as e:
+            if saved is None and any(args[i]._version != v for i, v in zip(written, versions)):
+                _open.not_rerun = e       # written, not copied: leaves the frame as it is
+                raise
             with torch.no_grad():
                 for t, size, stride, offset in shapes:      # first: a value is copied back into its shape
                     t.as_strided_(size, stride, offset)
-                for place, value in saved:
+                for place, value in saved or ():
                     place.copy_(value)
             raise
     run.__qualname__ = "compiled_graph"
@@ -132,6 +144,9 @@ class RerunPlan:
 def rerun_as_python(exc, plan: RerunPlan, rng_state, f_globals, closure, *args):
     """The graph raised `exc`: run the frame's code as Python with its arguments `args` (in
     `frame_arg_names` order), nothing compiled, and answer what it answers."""
+    if getattr(_open, "not_rerun", None) is exc:
+        _open.not_rerun = None
+        raise exc       # the graph wrote into an input it had not copied (see restoring_inputs)
     if not isinstance(exc, Exception) or isinstance(exc, BackendContractError):
         raise exc       # KeyboardInterrupt, or a backend that broke its contract: not the program's
     torch._C._set_grad_enabled(plan.grad_enabled)
@@ -159,9 +174,6 @@ def rerun_as_python(exc, plan: RerunPlan, rng_state, f_globals, closure, *args):
 # nodes; one that raises inside such a block never reaches the exit node, and the state stayed changed
 # after the exception (inference mode left on). Their nodes are retargeted to functions that keep the
 # blocks open on a per-thread stack, and the graph's caller leaves them, innermost first, on a raise.
-_open = threading.local()
-
-
 def _open_blocks() -> list:
     blocks = getattr(_open, "blocks", None)
     if blocks is None:

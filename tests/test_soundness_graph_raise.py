@@ -370,3 +370,88 @@ def test_input_autograd_record_changes_run_as_python(op, backend):
     assert results[0][2][0] == "raised"
     assert cnt.frame_count == 1 and cnt.op_count == 2    # the graph after the break: `x[idx] * 2`
     assert [b.kind for b in bytegraph.stats.break_records] == ["attribute_write"]
+
+
+# -- copies only where a value can make the graph raise ---------------------------------------------
+def _graph_call_wrapper(fn):
+    """The callable the transformed code of `fn` calls for its graph, and its closure's variables."""
+    consts = _C.peek_cache(fn.__code__)[0].code.co_consts
+    run = next(c for c in consts if callable(c) and getattr(c, "__qualname__", "") == "compiled_graph")
+    return dict(zip(run.__code__.co_freevars, (c.cell_contents for c in run.__closure__ or ())))
+
+
+def _sgd_step(params, grads, lr, index, steps):
+    for p, g in zip(params, grads):
+        p.add_(g, alpha=-lr)
+    steps.append(lr)
+
+
+def _sgd_step_indexed(params, grads, lr, index, steps):
+    for p, g in zip(params, grads):
+        p.add_(g[index], alpha=-lr)
+    steps.append(lr)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn,copy", [(_sgd_step, None), (_sgd_step_indexed, "values")])
+def test_written_inputs_copied_only_when_a_value_can_raise(fn, copy, backend):
+    # an optimizer step cannot raise once traced: its parameters are not copied on each call; an index
+    # tensor can be out of range: then they are
+    bytegraph.reset()
+    cnt = CompileCounterWithBackend(backend)
+    compiled = bytegraph.compile(fn, backend=cnt)
+    states = []
+    for f in (fn, compiled):
+        params, grads, logs = [torch.ones(2), torch.ones(2)], [torch.ones(2), torch.ones(2)], [[], []]
+        for log in logs:
+            f(params, grads, 0.5, torch.tensor([1, 0]), log)
+        states.append((params, logs))
+    assert_same(states[1], states[0])
+    assert cnt.frame_count == 1
+    wrapper = _graph_call_wrapper(fn)
+    assert wrapper["copy"] == copy and len(wrapper["written"]) == 2
+
+
+def test_an_uncopied_input_written_before_an_unforeseen_raise_is_not_rerun():
+    # a graph of ops that raise by no value raised anyway after its write (out of memory, say): its input
+    # was not copied, so the frame is not rerun (which would write twice); the exception leaves it
+    def raising_after_the_graph(gm, example_inputs):
+        def run(*args):
+            gm(*args)
+            raise RuntimeError("out of memory")
+        return run
+
+    def f(x, log):
+        x.add_(1)
+        log.append(1)
+        return x * 2
+
+    compiled = bytegraph.compile(f, backend=raising_after_the_graph)
+    x, log = torch.zeros(2), []
+    assert _run(compiled, x, log) == ("raised", (RuntimeError, "out of memory"))
+    assert_same(x, torch.ones(2))           # written once
+    assert log == []                        # (the effect the graph would have made: lost, as before)
+    assert _graph_call_wrapper(f)["copy"] is None
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_integer_arithmetic_counts_as_raising_by_value(backend):
+    # `//` of integer tensors raises on a zero divisor: the input written before it is copied
+    def f(p, g, d, log):
+        p.add_(1)
+        log.append(1)
+        p.add_(g // d)
+        return p
+
+    bytegraph.reset()
+    cnt = CompileCounterWithBackend(backend)
+    compiled = bytegraph.compile(f, backend=cnt)
+    compiled(torch.ones(2, dtype=torch.long), torch.ones(2, dtype=torch.long), torch.ones(2, dtype=torch.long), [])
+    results = []
+    for fn in (f, compiled):
+        p, log = torch.ones(2, dtype=torch.long), []
+        results.append((_run(fn, p, torch.ones(2, dtype=torch.long), torch.zeros(2, dtype=torch.long), log)[0],
+                        p, log))
+    assert results[0][0] == "raised"
+    assert_same(results[1], results[0])
+    assert cnt.frame_count == 1 and _graph_call_wrapper(f)["copy"] == "values"
