@@ -28,7 +28,8 @@ from torch._subclasses.fake_tensor import (
     DynamicOutputShapeException,
     FakeTensorMode,
 )
-from torch.fx.experimental.symbolic_shapes import DimDynamic, GuardOnDataDependentSymNode, ShapeEnv
+from torch.fx.experimental.symbolic_shapes import (DimDynamic, GuardOnDataDependentSymNode, ShapeEnv,
+                                                    statically_known_true)
 
 from ..guards.guard import Guard, TensorMeta, global_state_guards, memory_sharing
 from ..probe import class_dict_lookup, source_lines_kept_apart, stack_lines_unread
@@ -70,11 +71,27 @@ _DEFAULT_TORCH_FUNCTION = torch.Tensor.__dict__["__torch_function__"]
 _METADATA_MUTATIONS = {"t_", "transpose_", "squeeze_", "unsqueeze_", "as_strided_", "swapdims_", "swapaxes_"}
 # in-place ops that replace or grow a tensor's storage: functionalizing backends (aot_eager, inductor)
 # cannot express them on a graph input, so they run as Python (a graph break)
+# views that can reach any memory of the storage, not only the elements of the tensor viewed
+_ANY_STORAGE_VIEWS = {"as_strided", "as_strided_"}
 _STORAGE_MUTATIONS = {"resize_", "resize_as_", "set_", "_resize_output_", "sparse_resize_",
                       "sparse_resize_and_clear_", "resize_as_sparse_"}
 # constructors that infer a dtype from their data: a numpy scalar there gives numpy's dtype
 # (`torch.tensor([n, np.float32(2)])` is float32 whatever the default dtype), not a Python number's
 _DTYPE_FROM_DATA = {torch.tensor, torch.as_tensor, torch.asarray, "new_tensor"}
+
+
+def _within_contiguous(t: torch.Tensor, size, stride, offset) -> bool:
+    """Whether every element `t` views is one of a contiguous tensor of `size`, `stride`, `offset` in the
+    same storage (False when that is not known for every size)."""
+    if statically_known_true(t.numel() == 0):
+        return True
+    expected = 1
+    for n, s in reversed(list(zip(size, stride))):
+        if not (statically_known_true(n == 1) or statically_known_true(s == expected)):
+            return False
+        expected = expected * n
+    last = t.storage_offset() + sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
+    return statically_known_true(t.storage_offset() >= offset) and statically_known_true(last < offset + expected)
 
 
 def _scalar_like(t: torch.Tensor) -> bool:
@@ -211,6 +228,8 @@ class OutputGraph:
         # variables/function_mode.py): state of the trace only, the graph runs with no mode
         self.function_modes: tuple = ()
         self.metadata_log: list = []        # (fake tensor, size, stride, offset) before a metadata mutation
+        # nodes of `as_strided` views of a graph input's storage (see _refuse_writes_beyond_inputs)
+        self.strided_input_views: list = []
         self.constant_tensors: list = []
         # classes made while tracing (`collections.namedtuple(...)`): eager makes a new one on every
         # call, so the transformed code never loads the trace's one: it makes its own by the same
@@ -519,6 +538,7 @@ class OutputGraph:
         if op_name in _METADATA_MUTATIONS and fake_args and isinstance(fake_args[0], torch.Tensor):
             t = fake_args[0]
             self.metadata_log.append((t, tuple(t.shape), tuple(t.stride()), t.storage_offset()))
+        watched = self._watch_writes_beyond_inputs()
         try:
             # under the Python dispatcher composite ops (F.pad, interpolate...) decompose in Python
             # and keep symbolic sizes symbolic, instead of reading them as ints in C++
@@ -552,8 +572,13 @@ class OutputGraph:
                 not issubclass(args[0].cls, subclass):
             # eager returns a new object of the subclass viewing the same tensor
             raise Unsupported("torch_value", what=f"an in-place result converted to {subclass.__name__}")
+        if watched:
+            self._refuse_writes_beyond_inputs(watched, name, (fake_args, fake_kwargs))
         node = self.graph.create_node(kind, target, proxy_args, proxy_kwargs)
         node.meta["example_value"] = example
+        if op_name in _ANY_STORAGE_VIEWS and not self.eager_autograd and fake_args and \
+                self._input_sharing_storage(fake_args[0]) is not None:
+            self.strided_input_views.append(node)
         if name and name.startswith("_foreach_") and name.endswith("_") and args and \
                 isinstance(args[0], ListVariable):
             return args[0]      # an in-place foreach op returns the very list it was given
@@ -844,6 +869,48 @@ class OutputGraph:
         if op_name == "detach_" or target.example.requires_grad:
             raise Unsupported("attribute_write", what=f"{target.describe()}.{op_name}() of a graph input"
                               + (" requiring grad" if op_name != "detach_" else ""))
+
+    def _input_sharing_storage(self, t):
+        """The fake of the graph input whose storage `t` views, if any."""
+        if not isinstance(t, torch.Tensor):
+            return None
+        storage = t.untyped_storage()._cdata
+        for _, proxy, value in self.graph_inputs:
+            fake = proxy.node.meta["example_value"]
+            if isinstance(value, torch.Tensor) and fake.untyped_storage()._cdata == storage:
+                return fake
+        return None
+
+    def _watch_writes_beyond_inputs(self) -> list:
+        """Before an op, once an `as_strided` view of an input's storage is in the graph of a backend that
+        functionalizes it: the inputs' fakes and versions (see _refuse_writes_beyond_inputs)."""
+        if not any(not node._erased for node in self.strided_input_views):
+            return []
+        return [(proxy.node.meta["example_value"], proxy.node.meta["example_value"]._version)
+                for _, proxy, value in self.graph_inputs if isinstance(value, torch.Tensor)]
+
+    def _refuse_writes_beyond_inputs(self, watched, name, operands) -> None:
+        """A backend that functionalizes the graph writes an input back as the input's own elements
+        (aot_eager, inductor): a write through an `as_strided` view into memory of the storage that is
+        not the input's (`x.as_strided((4,), (1,), 0).add_(1)` of `x = base[1:3]`) was lost. Such a
+        write, of anything but a view within a contiguous input's elements, runs as Python."""
+        tensors = [t for t in torch.utils._pytree.tree_leaves(operands) if isinstance(t, torch.Tensor)]
+        for fake, version in watched:
+            if fake._version == version:
+                continue
+            size, stride, offset = self._original_metadata(fake)
+            storage = fake.untyped_storage()._cdata
+            for t in tensors:
+                if t.untyped_storage()._cdata == storage and not _within_contiguous(t, size, stride, offset):
+                    raise Unsupported("unsupported_call", fn=name or "an in-place op",
+                                      detail=" (a write through an as_strided view beyond the input it views)")
+
+    def _original_metadata(self, fake):
+        """`fake`'s (size, stride, storage offset) before the graph changed them in place."""
+        for logged, size, stride, offset in self.metadata_log:
+            if logged is fake:
+                return size, stride, offset
+        return tuple(fake.shape), tuple(fake.stride()), fake.storage_offset()
 
     def reshaped_inputs(self) -> list:
         """Positions, among the graph's inputs, of the tensors an op of the graph changes the sizes,

@@ -760,3 +760,44 @@ def test_unbound_tensor_method_called_on_a_tensor():
     cnt = CompileCounter()
     assert_same(bytegraph.compile(f, backend=cnt, fullgraph=True)(x, y), f(x, y))
     assert cnt.frame_count == 1
+
+
+# -- writes through as_strided views of an input's storage ------------------------------------------
+def _written_beyond_the_view(x):
+    x.as_strided((4,), (1,), 0).add_(1)     # x = base[1:3]: base[0] and base[3] are not x's
+    return x * 2
+
+
+def _written_between_the_strides(x):
+    x.as_strided((2,), (1,), 1).mul_(10)    # x = base[::2]: base[1] is not x's
+    return x + 0
+
+
+def _written_within_the_input(x):
+    x.as_strided((2,), (1,), 1).mul_(10)    # x = base[1:7]: base[1], base[2] are x's
+    return x + 0
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+@pytest.mark.parametrize("fn,make,breaks", [
+    (_written_beyond_the_view, lambda: torch.arange(6.0)[1:3], True),
+    (_written_between_the_strides, lambda: torch.arange(12.0)[::2], True),
+    (_written_within_the_input, lambda: torch.arange(8.0)[1:7], False),
+])
+def test_write_through_as_strided_beyond_the_input(fn, make, breaks, backend):
+    # a backend that functionalizes the graph writes an input back as its own elements: a write into
+    # other memory of its storage was lost (inductor) or failed to compile (aot_eager). Such a write runs
+    # as Python there; the eager backend runs it as recorded
+    bytegraph.reset()
+    cnt = CompileCounterWithBackend(backend)
+    compiled = bytegraph.compile(fn, backend=cnt)
+    results = []
+    for f in (fn, compiled):
+        x = make()
+        results.append((f(x), x._base))
+    assert_same(results[1], results[0])
+    broke = breaks and backend != "eager"
+    assert cnt.frame_count == (2 if broke else 1)
+    assert [b.kind for b in bytegraph.stats.break_records if b.kind != "internal_error"] == \
+        (["unsupported_call"] if broke else [])
+    assert not [b for b in bytegraph.stats.break_records if b.kind == "internal_error"]
