@@ -29,6 +29,11 @@ _FLOAT_OPS = {
     "layer_norm", "dropout", "zero", "fill", "masked_fill",
 }
 _FLOAT_OPS |= {name + "_" for name in _FLOAT_OPS}
+# of those, the ones a number the graph takes as an input (a symbolic learning rate) cannot make raise
+# either; the others are listed for constant numbers only (a dropout probability > 1 raises)
+_ARITHMETIC = {"add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "neg", "negative",
+               "pow", "lerp", "addcmul", "addcdiv", "clamp", "clip", "clamp_min", "clamp_max"}
+_ARITHMETIC |= {name + "_" for name in _ARITHMETIC}
 # views, copies and metadata, checked by the trace whatever the values, of tensors of any dtype
 _ANY_DTYPE_OPS = {
     "view", "reshape", "t", "transpose", "permute", "unsqueeze", "squeeze", "expand", "expand_as", "flatten",
@@ -59,17 +64,24 @@ def _values(node):
     return args, node.meta.get("example_value")
 
 
-def _plain_tensors(values, floating: bool) -> bool:
+_SYMBOLIC = (torch.SymInt, torch.SymFloat, torch.SymBool)
+
+
+def _plain_tensors(values, floating: bool, symbolic: bool = False) -> bool:
+    """Whether `values` are plain (fake) tensors, of floating-point dtypes if `floating`, and numbers,
+    symbolic ones only if `symbolic`."""
     for v in values:
         if isinstance(v, (tuple, list)):
-            if not _plain_tensors(v, floating):
+            if not _plain_tensors(v, floating, symbolic):
                 return False
         elif isinstance(v, torch.Tensor):
             if not isinstance(v, torch._subclasses.FakeTensor) or v.is_sparse or \
                     (floating and not (v.is_floating_point() or v.is_complex())):
                 return False
-        elif v is not None and not isinstance(v, (bool, int, float, torch.SymInt, torch.SymFloat, torch.SymBool,
-                                                  torch.dtype, torch.Size)):
+        elif isinstance(v, _SYMBOLIC):
+            if not symbolic:
+                return False
+        elif v is not None and not isinstance(v, (bool, int, float, torch.dtype, torch.Size)):
             return False
     return True
 
@@ -90,14 +102,14 @@ def _raises_by_value(node) -> bool:
         return not (_basic_index(node.args[1]) and _plain_tensors(args + [result], floating=False))
     elif node.target in _OPERATOR_FLOAT:
         if not any(isinstance(v, torch.Tensor) for v in args):
-            return node.target not in _NUMBER_OPS or not _plain_tensors(args + [result], floating=False)
-        return not _plain_tensors(args + [result], floating=True)
+            return node.target not in _NUMBER_OPS or not _plain_tensors(args + [result], False, symbolic=True)
+        return not _plain_tensors(args + [result], floating=True, symbolic=True)
     else:
         name = _function_name(node.target)
     if name in _ANY_DTYPE_OPS:
-        return not _plain_tensors(args + [result], floating=False)
+        return not _plain_tensors(args + [result], floating=False, symbolic=name in ("size", "stride", "numel"))
     if name in _FLOAT_OPS:
-        return not _plain_tensors(args + [result], floating=True)
+        return not _plain_tensors(args + [result], floating=True, symbolic=name in _ARITHMETIC)
     return True
 
 
