@@ -455,3 +455,31 @@ def test_integer_arithmetic_counts_as_raising_by_value(backend):
     assert results[0][0] == "raised"
     assert_same(results[1], results[0])
     assert cnt.frame_count == 1 and _graph_call_wrapper(f)["copy"] == "values"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("no_grad", [False, True])
+def test_an_input_made_a_leaf_runs_as_python(no_grad, backend):
+    # run as recorded, the graph turned the input's flag on before raising: the rerun saw it on from its
+    # start (`y` requiring grad); retraced (AOTAutograd), the input's flag was never turned on
+    def f(x, idx, log):
+        y = x * 2
+        with torch.set_grad_enabled(not no_grad):
+            x.requires_grad_()
+        log.append(y.requires_grad)
+        return x[idx].detach()
+
+    bytegraph.reset()
+    cnt = CompileCounterWithBackend(backend)
+    compiled = bytegraph.compile(f, backend=cnt)
+    results = []
+    for fn in (f, compiled):
+        calls = []
+        for idx in (torch.tensor([0]), torch.tensor([0]), torch.tensor([7])):
+            x, log = torch.ones(3), []
+            calls.append((_run(fn, x, idx, log), x.requires_grad, log))
+        results.append(calls)
+    assert results[1] == results[0]
+    assert results[0][2][0][0] == "raised"
+    assert cnt.frame_count == 2
+    assert [b.kind for b in bytegraph.stats.break_records] == ["attribute_write"]
