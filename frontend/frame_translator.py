@@ -191,7 +191,10 @@ class InstructionTranslator(InstructionTranslatorBase):
                 if written or reshaped:
                     copy = None if not written or not graph_raises_by_value(self.gm) else \
                         "storages" if reaches_whole_storage(self.gm) else "values"
-                    self._graph_call.arg = restoring_inputs(compiled, written, reshaped, copy)
+                    # (a backend that retraces the graph writes into its inputs after every op)
+                    kept = [i for i in written if self.output.eager_autograd and
+                            self.output.graph_inputs[i][1].node.meta["example_value"].requires_grad]
+                    self._graph_call.arg = restoring_inputs(compiled, written, reshaped, copy, kept)
                 guard_graph_call(cg, self, *self._graph_call_span)
         prefix = [Instr("MAKE_CELL", CellVar(n)) for n in self.code.co_cellvars]
         if self.code.co_freevars:

@@ -70,31 +70,35 @@ def reaches_whole_storage(gm) -> bool:
     return False
 
 
-def restoring_inputs(compiled, written: list, reshaped: list, copy: str | None):
+def restoring_inputs(compiled, written: list, reshaped: list, copy: str | None, kept: list = ()):
     """`compiled`, putting back, if it raises, the inputs it changes: the sizes, strides and storage
     offset of those at positions `reshaped` (`x.t_()`), the values of those at `written`, copied before
     the call (`copy` "values"; "storages": their whole storages). The rerun would otherwise make the
     writes and the changes twice. A graph that raises by no value (value_raises.py) is not worth the
-    copies (`copy` None): if it raises anyway after a write (out of memory), the frame is not rerun."""
+    copies (`copy` None); the inputs at `kept` cannot be put back (a write into an input requiring grad
+    run as recorded is in its autograd history too). If the graph raises after writing into one it did
+    not copy, the frame is not rerun: the exception leaves it as it is."""
+    watched = list(kept) + (list(written) if copy is None else [])
+    copied = [i for i in written if i not in kept] if copy else []
+
     def run(*args):
         shapes = [(args[i], args[i].size(), args[i].stride(), args[i].storage_offset()) for i in reshaped]
+        versions = [args[i]._version for i in watched]
         if copy == "storages":
-            storages = {args[i].untyped_storage().data_ptr(): args[i].untyped_storage() for i in written}
+            storages = {args[i].untyped_storage().data_ptr(): args[i].untyped_storage() for i in copied}
             saved = [(storage, storage.clone()) for storage in storages.values()]
-        elif copy == "values":
-            saved = [(args[i], args[i].detach().clone()) for i in written]
         else:
-            saved, versions = None, [args[i]._version for i in written]
+            saved = [(args[i], args[i].detach().clone()) for i in copied]
         try:
             return compiled(*args)
         except Exception as e:
-            if saved is None and any(args[i]._version != v for i, v in zip(written, versions)):
-                _open.not_rerun = e       # written, not copied: leaves the frame as it is
+            if any(args[i]._version != v for i, v in zip(watched, versions)):
+                _open.not_rerun = e       # written, not put back: leaves the frame as it is
                 raise
             with torch.no_grad():
                 for t, size, stride, offset in shapes:      # first: a value is copied back into its shape
                     t.as_strided_(size, stride, offset)
-                for place, value in saved or ():
+                for place, value in saved:
                     place.copy_(value)
             raise
     run.__qualname__ = "compiled_graph"

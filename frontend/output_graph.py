@@ -80,6 +80,17 @@ _STORAGE_MUTATIONS = {"resize_", "resize_as_", "set_", "_resize_output_", "spars
 _DTYPE_FROM_DATA = {torch.tensor, torch.as_tensor, torch.asarray, "new_tensor"}
 
 
+# ops that write into tensors they are given without moving their version counter: batch norm's running
+# statistics (in training) are updated so
+_UNVERSIONED_WRITES = {"batch_norm", "instance_norm", "native_batch_norm", "_native_batch_norm_legit",
+                       "_batch_norm_with_update", "_batch_norm_impl_index", "fused_moving_avg_obs_fake_quant",
+                       "_fused_moving_avg_obs_fq_helper"}
+
+
+def _storage_of(t):
+    return t.untyped_storage()._cdata if isinstance(t, torch.Tensor) else None
+
+
 def _within_contiguous(t: torch.Tensor, size, stride, offset) -> bool:
     """Whether every element `t` views is one of a contiguous tensor of `size`, `stride`, `offset` in the
     same storage (False when that is not known for every size)."""
@@ -921,9 +932,16 @@ class OutputGraph:
 
     def written_inputs(self) -> list:
         """Positions, among the graph's inputs, of the tensors an op of the graph writes into (or into
-        a view of)."""
+        a view of): their version counter moved, or a batch norm updated them as running statistics."""
+        updated = set()
+        for node in self.graph.nodes:
+            name = node.target if node.op == "call_method" else getattr(node.target, "__name__", None)
+            if isinstance(name, str) and name.split(".")[0] in _UNVERSIONED_WRITES:
+                torch.fx.node.map_arg((node.args, node.kwargs), lambda n: updated.add(
+                    _storage_of(n.meta.get("example_value"))))
         return [i for i, (_, proxy, value) in enumerate(self.graph_inputs) if isinstance(value, torch.Tensor) and
-                proxy.node.meta["example_value"]._version != proxy.node.meta["version"]]
+                (proxy.node.meta["example_value"]._version != proxy.node.meta["version"] or
+                 _storage_of(proxy.node.meta["example_value"]) in updated)]
 
     def _guard_memory_sharing(self):
         """A graph that writes into a tensor input is only right for inputs sharing memory as they do

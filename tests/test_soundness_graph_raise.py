@@ -409,7 +409,7 @@ def test_written_inputs_copied_only_when_a_value_can_raise(fn, copy, backend):
     assert_same(states[1], states[0])
     assert cnt.frame_count == 1
     wrapper = _graph_call_wrapper(fn)
-    assert wrapper["copy"] == copy and len(wrapper["written"]) == 2
+    assert wrapper["copy"] == copy and len(wrapper["watched" if copy is None else "copied"]) == 2
 
 
 def test_an_uncopied_input_written_before_an_unforeseen_raise_is_not_rerun():
@@ -483,3 +483,58 @@ def test_an_input_made_a_leaf_runs_as_python(no_grad, backend):
     assert results[0][2][0][0] == "raised"
     assert cnt.frame_count == 2
     assert [b.kind for b in bytegraph.stats.break_records] == ["attribute_write"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_running_statistics_updated_before_the_raise_are_updated_once(backend):
+    # batch norm updates its running statistics without moving their version counter: they count as
+    # written all the same, and are put back before the rerun
+    bn = torch.nn.BatchNorm1d(3)
+
+    def f(x, idx, log):
+        y = bn(x)
+        log.append(1)
+        return y[idx]
+
+    bytegraph.reset()
+    cnt = CompileCounterWithBackend(backend)
+    compiled = bytegraph.compile(f, backend=cnt)
+    results = []
+    for fn in (f, compiled):
+        bn.reset_running_stats()
+        calls = []
+        for idx in (torch.tensor([0]), torch.tensor([0]), torch.tensor([7])):
+            log = []
+            answer = _run(fn, torch.arange(6.0).reshape(2, 3), idx, log)
+            calls.append((answer[0], log, bn.running_mean.clone(), bn.running_var.clone(),
+                          int(bn.num_batches_tracked)))
+        results.append(calls)
+    assert_same(results[1], results[0])
+    assert results[0][2][0] == "raised"
+    assert cnt.frame_count == 1
+
+
+def test_a_written_input_requiring_grad_is_not_written_twice():
+    # run as recorded, the write is in the input's autograd history, which no copy puts back: the frame is
+    # not rerun (a rerun gave the input a gradient twice over); the exception leaves it
+    def f(x, idx, log):
+        x.mul_(2)
+        log.append(1)
+        return x[idx]
+
+    cnt = CompileCounterWithBackend("eager")
+    compiled = bytegraph.compile(f, backend=cnt)
+    results = []
+    for fn in (f, compiled):
+        calls = []
+        for idx in (torch.tensor([0]), torch.tensor([7])):
+            leaf = torch.ones(2, 3, requires_grad=True)
+            x = leaf * 1
+            answer = _run(fn, x, idx, [])
+            x.sum().backward()
+            calls.append((answer[0], x.detach(), leaf.grad))
+        results.append(calls)
+    assert_same(results[1], results[0])
+    assert results[0][1][0] == "raised"
+    wrapper = _graph_call_wrapper(f)
+    assert cnt.frame_count == 1 and wrapper["watched"] == [0] and wrapper["copied"] == []
