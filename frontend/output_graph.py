@@ -80,8 +80,8 @@ _STORAGE_MUTATIONS = {"resize_", "resize_as_", "set_", "_resize_output_", "spars
 _DTYPE_FROM_DATA = {torch.tensor, torch.as_tensor, torch.asarray, "new_tensor"}
 
 
-# ops that write into tensors they are given without moving their version counter: batch norm's running
-# statistics (in training) are updated so
+# ops that write into tensors they are given, not only the first, without moving their version counter:
+# batch norm's running statistics (in training) are updated so
 _UNVERSIONED_WRITES = {"batch_norm", "instance_norm", "native_batch_norm", "_native_batch_norm_legit",
                        "_batch_norm_with_update", "_batch_norm_impl_index", "fused_moving_avg_obs_fake_quant",
                        "_fused_moving_avg_obs_fq_helper"}
@@ -932,13 +932,19 @@ class OutputGraph:
 
     def written_inputs(self) -> list:
         """Positions, among the graph's inputs, of the tensors an op of the graph writes into (or into
-        a view of): their version counter moved, or a batch norm updated them as running statistics."""
+        a view of): their version counter moved, or they are the first operand of an in-place op (fake
+        `_foreach_add_` moves no version counter), or a batch norm updated them as running statistics."""
         updated = set()
         for node in self.graph.nodes:
             name = node.target if node.op == "call_method" else getattr(node.target, "__name__", None)
-            if isinstance(name, str) and name.split(".")[0] in _UNVERSIONED_WRITES:
-                torch.fx.node.map_arg((node.args, node.kwargs), lambda n: updated.add(
-                    _storage_of(n.meta.get("example_value"))))
+            name = name.split(".")[0] if isinstance(name, str) else ""
+            if name in _UNVERSIONED_WRITES:
+                operands = (node.args, node.kwargs)
+            elif name.endswith("_") and not name.startswith("__") and node.args:
+                operands = node.args[0]
+            else:
+                continue
+            torch.fx.node.map_arg(operands, lambda n: updated.add(_storage_of(n.meta.get("example_value"))))
         return [i for i, (_, proxy, value) in enumerate(self.graph_inputs) if isinstance(value, torch.Tensor) and
                 (proxy.node.meta["example_value"]._version != proxy.node.meta["version"] or
                  _storage_of(proxy.node.meta["example_value"]) in updated)]

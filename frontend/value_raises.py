@@ -106,6 +106,8 @@ def _raises_by_value(node) -> bool:
         return not _plain_tensors(args + [result], floating=True, symbolic=True)
     else:
         name = _function_name(node.target)
+    if isinstance(name, str) and name.startswith("_foreach_"):      # the op on each tensor of the lists
+        name = name[len("_foreach_"):]
     if name in _ANY_DTYPE_OPS:
         return not _plain_tensors(args + [result], floating=False, symbolic=name in ("size", "stride", "numel"))
     if name in _FLOAT_OPS:

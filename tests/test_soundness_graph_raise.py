@@ -538,3 +538,44 @@ def test_a_written_input_requiring_grad_is_not_written_twice():
     assert results[0][1][0] == "raised"
     wrapper = _graph_call_wrapper(f)
     assert cnt.frame_count == 1 and wrapper["watched"] == [0] and wrapper["copied"] == []
+
+
+def test_foreach_step_is_not_copied():
+    # `_foreach_add_` over lists of float tensors raises by no value, as `add_` on each does not
+    def step(params, grads, log):
+        torch._foreach_add_(params, grads, alpha=-0.5)
+        log.append(len(params))
+
+    cnt = CompileCounterWithBackend("eager")
+    compiled = bytegraph.compile(step, backend=cnt)
+    states = []
+    for fn in (step, compiled):
+        params, logs = [torch.ones(2), torch.ones(3)], [[], []]
+        for log in logs:
+            fn(params, [torch.ones(2), torch.ones(3)], log)
+        states.append((params, logs))
+    assert_same(states[1], states[0])
+    assert cnt.frame_count == 1 and _graph_call_wrapper(step)["copy"] is None
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_foreach_writes_before_the_raise_are_made_once(backend):
+    # a fake `_foreach_add_` moves no version counter: its first operand counts as written all the same
+    def step(params, grads, idx, log):
+        torch._foreach_add_(params, grads, alpha=-0.5)
+        log.append(1)
+        return params[0][idx]
+
+    bytegraph.reset()
+    cnt = CompileCounterWithBackend(backend)
+    compiled = bytegraph.compile(step, backend=cnt)
+    results = []
+    for fn in (step, compiled):
+        calls = []
+        for idx in (torch.tensor([0]), torch.tensor([0]), torch.tensor([5])):
+            params, log = [torch.ones(2), torch.ones(3)], []
+            calls.append((_run(fn, params, [torch.ones(2), torch.ones(3)], idx, log)[0], params, log))
+        results.append(calls)
+    assert_same(results[1], results[0])
+    assert results[0][2][0] == "raised"
+    assert cnt.frame_count == 1 and _graph_call_wrapper(step)["copy"] == "values"
