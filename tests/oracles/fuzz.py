@@ -1172,8 +1172,16 @@ def _metadata_raises(r, k):
         f"y.detach_()\nlst.append(n)\nout.append(y[{j}] * 2)",
         f"x.unsqueeze_(1)\nx.add_(0.5)\nd['u'] = x.shape[1]\ntry:\n    out.append(x[:, 0][{j}])\nexcept IndexError:\n"
         "    out.append('oob')\nx.squeeze_(1)",
+        # the same class: other changes of an input a graph can make before a raise
+        f"y.requires_grad_()\nlst.append(n)\ntry:\n    out.append((y * 2)[{j}].detach())\nfinally:\n"
+        "    y.requires_grad_(False)",
+        f"torch._foreach_add_([x, y], [y, x], alpha=0.5)\nd['fe'] = n\nout.append(x.flatten()[{j}])",
+        f"y.as_strided((2,), (1,), y.storage_offset()).add_(1)\nlst.append(n)\nout.append(y.flatten()[{j}])",
+        f"out.append(torch.nn.functional.batch_norm(x, RM{k}[:x.shape[1]], RV{k}[:x.shape[1]], training=True))\n"
+        f"lst.append(n)\nout.append((y.flatten()[{j}], RM{k}[:2]))",
     ])
-    return "", op
+    pre = f"RM{k} = torch.zeros(64)\nRV{k} = torch.ones(64)\n" if "batch_norm" in op else ""
+    return pre, op
 
 
 # the first generation of families (`--narrow`: the programs that seeds made before the families below)
