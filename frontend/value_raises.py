@@ -17,14 +17,15 @@ import operator
 import torch
 
 # ops whose only value-dependent outcome on floating-point (or complex) tensors is a value (inf, nan):
-# arithmetic, elementwise functions, reductions, matrix products; their in-place forms too
+# arithmetic, elementwise functions, reductions, matrix products; their in-place forms too (not a norm:
+# a nuclear norm's SVD fails to converge on non-finite values)
 _FLOAT_OPS = {
     "add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "neg", "negative", "abs",
     "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "square", "reciprocal", "pow",
     "sin", "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan", "atan2", "sigmoid", "relu", "gelu",
     "silu", "elu", "leaky_relu", "hardtanh", "softplus", "mish", "erf", "sign", "floor", "ceil", "round",
     "trunc", "frac", "clamp", "clip", "clamp_min", "clamp_max", "maximum", "minimum", "lerp", "addcmul",
-    "addcdiv", "where", "sum", "mean", "prod", "amax", "amin", "var", "std", "norm", "softmax",
+    "addcdiv", "where", "sum", "mean", "prod", "amax", "amin", "var", "std", "softmax",
     "log_softmax", "matmul", "mm", "bmm", "addmm", "baddbmm", "mv", "dot", "linear", "outer",
     "layer_norm", "dropout", "zero", "fill", "masked_fill",
 }
@@ -81,7 +82,8 @@ def _plain_tensors(values, floating: bool, symbolic: bool = False) -> bool:
         elif isinstance(v, _SYMBOLIC):
             if not symbolic:
                 return False
-        elif v is not None and not isinstance(v, (bool, int, float, torch.dtype, torch.Size)):
+        elif v is not None and not isinstance(v, (bool, int, float, str, torch.dtype, torch.Size, torch.device,
+                                                  torch.memory_format, torch.layout)):
             return False
     return True
 

@@ -579,3 +579,26 @@ def test_foreach_writes_before_the_raise_are_made_once(backend):
     assert_same(results[1], results[0])
     assert results[0][2][0] == "raised"
     assert cnt.frame_count == 1 and _graph_call_wrapper(step)["copy"] == "values"
+
+
+@pytest.mark.parametrize("fn,raises", [
+    (lambda x, i: (x * 2 + 1).sin().sum() - x.mean(0) @ x.t(), False),
+    (lambda x, i: torch.nn.functional.gelu(x, approximate="tanh").div(3, rounding_mode="floor"), False),
+    (lambda x, i: x.t().reshape(-1)[1:3].clone().copy_(x[0, :2]), False),
+    (lambda x, i: x[i], True),                                # an index tensor
+    (lambda x, i: torch.linalg.cholesky(x @ x.t()), True),   # not positive definite
+    (lambda x, i: torch.norm(x, p="nuc"), True),              # an SVD: fails on non-finite values
+    (lambda x, i: i // (i + 1), True),                        # integers: a zero divisor
+    (lambda x, i: x.gather(0, i.expand(2, 3)), True),
+])
+def test_which_graphs_raise_by_value(fn, raises):
+    from bytegraph.frontend.value_raises import graph_raises_by_value
+    graphs = []
+
+    def keep(gm, example_inputs):
+        graphs.append(gm)
+        return gm
+
+    bytegraph.compile(fn, backend=keep)(torch.randn(2, 3), torch.tensor([[1, 0, 1]]))
+    assert len(graphs) == 1
+    assert graph_raises_by_value(graphs[0]) == raises
