@@ -184,16 +184,12 @@ class InstructionTranslator(InstructionTranslatorBase):
 
     def finish_code(self, cg, copied=False) -> CompiledFrame:
         if self._graph_call is not None:
+            plan = self._rerun_plan()
             self.gm, compiled = self.output.compile_graph(cg.used_outputs(self._graph_outputs))
             self._graph_call.arg = compiled
-            if loses_effects_on_raise(self) and rerunnable(self.output):
-                written, reshaped = self.output.written_inputs(), self.output.reshaped_inputs()
+            if plan is not None:
+                written, reshaped, copy, kept = plan
                 if written or reshaped:
-                    copy = None if not written or not graph_raises_by_value(self.gm) else \
-                        "storages" if reaches_whole_storage(self.gm) else "values"
-                    # (a backend that retraces the graph writes into its inputs after every op)
-                    kept = [i for i in written if self.output.eager_autograd and
-                            self.output.graph_inputs[i][1].node.meta["example_value"].requires_grad]
                     self._graph_call.arg = restoring_inputs(compiled, written, reshaped, copy, kept)
                 guard_graph_call(cg, self, *self._graph_call_span)
         prefix = [Instr("MAKE_CELL", CellVar(n)) for n in self.code.co_cellvars]
@@ -203,6 +199,25 @@ class InstructionTranslator(InstructionTranslatorBase):
         return CompiledFrame(code, self.output.final_guards(), self.gm, self.op_count, self.arg_names,
                              kept=tuple(self.output.trace_local_classes),
                              modules=self.output.module_refs())
+
+    def _rerun_plan(self):
+        """How the graph call reruns the frame if it raises (graph_raise.py): None when a raise loses
+        nothing (or the frame cannot rerun), else the inputs it writes into, those whose sizes it
+        changes, how the written ones are copied (value_raises.py) and those no copy can put back."""
+        output = self.output
+        if not (loses_effects_on_raise(self) and rerunnable(output)):
+            return None
+        written, reshaped = output.written_inputs(), output.reshaped_inputs()
+        raises = bool(written) and graph_raises_by_value(output.graph)
+        copy = ("storages" if reaches_whole_storage(output.graph) else "values") if raises else None
+        # a write into an input requiring grad, run as recorded, is in its autograd history too (a
+        # backend that retraces the graph writes into its inputs after all its ops)
+        kept = [i for i in written if output.eager_autograd and
+                output.graph_inputs[i][1].node.meta["example_value"].requires_grad]
+        if kept and raises:
+            raise Unsupported("unrestorable_raise", what="a graph writing into an input requiring grad, then "
+                              "maybe raising by value, with effects a raise would skip")
+        return written, reshaped, copy, kept
 
     def finish(self, return_value) -> CompiledFrame:
         self.stack = []

@@ -62,8 +62,8 @@ def rerunnable(output) -> bool:
 _ANY_STORAGE_VIEWS = {"as_strided", "as_strided_"}
 
 
-def reaches_whole_storage(gm) -> bool:
-    for node in gm.graph.nodes:
+def reaches_whole_storage(graph) -> bool:
+    for node in graph.nodes:
         name = node.target if node.op == "call_method" else getattr(node.target, "__name__", None)
         if isinstance(name, str) and name.split(".")[0] in _ANY_STORAGE_VIEWS:
             return True

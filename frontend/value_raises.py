@@ -117,9 +117,10 @@ def _raises_by_value(node) -> bool:
     return True
 
 
-def graph_raises_by_value(gm) -> bool:
-    """Whether an op of `gm` may raise for some values of its inputs (see the module docstring)."""
-    for node in gm.graph.nodes:
+def graph_raises_by_value(graph) -> bool:
+    """Whether an op of `graph` (an fx Graph) may raise for some values of its inputs (see the module
+    docstring)."""
+    for node in graph.nodes:
         if node.op in ("placeholder", "output", "get_attr"):
             continue
         if node.op != "call_function" and node.op != "call_method":
