@@ -88,7 +88,14 @@ _UNVERSIONED_WRITES = {"batch_norm", "instance_norm", "native_batch_norm", "_nat
 
 
 def _storage_of(t):
-    return t.untyped_storage()._cdata if isinstance(t, torch.Tensor) else None
+    """An id of `t`'s storage; None for a value that is no tensor or has none to reach (a tensor batched
+    by vmap, which is no graph input: the inputs are the tensors it wraps)."""
+    if not isinstance(t, torch.Tensor):
+        return None
+    try:
+        return t.untyped_storage()._cdata
+    except NotImplementedError:
+        return None
 
 
 def _within_contiguous(t: torch.Tensor, size, stride, offset) -> bool:
@@ -883,12 +890,10 @@ class OutputGraph:
 
     def _input_sharing_storage(self, t):
         """The fake of the graph input whose storage `t` views, if any."""
-        if not isinstance(t, torch.Tensor):
-            return None
-        storage = t.untyped_storage()._cdata
+        storage = _storage_of(t)
         for _, proxy, value in self.graph_inputs:
             fake = proxy.node.meta["example_value"]
-            if isinstance(value, torch.Tensor) and fake.untyped_storage()._cdata == storage:
+            if storage is not None and isinstance(value, torch.Tensor) and _storage_of(fake) == storage:
                 return fake
         return None
 
@@ -910,9 +915,9 @@ class OutputGraph:
             if fake._version == version:
                 continue
             size, stride, offset = self._original_metadata(fake)
-            storage = fake.untyped_storage()._cdata
+            storage = _storage_of(fake)
             for t in tensors:
-                if t.untyped_storage()._cdata == storage and not _within_contiguous(t, size, stride, offset):
+                if _storage_of(t) == storage and not _within_contiguous(t, size, stride, offset):
                     raise Unsupported("unsupported_call", fn=name or "an in-place op",
                                       detail=" (a write through an as_strided view beyond the input it views)")
 
