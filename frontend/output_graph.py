@@ -87,6 +87,25 @@ _UNVERSIONED_WRITES = {"batch_norm", "instance_norm", "native_batch_norm", "_nat
                        "_fused_moving_avg_obs_fq_helper"}
 
 
+def _refuse_foreach_reading_what_it_wrote(name, args, kwargs) -> None:
+    """`torch._foreach_add_([x, y], [y, x])` on the CPU writes `x`, then reads the new `x` for `y`; a
+    backend that functionalizes the graph reads every operand before writing any (`y` got the old `x`).
+    An in-place foreach op whose operands at one position view the storage of a tensor it writes at
+    another, or that writes one storage twice, runs as Python."""
+    written = args[0] if args and isinstance(args[0], (list, tuple)) else ()
+    storages = [_storage_of(t) for t in written]
+    if len(set(storages)) < len(storages):       # (`_foreach_add_([x, x], 1)` adds twice)
+        raise Unsupported("unsupported_call", fn=f"torch.{name}", detail=" (it writes one storage twice)")
+    for operand in list(args[1:]) + list(kwargs.values()):
+        if not isinstance(operand, (list, tuple)):
+            continue
+        for i, t in enumerate(operand):
+            storage = _storage_of(t)
+            if storage is not None and any(s == storage for j, s in enumerate(storages) if j != i):
+                raise Unsupported("unsupported_call", fn=f"torch.{name}",
+                                  detail=" (an operand views a tensor the op writes at another position)")
+
+
 def _storage_of(t):
     """An id of `t`'s storage; None for a value that is no tensor or has none to reach (a tensor batched
     by vmap, which is no graph input: the inputs are the tensors it wraps)."""
@@ -592,6 +611,8 @@ class OutputGraph:
             raise Unsupported("torch_value", what=f"an in-place result converted to {subclass.__name__}")
         if watched:
             self._refuse_writes_beyond_inputs(watched, name, (fake_args, fake_kwargs))
+        if op_name and op_name.startswith("_foreach_") and op_name.endswith("_") and not self.eager_autograd:
+            _refuse_foreach_reading_what_it_wrote(op_name, fake_args, fake_kwargs)
         node = self.graph.create_node(kind, target, proxy_args, proxy_kwargs)
         node.meta["example_value"] = example
         if op_name in _ANY_STORAGE_VIEWS and not self.eager_autograd and fake_args and \

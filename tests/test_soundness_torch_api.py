@@ -801,3 +801,38 @@ def test_write_through_as_strided_beyond_the_input(fn, make, breaks, backend):
     assert [b.kind for b in bytegraph.stats.break_records if b.kind != "internal_error"] == \
         (["unsupported_call"] if broke else [])
     assert not [b for b in bytegraph.stats.break_records if b.kind == "internal_error"]
+
+
+# -- in-place foreach ops reading what they wrote -------------------------------------------------
+def _foreach_swapped_operands(x, y):
+    torch._foreach_add_([x, y], [y, x], alpha=0.5)      # y gets the new x (the CPU loops in order)
+    return x * 1, y * 1
+
+
+def _foreach_written_twice(x):
+    torch._foreach_add_([x, x[1:]], 1.0)
+    return x * 1
+
+
+def _foreach_plain(x, y):
+    torch._foreach_add_([x, y], [y * 2, x * 2])
+    return x * 1, y * 1
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+@pytest.mark.parametrize("fn,breaks,graphs", [(_foreach_swapped_operands, True, 1), (_foreach_written_twice, True, 2),
+                                              (_foreach_plain, False, 1)])
+def test_foreach_in_place_reading_what_it_wrote(fn, breaks, graphs, backend):
+    # a backend that functionalizes the graph reads every operand before writing any, and writes one
+    # storage once: such foreach calls run as Python there
+    bytegraph.reset()
+    cnt = CompileCounterWithBackend(backend)
+    compiled = bytegraph.compile(fn, backend=cnt)
+    results = []
+    for f in (fn, compiled):
+        args = (torch.ones(3), torch.full((3,), 2.0))[:fn.__code__.co_argcount]
+        results.append((f(*args), args))
+    assert_same(results[1], results[0])
+    broke = breaks and backend != "eager"
+    assert [b.kind for b in bytegraph.stats.break_records] == (["unsupported_call"] if broke else [])
+    assert cnt.frame_count == (graphs if broke else 1)     # (`x[1:]` before the break: a graph of its own)

@@ -1153,7 +1153,7 @@ def _metadata_raises(r, k):
     """Graph ops raising by value after an input's sizes or strides were changed in place (`y.t_()`,
     `unsqueeze_`, `as_strided_`, aten's `t_`), put back in a finally block or by a later op, or left changed
     when the raise leaves `f`; with effects before the raise and writes into the input."""
-    j = "(x[0, 0].abs() * 4).long()"
+    j = "(x[0, :2].abs() * 4).long()"   # (1-d: a 0-d index tensor is read as a number, a break)
     op = r.choice([
         f"y.t_()\ntry:\n    out.append(y[{j}])\nexcept IndexError:\n    out.append('oob')\nfinally:\n    y.t_()",
         f"lst.append(tuple(y.shape))\ny.unsqueeze_(0)\ntry:\n    out.append(y[0][{j}].sum())\nfinally:\n"
