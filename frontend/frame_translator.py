@@ -188,9 +188,9 @@ class InstructionTranslator(InstructionTranslatorBase):
             self.gm, compiled = self.output.compile_graph(cg.used_outputs(self._graph_outputs))
             self._graph_call.arg = compiled
             if plan is not None:
-                written, reshaped, copy, kept = plan
+                written, reshaped, copy = plan
                 if written or reshaped:
-                    self._graph_call.arg = restoring_inputs(compiled, written, reshaped, copy, kept)
+                    self._graph_call.arg = restoring_inputs(compiled, written, reshaped, copy)
                 guard_graph_call(cg, self, *self._graph_call_span)
         prefix = [Instr("MAKE_CELL", CellVar(n)) for n in self.code.co_cellvars]
         if self.code.co_freevars:
@@ -203,21 +203,20 @@ class InstructionTranslator(InstructionTranslatorBase):
     def _rerun_plan(self):
         """How the graph call reruns the frame if it raises (graph_raise.py): None when a raise loses
         nothing (or the frame cannot rerun), else the inputs it writes into, those whose sizes it
-        changes, how the written ones are copied (value_raises.py) and those no copy can put back."""
+        changes, and how the written ones are copied (value_raises.py)."""
         output = self.output
         if not (loses_effects_on_raise(self) and rerunnable(output)):
             return None
         written, reshaped = output.written_inputs(), output.reshaped_inputs()
         raises = bool(written) and graph_raises_by_value(output.graph)
-        copy = ("storages" if reaches_whole_storage(output.graph) else "values") if raises else None
-        # a write into an input requiring grad, run as recorded, is in its autograd history too (a
-        # backend that retraces the graph writes into its inputs after all its ops)
-        kept = [i for i in written if output.eager_autograd and
-                output.graph_inputs[i][1].node.meta["example_value"].requires_grad]
-        if kept and raises:
+        # a write into an input requiring grad, run as recorded, is in its autograd history too, which
+        # no copy puts back (a backend that retraces the graph writes into its inputs after all its ops)
+        if raises and output.eager_autograd and any(
+                output.graph_inputs[i][1].node.meta["example_value"].requires_grad for i in written):
             raise Unsupported("unrestorable_raise", what="a graph writing into an input requiring grad, then "
                               "maybe raising by value, with effects a raise would skip")
-        return written, reshaped, copy, kept
+        copy = ("storages" if reaches_whole_storage(output.graph) else "values") if raises else None
+        return written, reshaped, copy
 
     def finish(self, return_value) -> CompiledFrame:
         self.stack = []

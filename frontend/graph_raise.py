@@ -13,10 +13,12 @@ arguments: eager's answer, value or exception. That is sound only when the graph
 rerun could see: the input tensors it writes into are copied before the call and put back (when one of
 its ops can raise by value: value_raises.py), those whose sizes or strides it changes in place
 (`x.t_()`) get them back, and it is done only for graphs that hold only CPU tensors; other graphs
-raise as before. (A change an input's autograd record would keep, `x.t_()` of an input requiring grad
-or `x.detach_()`, is never in a graph: OutputGraph breaks there.) Process-state blocks a graph run as
-recorded enters (autocast, inference mode,
-DisableTorchFunction) are left when it raises, rerun or not (see the end of this module).
+raise as before. What no copy puts back is kept out: a change of an input's autograd record
+(`x.requires_grad_()`, `x.detach_()`, `x.t_()` of an input requiring grad) breaks the graph
+(OutputGraph), and a frame whose graph, run as recorded, writes into an input requiring grad and may
+then raise runs eagerly (FrameTranslator._rerun_plan). Process-state blocks a graph run as recorded
+enters (autocast, inference mode, DisableTorchFunction) are left when it raises, rerun or not (see
+the end of this module).
 """
 from __future__ import annotations
 
@@ -59,27 +61,26 @@ def rerunnable(output) -> bool:
 
 # ops whose view can reach memory of the storage outside the tensor viewed (`x.as_strided((4,), (1,), 0)`
 # of `x = base[1:3]`): a write through it is put back by saving the whole storage
-_ANY_STORAGE_VIEWS = {"as_strided", "as_strided_"}
+ANY_STORAGE_VIEWS = {"as_strided", "as_strided_"}
 
 
 def reaches_whole_storage(graph) -> bool:
     for node in graph.nodes:
         name = node.target if node.op == "call_method" else getattr(node.target, "__name__", None)
-        if isinstance(name, str) and name.split(".")[0] in _ANY_STORAGE_VIEWS:
+        if isinstance(name, str) and name.split(".")[0] in ANY_STORAGE_VIEWS:
             return True
     return False
 
 
-def restoring_inputs(compiled, written: list, reshaped: list, copy: str | None, kept: list = ()):
+def restoring_inputs(compiled, written: list, reshaped: list, copy: str | None):
     """`compiled`, putting back, if it raises, the inputs it changes: the sizes, strides and storage
     offset of those at positions `reshaped` (`x.t_()`), the values of those at `written`, copied before
     the call (`copy` "values"; "storages": their whole storages). The rerun would otherwise make the
     writes and the changes twice. A graph that raises by no value (value_raises.py) is not worth the
-    copies (`copy` None); the inputs at `kept` cannot be put back (a write into an input requiring grad
-    run as recorded is in its autograd history too). If the graph raises after writing into one it did
-    not copy, the frame is not rerun: the exception leaves it as it is."""
-    watched = list(kept) + (list(written) if copy is None else [])
-    copied = [i for i in written if i not in kept] if copy else []
+    copies (`copy` None): if it raises anyway after a write (out of memory), the frame is not rerun and
+    the exception leaves it as it is."""
+    watched = written if copy is None else []
+    copied = written if copy else []
 
     def run(*args):
         shapes = [(args[i], args[i].size(), args[i].stride(), args[i].storage_offset()) for i in reshaped]

@@ -38,7 +38,7 @@ from ..guards.shape import ShapeEnvSource, ShapeGuardError, ShapePolicy, shape_g
 from .builder import instance_dict, wrap
 from .eager_check import eager_refusal
 from .graph_break import Unsupported, fold
-from .graph_raise import leaving_blocks_on_raise, track_state_blocks
+from .graph_raise import ANY_STORAGE_VIEWS, leaving_blocks_on_raise, track_state_blocks
 from .side_effects import SideEffects, SideEffectsState
 from .variables.constant import ConstantVariable
 from .variables.lists import (
@@ -71,8 +71,6 @@ _DEFAULT_TORCH_FUNCTION = torch.Tensor.__dict__["__torch_function__"]
 _METADATA_MUTATIONS = {"t_", "transpose_", "squeeze_", "unsqueeze_", "as_strided_", "swapdims_", "swapaxes_"}
 # in-place ops that replace or grow a tensor's storage: functionalizing backends (aot_eager, inductor)
 # cannot express them on a graph input, so they run as Python (a graph break)
-# views that can reach any memory of the storage, not only the elements of the tensor viewed
-_ANY_STORAGE_VIEWS = {"as_strided", "as_strided_"}
 _STORAGE_MUTATIONS = {"resize_", "resize_as_", "set_", "_resize_output_", "sparse_resize_",
                       "sparse_resize_and_clear_", "resize_as_sparse_"}
 # constructors that infer a dtype from their data: a numpy scalar there gives numpy's dtype
@@ -615,7 +613,7 @@ class OutputGraph:
             _refuse_foreach_reading_what_it_wrote(op_name, fake_args, fake_kwargs)
         node = self.graph.create_node(kind, target, proxy_args, proxy_kwargs)
         node.meta["example_value"] = example
-        if op_name in _ANY_STORAGE_VIEWS and not self.eager_autograd and fake_args and \
+        if op_name in ANY_STORAGE_VIEWS and not self.eager_autograd and fake_args and \
                 self._input_sharing_storage(fake_args[0]) is not None:
             self.strided_input_views.append(node)
         if name and name.startswith("_foreach_") and name.endswith("_") and args and \
