@@ -605,3 +605,19 @@ def test_which_graphs_raise_by_value(fn, raises):
     bytegraph.compile(fn, backend=keep)(torch.randn(2, 3), torch.tensor([[1, 0, 1]]))
     assert len(graphs) == 1
     assert graph_raises_by_value(graphs[0].graph) == raises
+
+
+def test_input_sizes_put_back_with_symbolic_sizes():
+    # the sizes put back are the ones of this call's input, whatever size the graph was traced for
+    cnt = CompileCounterWithBackend("eager")
+    compiled = bytegraph.compile(_transposed_then_logged, backend=cnt, dynamic=True)
+    results = []
+    for fn in (_transposed_then_logged, compiled):
+        calls = []
+        for rows, idx in ((2, [0]), (3, [1]), (4, [9])):
+            x, log = torch.arange(rows * 3.0).reshape(rows, 3), []
+            calls.append((_run(fn, x, torch.tensor(idx), log)[0], x.shape, x.stride(), x, log))
+        results.append(calls)
+    assert_same(results[1], results[0])
+    assert results[0][2][0] == "raised"
+    assert cnt.frame_count == 1
