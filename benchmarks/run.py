@@ -4,9 +4,10 @@ Sections: per-call overhead (`overhead.py`), real models side by side with torch
 (`models.py`) and recompiles/compile time over 10 sequence lengths, static vs dynamic
 (`dynamic_shapes.py`), kernels per model under the inductor backend (`inductor_kernels.py`), CPU speed
 of the inductor backend's C++ kernels against eager and torch.compile (`inductor_cpu.py`), and the
-edges: a frame past the cache size limit, memory after compiled closures die (`edges.py`).
+edges: a frame past the cache size limit, memory after compiled closures die (`edges.py`); what a graph
+that may raise part way costs (`graph_raise_cost.py`).
 Each prints a markdown table and writes JSON (the models section also a PNG chart)
-into `--out`. `--only overhead|models|dynamic|inductor|inductor_cpu|edges` runs one section; `--quick` is a
+into `--out`. `--only overhead|models|dynamic|inductor|inductor_cpu|edges|raise_cost` runs one section; `--quick` is a
 one-minute subset.
 """
 from __future__ import annotations
@@ -20,6 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import dynamic_shapes
 import edges
+import graph_raise_cost
 import inductor_cpu
 import inductor_kernels
 import models
@@ -73,8 +75,15 @@ def run_edges(args) -> None:
            "edges.json")
 
 
+def run_raise_cost(args) -> None:
+    rows = graph_raise_cost.run(quick=args.quick)
+    _table("A graph that may raise part way: the cost of putting its written inputs back",
+           graph_raise_cost.to_markdown(rows), rows, args.out, "graph_raise_cost.json")
+
+
 SECTIONS = {"overhead": run_overhead, "models": run_models, "dynamic": run_dynamic, "inductor": run_inductor,
-            "inductor_cpu": run_inductor_cpu, "edges": run_edges}
+            "inductor_cpu": run_inductor_cpu, "edges": run_edges,
+            "raise_cost": run_raise_cost}
 
 
 def main():

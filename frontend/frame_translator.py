@@ -28,12 +28,13 @@ from .break_codegen import FrameCheckpoint, can_break_at, compile_break, emit_se
 from .builder import is_compiled_function, is_skipped_function
 from .codegen import PyCodegen, new_code
 from .graph_break import Unsupported
-from .graph_raise import guard_graph_call, loses_effects_on_raise, rerunnable, restoring_written_inputs
+from .graph_raise import guard_graph_call, loses_effects_on_raise, reaches_whole_storage, rerunnable, restoring_inputs
 from .opcodes import OPCODES, Checkpoint
 from .output_graph import OutputGraph
 from .resume import is_resume_code
 from .signals import ReturnValue, UserException
 from .translator import InstructionTranslatorBase
+from .value_raises import graph_raises_by_value
 from .variables.constant import ConstantVariable
 from .variables.functions import UserFunctionVariable
 from .variables.misc import CellVariable, FrameFreeCell, UnreadArgument
@@ -183,12 +184,13 @@ class InstructionTranslator(InstructionTranslatorBase):
 
     def finish_code(self, cg, copied=False) -> CompiledFrame:
         if self._graph_call is not None:
+            plan = self._rerun_plan()
             self.gm, compiled = self.output.compile_graph(cg.used_outputs(self._graph_outputs))
             self._graph_call.arg = compiled
-            if loses_effects_on_raise(self) and rerunnable(self.output):
-                written = self.output.written_inputs()
-                if written:
-                    self._graph_call.arg = restoring_written_inputs(compiled, written)
+            if plan is not None:
+                written, reshaped, copy = plan
+                if written or reshaped:
+                    self._graph_call.arg = restoring_inputs(compiled, written, reshaped, copy)
                 guard_graph_call(cg, self, *self._graph_call_span)
         prefix = [Instr("MAKE_CELL", CellVar(n)) for n in self.code.co_cellvars]
         if self.code.co_freevars:
@@ -197,6 +199,24 @@ class InstructionTranslator(InstructionTranslatorBase):
         return CompiledFrame(code, self.output.final_guards(), self.gm, self.op_count, self.arg_names,
                              kept=tuple(self.output.trace_local_classes),
                              modules=self.output.module_refs())
+
+    def _rerun_plan(self):
+        """How the graph call reruns the frame if it raises (graph_raise.py): None when a raise loses
+        nothing (or the frame cannot rerun), else the inputs it writes into, those whose sizes it
+        changes, and how the written ones are copied (value_raises.py)."""
+        output = self.output
+        if not (loses_effects_on_raise(self) and rerunnable(output)):
+            return None
+        written, reshaped = output.written_inputs(), output.reshaped_inputs()
+        raises = bool(written) and graph_raises_by_value(output.graph)
+        # a write into an input requiring grad, run as recorded, is in its autograd history too, which
+        # no copy puts back (a backend that retraces the graph writes into its inputs after all its ops)
+        if raises and output.eager_autograd and any(
+                output.graph_inputs[i][1].node.meta["example_value"].requires_grad for i in written):
+            raise Unsupported("unrestorable_raise", what="a graph writing into an input requiring grad, then "
+                              "maybe raising by value, with effects a raise would skip")
+        copy = ("storages" if reaches_whole_storage(output.graph) else "values") if raises else None
+        return written, reshaped, copy
 
     def finish(self, return_value) -> CompiledFrame:
         self.stack = []

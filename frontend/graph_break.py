@@ -83,6 +83,9 @@ register("finalizer", "{what} is not supported",
          "this is expected: a frame where an object whose death runs code (its class's `__del__`, a "
          "weak reference's callback such as weakref.finalize's) is made or dropped runs eagerly, so the "
          "object dies (and that code runs) when CPython says", resumable=False)
+# (not resumable: a resume function would hold the same graph)
+register("unrestorable_raise", "{what} is not supported",
+         "the frame runs eagerly; with backend \"aot_eager\" or \"inductor\" it compiles", resumable=False)
 register("user_exception", "exception {exc} raised in traced code is not handled there",
          "the exception is raised by running that part of the code eagerly")
 # side effects and values the transformed code must rebuild

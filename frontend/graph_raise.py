@@ -10,10 +10,15 @@ So, where a raise would lose something, the transformed code calls the graph ins
 the graph raises an `Exception`, grad mode and the CPU random number generator are put back as they
 were when the frame started, and the frame's own code runs as Python from its start with the same
 arguments: eager's answer, value or exception. That is sound only when the graph changed nothing the
-rerun could see: the input tensors it writes into are copied before the call and put back, and it is
-done only for graphs that change no input's sizes and hold only CPU tensors; other graphs raise as
-before. Process-state blocks a graph run as recorded enters (autocast, inference mode,
-DisableTorchFunction) are left when it raises, rerun or not (see the end of this module).
+rerun could see: the input tensors it writes into are copied before the call and put back (when one of
+its ops can raise by value: value_raises.py), those whose sizes or strides it changes in place
+(`x.t_()`) get them back, and it is done only for graphs that hold only CPU tensors; other graphs
+raise as before. What no copy puts back is kept out: a change of an input's autograd record
+(`x.requires_grad_()`, `x.detach_()`, `x.t_()` of an input requiring grad) breaks the graph
+(OutputGraph), and a frame whose graph, run as recorded, writes into an input requiring grad and may
+then raise runs eagerly (FrameTranslator._rerun_plan). Process-state blocks a graph run as recorded
+enters (autocast, inference mode, DisableTorchFunction) are left when it raises, rerun or not (see
+the end of this module).
 """
 from __future__ import annotations
 
@@ -31,6 +36,10 @@ from .. import _C
 from .variables.torch import enter_torch_function_disabled, exit_torch_function_disabled
 
 
+# per thread: the state blocks a graph left open (see the end of this module); an exception not to rerun on
+_open = threading.local()
+
+
 def loses_effects_on_raise(tx) -> bool:
     """Whether an exception from the graph would skip something eager does: Python effects replayed
     after the graph, a grad-mode change, or a block of the program around a graph op."""
@@ -41,10 +50,8 @@ def loses_effects_on_raise(tx) -> bool:
 
 
 def rerunnable(output) -> bool:
-    """Whether the frame can run again after the graph raised: the graph changed no input's sizes and
-    ran on the CPU (whose random number generator is the one put back)."""
-    if output.metadata_log:       # (`x.t_()`: a change of an input's sizes, not put back)
-        return False
+    """Whether the frame can run again after the graph raised: the graph ran on the CPU (whose random
+    number generator is the one put back). The inputs it changes are put back (restoring_inputs)."""
     for node in output.graph.nodes:
         value = node.meta.get("example_value")
         if isinstance(value, torch.Tensor) and value.device.type != "cpu":
@@ -52,17 +59,48 @@ def rerunnable(output) -> bool:
     return True
 
 
-def restoring_written_inputs(compiled, positions: list):
-    """`compiled`, copying the inputs it writes into first and putting them back if it raises (the
-    writes made before the raise would otherwise be made twice by the rerun)."""
+# ops whose view can reach memory of the storage outside the tensor viewed (`x.as_strided((4,), (1,), 0)`
+# of `x = base[1:3]`): a write through it is put back by saving the whole storage
+ANY_STORAGE_VIEWS = {"as_strided", "as_strided_"}
+
+
+def reaches_whole_storage(graph) -> bool:
+    for node in graph.nodes:
+        name = node.target if node.op == "call_method" else getattr(node.target, "__name__", None)
+        if isinstance(name, str) and name.split(".")[0] in ANY_STORAGE_VIEWS:
+            return True
+    return False
+
+
+def restoring_inputs(compiled, written: list, reshaped: list, copy: str | None):
+    """`compiled`, putting back, if it raises, the inputs it changes: the sizes, strides and storage
+    offset of those at positions `reshaped` (`x.t_()`), the values of those at `written`, copied before
+    the call (`copy` "values"; "storages": their whole storages). The rerun would otherwise make the
+    writes and the changes twice. A graph that raises by no value (value_raises.py) is not worth the
+    copies (`copy` None): if it raises anyway after a write (out of memory), the frame is not rerun and
+    the exception leaves it as it is."""
+    watched = written if copy is None else []
+    copied = written if copy else []
+
     def run(*args):
-        saved = [args[i].detach().clone() for i in positions]
+        shapes = [(args[i], args[i].size(), args[i].stride(), args[i].storage_offset()) for i in reshaped]
+        versions = [args[i]._version for i in watched]
+        if copy == "storages":
+            storages = {args[i].untyped_storage().data_ptr(): args[i].untyped_storage() for i in copied}
+            saved = [(storage, storage.clone()) for storage in storages.values()]
+        else:
+            saved = [(args[i], args[i].detach().clone()) for i in copied]
         try:
             return compiled(*args)
-        except Exception:
+        except Exception as e:
+            if any(args[i]._version != v for i, v in zip(watched, versions)):
+                _open.not_rerun = e       # written, not put back: leaves the frame as it is
+                raise
             with torch.no_grad():
-                for i, value in zip(positions, saved):
-                    args[i].copy_(value)
+                for t, size, stride, offset in shapes:      # first: a value is copied back into its shape
+                    t.as_strided_(size, stride, offset)
+                for place, value in saved:
+                    place.copy_(value)
             raise
     run.__qualname__ = "compiled_graph"
     return run
@@ -111,6 +149,9 @@ class RerunPlan:
 def rerun_as_python(exc, plan: RerunPlan, rng_state, f_globals, closure, *args):
     """The graph raised `exc`: run the frame's code as Python with its arguments `args` (in
     `frame_arg_names` order), nothing compiled, and answer what it answers."""
+    if getattr(_open, "not_rerun", None) is exc:
+        _open.not_rerun = None
+        raise exc       # the graph wrote into an input it had not copied (see restoring_inputs)
     if not isinstance(exc, Exception) or isinstance(exc, BackendContractError):
         raise exc       # KeyboardInterrupt, or a backend that broke its contract: not the program's
     torch._C._set_grad_enabled(plan.grad_enabled)
@@ -138,9 +179,6 @@ def rerun_as_python(exc, plan: RerunPlan, rng_state, f_globals, closure, *args):
 # nodes; one that raises inside such a block never reaches the exit node, and the state stayed changed
 # after the exception (inference mode left on). Their nodes are retargeted to functions that keep the
 # blocks open on a per-thread stack, and the graph's caller leaves them, innermost first, on a raise.
-_open = threading.local()
-
-
 def _open_blocks() -> list:
     blocks = getattr(_open, "blocks", None)
     if blocks is None:

@@ -28,7 +28,8 @@ from torch._subclasses.fake_tensor import (
     DynamicOutputShapeException,
     FakeTensorMode,
 )
-from torch.fx.experimental.symbolic_shapes import DimDynamic, GuardOnDataDependentSymNode, ShapeEnv
+from torch.fx.experimental.symbolic_shapes import (DimDynamic, GuardOnDataDependentSymNode, ShapeEnv,
+                                                    statically_known_true)
 
 from ..guards.guard import Guard, TensorMeta, global_state_guards, memory_sharing
 from ..probe import class_dict_lookup, source_lines_kept_apart, stack_lines_unread
@@ -37,7 +38,7 @@ from ..guards.shape import ShapeEnvSource, ShapeGuardError, ShapePolicy, shape_g
 from .builder import instance_dict, wrap
 from .eager_check import eager_refusal
 from .graph_break import Unsupported, fold
-from .graph_raise import leaving_blocks_on_raise, track_state_blocks
+from .graph_raise import ANY_STORAGE_VIEWS, leaving_blocks_on_raise, track_state_blocks
 from .side_effects import SideEffects, SideEffectsState
 from .variables.constant import ConstantVariable
 from .variables.lists import (
@@ -62,17 +63,70 @@ from .variables.torch import (
 )
 from .variables.user_defined import UserDefinedObjectVariable
 
-# in-place ops that change a tensor's metadata (shape/stride), which checkpoints must undo
 # torch.Tensor's own __torch_function__: a subclass keeping it converts every torch result to itself
 _DEFAULT_TORCH_FUNCTION = torch.Tensor.__dict__["__torch_function__"]
 
+# in-place ops that change a tensor's metadata (shape/stride), which checkpoints must undo (and a graph
+# that raises, for its inputs: see graph_raise.py); as methods or aten ops (`aten.t_`, `t_.default`)
 _METADATA_MUTATIONS = {"t_", "transpose_", "squeeze_", "unsqueeze_", "as_strided_", "swapdims_", "swapaxes_"}
 # in-place ops that replace or grow a tensor's storage: functionalizing backends (aot_eager, inductor)
 # cannot express them on a graph input, so they run as Python (a graph break)
-_STORAGE_MUTATIONS = {"resize_", "resize_as_", "set_"}
+_STORAGE_MUTATIONS = {"resize_", "resize_as_", "set_", "_resize_output_", "sparse_resize_",
+                      "sparse_resize_and_clear_", "resize_as_sparse_"}
 # constructors that infer a dtype from their data: a numpy scalar there gives numpy's dtype
 # (`torch.tensor([n, np.float32(2)])` is float32 whatever the default dtype), not a Python number's
 _DTYPE_FROM_DATA = {torch.tensor, torch.as_tensor, torch.asarray, "new_tensor"}
+
+
+# ops that write into tensors they are given, not only the first, without moving their version counter:
+# batch norm's running statistics (in training) are updated so
+_UNVERSIONED_WRITES = {"batch_norm", "instance_norm", "native_batch_norm", "_native_batch_norm_legit",
+                       "_batch_norm_with_update", "_batch_norm_impl_index", "fused_moving_avg_obs_fake_quant",
+                       "_fused_moving_avg_obs_fq_helper"}
+
+
+def _refuse_foreach_reading_what_it_wrote(name, args, kwargs) -> None:
+    """`torch._foreach_add_([x, y], [y, x])` on the CPU writes `x`, then reads the new `x` for `y`; a
+    backend that functionalizes the graph reads every operand before writing any (`y` got the old `x`).
+    An in-place foreach op whose operands at one position view the storage of a tensor it writes at
+    another, or that writes one storage twice, runs as Python."""
+    written = args[0] if args and isinstance(args[0], (list, tuple)) else ()
+    storages = [_storage_of(t) for t in written]
+    if len(set(storages)) < len(storages):       # (`_foreach_add_([x, x], 1)` adds twice)
+        raise Unsupported("unsupported_call", fn=f"torch.{name}", detail=" (it writes one storage twice)")
+    for operand in list(args[1:]) + list(kwargs.values()):
+        if not isinstance(operand, (list, tuple)):
+            continue
+        for i, t in enumerate(operand):
+            storage = _storage_of(t)
+            if storage is not None and any(s == storage for j, s in enumerate(storages) if j != i):
+                raise Unsupported("unsupported_call", fn=f"torch.{name}",
+                                  detail=" (an operand views a tensor the op writes at another position)")
+
+
+def _storage_of(t):
+    """An id of `t`'s storage; None for a value that is no tensor or has none to reach (a tensor batched
+    by vmap, which is no graph input: the inputs are the tensors it wraps)."""
+    if not isinstance(t, torch.Tensor):
+        return None
+    try:
+        return t.untyped_storage()._cdata
+    except NotImplementedError:
+        return None
+
+
+def _within_contiguous(t: torch.Tensor, size, stride, offset) -> bool:
+    """Whether every element `t` views is one of a contiguous tensor of `size`, `stride`, `offset` in the
+    same storage (False when that is not known for every size)."""
+    if statically_known_true(t.numel() == 0):
+        return True
+    expected = 1
+    for n, s in reversed(list(zip(size, stride))):
+        if not (statically_known_true(n == 1) or statically_known_true(s == expected)):
+            return False
+        expected = expected * n
+    last = t.storage_offset() + sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
+    return statically_known_true(t.storage_offset() >= offset) and statically_known_true(last < offset + expected)
 
 
 def _scalar_like(t: torch.Tensor) -> bool:
@@ -210,6 +264,8 @@ class OutputGraph:
         # variables/function_mode.py): state of the trace only, the graph runs with no mode
         self.function_modes: tuple = ()
         self.metadata_log: list = []        # (fake tensor, size, stride, offset) before a metadata mutation
+        # nodes of `as_strided` views of a graph input's storage (see _refuse_writes_beyond_inputs)
+        self.strided_input_views: list = []
         self.constant_tensors: list = []
         # classes made while tracing (`collections.namedtuple(...)`): eager makes a new one on every
         # call, so the transformed code never loads the trace's one: it makes its own by the same
@@ -516,16 +572,20 @@ class OutputGraph:
 
     def _create(self, kind, target, args, kwargs):
         name = target if kind == "call_method" else getattr(target, "__name__", None)
-        if name in _STORAGE_MUTATIONS:
+        op_name = name.split(".")[0] if isinstance(name, str) else None    # (an aten overload: `t_.default`)
+        if op_name in _STORAGE_MUTATIONS:
             raise Unsupported("unsupported_call", fn=f"Tensor.{name}", detail=" (it replaces the tensor's storage)")
+        if op_name in _METADATA_MUTATIONS or op_name == "detach_":
+            self._refuse_autograd_metadata_change(op_name, args)
         numpy_numbers = target not in _DTYPE_FROM_DATA
         proxy_args = tuple(self.as_proxy(a, numpy_numbers) for a in args)
         proxy_kwargs = {k: self.as_proxy(v, numpy_numbers) for k, v in kwargs.items()}
         fake_args = torch.fx.node.map_arg(proxy_args, lambda n: n.meta["example_value"])
         fake_kwargs = torch.fx.node.map_arg(proxy_kwargs, lambda n: n.meta["example_value"])
-        if kind == "call_method" and target in _METADATA_MUTATIONS:
+        if op_name in _METADATA_MUTATIONS and fake_args and isinstance(fake_args[0], torch.Tensor):
             t = fake_args[0]
             self.metadata_log.append((t, tuple(t.shape), tuple(t.stride()), t.storage_offset()))
+        watched = self._watch_writes_beyond_inputs()
         try:
             # under the Python dispatcher composite ops (F.pad, interpolate...) decompose in Python
             # and keep symbolic sizes symbolic, instead of reading them as ints in C++
@@ -565,8 +625,15 @@ class OutputGraph:
                 not issubclass(args[0].cls, subclass):
             # eager returns a new object of the subclass viewing the same tensor
             raise Unsupported("torch_value", what=f"an in-place result converted to {subclass.__name__}")
+        if watched:
+            self._refuse_writes_beyond_inputs(watched, name, (fake_args, fake_kwargs))
+        if op_name and op_name.startswith("_foreach_") and op_name.endswith("_") and not self.eager_autograd:
+            _refuse_foreach_reading_what_it_wrote(op_name, fake_args, fake_kwargs)
         node = self.graph.create_node(kind, target, proxy_args, proxy_kwargs)
         node.meta["example_value"] = example
+        if op_name in ANY_STORAGE_VIEWS and not self.eager_autograd and fake_args and \
+                self._input_sharing_storage(fake_args[0]) is not None:
+            self.strided_input_views.append(node)
         if name and name.startswith("_foreach_") and name.endswith("_") and args and \
                 isinstance(args[0], ListVariable):
             return args[0]      # an in-place foreach op returns the very list it was given
@@ -854,11 +921,83 @@ class OutputGraph:
                 self.graph.erase_node(node)
                 self.prunes += 1
 
+    @staticmethod
+    def _refuse_autograd_metadata_change(op_name: str, args) -> None:
+        """An input's autograd record cannot be put back once an op changed it in place: `x.t_()` on
+        an input requiring grad gives it a grad_fn, `x.detach_()` drops it (and a functionalizing
+        backend would not change the input's at all). These run as Python, where eager runs them."""
+        target = args[0] if args else None
+        if not isinstance(target, TensorVariable) or target.proxy.node.op != "placeholder":
+            return
+        if op_name == "detach_" or target.example.requires_grad:
+            raise Unsupported("attribute_write", what=f"{target.describe()}.{op_name}() of a graph input"
+                              + (" requiring grad" if op_name != "detach_" else ""))
+
+    def _input_sharing_storage(self, t):
+        """The fake of the graph input whose storage `t` views, if any."""
+        storage = _storage_of(t)
+        for _, proxy, value in self.graph_inputs:
+            fake = proxy.node.meta["example_value"]
+            if storage is not None and isinstance(value, torch.Tensor) and _storage_of(fake) == storage:
+                return fake
+        return None
+
+    def _watch_writes_beyond_inputs(self) -> list:
+        """Before an op, once an `as_strided` view of an input's storage is in the graph of a backend that
+        functionalizes it: the inputs' fakes and versions (see _refuse_writes_beyond_inputs)."""
+        if not any(not node._erased for node in self.strided_input_views):
+            return []
+        return [(proxy.node.meta["example_value"], proxy.node.meta["example_value"]._version)
+                for _, proxy, value in self.graph_inputs if isinstance(value, torch.Tensor)]
+
+    def _refuse_writes_beyond_inputs(self, watched, name, operands) -> None:
+        """A backend that functionalizes the graph writes an input back as the input's own elements
+        (aot_eager, inductor): a write through an `as_strided` view into memory of the storage that is
+        not the input's (`x.as_strided((4,), (1,), 0).add_(1)` of `x = base[1:3]`) was lost. Such a
+        write, of anything but a view within a contiguous input's elements, runs as Python."""
+        tensors = [t for t in torch.utils._pytree.tree_leaves(operands) if isinstance(t, torch.Tensor)]
+        for fake, version in watched:
+            if fake._version == version:
+                continue
+            size, stride, offset = self._original_metadata(fake)
+            storage = _storage_of(fake)
+            for t in tensors:
+                if _storage_of(t) == storage and not _within_contiguous(t, size, stride, offset):
+                    raise Unsupported("unsupported_call", fn=name or "an in-place op",
+                                      detail=" (a write through an as_strided view beyond the input it views)")
+
+    def _original_metadata(self, fake):
+        """`fake`'s (size, stride, storage offset) before the graph changed them in place."""
+        for logged, size, stride, offset in self.metadata_log:
+            if logged is fake:
+                return size, stride, offset
+        return tuple(fake.shape), tuple(fake.stride()), fake.storage_offset()
+
+    def reshaped_inputs(self) -> list:
+        """Positions, among the graph's inputs, of the tensors an op of the graph changes the sizes,
+        strides or storage offset of in place (`x.t_()`), even if a later op changes them back."""
+        logged = {id(fake) for fake, *_ in self.metadata_log}
+        return [i for i, (_, proxy, value) in enumerate(self.graph_inputs) if isinstance(value, torch.Tensor) and
+                id(proxy.node.meta["example_value"]) in logged]
+
     def written_inputs(self) -> list:
         """Positions, among the graph's inputs, of the tensors an op of the graph writes into (or into
-        a view of)."""
+        a view of): their version counter moved, or they are the first operand of an in-place op (fake
+        `_foreach_add_` moves no version counter), or a batch norm updated them as running statistics."""
+        updated = set()
+        for node in self.graph.nodes:
+            name = node.target if node.op == "call_method" else getattr(node.target, "__name__", None)
+            name = name.split(".")[0] if isinstance(name, str) else ""
+            if name in _UNVERSIONED_WRITES:
+                operands = (node.args, node.kwargs)
+            elif name.endswith("_") and not name.startswith("__") and node.args:
+                operands = node.args[0]
+            else:
+                continue
+            torch.fx.node.map_arg(operands, lambda n: updated.add(_storage_of(n.meta.get("example_value"))))
         return [i for i, (_, proxy, value) in enumerate(self.graph_inputs) if isinstance(value, torch.Tensor) and
-                proxy.node.meta["example_value"]._version != proxy.node.meta["version"]]
+                (proxy.node.meta["example_value"]._version != proxy.node.meta["version"] or
+                 _storage_of(proxy.node.meta["example_value"]) in updated)]
 
     def _guard_memory_sharing(self):
         """A graph that writes into a tensor input is only right for inputs sharing memory as they do

@@ -760,3 +760,79 @@ def test_unbound_tensor_method_called_on_a_tensor():
     cnt = CompileCounter()
     assert_same(bytegraph.compile(f, backend=cnt, fullgraph=True)(x, y), f(x, y))
     assert cnt.frame_count == 1
+
+
+# -- writes through as_strided views of an input's storage ------------------------------------------
+def _written_beyond_the_view(x):
+    x.as_strided((4,), (1,), 0).add_(1)     # x = base[1:3]: base[0] and base[3] are not x's
+    return x * 2
+
+
+def _written_between_the_strides(x):
+    x.as_strided((2,), (1,), 1).mul_(10)    # x = base[::2]: base[1] is not x's
+    return x + 0
+
+
+def _written_within_the_input(x):
+    x.as_strided((2,), (1,), 1).mul_(10)    # x = base[1:7]: base[1], base[2] are x's
+    return x + 0
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+@pytest.mark.parametrize("fn,make,breaks", [
+    (_written_beyond_the_view, lambda: torch.arange(6.0)[1:3], True),
+    (_written_between_the_strides, lambda: torch.arange(12.0)[::2], True),
+    (_written_within_the_input, lambda: torch.arange(8.0)[1:7], False),
+])
+def test_write_through_as_strided_beyond_the_input(fn, make, breaks, backend):
+    # a backend that functionalizes the graph writes an input back as its own elements: a write into
+    # other memory of its storage was lost (inductor) or failed to compile (aot_eager). Such a write runs
+    # as Python there; the eager backend runs it as recorded
+    bytegraph.reset()
+    cnt = CompileCounterWithBackend(backend)
+    compiled = bytegraph.compile(fn, backend=cnt)
+    results = []
+    for f in (fn, compiled):
+        x = make()
+        results.append((f(x), x._base))
+    assert_same(results[1], results[0])
+    broke = breaks and backend != "eager"
+    assert cnt.frame_count == (2 if broke else 1)
+    assert [b.kind for b in bytegraph.stats.break_records if b.kind != "internal_error"] == \
+        (["unsupported_call"] if broke else [])
+    assert not [b for b in bytegraph.stats.break_records if b.kind == "internal_error"]
+
+
+# -- in-place foreach ops reading what they wrote -------------------------------------------------
+def _foreach_swapped_operands(x, y):
+    torch._foreach_add_([x, y], [y, x], alpha=0.5)      # y gets the new x (the CPU loops in order)
+    return x * 1, y * 1
+
+
+def _foreach_written_twice(x):
+    torch._foreach_add_([x, x[1:]], 1.0)
+    return x * 1
+
+
+def _foreach_plain(x, y):
+    torch._foreach_add_([x, y], [y * 2, x * 2])
+    return x * 1, y * 1
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+@pytest.mark.parametrize("fn,breaks,graphs", [(_foreach_swapped_operands, True, 1), (_foreach_written_twice, True, 2),
+                                              (_foreach_plain, False, 1)])
+def test_foreach_in_place_reading_what_it_wrote(fn, breaks, graphs, backend):
+    # a backend that functionalizes the graph reads every operand before writing any, and writes one
+    # storage once: such foreach calls run as Python there
+    bytegraph.reset()
+    cnt = CompileCounterWithBackend(backend)
+    compiled = bytegraph.compile(fn, backend=cnt)
+    results = []
+    for f in (fn, compiled):
+        args = (torch.ones(3), torch.full((3,), 2.0))[:fn.__code__.co_argcount]
+        results.append((f(*args), args))
+    assert_same(results[1], results[0])
+    broke = breaks and backend != "eager"
+    assert [b.kind for b in bytegraph.stats.break_records] == (["unsupported_call"] if broke else [])
+    assert cnt.frame_count == (graphs if broke else 1)     # (`x[1:]` before the break: a graph of its own)

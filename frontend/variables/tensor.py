@@ -154,6 +154,12 @@ class TensorVariable(VariableTracker):
                 raise Unsupported("data_dependent", what="the backward of an assignment through a boolean mask")
             return tx.output.call_function(operator.setitem, [self] + args, kwargs)
         if name == "requires_grad_" and not self.example.requires_grad and _turns_on(args, kwargs) and \
+                self.proxy.node.op == "placeholder":
+            # an input made a leaf inside the graph: a backend that retraces the graph (AOTAutograd) does
+            # not change the input's flag; one that runs it as recorded does, and a graph raising after
+            # that would rerun its frame with the flag already on (graph_raise.py)
+            raise Unsupported("attribute_write", what=f"{self.describe()}.requires_grad_() of a graph input")
+        if name == "requires_grad_" and not self.example.requires_grad and _turns_on(args, kwargs) and \
                 not tx.output.eager_autograd and tx.output.grad_enabled:
             # a new autograd leaf made inside the graph: a graph's outputs derive from its inputs, so
             # AOTAutograd would return them without the grad_fn linking them to the leaf (a backend

@@ -14,7 +14,7 @@ bytegraph hit an internal error (sound: that instruction ran as Python, but a bu
 
     python -m tests.oracles.fuzz --seeds 0:500 [--json fuzz.json] [--out-dir fuzz_failures]
                                  [--backend aot_eager] [--shared-inputs] [--hoist] [--dynamic] [--narrow]
-                                 [--families all|first|second|new|new2|third|raises]
+                                 [--families all|first|second|new|new2|third|raises|raises_meta]
 
 Each failing program is written out as a standalone script that prints OK or MISMATCH.
 """
@@ -1154,6 +1154,41 @@ def _value_raises(r, k):
     ])
     return pre, op
 
+def _metadata_raises(r, k):
+    """Graph ops raising by value after an input's sizes or strides were changed in place (`y.t_()`,
+    `unsqueeze_`, `as_strided_`, aten's `t_`), put back in a finally block or by a later op, or left changed
+    when the raise leaves `f`; with effects before the raise and writes into the input."""
+    j = "(x[0, :2].abs() * 4).long()"   # (1-d: a 0-d index tensor is read as a number, a break)
+    op = r.choice([
+        f"y.t_()\ntry:\n    out.append(y[{j}])\nexcept IndexError:\n    out.append('oob')\nfinally:\n    y.t_()",
+        f"lst.append(tuple(y.shape))\ny.unsqueeze_(0)\ntry:\n    out.append(y[0][{j}].sum())\nfinally:\n"
+        "    y.squeeze_(0)",
+        "x.transpose_(0, 1)\nd['t'] = n\ntry:\n"
+        "    out.append(torch.linalg.cholesky(x[:2, :2] @ x[:2, :2].t() - n * 0.5))\n"
+        "except RuntimeError:\n    out.append(('not pd', x.shape))\nx.transpose_(0, 1)",
+        f"y.swapdims_(0, 1)\ny.mul_(2)\ntry:\n    out.append(y[{j}])\nexcept IndexError:\n    out.append(y.shape)\n"
+        "y.swapdims_(0, 1)",
+        f"sh, st, off = y.shape, y.stride(), y.storage_offset()\ny.as_strided_((y.numel(),), (1,))\ny.add_(1)\n"
+        f"try:\n    out.append(y[{j}])\nexcept IndexError:\n    out.append('oob')\nfinally:\n"
+        "    y.as_strided_(sh, st, off)",
+        f"lst.append(n)\ny.t_()\nout.append(y[{j}])\ny.t_()",
+        f"torch.ops.aten.t_(y)\nlst.append(y.shape[0])\ntry:\n    out.append(y[{j}])\nfinally:\n"
+        "    torch.ops.aten.t_(y)",
+        f"y.detach_()\nlst.append(n)\nout.append(y[{j}] * 2)",
+        f"x.unsqueeze_(1)\nx.add_(0.5)\nd['u'] = x.shape[1]\ntry:\n    out.append(x[:, 0][{j}])\nexcept IndexError:\n"
+        "    out.append('oob')\nx.squeeze_(1)",
+        # the same class: other changes of an input a graph can make before a raise
+        f"y.requires_grad_()\nlst.append(n)\ntry:\n    out.append((y * 2)[{j}].detach())\nfinally:\n"
+        "    y.requires_grad_(False)",
+        f"torch._foreach_add_([x, y], [y, x], alpha=0.5)\nd['fe'] = n\nout.append(x.flatten()[{j}])",
+        f"y.as_strided((2,), (1,), y.storage_offset()).add_(1)\nlst.append(n)\nout.append(y.flatten()[{j}])",
+        f"out.append(torch.nn.functional.batch_norm(x, RM{k}[:x.shape[1]], RV{k}[:x.shape[1]], training=True))\n"
+        f"lst.append(n)\nout.append((y.flatten()[{j}], RM{k}[:2]))",
+    ])
+    pre = f"RM{k} = torch.zeros(64)\nRV{k} = torch.ones(64)\n" if "batch_norm" in op else ""
+    return pre, op
+
+
 # the first generation of families (`--narrow`: the programs that seeds made before the families below)
 NARROW_SNIPPETS = [_containers_list, _containers_tuple, _containers_dict, _containers_set, _closures, _classes,
                    _exceptions, _generators, _comprehensions, _globals, _strings, _builtins, _arith, _tensors,
@@ -1179,7 +1214,9 @@ FAMILIES = {"first": (NARROW_SNIPPETS, NARROW_WEIGHTS), "second": (SECOND_SNIPPE
             "third": (NEW_SNIPPETS + NEW2_SNIPPETS, NEW_WEIGHTS + NEW2_WEIGHTS), "all": (SNIPPETS, WEIGHTS),
             # graph ops raising by value among the second generation (`families="raises"`; not in "all", whose
             # seeds keep their programs)
-            "raises": (SECOND_SNIPPETS + [_value_raises], SECOND_WEIGHTS + [16])}
+            "raises": (SECOND_SNIPPETS + [_value_raises], SECOND_WEIGHTS + [16]),
+            # and after in-place changes of an input's sizes (`families="raises_meta"`; "raises" keeps its programs)
+            "raises_meta": (SECOND_SNIPPETS + [_value_raises, _metadata_raises], SECOND_WEIGHTS + [8, 12])}
 
 
 def _hoist(op: str) -> str:
