@@ -572,8 +572,14 @@ class OutputGraph:
         def visit(var):
             if isinstance(var, TensorVariable):
                 cls = var.cls
-                if cls is not torch.Tensor and cls not in classes and \
-                        class_dict_lookup(cls, "__torch_function__") is _DEFAULT_TORCH_FUNCTION:
+                hook = class_dict_lookup(cls, "__torch_function__")
+                if cls is not torch.Tensor and hook is not _DEFAULT_TORCH_FUNCTION and \
+                        hook is not torch._C._disabled_torch_function_impl:
+                    # its own __torch_function__ must have answered this call (variables/torch_function.py);
+                    # a path that did not ask it would skip user code eager runs
+                    raise Unsupported("torch_value", what=f"a torch call on a tensor of {cls.__name__} that would "
+                                      "skip its __torch_function__")
+                if cls is not torch.Tensor and cls not in classes and hook is _DEFAULT_TORCH_FUNCTION:
                     classes.append(cls)
             elif isinstance(var, BaseSequence):
                 for item in var.get_items(self._tx_for_items()):
@@ -704,6 +710,8 @@ class OutputGraph:
         """The tracker for `tensor.name(*args)` (`size`, `stride`, `numel`...), answered from the
         fake value: constants when static, SymNodeVariables (a size placeholder, or a node
         reading the metadata in the graph) when symbolic."""
+        if self.torch_function_state == TF_ENABLED and tensor_var.cls is not torch.Tensor:
+            self._result_subclass([tensor_var], {})     # (a tensor of a class with its own hook: a break)
         if isinstance(value, torch.Size) or (name == "stride" and isinstance(value, tuple)):
             items = tuple(self.metadata(tensor_var, name, (i,), v) for i, v in enumerate(value))
             return SizeVariable(items) if isinstance(value, torch.Size) else TupleVariable(items)

@@ -168,10 +168,22 @@ def _accepts(handler, args, kwargs) -> bool:
         return False
 
 
+def is_tensor_getter(fn) -> bool:
+    """`fn` is the `__get__` of a C attribute of torch.Tensor (`torch.Tensor.shape.__get__`)."""
+    owner = static_getattr(fn, "__self__")
+    return static_getattr(fn, "__name__") == "__get__" and isinstance(owner, types.GetSetDescriptorType) and \
+        owner.__objclass__ is torch._C.TensorBase and \
+        inspect.getattr_static(torch.Tensor, owner.__name__, None) is owner
+
+
 def _unbound_builtin_method(tx, fn, args, kwargs):
     """`object.__setattr__(obj, ...)`, `dict.__setitem__(obj, ...)`, `super().keys()`...: a method of a
     builtin type called on an instance of a user subclass. Object methods use the generic attribute
     protocol (no user `__setattr__`); dict methods act on the items of a dict-subclass object."""
+    if isinstance(fn, types.MethodWrapperType) and len(args) == 1 and not kwargs and \
+            isinstance(args[0], TensorVariable) and is_tensor_getter(fn):
+        # `torch.Tensor.ndim.__get__(x)` (what a `__torch_function__` gets as `func` for `x.ndim`)
+        return args[0].var_getattr(tx, fn.__self__.__name__)
     if not args or not isinstance(fn, (types.MethodDescriptorType, types.WrapperDescriptorType)):
         return None
     obj = args[0]

@@ -58,6 +58,11 @@ class TensorVariable(VariableTracker):
         return self.proxy.node.op == "placeholder"
 
     def var_getattr(self, tx, name):
+        if self.cls is not torch.Tensor:
+            getter = families.getter(name)
+            dispatched = families.dispatch(tx, getter, [self], {}) if getter is not None else None
+            if dispatched is not None:
+                return dispatched      # the class's __torch_function__ answered `x.name`
         example = self.example
         if name in _ATTR_CONSTANTS:
             return ConstantVariable(getattr(example, name))
@@ -68,7 +73,8 @@ class TensorVariable(VariableTracker):
                 return tx.output.call_method(self, "detach", [], {})
             return tx.output.call_function(getattr, [self, ConstantVariable(name)], {})
         if name == "grad":
-            if self.source is not None and example.grad is None and self.is_graph_input():
+            if self.source is not None and example.grad is None and self.is_graph_input() and \
+                    not families.own_hook(self.cls):   # (the guard reads `.grad`, which would run the hook)
                 real = tx.output.real_value_of(self)
                 if real is not None and real.grad is None:
                     tx.output.guards.add(Guard.grad_is_none(self.source))
@@ -115,6 +121,12 @@ class TensorVariable(VariableTracker):
         return families.bind_descriptor(tx, self, None, attr, name, src)
 
     def call_method(self, tx, name, args, kwargs):
+        dispatched = families.dispatch(tx, families.method_func(name), [self] + list(args), kwargs)
+        if dispatched is not None:
+            return dispatched      # the __torch_function__ of an argument's class answered
+        if name == "as_subclass" and len(args) + len(kwargs) == 1 and (args or "cls" in kwargs):
+            cls = (args[0] if args else kwargs["cls"]).as_python_constant_or_none()
+            return families.as_subclass(tx, self, cls)
         example = self.example
         if name in _AUTOGRAD_RUNTIME:
             raise Unsupported("unsupported_call", fn=f"Tensor.{name}",
@@ -171,6 +183,9 @@ class TensorVariable(VariableTracker):
         return tx.output.call_method(self, name, args, kwargs)
 
     def unpack(self, tx):
+        if families.needs_dispatch(tx, [self], {}):
+            # Tensor.__iter__ through the class's __torch_function__: not modelled
+            raise Unsupported("torch_value", what=f"iterating over a tensor of {self.cls.__name__}")
         n = self.example.shape[0] if self.example.dim() else None
         if n is None:
             raise Unsupported("python_protocol", what="iterating over a 0-d tensor")

@@ -12,7 +12,7 @@ from ... import decorators
 from ...guards.source import ModuleGlobalSource
 from ...probe import safe_in, static_getattr
 from ..graph_break import Unsupported
-from .base import TensorMethod, VariableTracker, python_value
+from .base import TensorMethod, VariableTracker, families, python_value
 from .constant import const
 from .functions import BaseUserFunction, BoundMethodVariable
 from .lists import SizeVariable
@@ -102,6 +102,9 @@ class TorchFunctionVariable(VariableTracker):
 
     def call_function(self, tx, args, kwargs):
         fn = self.fn
+        dispatched = families.dispatch(tx, fn, args, kwargs)
+        if dispatched is not None:
+            return dispatched      # the __torch_function__ of an argument's class answered
         if is_graph_break_function(fn):
             msg = args[0] if args else kwargs.get("msg")
             msg = f": {msg.as_python_constant()}" if msg is not None and msg.is_python_constant() else ""
