@@ -598,6 +598,11 @@ def _wrap_callable(tx, value, source, trusted, guard):
     if _is_a(value, (operator.itemgetter, operator.attrgetter, operator.methodcaller)):
         guard(Guard.id_match(source, value))
         return OperatorGetterVariable.from_real(tx, value).with_source(source)
+    if type(value) is types.GetSetDescriptorType and value.__objclass__ is torch._C.TensorBase:
+        # `torch.Tensor.ndim`: a C attribute of tensors, whose `__get__` a `__torch_function__` compares
+        # its `func` with
+        guard(Guard.id_match(source, value))
+        return BuiltinVariable(fn=value, source=source)
     if source is not None and is_tensor_getter(value):
         # `torch.Tensor.shape.__get__` (a `__torch_function__`'s `func` for `x.shape`): a new
         # method-wrapper on every read, guarded as the getter of that attribute
