@@ -66,7 +66,8 @@ from .variables.torch import (
     TorchFunctionVariable,
     is_torch_op,
 )
-from .variables.torch_function import DEFAULT_HOOK, DefaultHookVariable, hook_refusal
+from .variables.torch_function import (COMPILER_READS, DEFAULT_HOOK, DefaultHookVariable, hook_refusal, replaced_names,
+                                       user_classes_below_tensor)
 from .variables.user_defined import EnumVariable, UserDefinedClassVariable, UserDefinedObjectVariable
 
 
@@ -300,33 +301,6 @@ def _wrap(tx, value, source, trusted):
 _DEFAULT_TORCH_FUNCTION = torch.Tensor.__dict__["__torch_function__"]
 
 
-# class-body names that say nothing about what a tensor of the class does once it exists
-_CLASS_BOOKKEEPING = frozenset({"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__annotations__",
-                                "__slots__", "__init__", "__new__", "__firstlineno__", "__static_attributes__",
-                                "__orig_bases__", "__parameters__", "__torch_function__"})
-
-
-def _user_classes_below_tensor(cls: type) -> list:
-    """The user classes of a tensor subclass's MRO (below torch.Tensor, outside torch)."""
-    classes = []
-    for klass in class_mro(cls):
-        if klass is torch.Tensor:
-            break
-        if not str(klass.__module__).startswith("torch"):
-            classes.append(klass)
-    return classes
-
-
-def _replaced_tensor_attribute(cls: type) -> str | None:
-    """A torch.Tensor attribute (method, property, operator) that a user class in `cls`'s MRO
-    defines again, or None."""
-    for klass in _user_classes_below_tensor(cls):
-        for name in class_namespace(klass):
-            if name not in _CLASS_BOOKKEEPING and hasattr(torch.Tensor, name):
-                return name
-    return None
-
-
 def _subclass_refusal(value: torch.Tensor, eager_autograd: bool) -> str | None:
     """Why a tensor of a subclass cannot be a graph value (None: it can). A Parameter
     (`_disabled_torch_function_impl`) and a traceable wrapper subclass (DTensor) are graph values."""
@@ -348,11 +322,15 @@ def subclass_refusal_of_class(cls: type, eager_autograd: bool) -> str | None:
         refusal = hook_refusal(cls)
         if refusal:
             return refusal
-    replaced = _replaced_tensor_attribute(cls)
-    if replaced is not None:
-        # the graph names tensor methods and operators, which on the real tensor would run the
-        # subclass's Python instead of what the trace assumed
-        return f"a tensor of {cls.__name__}, whose class replaces torch.Tensor.{replaced}"
+    read = sorted(replaced_names(cls) & COMPILER_READS)
+    if read:
+        # compiling reads it on the real tensor (fake conversion, guards): the class's own would run there
+        return f"a tensor of {cls.__name__}, whose class replaces torch.Tensor.{read[0]}"
+    replaced = sorted(name for name in replaced_names(cls) if name.startswith("__"))
+    if replaced:
+        # a special method Python and torch call implicitly (operators, len, iteration, repr...): the
+        # trace models torch.Tensor's (a replaced method or attribute is traced as the class's own)
+        return f"a tensor of {cls.__name__}, whose class replaces torch.Tensor.{replaced[0]}"
     if not eager_autograd:
         return f"a tensor of {cls.__name__} (compiled through AOTAutograd, results would lose the subclass)"
     return None
@@ -366,7 +344,7 @@ def _wrap_tensor(tx, value, source, guard):
     refusal = _subclass_refusal(value, tx.output.eager_autograd)   # first: reading `layout` is an op
     if refusal:
         raise Unsupported("torch_value", what=refusal)
-    for klass in _user_classes_below_tensor(type(value)):
+    for klass in user_classes_below_tensor(type(value)):
         # the names its classes define are guarded: a torch.Tensor method set on one later recompiles
         guard(Guard.dict_keys(ClassNamespaceSource(ConstSource(klass)), list(class_namespace(klass))))
     if value.layout != torch.strided:

@@ -60,6 +60,7 @@ from .variables.torch import (
     exit_torch_function_disabled,
     torch_function_state_now,
 )
+from .variables.torch_function import replaced_names
 from .variables.user_defined import UserDefinedObjectVariable
 
 # in-place ops that change a tensor's metadata (shape/stride), which checkpoints must undo
@@ -503,6 +504,7 @@ class OutputGraph:
         return self._create("call_method", name, [self_var] + list(args), kwargs)
 
     def _create(self, kind, target, args, kwargs):
+        kind, target = self._explicit_tensor_method(kind, target, args)
         name = target if kind == "call_method" else getattr(target, "__name__", None)
         if name in _STORAGE_MUTATIONS:
             raise Unsupported("unsupported_call", fn=f"Tensor.{name}", detail=" (it replaces the tensor's storage)")
@@ -559,6 +561,20 @@ class OutputGraph:
             if known is not None and known.example is example and not known.proxy.node._erased:
                 return known  # an earlier tensor itself (vmap's result unwrapped back to its input)
         return self.wrap_result(torch.fx.Proxy(node, self.tracer), example, subclass)
+
+    def _explicit_tensor_method(self, kind, target, args):
+        """A graph node applying torch.Tensor's method `target` to a tensor whose class defines that name
+        again calls `torch.Tensor.target(x, ...)` (by name it would run the class's own at run time).
+        An operator or attribute read the class replaces is not modelled (builder refuses classes that
+        replace special methods)."""
+        if kind == "call_method" and args and isinstance(args[0], TensorVariable) and \
+                target in replaced_names(args[0].cls):
+            return "call_function", getattr(torch.Tensor, target)
+        if kind == "call_function" and target is getattr and len(args) == 2 and isinstance(args[0], TensorVariable) \
+                and args[1].is_python_constant() and args[1].as_python_constant() in replaced_names(args[0].cls):
+            raise Unsupported("torch_value", what=f"torch.Tensor.{args[1].as_python_constant()} of a tensor of "
+                              f"{args[0].cls.__name__}, whose class replaces it")
+        return kind, target
 
     def _result_subclass(self, args, kwargs):
         """The class eager gives the tensors a torch function returns, when a tensor argument (also
@@ -720,7 +736,11 @@ class OutputGraph:
         known = self.symbol_inputs.get(value.node.expr)
         if known is not None:
             return known
-        node = self.graph.call_method(name, (tensor_var.proxy.node,) + tuple(args), dict(kwargs or {}))
+        if name in replaced_names(tensor_var.cls):     # (see _explicit_tensor_method)
+            node = self.graph.call_function(getattr(torch.Tensor, name), (tensor_var.proxy.node,) + tuple(args),
+                                            dict(kwargs or {}))
+        else:
+            node = self.graph.call_method(name, (tensor_var.proxy.node,) + tuple(args), dict(kwargs or {}))
         node.meta["example_value"] = value
         return SymNodeVariable(proxy=torch.fx.Proxy(node, self.tracer), value=value)
 

@@ -183,7 +183,7 @@ def _unbound_builtin_method(tx, fn, args, kwargs):
     if isinstance(fn, types.MethodWrapperType) and len(args) == 1 and not kwargs and \
             isinstance(args[0], TensorVariable) and is_tensor_getter(fn):
         # `torch.Tensor.ndim.__get__(x)` (what a `__torch_function__` gets as `func` for `x.ndim`)
-        return args[0].var_getattr(tx, fn.__self__.__name__)
+        return args[0].tensor_attr(tx, fn.__self__.__name__)
     if not args or not isinstance(fn, (types.MethodDescriptorType, types.WrapperDescriptorType)):
         return None
     obj = args[0]
@@ -191,7 +191,7 @@ def _unbound_builtin_method(tx, fn, args, kwargs):
     if owner is torch._C.TensorBase and isinstance(obj, TensorVariable):
         # `torch.Tensor.t(x)`: the method on the tensor (a tensor in the graph never has a subclass
         # that replaces a torch.Tensor method: builder._subclass_refusal)
-        return obj.var_getattr(tx, name).call_function(tx, list(args[1:]), kwargs)
+        return obj.call_tensor_method(tx, name, list(args[1:]), kwargs)
     if isinstance(obj, SetVariable) and owner in (set, frozenset) and issubclass(obj.cls, owner):
         # `set.__sub__(s, t)`: the set's own method (a wrong receiver type raises: not here)
         result = obj.call_method(tx, name, list(args[1:]), kwargs)

@@ -58,6 +58,12 @@ class TensorVariable(VariableTracker):
         return self.proxy.node.op == "placeholder"
 
     def var_getattr(self, tx, name):
+        if name in families.replaced_names(self.cls):
+            return self._replaced_attr(tx, name)
+        return self.tensor_attr(tx, name)
+
+    def tensor_attr(self, tx, name):
+        """torch.Tensor's attribute `name` of this tensor (`torch.Tensor.name.__get__(x)`), whatever its class defines."""
         if self.cls is not torch.Tensor:
             getter = families.getter(name)
             dispatched = families.dispatch(tx, getter, [self], {}) if getter is not None else None
@@ -105,6 +111,20 @@ class TensorVariable(VariableTracker):
             return self._subclass_attr(tx, name)
         raise Unsupported("unsupported_attr", name=name, obj="a tensor")
 
+    def _replaced_attr(self, tx, name):
+        """`x.name` where the tensor's class defines again a torch.Tensor attribute: the class's own (its
+        method bound, its property run, its constant), as Python finds it before torch's (no
+        `__torch_function__` runs). An attribute of the tensor object itself by that name is not modelled."""
+        attr, src = reads.class_lookup(tx, self.cls, name)
+        if self.is_graph_input() and self.source is not None:
+            real = tx.output.real_value_of(self)
+            if real is None or reads.instance_attr(tx, real, self.source, name,
+                                                   AttrSource(self.source, "__dict__")) is not reads.MISSING:
+                raise Unsupported("unsupported_attr", name=name, obj="a tensor (also set on the tensor object)")
+        elif name in tensor_attrs(tx, self) or self.is_graph_input():
+            raise Unsupported("unsupported_attr", name=name, obj="a tensor (also set on the tensor object)")
+        return families.bind_descriptor(tx, self, None, attr, name, src)
+
     def _subclass_attr(self, tx, name):
         """An attribute a subclass adds (torch.Tensor has no such name): its method, property or
         class constant, as the class holds it (the lookup guarded). An attribute of the tensor object
@@ -121,6 +141,15 @@ class TensorVariable(VariableTracker):
         return families.bind_descriptor(tx, self, None, attr, name, src)
 
     def call_method(self, tx, name, args, kwargs):
+        if name in families.replaced_names(self.cls):
+            # what `x.name(...)` means is the class's own method (var_getattr); torch.Tensor's by name is
+            # asked for explicitly (call_tensor_method)
+            raise Unsupported("unsupported_call", fn=f"{self.cls.__name__}.{name}",
+                              detail=" (the class replaces torch.Tensor's)")
+        return self.call_tensor_method(tx, name, args, kwargs)
+
+    def call_tensor_method(self, tx, name, args, kwargs):
+        """torch.Tensor's method `name` on this tensor (`torch.Tensor.name(x, ...)`), whatever its class defines."""
         dispatched = families.dispatch(tx, families.method_func(name), [self] + list(args), kwargs)
         if dispatched is not None:
             return dispatched      # the __torch_function__ of an argument's class answered

@@ -137,6 +137,9 @@ class TorchFunctionVariable(VariableTracker):
         if tx.output.function_modes and _asks_function_modes(fn):
             # the trace models the open mode; the graph runs with none: the answer would differ
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (it reads the TorchFunctionMode stack)")
+        answer = families.answer_query(tx, fn, args, kwargs)
+        if answer is not None:
+            return answer
         if fn is torch._C._set_grad_enabled and len(args) == 1 and not kwargs and args[0].is_python_constant():
             # what set_grad_enabled and the grad-mode managers call: the trace's grad mode changes too
             tx.output.set_grad_enabled(bool(args[0].as_python_constant()))

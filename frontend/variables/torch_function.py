@@ -33,7 +33,7 @@ import types
 import torch
 
 from ...guards.source import ConstSource
-from ...probe import class_dict_lookup
+from ...probe import class_dict_lookup, class_mro, class_namespace
 from .. import reads
 from ..graph_break import Unsupported, user_error
 from .base import VariableTracker, families, wrap_class
@@ -62,6 +62,44 @@ def _ignored_functions() -> frozenset:
 
 
 _IGNORED = _ignored_functions()
+
+
+# class-body names that say nothing about what a tensor of the class does once it exists
+_CLASS_BOOKKEEPING = frozenset({"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__annotations__",
+                                "__slots__", "__init__", "__new__", "__firstlineno__", "__static_attributes__",
+                                "__orig_bases__", "__parameters__", "__torch_function__"})
+
+
+def user_classes_below_tensor(cls: type) -> list:
+    """The user classes of a tensor subclass's MRO (below torch.Tensor, outside torch)."""
+    classes = []
+    for klass in class_mro(cls):
+        if klass is torch.Tensor:
+            break
+        if not str(klass.__module__).startswith("torch"):
+            classes.append(klass)
+    return classes
+
+
+def replaced_names(cls: type) -> frozenset:
+    """The torch.Tensor attributes (methods, properties, operators) that a user class in `cls`'s MRO
+    defines again. Reading one on a tensor of `cls` finds the class's own (no `__torch_function__`
+    runs); the graph names torch.Tensor's explicitly where it applies one of them (OutputGraph._create).
+    The class namespaces are guarded with the tensor (builder)."""
+    if cls is torch.Tensor:
+        return frozenset()
+    return frozenset(name for klass in user_classes_below_tensor(cls) for name in class_namespace(klass)
+                     if name not in _CLASS_BOOKKEEPING and hasattr(torch.Tensor, name))
+
+
+# torch.Tensor attributes that compiling reads on the real tensors (fake conversion, guards, aliasing
+# checks): every C attribute, and the metadata methods. A class replacing one would run user code there.
+COMPILER_READS = frozenset(
+    {name for name, attr in vars(torch._C.TensorBase).items() if isinstance(attr, types.GetSetDescriptorType)} |
+    {"size", "stride", "dim", "storage_offset", "untyped_storage", "storage", "_typed_storage", "_is_view",
+     "is_inference", "is_conj", "is_neg", "numel", "nelement", "data_ptr", "element_size", "is_contiguous",
+     "is_floating_point", "is_complex", "dense_dim", "sparse_dim", "get_device", "is_shared", "is_pinned",
+     "_is_zerotensor", "is_set_to", "has_names", "is_coalesced", "_version"})
 
 
 def own_hook(cls) -> bool:
@@ -227,6 +265,57 @@ def method_func(name):
     return getattr(torch.Tensor, name, None)
 
 
+def _takes_part(tx, var) -> bool:
+    """Would `var` make torch dispatch (`has_torch_function`), dispatch being on?"""
+    if isinstance(var, TensorVariable):
+        return _overloaded_type(var) is not None
+    if var.is_python_constant() and type(var.as_python_constant()) in (int, float, bool, complex, str, type(None)):
+        return False
+    raise Unsupported("torch_value", what=f"asking whether {var.describe()} has a __torch_function__")
+
+
+def _has_torch_function(tx, args, kwargs):
+    if len(args) != 1 or kwargs or not isinstance(args[0], BaseSequence):
+        raise Unsupported("unsupported_call", fn="torch.overrides.has_torch_function", detail=" with these arguments")
+    return _has_torch_function_variadic(tx, list(args[0].get_items(tx)), kwargs)
+
+
+def _has_torch_function_variadic(tx, args, kwargs):
+    if kwargs:
+        raise Unsupported("unsupported_call", fn="torch.overrides.has_torch_function", detail=" with keywords")
+    answers = [_takes_part(tx, a) for a in args]     # (each argument's kind checked, as eager reads each)
+    return const(tx.output.torch_function_state == TF_ENABLED and any(answers))
+
+
+def _is_tensor_like(tx, args, kwargs):
+    if len(args) != 1 or kwargs:
+        raise Unsupported("unsupported_call", fn="torch.overrides.is_tensor_like", detail=" with these arguments")
+    var = args[0]
+    if isinstance(var, TensorVariable):
+        return const(True)      # torch.Tensor and every subclass have a __torch_function__
+    if var.is_python_constant() and type(var.as_python_constant()) in (int, float, bool, complex, str, type(None)):
+        return const(False)
+    raise Unsupported("torch_value", what=f"asking whether {var.describe()} is tensor-like")
+
+
+# torch.overrides' questions about dispatch, answered from the trackers' classes and the trace's state
+DISPATCH_QUERIES = {
+    torch._C._has_torch_function: _has_torch_function,
+    torch._C._has_torch_function_unary: _has_torch_function_variadic,
+    torch._C._has_torch_function_variadic: _has_torch_function_variadic,
+    torch.overrides.is_tensor_like: _is_tensor_like,
+}
+
+
+def answer_query(tx, fn, args, kwargs):
+    """The answer of a torch.overrides question (`has_torch_function((x,))`...), or None for another function."""
+    try:
+        query = DISPATCH_QUERIES.get(fn)
+    except TypeError:
+        return None
+    return None if query is None else query(tx, list(args), dict(kwargs))
+
+
 def getter(name):
     """The `func` eager's dispatch passes for reading attribute `name` of a tensor: a C getter's `__get__`;
     None for a method, or a name torch.Tensor does not define as a C attribute."""
@@ -372,4 +461,4 @@ def tensor_class_refusal(cls, eager_autograd: bool) -> str | None:
     return families.subclass_refusal_of_class(cls, eager_autograd)
 
 
-families.register(own_hook, method_func, dispatch, needs_dispatch, getter, as_subclass, DefaultHookVariable)
+families.register(replaced_names, answer_query, own_hook, method_func, dispatch, needs_dispatch, getter, as_subclass, DefaultHookVariable)
