@@ -225,3 +225,54 @@ def test_aot_backend_keeps_refusing():
     got = bytegraph.compile(f, backend="aot_eager")(x)
     assert type(got) is PassThrough
     assert any("AOTAutograd" in str(b) for b in bytegraph.stats.break_records)
+
+
+class AddIsSub(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if func == torch._C.TensorBase.add_:
+            func = torch._C.TensorBase.sub_
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+    def sigmoid(self):
+        return None
+
+    def to(self, device):
+        return super().to(device) * len(device)
+
+
+class ShapeReplaced(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return super().__torch_function__(func, types, args, kwargs)
+
+    @property
+    def shape(self):
+        return (1,)
+
+
+def test_class_replacing_methods_runs_its_own_and_the_hook_on_others():
+    def f(a, w):
+        a.add_(w)
+        return a, w.sigmoid(), w.to("cpu"), w + 1
+    got = run_both(f, lambda: (torch.ones(2, 2), torch.ones(2, 2).as_subclass(AddIsSub)))
+    assert torch.equal(got[0], torch.zeros(2, 2)) and got[1] is None and type(got[2]) is AddIsSub
+
+
+def test_class_replacing_what_compiling_reads_still_breaks():
+    def f(x):
+        return x + 1
+    bytegraph.reset()
+    cnt = CompileCounter()
+    got = bytegraph.compile(f, backend=cnt)(torch.ones(2).as_subclass(ShapeReplaced))
+    assert type(got) is ShapeReplaced and cnt.frame_count == 0
+    assert any("replaces torch.Tensor.shape" in str(b) for b in bytegraph.stats.break_records)
+
+
+def test_overrides_queries():
+    def f(x, t):
+        return (torch.overrides.has_torch_function((x,)), torch.overrides.has_torch_function((t, 1)),
+                torch.overrides.has_torch_function_unary(x), torch.overrides.is_tensor_like(x),
+                torch.overrides.is_tensor_like(3), x + 1)
+    got = run_both(f, lambda: (torch.ones(2).as_subclass(PassThrough), torch.ones(2)))
+    assert got[:5] == (True, False, True, True, False)
