@@ -276,3 +276,40 @@ def test_overrides_queries():
                 torch.overrides.is_tensor_like(3), x + 1)
     got = run_both(f, lambda: (torch.ones(2).as_subclass(PassThrough), torch.ones(2)))
     assert got[:5] == (True, False, True, True, False)
+
+
+class Quant(torch.nn.Parameter):
+    """A Parameter subclass whose hook rebuilds every tensor result as a Quant carrying an attribute."""
+    def __new__(cls, data, requires_grad=False, quant_type=None):
+        return torch.Tensor._make_subclass(cls, data, requires_grad)
+
+    def __init__(self, *args, quant_type=None, **kwargs):
+        self.quant_type = quant_type
+
+    def as_tensor(self):
+        return torch.Tensor._make_subclass(torch.Tensor, self, self.requires_grad)
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        result = super().__torch_function__(func, types, args, kwargs)
+        qt = next((a.quant_type for a in args if isinstance(a, Quant)), None)
+        return cls(result, quant_type=qt) if isinstance(result, torch.Tensor) else result
+
+
+def test_hook_constructing_the_subclass_with_attributes():
+    def f(w, x):
+        y = w * 2
+        return y, y.quant_type, y.as_tensor() @ x, type(y).__name__
+    got = run_both(f, lambda: (Quant(torch.ones(2, 3), quant_type=4), torch.ones(3, 2)))
+    assert type(got[0]) is Quant and got[0].quant_type == 4 and not got[0].requires_grad
+
+
+def test_subclass_made_by_its_class_and_by_make_subclass():
+    def f(x):
+        y = torch.Tensor._make_subclass(PassThrough, x)
+        z = torch.Tensor._make_subclass(torch.Tensor, x)
+        x += 1
+        return PassThrough(torch.add(x, 1.0)) * 2, y + z
+    got = run_both(f, lambda: (torch.ones(2, 2),))
+    assert type(got[0]) is PassThrough and type(got[1]) is PassThrough

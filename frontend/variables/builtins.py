@@ -126,6 +126,8 @@ class BuiltinVariable(VariableTracker):
         return tx.wrap(getattr(self.fn, name), None, trusted=True)
 
     def call_function(self, tx, args, kwargs):
+        if self.fn is torch.Tensor._make_subclass:
+            return families.make_subclass(tx, args, kwargs)
         unbound = _unbound_builtin_method(tx, self.fn, args, kwargs)
         if unbound is not None:
             return unbound

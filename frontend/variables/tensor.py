@@ -127,18 +127,11 @@ class TensorVariable(VariableTracker):
 
     def _subclass_attr(self, tx, name):
         """An attribute a subclass adds (torch.Tensor has no such name): its method, property or
-        class constant, as the class holds it (the lookup guarded). An attribute of the tensor object
-        itself by that name would come first for a method: not modelled."""
-        attr, src = reads.class_lookup(tx, self.cls, name)
-        if attr is reads.MISSING or not self.is_graph_input() or self.source is None:
+        class constant, as the class holds it (the lookup guarded)."""
+        attr, _ = reads.class_lookup(tx, self.cls, name)
+        if attr is reads.MISSING:
             raise Unsupported("unsupported_attr", name=name, obj="a tensor")
-        real = tx.output.real_value_of(self)
-        if real is None:
-            raise Unsupported("unsupported_attr", name=name, obj="a tensor")
-        dict_source = AttrSource(self.source, "__dict__")
-        if reads.instance_attr(tx, real, self.source, name, dict_source) is not reads.MISSING:
-            raise Unsupported("unsupported_attr", name=name, obj="a tensor (also set on the tensor object)")
-        return families.bind_descriptor(tx, self, None, attr, name, src)
+        return self._replaced_attr(tx, name)
 
     def call_method(self, tx, name, args, kwargs):
         if name in families.replaced_names(self.cls):

@@ -102,6 +102,8 @@ class TorchFunctionVariable(VariableTracker):
 
     def call_function(self, tx, args, kwargs):
         fn = self.fn
+        if fn is torch._C._disabled_torch_function_impl:
+            return families.run_disabled_hook(tx, args, kwargs)
         dispatched = families.dispatch(tx, fn, args, kwargs)
         if dispatched is not None:
             return dispatched      # the __torch_function__ of an argument's class answered

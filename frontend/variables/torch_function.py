@@ -32,7 +32,7 @@ import types
 
 import torch
 
-from ...guards.source import ConstSource
+from ...guards.source import AttrSource, ConstSource
 from ...probe import class_dict_lookup, class_mro, class_namespace
 from .. import reads
 from ..graph_break import Unsupported, user_error
@@ -369,6 +369,25 @@ class DefaultHookVariable(VariableTracker):
         return convert(tx, result, cls)
 
 
+def run_disabled_hook(tx, args, kwargs):
+    """`torch._C._disabled_torch_function_impl(func, types, args, kwargs)` (what `super().__torch_function__`
+    reaches below a Parameter): `func` with subclass dispatch off, its result as it is."""
+    names = ("func", "types", "args", "kwargs")
+    bound = dict(zip(names, args))
+    if len(args) > 4 or set(kwargs) - set(names) or set(kwargs) & set(bound):
+        raise Unsupported("unsupported_call", fn="torch._C._disabled_torch_function_impl", detail=" with these arguments")
+    bound.update(kwargs)
+    if "func" not in bound or "types" not in bound:
+        raise Unsupported("unsupported_call", fn="torch._C._disabled_torch_function_impl", detail=" with these arguments")
+    call_args = _items(tx, bound.get("args", TupleVariable(())))
+    call_kwargs = _str_dict(tx, bound.get("kwargs", const(None)))
+    node = tx.output.enter_torch_function_disabled(False)
+    try:
+        return bound["func"].call_function(tx, call_args, call_kwargs)
+    finally:
+        tx.output.exit_torch_function_disabled(node)
+
+
 def _is_nowrap(fn) -> bool:
     try:
         return fn in _NOWRAP
@@ -456,9 +475,78 @@ def as_subclass(tx, var, cls):
     return out.wrap_result(torch.fx.Proxy(node, out.tracer), example, cls)
 
 
+def _runtime_make_subclass(cls, require_grad):
+    """A graph node's target: `torch.Tensor._make_subclass(cls, data, require_grad)`."""
+    def make_subclass(data):
+        return torch.Tensor._make_subclass(cls, data, require_grad)
+    make_subclass.__qualname__ = f"make_subclass_{cls.__name__}"
+    return make_subclass
+
+
+def make_subclass(tx, args, kwargs):
+    """`torch.Tensor._make_subclass(cls, data, require_grad=False)`: a new leaf of `cls` sharing `data`'s
+    storage (detached; no `__torch_function__` runs), a graph node run as recorded."""
+    names = ("cls", "data", "require_grad")
+    bound = dict(zip(names, args))
+    if len(args) > 3 or set(kwargs) - {"require_grad"} or set(kwargs) & set(bound):
+        raise Unsupported("unsupported_call", fn="torch.Tensor._make_subclass", detail=" with these arguments")
+    bound.update(kwargs)
+    cls = bound["cls"].as_python_constant_or_none() if "cls" in bound else None
+    data = bound.get("data")
+    flag = bound.get("require_grad", const(False))
+    if not isinstance(cls, type) or not issubclass(cls, torch.Tensor) or not isinstance(data, TensorVariable) or \
+            not flag.is_python_constant() or not tx.output.eager_autograd:
+        raise Unsupported("unsupported_call", fn="torch.Tensor._make_subclass", detail=" with these arguments")
+    if cls is not torch.Tensor:
+        refusal = tensor_class_refusal(cls, tx.output.eager_autograd)
+        if refusal:
+            raise Unsupported("torch_value", what=refusal)
+    require_grad = bool(flag.as_python_constant())
+    out = tx.output
+    with out.tracing_state(), out.fake_mode:
+        example = data.example.detach()
+        if require_grad:
+            example.requires_grad_(True)
+    node = out.graph.call_function(_runtime_make_subclass(cls, require_grad), (data.proxy.node,))
+    node.meta["example_value"] = example
+    return out.wrap_result(torch.fx.Proxy(node, out.tracer), example, cls)
+
+
+_TENSOR_NEW = vars(torch._C.TensorBase)["__new__"]
+
+
+def new_tensor_subclass(tx, cls, args, kwargs):
+    """`Cls(...)` for a torch.Tensor subclass, as `type.__call__` runs it: torch's `__new__` with one tensor
+    (the tensor aliased as `Cls`, like `as_subclass`), or the class's own Python `__new__`; then its
+    Python `__init__` when the result is an instance of `Cls`."""
+    new, new_src = reads.class_lookup(tx, cls, "__new__")
+    init, init_src = reads.class_lookup(tx, cls, "__init__")
+    if new is _TENSOR_NEW:
+        if len(args) != 1 or kwargs or not isinstance(args[0], TensorVariable):
+            raise Unsupported("unsupported_call", fn=f"class {cls.__name__}", detail=" with these arguments")
+        obj = as_subclass(tx, args[0], cls)
+    else:
+        fn = new.__func__ if isinstance(new, staticmethod) else new
+        if not isinstance(fn, types.FunctionType):
+            raise Unsupported("unsupported_call", fn=f"class {cls.__name__}", detail=" (custom __new__)")
+        fn_var = tx.wrap(fn, reads_source(new_src, isinstance(new, staticmethod)))
+        obj = fn_var.call_function(tx, [_class(tx, cls)] + list(args), kwargs)
+    if isinstance(obj, TensorVariable) and issubclass(obj.cls, cls) and init is not object.__init__:
+        if not isinstance(init, types.FunctionType):
+            raise Unsupported("unsupported_call", fn=f"class {cls.__name__}", detail=" (its __init__)")
+        families.bind_descriptor(tx, obj, None, init, "__init__", init_src).call_function(tx, list(args), kwargs)
+    return obj
+
+
+def reads_source(src, through_func):
+    if src is None:
+        return None
+    return AttrSource(src, "__func__") if through_func else src
+
+
 def tensor_class_refusal(cls, eager_autograd: bool) -> str | None:
     """Why tensors of class `cls` (a torch.Tensor subclass) cannot be graph values (None: they can)."""
     return families.subclass_refusal_of_class(cls, eager_autograd)
 
 
-families.register(replaced_names, answer_query, own_hook, method_func, dispatch, needs_dispatch, getter, as_subclass, DefaultHookVariable)
+families.register(run_disabled_hook, make_subclass, new_tensor_subclass, replaced_names, answer_query, own_hook, method_func, dispatch, needs_dispatch, getter, as_subclass, DefaultHookVariable)
