@@ -13,7 +13,6 @@ import sys
 import traceback
 import types
 
-import torch
 
 from ..guards.guard import Guard
 from ..guards.source import (BuiltinSource, ConstSource, GlobalSource, ItemSource, ModuleGlobalSource,

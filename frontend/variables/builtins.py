@@ -175,7 +175,7 @@ def is_tensor_getter(fn) -> bool:
     owner = static_getattr(fn, "__self__")
     return static_getattr(fn, "__name__") == "__get__" and isinstance(owner, types.GetSetDescriptorType) and \
         owner.__objclass__ is torch._C.TensorBase and \
-        inspect.getattr_static(torch.Tensor, owner.__name__, None) is owner
+        class_dict_lookup(torch.Tensor, owner.__name__) is owner
 
 
 def _unbound_builtin_method(tx, fn, args, kwargs):

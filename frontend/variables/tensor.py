@@ -63,7 +63,8 @@ class TensorVariable(VariableTracker):
         return self.tensor_attr(tx, name)
 
     def tensor_attr(self, tx, name):
-        """torch.Tensor's attribute `name` of this tensor (`torch.Tensor.name.__get__(x)`), whatever its class defines."""
+        """torch.Tensor's attribute `name` of this tensor (`torch.Tensor.name.__get__(x)`), whatever its
+        class defines."""
         if self.cls is not torch.Tensor:
             getter = families.getter(name)
             dispatched = families.dispatch(tx, getter, [self], {}) if getter is not None else None

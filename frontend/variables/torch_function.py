@@ -27,7 +27,6 @@ silent skip of the hook.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import types
 
 import torch
@@ -36,7 +35,7 @@ from ...guards.source import AttrSource, ConstSource
 from ...probe import class_dict_lookup, class_mro, class_namespace
 from .. import reads
 from ..graph_break import Unsupported, user_error
-from .base import VariableTracker, families, wrap_class
+from .base import VariableTracker, families
 from .constant import const
 from .dicts import DictVariable
 from .lists import BaseSequence, ListVariable, NamedTupleVariable, TupleVariable
@@ -319,7 +318,7 @@ def answer_query(tx, fn, args, kwargs):
 def getter(name):
     """The `func` eager's dispatch passes for reading attribute `name` of a tensor: a C getter's `__get__`;
     None for a method, or a name torch.Tensor does not define as a C attribute."""
-    attr = inspect.getattr_static(torch.Tensor, name, None)
+    attr = class_dict_lookup(torch.Tensor, name)
     if isinstance(attr, types.GetSetDescriptorType):
         return attr.__get__
     return None
@@ -375,10 +374,12 @@ def run_disabled_hook(tx, args, kwargs):
     names = ("func", "types", "args", "kwargs")
     bound = dict(zip(names, args))
     if len(args) > 4 or set(kwargs) - set(names) or set(kwargs) & set(bound):
-        raise Unsupported("unsupported_call", fn="torch._C._disabled_torch_function_impl", detail=" with these arguments")
+        raise Unsupported("unsupported_call", fn="torch._C._disabled_torch_function_impl",
+                          detail=" with these arguments")
     bound.update(kwargs)
     if "func" not in bound or "types" not in bound:
-        raise Unsupported("unsupported_call", fn="torch._C._disabled_torch_function_impl", detail=" with these arguments")
+        raise Unsupported("unsupported_call", fn="torch._C._disabled_torch_function_impl",
+                          detail=" with these arguments")
     call_args = _items(tx, bound.get("args", TupleVariable(())))
     call_kwargs = _str_dict(tx, bound.get("kwargs", const(None)))
     node = tx.output.enter_torch_function_disabled(False)
@@ -549,4 +550,5 @@ def tensor_class_refusal(cls, eager_autograd: bool) -> str | None:
     return families.subclass_refusal_of_class(cls, eager_autograd)
 
 
-families.register(run_disabled_hook, make_subclass, new_tensor_subclass, replaced_names, answer_query, own_hook, method_func, dispatch, needs_dispatch, getter, as_subclass, DefaultHookVariable)
+families.register(run_disabled_hook, make_subclass, new_tensor_subclass, replaced_names, answer_query, own_hook,
+                  method_func, dispatch, needs_dispatch, getter, as_subclass, DefaultHookVariable)
