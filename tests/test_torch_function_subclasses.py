@@ -313,3 +313,20 @@ def test_subclass_made_by_its_class_and_by_make_subclass():
         return PassThrough(torch.add(x, 1.0)) * 2, y + z
     got = run_both(f, lambda: (torch.ones(2, 2),))
     assert type(got[0]) is PassThrough and type(got[1]) is PassThrough
+
+
+class ArgsLogged(torch.Tensor):
+    """Logs what dispatch hands the hook: a C function gives kwargs None without keywords, torch's Python
+    functions give what their own code passes (F.relu `inplace=`, Tensor.split `dim=`)."""
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        keywords = None if kwargs is None else sorted(kwargs)
+        Logged.seen.append((getattr(func, "__name__", str(func)), len(args), keywords))
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+def test_hook_gets_the_arguments_eager_hands_it():
+    def f(x):
+        return (torch.nn.functional.relu(x), x.split(1), 1 - x, len(x), torch.add(x, 1, alpha=2), x.add(1),
+                x.sum(dim=0))
+    run_both(f, of(ArgsLogged))

@@ -199,11 +199,20 @@ def dispatch(tx, func, args, kwargs):
             return None
     except TypeError:
         pass
+    if isinstance(func, types.FunctionType):
+        # torch's Python functions (F.relu, Tensor.split, Tensor.__rsub__...) hand dispatch the arguments
+        # their own code chooses (`inplace=inplace`, `dim=dim`): what they pass is measured
+        measured = _measured_call(tx, func, args, kwargs)
+        if measured is None:
+            return None
+        func, args, kwargs = measured
+        kwargs_var = DictVariable.create(tx, [(const(k), v) for k, v in kwargs.items()])
+    else:   # a C function or method hands None when called without keywords
+        kwargs_var = DictVariable.create(tx, [(const(k), v) for k, v in kwargs.items()]) if kwargs else const(None)
     found = overloaded(tx, args, kwargs)
     types_var = TupleVariable(tuple(_class(tx, v.cls) for v in found))
     func_var = tx.wrap(func, None, trusted=True)
     args_var = TupleVariable(tuple(args))
-    kwargs_var = DictVariable.create(tx, [(const(k), v) for k, v in kwargs.items()])
     for var in found:
         result = _hook_of(tx, var).call_function(tx, [func_var, types_var, args_var, kwargs_var], {})
         if not (result.is_python_constant() and result.as_python_constant() is NotImplemented):
@@ -211,6 +220,65 @@ def dispatch(tx, func, args, kwargs):
     names = [v.cls.__name__ for v in found]
     raise user_error(TypeError(f"no implementation found for '{getattr(func, '__qualname__', func)}' on types "
                                f"that implement __torch_function__: {names}"))
+
+
+class _Unmeasurable(Exception):
+    pass
+
+
+def _measured_call(tx, func, args, kwargs):
+    """What torch's Python function `func` hands to dispatch when called with these arguments: its
+    `func`, args and kwargs, found by calling it on stand-ins (an empty probe tensor per tensor
+    argument, whose hook records the call and stops it; constants as they are) and mapping the
+    stand-ins back to the trackers. No user code runs; anything else is a graph break."""
+    trackers = {}
+
+    def real(var):
+        if isinstance(var, TensorVariable):
+            stand_in = torch.empty(0) if var.cls is torch.Tensor else torch.empty(0).as_subclass(_Probe)
+            trackers[id(stand_in)] = (stand_in, var)
+            return stand_in
+        if isinstance(var, BaseSequence) and var.python_type() in (list, tuple):
+            return var.python_type()(real(i) for i in var.get_items(tx))
+        if var.is_python_constant() and type(var.as_python_constant()) in _PLAIN_CONSTANTS:
+            return var.as_python_constant()
+        raise _Unmeasurable()
+
+    def back(value):
+        if isinstance(value, torch.Tensor):
+            found = trackers.get(id(value))
+            if found is None or found[0] is not value:
+                raise _Unmeasurable()
+            return found[1]
+        if type(value) in (list, tuple):
+            items = [back(v) for v in value]
+            return TupleVariable(tuple(items)) if type(value) is tuple else ListVariable.create(tx, items)
+        if type(value) in _PLAIN_CONSTANTS:
+            return const(value)
+        raise _Unmeasurable()
+
+    try:
+        real_args = [real(a) for a in args]
+        real_kwargs = {k: real(v) for k, v in kwargs.items()}
+        with tx.output.tracing_state():
+            func(*real_args, **real_kwargs)
+        return None     # it never dispatches (torch.overrides.is_tensor_like)
+    except _Seen as seen:
+        # only a function dispatching itself first is modelled: one reaching the hook through an op it
+        # calls would go on with Python of its own after the hook's answer
+        if seen.func is func:
+            try:
+                return seen.func, [back(a) for a in seen.args], {k: back(v) for k, v in (seen.kwargs or {}).items()}
+            except _Unmeasurable:
+                pass
+    except Exception:  # noqa: BLE001 - not measurable (it checks its arguments first): not modelled
+        pass
+    raise Unsupported("torch_value", what=f"{getattr(func, '__qualname__', func)} on a tensor of a class with its "
+                      "own __torch_function__ (the arguments it hands to it)")
+
+
+_PLAIN_CONSTANTS = (int, float, bool, complex, str, type(None), torch.dtype, torch.device, torch.layout,
+                    torch.memory_format, type(Ellipsis), slice)
 
 
 _PROTOCOL_CALLS = {   # the special methods whose `func` is measured, with an operand each
@@ -226,8 +294,15 @@ _PROTOCOL_CALLS = {   # the special methods whose `func` is measured, with an op
 
 
 class _Seen(Exception):
-    def __init__(self, func):
-        self.func = func
+    def __init__(self, func, args=(), kwargs=None):
+        self.func, self.args, self.kwargs = func, args, kwargs
+
+
+class _Probe(torch.Tensor):
+    """A stand-in whose hook records what dispatch hands it and stops the call."""
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        raise _Seen(func, args, kwargs)
 
 
 def _measured_protocol_funcs() -> dict:
