@@ -330,3 +330,27 @@ def test_hook_gets_the_arguments_eager_hands_it():
         return (torch.nn.functional.relu(x), x.split(1), 1 - x, len(x), torch.add(x, 1, alpha=2), x.add(1),
                 x.sum(dim=0))
     run_both(f, of(ArgsLogged))
+
+
+class Wrapped:
+    """Not a tensor: answers torch.sin by wrapping the result, and nothing else."""
+    def __init__(self, values):
+        self.values = values
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if func is torch.sin and all(issubclass(t, (torch.Tensor, Wrapped)) for t in types):
+            return Wrapped(func(args[0].values))
+        return NotImplemented
+
+
+def test_object_with_a_torch_function_in_one_graph():
+    def f(x):
+        r = torch.sin(x)
+        try:
+            torch.cos(x)
+        except TypeError:
+            failed = True
+        return r.values, type(r).__name__, failed
+    got = run_both(f, lambda: (Wrapped(torch.ones(3)),))
+    assert got[1:] == ("Wrapped", True)

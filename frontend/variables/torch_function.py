@@ -116,9 +116,9 @@ def hook_refusal(cls) -> str | None:
     hook = class_dict_lookup(cls, "__torch_function__")
     fn = hook.__func__ if isinstance(hook, (classmethod, staticmethod)) else hook
     if not isinstance(fn, types.FunctionType):
-        return f"a tensor of {name}, whose __torch_function__ is a {type(hook).__name__}"
-    if class_dict_lookup(cls, "__torch_dispatch__") is not _DEFAULT_DISPATCH:
-        return f"a tensor of {name}, which has a __torch_dispatch__ of its own"
+        return f"a {name}, whose __torch_function__ is a {type(hook).__name__}"
+    if class_dict_lookup(cls, "__torch_dispatch__") not in (None, _DEFAULT_DISPATCH):
+        return f"a {name}, which has a __torch_dispatch__ of its own"
     for klass in cls.__mro__:
         if klass is torch.Tensor:
             break
@@ -134,7 +134,16 @@ def _overloaded_type(var):
         if cls is torch.Tensor or class_dict_lookup(cls, "__torch_function__") is DISABLED_HOOK:
             return None
         return cls
+    if isinstance(var, families.UserDefinedObjectVariable):
+        # an object of the program's own class answering torch functions (a tensor-like wrapper)
+        cls = var.python_type()
+        hook = class_dict_lookup(cls, "__torch_function__")
+        return None if hook is None or hook is DISABLED_HOOK else cls
     return None
+
+
+def _cls(var):
+    return var.cls if isinstance(var, TensorVariable) else var.python_type()
 
 
 def overloaded(tx, args, kwargs) -> list:
@@ -145,10 +154,10 @@ def overloaded(tx, args, kwargs) -> list:
 
     def add(var):
         cls = _overloaded_type(var)
-        if cls is None or any(v.cls is cls for v in found):
+        if cls is None or any(_cls(v) is cls for v in found):
             return
         for i, other in enumerate(found):
-            if issubclass(cls, other.cls):
+            if issubclass(cls, _cls(other)):
                 found.insert(i, var)
                 return
         found.append(var)
@@ -165,7 +174,7 @@ def overloaded(tx, args, kwargs) -> list:
 def needs_dispatch(tx, args, kwargs) -> bool:
     """Subclass dispatch is on and an argument's type has a hook of its own."""
     return tx.output.torch_function_state == TF_ENABLED and \
-        any(own_hook(v.cls) for v in overloaded(tx, args, kwargs))
+        any(own_hook(_cls(v)) for v in overloaded(tx, args, kwargs))
 
 
 def _class(tx, cls):
@@ -177,10 +186,11 @@ def _class(tx, cls):
 def _hook_of(tx, var):
     """`type(var).__torch_function__` as torch reads it from the argument (a classmethod bound to the class,
     a plain function bound to the argument itself); the lookup is guarded."""
-    hook, src = reads.class_lookup(tx, var.cls, "__torch_function__")
+    cls = _cls(var)
+    hook, src = reads.class_lookup(tx, cls, "__torch_function__")
     if hook is DEFAULT_HOOK:
-        return families.BoundMethodVariable(fn=DefaultHookVariable(), self_var=_class(tx, var.cls))
-    refusal = hook_refusal(var.cls)
+        return families.BoundMethodVariable(fn=DefaultHookVariable(), self_var=_class(tx, cls))
+    refusal = hook_refusal(cls)
     if refusal:
         raise Unsupported("torch_value", what=refusal)
     return families.bind_descriptor(tx, var, None, hook, "__torch_function__", src)
@@ -210,14 +220,14 @@ def dispatch(tx, func, args, kwargs):
     else:   # a C function or method hands None when called without keywords
         kwargs_var = DictVariable.create(tx, [(const(k), v) for k, v in kwargs.items()]) if kwargs else const(None)
     found = overloaded(tx, args, kwargs)
-    types_var = TupleVariable(tuple(_class(tx, v.cls) for v in found))
+    types_var = TupleVariable(tuple(_class(tx, _cls(v)) for v in found))
     func_var = tx.wrap(func, None, trusted=True)
     args_var = TupleVariable(tuple(args))
     for var in found:
         result = _hook_of(tx, var).call_function(tx, [func_var, types_var, args_var, kwargs_var], {})
         if not (result.is_python_constant() and result.as_python_constant() is NotImplemented):
             return result
-    names = [v.cls.__name__ for v in found]
+    names = [_cls(v).__name__ for v in found]
     raise user_error(TypeError(f"no implementation found for '{getattr(func, '__qualname__', func)}' on types "
                                f"that implement __torch_function__: {names}"))
 
