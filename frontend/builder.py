@@ -40,7 +40,8 @@ from ..probe import (
 from .graph_break import Unsupported
 from .resume import STACK_ARGUMENT_PREFIX, is_resume_code
 from .variables.autograd_function import CheckpointVariable
-from .variables.builtins import BuiltinVariable, OperatorGetterVariable, has_builtin_handler
+from .variables.base import families
+from .variables.builtins import BuiltinVariable, OperatorGetterVariable, has_builtin_handler, is_tensor_getter
 from .variables.constant import ConstantVariable, LazyGuardedConstantVariable, is_constant_value
 from .variables.dicts import DictVariable, SetVariable, UnreadValue
 from .variables.distributed import DistributedFunctionVariable, is_distributed_function
@@ -65,6 +66,8 @@ from .variables.torch import (
     TorchFunctionVariable,
     is_torch_op,
 )
+from .variables.torch_function import (COMPILER_READS, DEFAULT_HOOK, DefaultHookVariable, hook_refusal, replaced_names,
+                                       user_classes_below_tensor)
 from .variables.user_defined import EnumVariable, UserDefinedClassVariable, UserDefinedObjectVariable
 
 
@@ -298,55 +301,62 @@ def _wrap(tx, value, source, trusted):
 _DEFAULT_TORCH_FUNCTION = torch.Tensor.__dict__["__torch_function__"]
 
 
-# class-body names that say nothing about what a tensor of the class does once it exists
-_CLASS_BOOKKEEPING = frozenset({"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__annotations__",
-                                "__slots__", "__init__", "__new__", "__firstlineno__", "__static_attributes__",
-                                "__orig_bases__", "__parameters__", "__torch_function__"})
-
-
-def _user_classes_below_tensor(cls: type) -> list:
-    """The user classes of a tensor subclass's MRO (below torch.Tensor, outside torch)."""
-    classes = []
-    for klass in class_mro(cls):
-        if klass is torch.Tensor:
-            break
-        if not str(klass.__module__).startswith("torch"):
-            classes.append(klass)
-    return classes
-
-
-def _replaced_tensor_attribute(cls: type) -> str | None:
-    """A torch.Tensor attribute (method, property, operator) that a user class in `cls`'s MRO
-    defines again, or None."""
-    for klass in _user_classes_below_tensor(cls):
-        for name in class_namespace(klass):
-            if name not in _CLASS_BOOKKEEPING and hasattr(torch.Tensor, name):
-                return name
-    return None
-
-
 def _subclass_refusal(value: torch.Tensor, eager_autograd: bool) -> str | None:
-    """Why a tensor of a subclass cannot be a graph value (None: it can). Its own `__torch_function__`
-    is user code run on every op (tracing would run it on fake tensors, and the graph would compile it
-    away); a plain subclass keeps its class through the graph only where the graph's ops run on the
-    real tensors (the eager backend): AOTAutograd returns plain tensors or fails on them. A Parameter
+    """Why a tensor of a subclass cannot be a graph value (None: it can). A Parameter
     (`_disabled_torch_function_impl`) and a traceable wrapper subclass (DTensor) are graph values."""
     cls = type(value)
     if cls is torch.Tensor or is_traceable_wrapper_subclass(value):
         return None
+    return subclass_refusal_of_class(cls, eager_autograd)
+
+
+def subclass_refusal_of_class(cls: type, eager_autograd: bool) -> str | None:
+    """Why tensors of `cls` (a torch.Tensor subclass, not a wrapper subclass) cannot be graph values.
+    Its own `__torch_function__` is traced (variables/torch_function.py) when modelled exactly; a
+    subclass keeps its class through the graph only where the graph's ops run on the real tensors (the
+    eager backend): AOTAutograd returns plain tensors or fails on them."""
     hook = class_dict_lookup(cls, "__torch_function__")
     if hook is torch._C._disabled_torch_function_impl:
         return None
     if hook is not _DEFAULT_TORCH_FUNCTION:
-        return f"a tensor of {cls.__name__}, whose own __torch_function__ runs on every op"
-    replaced = _replaced_tensor_attribute(cls)
-    if replaced is not None:
-        # the graph names tensor methods and operators, which on the real tensor would run the
-        # subclass's Python instead of what the trace assumed
-        return f"a tensor of {cls.__name__}, whose class replaces torch.Tensor.{replaced}"
+        refusal = hook_refusal(cls)
+        if refusal:
+            return refusal
+    read = sorted(replaced_names(cls) & COMPILER_READS)
+    if read:
+        # compiling reads it on the real tensor (fake conversion, guards): the class's own would run there
+        return f"a tensor of {cls.__name__}, whose class replaces torch.Tensor.{read[0]}"
+    replaced = sorted(name for name in replaced_names(cls) if name.startswith("__"))
+    if replaced:
+        # a special method Python and torch call implicitly (operators, len, iteration, repr...): the
+        # trace models torch.Tensor's (a replaced method or attribute is traced as the class's own)
+        return f"a tensor of {cls.__name__}, whose class replaces torch.Tensor.{replaced[0]}"
     if not eager_autograd:
         return f"a tensor of {cls.__name__} (compiled through AOTAutograd, results would lose the subclass)"
     return None
+
+
+families.register(subclass_refusal_of_class)
+
+
+def _wrap_tensor(tx, value, source, guard):
+    """A tensor as a graph input (or a constant of the graph, with no source)."""
+    refusal = _subclass_refusal(value, tx.output.eager_autograd)   # first: reading `layout` is an op
+    if refusal:
+        raise Unsupported("torch_value", what=refusal)
+    for klass in user_classes_below_tensor(type(value)):
+        # the names its classes define are guarded: a torch.Tensor method set on one later recompiles
+        guard(Guard.dict_keys(ClassNamespaceSource(ConstSource(klass)), list(class_namespace(klass))))
+    if value.layout != torch.strided:
+        # sparse/quantized layouts have no strides to guard or fake: their users run eagerly
+        raise Unsupported("non_strided_tensor", what=f"a tensor with layout {value.layout}")
+    if value.is_inference():
+        # made under torch.inference_mode: no version counter (which in-place writes are tracked by),
+        # its own rules for autograd and in-place ops outside the mode: its users run eagerly
+        raise Unsupported("torch_value", what="an inference tensor (made under torch.inference_mode)")
+    if source is None:
+        return tx.output.add_constant_tensor(value)
+    return tx.output.add_graph_input(value, source)
 
 
 def _wrap_tensor_or_scalar(tx, value, source, trusted, guard):
@@ -355,22 +365,9 @@ def _wrap_tensor_or_scalar(tx, value, source, trusted, guard):
         # a lazy module's parameter before its first call: no shape yet, any use of it fails eagerly
         raise Unsupported("lazy_module", what="an uninitialized parameter of a lazy module")
     if _is_a(value, torch.Tensor):
-        refusal = _subclass_refusal(value, tx.output.eager_autograd)   # first: reading `layout` is an op
-        if refusal:
-            raise Unsupported("torch_value", what=refusal)
-        for klass in _user_classes_below_tensor(type(value)):
-            # the names its classes define are guarded: a torch.Tensor method set on one later recompiles
-            guard(Guard.dict_keys(ClassNamespaceSource(ConstSource(klass)), list(class_namespace(klass))))
-        if value.layout != torch.strided:
-            # sparse/quantized layouts have no strides to guard or fake: their users run eagerly
-            raise Unsupported("non_strided_tensor", what=f"a tensor with layout {value.layout}")
-        if value.is_inference():
-            # made under torch.inference_mode: no version counter (which in-place writes are tracked by),
-            # its own rules for autograd and in-place ops outside the mode: its users run eagerly
-            raise Unsupported("torch_value", what="an inference tensor (made under torch.inference_mode)")
-        if source is None:
-            return tx.output.add_constant_tensor(value)
-        return tx.output.add_graph_input(value, source)
+        with torch._C.DisableTorchFunctionSubclass():
+            # (its metadata read as it is: a subclass's own __torch_function__ is user code, not run here)
+            return _wrap_tensor(tx, value, source, guard)
     if type(value) in (int, float) and source is not None and not trusted:
         out = tx.output
         if out.shape_policy.dynamic_scalar(value, source, _through_module(out, source)):
@@ -541,6 +538,10 @@ def _wrap_callable(tx, value, source, trusted, guard):
     if is_distributed_function(value):
         guard(Guard.id_match(source, value))
         return DistributedFunctionVariable(fn=value, source=source)
+    if value is DEFAULT_HOOK.__func__:
+        # torch.Tensor.__torch_function__ (`super().__torch_function__(...)` in a subclass's hook): modelled
+        guard(Guard.id_match(source, value))
+        return DefaultHookVariable(source=source)
     if is_torch_op(value):
         guard(Guard.id_match(source, value))
         return TorchFunctionVariable(fn=value, source=source)
@@ -577,6 +578,17 @@ def _wrap_callable(tx, value, source, trusted, guard):
     if _is_a(value, (operator.itemgetter, operator.attrgetter, operator.methodcaller)):
         guard(Guard.id_match(source, value))
         return OperatorGetterVariable.from_real(tx, value).with_source(source)
+    if type(value) is types.GetSetDescriptorType and value.__objclass__ is torch._C.TensorBase:
+        # `torch.Tensor.ndim`: a C attribute of tensors, whose `__get__` a `__torch_function__` compares
+        # its `func` with
+        guard(Guard.id_match(source, value))
+        return BuiltinVariable(fn=value, source=source)
+    if source is not None and is_tensor_getter(value):
+        # `torch.Tensor.shape.__get__` (a `__torch_function__`'s `func` for `x.shape`): a new
+        # method-wrapper on every read, guarded as the getter of that attribute
+        guard(Guard.type_match(source, type(value)))
+        guard(Guard.id_match(AttrSource(source, "__self__"), value.__self__))
+        return BuiltinVariable(fn=value, source=source)
     if source is not None and _is_builtin_method_of(value):
         # `lst.append` / `", ".join` on the stack at a graph break: a new object on every call, so not
         # guarded by identity (a recompile per call) but as what it is, that object's method of that name

@@ -61,6 +61,7 @@ from .variables.torch import (
     exit_torch_function_disabled,
     torch_function_state_now,
 )
+from .variables.torch_function import replaced_names
 from .variables.user_defined import UserDefinedObjectVariable
 
 # torch.Tensor's own __torch_function__: a subclass keeping it converts every torch result to itself
@@ -571,6 +572,7 @@ class OutputGraph:
         return self._create("call_method", name, [self_var] + list(args), kwargs)
 
     def _create(self, kind, target, args, kwargs):
+        kind, target = self._explicit_tensor_method(kind, target, args)
         name = target if kind == "call_method" else getattr(target, "__name__", None)
         op_name = name.split(".")[0] if isinstance(name, str) else None    # (an aten overload: `t_.default`)
         if op_name in _STORAGE_MUTATIONS:
@@ -653,6 +655,20 @@ class OutputGraph:
         return not any(isinstance(a, TensorVariable) and a.example is example
                        for a in list(args) + list(kwargs.values()))
 
+    def _explicit_tensor_method(self, kind, target, args):
+        """A graph node applying torch.Tensor's method `target` to a tensor whose class defines that name
+        again calls `torch.Tensor.target(x, ...)` (by name it would run the class's own at run time).
+        An operator or attribute read the class replaces is not modelled (builder refuses classes that
+        replace special methods)."""
+        if kind == "call_method" and args and isinstance(args[0], TensorVariable) and \
+                target in replaced_names(args[0].cls):
+            return "call_function", getattr(torch.Tensor, target)
+        if kind == "call_function" and target is getattr and len(args) == 2 and isinstance(args[0], TensorVariable) \
+                and args[1].is_python_constant() and args[1].as_python_constant() in replaced_names(args[0].cls):
+            raise Unsupported("torch_value", what=f"torch.Tensor.{args[1].as_python_constant()} of a tensor of "
+                              f"{args[0].cls.__name__}, whose class replaces it")
+        return kind, target
+
     def _result_subclass(self, args, kwargs):
         """The class eager gives the tensors a torch function returns, when a tensor argument (also
         one inside a list) is of a plain subclass (one keeping torch.Tensor's own __torch_function__,
@@ -665,8 +681,14 @@ class OutputGraph:
         def visit(var):
             if isinstance(var, TensorVariable):
                 cls = var.cls
-                if cls is not torch.Tensor and cls not in classes and \
-                        class_dict_lookup(cls, "__torch_function__") is _DEFAULT_TORCH_FUNCTION:
+                hook = class_dict_lookup(cls, "__torch_function__")
+                if cls is not torch.Tensor and hook is not _DEFAULT_TORCH_FUNCTION and \
+                        hook is not torch._C._disabled_torch_function_impl:
+                    # its own __torch_function__ must have answered this call (variables/torch_function.py);
+                    # a path that did not ask it would skip user code eager runs
+                    raise Unsupported("torch_value", what=f"a torch call on a tensor of {cls.__name__} that would "
+                                      "skip its __torch_function__")
+                if cls is not torch.Tensor and cls not in classes and hook is _DEFAULT_TORCH_FUNCTION:
                     classes.append(cls)
             elif isinstance(var, BaseSequence):
                 for item in var.get_items(self._tx_for_items()):
@@ -797,6 +819,8 @@ class OutputGraph:
         """The tracker for `tensor.name(*args)` (`size`, `stride`, `numel`...), answered from the
         fake value: constants when static, SymNodeVariables (a size placeholder, or a node
         reading the metadata in the graph) when symbolic."""
+        if self.torch_function_state == TF_ENABLED and tensor_var.cls is not torch.Tensor:
+            self._result_subclass([tensor_var], {})     # (a tensor of a class with its own hook: a break)
         if isinstance(value, torch.Size) or (name == "stride" and isinstance(value, tuple)):
             items = tuple(self.metadata(tensor_var, name, (i,), v) for i, v in enumerate(value))
             return SizeVariable(items) if isinstance(value, torch.Size) else TupleVariable(items)
@@ -805,7 +829,11 @@ class OutputGraph:
         known = self.symbol_inputs.get(value.node.expr)
         if known is not None:
             return known
-        node = self.graph.call_method(name, (tensor_var.proxy.node,) + tuple(args), dict(kwargs or {}))
+        if name in replaced_names(tensor_var.cls):     # (see _explicit_tensor_method)
+            node = self.graph.call_function(getattr(torch.Tensor, name), (tensor_var.proxy.node,) + tuple(args),
+                                            dict(kwargs or {}))
+        else:
+            node = self.graph.call_method(name, (tensor_var.proxy.node,) + tuple(args), dict(kwargs or {}))
         node.meta["example_value"] = value
         return SymNodeVariable(proxy=torch.fx.Proxy(node, self.tracer), value=value)
 

@@ -13,6 +13,7 @@ import sys
 import traceback
 import types
 
+
 from ..guards.guard import Guard
 from ..guards.source import (BuiltinSource, ConstSource, GlobalSource, ItemSource, ModuleGlobalSource,
                              NamespaceSource)
@@ -30,6 +31,9 @@ from .variables.base import NotConstant, VariableTracker, compare_equal
 from .variables.builtins import is_tensorish
 from .variables.constant import FOLDABLE, ConstantVariable, const
 from .variables.function_mode import tensor_getitem
+from .variables.torch_function import dispatch as torch_function_dispatch
+from .variables.torch_function import method_func
+from .variables.torch_function import needs_dispatch as needs_torch_function
 from .variables.iterators import GeneratorVariable, ListIteratorVariable, StopIterationSignal, next_of
 from .variables.lists import TupleVariable
 from .variables.misc import CellVariable, ExceptionVariable, SuperVariable, UnreadArgument
@@ -252,6 +256,9 @@ class InstructionTranslatorBase:
 
     def getitem(self, obj, index):
         if isinstance(obj, TensorVariable):
+            dispatched = torch_function_dispatch(self, method_func("__getitem__"), [obj, index], {})
+            if dispatched is not None:
+                return dispatched      # the __torch_function__ of the tensor's class answered
             moded = tensor_getitem(self, obj, index)   # an open TorchFunctionMode that changes indexing
             return moded if moded is not None else self.output.call_function(operator.getitem, [obj, index], {})
         if isinstance(obj, UserDefinedClassVariable):
@@ -263,6 +270,8 @@ class InstructionTranslatorBase:
     def binary_op(self, op, a, b):
         if a.owns_operators or b.owns_operators:
             return self._owned_operator(op, a, b)
+        if self._dispatches(a, b):
+            return self._dispatched_operator(op, a, b)
         if is_tensorish(a) or is_tensorish(b):
             if op in _INPLACE_TO_BINARY and not isinstance(a, TensorVariable):
                 op = _INPLACE_TO_BINARY[op]   # `n += t` on a number: numbers have no in-place operators
@@ -293,6 +302,8 @@ class InstructionTranslatorBase:
             return b.call_method(self, "__contains__", [a], {})
         if a.owns_operators or b.owns_operators:
             return self._owned_operator(op, a, b)
+        if self._dispatches(a, b):
+            return self._dispatched_operator(op, a, b)
         if is_tensorish(a) or is_tensorish(b):
             return self.output.call_function(op, [_plain_int(a), _plain_int(b)], {})
         if a.is_python_constant() and b.is_python_constant() and _folds(a) and _folds(b):
@@ -331,6 +342,22 @@ class InstructionTranslatorBase:
             self.output.guards.add(Guard.distinct_objects(sa, sb))
         return False
 
+    def _dispatches(self, *operands) -> bool:
+        """An operand is a tensor whose class has its own `__torch_function__` (and dispatch is on)."""
+        return any(isinstance(v, TensorVariable) for v in operands) and needs_torch_function(self, operands, {})
+
+    def _dispatched_operator(self, op, a, b):
+        """`a OP b` with a tensor of a class with its own `__torch_function__`: the tensor's dunder (which
+        dispatches with it as `func`): a's, or b's reflected one when a is not a tensor (a tensor
+        subclass replacing a dunder is refused, so a's answers whenever a is a tensor)."""
+        if isinstance(a, TensorVariable):
+            return a.call_method(self, _DUNDER[op], [b], {})
+        base = _INPLACE_TO_BINARY.get(op, op)
+        reflected = _RDUNDER.get(base) or _DUNDER.get(_REFLECTED_COMPARE.get(base))
+        if reflected is None:
+            raise Unsupported("python_protocol", what=f"{getattr(op, '__name__', op)} on {b.describe()}")
+        return b.call_method(self, reflected, [a], {})
+
     def _owned_operator(self, op, a, b):
         """An operator with an operand whose tracker implements the whole operator protocol itself
         (a traced numpy array): its dunders answer, with no fallback to another meaning."""
@@ -347,6 +374,9 @@ class InstructionTranslatorBase:
     def unary_op(self, op, a):
         if op in (operator.not_, operator.truth):
             return const(op(a.truth(self)))
+        if self._dispatches(a) and op in (operator.neg, operator.pos, operator.invert):
+            return a.call_method(self, {operator.neg: "__neg__", operator.pos: "__pos__",
+                                        operator.invert: "__invert__"}[op], [], {})
         if is_tensorish(a):
             return self.output.call_function(op, [a], {})
         if a.is_python_constant() and _folds(a):

@@ -11,6 +11,7 @@ kind is one class here (decorated with `@_kind("constructor_name")`, which also 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sys
 import types
 from typing import Any
@@ -365,7 +366,9 @@ class GRAD_IS_NONE(GuardKind):
         return f"{guard.name()}.grad is None"
 
     def explain(self, guard, value, env):
-        return None if value.grad is None else f"{guard.name()}.grad is no longer None"
+        with torch._C.DisableTorchFunctionSubclass():
+            grad = value.grad
+        return None if grad is None else f"{guard.name()}.grad is no longer None"
 
 
 @_kind("tensor")
@@ -506,6 +509,16 @@ class SHAPE(GuardKind):
         return DynamicChange()   # sizes relate differently: the TENSOR_MATCH failures say which dims
 
 
+
+def _without_subclass_hooks(method):
+    """Reads of a real tensor's metadata with subclass dispatch off: a tensor subclass's own
+    `__torch_function__` is user code, which reading it must never run."""
+    @functools.wraps(method)
+    def read(*args, **kwargs):
+        with torch._C.DisableTorchFunctionSubclass():
+            return method(*args, **kwargs)
+    return read
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class TensorMeta:
     """What TENSOR_MATCH checks about a tensor. `shape` and `stride` hold ints for static dims and
@@ -527,6 +540,7 @@ class TensorMeta:
         return TensorMeta(type(t), t.dtype, t.device, shape, stride, t.requires_grad,
                           torch._C._dispatch_keys(t), not dynamic_sizes and not dynamic_strides)
 
+    @_without_subclass_hooks
     def size_change(self, value):
         """The static dims whose size differs, if sizes (and the strides that follow from them) are
         all that changed; None when anything else differs."""
@@ -537,6 +551,7 @@ class TensorMeta:
         dims = frozenset(i for i, (e, a) in enumerate(zip(self.shape, value.shape)) if e is not None and e != a)
         return dims or None
 
+    @_without_subclass_hooks
     def mismatch(self, value, name: str):
         """A sentence saying how `value` differs, or None."""
         if not issubclass(type(value), torch.Tensor):   # (no hooks of a failing object run)

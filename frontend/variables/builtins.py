@@ -127,6 +127,8 @@ class BuiltinVariable(VariableTracker):
         return tx.wrap(getattr(self.fn, name), None, trusted=True)
 
     def call_function(self, tx, args, kwargs):
+        if self.fn is torch.Tensor._make_subclass:
+            return families.make_subclass(tx, args, kwargs)
         unbound = _unbound_builtin_method(tx, self.fn, args, kwargs)
         if unbound is not None:
             return unbound
@@ -169,10 +171,22 @@ def _accepts(handler, args, kwargs) -> bool:
         return False
 
 
+def is_tensor_getter(fn) -> bool:
+    """`fn` is the `__get__` of a C attribute of torch.Tensor (`torch.Tensor.shape.__get__`)."""
+    owner = static_getattr(fn, "__self__")
+    return static_getattr(fn, "__name__") == "__get__" and isinstance(owner, types.GetSetDescriptorType) and \
+        owner.__objclass__ is torch._C.TensorBase and \
+        class_dict_lookup(torch.Tensor, owner.__name__) is owner
+
+
 def _unbound_builtin_method(tx, fn, args, kwargs):
     """`object.__setattr__(obj, ...)`, `dict.__setitem__(obj, ...)`, `super().keys()`...: a method of a
     builtin type called on an instance of a user subclass. Object methods use the generic attribute
     protocol (no user `__setattr__`); dict methods act on the items of a dict-subclass object."""
+    if isinstance(fn, types.MethodWrapperType) and len(args) == 1 and not kwargs and \
+            isinstance(args[0], TensorVariable) and is_tensor_getter(fn):
+        # `torch.Tensor.ndim.__get__(x)` (what a `__torch_function__` gets as `func` for `x.ndim`)
+        return args[0].tensor_attr(tx, fn.__self__.__name__)
     if not args or not isinstance(fn, (types.MethodDescriptorType, types.WrapperDescriptorType)):
         return None
     obj = args[0]
@@ -180,7 +194,7 @@ def _unbound_builtin_method(tx, fn, args, kwargs):
     if owner is torch._C.TensorBase and isinstance(obj, TensorVariable):
         # `torch.Tensor.t(x)`: the method on the tensor (a tensor in the graph never has a subclass
         # that replaces a torch.Tensor method: builder._subclass_refusal)
-        return obj.var_getattr(tx, name).call_function(tx, list(args[1:]), kwargs)
+        return obj.call_tensor_method(tx, name, list(args[1:]), kwargs)
     if isinstance(obj, SetVariable) and owner in (set, frozenset) and issubclass(obj.cls, owner):
         # `set.__sub__(s, t)`: the set's own method (a wrong receiver type raises: not here)
         result = obj.call_method(tx, name, list(args[1:]), kwargs)

@@ -254,7 +254,9 @@ class BoundMethodVariable(VariableTracker):
     def reconstruct(self, codegen):
         if self.source is not None:
             return self.source.reconstruct(codegen)
-        if isinstance(self.fn, (UserFunctionVariable, NestedFunctionVariable)):
+        if isinstance(self.fn, (UserFunctionVariable, NestedFunctionVariable)) or \
+                (isinstance(self.fn, VariableTracker) and
+                 isinstance(self.fn.as_python_constant_or_none(), types.FunctionType)):
             # bind the very function: `self.name` may find another one (`super().m` rebuilt as
             # `self.m` calls the subclass's m) or run a user __getattribute__/__getattr__
             codegen.load_callable(types.MethodType)

@@ -58,6 +58,18 @@ class TensorVariable(VariableTracker):
         return self.proxy.node.op == "placeholder"
 
     def var_getattr(self, tx, name):
+        if name in families.replaced_names(self.cls):
+            return self._replaced_attr(tx, name)
+        return self.tensor_attr(tx, name)
+
+    def tensor_attr(self, tx, name):
+        """torch.Tensor's attribute `name` of this tensor (`torch.Tensor.name.__get__(x)`), whatever its
+        class defines."""
+        if self.cls is not torch.Tensor:
+            getter = families.getter(name)
+            dispatched = families.dispatch(tx, getter, [self], {}) if getter is not None else None
+            if dispatched is not None:
+                return dispatched      # the class's __torch_function__ answered `x.name`
         example = self.example
         if name in _ATTR_CONSTANTS:
             return ConstantVariable(getattr(example, name))
@@ -68,7 +80,8 @@ class TensorVariable(VariableTracker):
                 return tx.output.call_method(self, "detach", [], {})
             return tx.output.call_function(getattr, [self, ConstantVariable(name)], {})
         if name == "grad":
-            if self.source is not None and example.grad is None and self.is_graph_input():
+            if self.source is not None and example.grad is None and self.is_graph_input() and \
+                    not families.own_hook(self.cls):   # (the guard reads `.grad`, which would run the hook)
                 real = tx.output.real_value_of(self)
                 if real is not None and real.grad is None:
                     tx.output.guards.add(Guard.grad_is_none(self.source))
@@ -99,22 +112,44 @@ class TensorVariable(VariableTracker):
             return self._subclass_attr(tx, name)
         raise Unsupported("unsupported_attr", name=name, obj="a tensor")
 
-    def _subclass_attr(self, tx, name):
-        """An attribute a subclass adds (torch.Tensor has no such name): its method, property or
-        class constant, as the class holds it (the lookup guarded). An attribute of the tensor object
-        itself by that name would come first for a method: not modelled."""
+    def _replaced_attr(self, tx, name):
+        """`x.name` where the tensor's class defines again a torch.Tensor attribute: the class's own (its
+        method bound, its property run, its constant), as Python finds it before torch's (no
+        `__torch_function__` runs). An attribute of the tensor object itself by that name is not modelled."""
         attr, src = reads.class_lookup(tx, self.cls, name)
-        if attr is reads.MISSING or not self.is_graph_input() or self.source is None:
-            raise Unsupported("unsupported_attr", name=name, obj="a tensor")
-        real = tx.output.real_value_of(self)
-        if real is None:
-            raise Unsupported("unsupported_attr", name=name, obj="a tensor")
-        dict_source = AttrSource(self.source, "__dict__")
-        if reads.instance_attr(tx, real, self.source, name, dict_source) is not reads.MISSING:
+        if self.is_graph_input() and self.source is not None:
+            real = tx.output.real_value_of(self)
+            if real is None or reads.instance_attr(tx, real, self.source, name,
+                                                   AttrSource(self.source, "__dict__")) is not reads.MISSING:
+                raise Unsupported("unsupported_attr", name=name, obj="a tensor (also set on the tensor object)")
+        elif name in tensor_attrs(tx, self) or self.is_graph_input():
             raise Unsupported("unsupported_attr", name=name, obj="a tensor (also set on the tensor object)")
         return families.bind_descriptor(tx, self, None, attr, name, src)
 
+    def _subclass_attr(self, tx, name):
+        """An attribute a subclass adds (torch.Tensor has no such name): its method, property or
+        class constant, as the class holds it (the lookup guarded)."""
+        attr, _ = reads.class_lookup(tx, self.cls, name)
+        if attr is reads.MISSING:
+            raise Unsupported("unsupported_attr", name=name, obj="a tensor")
+        return self._replaced_attr(tx, name)
+
     def call_method(self, tx, name, args, kwargs):
+        if name in families.replaced_names(self.cls):
+            # what `x.name(...)` means is the class's own method (var_getattr); torch.Tensor's by name is
+            # asked for explicitly (call_tensor_method)
+            raise Unsupported("unsupported_call", fn=f"{self.cls.__name__}.{name}",
+                              detail=" (the class replaces torch.Tensor's)")
+        return self.call_tensor_method(tx, name, args, kwargs)
+
+    def call_tensor_method(self, tx, name, args, kwargs):
+        """torch.Tensor's method `name` on this tensor (`torch.Tensor.name(x, ...)`), whatever its class defines."""
+        dispatched = families.dispatch(tx, families.method_func(name), [self] + list(args), kwargs)
+        if dispatched is not None:
+            return dispatched      # the __torch_function__ of an argument's class answered
+        if name == "as_subclass" and len(args) + len(kwargs) == 1 and (args or "cls" in kwargs):
+            cls = (args[0] if args else kwargs["cls"]).as_python_constant_or_none()
+            return families.as_subclass(tx, self, cls)
         example = self.example
         if name in _AUTOGRAD_RUNTIME:
             raise Unsupported("unsupported_call", fn=f"Tensor.{name}",
@@ -177,6 +212,9 @@ class TensorVariable(VariableTracker):
         return tx.output.call_method(self, name, args, kwargs)
 
     def unpack(self, tx):
+        if families.needs_dispatch(tx, [self], {}):
+            # Tensor.__iter__ through the class's __torch_function__: not modelled
+            raise Unsupported("torch_value", what=f"iterating over a tensor of {self.cls.__name__}")
         n = self.example.shape[0] if self.example.dim() else None
         if n is None:
             raise Unsupported("python_protocol", what="iterating over a 0-d tensor")

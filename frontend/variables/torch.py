@@ -12,7 +12,7 @@ from ... import decorators
 from ...guards.source import ModuleGlobalSource
 from ...probe import safe_in, static_getattr
 from ..graph_break import Unsupported
-from .base import TensorMethod, VariableTracker, python_value
+from .base import TensorMethod, VariableTracker, families, python_value
 from .constant import const
 from .functions import BaseUserFunction, BoundMethodVariable
 from .lists import SizeVariable
@@ -103,6 +103,11 @@ class TorchFunctionVariable(VariableTracker):
 
     def call_function(self, tx, args, kwargs):
         fn = self.fn
+        if fn is torch._C._disabled_torch_function_impl:
+            return families.run_disabled_hook(tx, args, kwargs)
+        dispatched = families.dispatch(tx, fn, args, kwargs)
+        if dispatched is not None:
+            return dispatched      # the __torch_function__ of an argument's class answered
         if is_graph_break_function(fn):
             msg = args[0] if args else kwargs.get("msg")
             msg = f": {msg.as_python_constant()}" if msg is not None and msg.is_python_constant() else ""
@@ -135,6 +140,9 @@ class TorchFunctionVariable(VariableTracker):
         if tx.output.function_modes and _asks_function_modes(fn):
             # the trace models the open mode; the graph runs with none: the answer would differ
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (it reads the TorchFunctionMode stack)")
+        answer = families.answer_query(tx, fn, args, kwargs)
+        if answer is not None:
+            return answer
         if fn is torch._C._set_grad_enabled and len(args) == 1 and not kwargs and args[0].is_python_constant():
             # what set_grad_enabled and the grad-mode managers call: the trace's grad mode changes too
             tx.output.set_grad_enabled(bool(args[0].as_python_constant()))

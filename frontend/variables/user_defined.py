@@ -248,6 +248,8 @@ class UserDefinedClassVariable(VariableTracker):
         if issubclass(cls, (set, frozenset)) and cls.__new__ is set_base(cls).__new__ and \
                 cls.__module__ != "builtins":
             return self._new_set_subclass(tx, args, kwargs)
+        if issubclass(cls, torch.Tensor):
+            return families.new_tensor_subclass(tx, cls, args, kwargs)
         new, _ = class_lookup(tx, cls, "__new__")   # what creating and initializing the object runs
         init, _ = class_lookup(tx, cls, "__init__")
         if new is not object.__dict__["__new__"] or (cls.__module__ == "builtins" and not isinstance(
