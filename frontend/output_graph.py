@@ -584,6 +584,12 @@ class OutputGraph:
         proxy_kwargs = {k: self.as_proxy(v, numpy_numbers) for k, v in kwargs.items()}
         fake_args = torch.fx.node.map_arg(proxy_args, lambda n: n.meta["example_value"])
         fake_kwargs = torch.fx.node.map_arg(proxy_kwargs, lambda n: n.meta["example_value"])
+        strided_after_a_view = None       # (see _refuse_writes_beyond_inputs)
+        if op_name in ANY_STORAGE_VIEWS and not self.eager_autograd and fake_args and \
+                self._input_sharing_storage(fake_args[0]) is not None:
+            # of a view, or of an input whose sizes changed in place: the end of a chain of views
+            strided_after_a_view = not (isinstance(args[0], TensorVariable) and args[0].proxy.node.op == "placeholder"
+                                        and not any(logged is fake_args[0] for logged, *_ in self.metadata_log))
         if op_name in _METADATA_MUTATIONS and fake_args and isinstance(fake_args[0], torch.Tensor):
             t = fake_args[0]
             self.metadata_log.append((t, tuple(t.shape), tuple(t.stride()), t.storage_offset()))
@@ -633,8 +639,8 @@ class OutputGraph:
             _refuse_foreach_reading_what_it_wrote(op_name, fake_args, fake_kwargs)
         node = self.graph.create_node(kind, target, proxy_args, proxy_kwargs)
         node.meta["example_value"] = example
-        if op_name in ANY_STORAGE_VIEWS and not self.eager_autograd and fake_args and \
-                self._input_sharing_storage(fake_args[0]) is not None:
+        if strided_after_a_view is not None:
+            node.meta["strided_after_a_view"] = strided_after_a_view
             self.strided_input_views.append(node)
         if name and name.startswith("_foreach_") and name.endswith("_") and args and \
                 isinstance(args[0], ListVariable):
@@ -982,11 +988,17 @@ class OutputGraph:
         """A backend that functionalizes the graph writes an input back as the input's own elements
         (aot_eager, inductor): a write through an `as_strided` view into memory of the storage that is
         not the input's (`x.as_strided((4,), (1,), 0).add_(1)` of `x = base[1:3]`) was lost. Such a
-        write, of anything but a view within a contiguous input's elements, runs as Python."""
+        write, of anything but a view within a contiguous input's elements, runs as Python; so does any
+        write into an input's storage once an `as_strided` took a view of a view of it (AOTAutograd
+        cannot functionalize that chain: a compile error)."""
         tensors = [t for t in torch.utils._pytree.tree_leaves(operands) if isinstance(t, torch.Tensor)]
+        chained = any(not node._erased and node.meta["strided_after_a_view"] for node in self.strided_input_views)
         for fake, version in watched:
             if fake._version == version:
                 continue
+            if chained:
+                raise Unsupported("unsupported_call", fn=name or "an in-place op",
+                                  detail=" (a write into an input an as_strided view of a view reaches)")
             size, stride, offset = self._original_metadata(fake)
             storage = _storage_of(fake)
             for t in tensors:

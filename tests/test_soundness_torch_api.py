@@ -778,8 +778,16 @@ def _written_within_the_input(x):
     return x + 0
 
 
+def _written_through_as_strided_of_a_transposed_input(x):
+    x.t_()
+    x.t_()
+    x.as_strided((2,), (1,), x.storage_offset()).add_(1)   # a view chain AOTAutograd refuses to functionalize
+    return x + 0
+
+
 @pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
 @pytest.mark.parametrize("fn,make,breaks", [
+    (_written_through_as_strided_of_a_transposed_input, lambda: torch.arange(6.0).reshape(2, 3), True),
     (_written_beyond_the_view, lambda: torch.arange(6.0)[1:3], True),
     (_written_between_the_strides, lambda: torch.arange(12.0)[::2], True),
     (_written_within_the_input, lambda: torch.arange(8.0)[1:7], False),
