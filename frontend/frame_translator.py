@@ -12,7 +12,6 @@ natively and resumes after it; `side_effects.py` writes back what the traced cod
 from __future__ import annotations
 
 import dataclasses
-import dis
 import functools
 import inspect
 import types
@@ -28,6 +27,7 @@ from .break_codegen import FrameCheckpoint, can_break_at, compile_break, emit_se
 from .builder import is_compiled_function, is_skipped_function
 from .codegen import PyCodegen, new_code
 from .graph_break import Unsupported
+from .instructions import instructions_of
 from .graph_raise import guard_graph_call, loses_effects_on_raise, rerunnable, restoring_written_inputs
 from .opcodes import OPCODES, Checkpoint
 from .output_graph import OutputGraph
@@ -250,7 +250,7 @@ def reads_own_frame(code) -> bool:
     resume functions hold other variables (temporaries, stack values as arguments) and a resume function
     runs deeper than the frame it continues, so such a frame never breaks: it is traced whole or
     runs eagerly."""
-    insts = list(dis.get_instructions(code))
+    insts = instructions_of(code)[0]
     for ins, after in zip(insts, insts[1:] + [None]):
         if ins.opname == "LOAD_GLOBAL" and (ins.argval in _FRAME_READING_GLOBALS or (
                 ins.argval in _FRAME_READING_WITHOUT_ARGUMENT and not after.opname.startswith("LOAD_"))):

@@ -63,6 +63,7 @@ from bytecode import Bytecode, Instr, Label
 from bytecode.instr import CellVar, FreeVar
 
 from .. import _C
+from .instructions import instructions_of
 
 # layout of one stack slot passed to a resume function
 NULL_SLOT = "null"       # a NULL under a callable: not passed, pushed back by the prologue
@@ -107,8 +108,16 @@ _NO_FALLTHROUGH = {"RETURN_VALUE", "RAISE_VARARGS", "RERAISE", "JUMP_FORWARD", "
 _CELL_SETUP = {"MAKE_CELL", "COPY_FREE_VARS"}
 
 
-def _instructions(code):
-    return [i for i in dis.get_instructions(code) if i.opname != "EXTENDED_ARG"]
+# code -> its instructions (EXTENDED_ARG dropped): a break asks for them several times (liveness, handlers,
+# the resume body), and a frame breaking often is a new resume code each time
+_INSTRUCTIONS_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _instructions(code) -> tuple:
+    insts = _INSTRUCTIONS_CACHE.get(code)
+    if insts is None:
+        insts = _INSTRUCTIONS_CACHE[code] = tuple(i for i in dis.get_instructions(code) if i.opname != "EXTENDED_ARG")
+    return insts
 
 
 def _index_by_offset(code, insts) -> dict:
@@ -116,7 +125,7 @@ def _index_by_offset(code, insts) -> dict:
     or handler may target the EXTENDED_ARG that prefixes its instruction."""
     index = {ins.offset: i for i, ins in enumerate(insts)}
     pending = []
-    for ins in dis.get_instructions(code):
+    for ins in instructions_of(code)[0]:
         if ins.opname == "EXTENDED_ARG":
             pending.append(ins.offset)
         else:
