@@ -316,8 +316,9 @@ def body_items(code, labels: dict | None = None, replace: dict | None = None) ->
     replace = replace or {}
     insts = _instructions(code)
     out, n = [], 0
-    for item in Bytecode.from_code(code, conserve_exception_block_stackdepth=True):
+    for item in _decoded_body(code):
         if isinstance(item, Instr):
+            item = item.copy()          # the caller's to change (its line, its argument)
             assert item.name == insts[n].opname, (item.name, insts[n].opname)
             if n in labels:
                 out.append(labels[n])
@@ -328,6 +329,31 @@ def body_items(code, labels: dict | None = None, replace: dict | None = None) ->
             n += 1
         out.append(item)
     return out
+
+
+# The `bytecode` items of the last few codes decoded: each break of a frame makes a resume function
+# from the same original code, and decoding it was most of a break's compile time. Few, and forgotten
+# when their code dies (no compile state kept for the program's collector to walk); by identity (equal
+# code objects may hold other constants). The items are shared: body_items hands out copies of the
+# instructions, and labels and try markers are not changed by assembly.
+_DECODED_BODIES: list = []      # [(weak reference to a code, its items)], most recent last
+_DECODED_BODIES_KEPT = 4
+
+
+def _decoded_body(code) -> tuple:
+    for i, (ref, items) in enumerate(_DECODED_BODIES):
+        if ref() is code:
+            _DECODED_BODIES.append(_DECODED_BODIES.pop(i))
+            return items
+    items = tuple(Bytecode.from_code(code, conserve_exception_block_stackdepth=True))
+    _DECODED_BODIES.append((weakref.ref(code, _forget_decoded_body), items))
+    del _DECODED_BODIES[:-_DECODED_BODIES_KEPT]
+    return items
+
+
+def _forget_decoded_body(ref) -> None:
+    """A decoded code died: its items (its constants) go with it."""
+    _DECODED_BODIES[:] = [entry for entry in _DECODED_BODIES if entry[0] is not ref]
 
 
 _NOT_COPIED_FLAGS = (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR | inspect.CO_COROUTINE |
