@@ -21,6 +21,7 @@ from .variables.dicts import DictVariable, SetVariable
 from .variables.lists import ListVariable
 from .variables.misc import FrameFreeCell, RealCellVariable
 from .variables.user_defined import _MISSING, UserDefinedObjectVariable
+from .write_back import write_dict
 
 
 class SideEffectsState(NamedTuple):
@@ -241,6 +242,12 @@ class SideEffects:
                         cg.load_temp(a)
                     cg.call(1 + len(args))
                     cg.pop_top()
+            elif isinstance(var, DictVariable) and var.cls is dict:   # item by item, as the program's stores
+                cg.load_callable(write_dict)
+                cg.load_temp(targets[var])
+                cg.load_temp(temp)
+                cg.call(2)
+                cg.pop_top()
             else:                               # src.clear(); src.update(new contents)
                 for method, args in (("clear", ()), ("update", (temp,))):
                     cg.load_temp(targets[var])
