@@ -163,10 +163,16 @@ class UserDefinedClassVariable(VariableTracker):
     def var_getattr(self, tx, name):
         cls = self.value
         meta_attr, _ = class_lookup(tx, type(cls), name)    # (guarded: the metaclass may gain it later)
-        if meta_attr is not MISSING and is_python_data_descriptor(meta_attr):
-            # a property of the metaclass answers before the class's own attributes (`__dict__`
-            # included): user code, run as Python when the program reads it
-            raise Unsupported("python_protocol", what=f"reading {cls.__qualname__}.{name}, a property of its metaclass")
+        # a data descriptor of the metaclass answers before the class's own attributes; whether it is one
+        # is guarded too (its class may gain `__get__`/`__set__` later)
+        if meta_attr is not MISSING and any(class_lookup(tx, type(meta_attr), hook)[0] is not MISSING
+                                            for hook in ("__set__", "__delete__")):
+            if is_python_data_descriptor(meta_attr):
+                # a property of the metaclass (`__dict__` included): user code, run as Python when read
+                raise Unsupported("python_protocol",
+                                  what=f"reading {cls.__qualname__}.{name}, a property of its metaclass")
+            # one of type's own (`__base__`, `__doc__`...), shadowing a class attribute of that name
+            return tx.wrap(getattr(cls, name), AttrSource(self.source, name) if self.source else None)
         if name == "__annotations__" and name not in class_namespace(cls):
             # type makes an empty dict and stores it in the class's namespace (never a base's): not
             # at compile time, nor the base's found in the MRO
