@@ -6,15 +6,16 @@ into that table) skipped or repeated items afterwards; its version tag changed e
 """
 from __future__ import annotations
 
-_get, _set, _delete = dict.__getitem__, dict.__setitem__, dict.__delitem__
+_get, _set, _delete, _keys = dict.__getitem__, dict.__setitem__, dict.__delitem__, dict.keys
 
 
 def write_dict(target: dict, new: dict) -> None:
-    """Make `target` hold `new`'s items in `new`'s order. Keys the trace allows are constants, classes
+    """Make `target` (a dict, or a dict subclass's object: only dict's own methods run) hold `new`'s
+    items in `new`'s order. Keys the trace allows are constants, classes
     and functions: hashing and comparing them runs no program code. The keys `new` lists first in
     the order `target` has them stay where they are (their value stored only if it is another
     object); the others are deleted, and the rest of `new` is added after them, in order."""
-    position = {key: i for i, key in enumerate(target)}
+    position = {key: i for i, key in enumerate(_keys(target))}
     keys = list(new)
     kept, last = 0, -1
     for key in keys:
@@ -23,7 +24,7 @@ def write_dict(target: dict, new: dict) -> None:
             break
         kept, last = kept + 1, i
     staying = dict.fromkeys(keys[:kept])
-    for key in [key for key in target if key not in staying]:
+    for key in [key for key in _keys(target) if key not in staying]:
         _delete(target, key)
     for key in keys[:kept]:
         if _get(target, key) is not new[key]:
