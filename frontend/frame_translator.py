@@ -12,7 +12,6 @@ natively and resumes after it; `side_effects.py` writes back what the traced cod
 from __future__ import annotations
 
 import dataclasses
-import dis
 import functools
 import inspect
 import types
@@ -29,6 +28,7 @@ from .builder import is_compiled_function, is_skipped_function
 from .codegen import PyCodegen, new_code
 from .graph_break import Unsupported
 from .graph_raise import guard_graph_call, loses_effects_on_raise, reaches_whole_storage, rerunnable, restoring_inputs
+from .instructions import instructions_of
 from .opcodes import OPCODES, Checkpoint
 from .output_graph import OutputGraph
 from .resume import is_resume_code
@@ -270,7 +270,7 @@ def reads_own_frame(code) -> bool:
     resume functions hold other variables (temporaries, stack values as arguments) and a resume function
     runs deeper than the frame it continues, so such a frame never breaks: it is traced whole or
     runs eagerly."""
-    insts = list(dis.get_instructions(code))
+    insts = instructions_of(code)[0]
     for ins, after in zip(insts, insts[1:] + [None]):
         if ins.opname == "LOAD_GLOBAL" and (ins.argval in _FRAME_READING_GLOBALS or (
                 ins.argval in _FRAME_READING_WITHOUT_ARGUMENT and not after.opname.startswith("LOAD_"))):

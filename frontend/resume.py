@@ -63,6 +63,7 @@ from bytecode import Bytecode, Instr, Label
 from bytecode.instr import CellVar, FreeVar
 
 from .. import _C
+from .instructions import instructions_of
 
 # layout of one stack slot passed to a resume function
 NULL_SLOT = "null"       # a NULL under a callable: not passed, pushed back by the prologue
@@ -107,8 +108,16 @@ _NO_FALLTHROUGH = {"RETURN_VALUE", "RAISE_VARARGS", "RERAISE", "JUMP_FORWARD", "
 _CELL_SETUP = {"MAKE_CELL", "COPY_FREE_VARS"}
 
 
-def _instructions(code):
-    return [i for i in dis.get_instructions(code) if i.opname != "EXTENDED_ARG"]
+# code -> its instructions (EXTENDED_ARG dropped): a break asks for them several times (liveness, handlers,
+# the resume body), and a frame breaking often is a new resume code each time
+_INSTRUCTIONS_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _instructions(code) -> tuple:
+    insts = _INSTRUCTIONS_CACHE.get(code)
+    if insts is None:
+        insts = _INSTRUCTIONS_CACHE[code] = tuple(i for i in dis.get_instructions(code) if i.opname != "EXTENDED_ARG")
+    return insts
 
 
 def _index_by_offset(code, insts) -> dict:
@@ -116,7 +125,7 @@ def _index_by_offset(code, insts) -> dict:
     or handler may target the EXTENDED_ARG that prefixes its instruction."""
     index = {ins.offset: i for i, ins in enumerate(insts)}
     pending = []
-    for ins in dis.get_instructions(code):
+    for ins in instructions_of(code)[0]:
         if ins.opname == "EXTENDED_ARG":
             pending.append(ins.offset)
         else:
@@ -307,8 +316,9 @@ def body_items(code, labels: dict | None = None, replace: dict | None = None) ->
     replace = replace or {}
     insts = _instructions(code)
     out, n = [], 0
-    for item in Bytecode.from_code(code, conserve_exception_block_stackdepth=True):
+    for item in _decoded_body(code):
         if isinstance(item, Instr):
+            item = item.copy()          # the caller's to change (its line, its argument)
             assert item.name == insts[n].opname, (item.name, insts[n].opname)
             if n in labels:
                 out.append(labels[n])
@@ -319,6 +329,31 @@ def body_items(code, labels: dict | None = None, replace: dict | None = None) ->
             n += 1
         out.append(item)
     return out
+
+
+# The `bytecode` items of the last few codes decoded: each break of a frame makes a resume function
+# from the same original code, and decoding it was most of a break's compile time. Few, and forgotten
+# when their code dies (no compile state kept for the program's collector to walk); by identity (equal
+# code objects may hold other constants). The items are shared: body_items hands out copies of the
+# instructions, and labels and try markers are not changed by assembly.
+_DECODED_BODIES: list = []      # [(weak reference to a code, its items)], most recent last
+_DECODED_BODIES_KEPT = 4
+
+
+def _decoded_body(code) -> tuple:
+    for i, (ref, items) in enumerate(_DECODED_BODIES):
+        if ref() is code:
+            _DECODED_BODIES.append(_DECODED_BODIES.pop(i))
+            return items
+    items = tuple(Bytecode.from_code(code, conserve_exception_block_stackdepth=True))
+    _DECODED_BODIES.append((weakref.ref(code, _forget_decoded_body), items))
+    del _DECODED_BODIES[:-_DECODED_BODIES_KEPT]
+    return items
+
+
+def _forget_decoded_body(ref) -> None:
+    """A decoded code died: its items (its constants) go with it."""
+    _DECODED_BODIES[:] = [entry for entry in _DECODED_BODIES if entry[0] is not ref]
 
 
 _NOT_COPIED_FLAGS = (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR | inspect.CO_COROUTINE |

@@ -21,6 +21,7 @@ from .variables.dicts import DictVariable, SetVariable
 from .variables.lists import ListVariable
 from .variables.misc import FrameFreeCell, RealCellVariable
 from .variables.user_defined import _MISSING, UserDefinedObjectVariable
+from .write_back import write_dict
 
 
 class SideEffectsState(NamedTuple):
@@ -233,14 +234,14 @@ class SideEffects:
                 cg.load_temp(targets[var])
                 cg.load_const(slice(None))
                 cg.append(Instr("STORE_SUBSCR"))
-            elif var.source is None:            # a dict subclass's items: dict.clear(obj); dict.update(obj, new)
-                for method, args in ((dict.clear, ()), (dict.update, (temp,))):
-                    cg.load_callable(method)
-                    cg.load_temp(targets[var])
-                    for a in args:
-                        cg.load_temp(a)
-                    cg.call(1 + len(args))
-                    cg.pop_top()
+            elif isinstance(var, DictVariable) and var.cls is dict:
+                # item by item, as the program's stores, with dict's own methods (a dict subclass's
+                # items included: none of the subclass's methods runs)
+                cg.load_callable(write_dict)
+                cg.load_temp(targets[var])
+                cg.load_temp(temp)
+                cg.call(2)
+                cg.pop_top()
             else:                               # src.clear(); src.update(new contents)
                 for method, args in (("clear", ()), ("update", (temp,))):
                     cg.load_temp(targets[var])

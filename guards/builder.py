@@ -44,14 +44,16 @@ class SharedReads:
 
 
 def _chain(source):
-    """The source and every source it is read from."""
-    seen, todo = [], [source]
+    """The source and every source it is read from. (A set finds the ones seen: a deep chain,
+    `L['t'][0][0]...` into a nested tuple, compared with a list was quartic in its depth.)"""
+    order, seen, todo = [], set(), [source]
     while todo:
         s = todo.pop()
         if s not in seen:
-            seen.append(s)
+            seen.add(s)
+            order.append(s)
             todo.extend(s.bases())
-    return seen
+    return order
 
 
 def _as_const(obj):

@@ -242,8 +242,8 @@ class CONSTANT_MATCH(GuardKind):
         return Guard(source, self, value)
 
     def key(self, expected):
-        # (an int by value: a long one has no repr)
-        return (type(expected), expected if type(expected) is int else repr(expected))
+        # (an int by value: a long one has no repr; a string by value: a long one's repr is a copy)
+        return (type(expected), expected if type(expected) in (int, str, bytes) else repr(expected))
 
     def render(self, guard, check):
         x, exp = check.read(guard.source), guard.expected

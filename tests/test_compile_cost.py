@@ -375,3 +375,34 @@ def test_generator_returns_walk_only_until_the_paused_generators_are_found():
         lifetimes._reachable = real
     assert cnt.frame_count == 1 and len(walked) >= 60
     assert max(walked) < 40           # (a walk of everything grew with each node: over 1,000 by the end)
+
+
+def test_guards_on_a_deeply_nested_value_list_each_source_once():
+    """A resume function given a nested tuple guards each level (`L['t'][0][0]...`); listing the
+    sources each guard reads compared every link with every one listed before (source equality is
+    itself as deep as the chain): CPython's test_marshal with a 100-deep tuple compiled for 200 s."""
+    import marshal
+
+    from bytegraph.guards.source import ItemSource
+
+    def f(x, data):
+        t = marshal.loads(data)          # a builtin not traced: the frame breaks, t travels on
+        return x + 1, t
+
+    data = b")\x01" * 100 + b"N"
+    compared = [0]
+    real_eq = ItemSource.__eq__
+
+    def counting_eq(self, other):
+        compared[0] += 1
+        return real_eq(self, other)
+    cnt = CompileCounter()
+    ItemSource.__eq__ = counting_eq
+    try:
+        got = bytegraph.compile(f, backend=cnt)(torch.ones(2), data)
+    finally:
+        ItemSource.__eq__ = real_eq
+    want = f(torch.ones(2), data)
+    assert torch.equal(got[0], want[0]) and got[1] == want[1]
+    assert cnt.frame_count == 1 and bytegraph.stats.frames_compiled == 2   # the graph, after the break
+    assert compared[0] < 10_000          # (26 million before)

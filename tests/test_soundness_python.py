@@ -655,6 +655,69 @@ def test_hash_of_a_class_changed_after_it_was_seen_is_not_run_by_the_compiler():
     assert cnt.frame_count == 1
 
 
+class _PlainDictSubclass(dict):
+    pass
+
+
+def _held_iterator_run(fn, cls=dict):
+    """A dict with a deleted first item (a hole in its table), an iterator the caller holds over it
+    past its first key, `fn` changing the dict: what the iterator gives next, and the dict after."""
+    d = cls({"a": 1, "b": 2, "c": 3})
+    del d["a"]
+    it = iter(d)
+    first = next(it)
+    out = fn(torch.ones(1), d)
+    return out, first, list(it), list(d.items())
+
+
+def test_dict_written_back_item_by_item_keeps_a_held_iterators_place():
+    """The write-back cleared the dict and filled it again: a new table, and an iterator the program
+    held over it gave nothing more (CPython's test_dict_version saw the dict's version change)."""
+    def f(x, d):
+        d["c"] = 30
+        return x + 1
+
+    for cls in (dict, _PlainDictSubclass):      # (a subclass's object: written with dict's own methods)
+        cnt = CompileCounter()
+        assert_same(_held_iterator_run(bytegraph.compile(f, backend=cnt), cls), _held_iterator_run(f, cls), exact=True)
+        assert cnt.frame_count == 1 and cnt.op_count == 1
+
+
+def test_dict_written_back_with_deletions_reinsertions_and_new_keys_keeps_eagers_order():
+    def f(x, d):
+        d["b"] = d.pop("b") + 1      # deleted and added again: it moves to the end
+        d["z"] = 0
+        d[True] = "t"
+        del d["c"]
+        d.update(w=5)
+        return x * 2
+
+    def run(fn):
+        d = {"a": 1, "b": 2, 1: "one", "c": 3}
+        out = fn(torch.ones(1), d)
+        return out, list(d.items()), [type(k) for k in d]
+    cnt = CompileCounter()
+    assert_same(run(bytegraph.compile(f, backend=cnt)), run(f), exact=True)
+    assert cnt.frame_count == 1
+
+
+def test_dict_changed_to_equal_contents_keeps_its_version():
+    _testcapi = pytest.importorskip("_testcapi")
+
+    def f(x, d):
+        d.update()
+        d["k"] = d["k"]              # the same object stored again: CPython leaves the version
+        return x + 1
+
+    d = {"k": object()}
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    for fn in (f, opt):
+        before = _testcapi.dict_get_version(d)
+        fn(torch.ones(1), d)
+        assert _testcapi.dict_get_version(d) == before
+    assert cnt.frame_count == 1
+
 # -- types kept -----------------------------------------------------------------------------------
 def test_struct_sequence_keeps_its_type():
     def f(x):
@@ -2185,3 +2248,33 @@ def test_builtins_on_constants_raise_the_programs_error():
                 out.append(type(e).__name__)
         return x + 1, out
     check(f, torch.ones(1), [1, "fin"], breaks=0)
+
+
+def test_data_descriptors_of_the_metaclass_answer_before_the_class_attribute():
+    """type's `__base__` answers before a class's own `__base__`; a metaclass attribute whose class
+    gains `__get__`/`__set__` later answers from then on (CPython's test_opcache): the trace took the
+    class's function, and the guard did not watch the attribute's class."""
+    class Class:
+        def __base__():
+            return "Spam"
+
+    class Descriptor:
+        pass
+
+    class Meta(type):
+        attribute = Descriptor()
+
+    class K(metaclass=Meta):
+        attribute = True
+
+    def f(x):
+        return x + 1, Class.__base__, K.attribute
+
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    assert_same(opt(torch.ones(1)), f(torch.ones(1)), exact=True)
+    Descriptor.__get__ = lambda self, instance, owner: False
+    Descriptor.__set__ = lambda self, instance, value: None
+    got = opt(torch.ones(1))
+    assert_same(got, f(torch.ones(1)), exact=True)
+    assert got[2] is False and cnt.frame_count == 2      # recompiled once the descriptor is one

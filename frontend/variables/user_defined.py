@@ -163,9 +163,12 @@ class UserDefinedClassVariable(VariableTracker):
     def var_getattr(self, tx, name):
         cls = self.value
         meta_attr, _ = class_lookup(tx, type(cls), name)    # (guarded: the metaclass may gain it later)
-        if meta_attr is not MISSING and is_python_data_descriptor(meta_attr):
-            # a property of the metaclass answers before the class's own attributes (`__dict__`
-            # included): user code, run as Python when the program reads it
+        # a data descriptor of the metaclass answers before the class's own attributes; whether it is one
+        # is guarded too (its class may gain `__get__`/`__set__` later)
+        meta_data_descriptor = meta_attr is not MISSING and any(
+            class_lookup(tx, type(meta_attr), hook)[0] is not MISSING for hook in ("__set__", "__delete__"))
+        if meta_data_descriptor and is_python_data_descriptor(meta_attr):
+            # a property of the metaclass (`__dict__` included): user code, run as Python when read
             raise Unsupported("python_protocol", what=f"reading {cls.__qualname__}.{name}, a property of its metaclass")
         if name == "__annotations__" and name not in class_namespace(cls):
             # type makes an empty dict and stores it in the class's namespace (never a base's): not
@@ -177,6 +180,9 @@ class UserDefinedClassVariable(VariableTracker):
             return TupleVariable(tuple(wrap_class(tx, c) for c in cls.__mro__))
         if name == "__dict__" and type(cls).__getattribute__ is type.__getattribute__:
             return ClassDictVariable(cls=cls)
+        if meta_data_descriptor:
+            # one of type's own (`__base__`, `__doc__`...), shadowing a class attribute of that name
+            return tx.wrap(getattr(cls, name), AttrSource(self.source, name) if self.source else None)
         attr, attr_src = class_lookup(tx, cls, name)
         if name == "apply" and attr is _FUNCTION_APPLY:
             return families.AutogradFunctionApplyVariable(fn_cls=cls)

@@ -52,6 +52,11 @@ DEFAULT_MODULES = [
     "test_utf8source", "test_graphlib", "test_pprint", "test_difflib", "test_csv", "test_getopt", "test_urlparse",
     "test_html", "test_htmlparser", "test_minidom", "test_cmath", "test_colorsys", "test_base64", "test_binascii",
     "test_calendar", "test_tomllib", "test_sched", "test_posixpath", "test_glob", "test_timeit", "test_hmac",
+    # classes, calls, unpacking, descriptors, attribute caches and dict versions; serialisation
+    "test_dataclasses", "test_extcall", "test_unpack_ex", "test_metaclass", "test_genericclass", "test_subclassinit",
+    "test_dynamicclassattribute", "test_descrtut", "test_iterlen", "test_except_star", "test_type_annotations",
+    "test_pep646_syntax", "test_opcache", "test_dict_version", "test_symtable", "test_json", "test_struct",
+    "test_marshal", "test_pickletools", "test_linecache", "test_xdrlib", "test_uu",
 ]
 # shared base classes some test modules inherit their test methods from: relocated with them
 HELPERS = ["seq_tests", "list_tests", "mapping_tests", "string_tests"]
