@@ -68,6 +68,21 @@ def run_eagerly(gm, example_inputs):
     return run
 
 
+def run_backward_eagerly(gm, example_inputs):
+    """`run_eagerly` for a backward graph, whose views reshape instead. Each view there comes from an
+    autograd formula, which eager runs as a reshape (the view backward is `grad.reshape(sizes)`):
+    AOTAutograd recorded a view because the fake strides allowed one, but some fake kernels answer
+    other strides than the real kernel computes (softplus_backward: contiguous, where the real
+    kernel keeps the gradient's transposed layout), and the view then fails at run time. A reshape
+    is that same view wherever the real strides allow it, and eager's copy where they do not."""
+    views = list(gm.graph.find_nodes(op="call_function", target=torch.ops.aten.view.default))
+    for node in views:
+        node.target = torch.ops.aten.reshape.default
+    if views:
+        gm.recompile()
+    return run_eagerly(gm, example_inputs)
+
+
 def _logged(kind: str, number: int, compile_graph: Callable, graph_hook: Callable | None) -> Callable:
     def compile_and_log(gm, example_inputs):
         if enabled("aot_graphs") or config.compile_debug:
@@ -193,13 +208,14 @@ def aot_autograd(gm, example_inputs, *, fw_compiler: Callable = run_eagerly, bw_
         # graph runs as traced instead
         return gm
     gm = eager_dropout(gm)
+    backward_default = run_backward_eagerly if fw_compiler is run_eagerly else fw_compiler
     try:
         with torch._functorch.config.patch(force_non_lazy_backward_lowering=True), _symfloat_inputs_kept(), \
                 _numbers_read_from_inputs(inputs):
             compiled = aot_module_simplified(
                 gm, inputs,
                 fw_compiler=_logged("forward", number, fw_compiler, graph_hook),
-                bw_compiler=_logged("backward", number, bw_compiler or fw_compiler, graph_hook),
+                bw_compiler=_logged("backward", number, bw_compiler or backward_default, graph_hook),
                 inference_compiler=_logged("inference", number, inference_compiler or fw_compiler, graph_hook),
                 partition_fn=get_partitioner(partitioner),
                 decompositions=decompositions,

@@ -1,6 +1,7 @@
 """The `aot_eager` backend: training through AOTAutograd's forward and backward graphs, compared step
 by step with eager; input mutation, aliasing outputs, inference; the min-cut partitioner."""
 import copy
+import functools
 import logging
 
 import bytegraph
@@ -625,3 +626,27 @@ def test_input_saved_for_backward_then_written_in_place_runs_as_traced(backend):
     assert cnt.frame_count == 1
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         got[0].sum().backward()                      # as eager's would
+
+
+def test_backward_view_of_a_gradient_whose_fake_strides_disagree_with_the_real_ones():
+    # HF MiniCPM-V 4.6: softplus_backward's fake kernel answers contiguous where the real kernel keeps
+    # the gradient's transposed layout, so the backward of `p.view(...)` (a reshape in eager's
+    # autograd) was traced as a view, which the real strides refuse at run time
+    def f(p, w):
+        y = F.softplus(p.view(2, 8, 32))
+        return (y.transpose(1, 2) * w).sum()
+
+    graphs = AotGraphs()
+    cnt = CompileCounterWithBackend("aot_eager")
+    cnt.backend = functools.partial(cnt.backend, graph_hook=graphs)
+    p, w = torch.randn(16, 32, requires_grad=True), torch.randn(2, 32, 8)
+    ref_p = p.detach().clone().requires_grad_()
+    out = bytegraph.compile(f, backend=cnt)(p, w)
+    out.backward()
+    ref = f(ref_p, w)
+    ref.backward()
+    assert_close(out, ref)
+    assert_close(p.grad, ref_p.grad)
+    assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+    assert graphs.kinds == ["forward", "backward"]
+    assert "aten.softplus_backward.default" in aten_targets(graphs.only("backward"))
