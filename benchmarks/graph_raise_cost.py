@@ -11,12 +11,10 @@ op that raises by value: the parameters are copied on each call). Timings are in
 """
 from __future__ import annotations
 
-import statistics
-import time
-
 import torch
 
 import bytegraph
+from overhead import interleaved_medians
 
 N_PARAMS, NUMEL = 4, 1 << 20
 
@@ -42,13 +40,6 @@ def sgd_step_indexed(params, grads, lr, counter):
     counter.steps += 1
 
 
-def _per_call_us(fn, args, calls):
-    start = time.perf_counter()
-    for _ in range(calls):
-        fn(*args)
-    return (time.perf_counter() - start) / calls * 1e6
-
-
 def measure(name, fn, backend, calls, rounds=5):
     import torch._dynamo  # the reference only
     torch._dynamo.reset()
@@ -60,14 +51,7 @@ def measure(name, fn, backend, calls, rounds=5):
     args = (params, grads, 0.1, counter)
     impls = {"eager": fn, "bytegraph": bytegraph.compile(fn, backend=backend),
              "torch.compile": torch.compile(fn, backend=backend)}
-    for impl in impls.values():  # compile and warm up
-        for _ in range(3):
-            impl(*args)
-    samples = {k: [] for k in impls}
-    for _ in range(rounds):
-        for k, impl in impls.items():
-            samples[k].append(_per_call_us(impl, args, calls))
-    med = {k: statistics.median(v) for k, v in samples.items()}
+    med = interleaved_medians(impls, args, calls, rounds, warmup=3)
     return {"case": name, "backend": backend, "eager_us": med["eager"], "bytegraph_us": med["bytegraph"],
             "torch_compile_us": med["torch.compile"]}
 

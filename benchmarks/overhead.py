@@ -47,20 +47,26 @@ def _per_call_us(fn, args, calls):
     return (time.perf_counter() - start) / calls * 1e6
 
 
+def interleaved_medians(impls: dict, args, calls: int, rounds: int, warmup: int) -> dict:
+    """Median microseconds per call of each implementation, timed in turns over `rounds` rounds
+    (turns keep a slow phase of the machine from landing on one implementation only)."""
+    for impl in impls.values():  # compile and warm up
+        for _ in range(warmup):
+            impl(*args)
+    samples = {k: [] for k in impls}
+    for _ in range(rounds):
+        for k, impl in impls.items():
+            samples[k].append(_per_call_us(impl, args, calls))
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
 def measure(name, fn, args, calls=2000, rounds=7):
     import torch._dynamo  # the reference only
     torch._dynamo.reset()
     bytegraph.reset()
     impls = {"eager": fn, "bytegraph": bytegraph.compile(fn, backend="eager"),
              "torch.compile": torch.compile(fn, backend="eager")}
-    for impl in impls.values():  # compile and warm up
-        for _ in range(20):
-            impl(*args)
-    samples = {k: [] for k in impls}
-    for _ in range(rounds):
-        for k, impl in impls.items():
-            samples[k].append(_per_call_us(impl, args, calls))
-    med = {k: statistics.median(v) for k, v in samples.items()}
+    med = interleaved_medians(impls, args, calls, rounds, warmup=20)
     bg_over = med["bytegraph"] - med["eager"]
     tc_over = med["torch.compile"] - med["eager"]
     return {"case": name, "eager_us": med["eager"], "bytegraph_us": med["bytegraph"],
