@@ -43,6 +43,15 @@ def test_frozenset_subclass_argument_and_new_object():
     assert type(got[5]) is MyFrozen and got[5] == {4, 5} and got[4] == "frozenset"
 
 
+def test_copy_of_a_frozenset_subclass_is_a_new_frozenset():
+    # frozenset.copy returns the object itself only for an exact frozenset (CPython's test_set)
+    def f(x, s):
+        dup, made = s.copy(), MyFrozen([3]).copy()
+        return x + len(dup), dup is s, type(dup).__name__, dup, type(made).__name__, made
+    got = standard_test(f, torch.ones(2), MyFrozen([1, 2]), frames=1, breaks=0)
+    assert got[1] is False and got[2] == "frozenset" and got[4] == "frozenset"
+
+
 def test_object_made_in_compiled_code_keeps_its_class_attributes_and_overrides():
     def f(x):
         s = MySet([1, 2])

@@ -24,7 +24,7 @@ from ..reads import MISSING, class_lookup
 from ..signals import UserException, raised_by_user
 from .base import NOT_IMPLEMENTED, NotConstant, VariableTracker, families, python_value, wrap_class
 from .constant import ConstantVariable, const
-from .dicts import DictVariable, DictViewVariable, SetVariable, hashable_key
+from .dicts import _UNKNOWN_ORDER, DictVariable, DictViewVariable, SetVariable, hashable_key
 from .functions import BaseUserFunction, BoundMethodVariable, PartialVariable, UserFunctionVariable, WrapsDecorator
 from .iterators import (
     AccumulateVariable,
@@ -274,6 +274,9 @@ def _set_subclass_method(tx, obj, owner, name, args, kwargs):
     result = store.call_method(tx, name, list(args), kwargs)
     if result is NOT_IMPLEMENTED:
         return const(NotImplemented)
+    if name == "copy" and result is store:
+        # frozenset's copy is the object itself only for an exact frozenset: a subclass's is a new one
+        return SetVariable.create(tx, store.items(tx), store.cls, order=_UNKNOWN_ORDER)
     return obj if result is store else result    # `s |= x` is s itself, not the items it holds
 
 
