@@ -167,7 +167,7 @@ def _raise_on_zero_divisor(fn, dividend, divisor):
 # Python functions that would specialize a symbolic number, and their symbolic equivalents
 _SYMBOLIC_EQUIVALENTS = {float: torch.sym_float, math.sqrt: torch._sym_sqrt}
 # functions whose symbolic result is computed without specializing (the rest get concrete args)
-_SYMBOLIC_AWARE = {abs, round, math.floor, math.ceil, math.trunc, min, max, bool, torch.sym_float, torch.sym_int,
+_SYMBOLIC_AWARE = {abs, round, math.floor, math.ceil, math.trunc, bool, torch.sym_float, torch.sym_int,
                    torch._sym_sqrt, torch.sym_max, torch.sym_min, torch.sym_not}
 # metadata-only graph nodes: dropped when their result is unused
 _PURE_METHODS = {"size", "stride", "storage_offset", "numel", "dim", "nelement"}
@@ -554,7 +554,7 @@ class OutputGraph:
             if args[0].python_type() is int:
                 return args[0]
             fn = torch.sym_int
-        if fn in (min, max) and len(args) == 2 and not kwargs:
+        if fn in (min, max) and len(args) == 2 and not kwargs and args[0].python_type() is args[1].python_type():
             fn = torch.sym_min if fn is min else torch.sym_max
         fn = _SYMBOLIC_EQUIVALENTS.get(fn, fn)
         module = getattr(fn, "__module__", None)

@@ -37,7 +37,7 @@ from .variables.torch_function import needs_dispatch as needs_torch_function
 from .variables.iterators import GeneratorVariable, ListIteratorVariable, StopIterationSignal, next_of
 from .variables.lists import TupleVariable
 from .variables.misc import CellVariable, ExceptionVariable, SuperVariable, UnreadArgument
-from .variables.tensor import TensorVariable, set_tensor_attr
+from .variables.tensor import SymNodeVariable, TensorVariable, set_tensor_attr
 from .variables.user_defined import EnumVariable, UserDefinedClassVariable, UserDefinedObjectVariable
 
 # Python exceptions that the traced program itself raises (a failed dict lookup, a bad call...):
@@ -272,6 +272,7 @@ class InstructionTranslatorBase:
             return self._owned_operator(op, a, b)
         if self._dispatches(a, b):
             return self._dispatched_operator(op, a, b)
+        a, b = _symbolic_with_foreign_number(_INPLACE_TO_BINARY.get(op, op), a, b)
         if is_tensorish(a) or is_tensorish(b):
             if op in _INPLACE_TO_BINARY and not isinstance(a, TensorVariable):
                 op = _INPLACE_TO_BINARY[op]   # `n += t` on a number: numbers have no in-place operators
@@ -304,6 +305,7 @@ class InstructionTranslatorBase:
             return self._owned_operator(op, a, b)
         if self._dispatches(a, b):
             return self._dispatched_operator(op, a, b)
+        a, b = _symbolic_with_foreign_number(op, a, b)
         if is_tensorish(a) or is_tensorish(b):
             return self.output.call_function(op, [_plain_int(a), _plain_int(b)], {})
         if a.is_python_constant() and b.is_python_constant() and _folds(a) and _folds(b):
@@ -553,6 +555,27 @@ _RDUNDER = {operator.add: "__radd__", operator.sub: "__rsub__", operator.mul: "_
             operator.truediv: "__rtruediv__", operator.floordiv: "__rfloordiv__", operator.mod: "__rmod__",
             operator.pow: "__rpow__", operator.and_: "__rand__", operator.or_: "__ror__", operator.xor: "__rxor__",
             operator.matmul: "__rmatmul__", operator.lshift: "__rlshift__", operator.rshift: "__rrshift__"}
+
+
+def _symbolic_with_foreign_number(op, a, b):
+    """`n OP c` with n a symbolic int/float and c a constant number whose type has its own operator (a
+    numpy scalar, a Fraction): torch's symbolic arithmetic would answer a plain int or float where
+    eager answers c's type, so n is specialized (a shape guard) and Python's operator answers on the
+    constants. A bool next to a symbolic int or float is the int it stands for (the same answer, and
+    torch's symbolic reasoning does not take bools there)."""
+    sym, other = (a, b) if isinstance(a, SymNodeVariable) else (b, a)
+    if not isinstance(sym, SymNodeVariable) or not other.is_python_constant() or sym.python_type() is bool:
+        return a, b
+    value = other.as_python_constant()
+    if type(value) is bool:
+        other = const(int(value))
+    elif not isinstance(value, (int, float, complex)) or any(
+            getattr(type(value), _DUNDER[op], None) is not getattr(base, _DUNDER[op], None)
+            for base in (int, float, complex) if isinstance(value, base)):
+        sym = const(sym.evaluate())
+    else:
+        return a, b
+    return (sym, other) if isinstance(a, SymNodeVariable) else (other, sym)
 
 
 def _plain_int(var):

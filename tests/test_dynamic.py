@@ -4,10 +4,11 @@ guards, symbolic values in Python code and data-dependent values."""
 import math
 
 import bytegraph
+import numpy as np
 import pytest
 import torch
 from bytegraph.testing import CompileCounter
-from helpers import cache_entries, check
+from helpers import assert_same, cache_entries, check, compiled
 from torch import nn
 
 
@@ -615,4 +616,34 @@ def test_symbolic_size_compares_with_constant_tuples():
     out, expected = opt(x), f(x)
     torch.testing.assert_close(out[0], expected[0])
     assert out[1:] == expected[1:] == (True, False, True, False)
+    assert cnt.frame_count == 1
+
+
+def test_a_symbolic_number_keeps_the_type_eager_gives_with_other_number_types():
+    # `n + np.float64(2.5)` is a numpy float, `max(n, 2.5)` is n itself (an int) when n wins,
+    # `n.__add__(2.5)` is NotImplemented: torch's symbolic arithmetic would answer plain floats
+    others = [np.float64(2.5), np.float32(1.5), np.int64(3), 2.5, 3.0, True]
+
+    def f(x, n, o):
+        return (x * 2, n + o, o * n, n < o, o - n, n // o, max(n, o), min(o, n), n.__add__(o),
+                n.__radd__(o), o.__mul__(n), n.__lt__(o))
+
+    for o in others:
+        bytegraph.reset()
+        opt, cnt = compiled(f, dynamic=True)
+        for n in (3, 4, 5):
+            got, want = opt(torch.ones(2), n, o), f(torch.ones(2), n, o)
+            assert [type(v) for v in got] == [type(v) for v in want], (o, n, got, want)
+            assert_same(got, want)
+        assert cnt.frame_count >= 1, o
+
+
+def test_max_of_symbolic_ints_stays_symbolic():
+    def f(x):
+        return x.new_zeros(max(x.shape[0], x.shape[1]))
+
+    bytegraph.reset()
+    opt, cnt = compiled(f, dynamic=True)
+    for shape in [(3, 5), (6, 4), (7, 2)]:
+        check(opt, f, torch.ones(shape))
     assert cnt.frame_count == 1

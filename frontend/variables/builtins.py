@@ -496,14 +496,16 @@ def _minmax(fn):
             return best[1]
         result = items[0]
         for item in items[1:]:
-            if is_tensorish(result) or is_tensorish(item):
-                if isinstance(result, TensorVariable) or isinstance(item, TensorVariable):
-                    raise Unsupported("tensor_branch", what=f"{fn.__name__}() over tensors")
+            if isinstance(result, TensorVariable) or isinstance(item, TensorVariable):
+                raise Unsupported("tensor_branch", what=f"{fn.__name__}() over tensors")
+            if (is_tensorish(result) or is_tensorish(item)) and result.python_type() is item.python_type():
+                # a symbolic answer only between numbers of one type: eager's answer is one of the
+                # operands as it is (`max(n, 2.5)` is n, an int, when n wins)
                 result = tx.output.call_function(torch.sym_max if fn is max else torch.sym_min, [result, item], {})
-            else:
-                better = tx.compare(operator.gt if fn is max else operator.lt, item, result)
-                if better.truth(tx):
-                    result = item
+                continue
+            better = tx.compare(operator.gt if fn is max else operator.lt, item, result)
+            if better.truth(tx):
+                result = item
         return result
     return handler
 

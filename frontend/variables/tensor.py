@@ -247,7 +247,8 @@ class SymNodeVariable(VariableTracker):
             return ConstantVariable(self.truth(tx))
         if name in ("__int__", "__index__", "__trunc__", "__floor__", "__ceil__") and self.python_type() is int:
             return self
-        if name in _SPECIALIZING_METHODS or not name.startswith("__"):
+        if name in _SPECIALIZING_METHODS or not name.startswith("__") or \
+                not all(_accepted_operand(self.python_type(), a) for a in args):
             # `n.__str__()`, `n.bit_length()`, `f.is_integer()`: on the specialized value
             value = self.evaluate()
             result = getattr(value, name)(*[concrete(a) for a in args], **{k: concrete(v) for k, v in kwargs.items()})
@@ -279,6 +280,15 @@ class SymNodeVariable(VariableTracker):
             return self.python_type()(self.value)
         except GuardOnDataDependentSymNode:
             raise Unsupported("data_dependent", what=f"a decision on the data-dependent value {self.value}") from None
+
+
+def _accepted_operand(kind, var) -> bool:
+    """Does `kind`'s own dunder (`int.__add__`) take var as an exact operand, the answer a symbolic
+    operator gives? Otherwise it answers on specialized values (`int.__add__(3, 2.5)` is
+    NotImplemented, a numpy scalar has its own type)."""
+    operand = var.python_type() if isinstance(var, SymNodeVariable) else \
+        type(var.as_python_constant()) if var.is_python_constant() else None
+    return operand in {int: (int, bool), float: (float, int, bool), bool: (bool,)}.get(kind, ())
 
 
 def concrete(var):
