@@ -523,7 +523,7 @@ class _ResumeCalls:
             cg.append(Instr("MAKE_FUNCTION", 0x08))
         else:
             cg.load_const(resume_function(original, tx.f_globals, orig_offset, layout, live, grad_after))
-        n = 0
+        n, start = 0, len(cg.instructions)
         for i, (v, kind) in enumerate(zip(path.stack, layout)):
             if kind == NULL_SLOT or is_context_slot(kind):
                 continue
@@ -536,6 +536,12 @@ class _ResumeCalls:
             load_local(name)
             n += 1
         cg.build_tuple(n)
+        # the tuple now holds them: a frame object someone keeps (`sys._getframe()`, a traceback) keeps
+        # its locals when the code returns, where eager's frame goes on and lets them go
+        loaded = dict.fromkeys(i.arg for i in cg.instructions[start:]
+                               if isinstance(i, Instr) and i.name == "LOAD_FAST" and isinstance(i.arg, str))
+        for name in loaded:
+            cg.append(Instr("DELETE_FAST", name))
         cg.call(2)
         cg.append(Instr("RETURN_VALUE"))
 

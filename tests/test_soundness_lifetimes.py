@@ -740,6 +740,40 @@ def test_dropping_an_object_with_a_weakref_callback_runs_as_python():
     assert [b.kind for b in explained.break_reasons][-1] == "finalizer"
 
 
+class _Resource:
+    pass
+
+
+def _keep_callers_frame(held):
+    held.append(sys._getframe(1))
+
+
+def frame_kept_then_local_dropped(x, held, log):
+    y = x * 2
+    o = _Resource()
+    weakref.finalize(o, log.append, "finalized")
+    _keep_callers_frame(held)      # a break: the program keeps the frame running this code
+    del o                          # eager's frame lets go of o here, although it is kept
+    log.append("after del")
+    return y + 1
+
+
+def test_a_kept_frame_does_not_keep_the_locals_handed_to_the_resume_function():
+    # the transformed code returned its resume call with o still in its locals, which the kept frame
+    # object then held: the finalizer ran after the function, not at `del o` (CPython's test_tempfile
+    # test_warnings_on_cleanup: check_warnings keeps its caller's frame)
+    log = []
+    frame_kept_then_local_dropped(torch.ones(2), [], log)
+    assert log == ["finalized", "after del"]
+    cnt = CompileCounter()
+    opt = bytegraph.compile(frame_kept_then_local_dropped, backend=cnt)
+    for _ in range(2):
+        log, held = [], []
+        assert_same(opt(torch.ones(2), held, log), frame_kept_then_local_dropped(torch.ones(2), [], []))
+        assert log == ["finalized", "after del"]
+    assert cnt.frame_count == 1          # `x * 2`, before weakref.finalize breaks
+
+
 def pop_and_drop(x, box, log):
     y = x + 1
     o = box.pop()              # the last reference to the popped object: dropped with `o`
