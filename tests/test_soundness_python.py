@@ -2278,3 +2278,19 @@ def test_data_descriptors_of_the_metaclass_answer_before_the_class_attribute():
     got = opt(torch.ones(1))
     assert_same(got, f(torch.ones(1)), exact=True)
     assert got[2] is False and cnt.frame_count == 2      # recompiled once the descriptor is one
+
+
+def test_a_c_attribute_whose_getter_raises_runs_natively():
+    # reading a C getter at compile time raised the object's own error out of the compiler
+    # (CPython's test_sqlite3: an uninitialised Connection's `isolation_level`)
+    import sqlite3
+    cx = sqlite3.Connection.__new__(sqlite3.Connection)
+
+    def f(x):
+        y = x + 1
+        try:
+            return y, cx.isolation_level
+        except sqlite3.ProgrammingError as e:
+            return y, f"raised {e}"
+
+    standard_test(f, torch.ones(2), frames=1, breaks=1)

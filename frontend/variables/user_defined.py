@@ -76,7 +76,11 @@ def bind_descriptor(tx, obj_var, cls_owner, attr, name, attr_source=None):
         real = getattr(obj_var, "value", None)
         if real is None:
             raise Unsupported("unsupported_attr", name=name, obj=obj_var.describe())
-        return tx.wrap(attr.__get__(real, type(real)), AttrSource(obj_var.source, name) if obj_var.source else None)
+        try:
+            value = attr.__get__(real, type(real))
+        except Exception:   # noqa: BLE001 - the object's own error (an uninitialised C object): run natively
+            raise Unsupported("unsupported_attr", name=name, obj=obj_var.describe()) from None
+        return tx.wrap(value, AttrSource(obj_var.source, name) if obj_var.source else None)
     if isinstance(attr, types.ClassMethodDescriptorType):  # dict.fromkeys, int.from_bytes...
         owner = obj_var.as_python_constant_or_none()
         if not isinstance(owner, type):
