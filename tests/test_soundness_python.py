@@ -2294,3 +2294,31 @@ def test_a_c_attribute_whose_getter_raises_runs_natively():
             return y, f"raised {e}"
 
     standard_test(f, torch.ones(2), frames=1, breaks=1)
+
+
+class _PositionHandler:
+    """A codec error handler with state: where the codec goes on after the replacement."""
+    pos = 0
+
+    def handle(self, exc):
+        return ("<?>", self.pos)
+
+
+_handler = _PositionHandler()
+
+
+def encode_with_registered_handler(x):
+    _handler.pos = -1             # a traced write, made real after the graph
+    a = "\xff0".encode("ascii", "test.bytegraph.pos")
+    b = str(b"\xff0", "ascii", "test.bytegraph.pos")
+    c = b"\xff0".decode(errors="test.bytegraph.pos", encoding="ascii")
+    return x + 1, a, b, c, "\xff".encode("ascii", "replace")
+
+
+def test_a_registered_codec_error_handler_runs_when_the_program_runs_it():
+    # `str.encode` on constants was folded at compile time with the handler's state before the traced
+    # write: a wrong value, or (pos 0 there) an endless loop in the compiler (CPython's test_codeccallbacks)
+    import codecs
+    codecs.register_error("test.bytegraph.pos", _handler.handle)
+    _handler.pos = 0
+    standard_test(encode_with_registered_handler, torch.ones(2), frames=1, breaks=2)

@@ -23,7 +23,7 @@ from ..graph_break import Unsupported, fold, user_error
 from ..reads import MISSING, class_lookup
 from ..signals import UserException, raised_by_user
 from .base import NOT_IMPLEMENTED, NotConstant, VariableTracker, families, python_value, wrap_class
-from .constant import ConstantVariable, const
+from .constant import ConstantVariable, check_codec_folds, const
 from .dicts import _UNKNOWN_ORDER, DictVariable, DictViewVariable, SetVariable, hashable_key
 from .functions import BaseUserFunction, BoundMethodVariable, PartialVariable, UserFunctionVariable, WrapsDecorator
 from .iterators import (
@@ -144,6 +144,9 @@ class BuiltinVariable(VariableTracker):
             return tx.output.call_function(self.fn, list(args), kwargs)
         if is_pure(self.fn) and all(a.is_python_constant() for a in args) and \
                 all(v.is_python_constant() for v in kwargs.values()):
+            if self.fn is str or static_getattr(self.fn, "__name__") in ("encode", "decode"):
+                check_codec_folds(self.describe(), [a.as_python_constant() for a in args[1:]],
+                                  {k: v.as_python_constant() for k, v in kwargs.items()})
             value = fold(self.fn, *[a.as_python_constant() for a in args],
                             **{k: v.as_python_constant() for k, v in kwargs.items()})
             return tx.wrap(value, None, trusted=True)

@@ -28,6 +28,26 @@ def is_constant_value(value) -> bool:
                                     and tp.__module__ == "builtins")
 
 
+# the error handlers CPython implements itself; any other is a function registered with
+# codecs.register_error, which may read state the trace has changed but not yet written
+_BUILTIN_ERROR_HANDLERS = frozenset({"strict", "ignore", "replace", "backslashreplace", "xmlcharrefreplace",
+                                     "namereplace", "surrogateescape", "surrogatepass"})
+
+
+def check_codec_folds(what, args, kwargs) -> None:
+    """`encoding, errors` as `str.encode`, `bytes.decode` and `str(b, ...)` take them after the object:
+    folding runs them at compile time, so only the standard library's codecs and CPython's own error
+    handlers are folded; a registered handler or codec search function runs as Python (a break)."""
+    import encodings
+    encoding = args[0] if args else kwargs.get("encoding", "utf-8")
+    errors = args[1] if len(args) > 1 else kwargs.get("errors", "strict")
+    if errors in _BUILTIN_ERROR_HANDLERS and isinstance(encoding, str) and \
+            encodings.search_function(encoding) is not None:
+        return
+    raise Unsupported("python_protocol", what=f"{what} with the codec {encoding!r} and the error handler {errors!r} "
+                                              "(registered ones run Python code)")
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class ConstantVariable(VariableTracker):
     value: Any
@@ -70,6 +90,8 @@ class ConstantVariable(VariableTracker):
             if type(self.value) is tuple:   # `(1,) * n`...
                 return self._as_tuple_tracker().call_method(tx, name, args, kwargs)
             return super().call_method(tx, name, args, kwargs)
+        if name in ("encode", "decode"):
+            check_codec_folds(f"{type(self.value).__name__}.{name}", real_args, real_kwargs)
         method = getattr(self.value, name)
         result = fold(method, *real_args, **real_kwargs)
         return tx.wrap(result, None, trusted=True)
