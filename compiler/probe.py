@@ -9,6 +9,7 @@ probe goes through here: a question that can only be answered by running user co
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import inspect
@@ -251,9 +252,24 @@ def may_hold_tensors(value, depth: int = 3) -> bool:
         return any(may_hold_tensors(v, depth - 1) for v in value)
     if tp is dict:
         return any(may_hold_tensors(v, depth - 1) for v in value.values())
-    if not gc.is_tracked(value):
-        return True      # an object whose references the collector does not see
+    if not gc.is_tracked(value) or not (tp.__dictoffset__ or _has_slots(tp) or tp in _SEEN_INTO or
+                                        _TYPE_MODULE(tp) == "builtins"):
+        # an object whose references the collector does not see, or one of an extension's types,
+        # whose traversal may visit what it does not own (get_referents on a `_elementtree.TreeBuilder`
+        # crashed the process)
+        return True
     return any(may_hold_tensors(v, depth - 1) for v in gc.get_referents(value))
+
+
+_TYPE_MODULE = type.__dict__["__module__"].__get__
+# besides the interpreter's own types: the standard library's C objects whose references the
+# collector's traversal reports exactly
+_SEEN_INTO = frozenset({types.MethodType, types.CellType, functools.partial, collections.deque,
+                        collections.OrderedDict, collections.defaultdict})
+
+
+def _has_slots(tp: type) -> bool:
+    return any("__slots__" in class_namespace(k) for k in class_mro(tp))
 
 
 @contextlib.contextmanager

@@ -2,6 +2,8 @@
 written, loops over long sequences trace in time linear in what they do, a loop that breaks in each
 iteration hands its iterator on in constant code size. Each test compares compiled with eager and
 asserts what was captured (and what was given up)."""
+import collections
+
 import torch
 
 import bytegraph
@@ -133,6 +135,23 @@ def test_may_hold_tensors_looks_into_containers_and_plain_objects():
     assert not may_hold_tensors(p) and not may_hold_tensors(iter([1, 2])) and not may_hold_tensors(range(3))
     assert may_hold_tensors(q) and may_hold_tensors(iter([torch.ones(1)])) and may_hold_tensors(object())
     assert may_hold_tensors([(torch.ones(1),)]) and may_hold_tensors(q.inner["m"].forward)
+
+
+def test_may_hold_tensors_does_not_traverse_extension_objects():
+    # an extension type's traversal may visit what it does not own: get_referents on a TreeBuilder met
+    # in CPython's test_xml_etree_c crashed the process. Its objects answer "may hold" unread;
+    # __slots__ classes and the standard C containers are still looked into
+    import functools
+    import xml.etree.ElementTree as ET
+
+    class Slotted:
+        __slots__ = ("a",)
+
+    s = Slotted()
+    s.a = 1
+    assert may_hold_tensors(ET.TreeBuilder()) and may_hold_tensors(ET.XMLParser())
+    assert not may_hold_tensors(s) and not may_hold_tensors(functools.partial(len, "ab"))
+    assert not may_hold_tensors(collections.deque([1])) and may_hold_tensors(collections.deque([torch.ones(1)]))
 
 
 # -- loops over long sequences; a loop that breaks each iteration ------------------------------
