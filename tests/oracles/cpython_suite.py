@@ -57,6 +57,20 @@ DEFAULT_MODULES = [
     "test_dynamicclassattribute", "test_descrtut", "test_iterlen", "test_except_star", "test_type_annotations",
     "test_pep646_syntax", "test_opcache", "test_dict_version", "test_symtable", "test_json", "test_struct",
     "test_marshal", "test_pickletools", "test_linecache", "test_xdrlib", "test_uu",
+    # the library at large: text, codecs, dates, files, archives, serialisation, logging, unittest itself
+    "test_typing", "test_weakref", "test_datetime", "test_codecs", "test_unicodedata", "test_uuid", "test_ntpath",
+    "test_plistlib", "test_zlib", "test_quopri", "test_gettext", "test_secrets", "test_strtod", "test_pickle",
+    "test_unittest", "test_zipfile", "test_wave", "test_getpass", "test_errno", "test_atexit", "test_logging",
+    "test_pathlib", "test_time", "test_os", "test_shutil", "test_tempfile", "test_locale", "test_fileinput",
+    "test_filecmp", "test_lzma", "test_bz2", "test_gzip", "test_pyexpat", "test_sax", "test_mimetypes",
+    "test_shelve", "test_email", "test_sqlite3", "test_fileio", "test_tarfile", "test_mailbox", "test_trace",
+    "test_finalization", "test_bufio", "test_univnewlines", "test_stat", "test_genericpath", "test_hashlib",
+    "test_http_cookies", "test_http_cookiejar", "test_urllib2", "test_urllib", "test_cmd", "test_code_module",
+    "test_pyclbr", "test_pulldom", "test_xml_etree_c", "test_codeccallbacks", "test_charmapcodec",
+    "test_multibytecodec", "test_source_encoding", "test_unicode_identifiers", "test_zipimport", "test_pkgutil",
+    "test_netrc", "test_mailcap", "test_dbm_dumb", "test_threading_local", "test_zoneinfo", "test_unparse",
+    "test_audioop", "test_pwd", "test_grp", "test_resource", "test_signal", "test_selectors", "test_thread",
+    "test_threading", "test_ctypes",
 ]
 # shared base classes some test modules inherit their test methods from: relocated with them
 HELPERS = ["seq_tests", "list_tests", "mapping_tests", "string_tests"]
