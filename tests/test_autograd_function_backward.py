@@ -53,6 +53,26 @@ def test_second_backward_with_retain_graph_and_create_graph(fn, backend):
     assert cnt.frame_count == 1 and cnt.op_count >= 2
 
 
+@pytest.mark.parametrize("backend", [
+    "eager",
+    # AOTAutograd's compiled backward is not differentiable: it raises where eager differentiates again
+    *[pytest.param(b, marks=pytest.mark.xfail(strict=True, raises=RuntimeError, reason="double backward "
+                                              "through an AOTAutograd graph")) for b in AOT_BACKENDS]])
+@pytest.mark.parametrize("fn", [_plain, _through_function])
+def test_double_backward(fn, backend):
+    x = torch.randn(3, requires_grad=True)
+    cnt = CompileCounterWithBackend(backend)
+    opt = bytegraph.compile(fn, backend=cnt)
+    results = []
+    for f in (fn, opt):
+        first, = torch.autograd.grad(f(x).sum(), x, create_graph=True)
+        second, = torch.autograd.grad(first.sum(), x)
+        results.append((first.detach(), second))
+    for got, expected in zip(results[1], results[0]):
+        torch.testing.assert_close(got, expected)
+    assert cnt.frame_count == 1 and cnt.op_count >= 2
+
+
 # -- the backward proof: each Function below, against eager under every backend ------------------
 LOG = []
 SCALE = 2.0

@@ -8,8 +8,10 @@ forward does nothing besides tensor work on its own values -- no Python side eff
 outside objects, cells), no in-place change of a tensor it did not create, nothing that breaks the
 graph. Only then is it safe to run the forward on fake tensors to learn the node's result (which
 runs the forward at compile time once more). Anything else graph-breaks at the call, with the reason.
-The guards the speculative trace needed are kept. The backward runs when autograd runs it (eager
-backend), or is traced by AOTAutograd like any backward.
+The guards the speculative trace needed are kept. A backend that runs the graph's ops as recorded
+(eager) runs the real backward when autograd reaches it; one through AOTAutograd traces it once into the
+graph's backward, so then the backward is traced too, after the forward in the same speculative trace,
+and must be proved pure as well (`frontend/backward_proof.py`).
 
 `torch.utils.checkpoint.checkpoint(fn, ..., use_reentrant=False)` uses the same proof, and then
 keeps the trace of `fn` (CheckpointVariable).
