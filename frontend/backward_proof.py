@@ -42,7 +42,7 @@ from .variables.tensor import SymNodeVariable, TensorVariable
 # what a tensor tells of its layout, memory or identity: a compiled backward's gradients differ there
 LAYOUT_READS = {"stride", "is_contiguous", "storage_offset", "data_ptr", "untyped_storage", "storage",
                 "_is_view", "is_set_to", "is_non_overlapping_and_dense", "_base", "_version", "is_conj",
-                "is_neg", "is_shared", "is_pinned", "_cdata", "nbytes"}
+                "is_neg", "is_shared", "is_pinned", "_cdata", "dim_order"}
 # a tensor's autograd state in a backward: eager's depends on create_graph and on what was saved
 AUTOGRAD_READS = {"requires_grad", "is_leaf", "grad_fn", "grad", "output_nr", "retains_grad", "_version"}
 # views that fail or read other elements depending on the strides
@@ -91,7 +91,7 @@ class BackwardProof:
     def _node_layout_unknown(self, node) -> bool:
         known = self._layout_unknown.get(node)
         if known is None:
-            known = node in self.gradient_nodes or node not in self.before and any(
+            known = node in self.gradient_nodes or node not in self.before and not _made_contiguous(node) and any(
                 isinstance(n.meta.get("example_value"), torch.Tensor) and self._node_layout_unknown(n)
                 for n in node.all_input_nodes)
             self._layout_unknown[node] = known
@@ -142,6 +142,22 @@ class BackwardProof:
     def written_before(self) -> bool:
         """Whether a tensor from before the backward was written (its version moved), through any view."""
         return any(t._version != v for t, v in self.versions)
+
+
+def _made_contiguous(node) -> bool:
+    """Whether the node is `x.contiguous()` (its layout is known whatever `x`'s: a contiguous one)."""
+    return node.op == "call_method" and node.target == "contiguous" and len(node.args) == 1 and \
+        node.kwargs.get("memory_format", torch.contiguous_format) is torch.contiguous_format
+
+
+def _gradient_like(out, output):
+    """A stand-in for the gradient eager passes for `output`: zeros expanded to its shape, as `.sum()`'s
+    gradient is (strides 0), so that `contiguous()` of it is a new tensor, as of a gradient of unknown
+    layout (its values are never read: the trace is only a proof)."""
+    example = output.example
+    zero = out.call_function(torch.zeros, [TupleVariable(())], {"dtype": const(example.dtype),
+                                                                  "device": const(example.device)})
+    return out.call_method(zero, "expand_as", [output], {})
 
 
 def _storage_of(t):
@@ -225,8 +241,7 @@ def backward_impurity(tx, cls, backward, args, ctx, result):
     if not isinstance(result, (TupleVariable, TensorVariable)):
         return f"returns {result.describe()}, neither a tensor nor a tuple"
     outputs = result.items if isinstance(result, TupleVariable) else (result,)
-    gradients = [out.call_function(torch.zeros_like, [o], {}) if isinstance(o, TensorVariable) else const(None)
-                 for o in outputs]
+    gradients = [_gradient_like(out, o) if isinstance(o, TensorVariable) else const(None) for o in outputs]
     contents = dict(effects.contents)
     outside = _outside_state(effects)
     proof = BackwardProof(out, [g for g in gradients if isinstance(g, TensorVariable)])

@@ -384,6 +384,28 @@ class _SavesNonTensor(torch.autograd.Function):
         return g * 2
 
 
+class _ContiguousThenView(torch.autograd.Function):
+    # the usual idiom: a contiguous() copy has a known layout, so viewing it or reading its strides is fine
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        g = g.contiguous()
+        return g.view(-1).view(g.shape) * g.stride(-1)
+
+
+class _WritesContiguousGradient(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.contiguous().mul_(2)    # eager's contiguous() of a contiguous gradient is the gradient
+
+
 # The Function's result leaves the graph and the loss is taken outside: a backward then gets the
 # gradient the caller's ops make (expanded by `.sum()`), not one the graph's own backward makes
 def _apply(cls, *more):
@@ -407,6 +429,8 @@ CASES = {
     "extra_none_gradients": (_apply(_ExtraNoneGradients), None),
     "broadcast_gradient": (_apply(_BroadcastGradient), None),
     "once_differentiable": (_apply(_OnceDifferentiable), None),
+    "contiguous_then_view": (_apply(_ContiguousThenView), None),
+    "writes_contiguous_gradient": (_apply(_WritesContiguousGradient), "writes in place (mul_)"),
     "logging": (_apply(_Logging), "reads G['LOG']"),
     "counts_on_ctx": (_apply(_CountsOnCtx), "changes Python state that outlives it"),
     "appends_to_ctx_list": (_apply(_AppendsToCtxList), "changes Python state that outlives it"),
