@@ -532,3 +532,25 @@ def test_transposed_gradient(cls, backend):
     expected = _outcome(fn, x, lambda out: out.sum().backward())
     _same(_outcome(opt, x, lambda out: out.sum().backward()), expected)
     assert any(_applied(gm) for gm in cnt.graphs) is (cls is _Pure or backend == "eager")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", ["reads_global", "reads_ctx_dict"])
+def test_state_changed_between_forward_and_backward(case, backend):
+    # eager's backward reads SCALE (CONFIG["power"]) when it runs: after the change
+    global SCALE
+    fn = CASES[case][0]
+    cnt = CompileCounterWithBackend(backend)
+    opt = bytegraph.compile(fn, backend=cnt)
+    grads = []
+    for f in (fn, opt):
+        SCALE, CONFIG["power"] = 2.0, 2
+        x = torch.randn(2, 3, requires_grad=True)
+        out = f(x)
+        SCALE, CONFIG["power"] = 5.0, 5
+        out.sum().backward()
+        grads.append(x.grad / x.detach().cos())
+    SCALE, CONFIG["power"] = 2.0, 2
+    torch.testing.assert_close(grads[1], grads[0])
+    torch.testing.assert_close(grads[0], torch.full((2, 3), 5.0))
+    assert any(_applied(gm) for gm in cnt.graphs) is (backend == "eager")
