@@ -209,6 +209,10 @@ def aot_autograd(gm, example_inputs, *, fw_compiler: Callable = run_eagerly, bw_
         return gm
     gm = eager_dropout(gm)
     backward_default = run_backward_eagerly if fw_compiler is run_eagerly else fw_compiler
+    # Donated buffers (the backward freeing what the forward saved) make AOTAutograd's backward refuse
+    # `retain_graph=True` and `create_graph=True`, which eager allows. The flag is read again by its
+    # runtime at every backward, so it is turned off for the process, not patched around the compile
+    torch._functorch.config.donated_buffer = False
     try:
         with torch._functorch.config.patch(force_non_lazy_backward_lowering=True), _symfloat_inputs_kept(), \
                 _numbers_read_from_inputs(inputs):

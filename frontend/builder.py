@@ -150,6 +150,8 @@ def _wrap_key(tx, key):
 
 def wrap(tx, value, source, trusted=False):
     out = tx.output
+    if out.backward_proof is not None and source is not None and not trusted:
+        out.backward_proof.check_outside_read(value, source)    # (read again by eager's backward)
     key = id(value)
     cached = out.wrapped_objects.get(key)
     if cached is not None and cached[0] is value:

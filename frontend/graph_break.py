@@ -95,6 +95,10 @@ register("untracked_mutation", "{what} is not supported",
 register("unrebuildable", "{what} is not supported",
          "return or keep plain values (tensors, numbers, containers, existing objects) across the graph break")
 # tensors, shapes, torch and numpy
+register("impure_backward", "{what}",
+         "the Function runs eagerly, so its backward runs as eager runs it; to capture it, make the backward "
+         "a pure function of ctx.saved_tensors, the gradients' values and ctx attributes set by the forward "
+         "(or use backend=\"eager\", which runs the real backward)")
 register("data_dependent", "{what} depends on the value of a tensor",
          "set `bytegraph.config.capture_scalar_outputs = True` for `.item()`, or keep the value a tensor")
 register("tensor_branch", "control flow depends on a tensor value ({what})",

@@ -265,6 +265,8 @@ class OutputGraph:
         # variables/function_mode.py): state of the trace only, the graph runs with no mode
         self.function_modes: tuple = ()
         self.metadata_log: list = []        # (fake tensor, size, stride, offset) before a metadata mutation
+        # while an autograd.Function's backward is traced to prove it pure: its checks (backward_proof.py)
+        self.backward_proof = None
         # nodes of `as_strided` views of a graph input's storage (see _refuse_writes_beyond_inputs)
         self.strided_input_views: list = []
         self.constant_tensors: list = []
@@ -544,7 +546,7 @@ class OutputGraph:
         if any(isinstance(a, SymNodeVariable) for a in args) and _is_python_function(fn) and \
                 not any(isinstance(a, TensorVariable) for a in list(args) + list(kwargs.values())):
             return self._call_on_symbolic(fn, args, kwargs)
-        return self._create("call_function", fn, args, kwargs)
+        return self._create_checked("call_function", fn, args, kwargs)
 
     def _call_on_symbolic(self, fn, args, kwargs):
         """A Python function applied to symbolic numbers: traced when the result stays symbolic
@@ -569,7 +571,19 @@ class OutputGraph:
         return self._tx_for_items().wrap(fold(fn, *concrete, **kw), None, trusted=True)
 
     def call_method(self, self_var, name, args, kwargs):
-        return self._create("call_method", name, [self_var] + list(args), kwargs)
+        return self._create_checked("call_method", name, [self_var] + list(args), kwargs)
+
+    def _create_checked(self, kind, target, args, kwargs):
+        """`_create`, checked by the proof of a backward being traced (backward_proof.py)."""
+        proof = self.backward_proof
+        if proof is None:
+            return self._create(kind, target, args, kwargs)
+        name = target if kind == "call_method" else getattr(target, "__name__", None)
+        op_name = name.split(".")[0] if isinstance(name, str) else None
+        proof.check_op(op_name, args, kwargs)
+        result = self._create(kind, target, args, kwargs)
+        proof.made(op_name, args, kwargs, result)
+        return result
 
     def _create(self, kind, target, args, kwargs):
         kind, target = self._explicit_tensor_method(kind, target, args)

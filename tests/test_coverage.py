@@ -230,13 +230,13 @@ class _Power(torch.autograd.Function):
     @staticmethod
     def forward(ctx, a, config):            # a config dict held by the module (HF YOSO's lsh_config)
         ctx.save_for_backward(a)
-        ctx.config = config
+        ctx.power = config["power"]         # (a backward reading the dict breaks: test_autograd_function_backward.py)
         return a ** config["power"]
 
     @staticmethod
     def backward(ctx, grad):
         a, = ctx.saved_tensors
-        n = ctx.config["power"]
+        n = ctx.power
         return grad * n * a ** (n - 1), None
 
 

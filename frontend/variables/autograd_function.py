@@ -8,8 +8,10 @@ forward does nothing besides tensor work on its own values -- no Python side eff
 outside objects, cells), no in-place change of a tensor it did not create, nothing that breaks the
 graph. Only then is it safe to run the forward on fake tensors to learn the node's result (which
 runs the forward at compile time once more). Anything else graph-breaks at the call, with the reason.
-The guards the speculative trace needed are kept. The backward runs when autograd runs it (eager
-backend), or is traced by AOTAutograd like any backward.
+The guards the speculative trace needed are kept. A backend that runs the graph's ops as recorded
+(eager) runs the real backward when autograd reaches it; one through AOTAutograd traces it once into the
+graph's backward, so then the backward is traced too, after the forward in the same speculative trace,
+and must be proved pure as well (`frontend/backward_proof.py`).
 
 `torch.utils.checkpoint.checkpoint(fn, ..., use_reentrant=False)` uses the same proof, and then
 keeps the trace of `fn` (CheckpointVariable).
@@ -23,8 +25,9 @@ import torch
 
 from ...guards.guard import Guard
 from ...probe import static_getattr
+from ..backward_proof import backward_impurity, needs_proof, once_differentiable_inner, saved_tensors
 from ..graph_break import Unsupported
-from ..reads import class_lookup
+from ..reads import class_lookup, type_lookup
 from ..signals import UserException
 from .base import VariableTracker, families
 from .constant import const
@@ -34,6 +37,7 @@ from .tensor import TensorVariable
 from .user_defined import UserDefinedObjectVariable
 
 _BASE_SETUP_CONTEXT = torch.autograd.Function.setup_context
+_BASE_VJP = type_lookup(torch.autograd.Function, "vjp")
 _appliers: dict = {}   # Function subclass -> its applier (kept for the process, like a class cache)
 
 
@@ -136,12 +140,12 @@ class AutogradFunctionApplyVariable(VariableTracker):
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" with keyword arguments")
         out = tx.output
         state = out.checkpoint()
-        why = _forward_impurity(tx, cls, args)
+        why = _call_impurity(tx, cls, args)
         guards = set(out.guards)
         out.restore(state)
         if why is not None:
-            raise Unsupported("unsupported_call", fn=self.describe(), detail=f" (its forward {why})")
-        out.guards |= guards    # what the forward was proved pure under
+            raise Unsupported("unsupported_call", fn=self.describe(), detail=f" ({why})")
+        out.guards |= guards    # what the forward (and backward) were proved pure under
         fixed = _fixed_objects(tx, self.describe(), args)
         if fixed:
             given = [a for i, a in enumerate(args) if i not in fixed]
@@ -155,10 +159,13 @@ class AutogradFunctionApplyVariable(VariableTracker):
         return result
 
 
-def _forward_impurity(tx, cls, args):
-    """Why the forward of `cls` cannot be a graph node (None: it can). Traces it; the caller rolls back."""
+def _call_impurity(tx, cls, args):
+    """Why `cls.apply(*args)` cannot be a graph node (None: it can): its forward, or (when the backend
+    will trace it into the graph's backward) its backward, is not pure. Traces them; the caller rolls back."""
+    out = tx.output
+    traces_backward = needs_proof(out, args)
+
     def run():
-        out = tx.output
         ctx = UserDefinedObjectVariable.create_new(tx, torch.autograd.function.FunctionCtx)
         needs = tuple(const(isinstance(a, TensorVariable) and a.example.requires_grad) for a in args)
         out.side_effects.store(ctx, {"needs_input_grad": TupleVariable(needs)})
@@ -166,14 +173,30 @@ def _forward_impurity(tx, cls, args):
         # guarded lookups: a forward or setup_context reassigned later recompiles
         forward, setup = (_static_function(class_lookup(tx, cls, name)[0]) for name in ("forward", "setup_context"))
         if forward is None or setup is None and cls.setup_context is not _BASE_SETUP_CONTEXT:
-            return "is not a Python function"
+            return "its forward is not a Python function"
         if cls.setup_context is _BASE_SETUP_CONTEXT:
-            UserFunctionVariable(fn=forward).call_function(tx, [ctx] + list(args), {})
+            result = UserFunctionVariable(fn=forward).call_function(tx, [ctx] + list(args), {})
         else:   # the "functorch" style: forward(*args), then setup_context(ctx, inputs, output)
             result = UserFunctionVariable(fn=forward).call_function(tx, list(args), {})
             UserFunctionVariable(fn=setup).call_function(tx, [ctx, TupleVariable(tuple(args)), result], {})
-        return None
-    return impurity(tx, run)
+        if saved_tensors(tx, ctx) is None:
+            return "its forward saves for backward something that is not a tensor (eager raises)"
+        if not traces_backward:
+            return None
+        why = _backward_impurity(tx, cls, args, ctx, result)
+        return None if why is None else f"its backward {why}"
+    why = impurity(tx, run)
+    return why if why is None or why.startswith("its ") else f"its forward {why}"
+
+
+def _backward_impurity(tx, cls, args, ctx, result):
+    backward, vjp = (class_lookup(tx, cls, name)[0] for name in ("backward", "vjp"))   # (guarded)
+    if vjp is not _BASE_VJP:
+        return "is defined as vjp"
+    backward = _static_function(backward)
+    if backward is None:
+        return "is not a Python function"
+    return backward_impurity(tx, cls, once_differentiable_inner(backward) or backward, args, ctx, result)
 
 
 def impurity(tx, run):

@@ -65,6 +65,8 @@ class TensorVariable(VariableTracker):
     def tensor_attr(self, tx, name):
         """torch.Tensor's attribute `name` of this tensor (`torch.Tensor.name.__get__(x)`), whatever its
         class defines."""
+        if tx.output.backward_proof is not None:
+            tx.output.backward_proof.check_tensor_read(self, name)
         if self.cls is not torch.Tensor:
             getter = families.getter(name)
             dispatched = families.dispatch(tx, getter, [self], {}) if getter is not None else None
@@ -144,6 +146,8 @@ class TensorVariable(VariableTracker):
 
     def call_tensor_method(self, tx, name, args, kwargs):
         """torch.Tensor's method `name` on this tensor (`torch.Tensor.name(x, ...)`), whatever its class defines."""
+        if tx.output.backward_proof is not None:
+            tx.output.backward_proof.check_tensor_read(self, name)
         dispatched = families.dispatch(tx, families.method_func(name), [self] + list(args), kwargs)
         if dispatched is not None:
             return dispatched      # the __torch_function__ of an argument's class answered
@@ -157,7 +161,8 @@ class TensorVariable(VariableTracker):
         if name == "numpy" and not args and not kwargs:
             return families.tensor_as_ndarray(tx, self)
         if name in _DATA_DEPENDENT:
-            if name == "item" and tx.config.capture_scalar_outputs:
+            # (a backward being proved pure reads no value: AOTAutograd traces it with fake tensors)
+            if name == "item" and tx.config.capture_scalar_outputs and tx.output.backward_proof is None:
                 return tx.output.call_method(self, name, args, kwargs)
             raise Unsupported("data_dependent", what=f"Tensor.{name}()")
         if name == "type":

@@ -126,6 +126,10 @@ class TorchFunctionVariable(VariableTracker):
             real_args = [real(a) for a in args]
             real_kwargs = {k: real(v) for k, v in kwargs.items()}
             if fn is torch.is_grad_enabled:
+                if tx.output.backward_proof is not None:
+                    # eager runs a backward with grad mode = create_graph, unknown here
+                    raise Unsupported("impure_backward", what="reads the grad mode (on in eager's backward "
+                                      "under create_graph=True)")
                 return const(tx.output.grad_enabled)
             with tx.output.tracing_state():   # `torch.is_autocast_enabled()` inside a traced block
                 answer = folded(*real_args, **real_kwargs)
