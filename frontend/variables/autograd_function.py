@@ -133,7 +133,9 @@ class AutogradFunctionApplyVariable(VariableTracker):
     def call_function(self, tx, args, kwargs):
         cls = self.fn_cls
         if kwargs:
-            raise Unsupported("unsupported_call", fn=self.describe(), detail=" with keyword arguments")
+            args = _keywords_as_positions(tx, cls, list(args), kwargs)
+            if args is None:
+                raise Unsupported("unsupported_call", fn=self.describe(), detail=" with these keyword arguments")
         out = tx.output
         state = out.checkpoint()
         why = _forward_impurity(tx, cls, args)
@@ -153,6 +155,28 @@ class AutogradFunctionApplyVariable(VariableTracker):
         if any(isinstance(r, TensorVariable) and id(r.example) in inputs for r in items):
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (its forward returns an input)")
         return result
+
+
+def _keywords_as_positions(tx, cls, args: list, kwargs: dict):
+    """`cls.apply(x, k=y)` as the positional call eager's apply makes of it (None: not modelled).
+    torch's C `apply` fills the forward's parameters after `ctx` from keywords and then calls it
+    positionally: every keyword must name one of the parameters right after the positional
+    arguments, with no gap (a gap, an unknown or keyword-only name raise TypeError there, even where
+    the forward has a default). A Function with `setup_context` binds defaults in Python first: not
+    modelled."""
+    if cls.setup_context is not _BASE_SETUP_CONTEXT:
+        return None
+    forward = _static_function(class_lookup(tx, cls, "forward")[0])   # guarded: a new forward recompiles
+    if forward is None:
+        return None
+    code = forward.__code__
+    positional = code.co_varnames[1:code.co_argcount]       # after ctx; positional-only ones are never named
+    names = positional[code.co_posonlyargcount - 1 if code.co_posonlyargcount else 0:]
+    start = len(args)
+    wanted = positional[start:start + len(kwargs)]
+    if len(wanted) != len(kwargs) or set(wanted) != set(kwargs) or not set(wanted) <= set(names):
+        return None
+    return args + [kwargs[name] for name in wanted]
 
 
 def _forward_impurity(tx, cls, args):
