@@ -52,3 +52,35 @@ def test_function_apply_keywords_gradients_match():
     bytegraph.reset()
     bytegraph.compile(fn, backend="aot_eager", fullgraph=True)(x, y).backward()
     assert torch.equal(x.grad, want[0]) and y.grad is want[1] is None
+
+
+# -- collections.abc.Callable[[...], R] annotations --------------------------------------------------
+def test_callable_annotation_with_parameter_list_is_folded():
+    import collections.abc
+    import typing
+    T = typing.TypeVar("T")
+
+    def fn(x):   # (this file's annotations are strings: the alias is made by hand)
+        alias = collections.abc.Callable[[T, int], float]
+        return x * 2, alias.__args__, collections.abc.Callable[[], T].__args__
+    standard_test(fn, torch.randn(3), frames=1, breaks=0)
+
+
+class _Holder:
+    """Not a tensor: answers torch functions by unwrapping through torch's pytree (whose map_only
+    annotates with `Callable[[T], Any]`)."""
+    def __init__(self, t):
+        self.t = t
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        import torch.utils._pytree as pytree
+        args = pytree.tree_map_only(_Holder, lambda h: h.t, args)
+        kwargs = pytree.tree_map_only(_Holder, lambda h: h.t, kwargs or {})
+        return func(*args, **kwargs)
+
+
+def test_torch_function_wrapper_through_pytree_map_only():
+    def fn(h):
+        return torch.add(h, 1.0, alpha=2.0)
+    standard_test(fn, _Holder(torch.ones(2, 2)), frames=1, breaks=0)
