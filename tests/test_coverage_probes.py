@@ -3,11 +3,10 @@ compares bytegraph with eager AND asserts what was captured (graphs, breaks), so
 construct ran eagerly."""
 from __future__ import annotations
 
-import pytest
 import torch
 
 import bytegraph
-from helpers import assert_same, outcome, standard_test
+from helpers import standard_test
 
 
 def explain_counts(fn, *args):
@@ -84,3 +83,43 @@ def test_torch_function_wrapper_through_pytree_map_only():
     def fn(h):
         return torch.add(h, 1.0, alpha=2.0)
     standard_test(fn, _Holder(torch.ones(2, 2)), frames=1, breaks=0)
+
+
+# -- module forward hooks with kwargs -----------------------------------------------------------------
+class _Scaled(torch.nn.Module):
+    def forward(self, x, scale=1.0, shift=None):
+        out = x * scale
+        return out if shift is None else out + shift
+
+
+def _module_with_hooks(pre, post=None):
+    m = _Scaled()
+    m.register_forward_pre_hook(pre, with_kwargs=True)
+    if post is not None:
+        m.register_forward_hook(post, with_kwargs=True)
+    return m
+
+
+def test_forward_pre_hook_with_kwargs_changes_kwargs_in_place():
+    def pre(module, args, kwargs):
+        kwargs["scale"] = kwargs.get("scale", 1.0) * 3
+        kwargs["shift"] = args[0].sum()
+
+    def post(module, args, kwargs, out):
+        return out - kwargs["shift"], len(args), sorted(kwargs)
+    m = _module_with_hooks(pre, post)
+    standard_test(lambda x: m(x, scale=2.0), torch.randn(3), frames=1, breaks=0)
+
+
+def test_forward_pre_hook_with_kwargs_replaces_arguments():
+    def pre(module, args, kwargs):
+        return (args[0] + 1,), {"shift": torch.ones(1), **kwargs}
+    m = _module_with_hooks(pre)
+    standard_test(lambda x: m(x, scale=x), torch.randn(3), frames=1, breaks=0)
+    plain = _module_with_hooks(lambda module, args, kwargs: None)
+    standard_test(lambda x: plain(x, 2.0) + 1, torch.randn(3), frames=1, breaks=0)
+
+
+def test_forward_pre_hook_with_kwargs_bad_result_raises_as_eager():
+    m = _module_with_hooks(lambda module, args, kwargs: args)
+    assert standard_test(lambda x: m(x * 2), torch.randn(3), frames=1) == "RuntimeError"
