@@ -71,6 +71,7 @@ from .resume import (
     GRAD_PASSED,
     grad_slot,
     inference_slot,
+    saved_hooks_slot,
     torch_function_slot,
     in_exception_handler,
     instruction_index,
@@ -84,6 +85,7 @@ from .resume import (
 from .variables.builtins import BuiltinVariable
 from .variables.constant import ConstantVariable, LazyGuardedConstantVariable
 from .variables.ctx import WithExitVariable
+from .variables.global_state import DisableSavedTensorsHooksVariable
 from .variables.iterators import ListIteratorVariable
 from .variables.misc import ExceptionVariable, NullVariable
 from .variables.tensor import TensorVariable
@@ -432,6 +434,12 @@ def _rebuild_stack(cg, stack, iter_slots) -> None:
             cg.call(1)
             cg.append(Instr("BEFORE_WITH"))
             cg.pop_top()
+        elif isinstance(v, WithExitVariable) and isinstance(v.ctx, DisableSavedTensorsHooksVariable):
+            cg.load_callable(torch.autograd.graph.disable_saved_tensors_hooks)   # entered again
+            cg.load_const(v.ctx.message)
+            cg.call(1)
+            cg.append(Instr("BEFORE_WITH"))
+            cg.pop_top()
         else:
             cg.append(Instr("LOAD_FAST", cg.temps[v]))
             if id(v) in iter_slots:
@@ -495,6 +503,8 @@ class _ResumeCalls:
                 return inference_slot(v.ctx.mode)
             if isinstance(v.ctx, DisableTorchFunctionVariable):
                 return torch_function_slot(v.ctx.all_disabled)
+            if isinstance(v.ctx, DisableSavedTensorsHooksVariable):
+                return saved_hooks_slot(v.ctx.message)
             return VALUE_SLOT
         return ITER_SLOT if id(v) in self.iter_slots else VALUE_SLOT
 
@@ -547,7 +557,9 @@ def _is_torch_context_exit(v) -> bool:
 
 
 # torch blocks whose state the graph enters itself: the graph leaves them at a break
-_CLOSED_AT_BREAK = (AutocastVariable, InferenceModeVariable, DisableTorchFunctionVariable)
+# (saved-tensor hooks: the graph never changes the process's state, so at a break it is the block's outside)
+_CLOSED_AT_BREAK = (AutocastVariable, InferenceModeVariable, DisableTorchFunctionVariable,
+                    DisableSavedTensorsHooksVariable)
 
 
 def emit_set_grad(cg, mode: bool) -> None:

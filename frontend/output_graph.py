@@ -53,6 +53,7 @@ from .variables.lists import (
 from .variables.base import VariableTracker
 from .variables.nn_module import NNModuleVariable
 from .variables.tensor import SymNodeVariable, TensorVariable
+from .variables.global_state import SAVED_HOOKS_AT_ENTRY
 from .variables.torch import (
     TF_ALL_DISABLED,
     TF_ENABLED,
@@ -202,6 +203,7 @@ class GraphState(NamedTuple):
     inference_stack: tuple
     torch_function_state: int
     torch_function_stack: tuple
+    saved_hooks_message: Any
 
 
 def backend_declares(backend, attribute: str) -> bool:
@@ -264,6 +266,9 @@ class OutputGraph:
         # TorchFunctionModes the trace models that are open here, outermost first (their trackers;
         # variables/function_mode.py): state of the trace only, the graph runs with no mode
         self.function_modes: tuple = ()
+        # whether saved-tensor hooks are disabled here, and with which message (variables/global_state.py;
+        # its _ENTRY: as in the process when the frame started, read and guarded when asked)
+        self.saved_hooks_message = SAVED_HOOKS_AT_ENTRY
         self.metadata_log: list = []        # (fake tensor, size, stride, offset) before a metadata mutation
         # nodes of `as_strided` views of a graph input's storage (see _refuse_writes_beyond_inputs)
         self.strided_input_views: list = []
@@ -290,7 +295,7 @@ class OutputGraph:
                           dict(self.wrapped_objects), self.grad_enabled, len(self.metadata_log),
                           len(self.constant_tensors), dict(self.input_properties), dict(self.symbol_inputs),
                           self.autocast_stack, self.function_modes, self.inference_mode, self.inference_stack,
-                          self.torch_function_state, self.torch_function_stack)
+                          self.torch_function_state, self.torch_function_stack, self.saved_hooks_message)
 
     def restore(self, state: GraphState) -> None:
         nodes = list(self.graph.nodes)
@@ -315,6 +320,7 @@ class OutputGraph:
         self.inference_stack = state.inference_stack
         self.torch_function_state = state.torch_function_state
         self.torch_function_stack = state.torch_function_stack
+        self.saved_hooks_message = state.saved_hooks_message
         with self.fake_mode:
             for fake, size, stride, offset in reversed(self.metadata_log[state.n_metadata_log:]):
                 fake.as_strided_(size, stride, offset)

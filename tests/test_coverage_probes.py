@@ -3,6 +3,7 @@ compares bytegraph with eager AND asserts what was captured (graphs, breaks), so
 construct ran eagerly."""
 from __future__ import annotations
 
+import pytest
 import torch
 
 import bytegraph
@@ -123,3 +124,62 @@ def test_forward_pre_hook_with_kwargs_replaces_arguments():
 def test_forward_pre_hook_with_kwargs_bad_result_raises_as_eager():
     m = _module_with_hooks(lambda module, args, kwargs: args)
     assert standard_test(lambda x: m(x * 2), torch.randn(3), frames=1) == "RuntimeError"
+
+
+# -- torch.autograd.graph.disable_saved_tensors_hooks -------------------------------------------------
+_hooks_message = torch._C._autograd._saved_tensors_hooks_get_disabled_error_message
+
+
+def test_disable_saved_tensors_hooks_block_is_trace_state():
+    def fn(x):
+        before = _hooks_message()
+        with torch.autograd.graph.disable_saved_tensors_hooks("inner"):
+            y = x + 1
+            inside = _hooks_message(), torch._C._autograd._saved_tensors_hooks_is_enabled()
+        return y * 2, before, inside, _hooks_message()
+    standard_test(fn, torch.randn(3), frames=1, breaks=0)
+    opt = bytegraph.compile(fn, backend="eager")
+    with torch.autograd.graph.disable_saved_tensors_hooks("outer"):   # the state at entry is guarded
+        assert opt(torch.ones(1))[1:] == fn(torch.ones(1))[1:] == ("outer", ("inner", False), "outer")
+    assert opt(torch.ones(1))[1:] == (None, ("inner", False), None) and _hooks_message() is None
+
+
+def test_disable_saved_tensors_hooks_as_decorator():
+    def fn(z):
+        @torch.autograd.graph.disable_saved_tensors_hooks("not allowed")
+        def f(x, y):
+            return x + y, _hooks_message()
+        return f(torch.ones(1), z), _hooks_message()
+    standard_test(fn, torch.randn(()), frames=1, breaks=0)
+
+
+def test_disable_saved_tensors_hooks_break_inside_block():
+    @bytegraph.disable
+    def native():
+        return _hooks_message()
+
+    def fn(x):
+        with torch.autograd.graph.disable_saved_tensors_hooks("no"):
+            y = x + 1
+            seen = native()
+            return y * 2, seen
+    assert standard_test(fn, torch.randn(3), frames=2, breaks=1)[1] == "no"
+    assert _hooks_message() is None
+
+
+def test_checkpoint_while_saved_tensors_hooks_are_disabled_raises_as_eager():
+    from torch.utils.checkpoint import checkpoint
+
+    def fn(x):
+        return checkpoint(torch.sin, x, use_reentrant=False) + 1
+
+    def inside(x):
+        with torch.autograd.graph.disable_saved_tensors_hooks("no checkpoint"):
+            return fn(x)
+    x = torch.randn(3, requires_grad=True)
+    assert standard_test(inside, x, frames=0) == "RuntimeError"
+    opt = bytegraph.compile(fn, backend="eager")
+    opt(x)
+    with torch.autograd.graph.disable_saved_tensors_hooks("no checkpoint"):   # an entry compiled outside
+        with pytest.raises(RuntimeError, match="no checkpoint"):
+            opt(x)

@@ -29,6 +29,7 @@ from ..signals import UserException
 from .base import VariableTracker, families
 from .constant import const
 from .functions import UserFunctionVariable
+from .global_state import saved_hooks_message
 from .lists import TupleVariable
 from .tensor import TensorVariable
 from .user_defined import UserDefinedObjectVariable
@@ -261,6 +262,9 @@ class CheckpointVariable(VariableTracker):
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (traced only with "
                               "use_reentrant=False, the RNG state preserved, and no context_fn, debug or "
                               "keyword arguments for the function)")
+        if saved_hooks_message(tx) is not None:
+            # eager's checkpoint pushes saved-tensor hooks, which raises while they are disabled
+            raise Unsupported("unsupported_call", fn=self.describe(), detail=" (saved-tensor hooks are disabled)")
         result = []
 
         def run():

@@ -19,6 +19,7 @@ from .lists import SizeVariable
 from .numpy import NumpyNdarrayVariable, ndarray_as_tensor
 from .tensor import SymNodeVariable, TensorVariable
 from .cond import call_cond
+from . import global_state
 from .vmap import VmapVariable
 
 
@@ -77,9 +78,13 @@ def _sets_global_state(fn) -> bool:
                                                                         torch._ops.OpOverload))
 
 
+# Queries of process state the trace models (global_state.py): function -> fn(tx) answering it.
+STATE_QUERIES: dict[Any, Callable] = dict(global_state.QUERIES)
+
 # Functions that change global state or observe the outside world: never inside a graph.
 UNSUPPORTED = {torch.manual_seed, torch.seed, torch.set_default_dtype, torch.use_deterministic_algorithms,
-               torch.set_printoptions, torch.save, torch.load, torch.autograd.grad, torch.autograd.backward}
+               torch.set_printoptions, torch.save, torch.load, torch.autograd.grad, torch.autograd.backward,
+               *global_state.SETTERS}
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -112,6 +117,8 @@ class TorchFunctionVariable(VariableTracker):
             msg = args[0] if args else kwargs.get("msg")
             msg = f": {msg.as_python_constant()}" if msg is not None and msg.is_python_constant() else ""
             raise Unsupported("user_graph_break", fn=f"{fn.__module__}.{fn.__name__}", msg=msg)
+        if fn in STATE_QUERIES and not args and not kwargs:
+            return STATE_QUERIES[fn](tx)      # process state the trace models (global_state.py)
         if fn in TORCH_FUNCTION_STATE_QUERIES and not args and not kwargs:
             return const(TORCH_FUNCTION_STATE_QUERIES[fn](tx.output.torch_function_state))
         if fn is torch.jit.annotate and len(args) == 2 and not kwargs:
@@ -492,6 +499,7 @@ GRAD_MODE_FACTORIES = {torch.no_grad: _no_grad, torch.enable_grad: _enable_grad,
                        torch.autocast: _autocast, torch.amp.autocast: _autocast,
                        torch._C.DisableTorchFunctionSubclass: _disable_torch_function(False),
                        torch._C.DisableTorchFunction: _disable_torch_function(True)}
+GRAD_MODE_FACTORIES.update(global_state.FACTORIES)
 for _dev in ("cpu", "cuda"):
     _cls = getattr(getattr(getattr(torch, _dev, None), "amp", None), "autocast", None)
     if isinstance(_cls, type):
@@ -525,3 +533,6 @@ def is_torch_op(value) -> bool:
     # C functions of torch._C (torch.add and friends report module None)
     return type(value).__name__ == "builtin_function_or_method" and \
         str(static_getattr(static_getattr(value, "__self__"), "__name__", "")).startswith("torch")
+
+
+families.register(ContextWrapped)
