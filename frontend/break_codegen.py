@@ -71,6 +71,7 @@ from .resume import (
     GRAD_PASSED,
     grad_slot,
     inference_slot,
+    record_function_slot,
     saved_hooks_slot,
     torch_function_slot,
     in_exception_handler,
@@ -86,6 +87,7 @@ from .variables.builtins import BuiltinVariable
 from .variables.constant import ConstantVariable, LazyGuardedConstantVariable
 from .variables.ctx import WithExitVariable
 from .variables.global_state import DisableSavedTensorsHooksVariable
+from .variables.profiler import RecordFunctionVariable, record_function
 from .variables.iterators import ListIteratorVariable
 from .variables.misc import ExceptionVariable, NullVariable
 from .variables.tensor import TensorVariable
@@ -434,6 +436,13 @@ def _rebuild_stack(cg, stack, iter_slots) -> None:
             cg.call(1)
             cg.append(Instr("BEFORE_WITH"))
             cg.pop_top()
+        elif isinstance(v, WithExitVariable) and isinstance(v.ctx, RecordFunctionVariable):
+            cg.load_callable(record_function)   # a new range, entered again
+            cg.load_const(v.ctx.name)
+            cg.load_const(v.ctx.args)
+            cg.call(2)
+            cg.append(Instr("BEFORE_WITH"))
+            cg.pop_top()
         elif isinstance(v, WithExitVariable) and isinstance(v.ctx, DisableSavedTensorsHooksVariable):
             cg.load_callable(torch.autograd.graph.disable_saved_tensors_hooks)   # entered again
             cg.load_const(v.ctx.message)
@@ -505,6 +514,8 @@ class _ResumeCalls:
                 return torch_function_slot(v.ctx.all_disabled)
             if isinstance(v.ctx, DisableSavedTensorsHooksVariable):
                 return saved_hooks_slot(v.ctx.message)
+            if isinstance(v.ctx, RecordFunctionVariable):
+                return record_function_slot(v.ctx.name, v.ctx.args)
             return VALUE_SLOT
         return ITER_SLOT if id(v) in self.iter_slots else VALUE_SLOT
 
@@ -559,7 +570,7 @@ def _is_torch_context_exit(v) -> bool:
 # torch blocks whose state the graph enters itself: the graph leaves them at a break
 # (saved-tensor hooks: the graph never changes the process's state, so at a break it is the block's outside)
 _CLOSED_AT_BREAK = (AutocastVariable, InferenceModeVariable, DisableTorchFunctionVariable,
-                    DisableSavedTensorsHooksVariable)
+                    DisableSavedTensorsHooksVariable, RecordFunctionVariable)
 
 
 def emit_set_grad(cg, mode: bool) -> None:

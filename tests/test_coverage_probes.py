@@ -183,3 +183,49 @@ def test_checkpoint_while_saved_tensors_hooks_are_disabled_raises_as_eager():
     with torch.autograd.graph.disable_saved_tensors_hooks("no checkpoint"):   # an entry compiled outside
         with pytest.raises(RuntimeError, match="no checkpoint"):
             opt(x)
+
+
+# -- torch.profiler.record_function while nothing records ranges --------------------------------------
+def test_record_function_block_without_profiler_is_traced():
+    def fn(x):
+        y = x * 3
+        with torch.autograd.profiler.record_function("rf"):
+            z = y.sin()
+        with torch.profiler.record_function("rf2", "some args"):
+            z = z + 1
+        return z
+
+    def decorated(x):
+        @torch.profiler.record_function("decorated")
+        def helper(x):
+            return x.cos()
+        return helper(x) + 1
+    standard_test(fn, torch.randn(3), frames=1, breaks=0)
+    standard_test(decorated, torch.randn(3), frames=1, breaks=0)
+
+
+def test_record_function_break_inside_block():
+    @bytegraph.disable
+    def native():
+        return torch._C._autograd._profiler_enabled()
+
+    def fn(x):
+        with torch.profiler.record_function("rf"):
+            y = x + 1
+            native()
+            return y * 2
+    standard_test(fn, torch.randn(3), frames=2, breaks=1)
+
+
+def test_record_function_under_a_profiler_records_its_range():
+    def fn(x):
+        with torch.profiler.record_function("my_range"):
+            return x.sin() + 1
+    opt = bytegraph.compile(fn, backend="eager")
+    x = torch.randn(3)
+    opt(x)     # compiled with no profiler: the block is traced away, the guard notes it
+    for call in (fn, opt):
+        with torch.profiler.profile() as prof:
+            out = call(x)
+        assert torch.allclose(out, fn(x))
+        assert "my_range" in [e.name for e in prof.events()], call

@@ -19,7 +19,7 @@ from .lists import SizeVariable
 from .numpy import NumpyNdarrayVariable, ndarray_as_tensor
 from .tensor import SymNodeVariable, TensorVariable
 from .cond import call_cond
-from . import global_state
+from . import global_state, profiler
 from .vmap import VmapVariable
 
 
@@ -500,6 +500,7 @@ GRAD_MODE_FACTORIES = {torch.no_grad: _no_grad, torch.enable_grad: _enable_grad,
                        torch._C.DisableTorchFunctionSubclass: _disable_torch_function(False),
                        torch._C.DisableTorchFunction: _disable_torch_function(True)}
 GRAD_MODE_FACTORIES.update(global_state.FACTORIES)
+GRAD_MODE_FACTORIES.update(profiler.FACTORIES)
 for _dev in ("cpu", "cuda"):
     _cls = getattr(getattr(getattr(torch, _dev, None), "amp", None), "autocast", None)
     if isinstance(_cls, type):
