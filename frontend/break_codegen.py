@@ -312,6 +312,7 @@ def emit_linear(tx, cg, ins, stack, kw_names, plan, lives, needed, resume):
         cg.append(Instr("STORE_FAST", name))
     drop_frame_references(tx, cg, set(needed))
     emit_set_grad(cg, resume.grad_at_break)
+    emit_default_dtype(cg, tx)
     paths = plan.paths
     conts = [Label() for _ in paths]
     native_start = len(cg.instructions)
@@ -350,6 +351,7 @@ def emit_in_block(tx, cg, ins, stack, plan, lives, needed, resume):
         cg.append(Instr("STORE_FAST", name))
     drop_frame_references(tx, cg, set(needed))
     emit_set_grad(cg, resume.grad_at_break)
+    emit_default_dtype(cg, tx)
     index = instruction_index(code, ins.offset)
     start = call_start_index(code, index) if ins.opname == "CALL" else index
     paths = plan.paths
@@ -578,6 +580,16 @@ def emit_set_grad(cg, mode: bool) -> None:
     cg.load_const(bool(mode))
     cg.call(1)
     cg.pop_top()
+
+
+def emit_default_dtype(cg, tx) -> None:
+    """After the graph: the default dtype the trace reached, when it changed it (the graph's nodes
+    set it too, but a graph with no op does not run)."""
+    if tx.output.default_dtype != tx.entry_dtype:
+        cg.load_callable(torch.set_default_dtype)
+        cg.load_const(tx.output.default_dtype)
+        cg.call(1)
+        cg.pop_top()
 
 
 def _native_instr(ins) -> Instr:

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import bytegraph
-from helpers import standard_test
+from helpers import assert_same, standard_test
 
 
 def explain_counts(fn, *args):
@@ -229,3 +229,74 @@ def test_record_function_under_a_profiler_records_its_range():
             out = call(x)
         assert torch.allclose(out, fn(x))
         assert "my_range" in [e.name for e in prof.events()], call
+
+
+# -- torch.set_default_dtype in a graph run as recorded ----------------------------------------------
+def _in_float64(x):
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        y = torch.ones(2) + 1
+        z = torch.arange(3) * 1.5          # an int tensor times a float: the default dtype
+        inside = torch.get_default_dtype()
+    finally:
+        torch.set_default_dtype(old)
+    return y, z, inside, x + 1, torch.ones(1)
+
+
+def test_set_default_dtype_restored_in_finally():
+    got = standard_test(_in_float64, torch.ones(3), frames=1, breaks=0)
+    assert got[0].dtype == got[1].dtype == torch.float64 and got[4].dtype == torch.float32
+    assert torch.get_default_dtype() is torch.float32
+
+
+def test_set_default_dtype_left_changed_and_across_a_break():
+    @bytegraph.disable
+    def native():
+        return torch.get_default_dtype(), torch.zeros(1).dtype
+
+    def left(x):
+        torch.set_default_dtype(torch.float64)
+        return x + torch.ones(1)
+
+    def across(x):
+        torch.set_default_dtype(torch.bfloat16)
+        seen = native()
+        y = torch.ones(2) * x.sum()
+        torch.set_default_dtype(torch.float32)
+        return y, seen, torch.ones(1)
+    try:
+        standard_test(left, torch.ones(2), frames=1, breaks=0)
+        assert torch.get_default_dtype() is torch.float64   # as eager leaves it
+        torch.set_default_dtype(torch.float32)
+        got = standard_test(across, torch.ones(2), frames=2, breaks=1)
+        assert got[1] == (torch.bfloat16, torch.bfloat16) and got[0].dtype == torch.bfloat16
+    finally:
+        torch.set_default_dtype(torch.float32)
+
+
+def test_set_default_dtype_then_a_raise_runs_the_frame_as_python():
+    def fn(x, i):
+        torch.set_default_dtype(torch.float64)
+        try:
+            return torch.ones(2) + x[i]      # an index out of range raises in the graph
+        finally:
+            torch.set_default_dtype(torch.float32)
+    standard_test(fn, torch.ones(2), torch.tensor(1), frames=1, breaks=0)
+    opt = bytegraph.compile(fn, backend="eager")
+    opt(torch.ones(2), torch.tensor(1))
+    with pytest.raises(IndexError):
+        opt(torch.ones(2), torch.tensor(5))
+    assert torch.get_default_dtype() is torch.float32
+    try:   # a guard on the entry dtype: called under float64, the frame compiles again
+        torch.set_default_dtype(torch.float64)
+        assert_same(opt(torch.ones(2), torch.tensor(1)), fn(torch.ones(2), torch.tensor(1)))
+    finally:
+        torch.set_default_dtype(torch.float32)
+
+
+def test_set_default_dtype_breaks_with_a_backend_that_retraces():
+    bytegraph.reset()
+    got = bytegraph.compile(_in_float64, backend="aot_eager")(torch.ones(3))
+    assert_same(got, _in_float64(torch.ones(3)))
+    assert len(bytegraph.stats.break_records) == 2 and torch.get_default_dtype() is torch.float32

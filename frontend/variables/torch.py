@@ -78,11 +78,14 @@ def _sets_global_state(fn) -> bool:
                                                                         torch._ops.OpOverload))
 
 
+# what torch.set_default_dtype accepts
+DEFAULT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
 # Queries of process state the trace models (global_state.py): function -> fn(tx) answering it.
 STATE_QUERIES: dict[Any, Callable] = dict(global_state.QUERIES)
 
 # Functions that change global state or observe the outside world: never inside a graph.
-UNSUPPORTED = {torch.manual_seed, torch.seed, torch.set_default_dtype, torch.use_deterministic_algorithms,
+UNSUPPORTED = {torch.manual_seed, torch.seed, torch.use_deterministic_algorithms,
                torch.set_printoptions, torch.save, torch.load, torch.autograd.grad, torch.autograd.backward,
                *global_state.SETTERS}
 
@@ -134,6 +137,8 @@ class TorchFunctionVariable(VariableTracker):
             real_kwargs = {k: real(v) for k, v in kwargs.items()}
             if fn is torch.is_grad_enabled:
                 return const(tx.output.grad_enabled)
+            if fn is torch.get_default_dtype:
+                return const(tx.output.default_dtype)
             with tx.output.tracing_state():   # `torch.is_autocast_enabled()` inside a traced block
                 answer = folded(*real_args, **real_kwargs)
             if isinstance(answer, (torch.SymInt, torch.SymFloat, torch.SymBool)):
@@ -156,6 +161,13 @@ class TorchFunctionVariable(VariableTracker):
             return const(None)
         if fn in GRAD_MODE_FACTORIES:
             return GRAD_MODE_FACTORIES[fn](tx, args, kwargs)
+        if fn is torch.set_default_dtype:
+            dtype = args[0].as_python_constant() if len(args) == 1 and not kwargs and args[0].is_python_constant() \
+                else None
+            if dtype not in DEFAULT_DTYPES:     # (anything else raises TypeError: the call runs as Python)
+                raise Unsupported("unsupported_call", fn=self.describe(), detail=" with these arguments")
+            tx.output.set_default_dtype(dtype)
+            return const(None)
         if fn in UNSUPPORTED or _sets_global_state(fn):
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (it changes global state)")
         if fn in (torch.from_numpy, torch.as_tensor) and len(args) + len(kwargs) == 1:
