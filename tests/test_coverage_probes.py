@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import bytegraph
-from helpers import assert_same, standard_test
+from helpers import assert_same, outcome, standard_test
 
 
 def explain_counts(fn, *args):
@@ -300,3 +300,21 @@ def test_set_default_dtype_breaks_with_a_backend_that_retraces():
     got = bytegraph.compile(_in_float64, backend="aot_eager")(torch.ones(3))
     assert_same(got, _in_float64(torch.ones(3)))
     assert len(bytegraph.stats.break_records) == 2 and torch.get_default_dtype() is torch.float32
+
+
+# -- calls that always raise TypeError: raised by the trace, as eager raises them ---------------------
+def test_builtin_with_keywords_and_module_call_raise_in_fullgraph():
+    import torch.fft
+
+    def bad_kwarg(x):
+        y = x * 2
+        return isinstance(y, torch.Tensor, extra=1)
+
+    def call_module(x):
+        return torch.fft(x)
+    for fn in (bad_kwarg, call_module):
+        want = outcome(fn, torch.ones(2))
+        bytegraph.reset()
+        got = outcome(bytegraph.compile(fn, backend="eager", fullgraph=True), torch.ones(2))
+        assert want[0] == "raise" and got == want, (got, want)
+        assert not bytegraph.stats.break_records
