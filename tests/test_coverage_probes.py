@@ -318,3 +318,21 @@ def test_builtin_with_keywords_and_module_call_raise_in_fullgraph():
         got = outcome(bytegraph.compile(fn, backend="eager", fullgraph=True), torch.ones(2))
         assert want[0] == "raise" and got == want, (got, want)
         assert not bytegraph.stats.break_records
+
+
+# -- queries answered at compile time ---------------------------------------------------------------
+def test_privateuse1_backend_name_is_folded():
+    def fn(x):
+        return x + 1 if torch._C._get_privateuse1_backend_name() == "privateuseone" else x
+    standard_test(fn, torch.randn(3), frames=1, breaks=0)
+
+
+def test_ndarray_strides_of_an_input():
+    def fn(x):
+        a = x.numpy()
+        return a.itemsize, a.strides, a.shape, torch.from_numpy(a.T) * 2
+    standard_test(fn, torch.randn(3, 4), frames=1, breaks=0)
+    opt = bytegraph.compile(fn, backend="eager", dynamic=False)
+    for x in (torch.randn(3, 4), torch.randn(4, 3).t(), torch.randn(3, 4, dtype=torch.float64)):
+        got, want = opt(x), fn(x)      # other strides compile again
+        assert got[:3] == want[:3] and torch.equal(got[3], want[3])

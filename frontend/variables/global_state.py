@@ -1,5 +1,6 @@
 """torch process state besides grad mode that the trace models as state of its own: whether saved-tensor
-hooks are disabled (`torch.autograd.graph.disable_saved_tensors_hooks(message)`).
+hooks are disabled (`torch.autograd.graph.disable_saved_tensors_hooks(message)`); and queries of
+state it never changes, answered at compile time and guarded (the privateuse1 backend's name).
 
 Compile time only. The state starts as the process's (read, and guarded, only when the trace needs it),
 blocks of the program change it in the trace, and queries answer from it. No graph op reads it: it only
@@ -83,7 +84,18 @@ def _disable_saved_tensors_hooks(tx, args, kwargs):
 # what variables/torch.py adds to its tables: factories of the managers, queries answered from the
 # trace, and changes it must not make in a graph
 FACTORIES = {torch.autograd.graph.disable_saved_tensors_hooks: _disable_saved_tensors_hooks}
+def _guarded_answer(fn):
+    """A query of process state the trace never changes, answered now and guarded to stay so."""
+    def answer(tx):
+        value = fn()
+        tx.output.guards.add(Guard.constant(ReaderSource(ConstSource(fn)), value))
+        return const(value)
+    return answer
+
+
 QUERIES = {_GET_MESSAGE: lambda tx: const(saved_hooks_message(tx)),
+           # (renamed once by `torch.utils.rename_privateuse1_backend`)
+           torch._C._get_privateuse1_backend_name: _guarded_answer(torch._C._get_privateuse1_backend_name),
            _autograd._saved_tensors_hooks_is_enabled: lambda tx: const(saved_hooks_message(tx) is None)}
 # changed directly, the process would need the change after the graph: not modelled
 SETTERS = {_autograd._saved_tensors_hooks_disable, _autograd._saved_tensors_hooks_enable}

@@ -198,6 +198,11 @@ class NumpyNdarrayVariable(VariableTracker):
             return const(example.element_size())
         if name == "T":
             return self.call_method(tx, "transpose", [], {})
+        if name == "strides" and self.tensor.proxy.node.op == "placeholder" and \
+                all(type(s) is int for s in example.stride()):
+            # the array shares the input tensor's memory and layout (`x.numpy()`, an array from the frame),
+            # whose strides are guarded; a computed array's layout is numpy's choice, not torch's
+            return const(tuple(s * example.element_size() for s in example.stride()))
         if name in _COMPLEX_PARTS and example.is_complex():
             # views of the complex array, in numpy as in torch (of a real array, `.imag` is a new
             # read-only array of zeros: not traced)
