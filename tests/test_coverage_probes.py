@@ -336,3 +336,12 @@ def test_ndarray_strides_of_an_input():
     for x in (torch.randn(3, 4), torch.randn(4, 3).t(), torch.randn(3, 4, dtype=torch.float64)):
         got, want = opt(x), fn(x)      # other strides compile again
         assert got[:3] == want[:3] and torch.equal(got[3], want[3])
+
+
+def test_numpy_meshgrid_gives_numpys_sequence_type():
+    import numpy as np
+
+    def fn(x, y):
+        grids = np.meshgrid(x.numpy(), y.numpy())
+        return type(grids).__name__, torch.from_numpy(grids[0]) + 1, torch.from_numpy(grids[1])
+    standard_test(fn, torch.randn(3), torch.randn(4), frames=1, breaks=0)

@@ -360,14 +360,12 @@ def _wrap_result(tx, result, expected, what):
         if isinstance(expected, (np.ndarray, np.generic)) and np.ndim(expected) == e.dim() and \
                 expected.dtype == numpy_dtype(e.dtype):
             return NumpyNdarrayVariable(tensor=result, scalar=isinstance(expected, np.generic))
-    elif isinstance(result, TupleVariable) and type(result) is TupleVariable and type(expected) is tuple:
+    elif (type(result) is TupleVariable or isinstance(result, ListVariable)) and type(expected) in (tuple, list):
+        # a new sequence of new arrays either way: built as numpy's (`meshgrid` gives a tuple, its twin a list)
         items = result.get_items(tx)
         if len(items) == len(expected):
-            return TupleVariable(tuple(_wrap_result(tx, r, x, what) for r, x in zip(items, expected)))
-    elif isinstance(result, ListVariable) and type(expected) is list:
-        items = result.get_items(tx)
-        if len(items) == len(expected):
-            return ListVariable.create(tx, [_wrap_result(tx, r, x, what) for r, x in zip(items, expected)])
+            items = [_wrap_result(tx, r, x, what) for r, x in zip(items, expected)]
+            return TupleVariable(tuple(items)) if type(expected) is tuple else ListVariable.create(tx, items)
     elif isinstance(result, ConstantVariable) and type(result.value) is type(expected) and \
             type(expected) in (int, bool, type(None)):
         return result
