@@ -345,3 +345,25 @@ def test_numpy_meshgrid_gives_numpys_sequence_type():
         grids = np.meshgrid(x.numpy(), y.numpy())
         return type(grids).__name__, torch.from_numpy(grids[0]) + 1, torch.from_numpy(grids[1])
     standard_test(fn, torch.randn(3), torch.randn(4), frames=1, breaks=0)
+
+
+class _SetsDtype(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        torch.set_default_dtype(torch.float64)
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+
+def test_set_default_dtype_inside_a_function_forward_is_not_a_node():
+    def fn(x):
+        y = _SetsDtype.apply(x)
+        return y, torch.ones(1)
+    try:
+        got = standard_test(fn, torch.ones(2), frames=1, breaks=1)   # (the rest: one graph)
+        assert got[1].dtype == torch.float64
+    finally:
+        torch.set_default_dtype(torch.float32)

@@ -223,6 +223,8 @@ def impurity(tx, run):
         return why
     if outside_state() != before:
         return "changes Python state outside the function"
+    if any(node not in known_nodes and node.target is torch.set_default_dtype for node in out.graph.nodes):
+        return "changes the default dtype"    # (a process state its own run would change for real)
     for node in out.graph.nodes:
         name = node.target if isinstance(node.target, str) else getattr(node.target, "__name__", "")
         if node not in known_nodes and name.endswith("_") and not name.endswith("__") and node.args and \
