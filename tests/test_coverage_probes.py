@@ -363,7 +363,13 @@ def test_set_default_dtype_inside_a_function_forward_is_not_a_node():
         y = _SetsDtype.apply(x)
         return y, torch.ones(1)
     try:
-        got = standard_test(fn, torch.ones(2), frames=1, breaks=1)   # (the rest: one graph)
-        assert got[1].dtype == torch.float64
+        want = fn(torch.ones(2))
+        torch.set_default_dtype(torch.float32)
+        bytegraph.reset()
+        got = bytegraph.compile(fn, backend="eager")(torch.ones(2))
+        assert_same(got, want)
+        assert got[1].dtype == torch.float64 and torch.get_default_dtype() is torch.float64
+        assert len(bytegraph.stats.break_records) == 1
+        assert "changes the default dtype" in str(bytegraph.stats.break_records[0])
     finally:
         torch.set_default_dtype(torch.float32)
