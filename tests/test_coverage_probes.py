@@ -10,13 +10,6 @@ import bytegraph
 from helpers import assert_same, outcome, standard_test
 
 
-def explain_counts(fn, *args):
-    """(graph count, graph-break count) of `fn(*args)` from a clean slate."""
-    bytegraph.reset()
-    explained = bytegraph.explain(fn)(*args)
-    return explained.graph_count, explained.graph_break_count
-
-
 # -- Function.apply with keyword arguments ----------------------------------------------------------
 class _ScaleBy(torch.autograd.Function):
     @staticmethod
