@@ -71,6 +71,8 @@ from .resume import (
     GRAD_PASSED,
     grad_slot,
     inference_slot,
+    record_function_slot,
+    saved_hooks_slot,
     torch_function_slot,
     in_exception_handler,
     instruction_index,
@@ -84,6 +86,8 @@ from .resume import (
 from .variables.builtins import BuiltinVariable
 from .variables.constant import ConstantVariable, LazyGuardedConstantVariable
 from .variables.ctx import WithExitVariable
+from .variables.global_state import DisableSavedTensorsHooksVariable
+from .variables.profiler import RecordFunctionVariable, record_function
 from .variables.iterators import ListIteratorVariable
 from .variables.misc import ExceptionVariable, NullVariable
 from .variables.tensor import TensorVariable
@@ -308,6 +312,7 @@ def emit_linear(tx, cg, ins, stack, kw_names, plan, lives, needed, resume):
         cg.append(Instr("STORE_FAST", name))
     drop_frame_references(tx, cg, set(needed))
     emit_set_grad(cg, resume.grad_at_break)
+    emit_default_dtype(cg, tx)
     paths = plan.paths
     conts = [Label() for _ in paths]
     native_start = len(cg.instructions)
@@ -346,6 +351,7 @@ def emit_in_block(tx, cg, ins, stack, plan, lives, needed, resume):
         cg.append(Instr("STORE_FAST", name))
     drop_frame_references(tx, cg, set(needed))
     emit_set_grad(cg, resume.grad_at_break)
+    emit_default_dtype(cg, tx)
     index = instruction_index(code, ins.offset)
     start = call_start_index(code, index) if ins.opname == "CALL" else index
     paths = plan.paths
@@ -432,6 +438,19 @@ def _rebuild_stack(cg, stack, iter_slots) -> None:
             cg.call(1)
             cg.append(Instr("BEFORE_WITH"))
             cg.pop_top()
+        elif isinstance(v, WithExitVariable) and isinstance(v.ctx, RecordFunctionVariable):
+            cg.load_callable(record_function)   # a new range, entered again
+            cg.load_const(v.ctx.name)
+            cg.load_const(v.ctx.args)
+            cg.call(2)
+            cg.append(Instr("BEFORE_WITH"))
+            cg.pop_top()
+        elif isinstance(v, WithExitVariable) and isinstance(v.ctx, DisableSavedTensorsHooksVariable):
+            cg.load_callable(torch.autograd.graph.disable_saved_tensors_hooks)   # entered again
+            cg.load_const(v.ctx.message)
+            cg.call(1)
+            cg.append(Instr("BEFORE_WITH"))
+            cg.pop_top()
         else:
             cg.append(Instr("LOAD_FAST", cg.temps[v]))
             if id(v) in iter_slots:
@@ -495,6 +514,10 @@ class _ResumeCalls:
                 return inference_slot(v.ctx.mode)
             if isinstance(v.ctx, DisableTorchFunctionVariable):
                 return torch_function_slot(v.ctx.all_disabled)
+            if isinstance(v.ctx, DisableSavedTensorsHooksVariable):
+                return saved_hooks_slot(v.ctx.message)
+            if isinstance(v.ctx, RecordFunctionVariable):
+                return record_function_slot(v.ctx.name, v.ctx.args)
             return VALUE_SLOT
         return ITER_SLOT if id(v) in self.iter_slots else VALUE_SLOT
 
@@ -553,7 +576,9 @@ def _is_torch_context_exit(v) -> bool:
 
 
 # torch blocks whose state the graph enters itself: the graph leaves them at a break
-_CLOSED_AT_BREAK = (AutocastVariable, InferenceModeVariable, DisableTorchFunctionVariable)
+# (saved-tensor hooks: the graph never changes the process's state, so at a break it is the block's outside)
+_CLOSED_AT_BREAK = (AutocastVariable, InferenceModeVariable, DisableTorchFunctionVariable,
+                    DisableSavedTensorsHooksVariable, RecordFunctionVariable)
 
 
 def emit_set_grad(cg, mode: bool) -> None:
@@ -561,6 +586,16 @@ def emit_set_grad(cg, mode: bool) -> None:
     cg.load_const(bool(mode))
     cg.call(1)
     cg.pop_top()
+
+
+def emit_default_dtype(cg, tx) -> None:
+    """After the graph: the default dtype the trace reached, when it changed it (the graph's nodes
+    set it too, but a graph with no op does not run)."""
+    if tx.output.default_dtype != tx.entry_dtype:
+        cg.load_callable(torch.set_default_dtype)
+        cg.load_const(tx.output.default_dtype)
+        cg.call(1)
+        cg.pop_top()
 
 
 def _native_instr(ins) -> Instr:

@@ -23,7 +23,7 @@ from ..guards.guard import Guard
 from ..probe import may_hold_tensors
 from ..guards.source import AttrSource, LocalSource
 from . import lifetimes
-from .break_codegen import FrameCheckpoint, can_break_at, compile_break, emit_set_grad
+from .break_codegen import FrameCheckpoint, can_break_at, compile_break, emit_default_dtype, emit_set_grad
 from .builder import is_compiled_function, is_skipped_function
 from .codegen import PyCodegen, new_code
 from .graph_break import Unsupported
@@ -76,6 +76,7 @@ class InstructionTranslator(InstructionTranslatorBase):
         super().__init__(code, func.__globals__, {}, {}, output, config)
         output.side_effects.on_drop = functools.partial(lifetimes.finalizer_may_run, self)
         self.entry_grad = self.output.grad_enabled
+        self.entry_dtype = self.output.default_dtype
         resuming = is_resume_code(code)
         for name, value in zip(self.arg_names, args):
             if resuming and _is_closure_function(value):
@@ -205,6 +206,10 @@ class InstructionTranslator(InstructionTranslatorBase):
         nothing (or the frame cannot rerun), else the inputs it writes into, those whose sizes it
         changes, and how the written ones are copied (value_raises.py)."""
         output = self.output
+        if output.default_dtype != self.entry_dtype and not rerunnable(output):
+            # a raise part way would leave the dtype of a node behind, where eager's own blocks may restore it
+            raise Unsupported("unrestorable_raise", what="a graph changing the default dtype on other "
+                              "devices than the CPU")
         if not (loses_effects_on_raise(self) and rerunnable(output)):
             return None
         written, reshaped = output.written_inputs(), output.reshaped_inputs()
@@ -226,6 +231,7 @@ class InstructionTranslator(InstructionTranslatorBase):
         self.output.side_effects.codegen_replay(cg)
         if self.output.grad_enabled != self.entry_grad:
             emit_set_grad(cg, self.output.grad_enabled)   # `torch.set_grad_enabled(m)` outside a `with`
+        emit_default_dtype(cg, self)
         cg.reconstruct(return_value)
         cg.append(Instr("RETURN_VALUE"))
         return self.finish_code(cg)

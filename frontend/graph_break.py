@@ -109,7 +109,7 @@ register("unguardable_shape", "{what} is not supported", "mark the dimension sta
 register("lazy_module", "{what} is not supported", "run the lazy module once before compiling it")
 register("non_strided_tensor", "{what} is not supported (sparse and other layouts run eagerly)",
          "convert it with `.to_dense()` outside the compiled function, or leave that code uncompiled")
-register("module_hooks", "{what} is not supported", "remove the hook while compiling, or register it without kwargs")
+register("module_hooks", "{what} is not supported", "remove the hook while compiling")
 register("numpy", "{what} is not supported",
          "use torch operations, or move the numpy code into a function wrapped in `bytegraph.disable`")
 register("io", "{fn} performs I/O",

@@ -7,8 +7,8 @@ and grad mode is put back by the `with torch.no_grad()` being left. Compiled, th
 replayed after the graph, so a graph that raises loses them, and the exception skips those blocks.
 
 So, where a raise would lose something, the transformed code calls the graph inside a try block. If
-the graph raises an `Exception`, grad mode and the CPU random number generator are put back as they
-were when the frame started, and the frame's own code runs as Python from its start with the same
+the graph raises an `Exception`, grad mode, the default dtype and the CPU random number generator are put
+back as they were when the frame started, and the frame's own code runs as Python from its start with the same
 arguments: eager's answer, value or exception. That is sound only when the graph changed nothing the
 rerun could see: the input tensors it writes into are copied before the call and put back (when one of
 its ops can raise by value: value_raises.py), those whose sizes or strides it changes in place
@@ -45,8 +45,8 @@ def loses_effects_on_raise(tx) -> bool:
     after the graph, a grad-mode change, or a block of the program around a graph op."""
     output = tx.output
     return output.ops_under_handler or output.side_effects.pending() or \
-        output.grad_enabled != tx.entry_grad or any(
-            n.target is torch._C._set_grad_enabled for n in output.graph.nodes)
+        output.grad_enabled != tx.entry_grad or output.default_dtype != tx.entry_dtype or any(
+            n.target in (torch._C._set_grad_enabled, torch.set_default_dtype) for n in output.graph.nodes)
 
 
 def rerunnable(output) -> bool:
@@ -117,7 +117,7 @@ def guard_graph_call(cg, tx, start: int, end: int) -> None:
               Instr("PRECALL", 0), Instr("CALL", 0), Instr("STORE_FAST", rng_local), try_begin]
     cg.instructions[end:end] = [TryEnd(try_begin)]
     cg.instructions[start:start] = before
-    plan = RerunPlan(code, tx.entry_grad)
+    plan = RerunPlan(code, tx.entry_grad, tx.entry_dtype)
     cg.append(handler, Instr("STORE_FAST", exc_local))
     cg.push_null()
     cg.append(Instr("LOAD_CONST", rerun_as_python), Instr("LOAD_FAST", exc_local), Instr("LOAD_CONST", plan),
@@ -135,12 +135,14 @@ def guard_graph_call(cg, tx, start: int, end: int) -> None:
 
 
 class RerunPlan:
-    """What the rerun needs besides the values: the frame's own code and its grad mode at entry."""
-    __slots__ = ("code", "grad_enabled")
+    """What the rerun needs besides the values: the frame's own code, its grad mode and default dtype
+    at entry."""
+    __slots__ = ("code", "grad_enabled", "default_dtype")
 
-    def __init__(self, code, grad_enabled: bool):
+    def __init__(self, code, grad_enabled: bool, default_dtype):
         self.code = code
         self.grad_enabled = grad_enabled
+        self.default_dtype = default_dtype
 
     def __repr__(self):
         return f"RerunPlan({self.code.co_name})"
@@ -155,6 +157,8 @@ def rerun_as_python(exc, plan: RerunPlan, rng_state, f_globals, closure, *args):
     if not isinstance(exc, Exception) or isinstance(exc, BackendContractError):
         raise exc       # KeyboardInterrupt, or a backend that broke its contract: not the program's
     torch._C._set_grad_enabled(plan.grad_enabled)
+    if torch.get_default_dtype() != plan.default_dtype:
+        torch.set_default_dtype(plan.default_dtype)
     torch.default_generator.set_state(rng_state)
     code = plan.code
     log("graph", f"a graph of {code.co_name} raised {type(exc).__name__}: running the frame as Python")

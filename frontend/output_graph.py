@@ -53,6 +53,7 @@ from .variables.lists import (
 from .variables.base import VariableTracker
 from .variables.nn_module import NNModuleVariable
 from .variables.tensor import SymNodeVariable, TensorVariable
+from .variables.global_state import SAVED_HOOKS_AT_ENTRY
 from .variables.torch import (
     TF_ALL_DISABLED,
     TF_ENABLED,
@@ -202,6 +203,8 @@ class GraphState(NamedTuple):
     inference_stack: tuple
     torch_function_state: int
     torch_function_stack: tuple
+    saved_hooks_message: Any
+    default_dtype: Any
 
 
 def backend_declares(backend, attribute: str) -> bool:
@@ -246,6 +249,9 @@ class OutputGraph:
         # id(fake) -> the TensorVariable of that fake (`_tracked`; entries of rolled-back nodes are erased)
         self.tensor_by_example: dict = {}
         self.grad_enabled = torch.is_grad_enabled()
+        # the default dtype here: the process's at entry (a global-state guard), changed by
+        # `torch.set_default_dtype` nodes of a graph run as recorded (set_default_dtype)
+        self.default_dtype = torch.get_default_dtype()
         # autocast blocks open at this point of the trace, outermost first: (enter node, the
         # (device, dtype, enabled, cache_enabled) entered). Like grad mode, this is state of the
         # trace, not of the process: fake propagation runs under it (`tracing_state`), the graph
@@ -264,6 +270,9 @@ class OutputGraph:
         # TorchFunctionModes the trace models that are open here, outermost first (their trackers;
         # variables/function_mode.py): state of the trace only, the graph runs with no mode
         self.function_modes: tuple = ()
+        # whether saved-tensor hooks are disabled here, and with which message (variables/global_state.py;
+        # its _ENTRY: as in the process when the frame started, read and guarded when asked)
+        self.saved_hooks_message = SAVED_HOOKS_AT_ENTRY
         self.metadata_log: list = []        # (fake tensor, size, stride, offset) before a metadata mutation
         # while an autograd.Function's backward is traced to prove it pure: its checks (backward_proof.py)
         self.backward_proof = None
@@ -292,7 +301,8 @@ class OutputGraph:
                           dict(self.wrapped_objects), self.grad_enabled, len(self.metadata_log),
                           len(self.constant_tensors), dict(self.input_properties), dict(self.symbol_inputs),
                           self.autocast_stack, self.function_modes, self.inference_mode, self.inference_stack,
-                          self.torch_function_state, self.torch_function_stack)
+                          self.torch_function_state, self.torch_function_stack, self.saved_hooks_message,
+                          self.default_dtype)
 
     def restore(self, state: GraphState) -> None:
         nodes = list(self.graph.nodes)
@@ -317,6 +327,8 @@ class OutputGraph:
         self.inference_stack = state.inference_stack
         self.torch_function_state = state.torch_function_state
         self.torch_function_stack = state.torch_function_stack
+        self.saved_hooks_message = state.saved_hooks_message
+        self.default_dtype = state.default_dtype
         with self.fake_mode:
             for fake, size, stride, offset in reversed(self.metadata_log[state.n_metadata_log:]):
                 fake.as_strided_(size, stride, offset)
@@ -471,6 +483,18 @@ class OutputGraph:
             self.graph.call_function(torch._C._set_grad_enabled, (mode,))
             self.grad_enabled = mode
 
+    def set_default_dtype(self, dtype) -> None:
+        """`torch.set_default_dtype(dtype)`: a node of the graph (the ops after it make and promote
+        to that dtype when the graph runs), and the trace's default dtype from here on. Only a graph
+        run as recorded keeps the node: a backend that retraces the graph would run it while
+        compiling and leave ops whose dtype depends on it unfixed."""
+        if not self.eager_autograd:
+            raise Unsupported("unsupported_call", fn="torch.set_default_dtype",
+                              detail=" (the backend retraces the graph)")
+        if dtype != self.default_dtype:
+            self.graph.call_function(torch.set_default_dtype, (dtype,))
+            self.default_dtype = dtype
+
     def _made_leaves(self) -> bool:
         """Whether the graph made a new leaf requiring grad (not an input handed back: `p.to(p.dtype)`)."""
         inputs = {id(n.meta.get("example_value")) for n in self.graph.find_nodes(op="placeholder")}
@@ -528,12 +552,15 @@ class OutputGraph:
 
     @contextlib.contextmanager
     def tracing_state(self):
-        """The inference mode, grad mode and autocast state of the trace at this point, for running
+        """The inference mode, grad mode, default dtype and autocast state of the trace at this point, for running
         something on fake values (or a function that reads that state, like `torch.is_autocast_enabled`)."""
         entered = []
         inference = torch.inference_mode(self.inference_mode) \
             if self.inference_mode != torch.is_inference_mode_enabled() else contextlib.nullcontext()
+        dtype = torch.get_default_dtype()
         try:
+            if self.default_dtype != dtype:
+                torch.set_default_dtype(self.default_dtype)
             with inference, torch.set_grad_enabled(self.grad_enabled):
                 for _, values in self.autocast_stack:
                     entered.append(torch.amp.autocast_mode._enter_autocast(*values))
@@ -541,6 +568,8 @@ class OutputGraph:
         finally:
             for mode in reversed(entered):
                 torch.amp.autocast_mode._exit_autocast(mode)
+            if torch.get_default_dtype() != dtype:
+                torch.set_default_dtype(dtype)
 
     def call_function(self, fn, args, kwargs):
         if any(isinstance(a, SymNodeVariable) for a in args) and _is_python_function(fn) and \

@@ -14,7 +14,8 @@ Stack slots (the `layout`, one entry per stack slot, bottom first):
 - `NULL_SLOT`: a NULL under a callable; not passed, pushed back by the prologue.
 - `VALUE_SLOT`: passed as is.
 - `ITER_SLOT`: an iterator passed as a tuple of its remaining items; the prologue re-iterates it.
-- `("grad", mode)` / `("autocast", device, dtype, enabled, cache_enabled)` / `("inference", mode)`:
+- `("grad", mode)` / `("autocast", device, dtype, enabled, cache_enabled)` / `("inference", mode)`
+  (and `("torch_function", all)`, `("saved_hooks_disabled", message)`, `("record_function", name, args)`):
   the `__exit__` that `BEFORE_WITH` left for an enclosing `with torch.no_grad()` /
   `torch.autocast(...)` / `torch.inference_mode(mode)` block. Nothing is passed: the prologue enters
   the context again (`torch.set_grad_enabled(mode)` / `torch.autocast(...)` /
@@ -92,6 +93,18 @@ def inference_slot(mode: bool) -> tuple:
 def torch_function_slot(all_disabled: bool) -> tuple:
     """The exit of an enclosing `torch._C.DisableTorchFunction[Subclass]()` block, re-entered by the prologue."""
     return ("torch_function", bool(all_disabled))
+
+
+def saved_hooks_slot(message: str) -> tuple:
+    """The exit of an enclosing `torch.autograd.graph.disable_saved_tensors_hooks(message)` block,
+    re-entered by the prologue."""
+    return ("saved_hooks_disabled", message)
+
+
+def record_function_slot(name: str, args) -> tuple:
+    """The exit of an enclosing `torch.profiler.record_function(name, args)` block, re-entered by the
+    prologue (a range nothing observes: see variables/profiler.py)."""
+    return ("record_function", name, args)
 
 
 def is_context_slot(kind) -> bool:
@@ -452,6 +465,16 @@ def enter_context_instrs(kind, lineno) -> list:
         cls = torch._C.DisableTorchFunction if kind[1] else torch._C.DisableTorchFunctionSubclass
         out = [Instr("PUSH_NULL", lineno=lineno), Instr("LOAD_CONST", cls, lineno=lineno),
                Instr("PRECALL", 0, lineno=lineno), Instr("CALL", 0, lineno=lineno)]
+    elif kind[0] == "record_function":
+        out = [Instr("PUSH_NULL", lineno=lineno),
+               Instr("LOAD_CONST", torch.autograd.profiler.record_function, lineno=lineno),
+               Instr("LOAD_CONST", kind[1], lineno=lineno), Instr("LOAD_CONST", kind[2], lineno=lineno),
+               Instr("PRECALL", 2, lineno=lineno), Instr("CALL", 2, lineno=lineno)]
+    elif kind[0] == "saved_hooks_disabled":
+        out = [Instr("PUSH_NULL", lineno=lineno),
+               Instr("LOAD_CONST", torch.autograd.graph.disable_saved_tensors_hooks, lineno=lineno),
+               Instr("LOAD_CONST", kind[1], lineno=lineno), Instr("PRECALL", 1, lineno=lineno),
+               Instr("CALL", 1, lineno=lineno)]
     elif kind[0] == "autocast":
         out = [Instr("PUSH_NULL", lineno=lineno), Instr("LOAD_CONST", torch.autocast, lineno=lineno)]
         out += [Instr("LOAD_CONST", v, lineno=lineno) for v in kind[1:]]
@@ -570,7 +593,8 @@ _CELL_READS = {"LOAD_DEREF", "DELETE_DEREF"}
 # callables that resume code loads with LOAD_CONST (the translator wraps them as what they are): the
 # torch context-manager factories a prologue re-enters its blocks with, and the check of an own cell
 RESUME_CALLABLES = (torch.set_grad_enabled, torch.autocast, torch.inference_mode, torch._C.DisableTorchFunction,
-                    torch._C.DisableTorchFunctionSubclass, cell_is_empty, UnboundLocalError)
+                    torch._C.DisableTorchFunctionSubclass, torch.autograd.graph.disable_saved_tensors_hooks,
+                    torch.autograd.profiler.record_function, cell_is_empty, UnboundLocalError)
 
 
 def _unbound_cell_check(ins) -> list:

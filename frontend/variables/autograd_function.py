@@ -32,6 +32,7 @@ from ..signals import UserException
 from .base import VariableTracker, families
 from .constant import const
 from .functions import UserFunctionVariable
+from .global_state import saved_hooks_message
 from .lists import TupleVariable
 from .tensor import TensorVariable
 from .user_defined import UserDefinedObjectVariable
@@ -137,7 +138,9 @@ class AutogradFunctionApplyVariable(VariableTracker):
     def call_function(self, tx, args, kwargs):
         cls = self.fn_cls
         if kwargs:
-            raise Unsupported("unsupported_call", fn=self.describe(), detail=" with keyword arguments")
+            args = _keywords_as_positions(tx, cls, list(args), kwargs)
+            if args is None:
+                raise Unsupported("unsupported_call", fn=self.describe(), detail=" with these keyword arguments")
         out = tx.output
         state = out.checkpoint()
         why = _call_impurity(tx, cls, args)
@@ -157,6 +160,28 @@ class AutogradFunctionApplyVariable(VariableTracker):
         if any(isinstance(r, TensorVariable) and id(r.example) in inputs for r in items):
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (its forward returns an input)")
         return result
+
+
+def _keywords_as_positions(tx, cls, args: list, kwargs: dict):
+    """`cls.apply(x, k=y)` as the positional call eager's apply makes of it (None: not modelled).
+    torch's C `apply` fills the forward's parameters after `ctx` from keywords and then calls it
+    positionally: every keyword must name one of the parameters right after the positional
+    arguments, with no gap (a gap, an unknown or keyword-only name raise TypeError there, even where
+    the forward has a default). A Function with `setup_context` binds defaults in Python first: not
+    modelled."""
+    if cls.setup_context is not _BASE_SETUP_CONTEXT:
+        return None
+    forward = _static_function(class_lookup(tx, cls, "forward")[0])   # guarded: a new forward recompiles
+    if forward is None:
+        return None
+    code = forward.__code__
+    positional = code.co_varnames[1:code.co_argcount]       # after ctx; positional-only ones are never named
+    names = positional[code.co_posonlyargcount - 1 if code.co_posonlyargcount else 0:]
+    start = len(args)
+    wanted = positional[start:start + len(kwargs)]
+    if len(wanted) != len(kwargs) or set(wanted) != set(kwargs) or not set(wanted) <= set(names):
+        return None
+    return args + [kwargs[name] for name in wanted]
 
 
 def _call_impurity(tx, cls, args):
@@ -221,6 +246,8 @@ def impurity(tx, run):
         return why
     if outside_state() != before:
         return "changes Python state outside the function"
+    if any(node not in known_nodes and node.target is torch.set_default_dtype for node in out.graph.nodes):
+        return "changes the default dtype"    # (a process state its own run would change for real)
     for node in out.graph.nodes:
         name = node.target if isinstance(node.target, str) else getattr(node.target, "__name__", "")
         if node not in known_nodes and name.endswith("_") and not name.endswith("__") and node.args and \
@@ -260,6 +287,9 @@ class CheckpointVariable(VariableTracker):
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (traced only with "
                               "use_reentrant=False, the RNG state preserved, and no context_fn, debug or "
                               "keyword arguments for the function)")
+        if saved_hooks_message(tx) is not None:
+            # eager's checkpoint pushes saved-tensor hooks, which raises while they are disabled
+            raise Unsupported("unsupported_call", fn=self.describe(), detail=" (saved-tensor hooks are disabled)")
         result = []
 
         def run():

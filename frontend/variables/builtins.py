@@ -155,7 +155,16 @@ class BuiltinVariable(VariableTracker):
             if callable(method):
                 return method(tx, *args)
             return tx.call_method_on(args[0], method, list(args[1:]), kwargs)
+        if kwargs and safe_in(self.fn, _NO_KEYWORDS):
+            # CPython refuses the keywords before it looks at the arguments
+            raise user_error(TypeError(f"{self.fn.__name__}() takes no keyword arguments"))
         raise Unsupported("unsupported_call", fn=self.describe(), detail=" with these arguments")
+
+
+# builtins whose C call refuses any keyword argument, first thing
+_NO_KEYWORDS = {getattr(builtins, name) for name in (
+    "isinstance", "issubclass", "len", "abs", "hash", "id", "callable", "getattr", "hasattr", "setattr",
+    "delattr", "repr", "ord", "chr", "iter", "next", "divmod", "ascii", "bin", "hex", "oct", "vars", "dir")}
 
 
 @functools.lru_cache(maxsize=None)

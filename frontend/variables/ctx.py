@@ -11,6 +11,8 @@ from .base import VariableTracker
 from .constant import const
 from .functions import BoundMethodVariable, UserFunctionVariable
 from .function_mode import FunctionModeVariable, modelled_mode
+from .global_state import DisableSavedTensorsHooksVariable
+from .profiler import RecordFunctionVariable
 from .torch import AutocastVariable, DisableTorchFunctionVariable, GradModeVariable, InferenceModeVariable
 from .user_defined import UserDefinedObjectVariable
 
@@ -34,7 +36,7 @@ class WithExitVariable(VariableTracker):
 
 # enter(tx) -> (entered, value); exit(tx)
 _TORCH_CONTEXTS = (GradModeVariable, AutocastVariable, InferenceModeVariable, DisableTorchFunctionVariable,
-                   FunctionModeVariable)
+                   FunctionModeVariable, DisableSavedTensorsHooksVariable, RecordFunctionVariable)
 
 
 def enter_context(tx, ctx):

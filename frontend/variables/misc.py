@@ -5,6 +5,7 @@ import dataclasses
 import types
 from typing import Any
 
+from ...guards.guard import Guard
 from ...guards.source import AttrSource, ClosureSource, FunctionSource, ItemSource
 from ...probe import class_namespace
 from .. import exception_state, reads
@@ -191,6 +192,13 @@ class PythonModuleVariable(VariableTracker):
                 raise Unsupported("python_protocol", what=f"reading a missing __annotations__ of {self.describe()}")
             value = getattr(self.value, name)   # ModuleType's own attributes, or AttributeError as eager
         return tx.wrap(value, AttrSource(self.source, name) if self.source else None)
+
+    def call_function(self, tx, args, kwargs):
+        if type(self.value) is types.ModuleType and self.source is not None:
+            # a plain module is not callable (its class, which a program may reassign, is guarded)
+            reads.record(tx, Guard.type_match(self.source, types.ModuleType))
+            raise user_error(TypeError("'module' object is not callable"))
+        return super().call_function(tx, args, kwargs)
 
     def is_trusted(self) -> bool:
         """Attributes of torch and the standard library are taken as constants (not guarded)."""

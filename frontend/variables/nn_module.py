@@ -12,6 +12,7 @@ from ..graph_break import Unsupported, fold
 from ..reads import class_lookup
 from .base import NotConstant, families, python_value
 from .constant import const
+from .dicts import DictVariable
 from .distributed import is_distributed_module
 from .iterators import ListIteratorVariable
 from .lists import ListVariable, TupleVariable
@@ -230,22 +231,36 @@ class NNModuleVariable(UserDefinedObjectVariable):
             raise Unsupported("module_hooks", what="global module hooks")
         if module._backward_hooks or module._backward_pre_hooks:
             raise Unsupported("module_hooks", what="module backward hooks")
+        # the hooks get the very objects eager's `_call_impl` hands them: the args tuple (or what a
+        # pre-hook returned) and one kwargs dict, which a hook may change in place
+        args_var, kwargs_var = TupleVariable(tuple(args)), None
+        if module._forward_pre_hooks_with_kwargs or module._forward_hooks_with_kwargs:
+            kwargs_var = DictVariable.create(tx, [(const(k), v) for k, v in kwargs.items()])
         for hook_id, hook in module._forward_pre_hooks.items():
+            hook_var = tx.wrap(hook, self._hook_source("_forward_pre_hooks", hook_id))
             if hook_id in module._forward_pre_hooks_with_kwargs:
-                raise Unsupported("module_hooks", what="forward pre-hooks with kwargs")
-            result = tx.wrap(hook, self._hook_source("_forward_pre_hooks", hook_id)).call_function(
-                tx, [self, TupleVariable(tuple(args))], {})
-            if not (result.is_python_constant() and result.as_python_constant() is None):
-                args = list(result.items) if isinstance(result, TupleVariable) else [result]
+                result = hook_var.call_function(tx, [self, args_var, kwargs_var], {})
+                if not _is_none(result):
+                    if not (isinstance(result, TupleVariable) and result.python_type() is tuple and
+                            len(result.items) == 2):
+                        raise Unsupported("module_hooks", what="a forward pre-hook returning neither None "
+                                                                "nor (args, kwargs)")
+                    args_var, kwargs_var = result.items
+                continue
+            result = hook_var.call_function(tx, [self, args_var], {})
+            if not _is_none(result):
+                args_var = result if issubclass(result.python_type(), tuple) else TupleVariable((result,))
+        args, kwargs = list(tx.unpack_iterable(args_var)), _keyword_arguments(tx, kwargs_var, kwargs)
         # `forward` as `module.forward` finds it: replaced on the instance or on the class, the read
         # is guarded (frontend/reads.py)
-        output = self.var_getattr(tx, "forward").call_function(tx, list(args), kwargs)
+        output = self.var_getattr(tx, "forward").call_function(tx, args, kwargs)
         for hook_id, hook in module._forward_hooks.items():
+            hook_var = tx.wrap(hook, self._hook_source("_forward_hooks", hook_id))
             if hook_id in module._forward_hooks_with_kwargs:
-                raise Unsupported("module_hooks", what="forward hooks with kwargs")
-            result = tx.wrap(hook, self._hook_source("_forward_hooks", hook_id)).call_function(
-                tx, [self, TupleVariable(tuple(args)), output], {})
-            if not (result.is_python_constant() and result.as_python_constant() is None):
+                result = hook_var.call_function(tx, [self, args_var, kwargs_var, output], {})
+            else:
+                result = hook_var.call_function(tx, [self, args_var, output], {})
+            if not _is_none(result):
                 output = result
         return output
 
@@ -270,6 +285,23 @@ class NNModuleVariable(UserDefinedObjectVariable):
         if self.source is not None:
             return self.source.reconstruct(codegen)
         raise Unsupported("unrebuildable", what="returning a module created while tracing")
+
+
+def _is_none(var) -> bool:
+    return var.is_python_constant() and var.as_python_constant() is None
+
+
+def _keyword_arguments(tx, kwargs_var, kwargs: dict) -> dict:
+    """The keywords `forward_call(*args, **kwargs)` passes: the dict the hooks saw (or returned),
+    read after them; keys must be strings (else eager's TypeError: the call runs as Python)."""
+    if kwargs_var is None:
+        return kwargs
+    if not isinstance(kwargs_var, DictVariable) or kwargs_var.python_type() is not dict:
+        raise Unsupported("module_hooks", what=f"forward keywords from {kwargs_var.describe()}")
+    pairs = kwargs_var.pairs(tx)
+    if not all(k.is_python_constant() and type(k.as_python_constant()) is str for k, _ in pairs):
+        raise Unsupported("module_hooks", what="forward keywords that are not all strings")
+    return {k.as_python_constant(): v for k, v in pairs}
 
 
 families.register(new_torch_module)

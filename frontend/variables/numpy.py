@@ -198,6 +198,11 @@ class NumpyNdarrayVariable(VariableTracker):
             return const(example.element_size())
         if name == "T":
             return self.call_method(tx, "transpose", [], {})
+        if name == "strides" and self.tensor.proxy.node.op == "placeholder" and \
+                all(type(s) is int for s in example.stride()):
+            # the array shares the input tensor's memory and layout (`x.numpy()`, an array from the frame),
+            # whose strides are guarded; a computed array's layout is numpy's choice, not torch's
+            return const(tuple(s * example.element_size() for s in example.stride()))
         if name in _COMPLEX_PARTS and example.is_complex():
             # views of the complex array, in numpy as in torch (of a real array, `.imag` is a new
             # read-only array of zeros: not traced)
@@ -355,14 +360,12 @@ def _wrap_result(tx, result, expected, what):
         if isinstance(expected, (np.ndarray, np.generic)) and np.ndim(expected) == e.dim() and \
                 expected.dtype == numpy_dtype(e.dtype):
             return NumpyNdarrayVariable(tensor=result, scalar=isinstance(expected, np.generic))
-    elif isinstance(result, TupleVariable) and type(result) is TupleVariable and type(expected) is tuple:
+    elif (type(result) is TupleVariable or isinstance(result, ListVariable)) and type(expected) in (tuple, list):
+        # a new sequence of new arrays either way: built as numpy's (`meshgrid` gives a tuple, its twin a list)
         items = result.get_items(tx)
         if len(items) == len(expected):
-            return TupleVariable(tuple(_wrap_result(tx, r, x, what) for r, x in zip(items, expected)))
-    elif isinstance(result, ListVariable) and type(expected) is list:
-        items = result.get_items(tx)
-        if len(items) == len(expected):
-            return ListVariable.create(tx, [_wrap_result(tx, r, x, what) for r, x in zip(items, expected)])
+            items = [_wrap_result(tx, r, x, what) for r, x in zip(items, expected)]
+            return TupleVariable(tuple(items)) if type(expected) is tuple else ListVariable.create(tx, items)
     elif isinstance(result, ConstantVariable) and type(result.value) is type(expected) and \
             type(expected) in (int, bool, type(None)):
         return result

@@ -19,6 +19,7 @@ from .lists import SizeVariable
 from .numpy import NumpyNdarrayVariable, ndarray_as_tensor
 from .tensor import SymNodeVariable, TensorVariable
 from .cond import call_cond
+from . import global_state, profiler
 from .vmap import VmapVariable
 
 
@@ -77,9 +78,16 @@ def _sets_global_state(fn) -> bool:
                                                                         torch._ops.OpOverload))
 
 
+# what torch.set_default_dtype accepts
+DEFAULT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+# Queries of process state the trace models (global_state.py): function -> fn(tx) answering it.
+STATE_QUERIES: dict[Any, Callable] = dict(global_state.QUERIES)
+
 # Functions that change global state or observe the outside world: never inside a graph.
-UNSUPPORTED = {torch.manual_seed, torch.seed, torch.set_default_dtype, torch.use_deterministic_algorithms,
-               torch.set_printoptions, torch.save, torch.load, torch.autograd.grad, torch.autograd.backward}
+UNSUPPORTED = {torch.manual_seed, torch.seed, torch.use_deterministic_algorithms,
+               torch.set_printoptions, torch.save, torch.load, torch.autograd.grad, torch.autograd.backward,
+               *global_state.SETTERS}
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -112,6 +120,8 @@ class TorchFunctionVariable(VariableTracker):
             msg = args[0] if args else kwargs.get("msg")
             msg = f": {msg.as_python_constant()}" if msg is not None and msg.is_python_constant() else ""
             raise Unsupported("user_graph_break", fn=f"{fn.__module__}.{fn.__name__}", msg=msg)
+        if fn in STATE_QUERIES and not args and not kwargs:
+            return STATE_QUERIES[fn](tx)      # process state the trace models (global_state.py)
         if fn in TORCH_FUNCTION_STATE_QUERIES and not args and not kwargs:
             return const(TORCH_FUNCTION_STATE_QUERIES[fn](tx.output.torch_function_state))
         if fn is torch.jit.annotate and len(args) == 2 and not kwargs:
@@ -131,6 +141,8 @@ class TorchFunctionVariable(VariableTracker):
                     raise Unsupported("impure_backward", what="reads the grad mode (on in eager's backward "
                                       "under create_graph=True)")
                 return const(tx.output.grad_enabled)
+            if fn is torch.get_default_dtype:
+                return const(tx.output.default_dtype)
             with tx.output.tracing_state():   # `torch.is_autocast_enabled()` inside a traced block
                 answer = folded(*real_args, **real_kwargs)
             if isinstance(answer, (torch.SymInt, torch.SymFloat, torch.SymBool)):
@@ -153,6 +165,13 @@ class TorchFunctionVariable(VariableTracker):
             return const(None)
         if fn in GRAD_MODE_FACTORIES:
             return GRAD_MODE_FACTORIES[fn](tx, args, kwargs)
+        if fn is torch.set_default_dtype:
+            dtype = args[0].as_python_constant() if len(args) == 1 and not kwargs and args[0].is_python_constant() \
+                else None
+            if dtype not in DEFAULT_DTYPES:     # (anything else raises TypeError: the call runs as Python)
+                raise Unsupported("unsupported_call", fn=self.describe(), detail=" with these arguments")
+            tx.output.set_default_dtype(dtype)
+            return const(None)
         if fn in UNSUPPORTED or _sets_global_state(fn):
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (it changes global state)")
         if fn in (torch.from_numpy, torch.as_tensor) and len(args) + len(kwargs) == 1:
@@ -496,6 +515,8 @@ GRAD_MODE_FACTORIES = {torch.no_grad: _no_grad, torch.enable_grad: _enable_grad,
                        torch.autocast: _autocast, torch.amp.autocast: _autocast,
                        torch._C.DisableTorchFunctionSubclass: _disable_torch_function(False),
                        torch._C.DisableTorchFunction: _disable_torch_function(True)}
+GRAD_MODE_FACTORIES.update(global_state.FACTORIES)
+GRAD_MODE_FACTORIES.update(profiler.FACTORIES)
 for _dev in ("cpu", "cuda"):
     _cls = getattr(getattr(getattr(torch, _dev, None), "amp", None), "autocast", None)
     if isinstance(_cls, type):
@@ -529,3 +550,6 @@ def is_torch_op(value) -> bool:
     # C functions of torch._C (torch.add and friends report module None)
     return type(value).__name__ == "builtin_function_or_method" and \
         str(static_getattr(static_getattr(value, "__self__"), "__name__", "")).startswith("torch")
+
+
+families.register(ContextWrapped)

@@ -3,6 +3,7 @@ methods, super(), dataclasses, enums, and the dunder protocols (__call__, __geti
 from __future__ import annotations
 
 import collections
+import collections.abc
 import copyreg
 import dataclasses
 import enum
@@ -223,9 +224,12 @@ class UserDefinedClassVariable(VariableTracker):
         if method is not MISSING and func is None and not isinstance(method, _C_CLASSMETHODS):
             raise Unsupported("python_protocol", what=f"subscripting {self.describe()} (its __class_getitem__ "
                                                       "is no classmethod)")
-        if not index.is_python_constant():
+        real_index = _callable_parameters(tx, cls, index) if not index.is_python_constant() else None
+        if real_index is None and not index.is_python_constant():
             raise Unsupported("python_protocol", what=f"subscripting {self.describe()} with {index.describe()}")
-        return const(fold(operator.getitem, cls, index.as_python_constant()))   # C, typing's, or TypeError
+        if real_index is None:
+            real_index = index.as_python_constant()
+        return const(fold(operator.getitem, cls, real_index))   # C, typing's, or TypeError
 
     def truth(self, tx):
         return _truth_by_type(tx, self, type(self.value))
@@ -704,6 +708,22 @@ class UserDefinedObjectVariable(VariableTracker):
                 raise Unsupported("unrebuildable", what=f"rebuilding the modified {self.describe()}")
             return codegen.load_const(self.value)
         codegen.build_new_object(self)
+
+
+def _callable_parameters(tx, cls, index):
+    """`Callable[[A, B], R]` (collections.abc's, as annotations of library functions write it): the
+    index with its parameter list as a tuple of the same constants (None: another index). The alias
+    copies the list's items into its own arguments and keeps no reference to the list, so the fold
+    gets what eager's call gets."""
+    if cls is not collections.abc.Callable or index.python_type() is not tuple:
+        return None
+    items = index.get_items(tx)
+    if len(items) != 2 or not items[1].is_python_constant() or items[0].python_type() is not list:
+        return None
+    parameters = items[0].get_items(tx)
+    if not all(p.is_python_constant() for p in parameters):
+        return None
+    return (tuple(p.as_python_constant() for p in parameters), items[1].as_python_constant())
 
 
 _C_CLASSMETHODS = type(list.__dict__["__class_getitem__"])   # a builtin class's `__class_getitem__`

@@ -1,0 +1,368 @@
+"""Coverage gaps found by probing programs torch.compile captures whole (fullgraph): each test
+compares bytegraph with eager AND asserts what was captured (graphs, breaks), so it fails if the
+construct ran eagerly."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import bytegraph
+from helpers import assert_same, outcome, standard_test
+
+
+# -- Function.apply with keyword arguments ----------------------------------------------------------
+class _ScaleBy(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, k=1.0, m=2.0):
+        ctx.save_for_backward(x)
+        return x * k + m
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, None, None
+
+
+def test_function_apply_keywords_bind_like_eager():
+    def named(x):
+        return _ScaleBy.apply(x=x * 2), _ScaleBy.apply(x, k=3.0), _ScaleBy.apply(m=1.0, x=x, k=x)
+    x = torch.randn(3, requires_grad=True)
+    got = standard_test(named, x, frames=1, breaks=0)
+    assert got[2].requires_grad
+    # eager's apply binds keywords without defaults: a gap, an unknown or a repeated name raise its
+    # TypeError (the call runs as Python)
+    for bad in (lambda x: _ScaleBy.apply(x, m=1.0), lambda x: _ScaleBy.apply(x, q=1),
+                lambda x: _ScaleBy.apply(x, x=x)):
+        assert standard_test(bad, x, frames=0) == "TypeError"
+
+
+def test_function_apply_keywords_gradients_match():
+    def fn(x, y):
+        return _ScaleBy.apply(k=y, x=x).sum()
+    x, y = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
+    fn(x, y).backward()
+    want = x.grad.clone(), y.grad
+    x.grad = y.grad = None
+    bytegraph.reset()
+    bytegraph.compile(fn, backend="aot_eager", fullgraph=True)(x, y).backward()
+    assert torch.equal(x.grad, want[0]) and y.grad is want[1] is None
+
+
+# -- collections.abc.Callable[[...], R] annotations --------------------------------------------------
+def test_callable_annotation_with_parameter_list_is_folded():
+    import collections.abc
+    import typing
+    T = typing.TypeVar("T")
+
+    def fn(x):   # (this file's annotations are strings: the alias is made by hand)
+        alias = collections.abc.Callable[[T, int], float]
+        return x * 2, alias.__args__, collections.abc.Callable[[], T].__args__
+    standard_test(fn, torch.randn(3), frames=1, breaks=0)
+
+
+class _Holder:
+    """Not a tensor: answers torch functions by unwrapping through torch's pytree (whose map_only
+    annotates with `Callable[[T], Any]`)."""
+    def __init__(self, t):
+        self.t = t
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        import torch.utils._pytree as pytree
+        args = pytree.tree_map_only(_Holder, lambda h: h.t, args)
+        kwargs = pytree.tree_map_only(_Holder, lambda h: h.t, kwargs or {})
+        return func(*args, **kwargs)
+
+
+def test_torch_function_wrapper_through_pytree_map_only():
+    def fn(h):
+        return torch.add(h, 1.0, alpha=2.0)
+    standard_test(fn, _Holder(torch.ones(2, 2)), frames=1, breaks=0)
+
+
+# -- module forward hooks with kwargs -----------------------------------------------------------------
+class _Scaled(torch.nn.Module):
+    def forward(self, x, scale=1.0, shift=None):
+        out = x * scale
+        return out if shift is None else out + shift
+
+
+def _module_with_hooks(pre, post=None):
+    m = _Scaled()
+    m.register_forward_pre_hook(pre, with_kwargs=True)
+    if post is not None:
+        m.register_forward_hook(post, with_kwargs=True)
+    return m
+
+
+def test_forward_pre_hook_with_kwargs_changes_kwargs_in_place():
+    def pre(module, args, kwargs):
+        kwargs["scale"] = kwargs.get("scale", 1.0) * 3
+        kwargs["shift"] = args[0].sum()
+
+    def post(module, args, kwargs, out):
+        return out - kwargs["shift"], len(args), sorted(kwargs)
+    m = _module_with_hooks(pre, post)
+    standard_test(lambda x: m(x, scale=2.0), torch.randn(3), frames=1, breaks=0)
+
+
+def test_forward_pre_hook_with_kwargs_replaces_arguments():
+    def pre(module, args, kwargs):
+        return (args[0] + 1,), {"shift": torch.ones(1), **kwargs}
+    m = _module_with_hooks(pre)
+    standard_test(lambda x: m(x, scale=x), torch.randn(3), frames=1, breaks=0)
+    plain = _module_with_hooks(lambda module, args, kwargs: None)
+    standard_test(lambda x: plain(x, 2.0) + 1, torch.randn(3), frames=1, breaks=0)
+
+
+def test_forward_pre_hook_with_kwargs_bad_result_raises_as_eager():
+    m = _module_with_hooks(lambda module, args, kwargs: args)
+    assert standard_test(lambda x: m(x * 2), torch.randn(3), frames=1) == "RuntimeError"
+
+
+# -- torch.autograd.graph.disable_saved_tensors_hooks -------------------------------------------------
+_hooks_message = torch._C._autograd._saved_tensors_hooks_get_disabled_error_message
+
+
+def test_disable_saved_tensors_hooks_block_is_trace_state():
+    def fn(x):
+        before = _hooks_message()
+        with torch.autograd.graph.disable_saved_tensors_hooks("inner"):
+            y = x + 1
+            inside = _hooks_message(), torch._C._autograd._saved_tensors_hooks_is_enabled()
+        return y * 2, before, inside, _hooks_message()
+    standard_test(fn, torch.randn(3), frames=1, breaks=0)
+    opt = bytegraph.compile(fn, backend="eager")
+    with torch.autograd.graph.disable_saved_tensors_hooks("outer"):   # the state at entry is guarded
+        assert opt(torch.ones(1))[1:] == fn(torch.ones(1))[1:] == ("outer", ("inner", False), "outer")
+    assert opt(torch.ones(1))[1:] == (None, ("inner", False), None) and _hooks_message() is None
+
+
+def test_disable_saved_tensors_hooks_as_decorator():
+    def fn(z):
+        @torch.autograd.graph.disable_saved_tensors_hooks("not allowed")
+        def f(x, y):
+            return x + y, _hooks_message()
+        return f(torch.ones(1), z), _hooks_message()
+    standard_test(fn, torch.randn(()), frames=1, breaks=0)
+
+
+def test_disable_saved_tensors_hooks_break_inside_block():
+    @bytegraph.disable
+    def native():
+        return _hooks_message()
+
+    def fn(x):
+        with torch.autograd.graph.disable_saved_tensors_hooks("no"):
+            y = x + 1
+            seen = native()
+            return y * 2, seen
+    assert standard_test(fn, torch.randn(3), frames=2, breaks=1)[1] == "no"
+    assert _hooks_message() is None
+
+
+def test_checkpoint_while_saved_tensors_hooks_are_disabled_raises_as_eager():
+    from torch.utils.checkpoint import checkpoint
+
+    def fn(x):
+        return checkpoint(torch.sin, x, use_reentrant=False) + 1
+
+    def inside(x):
+        with torch.autograd.graph.disable_saved_tensors_hooks("no checkpoint"):
+            return fn(x)
+    x = torch.randn(3, requires_grad=True)
+    assert standard_test(inside, x, frames=0) == "RuntimeError"
+    opt = bytegraph.compile(fn, backend="eager")
+    opt(x)
+    with torch.autograd.graph.disable_saved_tensors_hooks("no checkpoint"):   # an entry compiled outside
+        with pytest.raises(RuntimeError, match="no checkpoint"):
+            opt(x)
+
+
+# -- torch.profiler.record_function while nothing records ranges --------------------------------------
+def test_record_function_block_without_profiler_is_traced():
+    def fn(x):
+        y = x * 3
+        with torch.autograd.profiler.record_function("rf"):
+            z = y.sin()
+        with torch.profiler.record_function("rf2", "some args"):
+            z = z + 1
+        return z
+
+    def decorated(x):
+        @torch.profiler.record_function("decorated")
+        def helper(x):
+            return x.cos()
+        return helper(x) + 1
+    standard_test(fn, torch.randn(3), frames=1, breaks=0)
+    standard_test(decorated, torch.randn(3), frames=1, breaks=0)
+
+
+def test_record_function_break_inside_block():
+    @bytegraph.disable
+    def native():
+        return torch._C._autograd._profiler_enabled()
+
+    def fn(x):
+        with torch.profiler.record_function("rf"):
+            y = x + 1
+            native()
+            return y * 2
+    standard_test(fn, torch.randn(3), frames=2, breaks=1)
+
+
+def test_record_function_under_a_profiler_records_its_range():
+    def fn(x):
+        with torch.profiler.record_function("my_range"):
+            return x.sin() + 1
+    opt = bytegraph.compile(fn, backend="eager")
+    x = torch.randn(3)
+    opt(x)     # compiled with no profiler: the block is traced away, the guard notes it
+    for call in (fn, opt):
+        with torch.profiler.profile() as prof:
+            out = call(x)
+        assert torch.allclose(out, fn(x))
+        assert "my_range" in [e.name for e in prof.events()], call
+
+
+# -- torch.set_default_dtype in a graph run as recorded ----------------------------------------------
+def _in_float64(x):
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        y = torch.ones(2) + 1
+        z = torch.arange(3) * 1.5          # an int tensor times a float: the default dtype
+        inside = torch.get_default_dtype()
+    finally:
+        torch.set_default_dtype(old)
+    return y, z, inside, x + 1, torch.ones(1)
+
+
+def test_set_default_dtype_restored_in_finally():
+    got = standard_test(_in_float64, torch.ones(3), frames=1, breaks=0)
+    assert got[0].dtype == got[1].dtype == torch.float64 and got[4].dtype == torch.float32
+    assert torch.get_default_dtype() is torch.float32
+
+
+def test_set_default_dtype_left_changed_and_across_a_break():
+    @bytegraph.disable
+    def native():
+        return torch.get_default_dtype(), torch.zeros(1).dtype
+
+    def left(x):
+        torch.set_default_dtype(torch.float64)
+        return x + torch.ones(1)
+
+    def across(x):
+        torch.set_default_dtype(torch.bfloat16)
+        seen = native()
+        y = torch.ones(2) * x.sum()
+        torch.set_default_dtype(torch.float32)
+        return y, seen, torch.ones(1)
+    try:
+        standard_test(left, torch.ones(2), frames=1, breaks=0)
+        assert torch.get_default_dtype() is torch.float64   # as eager leaves it
+        torch.set_default_dtype(torch.float32)
+        got = standard_test(across, torch.ones(2), frames=2, breaks=1)
+        assert got[1] == (torch.bfloat16, torch.bfloat16) and got[0].dtype == torch.bfloat16
+    finally:
+        torch.set_default_dtype(torch.float32)
+
+
+def test_set_default_dtype_then_a_raise_runs_the_frame_as_python():
+    def fn(x, i):
+        torch.set_default_dtype(torch.float64)
+        try:
+            return torch.ones(2) + x[i]      # an index out of range raises in the graph
+        finally:
+            torch.set_default_dtype(torch.float32)
+    standard_test(fn, torch.ones(2), torch.tensor(1), frames=1, breaks=0)
+    opt = bytegraph.compile(fn, backend="eager")
+    opt(torch.ones(2), torch.tensor(1))
+    with pytest.raises(IndexError):
+        opt(torch.ones(2), torch.tensor(5))
+    assert torch.get_default_dtype() is torch.float32
+    try:   # a guard on the entry dtype: called under float64, the frame compiles again
+        torch.set_default_dtype(torch.float64)
+        assert_same(opt(torch.ones(2), torch.tensor(1)), fn(torch.ones(2), torch.tensor(1)))
+    finally:
+        torch.set_default_dtype(torch.float32)
+
+
+def test_set_default_dtype_breaks_with_a_backend_that_retraces():
+    bytegraph.reset()
+    got = bytegraph.compile(_in_float64, backend="aot_eager")(torch.ones(3))
+    assert_same(got, _in_float64(torch.ones(3)))
+    assert len(bytegraph.stats.break_records) == 2 and torch.get_default_dtype() is torch.float32
+
+
+# -- calls that always raise TypeError: raised by the trace, as eager raises them ---------------------
+def test_builtin_with_keywords_and_module_call_raise_in_fullgraph():
+    import torch.fft
+
+    def bad_kwarg(x):
+        y = x * 2
+        return isinstance(y, torch.Tensor, extra=1)
+
+    def call_module(x):
+        return torch.fft(x)
+    for fn in (bad_kwarg, call_module):
+        want = outcome(fn, torch.ones(2))
+        bytegraph.reset()
+        got = outcome(bytegraph.compile(fn, backend="eager", fullgraph=True), torch.ones(2))
+        assert want[0] == "raise" and got == want, (got, want)
+        assert not bytegraph.stats.break_records
+
+
+# -- queries answered at compile time ---------------------------------------------------------------
+def test_privateuse1_backend_name_is_folded():
+    def fn(x):
+        return x + 1 if torch._C._get_privateuse1_backend_name() == "privateuseone" else x
+    standard_test(fn, torch.randn(3), frames=1, breaks=0)
+
+
+def test_ndarray_strides_of_an_input():
+    def fn(x):
+        a = x.numpy()
+        return a.itemsize, a.strides, a.shape, torch.from_numpy(a.T) * 2
+    standard_test(fn, torch.randn(3, 4), frames=1, breaks=0)
+    opt = bytegraph.compile(fn, backend="eager", dynamic=False)
+    for x in (torch.randn(3, 4), torch.randn(4, 3).t(), torch.randn(3, 4, dtype=torch.float64)):
+        got, want = opt(x), fn(x)      # other strides compile again
+        assert got[:3] == want[:3] and torch.equal(got[3], want[3])
+
+
+def test_numpy_meshgrid_gives_numpys_sequence_type():
+    import numpy as np
+
+    def fn(x, y):
+        grids = np.meshgrid(x.numpy(), y.numpy())
+        return type(grids).__name__, torch.from_numpy(grids[0]) + 1, torch.from_numpy(grids[1])
+    standard_test(fn, torch.randn(3), torch.randn(4), frames=1, breaks=0)
+
+
+class _SetsDtype(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        torch.set_default_dtype(torch.float64)
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+
+def test_set_default_dtype_inside_a_function_forward_is_not_a_node():
+    def fn(x):
+        y = _SetsDtype.apply(x)
+        return y, torch.ones(1)
+    try:
+        want = fn(torch.ones(2))
+        torch.set_default_dtype(torch.float32)
+        bytegraph.reset()
+        got = bytegraph.compile(fn, backend="eager")(torch.ones(2))
+        assert_same(got, want)
+        assert got[1].dtype == torch.float64 and torch.get_default_dtype() is torch.float64
+        assert len(bytegraph.stats.break_records) == 1
+        assert "changes the default dtype" in str(bytegraph.stats.break_records[0])
+    finally:
+        torch.set_default_dtype(torch.float32)
