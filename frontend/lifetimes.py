@@ -10,7 +10,8 @@ Modelled exactly:
 - a frame returns and only its own locals (or stack) held the generator: it is closed after the
   return value is computed, as clearing the frame does (the root frame and inlined calls alike);
 - POP_TOP, STORE_FAST or DELETE_FAST drops the last reference (a `for` loop left by `break`, a
-  local rebound or deleted): it is closed at that instruction.
+  local rebound or deleted), or an exhausted `for` loop drops the iterator holding the last one (a
+  `zip` whose shorter input ended first): it is closed at that instruction.
 
 Anything else stops tracing with `Unsupported`, so the code runs natively: a pending generator that
 died some other way (a container holding it dropped), two dying at once (their order is the
@@ -174,17 +175,29 @@ def finalizer_may_run(tx, var) -> None:
 
 
 def dropped(tx, var) -> None:
-    """A reference to `var` was just dropped (POP_TOP, STORE_FAST, DELETE_FAST): if it was the
-    last one to a pending generator, the generator is closed here; a finalizer may run (not for
-    an object read through an attribute or item: that slot still holds it, and a change to the slot
-    is checked as a store)."""
+    """A reference to `var` was just dropped (POP_TOP, STORE_FAST, DELETE_FAST, a `for` loop's
+    iterator when it is exhausted): if it was the last one to a pending generator, or to an iterator
+    holding one (a `zip` whose shorter input ended first), the generator is closed here; a finalizer
+    may run (not for an object read through an attribute or item: that slot still holds it, and a
+    change to the slot is checked as a store)."""
     if var is not None and (var.source is None or isinstance(var.source, LocalSource)) and not _frame_holds(tx, var):
         finalizer_may_run(tx, var)
-    if not isinstance(var, GeneratorVariable) or not close_is_observable(tx, var):
+    if var is None or isinstance(var, (ConstantVariable, TensorVariable, SymNodeVariable)):
         return
-    roots = _frame_roots(tx) + _outside_roots(tx)
-    if id(var) not in _reachable(tx, roots, [var]):
-        close(tx, var)
+    gens = pending(tx)
+    held = _reachable(tx, [var], gens) if gens else ()
+    gens = [g for g in gens if id(g) in held]
+    if not gens:
+        return
+    live = _reachable(tx, _frame_roots(tx) + _outside_roots(tx), gens)
+    dying = [g for g in gens if id(g) not in live]
+    # a generator held by another dying one (its `yield from` delegate) goes with that one
+    inner = _reachable(tx, [tx.output.side_effects.contents.get(g) for g in dying], dying)
+    outermost = [g for g in dying if id(g) not in inner]
+    if len(outermost) > 1:
+        raise _not_modelled("several generators dying with one reference")
+    for g in outermost:
+        close(tx, g)
 
 
 def _frame_holds(tx, var) -> bool:
