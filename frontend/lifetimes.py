@@ -72,10 +72,11 @@ def pending(tx) -> list:
     return [g for g in effects.generators if close_is_observable(tx, g)]
 
 
-def _reachable(tx, roots, targets) -> set:
+def _reachable(tx, roots, targets, made_here_only=False) -> set:
     """ids of the trackers reachable from `roots` (tracker fields, tracked contents, cells); the walk
     stops once every tracker in `targets` is found (the callers only ask whether those are reached:
-    walking all a long trace made at each generator's return made compiles quadratic)."""
+    walking all a long trace made at each generator's return made compiles quadratic). With
+    `made_here_only`, objects that existed before the trace (with a source) are not walked into."""
     effects = tx.output.side_effects
     seen: set = set()
     missing = {id(t) for t in targets}
@@ -84,11 +85,11 @@ def _reachable(tx, roots, targets) -> set:
     todo = collections.deque()
     for root in roots:
         todo.append(root)
-        _walk(effects, todo, seen, missing)
+        _walk(effects, todo, seen, missing, made_here_only)
     return seen
 
 
-def _walk(effects, todo, seen, missing) -> None:
+def _walk(effects, todo, seen, missing, made_here_only=False) -> None:
     while todo and missing:
         v = todo.popleft()
         if isinstance(v, VariableTracker):
@@ -96,7 +97,8 @@ def _walk(effects, todo, seen, missing) -> None:
                 continue
             seen.add(id(v))
             missing.discard(id(v))
-            if isinstance(v, (ConstantVariable, TensorVariable, SymNodeVariable)):
+            if isinstance(v, (ConstantVariable, TensorVariable, SymNodeVariable)) or \
+                    made_here_only and v.source is not None:
                 continue
             for table in (effects.contents, effects.cells):
                 try:
@@ -182,10 +184,13 @@ def dropped(tx, var) -> None:
     change to the slot is checked as a store)."""
     if var is not None and (var.source is None or isinstance(var.source, LocalSource)) and not _frame_holds(tx, var):
         finalizer_may_run(tx, var)
-    if var is None or isinstance(var, (ConstantVariable, TensorVariable, SymNodeVariable)):
-        return
+    if var is None or var.source is not None or isinstance(var, (ConstantVariable, TensorVariable,
+                                                                 SymNodeVariable)):
+        return      # (an object from before the trace lives on; made to hold a generator, it was
+        # changed, and a changed object counts as live: `_outside_roots`)
     gens = pending(tx)
-    held = _reachable(tx, [var], gens) if gens else ()
+    # a generator reached only through such an object is live for the same reason: not walked into
+    held = _reachable(tx, [var], gens, made_here_only=True) if gens else ()
     gens = [g for g in gens if id(g) in held]
     if not gens:
         return
