@@ -10,7 +10,8 @@ Modelled exactly:
 - a frame returns and only its own locals (or stack) held the generator: it is closed after the
   return value is computed, as clearing the frame does (the root frame and inlined calls alike);
 - POP_TOP, STORE_FAST or DELETE_FAST drops the last reference (a `for` loop left by `break`, a
-  local rebound or deleted): it is closed at that instruction.
+  local rebound or deleted), or an exhausted `for` loop drops the iterator holding the last one (a
+  `zip` whose shorter input ended first): it is closed at that instruction.
 
 Anything else stops tracing with `Unsupported`, so the code runs natively: a pending generator that
 died some other way (a container holding it dropped), two dying at once (their order is the
@@ -71,10 +72,11 @@ def pending(tx) -> list:
     return [g for g in effects.generators if close_is_observable(tx, g)]
 
 
-def _reachable(tx, roots, targets) -> set:
+def _reachable(tx, roots, targets, made_here_only=False) -> set:
     """ids of the trackers reachable from `roots` (tracker fields, tracked contents, cells); the walk
     stops once every tracker in `targets` is found (the callers only ask whether those are reached:
-    walking all a long trace made at each generator's return made compiles quadratic)."""
+    walking all a long trace made at each generator's return made compiles quadratic). With
+    `made_here_only`, objects that existed before the trace (with a source) are not walked into."""
     effects = tx.output.side_effects
     seen: set = set()
     missing = {id(t) for t in targets}
@@ -83,11 +85,11 @@ def _reachable(tx, roots, targets) -> set:
     todo = collections.deque()
     for root in roots:
         todo.append(root)
-        _walk(effects, todo, seen, missing)
+        _walk(effects, todo, seen, missing, made_here_only)
     return seen
 
 
-def _walk(effects, todo, seen, missing) -> None:
+def _walk(effects, todo, seen, missing, made_here_only=False) -> None:
     while todo and missing:
         v = todo.popleft()
         if isinstance(v, VariableTracker):
@@ -95,7 +97,8 @@ def _walk(effects, todo, seen, missing) -> None:
                 continue
             seen.add(id(v))
             missing.discard(id(v))
-            if isinstance(v, (ConstantVariable, TensorVariable, SymNodeVariable)):
+            if isinstance(v, (ConstantVariable, TensorVariable, SymNodeVariable)) or \
+                    made_here_only and v.source is not None:
                 continue
             for table in (effects.contents, effects.cells):
                 try:
@@ -174,17 +177,32 @@ def finalizer_may_run(tx, var) -> None:
 
 
 def dropped(tx, var) -> None:
-    """A reference to `var` was just dropped (POP_TOP, STORE_FAST, DELETE_FAST): if it was the
-    last one to a pending generator, the generator is closed here; a finalizer may run (not for
-    an object read through an attribute or item: that slot still holds it, and a change to the slot
-    is checked as a store)."""
+    """A reference to `var` was just dropped (POP_TOP, STORE_FAST, DELETE_FAST, a `for` loop's
+    iterator when it is exhausted): if it was the last one to a pending generator, or to an iterator
+    holding one (a `zip` whose shorter input ended first), the generator is closed here; a finalizer
+    may run (not for an object read through an attribute or item: that slot still holds it, and a
+    change to the slot is checked as a store)."""
     if var is not None and (var.source is None or isinstance(var.source, LocalSource)) and not _frame_holds(tx, var):
         finalizer_may_run(tx, var)
-    if not isinstance(var, GeneratorVariable) or not close_is_observable(tx, var):
+    if var is None or var.source is not None or isinstance(var, (ConstantVariable, TensorVariable,
+                                                                 SymNodeVariable)):
+        return      # (an object from before the trace lives on; made to hold a generator, it was
+        # changed, and a changed object counts as live: `_outside_roots`)
+    gens = pending(tx)
+    # a generator reached only through such an object is live for the same reason: not walked into
+    held = _reachable(tx, [var], gens, made_here_only=True) if gens else ()
+    gens = [g for g in gens if id(g) in held]
+    if not gens:
         return
-    roots = _frame_roots(tx) + _outside_roots(tx)
-    if id(var) not in _reachable(tx, roots, [var]):
-        close(tx, var)
+    live = _reachable(tx, _frame_roots(tx) + _outside_roots(tx), gens)
+    dying = [g for g in gens if id(g) not in live]
+    # a generator held by another dying one (its `yield from` delegate) goes with that one
+    inner = _reachable(tx, [tx.output.side_effects.contents.get(g) for g in dying], dying)
+    outermost = [g for g in dying if id(g) not in inner]
+    if len(outermost) > 1:
+        raise _not_modelled("several generators dying with one reference")
+    for g in outermost:
+        close(tx, g)
 
 
 def _frame_holds(tx, var) -> bool:

@@ -597,20 +597,24 @@ def for_iter(tx, ins):
         try:
             tx.push(it.next_item(tx))
         except StopIterationSignal:
-            tx.pop()
-            tx.ip = ins.target
+            _loop_ends(tx, ins)
         return
     try:
         tx.push(tx.call_method_on(it, "__next__", [], {}))
     except StopIteration:
-        tx.pop()
-        tx.ip = ins.target
+        _loop_ends(tx, ins)
     except UserException as e:
         if issubclass(e.exc_var.cls, StopIteration):
-            tx.pop()
-            tx.ip = ins.target
+            _loop_ends(tx, ins)
         else:
             raise
+
+
+def _loop_ends(tx, ins):
+    """The iterator is exhausted: FOR_ITER pops it, and with it what only it held (a paused generator
+    a `zip` was pulling from is closed right there)."""
+    lifetimes.dropped(tx, tx.pop())
+    tx.ip = ins.target
 
 
 # -- generators (only inside a traced generator body; see GeneratorVariable) ------------

@@ -381,8 +381,8 @@ def test_generator_returns_walk_only_until_the_paused_generators_are_found():
     walked = []
     real = lifetimes._reachable
 
-    def counting(tx, roots, targets):
-        found = real(tx, roots, targets)
+    def counting(tx, roots, targets, **how):
+        found = real(tx, roots, targets, **how)
         walked.append(len(found))
         return found
     tree = [[{"v": i, "w": [i, str(i)]} for i in range(3)] for _ in range(60)]

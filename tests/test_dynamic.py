@@ -1,6 +1,7 @@
 """Dynamic shapes: symbolic sizes from torch's ShapeEnv, the dynamic policy (dynamic=True/False/None,
 BYTEGRAPH_DYNAMIC_SHAPES, mark_dynamic, automatic dynamic), 0/1 specialization, duck sizing, shape
 guards, symbolic values in Python code and data-dependent values."""
+import functools
 import math
 
 import bytegraph
@@ -647,3 +648,75 @@ def test_max_of_symbolic_ints_stays_symbolic():
     for shape in [(3, 5), (6, 4), (7, 2)]:
         check(opt, f, torch.ones(shape))
     assert cnt.frame_count == 1
+
+
+# -- switch_transformers' shape: shared decorator, data-dependent expert loop, three lengths -------
+def _renames_kwarg(func):
+    """transformers' `deprecate_kwarg`: one wrapper code, a closure `func` per decorated forward."""
+    @functools.wraps(func)
+    def wrapped(*args, **kwargs):
+        if "old_cache" in kwargs:
+            kwargs["cache"] = kwargs.pop("old_cache")
+        return func(*args, **kwargs)
+    return wrapped
+
+
+class _Experts(nn.ModuleDict):
+    """The experts hit, found by `nonzero` (a graph break), each looked up by a key made from a
+    tensor's value and run on the rows routed to it (a size that differs per expert)."""
+    def __init__(self, dim, n):
+        super().__init__()
+        for i in range(n):
+            self[f"expert_{i}"] = nn.Linear(dim, dim)
+
+    def forward(self, h, choice):
+        out = torch.zeros_like(h)
+        for idx in torch.bincount(choice, minlength=len(self)).gt(0).nonzero():
+            rows = torch.where(choice == idx)[0]
+            out.index_add_(0, rows, self[f"expert_{idx[0]}"](h[rows]))
+        return out
+
+
+class _MoEBlock(nn.Module):
+    def __init__(self, dim, n):
+        super().__init__()
+        self.attn, self.router, self.experts = nn.Linear(dim, dim), nn.Linear(dim, n), _Experts(dim, n)
+
+    @_renames_kwarg
+    def forward(self, h, mask=None, cache=None):
+        h = h + self.attn(h) * mask[..., None]
+        flat = h.reshape(-1, h.shape[-1])
+        return h + self.experts(flat, self.router(flat).argmax(-1)).view_as(h)
+
+
+class _MoEStack(nn.Module):
+    def __init__(self, dim=8, n=4):
+        super().__init__()
+        self.embed, self.blocks = nn.Embedding(50, dim), nn.ModuleList(_MoEBlock(dim, n) for _ in range(2))
+
+    @_renames_kwarg
+    def forward(self, ids, mask=None):
+        h = self.embed(ids)
+        for block in self.blocks:
+            h = block(h, mask=mask)
+        return h
+
+
+def test_moe_with_shared_decorator_recompiles_each_graph_once_over_three_lengths():
+    """The HF sweep's switch_transformers pattern: every graph of the first length recompiles at most
+    once when the length changes (automatic dynamic), and not at all at a third length; the shared
+    decorator's closure and the expert keys never make a length change recompile again."""
+    torch.manual_seed(0)
+    model = _MoEStack().eval()
+    cnt = CompileCounter()
+    opt = bytegraph.compile(model, backend=cnt)
+    graphs = []
+    for length in (8, 8, 12, 16):
+        ids = torch.randint(0, 50, (2, length), generator=torch.Generator().manual_seed(length))
+        mask = torch.ones(2, length)
+        with torch.no_grad():
+            assert torch.equal(opt(ids, mask=mask), model(ids, mask=mask)), length
+        graphs.append(cnt.frame_count)
+    first, again, second, third = graphs
+    assert first > 4 and again == first       # the breaks: nonzero, where, the key's format
+    assert first < second <= 2 * first and third == second

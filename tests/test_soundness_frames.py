@@ -177,6 +177,37 @@ def test_isinstance_of_an_abc_follows_its_registry():
     assert cnt.frame_count == 2 and cnt.op_count == 2
 
 
+def test_abc_yes_survives_an_unrelated_register_and_a_no_follows_it():
+    """An ABC keeps a yes for good, a no only until some `register` moves the cache token: a class
+    registered with an unrelated ABC between calls (a library imported lazily, networkx's Config as a
+    Mapping in the HF xlm sweep) recompiles the frame that was told no, never the one told yes."""
+    import abc
+
+    class Base(abc.ABC):
+        pass
+
+    class Real(Base):
+        pass
+
+    class Outside:
+        pass
+
+    class Unrelated(abc.ABC):
+        pass
+
+    def told_yes(x, o):
+        return x + isinstance(o, Base), issubclass(type(o), (Base, collections.abc.Sized))
+
+    def told_no(x, o):
+        return x + isinstance(o, Base), issubclass(type(o), (Base, collections.abc.Sized))
+    later = [type(f"Later{i}", (), {}) for i in range(2)]
+    yes = compare(told_yes, torch.ones(2), Real(), mutations=[lambda: Unrelated.register(later[0])])
+    assert yes.frame_count == 1 and yes.op_count == 1
+    no = compare(told_no, torch.ones(2), Outside(), mutations=[lambda: Unrelated.register(later[1]),
+                                                               lambda: Base.register(Outside)])
+    assert no.frame_count == 3 and no.op_count == 3
+
+
 def test_metaclass_hash_is_not_run_at_compile_time():
     log = []
 

@@ -218,6 +218,30 @@ def gen_contextmanager_gen_inside(x):
     return next(g) + 1
 
 
+def gen_dropped_inside_a_container(x):
+    holder = [_gen_finally(x)]
+    a = next(holder[0])
+    holder = None               # dies with the list: its finally runs here
+    LOG.append("after")
+    return a
+
+
+def gen_zipped_with_a_shorter_list(x):
+    total = x
+    for a, b in zip([1, 2], _gen_finally(x)):   # the list ends first: the loop drops the zip, and
+        total = total + a * b                   # with it the paused generator
+    LOG.append("after loop")
+    return total
+
+
+def gen_zipped_but_kept(x):
+    g = _gen_finally(x)
+    for a, b in zip([1], g):    # the zip dies, the generator lives on in `g` until the return
+        LOG.append("body")
+    LOG.append("after loop")
+    return x + a * b
+
+
 def gen_never_started(x):
     _gen_finally(x)
     g = _gen_finally(x)
@@ -244,7 +268,8 @@ def _run_logged(fn, x, collect=False):
 
 @pytest.mark.parametrize("fn", [gen_partly_consumed, gen_except_generator_exit, gen_loop_break, gen_local_rebound,
                                 gen_exhausted, gen_yield_from, gen_dies_in_callee, gen_contextmanager_inside,
-                                gen_contextmanager_gen_inside, gen_never_started])
+                                gen_contextmanager_gen_inside, gen_never_started, gen_dropped_inside_a_container,
+                                gen_zipped_with_a_shorter_list, gen_zipped_but_kept])
 def test_generator_closed_where_cpython_closes_it(fn):
     expected, eager_log, got, compiled_log, cnt = _run_logged(fn, torch.ones(2), collect=True)
     assert compiled_log == eager_log == list(LOG)   # already run when the frame returned, not by gc
@@ -265,16 +290,16 @@ def gen_ignores_close(x):
     return next(g) + 1
 
 
-def gen_dropped_inside_a_container(x):
-    holder = [_gen_finally(x)]
-    a = next(holder[0])
-    holder = None               # dies with the list: not modelled, the frame runs natively
+def two_gens_dropped_inside_one_container(x):
+    holder = [_gen_finally(x), _gen_except_exit(x)]
+    a = next(holder[0]) + next(holder[1])
+    holder = None               # both die with the list, in the list's order: not modelled
     LOG.append("after")
     return a
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")   # eager's own report
-@pytest.mark.parametrize("fn", [gen_ignores_close, gen_dropped_inside_a_container])
+@pytest.mark.parametrize("fn", [gen_ignores_close, two_gens_dropped_inside_one_container])
 def test_generator_close_not_modelled_runs_natively(fn):
     expected, eager_log, got, _, cnt = _run_logged(fn, torch.ones(2), collect=True)
     assert LOG == eager_log

@@ -346,8 +346,8 @@ def _flat_classes(spec):
 
 def isinstance_of(tx, cls, klass) -> bool:
     """`isinstance(obj, klass)` for an object of exact type `cls`, as CPython decides it: the exact
-    type, else the metaclass's `__instancecheck__` (ABCMeta's answer depends on the registry,
-    guarded by its cache token) or the MRO, else `obj.__class__`, which a user class may define."""
+    type, else the metaclass's `__instancecheck__` (ABCMeta's answer depends on the registry:
+    `_abc_answer_guard`) or the MRO, else `obj.__class__`, which a user class may define."""
     if not isinstance(klass, type):
         raise Unsupported("python_protocol", what=f"isinstance with {type(klass).__name__} as the class")
     if cls is klass:
@@ -360,10 +360,10 @@ def isinstance_of(tx, cls, klass) -> bool:
         return issubclass(cls, klass)
     if check is not type.__dict__["__instancecheck__"] and meta is not abc.ABCMeta:
         raise Unsupported("python_protocol", what=f"isinstance through {meta.__qualname__}.__instancecheck__")
-    if meta is abc.ABCMeta:
-        reads.abc_registry(tx)
     if issubclass(cls, klass):
         return True
+    if meta is abc.ABCMeta:
+        _abc_answer_guard(tx, False)
     # both checks read `obj.__class__` next: a property or a `__getattribute__` of the user's may answer
     found, _ = reads.class_lookup(tx, cls, "__class__")
     getattribute, _ = reads.class_lookup(tx, cls, "__getattribute__")
@@ -410,10 +410,21 @@ def _issubclass(tx, cls, spec, /):
         if all(not isinstance(v, type) and type(v).__module__ == "builtins" for v in offenders):
             fold(issubclass, value, spec_value)     # a number, a string...: "arg 1 must be a class"
         raise Unsupported("python_protocol", what=f"issubclass of {cls.describe()} with {spec.describe()}")
+    answer = issubclass(value, spec_value)
     if any(_subclass_check(tx, k) is abc.ABCMeta.__dict__["__subclasscheck__"] for k in classes):
-        reads.abc_registry(tx)
+        _abc_answer_guard(tx, answer)
     reads.class_mro(tx, value)     # the answer comes from it
-    return const(issubclass(value, spec_value))
+    return const(answer)
+
+
+def _abc_answer_guard(tx, answer: bool) -> None:
+    """Guard what an ABC answered to issubclass/isinstance. ABCMeta keeps every yes in the class's
+    positive cache for good (only the testing helpers `_abc_caches_clear`/`_abc_registry_clear`
+    forget it), so later calls answer yes again whatever is registered; a no lives in its negative
+    cache only until a `register` anywhere moves `abc.get_cache_token()`, so a no is guarded by the
+    token (an unrelated import registering a class then recompiles; a yes does not)."""
+    if not answer:
+        reads.abc_registry(tx)
 
 
 _MODELLED_SUBCLASS_CHECKS = (type.__dict__["__subclasscheck__"], abc.ABCMeta.__dict__["__subclasscheck__"])
