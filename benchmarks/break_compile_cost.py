@@ -10,9 +10,10 @@ with N breaks, each followed by P lines of tensor work):
 - `in a try block`: the top-level case inside `try: ... finally:` (the break runs in a copy of the
   frame's own code, under its exception table).
 
-Each row is the wall time of the first call (tracing, code generation, backend) of a fresh function,
+Each row is the CPU time of the first call (tracing, code generation, backend) of a fresh function,
 for bytegraph and torch.compile, both with backend="eager" (the function's own work is microseconds),
-and the cost per break: (time at N breaks) / N. (torch.compile runs a frame that breaks inside a
+and the cost per break: (time at N breaks) / N. CPU time of the process, not wall time: a shared
+machine's other work does not count. (torch.compile runs a frame that breaks inside a
 `try` block eagerly from its first break on, so that row compares little.)
 """
 from __future__ import annotations
@@ -59,9 +60,9 @@ def first_call_seconds(case: str, n_breaks: int, pad: int, impl: str) -> float:
         import torch._dynamo as reference
         reference.reset()
         compiled = torch.compile(f, backend="eager")
-    start = time.perf_counter()
+    start = time.process_time()
     out = compiled(x)
-    seconds = time.perf_counter() - start
+    seconds = time.process_time() - start
     torch.testing.assert_close(out, f(x))
     return seconds
 
