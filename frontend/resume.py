@@ -7,7 +7,9 @@ which the prologue pushes back; the prologue moves the others onto the stack) fo
 local bound at the break, read again or not (the resumed frame holds what the original frame held).
 Its body is a copy of the original code — with the original exception table, so `try`/`with` blocks
 that enclose the break point still protect the rest of the frame — behind a prologue that rebuilds
-the stack and jumps to the instruction after the break.
+the stack and jumps to the instruction after the break. Only the code reachable from there (jumps,
+loops, handlers) is copied: a frame that breaks N times then builds N shrinking tails, not N whole
+bodies.
 
 Stack slots (the `layout`, one entry per stack slot, bottom first):
 
