@@ -59,7 +59,7 @@ DEFAULT_MODULES = [
     "test_marshal", "test_pickletools", "test_linecache", "test_xdrlib", "test_uu",
     # frames that break a hundred times; parsers, numbers and addresses
     "test_future_stmt", "test_configparser", "test_optparse", "test_random", "test_ipaddress", "test_bytes",
-    "test_unicode", "test_ast",
+    "test_unicode", "test_ast", "test_array",
 ]
 # shared base classes some test modules inherit their test methods from: relocated with them
 HELPERS = ["seq_tests", "list_tests", "mapping_tests", "string_tests"]
