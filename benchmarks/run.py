@@ -5,10 +5,11 @@ Sections: per-call overhead (`overhead.py`), real models side by side with torch
 (`dynamic_shapes.py`), kernels per model under the inductor backend (`inductor_kernels.py`), CPU speed
 of the inductor backend's C++ kernels against eager and torch.compile (`inductor_cpu.py`), and the
 edges: a frame past the cache size limit, memory after compiled closures die (`edges.py`); what a graph
-that may raise part way costs (`graph_raise_cost.py`).
+that may raise part way costs (`graph_raise_cost.py`); the compile time of a frame that breaks N times
+(`break_compile_cost.py`).
 Each prints a markdown table and writes JSON (the models section also a PNG chart)
-into `--out`. `--only overhead|models|dynamic|inductor|inductor_cpu|edges|raise_cost` runs one section; `--quick` is a
-one-minute subset.
+into `--out`. `--only overhead|models|dynamic|inductor|inductor_cpu|edges|raise_cost|break_cost` runs one
+section; `--quick` is a one-minute subset.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import break_compile_cost
 import dynamic_shapes
 import edges
 import graph_raise_cost
@@ -81,9 +83,15 @@ def run_raise_cost(args) -> None:
            graph_raise_cost.to_markdown(rows), rows, args.out, "graph_raise_cost.json")
 
 
+def run_break_cost(args) -> None:
+    rows = break_compile_cost.run(quick=args.quick)
+    _table('Compile time of a frame that breaks N times: bytegraph vs torch.compile(backend="eager")',
+           break_compile_cost.to_markdown(rows), rows, args.out, "break_compile_cost.json")
+
+
 SECTIONS = {"overhead": run_overhead, "models": run_models, "dynamic": run_dynamic, "inductor": run_inductor,
             "inductor_cpu": run_inductor_cpu, "edges": run_edges,
-            "raise_cost": run_raise_cost}
+            "raise_cost": run_raise_cost, "break_cost": run_break_cost}
 
 
 def main():

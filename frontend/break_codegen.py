@@ -80,6 +80,7 @@ from .resume import (
     live_locals_at,
     original_code,
     original_location,
+    reachable_from,
     resume_code,
     resume_function,
 )
@@ -389,7 +390,9 @@ def emit_in_block(tx, cg, ins, stack, plan, lives, needed, resume):
                 *leave(item.copy(), native), native]
     replace = {i: record for i in range(start, index)}
     replace[index] = edit
-    cg.instructions.extend(body_items(code, replace=replace))
+    # the copy is entered only at the instruction: code no path from there reaches is left out
+    reached = reachable_from(code, range(start, index + 1))
+    cg.instructions.extend(body_items(code, replace=replace, keep=reached))
     for label, path, live in zip(conts, paths, lives):
         cg.append(label)
         _leave_copy(cg, path, live, resume)

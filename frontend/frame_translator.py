@@ -15,6 +15,7 @@ import dataclasses
 import functools
 import inspect
 import types
+import weakref
 
 from bytecode import Instr
 from bytecode.instr import CellVar
@@ -276,6 +277,17 @@ def reads_own_frame(code) -> bool:
     resume functions hold other variables (temporaries, stack values as arguments) and a resume function
     runs deeper than the frame it continues, so such a frame never breaks: it is traced whole or
     runs eagerly."""
+    cached = _READS_OWN_FRAME.get(code)
+    if cached is None:
+        cached = _READS_OWN_FRAME[code] = _reads_own_frame(code)
+    return cached
+
+
+# code -> whether it may look at its own frame
+_READS_OWN_FRAME: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _reads_own_frame(code) -> bool:
     insts = instructions_of(code)[0]
     for ins, after in zip(insts, insts[1:] + [None]):
         if ins.opname == "LOAD_GLOBAL" and (ins.argval in _FRAME_READING_GLOBALS or (

@@ -7,7 +7,9 @@ which the prologue pushes back; the prologue moves the others onto the stack) fo
 local bound at the break, read again or not (the resumed frame holds what the original frame held).
 Its body is a copy of the original code — with the original exception table, so `try`/`with` blocks
 that enclose the break point still protect the rest of the frame — behind a prologue that rebuilds
-the stack and jumps to the instruction after the break.
+the stack and jumps to the instruction after the break. Only the code reachable from there (jumps,
+loops, handlers) is copied: a frame that breaks N times then builds N shrinking tails, not N whole
+bodies.
 
 Stack slots (the `layout`, one entry per stack slot, bottom first):
 
@@ -60,7 +62,7 @@ import types
 import weakref
 
 import torch
-from bytecode import Bytecode, Instr, Label
+from bytecode import Bytecode, Instr, Label, TryBegin, TryEnd
 from bytecode.instr import CellVar, FreeVar
 
 from .. import _C
@@ -122,14 +124,15 @@ _CELL_SETUP = {"MAKE_CELL", "COPY_FREE_VARS"}
 
 
 # code -> its instructions (EXTENDED_ARG dropped): a break asks for them several times (liveness, handlers,
-# the resume body), and a frame breaking often is a new resume code each time
+# the resume body), and a frame breaking often is a new resume code each time. Made from the decoding
+# the translator uses (instructions_of): each code is decoded once.
 _INSTRUCTIONS_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _instructions(code) -> tuple:
     insts = _INSTRUCTIONS_CACHE.get(code)
     if insts is None:
-        insts = _INSTRUCTIONS_CACHE[code] = tuple(i for i in dis.get_instructions(code) if i.opname != "EXTENDED_ARG")
+        insts = _INSTRUCTIONS_CACHE[code] = tuple(i for i in instructions_of(code)[0] if i.opname != "EXTENDED_ARG")
     return insts
 
 
@@ -198,6 +201,11 @@ def live_locals_at(code, offset) -> set:
     """Names of fast locals that may be read before being written, starting at `offset`
     (exception handlers that cover an instruction count as its successors). Used only when a local
     no later code reads cannot be rebuilt at a break (break_codegen.compile_break)."""
+    origin = original_location(code, offset)
+    if origin is not None and origin[0] is not code:
+        # a resume body is the original's code reachable from its target, cells and super() aside
+        # (no fast local there): what may be read from an instruction is what the original may read
+        code, offset = origin
     table = _LIVENESS_CACHE.get(code)
     if table is None:
         table = _compute_liveness(code)
@@ -205,14 +213,20 @@ def live_locals_at(code, offset) -> set:
     return table.get(offset, set())
 
 
-def _compute_liveness(code) -> dict:
+# code -> for each instruction (by index, EXTENDED_ARG dropped), the indices it may go to next
+_SUCCESSORS_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _successors(code) -> tuple:
+    """For each instruction of `code`: where control may go next (fall through, jump target, the
+    handler of the exception-table entry covering it: entries do not overlap in 3.11)."""
+    succs = _SUCCESSORS_CACHE.get(code)
+    if succs is not None:
+        return succs
     insts = _instructions(code)
     index = _index_by_offset(code, insts)
     handlers = dis._parse_exception_table(code)
-    super_self = zero_arg_super_self(code)
-    if super_self is not None and super_self in code.co_cellvars:
-        super_self = None                 # a cell: it reaches resume functions through the closure
-    succs, uses, defs = [], [], []
+    succs = []
     for i, ins in enumerate(insts):
         s = []
         if ins.opname not in _NO_FALLTHROUGH and i + 1 < len(insts):
@@ -223,7 +237,54 @@ def _compute_liveness(code) -> dict:
             if entry.start <= ins.offset < entry.end:
                 s.append(index[entry.target])
                 break
-        succs.append(s)
+        succs.append(tuple(s))
+    succs = _SUCCESSORS_CACHE[code] = tuple(succs)
+    return succs
+
+
+def reachable_from(code, seeds) -> set:
+    """Indices of the instructions of `code` that control may reach from the instructions `seeds`
+    (themselves included). A copy of a frame's code entered only there needs no other: a frame
+    that breaks often copies the rest of its body at each break, not all of it."""
+    succs = _successors(code)
+    seen = set()
+    todo = list(seeds)
+    while todo:
+        i = todo.pop()
+        if i in seen:
+            continue
+        seen.add(i)
+        todo.extend(succs[i])
+    return seen
+
+
+def drop_empty_try_ranges(items: list) -> list:
+    """`items` without the try ranges that cover no instruction (their code was dropped as unreached)."""
+    empty = set()
+    begin, covers = None, False
+    for item in items:
+        if isinstance(item, TryBegin):
+            begin, covers = item, False
+        elif isinstance(item, TryEnd):
+            if item.entry is begin and not covers:
+                empty.add(id(begin))
+            begin = None
+        elif isinstance(item, Instr):
+            covers = True
+    if not empty:
+        return items
+    return [item for item in items if not (isinstance(item, TryBegin) and id(item) in empty or
+                                           isinstance(item, TryEnd) and id(item.entry) in empty)]
+
+
+def _compute_liveness(code) -> dict:
+    insts = _instructions(code)
+    succs = _successors(code)
+    super_self = zero_arg_super_self(code)
+    if super_self is not None and super_self in code.co_cellvars:
+        super_self = None                 # a cell: it reaches resume functions through the closure
+    uses, defs = [], []
+    for i, ins in enumerate(insts):
         if super_self is not None and _is_super_load(ins):
             uses.append({super_self})     # zero-argument super() reads the first local implicitly
             defs.append(set())
@@ -265,6 +326,9 @@ _HANDLER_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 def in_exception_handler(code, offset) -> bool:
     """Whether `offset` runs while an exception is being handled (from PUSH_EXC_INFO to its
     POP_EXCEPT: an `except`/`finally` body on the exception path, a `with` block's exit path)."""
+    origin = original_location(code, offset)
+    if origin is not None:
+        code, offset = origin         # (a resume body runs the original's handlers as they are)
     offsets = _HANDLER_CACHE.get(code)
     if offsets is None:
         offsets = _HANDLER_CACHE[code] = _handler_offsets(code)
@@ -321,16 +385,20 @@ def closure_names(code) -> tuple:
 
 
 # -- bytecode helpers shared with the transformed code ---------------------------------------
-def body_items(code, labels: dict | None = None, replace: dict | None = None) -> list:
+def body_items(code, labels: dict | None = None, replace: dict | None = None, keep: set | None = None) -> list:
     """`code` as `bytecode` items (instructions, labels, try markers), with `labels[i]` placed
     before the i-th instruction (EXTENDED_ARG not counted) and the i-th instruction replaced by
-    the items `replace[i](instruction)` returns, if given."""
+    the items `replace[i](instruction)` returns, if given; only the instructions whose index is in
+    `keep`, if given (and the try ranges still covering one)."""
     labels = labels or {}
     replace = replace or {}
     insts = _instructions(code)
     out, n = [], 0
     for item in _decoded_body(code):
         if isinstance(item, Instr):
+            if keep is not None and n not in keep:
+                n += 1
+                continue
             item = item.copy()          # the caller's to change (its line, its argument)
             assert item.name == insts[n].opname, (item.name, insts[n].opname)
             if n in labels:
@@ -341,7 +409,7 @@ def body_items(code, labels: dict | None = None, replace: dict | None = None) ->
                 continue
             n += 1
         out.append(item)
-    return out
+    return out if keep is None else drop_empty_try_ranges(out)
 
 
 # The `bytecode` items of the last few codes decoded: each break of a frame makes a resume function
@@ -362,6 +430,16 @@ def _decoded_body(code) -> tuple:
     _DECODED_BODIES.append((weakref.ref(code, _forget_decoded_body), items))
     del _DECODED_BODIES[:-_DECODED_BODIES_KEPT]
     return items
+
+
+def _remember_decoded_body(code, items: tuple) -> None:
+    """`items`, which `code` was just assembled from, as its decoded body: a break in the resume
+    function copies its body again, and decoding it back was a third of a break's compile time.
+    Only when they match the assembled instructions one for one (the assembler added none)."""
+    names = [item.name for item in items if isinstance(item, Instr)]
+    if names == [ins.opname for ins in _instructions(code)]:
+        _DECODED_BODIES.append((weakref.ref(code, _forget_decoded_body), items))
+        del _DECODED_BODIES[:-_DECODED_BODIES_KEPT]
 
 
 def _forget_decoded_body(ref) -> None:
@@ -405,8 +483,8 @@ def stack_size(code) -> int:
     exception-table entry also leading to its handler (entered with the entry's depth, plus `lasti`,
     plus the exception). Decoded without the constants: transformed code holds the program's objects
     as constants, and `dis` would ask each for its repr (user code, that may raise)."""
-    insts = list(dis._get_instructions_bytes(code.co_code))
-    index = {ins.offset: i for i, ins in enumerate(insts)}
+    insts = _raw_instructions(code.co_code)
+    index = {ins[0]: i for i, ins in enumerate(insts)}
     handlers = dis._parse_exception_table(code)
     depth_at: dict = {}
     todo = [(0, 0)]
@@ -415,23 +493,41 @@ def stack_size(code) -> int:
         i, depth = todo.pop()
         while i < len(insts) and depth_at.get(i, -1) < depth:
             depth_at[i] = depth
-            ins = insts[i]
+            offset, op, arg, target = insts[i]
             for entry in handlers:
-                if entry.start <= ins.offset < entry.end:
+                if entry.start <= offset < entry.end:
                     todo.append((index[entry.target], entry.depth + entry.lasti + 1))
                     break
-            if ins.opcode in dis.hasjrel or ins.opcode in dis.hasjabs:
-                taken = depth + dis.stack_effect(ins.opcode, ins.arg, jump=True)
+            if target is not None:
+                taken = depth + dis.stack_effect(op, arg, jump=True)
                 deepest = max(deepest, taken)
-                todo.append((index[ins.argval], taken))
-            if ins.opname in _NO_FALLTHROUGH:
+                todo.append((index[target], taken))
+            if op in _NO_FALLTHROUGH_OPS:
                 break
-            effect = dis.stack_effect(ins.opcode, ins.arg, jump=False) if ins.opcode >= dis.HAVE_ARGUMENT \
-                else dis.stack_effect(ins.opcode)
-            depth += effect
+            depth += dis.stack_effect(op, arg, jump=False) if op >= dis.HAVE_ARGUMENT else dis.stack_effect(op)
             deepest = max(deepest, depth)
             i += 1
     return max(deepest, max((e.depth + e.lasti + 1 for e in handlers), default=0))
+
+
+_NO_FALLTHROUGH_OPS = frozenset(dis.opmap[name] for name in _NO_FALLTHROUGH if name in dis.opmap)
+_JUMP_OPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
+
+
+def _raw_instructions(co_code: bytes) -> list:
+    """(offset, opcode, argument, jump target offset or None) of each instruction (EXTENDED_ARG
+    included, inline caches skipped): what stack_size needs, without `dis`'s descriptions."""
+    out = []
+    for offset, op, arg in dis._unpack_opargs(co_code):
+        op = dis._deoptop(op)
+        target = None
+        if op in _JUMP_OPS:
+            if op in dis.hasjabs:
+                target = arg * 2
+            else:
+                target = offset + 2 + (-arg if "JUMP_BACKWARD" in dis.opname[op] else arg) * 2
+        out.append((offset, op, arg, target))
+    return out
 
 
 def call_start_index(code, index: int) -> int:
@@ -548,6 +644,7 @@ def _make_resume_code(code, offset: int, layout: tuple, live: tuple, grad_after)
     bc.extend(body)
     new = assemble(bc, code)
     _record_origin(new, code, sum(isinstance(i, Instr) for i in prologue), kept)
+    _remember_decoded_body(new, tuple(bc))
     return new
 
 
@@ -555,6 +652,7 @@ def _resume_body(code, insts, target_index: int, label):
     """The original body, `label` at the instruction resumed at, cells turned into free variables
     (they come from the closure); and the original offset of each instruction kept."""
     cells = set(code.co_cellvars)
+    reached = reachable_from(code, [target_index])
     body = []
     kept = []      # original offsets of the body instructions, in order (None: inserted)
     n = 0
@@ -562,8 +660,8 @@ def _resume_body(code, insts, target_index: int, label):
         if isinstance(item, Instr):
             original = insts[n]
             n += 1
-            if item.name in _CELL_SETUP:
-                continue     # the cells come from the closure
+            if item.name in _CELL_SETUP or n - 1 not in reached:
+                continue     # the cells come from the closure; code the resumed frame never runs
             if isinstance(item.arg, CellVar) and item.arg.name in cells:
                 item = Instr(item.name, FreeVar(item.arg.name), location=item.location)
                 if item.name in _CELL_READS:
@@ -572,6 +670,7 @@ def _resume_body(code, insts, target_index: int, label):
                     kept.extend(None for i in check if isinstance(i, Instr))
             kept.append(original.offset)
         body.append(item)
+    body = drop_empty_try_ranges(body)
     super_self = zero_arg_super_self(code)
     if super_self is not None:
         _explicit_super(body, kept, super_self, super_self in cells)

@@ -3,11 +3,13 @@ written, loops over long sequences trace in time linear in what they do, a loop 
 iteration hands its iterator on in constant code size. Each test compares compiled with eager and
 asserts what was captured (and what was given up)."""
 import collections
+import dis
 
 import torch
 
 import bytegraph
 from bytegraph import _C
+from bytegraph.frontend import resume
 from bytegraph.probe import may_hold_tensors
 from bytegraph.testing import CompileCounter
 
@@ -425,3 +427,61 @@ def test_guards_on_a_deeply_nested_value_list_each_source_once():
     assert torch.equal(got[0], want[0]) and got[1] == want[1]
     assert cnt.frame_count == 1 and bytegraph.stats.frames_compiled == 2   # the graph, after the break
     assert compared[0] < 10_000          # (26 million before)
+
+
+# -- a frame that breaks N times copies the rest of its body at each break, not all of it ---------
+@bytegraph.disable
+def _opaque(t):
+    return t * 1
+
+
+def test_resume_functions_hold_only_the_code_after_their_break():
+    """Each break of a frame makes a resume function; one holding the whole body made the compile
+    time of a frame breaking N times grow as N x its length (CPython's test_future_stmt
+    test_annotations, 160 breaks, ~10 s). The code no path from the break reaches is left out."""
+    src = ["def f(x):"]
+    for i in range(6):
+        src += ["    x = _opaque(x)", f"    x = x + {i}"]
+    src.append("    return x")
+    ns = {"_opaque": _opaque}
+    exec("\n".join(src), ns)
+    f = ns["f"]
+    cnt = CompileCounter()
+    x = torch.ones(3)
+    torch.testing.assert_close(bytegraph.compile(f, backend=cnt)(x), f(x))
+    assert cnt.frame_count == 6 and cnt.op_count == 6 and len(_break_kinds()) == 6
+    sizes = sorted(len(list(dis.get_instructions(c))) for c in resume.resume_codes_of(f.__code__))
+    whole = len(list(dis.get_instructions(f.__code__)))
+    assert len(sizes) == 6 and sizes == sorted(set(sizes))       # each shorter than the one before
+    assert sizes[0] < whole // 4                                    # the last: its own tail and a prologue
+
+
+def _loop_with_handler(x, log):
+    n = 0
+    for i in range(4):
+        try:
+            x = x + 1
+            _opaque(x)                       # a break inside a loop, inside a try block
+            if i % 2:
+                raise ValueError(i)
+        except ValueError as e:
+            log.append(str(e))
+            x = x * 2
+        finally:
+            n += 1
+    return x, n
+
+
+def test_resume_code_keeps_loops_and_handlers_reached_from_the_break():
+    """What the resumed frame may still run -- the loop's backward jump, the `except` and `finally`
+    bodies, on both paths -- stays in its code."""
+    cnt = CompileCounter()
+    opt = bytegraph.compile(_loop_with_handler, backend=cnt)
+    got_log, want_log = [], []
+    got, want = opt(torch.ones(2), got_log), _loop_with_handler(torch.ones(2), want_log)
+    torch.testing.assert_close(got[0], want[0])
+    assert got[1] == want[1] and got_log == want_log == ["1", "3"]
+    assert cnt.frame_count >= 2 and cnt.op_count >= 2 and _break_kinds()
+    whole = len(list(dis.get_instructions(_loop_with_handler.__code__)))
+    codes = resume.resume_codes_of(_loop_with_handler.__code__)
+    assert codes and all(len(list(dis.get_instructions(c))) < whole + 30 for c in codes)
