@@ -10,6 +10,7 @@ import functools
 import gc
 import inspect
 import logging
+import threading
 import time
 import traceback
 import weakref
@@ -61,6 +62,12 @@ def _pure_python(code, cache, args) -> bool:
     made it) holds no graph, and no argument may lead to a tensor (see `may_hold_tensors`)."""
     return bool(cache) and all(entry.info is not None and getattr(entry.info, "graph", True) is None
                                for entry in cache) and not any(may_hold_tensors(a) for a in args)
+
+
+# one compile at a time in the process: the trace's caches, torch's fake-tensor state and the collector's
+# switch are shared (two threads missing the cache at once raced on them, and the second could leave the
+# collector off); re-entrant, as a compile may start another on the same thread
+_COMPILE_LOCK = threading.RLock()
 
 
 class InternalError(RuntimeError):
@@ -130,18 +137,19 @@ class FrameCompiler:
             # the C hook does so on a miss without calling back
             _C.mark_limit(code, self.ref)
             return FrameAction.RUN_EAGERLY
-        collecting = gc.isenabled()
-        gc.disable()                  # (no frame of its own: a deep stack leaves the compiler little room)
-        met_finalizer = True
-        # fake propagation and the backend's own tracing save tensors for backward: the user's
-        # saved-tensor hooks (`torch.autograd.graph.saved_tensors_hooks`) see only the run's, as in eager
-        hooks_were_paused = torch._C._autograd._saved_tensors_hooks_set_tracing(True)
-        try:
-            with source_lines_kept_apart():
-                decision, met_finalizer = self._compile(code, func, args, cache)
-        finally:
-            torch._C._autograd._saved_tensors_hooks_set_tracing(hooks_were_paused)
-            _resume_collector(collecting, met_finalizer or any(has_finalizer(type(a)) for a in args))
+        with _COMPILE_LOCK:
+            collecting = gc.isenabled()
+            gc.disable()              # (no frame of its own: a deep stack leaves the compiler little room)
+            met_finalizer = True
+            # fake propagation and the backend's own tracing save tensors for backward: the user's
+            # saved-tensor hooks (`torch.autograd.graph.saved_tensors_hooks`) see only the run's, as in eager
+            hooks_were_paused = torch._C._autograd._saved_tensors_hooks_set_tracing(True)
+            try:
+                with source_lines_kept_apart():
+                    decision, met_finalizer = self._compile(code, func, args, cache)
+            finally:
+                torch._C._autograd._saved_tensors_hooks_set_tracing(hooks_were_paused)
+                _resume_collector(collecting, met_finalizer or any(has_finalizer(type(a)) for a in args))
         return decision
 
     def _compile(self, code, func, args, cache):

@@ -1,6 +1,7 @@
 """The foundation: compile(), the frame hook and its cache, guards on inputs and globals, the
 module wrapper, disable, threads, and the backend registry. Every test checks what was captured."""
 import threading
+import time
 
 import pytest
 import torch
@@ -168,6 +169,47 @@ def test_two_threads_share_a_compiled_function():
     assert not errors
     assert 1 <= cnt.frame_count <= 2  # both threads may miss the empty cache at once
 
+
+
+def test_threads_compiling_at_once_leave_the_collector_on():
+    # each compile turns the collector off and back on: two threads compiling at once read "off" from
+    # each other and one left it off for good; the trace's shared state raced too
+    import gc
+
+    def make(k):
+        def fn(x):
+            y = x * k
+            print(end="")          # a break: two graphs per shape
+            return y + k
+        return fn
+
+    graphs = []
+
+    def slow_backend(gm, example_inputs):
+        graphs.append(gm)
+        time.sleep(0.01)          # lets the other threads run (and start compiling) meanwhile
+        return gm.forward
+
+    fns = [make(k) for k in range(4)]
+    opts = [bytegraph.compile(f, backend=slow_backend, dynamic=False) for f in fns]
+    errors = []
+
+    def worker(i):
+        try:
+            for n in range(2, 8):
+                x = torch.randn(n)
+                torch.testing.assert_close(opts[i](x), fns[i](x))
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    assert gc.isenabled()
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(fns))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and gc.isenabled()
+    assert len(graphs) == 4 * 6 * 2
 
 class Small(torch.nn.Module):
     def __init__(self):
