@@ -214,3 +214,23 @@ def test_a_mode_object_made_outside_is_guarded_on_its_mode():
     y = opt(*leaf())
     assert not y.is_inference() and y.requires_grad == f(*leaf()).requires_grad
     assert cnt.frame_count == 2
+
+
+def test_an_ndarray_read_inside_inference_mode_is_a_graph_input():
+    # the compile-time tensor over the array was made inside inference mode: an inference tensor,
+    # whose version counter the trace reads (an internal error; found by the fuzzer, seed 85311)
+    import numpy as np
+
+    def f(x, a, n):
+        a[:, 0] = n              # through the array into the graph input's memory
+        return x * 2, a.sum()
+
+    x = torch.ones(2, 2)
+    a1, a2 = np.ones((2, 2), dtype=np.float32), np.ones((2, 2), dtype=np.float32)
+    with torch.inference_mode():
+        expected = f(x, a1, 3)
+        cnt = CompileCounter()
+        got = bytegraph.compile(f, backend=cnt)(x, a2, 3)
+    assert_same(got, expected)
+    assert np.array_equal(a1, a2)
+    assert cnt.frame_count == 1

@@ -382,7 +382,8 @@ def wrap_ndarray_input(tx, value, source, guard):
     if np is None or type(value) is not np.ndarray or not value.flags.writeable:
         return None
     try:
-        tensor = torch.from_numpy(value)
+        with torch.inference_mode(False):   # (inside inference mode it would be an inference tensor,
+            tensor = torch.from_numpy(value)   # whose version the trace cannot read)
     except (TypeError, ValueError, RuntimeError):
         return None
     guard(Guard.type_match(source, np.ndarray))
