@@ -9,6 +9,7 @@ checkpoint/rollback a matter of copying a few dicts whose values are immutable.
 """
 from __future__ import annotations
 
+import collections
 import types
 from typing import Any, NamedTuple
 
@@ -21,7 +22,7 @@ from .variables.dicts import DictVariable, SetVariable
 from .variables.lists import ListVariable
 from .variables.misc import FrameFreeCell, RealCellVariable
 from .variables.user_defined import _MISSING, UserDefinedObjectVariable
-from .write_back import write_dict
+from .write_back import write_dict, write_set
 
 
 class SideEffectsState(NamedTuple):
@@ -111,6 +112,26 @@ class SideEffects:
             self.counter += 1
             self.mutated[var] = self.counter
 
+    def record_key_event(self, var, event) -> None:
+        """A change of the keys of a dict or set of the program (see write_back.py), kept as a linked
+        list of tuples: appending copies nothing, and a checkpoint saves it with the contents."""
+        key = ("key events", var)
+        self.contents[key] = (self.contents.get(key), event)
+
+    def key_events(self, var) -> list:
+        """The key events of `var` in program order, runs of additions (or deletions) merged into one."""
+        events, node = [], self.contents.get(("key events", var))
+        while node is not None:
+            node, event = node
+            events.append(event)
+        merged = []
+        for event in reversed(events):
+            if merged and event[0] in ("add", "del") and merged[-1][0] == event[0]:
+                merged[-1] = merged[-1] + event[1:]
+            else:
+                merged.append(event)
+        return merged
+
     def pending(self) -> bool:
         """Whether the transformed code has anything to write back after the graph."""
         return bool(self.mutated or self.globals or self.deleted_globals or self.cells or
@@ -183,17 +204,23 @@ class SideEffects:
         values into temps. Returns [(tracker, temp)]."""
         payloads = []
         for var in self.mutated_in_order():
-            if isinstance(var, (ListVariable, SetVariable)):   # a list, or the items a set is updated with
+            if isinstance(var, ListVariable):
                 items = self.get(var)
                 for item in items:
                     cg.reconstruct(item)
-                (cg.build_list if isinstance(var, ListVariable) else cg.build_tuple)(len(items))
+                cg.build_list(len(items))
+            elif isinstance(var, SetVariable):
+                self._rebuild_key_events(cg, var)
             elif isinstance(var, DictVariable):
+                self._rebuild_key_events(cg, var)
+                events = cg.store_temp()
                 pairs = self.get(var)
                 for k, v in pairs:
                     cg.reconstruct(k)
                     cg.reconstruct(v)
                 cg.build_map(len(pairs))
+                payloads.append((var, (events, cg.store_temp())))
+                continue
             elif isinstance(var, UserDefinedObjectVariable):
                 for name, value in self.get(var).items():
                     if value is not _MISSING and value not in cg.temps:
@@ -203,6 +230,30 @@ class SideEffects:
                 continue
             payloads.append((var, cg.store_temp()))
         return payloads
+
+    def _rebuild_key_events(self, cg, var) -> None:
+        """The tuple of `var`'s key events (write_back.py) on the stack: trackers rebuilt, flags as
+        constants. A merge is replayed with its operand, which must still be what it was then."""
+        events = self.key_events(var)
+        for event in events:
+            cg.load_const(event[0])
+            args = event[1:]
+            if event[0] == "merge":
+                name, operand, seen = args
+                if operand != "self" and isinstance(operand, SetVariable) and self.get(operand) is not seen:
+                    raise Unsupported("python_protocol", what=f"replaying set.{name} with a set changed since")
+                args = (name, var if operand == "self" else operand)
+            for arg in args:
+                if isinstance(arg, tuple):
+                    for item in arg:
+                        cg.reconstruct(item)
+                    cg.build_tuple(len(arg))
+                elif isinstance(arg, (str, bool)):
+                    cg.load_const(arg)
+                else:
+                    cg.reconstruct(arg)
+            cg.build_tuple(1 + len(args))
+        cg.build_tuple(len(events))
 
     def _rebuild_input_tensor_attributes(self, cg) -> list:
         """Attributes set while tracing on input tensors (see tensor.set_tensor_attr; a tensor made
@@ -234,22 +285,23 @@ class SideEffects:
                 cg.load_temp(targets[var])
                 cg.load_const(slice(None))
                 cg.append(Instr("STORE_SUBSCR"))
-            elif isinstance(var, DictVariable) and var.cls is dict:
-                # item by item, as the program's stores, with dict's own methods (a dict subclass's
-                # items included: none of the subclass's methods runs)
+            elif isinstance(var, DictVariable):
+                # the program's key changes replayed with the builtin's own methods (dict's for a
+                # dict, a defaultdict and a dict subclass's items: none of the subclass's methods
+                # runs; OrderedDict's for an OrderedDict), then the values (write_back.py)
                 cg.load_callable(write_dict)
+                cg.load_temp(targets[var])
+                cg.load_temp(temp[0])
+                cg.load_temp(temp[1])
+                cg.load_const(var.cls is collections.OrderedDict)
+                cg.call(4)
+                cg.pop_top()
+            else:                               # a set: its key changes replayed with set's methods
+                cg.load_callable(write_set)
                 cg.load_temp(targets[var])
                 cg.load_temp(temp)
                 cg.call(2)
                 cg.pop_top()
-            else:                               # src.clear(); src.update(new contents)
-                for method, args in (("clear", ()), ("update", (temp,))):
-                    cg.load_temp(targets[var])
-                    cg.load_method(method)
-                    for a in args:
-                        cg.load_temp(a)
-                    cg.call_method(len(args))
-                    cg.pop_top()
 
     def _write_back_attributes(self, cg, targets) -> None:
         """The traced writes already went through the class's own __setattr__/__delattr__ (a frozen
