@@ -210,9 +210,9 @@ class SideEffects:
                     cg.reconstruct(item)
                 cg.build_list(len(items))
             elif isinstance(var, SetVariable):
-                self._rebuild_key_events(cg, var)
+                self.codegen_key_events(cg, var)
             elif isinstance(var, DictVariable):
-                self._rebuild_key_events(cg, var)
+                self.codegen_key_events(cg, var)
                 events = cg.store_temp()
                 pairs = self.get(var)
                 for k, v in pairs:
@@ -231,7 +231,7 @@ class SideEffects:
             payloads.append((var, cg.store_temp()))
         return payloads
 
-    def _rebuild_key_events(self, cg, var) -> None:
+    def codegen_key_events(self, cg, var) -> None:
         """The tuple of `var`'s key events (write_back.py) on the stack: trackers rebuilt, flags as
         constants. A merge is replayed with its operand, which must still be what it was then."""
         events = self.key_events(var)

@@ -11,7 +11,8 @@ Keys the trace allows are constants, classes and functions: hashing and comparin
 code, so nothing can observe the placeholder values between the two steps.
 
 Events (see side_effects.record_key_event): ("add", k, ...) ("del", k, ...) ("clear",) ("popitem", last)
-("move", k, last) ("pop",) and, for a set, ("merge", method, operand) and ("items", keys).
+("move", k, last), ("update", keys) for a dict updated from a dict; for a set ("pop",), ("merge", method,
+operand), ("items", keys) and ("dict_keys", keys).
 """
 from __future__ import annotations
 
@@ -41,11 +42,22 @@ def write_dict(target, events: tuple, new: dict, ordered: bool = False) -> None:
             methods["popitem"](target, *args[:1] if ordered else ())
         elif op == "move":
             methods["move"](target, args[0], args[1])
+        elif op == "update":
+            # dict.update from a dict sizes the table for all the operand's items first; a dict of
+            # the same keys in the same order does the same
+            dict.update(target, dict.fromkeys(args[0]))
         else:
             methods["clear"](target)
     for key, value in new.items():
         if _get(target, key) is not value:
             methods["add"](target, key, value)
+
+
+def rebuilt_dict(made, events: tuple, new: dict):
+    """A dict made in compiled code, rebuilt: `made` holds the keys it was made with; the changes
+    since are replayed (`write_dict`), so that its entries have the holes eager's have."""
+    write_dict(made, events, new)
+    return made
 
 
 _SET_METHODS = {"add": set.add, "del": set.discard, "clear": set.clear, "pop": set.pop}

@@ -7,6 +7,7 @@ import enum
 
 from ...probe import is_c_level, plain_hash
 from ..graph_break import Unsupported, user_error
+from ..write_back import rebuilt_dict
 from ..reads import class_lookup
 from .base import (
     NOT_IMPLEMENTED,
@@ -96,8 +97,8 @@ def member_key(tx, var):
 def store_keyed(tx, container, contents, *, moved=False, clear=False, event=None) -> None:
     """Store the new contents of a dict or set; a change of size (or a key moved) changes its key layout.
     For a container of the program, the change of its keys is recorded as an event the write-back
-    replays (write_back.py): `event` when given (a pop, a move, a merge), else the keys deleted and
-    added, found by comparing the contents."""
+    replays (write_back.py), and for a dict made here, the rebuilt one (its holes): `event` when given
+    (a pop, a move, a merge), else the keys deleted and added, found by comparing the contents."""
     effects = tx.output.side_effects
     contents = tuple(contents)
     old = effects.get(container)
@@ -105,7 +106,7 @@ def store_keyed(tx, container, contents, *, moved=False, clear=False, event=None
     if isinstance(container, SetVariable) and container.small_history(tx) and \
             (event is not None and event[0] == "merge" or not _all_small_hashes(contents)):
         effects.track(("set small hashes", container), False)   # (a merge copies the operand's slots)
-    if container.source is not None or getattr(container, "owner", None) is not None:
+    if container.source is not None or isinstance(container, DictVariable):
         for e in [event] if event is not None else [("clear",)] if clear else _key_changes(tx, old, contents):
             effects.record_key_event(container, e)
     effects.store(container, contents)
@@ -122,6 +123,16 @@ def _key_changes(tx, old, new) -> list:
     events = [("del", entry[0] if type(entry) is tuple else entry) for k, entry in before.items() if k not in after]
     events += [("add", entry[0] if type(entry) is tuple else entry) for k, entry in after.items() if k not in before]
     return events
+
+
+def _merges_tables(tx, var) -> bool:
+    """Whether dict.update(var) merges `var`'s table into the dict's (a dict, or a dict subclass
+    iterating as dict does), rather than adding its items one by one."""
+    try:
+        cls = var.python_type()
+    except Unsupported:
+        return False
+    return isinstance(cls, type) and issubclass(cls, dict) and class_lookup(tx, cls, "__iter__")[0] is dict.__iter__
 
 
 def is_other_mapping(var) -> bool:
@@ -183,6 +194,8 @@ class DictVariable(VariableTracker):
     def create(tx, pairs, cls=dict, default_factory=None, source=None, owner=None):
         var = DictVariable(cls=cls, default_factory=default_factory, source=source, owner=owner)
         tx.output.side_effects.track(var, tuple(pairs))
+        if source is None:
+            tx.output.side_effects.track(("initial keys", var), tuple(k for k, _ in var._raw_pairs(tx)))
         return var
 
     def pairs(self, tx):
@@ -255,6 +268,7 @@ class DictVariable(VariableTracker):
     def call_method(self, tx, name, args, kwargs):
         check_modelled_arguments(self.describe(), name, args, kwargs, _DICT_ARITY,
                                  {"update": ("*",), "popitem": ("last",), "move_to_end": ("last",)})
+        merged = name in ("update", "__ior__") and bool(args) and _merges_tables(tx, args[0])
         if name == "update" and args and is_other_mapping(args[0]):
             args = [mapping_as_dict(tx, args[0])]
         if name in ("__getitem__", "get", "__contains__", "__len__"):   # (these read one value at most)
@@ -287,7 +301,7 @@ class DictVariable(VariableTracker):
         if name == "popitem":
             return self._popitem(tx, pairs, args, kwargs)
         if name == "update":
-            self._update(tx, args, kwargs)
+            self._update(tx, args, kwargs, merged)
             return const(None)
         if name == "clear":
             self.set_pairs(tx, (), clear=True)
@@ -356,22 +370,29 @@ class DictVariable(VariableTracker):
             self.set_pairs(tx, pairs[1:], event=("popitem", False))
         return TupleVariable((k, v))
 
-    def _update(self, tx, args, kwargs) -> None:
-        mapping = self.as_mapping(tx)
-        sources = []
+    def _update(self, tx, args, kwargs, merged=False) -> None:
+        """`merged`: the argument is a dict CPython merges table to table (dict.update sizes the table
+        for all its items first), as it does the keywords' dict; an OrderedDict adds them one by one."""
+        groups = []
         if args:
             other = args[0]
             if isinstance(other, DictVariable):
-                sources.extend(other.pairs(tx))
+                groups.append((other.pairs(tx), merged and other is not self))
             else:
+                pairs = []
                 for item in tx.unpack_iterable(other):
                     k, v = tx.unpack_iterable(item)
-                    sources.append((k, v))
-        sources.extend((const(k), v) for k, v in kwargs.items())
-        for k, v in sources:
-            key = hashable_key(tx, k)
-            mapping[key] = (mapping[key][0], v) if key in mapping else (k, v)
-        self.set_pairs(tx, mapping.values())
+                    pairs.append((k, v))
+                groups.append((pairs, False))
+        if kwargs:
+            groups.append(([(const(k), v) for k, v in kwargs.items()], True))
+        for pairs, merge in groups:
+            mapping = self.as_mapping(tx)
+            for k, v in pairs:
+                key = hashable_key(tx, k)
+                mapping[key] = (mapping[key][0], v) if key in mapping else (k, v)
+            merge = merge and pairs and self.cls is not collections.OrderedDict
+            self.set_pairs(tx, mapping.values(), event=("update", tuple(k for k, _ in pairs)) if merge else None)
 
     def _move_to_end(self, tx, args, kwargs) -> None:
         mapping = self.as_mapping(tx)
@@ -408,7 +429,16 @@ class DictVariable(VariableTracker):
     def reconstruct(self, codegen):
         if self.source is not None:
             return self.source.reconstruct(codegen)
-        pairs = codegen.tx.output.side_effects.get(self)    # (a dict with unread values has a source)
+        effects = codegen.tx.output.side_effects
+        pairs = effects.get(self)    # (a dict with unread values has a source)
+        events = effects.key_events(self) if self.cls is not collections.OrderedDict else []
+        replayed = any(e[0] in ("del", "popitem") for e in events)
+        if replayed:
+            # keys deleted since it was made left holes in its entries, where an iterator the program
+            # takes over it counts its place: made with its first keys, then the changes replayed
+            # (an OrderedDict iterates its linked list, which has no holes)
+            codegen.load_callable(rebuilt_dict)
+            pairs = [(k, const(None)) for k in effects.contents[("initial keys", self)]]
         if self.cls is not dict:
             codegen.load_callable(self.cls)
             if self.default_factory is not None:
@@ -419,6 +449,14 @@ class DictVariable(VariableTracker):
         codegen.build_map(len(pairs))
         if self.cls is not dict:
             codegen.call(2 if self.default_factory is not None else 1)
+        if replayed:
+            effects.codegen_key_events(codegen, self)
+            final = effects.get(self)
+            for k, v in final:
+                codegen.reconstruct(k)
+                codegen.reconstruct(v)
+            codegen.build_map(len(final))
+            codegen.call(3)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -656,7 +694,7 @@ class SetVariable(VariableTracker):
                 tx.output.side_effects.track(("set small hashes", self), False)   # it may copy the operand's slots
             return None
         if other is self:
-            return ("merge", name, "self")
+            return ("merge", name, "self", None)
         if not _is_set(other):
             if isinstance(other, DictVariable) and other.cls is dict and other.owner is None:
                 return ("dict_keys", tuple(items))     # an exact dict sizes the set's table first
