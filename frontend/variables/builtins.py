@@ -685,7 +685,7 @@ def _container(kind):
             # from a set or a dict CPython merges tables (presized): the order is not that of additions
             merged = args and (isinstance(args[0], (SetVariable, DictVariable)) or
                                type(args[0]).__name__ == "DictViewVariable")
-            return SetVariable.create(tx, items, kind, order="unknown" if merged else None)
+            return SetVariable.create(tx, items, kind, order="unknown" if merged else None, copies=[])
     return handler
 
 

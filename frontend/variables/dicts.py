@@ -552,7 +552,8 @@ class DictViewVariable(VariableTracker):
             if op == "__or__" and not reflected and not isinstance(other, (SetVariable, DictVariable)) and \
                     (self.kind == "items" or len(mine) < 5):
                 order = _INSERTION_ORDER
-        return SetVariable.create(tx, result, order=order)
+        # (made from this view by additions; a set operand merged into it is copied when it is empty)
+        return SetVariable.create(tx, result, order=order, copies=[other] if isinstance(other, SetVariable) else [])
 
     def _set_equal(self, tx, other):
         """keys()/items() compare as sets with any set-like (None: not a set-like, NotImplemented)."""
@@ -608,16 +609,20 @@ class SetVariable(VariableTracker):
         return self.call_method(tx, "__iter__", [], {})   # live: sees changes made while iterating
 
     @staticmethod
-    def create(tx, items, cls=set, source=None, order=None):
+    def create(tx, items, cls=set, source=None, order=None, copies=None):
         """`order`: how its iteration order is known (see `ordered_items`): a set read from the
-        program keeps the real one; a new one is built item by item unless it says otherwise."""
+        program keeps the real one; a new one is built item by item unless it says otherwise.
+        `copies`: for a new set made otherwise, the sets whose slots CPython may have copied into it
+        (else it was made by additions): its slots are known when theirs are (`small_history`)."""
         var = SetVariable(cls=cls, source=source)
         unique = {}
         for item in items:
             unique.setdefault(hashable_key(tx, item), item)
         tx.output.side_effects.track(var, tuple(unique.values()))
         var.set_order(tx, order or (_REAL_ORDER if source is not None else _INSERTION_ORDER))
-        if source is None and order in (None, _INSERTION_ORDER) and _all_small_hashes(unique.values()):
+        if source is None and _all_small_hashes(unique.values()) and (
+                order in (None, _INSERTION_ORDER) or
+                (copies is not None and all(_home_slots(tx, c) for c in copies))):
             tx.output.side_effects.track(("set small hashes", var), True)
         return var
 
@@ -689,9 +694,9 @@ class SetVariable(VariableTracker):
         here when it is a constant, a set of the program this frame does not change, or a set made here
         by additions alone; another one cannot be replayed exactly and the operation is not traced."""
         if self.source is None:
-            if _is_set(other) and not (_all_small_hashes(_members(tx, other)) and (
-                    other.is_python_constant() or (isinstance(other, SetVariable) and other.small_history(tx)))):
-                tx.output.side_effects.track(("set small hashes", self), False)   # it may copy the operand's slots
+            if _is_set(other) and not self.items(tx) and not _home_slots(tx, other):
+                # merged into an empty set, the operand's slots may be copied
+                tx.output.side_effects.track(("set small hashes", self), False)
             return None
         if other is self:
             return ("merge", name, "self", None)
@@ -808,8 +813,15 @@ class SetVariable(VariableTracker):
             for o in others:
                 for k, v in o.items():
                     pool.setdefault(k, v)
+            # the sets whose slots the result may copy (CPython copies a set into an empty one slot
+            # for slot): this one for a union or a difference (the others for a union onto an empty
+            # one), the others too for a symmetric difference; an intersection is made by additions
+            sets = [a for a in args if _is_set(a)]
+            copies = {"union": [self] if keys else [self] + sets, "intersection": [],
+                      "difference": [self], "symmetric_difference": [self] + sets}[_SET_METHOD_NAMES.get(name, name)]
             return SetVariable.create(tx, [pool[k] for k in keys if k in result] +
-                                      [pool[k] for k in result if k not in keys], self.cls, order=_UNKNOWN_ORDER)
+                                      [pool[k] for k in result if k not in keys], self.cls, order=_UNKNOWN_ORDER,
+                                      copies=copies)
         if name == "copy":
             if self.cls is frozenset:
                 return self     # immutable: the copy is the frozenset itself
@@ -859,6 +871,17 @@ def copied_set(tx, original, cls):
         except Unsupported:
             pass
     return SetVariable.create(tx, items, cls, order=_UNKNOWN_ORDER)
+
+
+def _home_slots(tx, var) -> bool:
+    """Whether each item of set `var` sits in the slot of its hash (see SetVariable.small_history)."""
+    if isinstance(var, SetVariable):
+        return var.small_history(tx)
+    return var.is_python_constant() and _all_small_hashes(_members(tx, var))
+
+
+_SET_METHOD_NAMES = {"__or__": "union", "__and__": "intersection", "__sub__": "difference",
+                     "__xor__": "symmetric_difference"}
 
 
 def _all_small_hashes(items) -> bool:
