@@ -10,6 +10,7 @@ checkpoint/rollback a matter of copying a few dicts whose values are immutable.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import types
 from typing import Any, NamedTuple
 
@@ -18,7 +19,9 @@ from bytecode.instr import CellVar, FreeVar
 
 from .graph_break import Unsupported
 from .reads import MISSING, class_lookup, instance_attr
+from .variables.base import VariableTracker
 from .variables.dicts import DictVariable, SetVariable
+from .variables.iterators import ContainerIteratorVariable, DequeIteratorVariable
 from .variables.lists import ListVariable
 from .variables.misc import FrameFreeCell, RealCellVariable
 from .variables.user_defined import _MISSING, UserDefinedObjectVariable
@@ -131,6 +134,29 @@ class SideEffects:
             else:
                 merged.append(event)
         return merged
+
+    def built_after_write_back(self, tx, values) -> list:
+        """The values (among `values`) that must be rebuilt after the write-back: those holding an
+        iterator over a container of the program that is written back. CPython's dict, set and deque
+        iterators note the container's size (or state) when made, and a dict's iterator counts its
+        place in the entries: rebuilt before the write-back, it would see the container as it was
+        before the frame. (A traced iterator is rebuildable only if no key changed since it was made:
+        made after the write-back and advanced, it is where eager's is.)"""
+        def late(v, depth):
+            if isinstance(v, (ContainerIteratorVariable, DequeIteratorVariable)):
+                container = v.container if isinstance(v, ContainerIteratorVariable) else v.seq
+                if container in self.mutated:
+                    return True
+            if depth > 4 or not isinstance(v, VariableTracker):
+                return False
+            children = list(v.parts(tx)) if not isinstance(v, (ContainerIteratorVariable,)) else []
+            for field in dataclasses.fields(v) if dataclasses.is_dataclass(v) else ():
+                value = getattr(v, field.name)
+                children.extend(value if isinstance(value, tuple) else (value,))
+            return any(late(c, depth + 1) for c in children if isinstance(c, VariableTracker))
+        if not self.mutated:
+            return []
+        return [v for v in values if late(v, 0)]
 
     def pending(self) -> bool:
         """Whether the transformed code has anything to write back after the graph."""
