@@ -117,6 +117,9 @@ def store_keyed(tx, container, contents, *, moved=False, clear=False, event=None
 def _key_changes(tx, old, new) -> list:
     """The events turning the keys of contents `old` into those of `new`: deletions, then additions
     in their order (a dict's (key, value) pairs or a set's items)."""
+    if len(new) >= len(old) and new[:len(old)] == old:     # keys only added (at C speed: a loop adding)
+        return [("add", entry[0] if type(entry) is tuple else entry) for entry in new[len(old):]]
+
     def keyed(contents):
         return {hashable_key(tx, entry[0] if type(entry) is tuple else entry): entry for entry in contents}
     before, after = keyed(old), keyed(new)
