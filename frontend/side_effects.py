@@ -156,6 +156,11 @@ class SideEffects:
             return any(late(c, depth + 1) for c in children if isinstance(c, VariableTracker))
         if not self.mutated:
             return []
+        written = [v for var in self.mutated for v in _written_values(self.get(var))]
+        if any(late(v, 0) for v in written):
+            # (it is also written into a container or object: rebuilt once, before the write-back)
+            raise Unsupported("unrebuildable", what="an iterator over a container written back, itself "
+                                                    "written into another container")
         return [v for v in values if late(v, 0)]
 
     def pending(self) -> bool:
@@ -374,6 +379,14 @@ class SideEffects:
                 cg.load_const(None)
                 cg.append(Instr("STORE_DEREF", CellVar(name)))
                 cg.append(Instr("DELETE_DEREF", CellVar(name)))
+
+
+def _written_values(contents) -> list:
+    """The trackers the new contents of a container or object hold."""
+    if isinstance(contents, dict):
+        return [v for v in contents.values() if isinstance(v, VariableTracker)]
+    return [t for entry in contents for t in (entry if type(entry) is tuple else (entry,))
+            if isinstance(t, VariableTracker)]
 
 
 def written_through_owner(var) -> bool:
