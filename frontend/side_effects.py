@@ -194,6 +194,12 @@ class SideEffects:
         for name, value in self.globals.items():
             cg.reconstruct(value)
             global_values.append((name, cg.store_temp()))
+        late = self.built_after_write_back(cg.tx, list(self.cells.values()))
+        for value in self.cells.values():
+            # a cell's new value too: a deque made of a list's items reads `lst[2]`, which the list's
+            # write-back changes (one holding an iterator over a container written back, after it)
+            if value not in cg.temps and value not in late:
+                cg.reconstruct_to_temp(value)
         # then written back, in program order
         self._write_back_contents(cg, payloads, targets)
         self._write_back_attributes(cg, targets)

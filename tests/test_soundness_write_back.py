@@ -335,3 +335,23 @@ def test_exhausted_dict_iterator_stays_exhausted_when_the_dict_grows():
     cnt = CompileCounter()
     assert_same(run(bytegraph.compile(f, backend=cnt)), run(f), exact=True)
     assert cnt.frame_count == 1
+
+
+def test_cell_value_is_rebuilt_before_the_write_back():
+    """A deque made of a list's items, in a closure's cell, was rebuilt after the list's write-back:
+    an item read as `lst[2]` was then the new one (found with the fuzzer's "held" family)."""
+    @bytegraph.disable
+    def hold(make):
+        return make()
+
+    def f(x, lst, n):
+        lst[1:2] = [n, n, n]
+        c = collections.deque(lst)
+        hold(lambda: iter(c))          # (a graph break with the deque in the lambda's cell)
+        c.popleft()
+        return x + 1, list(c)
+    cnt = CompileCounter()
+    got = bytegraph.compile(f, backend=cnt)(torch.ones(1), [1, 7, 9], 5)
+    assert_same(got, f(torch.ones(1), [1, 7, 9], 5), exact=True)
+    assert got[1] == [5, 5, 5, 9]
+    assert cnt.frame_count == 1
