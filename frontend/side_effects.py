@@ -194,8 +194,9 @@ class SideEffects:
         for name, value in self.globals.items():
             cg.reconstruct(value)
             global_values.append((name, cg.store_temp()))
-        late = self.built_after_write_back(cg.tx, list(self.cells.values()))
-        for value in self.cells.values():
+        written_cells = self._written_cells(cg.tx)
+        late = self.built_after_write_back(cg.tx, written_cells)
+        for value in written_cells:
             # a cell's new value too: a deque made of a list's items reads `lst[2]`, which the list's
             # write-back changes (one holding an iterator over a container written back, after it)
             if value not in cg.temps and value not in late:
@@ -364,6 +365,12 @@ class SideEffects:
                     cg.reconstruct(value)
                 cg.call(2 if value is _MISSING else 3)
                 cg.pop_top()
+
+    def _written_cells(self, tx) -> list:
+        """The new values of the cells `_write_back_cells` writes (a callee's cell dies with it)."""
+        own = {tx.cells[n] for n in tx.code.co_cellvars}
+        return [value for cell, value in self.cells.items()
+                if isinstance(cell, (FrameFreeCell, RealCellVariable)) or cell in own]
 
     def _write_back_cells(self, cg, targets) -> None:
         tx = cg.tx
