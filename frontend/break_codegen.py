@@ -222,8 +222,10 @@ def compile_break(tx, cp: FrameCheckpoint, every_local: bool = True):
     iter_slots = _iterator_slots(plan.prefix, values)
     cg = tx.codegen_graph_prefix(values)
     cg.at_break = True
-    store_values(tx, cg, values, iter_slots)
+    late = tx.output.side_effects.built_after_write_back(tx, values)
+    store_values(tx, cg, [v for v in values if v not in late], iter_slots)
     tx.output.side_effects.codegen_replay(cg)
+    store_values(tx, cg, late, iter_slots)
     resume = _ResumeCalls(tx, iter_slots, grad_at_break)
     if in_block or ins.opname in _CALLS:
         # (a call may set a trace function: the frame then goes on in the copy of its own code)

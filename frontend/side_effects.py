@@ -9,6 +9,8 @@ checkpoint/rollback a matter of copying a few dicts whose values are immutable.
 """
 from __future__ import annotations
 
+import collections
+import dataclasses
 import types
 from typing import Any, NamedTuple
 
@@ -17,11 +19,13 @@ from bytecode.instr import CellVar, FreeVar
 
 from .graph_break import Unsupported
 from .reads import MISSING, class_lookup, instance_attr
+from .variables.base import VariableTracker
 from .variables.dicts import DictVariable, SetVariable
+from .variables.iterators import ContainerIteratorVariable, DequeIteratorVariable
 from .variables.lists import ListVariable
 from .variables.misc import FrameFreeCell, RealCellVariable
 from .variables.user_defined import _MISSING, UserDefinedObjectVariable
-from .write_back import write_dict
+from .write_back import write_dict, write_set
 
 
 class SideEffectsState(NamedTuple):
@@ -111,6 +115,54 @@ class SideEffects:
             self.counter += 1
             self.mutated[var] = self.counter
 
+    def record_key_event(self, var, event) -> None:
+        """A change of the keys of a dict or set of the program (see write_back.py), kept as a linked
+        list of tuples: appending copies nothing, and a checkpoint saves it with the contents."""
+        key = ("key events", var)
+        self.contents[key] = (self.contents.get(key), event)
+
+    def key_events(self, var) -> list:
+        """The key events of `var` in program order, runs of additions (or deletions) merged into one."""
+        events, node = [], self.contents.get(("key events", var))
+        while node is not None:
+            node, event = node
+            events.append(event)
+        merged = []
+        for event in reversed(events):
+            if merged and event[0] in ("add", "del") and merged[-1][0] == event[0]:
+                merged[-1] = merged[-1] + event[1:]
+            else:
+                merged.append(event)
+        return merged
+
+    def built_after_write_back(self, tx, values) -> list:
+        """The values (among `values`) that must be rebuilt after the write-back: those holding an
+        iterator over a container of the program that is written back. CPython's dict, set and deque
+        iterators note the container's size (or state) when made, and a dict's iterator counts its
+        place in the entries: rebuilt before the write-back, it would see the container as it was
+        before the frame. (A traced iterator is rebuildable only if no key changed since it was made:
+        made after the write-back and advanced, it is where eager's is.)"""
+        def late(v, depth):
+            if isinstance(v, (ContainerIteratorVariable, DequeIteratorVariable)):
+                container = v.container if isinstance(v, ContainerIteratorVariable) else v.seq
+                if container in self.mutated:
+                    return True
+            if depth > 4 or not isinstance(v, VariableTracker):
+                return False
+            children = list(v.parts(tx)) if not isinstance(v, (ContainerIteratorVariable,)) else []
+            for field in dataclasses.fields(v) if dataclasses.is_dataclass(v) else ():
+                value = getattr(v, field.name)
+                children.extend(value if isinstance(value, tuple) else (value,))
+            return any(late(c, depth + 1) for c in children if isinstance(c, VariableTracker))
+        if not self.mutated:
+            return []
+        written = [v for var in self.mutated for v in _written_values(self.get(var))]
+        if any(late(v, 0) for v in written):
+            # (it is also written into a container or object: rebuilt once, before the write-back)
+            raise Unsupported("unrebuildable", what="an iterator over a container written back, itself "
+                                                    "written into another container")
+        return [v for v in values if late(v, 0)]
+
     def pending(self) -> bool:
         """Whether the transformed code has anything to write back after the graph."""
         return bool(self.mutated or self.globals or self.deleted_globals or self.cells or
@@ -142,6 +194,13 @@ class SideEffects:
         for name, value in self.globals.items():
             cg.reconstruct(value)
             global_values.append((name, cg.store_temp()))
+        written_cells = self._written_cells(cg.tx)
+        late = self.built_after_write_back(cg.tx, written_cells)
+        for value in written_cells:
+            # a cell's new value too: a deque made of a list's items reads `lst[2]`, which the list's
+            # write-back changes (one holding an iterator over a container written back, after it)
+            if value not in cg.temps and value not in late:
+                cg.reconstruct_to_temp(value)
         # then written back, in program order
         self._write_back_contents(cg, payloads, targets)
         self._write_back_attributes(cg, targets)
@@ -183,17 +242,23 @@ class SideEffects:
         values into temps. Returns [(tracker, temp)]."""
         payloads = []
         for var in self.mutated_in_order():
-            if isinstance(var, (ListVariable, SetVariable)):   # a list, or the items a set is updated with
+            if isinstance(var, ListVariable):
                 items = self.get(var)
                 for item in items:
                     cg.reconstruct(item)
-                (cg.build_list if isinstance(var, ListVariable) else cg.build_tuple)(len(items))
+                cg.build_list(len(items))
+            elif isinstance(var, SetVariable):
+                self.codegen_key_events(cg, var)
             elif isinstance(var, DictVariable):
+                self.codegen_key_events(cg, var)
+                events = cg.store_temp()
                 pairs = self.get(var)
                 for k, v in pairs:
                     cg.reconstruct(k)
                     cg.reconstruct(v)
                 cg.build_map(len(pairs))
+                payloads.append((var, (events, cg.store_temp())))
+                continue
             elif isinstance(var, UserDefinedObjectVariable):
                 for name, value in self.get(var).items():
                     if value is not _MISSING and value not in cg.temps:
@@ -203,6 +268,30 @@ class SideEffects:
                 continue
             payloads.append((var, cg.store_temp()))
         return payloads
+
+    def codegen_key_events(self, cg, var) -> None:
+        """The tuple of `var`'s key events (write_back.py) on the stack: trackers rebuilt, flags as
+        constants. A merge is replayed with its operand, which must still be what it was then."""
+        events = self.key_events(var)
+        for event in events:
+            cg.load_const(event[0])
+            args = event[1:]
+            if event[0] == "merge":
+                name, operand, seen = args
+                if operand != "self" and isinstance(operand, SetVariable) and self.get(operand) is not seen:
+                    raise Unsupported("python_protocol", what=f"replaying set.{name} with a set changed since")
+                args = (name, var if operand == "self" else operand)
+            for arg in args:
+                if isinstance(arg, tuple):
+                    for item in arg:
+                        cg.reconstruct(item)
+                    cg.build_tuple(len(arg))
+                elif isinstance(arg, (str, bool)):
+                    cg.load_const(arg)
+                else:
+                    cg.reconstruct(arg)
+            cg.build_tuple(1 + len(args))
+        cg.build_tuple(len(events))
 
     def _rebuild_input_tensor_attributes(self, cg) -> list:
         """Attributes set while tracing on input tensors (see tensor.set_tensor_attr; a tensor made
@@ -234,22 +323,23 @@ class SideEffects:
                 cg.load_temp(targets[var])
                 cg.load_const(slice(None))
                 cg.append(Instr("STORE_SUBSCR"))
-            elif isinstance(var, DictVariable) and var.cls is dict:
-                # item by item, as the program's stores, with dict's own methods (a dict subclass's
-                # items included: none of the subclass's methods runs)
+            elif isinstance(var, DictVariable):
+                # the program's key changes replayed with the builtin's own methods (dict's for a
+                # dict, a defaultdict and a dict subclass's items: none of the subclass's methods
+                # runs; OrderedDict's for an OrderedDict), then the values (write_back.py)
                 cg.load_callable(write_dict)
+                cg.load_temp(targets[var])
+                cg.load_temp(temp[0])
+                cg.load_temp(temp[1])
+                cg.load_const(var.cls is collections.OrderedDict)
+                cg.call(4)
+                cg.pop_top()
+            else:                               # a set: its key changes replayed with set's methods
+                cg.load_callable(write_set)
                 cg.load_temp(targets[var])
                 cg.load_temp(temp)
                 cg.call(2)
                 cg.pop_top()
-            else:                               # src.clear(); src.update(new contents)
-                for method, args in (("clear", ()), ("update", (temp,))):
-                    cg.load_temp(targets[var])
-                    cg.load_method(method)
-                    for a in args:
-                        cg.load_temp(a)
-                    cg.call_method(len(args))
-                    cg.pop_top()
 
     def _write_back_attributes(self, cg, targets) -> None:
         """The traced writes already went through the class's own __setattr__/__delattr__ (a frozen
@@ -276,6 +366,12 @@ class SideEffects:
                 cg.call(2 if value is _MISSING else 3)
                 cg.pop_top()
 
+    def _written_cells(self, tx) -> list:
+        """The new values of the cells `_write_back_cells` writes (a callee's cell dies with it)."""
+        own = {tx.cells[n] for n in tx.code.co_cellvars}
+        return [value for cell, value in self.cells.items()
+                if isinstance(cell, (FrameFreeCell, RealCellVariable)) or cell in own]
+
     def _write_back_cells(self, cg, targets) -> None:
         tx = cg.tx
         own = {tx.cells[n]: n for n in tx.code.co_cellvars}
@@ -296,6 +392,14 @@ class SideEffects:
                 cg.load_const(None)
                 cg.append(Instr("STORE_DEREF", CellVar(name)))
                 cg.append(Instr("DELETE_DEREF", CellVar(name)))
+
+
+def _written_values(contents) -> list:
+    """The trackers the new contents of a container or object hold."""
+    if isinstance(contents, dict):
+        return [v for v in contents.values() if isinstance(v, VariableTracker)]
+    return [t for entry in contents for t in (entry if type(entry) is tuple else (entry,))
+            if isinstance(t, VariableTracker)]
 
 
 def written_through_owner(var) -> bool:

@@ -47,6 +47,15 @@ def test_fuzz_value_raises_program_matches_eager(seed, backend):
     assert not rec["internal"], rec["internal"]
 
 
+# iterators and views held by eager code across compiled code changing their containers (the "held" family)
+@pytest.mark.parametrize("seed,backend", [(90001, "eager"), (90003, "eager"), (90007, "aot_eager")])
+def test_fuzz_held_iterator_program_matches_eager(seed, backend):
+    rec = fuzz.check(seed, families="held", backend=backend)
+    assert rec["status"] == "equal", rec["detail"]
+    assert rec["graphs"] >= 1
+    assert not rec["internal"], rec["internal"]
+
+
 FOUND = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "oracles", "found", "fuzz_*.py")))
 
 

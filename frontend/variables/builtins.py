@@ -24,7 +24,7 @@ from ..reads import MISSING, class_lookup
 from ..signals import UserException, raised_by_user
 from .base import NOT_IMPLEMENTED, NotConstant, VariableTracker, families, python_value, wrap_class
 from .constant import ConstantVariable, check_codec_folds, const
-from .dicts import _UNKNOWN_ORDER, DictVariable, DictViewVariable, SetVariable, hashable_key
+from .dicts import DictVariable, DictViewVariable, SetVariable, copied_set, hashable_key
 from .functions import BaseUserFunction, BoundMethodVariable, PartialVariable, UserFunctionVariable, WrapsDecorator
 from .iterators import (
     AccumulateVariable,
@@ -288,7 +288,7 @@ def _set_subclass_method(tx, obj, owner, name, args, kwargs):
         return const(NotImplemented)
     if name == "copy" and result is store:
         # frozenset's copy is the object itself only for an exact frozenset: a subclass's is a new one
-        return SetVariable.create(tx, store.items(tx), store.cls, order=_UNKNOWN_ORDER)
+        return copied_set(tx, store, store.cls)
     return obj if result is store else result    # `s |= x` is s itself, not the items it holds
 
 
@@ -699,6 +699,8 @@ def _container(kind):
             return result
         if kind in (tuple, frozenset) and args and args[0].python_type() is kind:
             return args[0]      # an immutable builtin of exactly that type is returned as it is
+        if kind in (set, frozenset) and args and isinstance(args[0], SetVariable):
+            return copied_set(tx, args[0], kind)
         items = tx.unpack_iterable(args[0]) if args else []  # consumes an iterator argument
         if kind is list:
             return ListVariable.create(tx, items)
@@ -708,7 +710,7 @@ def _container(kind):
             # from a set or a dict CPython merges tables (presized): the order is not that of additions
             merged = args and (isinstance(args[0], (SetVariable, DictVariable)) or
                                type(args[0]).__name__ == "DictViewVariable")
-            return SetVariable.create(tx, items, kind, order="unknown" if merged else None)
+            return SetVariable.create(tx, items, kind, order="unknown" if merged else None, copies=[])
     return handler
 
 

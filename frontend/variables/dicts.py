@@ -7,6 +7,7 @@ import enum
 
 from ...probe import is_c_level, plain_hash
 from ..graph_break import Unsupported, user_error
+from ..write_back import rebuilt_dict
 from ..reads import class_lookup
 from .base import (
     NOT_IMPLEMENTED,
@@ -93,14 +94,48 @@ def member_key(tx, var):
     return hashable_key(tx, var)
 
 
-def store_keyed(tx, container, contents, *, moved=False, clear=False) -> None:
-    """Store the new contents of a dict or set; a change of size (or a key moved) changes its key layout."""
+def store_keyed(tx, container, contents, *, moved=False, clear=False, event=None) -> None:
+    """Store the new contents of a dict or set; a change of size (or a key moved) changes its key layout.
+    For a container of the program, the change of its keys is recorded as an event the write-back
+    replays (write_back.py), and for a dict made here, the rebuilt one (its holes): `event` when given
+    (a pop, a move, a merge), else the keys deleted and added, found by comparing the contents."""
     effects = tx.output.side_effects
     contents = tuple(contents)
-    before = len(effects.get(container))
+    old = effects.get(container)
+    before = len(old)
+    if isinstance(container, SetVariable) and container.small_history(tx) and \
+            (event is not None and event[0] == "merge" or not _all_small_hashes(contents)):
+        effects.track(("set small hashes", container), False)   # (a merge copies the operand's slots)
+    if container.source is not None or isinstance(container, DictVariable):
+        for e in [event] if event is not None else [("clear",)] if clear else _key_changes(tx, old, contents):
+            effects.record_key_event(container, e)
     effects.store(container, contents)
     if not clear and (moved or len(contents) != before):
         effects.track(("key layout", container), key_layout(tx, container) + 1)
+
+
+def _key_changes(tx, old, new) -> list:
+    """The events turning the keys of contents `old` into those of `new`: deletions, then additions
+    in their order (a dict's (key, value) pairs or a set's items)."""
+    if len(new) >= len(old) and new[:len(old)] == old:     # keys only added (at C speed: a loop adding)
+        return [("add", entry[0] if type(entry) is tuple else entry) for entry in new[len(old):]]
+
+    def keyed(contents):
+        return {hashable_key(tx, entry[0] if type(entry) is tuple else entry): entry for entry in contents}
+    before, after = keyed(old), keyed(new)
+    events = [("del", entry[0] if type(entry) is tuple else entry) for k, entry in before.items() if k not in after]
+    events += [("add", entry[0] if type(entry) is tuple else entry) for k, entry in after.items() if k not in before]
+    return events
+
+
+def _merges_tables(tx, var) -> bool:
+    """Whether dict.update(var) merges `var`'s table into the dict's (a dict, or a dict subclass
+    iterating as dict does), rather than adding its items one by one."""
+    try:
+        cls = var.python_type()
+    except Unsupported:
+        return False
+    return isinstance(cls, type) and issubclass(cls, dict) and class_lookup(tx, cls, "__iter__")[0] is dict.__iter__
 
 
 def is_other_mapping(var) -> bool:
@@ -162,6 +197,8 @@ class DictVariable(VariableTracker):
     def create(tx, pairs, cls=dict, default_factory=None, source=None, owner=None):
         var = DictVariable(cls=cls, default_factory=default_factory, source=source, owner=owner)
         tx.output.side_effects.track(var, tuple(pairs))
+        if source is None:
+            tx.output.side_effects.track(("initial keys", var), tuple(k for k, _ in var._raw_pairs(tx)))
         return var
 
     def pairs(self, tx):
@@ -192,8 +229,8 @@ class DictVariable(VariableTracker):
     def as_mapping(self, tx) -> dict:
         return {hashable_key(tx, k): (k, v) for k, v in self.pairs(tx)}
 
-    def set_pairs(self, tx, pairs, *, moved=False, clear=False):
-        store_keyed(tx, self, pairs, moved=moved, clear=clear)
+    def set_pairs(self, tx, pairs, *, moved=False, clear=False, event=None):
+        store_keyed(tx, self, pairs, moved=moved, clear=clear, event=event)
 
     def python_type(self):
         return self.cls
@@ -234,6 +271,7 @@ class DictVariable(VariableTracker):
     def call_method(self, tx, name, args, kwargs):
         check_modelled_arguments(self.describe(), name, args, kwargs, _DICT_ARITY,
                                  {"update": ("*",), "popitem": ("last",), "move_to_end": ("last",)})
+        merged = name in ("update", "__ior__") and bool(args) and _merges_tables(tx, args[0])
         if name == "update" and args and is_other_mapping(args[0]):
             args = [mapping_as_dict(tx, args[0])]
         if name in ("__getitem__", "get", "__contains__", "__len__"):   # (these read one value at most)
@@ -266,7 +304,7 @@ class DictVariable(VariableTracker):
         if name == "popitem":
             return self._popitem(tx, pairs, args, kwargs)
         if name == "update":
-            self._update(tx, args, kwargs)
+            self._update(tx, args, kwargs, merged)
             return const(None)
         if name == "clear":
             self.set_pairs(tx, (), clear=True)
@@ -329,28 +367,35 @@ class DictVariable(VariableTracker):
         last = kwargs.get("last", args[0] if args else const(True)).as_python_constant()
         if last:
             k, v = pairs[-1]
-            self.set_pairs(tx, pairs[:-1])
+            self.set_pairs(tx, pairs[:-1], event=("popitem", True))
         else:
             k, v = pairs[0]
-            self.set_pairs(tx, pairs[1:])
+            self.set_pairs(tx, pairs[1:], event=("popitem", False))
         return TupleVariable((k, v))
 
-    def _update(self, tx, args, kwargs) -> None:
-        mapping = self.as_mapping(tx)
-        sources = []
+    def _update(self, tx, args, kwargs, merged=False) -> None:
+        """`merged`: the argument is a dict CPython merges table to table (dict.update sizes the table
+        for all its items first), as it does the keywords' dict; an OrderedDict adds them one by one."""
+        groups = []
         if args:
             other = args[0]
             if isinstance(other, DictVariable):
-                sources.extend(other.pairs(tx))
+                groups.append((other.pairs(tx), merged and other is not self))
             else:
+                pairs = []
                 for item in tx.unpack_iterable(other):
                     k, v = tx.unpack_iterable(item)
-                    sources.append((k, v))
-        sources.extend((const(k), v) for k, v in kwargs.items())
-        for k, v in sources:
-            key = hashable_key(tx, k)
-            mapping[key] = (mapping[key][0], v) if key in mapping else (k, v)
-        self.set_pairs(tx, mapping.values())
+                    pairs.append((k, v))
+                groups.append((pairs, False))
+        if kwargs:
+            groups.append(([(const(k), v) for k, v in kwargs.items()], True))
+        for pairs, merge in groups:
+            mapping = self.as_mapping(tx)
+            for k, v in pairs:
+                key = hashable_key(tx, k)
+                mapping[key] = (mapping[key][0], v) if key in mapping else (k, v)
+            merge = merge and pairs and self.cls is not collections.OrderedDict
+            self.set_pairs(tx, mapping.values(), event=("update", tuple(k for k, _ in pairs)) if merge else None)
 
     def _move_to_end(self, tx, args, kwargs) -> None:
         mapping = self.as_mapping(tx)
@@ -359,7 +404,7 @@ class DictVariable(VariableTracker):
         last = kwargs.get("last", args[1] if len(args) > 1 else const(True)).as_python_constant()
         items = list(mapping.values())
         items = items + [entry] if last else [entry] + items
-        self.set_pairs(tx, items, moved=True)
+        self.set_pairs(tx, items, moved=True, event=("move", entry[0], bool(last)))
 
     def _equals(self, tx, other) -> bool:
         a, b = self.as_mapping(tx), other.as_mapping(tx)
@@ -387,7 +432,16 @@ class DictVariable(VariableTracker):
     def reconstruct(self, codegen):
         if self.source is not None:
             return self.source.reconstruct(codegen)
-        pairs = codegen.tx.output.side_effects.get(self)    # (a dict with unread values has a source)
+        effects = codegen.tx.output.side_effects
+        pairs = effects.get(self)    # (a dict with unread values has a source)
+        events = effects.key_events(self) if self.cls is not collections.OrderedDict else []
+        replayed = any(e[0] in ("del", "popitem") for e in events)
+        if replayed:
+            # keys deleted since it was made left holes in its entries, where an iterator the program
+            # takes over it counts its place: made with its first keys, then the changes replayed
+            # (an OrderedDict iterates its linked list, which has no holes)
+            codegen.load_callable(rebuilt_dict)
+            pairs = [(k, const(None)) for k in effects.contents[("initial keys", self)]]
         if self.cls is not dict:
             codegen.load_callable(self.cls)
             if self.default_factory is not None:
@@ -398,6 +452,14 @@ class DictVariable(VariableTracker):
         codegen.build_map(len(pairs))
         if self.cls is not dict:
             codegen.call(2 if self.default_factory is not None else 1)
+        if replayed:
+            effects.codegen_key_events(codegen, self)
+            final = effects.get(self)
+            for k, v in final:
+                codegen.reconstruct(k)
+                codegen.reconstruct(v)
+            codegen.build_map(len(final))
+            codegen.call(3)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -493,7 +555,8 @@ class DictViewVariable(VariableTracker):
             if op == "__or__" and not reflected and not isinstance(other, (SetVariable, DictVariable)) and \
                     (self.kind == "items" or len(mine) < 5):
                 order = _INSERTION_ORDER
-        return SetVariable.create(tx, result, order=order)
+        # (made from this view by additions; a set operand merged into it is copied when it is empty)
+        return SetVariable.create(tx, result, order=order, copies=[other] if isinstance(other, SetVariable) else [])
 
     def _set_equal(self, tx, other):
         """keys()/items() compare as sets with any set-like (None: not a set-like, NotImplemented)."""
@@ -549,16 +612,46 @@ class SetVariable(VariableTracker):
         return self.call_method(tx, "__iter__", [], {})   # live: sees changes made while iterating
 
     @staticmethod
-    def create(tx, items, cls=set, source=None, order=None):
+    def create(tx, items, cls=set, source=None, order=None, copies=None):
         """`order`: how its iteration order is known (see `ordered_items`): a set read from the
-        program keeps the real one; a new one is built item by item unless it says otherwise."""
+        program keeps the real one; a new one is built item by item unless it says otherwise.
+        `copies`: for a new set made otherwise, the sets whose slots CPython may have copied into it
+        (else it was made by additions): its slots are known when theirs are (`small_history`)."""
         var = SetVariable(cls=cls, source=source)
         unique = {}
         for item in items:
             unique.setdefault(hashable_key(tx, item), item)
         tx.output.side_effects.track(var, tuple(unique.values()))
         var.set_order(tx, order or (_REAL_ORDER if source is not None else _INSERTION_ORDER))
+        if source is None and _all_small_hashes(unique.values()) and (
+                order in (None, _INSERTION_ORDER) or
+                (copies is not None and all(_home_slots(tx, c) for c in copies))):
+            tx.output.side_effects.track(("set small hashes", var), True)
         return var
+
+    def small_history(self, tx) -> bool:
+        """Made here, and every item it ever held is a constant of hash 0..7 (see `_all_small_hashes`):
+        each sits in the slot of its hash, whatever else happened to the set."""
+        return tx.output.side_effects.contents.get(("set small hashes", self), False)
+
+    def _pop_choice(self, tx):
+        """The item pop() takes: CPython's pop searches from where the last pop left off (the set's
+        `finger`, which clear() keeps), not from the first slot. Known for a set made here: 0 until a
+        pop, then the popped item's slot plus one where slots are known (small hashes)."""
+        effects = tx.output.side_effects
+        finger = effects.contents.get(("set finger", self), 0 if self.source is None else None)
+        items = self.items(tx)
+        if finger == 0:
+            first = self.ordered_items(tx)[0]
+        elif finger is not None and self.small_history(tx):
+            ordered = _order_by_small_hashes(items)
+            first = next((i for i in ordered if hash(i.as_python_constant()) >= finger), ordered[0])
+        else:
+            raise Unsupported("python_protocol", what="set.pop of a set whose pop position is not known "
+                                                      "(CPython's pop starts where the last one stopped)")
+        slot = hash(first.as_python_constant()) if self.small_history(tx) else None
+        effects.track(("set finger", self), None if slot is None else slot + 1)
+        return first
 
     def items(self, tx):
         """The items, in the order they were added (the model's order, not CPython's)."""
@@ -589,14 +682,43 @@ class SetVariable(VariableTracker):
                 position = {id(v): n for n, v in enumerate(real)}
                 if len(position) == len(values):
                     return tuple(sorted(items, key=lambda i: position[id(values[items.index(i)])]))
-        small = _order_by_small_hashes(items)
-        if small is not None:
-            return small
+        if self.small_history(tx):
+            return _order_by_small_hashes(items)
         raise Unsupported("python_protocol", what="the iteration order of a set whose history is not only "
                                                   "additions (CPython's hash-table order is not modelled)")
 
     def keys(self, tx):
         return {hashable_key(tx, i): i for i in self.items(tx)}
+
+    def _merge_event(self, tx, name, other, items):
+        """The write-back event of merging `other` into this set (see write_back.write_set), for a set
+        of the program. A set operand (or this set itself) is replayed with the operand: where the items
+        land follows its slots, which only the real object has. Its rebuilt value is the object it was
+        here when it is a constant, a set of the program this frame does not change, or a set made here
+        by additions alone; another one cannot be replayed exactly and the operation is not traced."""
+        if self.source is None:
+            if _is_set(other) and not self.items(tx) and not _home_slots(tx, other):
+                # merged into an empty set, the operand's slots may be copied
+                tx.output.side_effects.track(("set small hashes", self), False)
+            return None
+        if other is self:
+            return ("merge", name, "self", None)
+        if not _is_set(other):
+            if isinstance(other, DictVariable) and other.cls is dict and other.owner is None:
+                return ("dict_keys", tuple(items))     # an exact dict sizes the set's table first
+            return ("items", tuple(items))
+        effects = tx.output.side_effects
+        if isinstance(other, SetVariable):
+            order = effects.contents.get(("set order", other), _INSERTION_ORDER)
+            exact = (other.source is not None and other not in effects.mutated and order == _REAL_ORDER) or \
+                (other.source is None and (order == _INSERTION_ORDER or other.small_history(tx)))
+            if not exact:
+                raise Unsupported("python_protocol", what=f"{self.cls.__name__}.{name} with a set whose slots "
+                                                          "are not known (CPython's hash-table order is not modelled)")
+            return ("merge", name, other, effects.get(other))
+        if other.is_python_constant():
+            return ("merge", name, other, None)
+        raise Unsupported("python_protocol", what=f"{self.cls.__name__}.{name} with {other.describe()}")
 
     def python_type(self):
         return self.cls
@@ -614,7 +736,7 @@ class SetVariable(VariableTracker):
         keys = self.keys(tx)
         check_modelled_arguments(self.cls.__name__, name, args, kwargs, _SET_ARITY)
         # pop() takes the first item in CPython's order: read while that order is still known
-        first = self.ordered_items(tx)[0] if name == "pop" and self.items(tx) else None
+        first = self._pop_choice(tx) if name == "pop" and self.items(tx) else None
         if name not in _READS_ONLY:
             # a change: additions item by item keep an order built so; anything else (a removal
             # leaves a dummy slot, a merge presizes the table, a real set's history is unknown) does not
@@ -642,9 +764,10 @@ class SetVariable(VariableTracker):
             return const(len(keys))
         if name == "update":
             for other in args:
-                for item in _members(tx, other):
+                items = _members(tx, other)
+                for item in items:
                     keys.setdefault(hashable_key(tx, item), item)
-            store_keyed(tx, self, keys.values())
+                store_keyed(tx, self, keys.values(), event=self._merge_event(tx, "update", other, items))
             return const(None)
         if name == "__iter__":
             return ContainerIteratorVariable.create(tx, self, "set")
@@ -663,7 +786,12 @@ class SetVariable(VariableTracker):
             else:   # __ixor__
                 kept = {**{k: v for k, v in keys.items() if k not in theirs},
                         **{k: v for k, v in theirs.items() if k not in keys}}
-            store_keyed(tx, self, kept.values())
+            event = None
+            if name != "__isub__" or args[0] is self:
+                # (a difference with another set discards item by item, as the events found by
+                # comparing say; the others follow the operand's slots, or clear the table)
+                event = self._merge_event(tx, name, args[0], None)
+            store_keyed(tx, self, kept.values(), event=event)
             return self
         if name in ("isdisjoint", "issuperset") and len(args) == 1 and not _is_set(args[0]):
             # CPython walks a non-set argument and stops at the first item that decides the answer:
@@ -688,17 +816,24 @@ class SetVariable(VariableTracker):
             for o in others:
                 for k, v in o.items():
                     pool.setdefault(k, v)
+            # the sets whose slots the result may copy (CPython copies a set into an empty one slot
+            # for slot): this one for a union or a difference (the others for a union onto an empty
+            # one), the others too for a symmetric difference; an intersection is made by additions
+            sets = [a for a in args if _is_set(a)]
+            copies = {"union": [self] if keys else [self] + sets, "intersection": [],
+                      "difference": [self], "symmetric_difference": [self] + sets}[_SET_METHOD_NAMES.get(name, name)]
             return SetVariable.create(tx, [pool[k] for k in keys if k in result] +
-                                      [pool[k] for k in result if k not in keys], self.cls, order=_UNKNOWN_ORDER)
+                                      [pool[k] for k in result if k not in keys], self.cls, order=_UNKNOWN_ORDER,
+                                      copies=copies)
         if name == "copy":
             if self.cls is frozenset:
                 return self     # immutable: the copy is the frozenset itself
-            return SetVariable.create(tx, self.items(tx), self.cls, order=_UNKNOWN_ORDER)
+            return copied_set(tx, self, self.cls)
         if name == "pop":
             items = self.items(tx)
             if not items:
                 raise user_error(KeyError("pop from an empty set"))
-            store_keyed(tx, self, [i for i in items if i is not first])
+            store_keyed(tx, self, [i for i in items if i is not first], event=("pop",))
             return first
         if name == "clear":
             store_keyed(tx, self, (), clear=True)
@@ -710,7 +845,7 @@ class SetVariable(VariableTracker):
             return self.source.reconstruct(codegen)
         items = codegen.tx.output.side_effects.get(self)
         if len(items) > 1 and codegen.tx.output.side_effects.contents.get(("set order", self)) == _UNKNOWN_ORDER \
-                and _order_by_small_hashes(items) is None:
+                and not self.small_history(codegen.tx):
             # a set built anew item by item would iterate in another order than the program's
             raise Unsupported("python_protocol", what="rebuilding a set whose history is not only additions "
                                                       "(CPython's hash-table order is not modelled)")
@@ -727,16 +862,45 @@ class SetVariable(VariableTracker):
 _DICT_ARITY = {"__getitem__": 1, "get": 2, "__contains__": 1, "__len__": 0, "__setitem__": 2, "setdefault": 2,
                "__delitem__": 1, "pop": 2, "popitem": 1, "update": 1, "clear": 0, "copy": 0, "keys": 0,
                "values": 0, "items": 0, "__iter__": 0, "move_to_end": 2, "__ior__": 1}
-def _order_by_small_hashes(items):
-    """Items whose hashes are distinct and in 0..7 sit each in the slot of its hash in any table (the
-    smallest has 8 slots), so they iterate by hash whatever the set's history: that order, else None."""
+def copied_set(tx, original, cls):
+    """A new set (or frozenset) of `original`'s items, as CPython's copy makes it: merged into an empty
+    table, slot for slot when both have 8 slots, else item by item in the original's order. A set of
+    at most 4 items (no resize either way) so gets the order a set built by adding them in the
+    original's order has; a larger one is presized, and its order is not modelled."""
+    items = original.items(tx)
+    if len(items) <= 4:
+        try:
+            return SetVariable.create(tx, original.ordered_items(tx), cls, order=_INSERTION_ORDER)
+        except Unsupported:
+            pass
+    return SetVariable.create(tx, items, cls, order=_UNKNOWN_ORDER)
+
+
+def _home_slots(tx, var) -> bool:
+    """Whether each item of set `var` sits in the slot of its hash (see SetVariable.small_history)."""
+    if isinstance(var, SetVariable):
+        return var.small_history(tx)
+    return var.is_python_constant() and _all_small_hashes(_members(tx, var))
+
+
+_SET_METHOD_NAMES = {"__or__": "union", "__and__": "intersection", "__sub__": "difference",
+                     "__xor__": "symmetric_difference"}
+
+
+def _all_small_hashes(items) -> bool:
+    """Constants whose hashes are distinct and in 0..7. A set that only ever held such items has each
+    in the slot of its hash in any table (the smallest has 8 slots): no other key ever took that slot
+    first. One item of another hash, now gone, may have: the set `{9, 2}` given 1 puts it in slot 3."""
     try:
         hashes = [hash(i.as_python_constant()) for i in items]
     except (NotConstant, TypeError):
-        return None
-    if len(set(hashes)) != len(hashes) or not all(0 <= h < 8 for h in hashes):
-        return None
-    return tuple(i for _, i in sorted(zip(hashes, items), key=lambda pair: pair[0]))
+        return False
+    return len(set(hashes)) == len(hashes) and all(0 <= h < 8 for h in hashes)
+
+
+def _order_by_small_hashes(items):
+    """The iteration order of a set with a small-hash history (SetVariable.small_history): by hash."""
+    return tuple(sorted(items, key=lambda i: hash(i.as_python_constant())))
 
 
 def _members(tx, var):

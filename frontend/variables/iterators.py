@@ -258,6 +258,23 @@ def key_layout(tx, container) -> int:
 _BROKEN = "broken"    # the container changed size: every later next() raises again, as in CPython
 
 
+def exhausted_like(kind):
+    """An exhausted iterator of type `kind` (a dict's, a dict view's, an OrderedDict's, a set's)."""
+    for container in ({}, collections.OrderedDict(), set()):
+        for make in (iter, reversed, lambda c: iter(c.keys()), lambda c: iter(c.values()),
+                     lambda c: iter(c.items()), lambda c: reversed(c.keys()), lambda c: reversed(c.values()),
+                     lambda c: reversed(c.items())):
+            try:
+                it = make(container)
+            except (TypeError, AttributeError):
+                continue
+            if type(it) is kind:
+                for _ in it:
+                    pass
+                return it
+    raise TypeError(kind)
+
+
 def advanced(it, n):
     """`it` after `n` items (rebuilds an iterator over a dict or set at its position)."""
     for _ in range(n):
@@ -333,8 +350,13 @@ class ContainerIteratorVariable(IteratorVariable):
     def reconstruct(self, codegen):
         state = codegen.tx.output.side_effects.get(self)
         if state is None:
-            position = len(self._entries(codegen.tx))
-        elif state[0] == _BROKEN or state[1] != key_layout(codegen.tx, self.container):
+            # exhausted: CPython's iterator let go of its container and gives nothing more even if
+            # the container grows (one at the end of it would raise "changed size")
+            codegen.load_callable(exhausted_like)
+            codegen.load_const(self.python_type())
+            codegen.call(1)
+            return
+        if state[0] == _BROKEN or state[1] != key_layout(codegen.tx, self.container):
             raise Unsupported("unrebuildable", what=f"rebuilding {self.describe()} after its container changed")
         else:
             position = state[0]

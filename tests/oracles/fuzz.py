@@ -14,7 +14,7 @@ bytegraph hit an internal error (sound: that instruction ran as Python, but a bu
 
     python -m tests.oracles.fuzz --seeds 0:500 [--json fuzz.json] [--out-dir fuzz_failures]
                                  [--backend aot_eager] [--shared-inputs] [--hoist] [--dynamic] [--narrow]
-                                 [--families all|first|second|new|new2|third|raises|raises_meta]
+                                 [--families all|first|second|new|new2|third|raises|raises_meta|held]
 
 Each failing program is written out as a standalone script that prints OK or MISMATCH.
 """
@@ -1189,6 +1189,79 @@ def _metadata_raises(r, k):
     return pre, op
 
 
+
+# containers, the ways `_held_iterators` holds an iterator over each, and the changes it makes to each
+_HELD_CONTAINERS = {
+    "dict": (["{'a': n, 'b': 2, 'c': 3}", "d", "{1: 'i', 2.0: 'f', 'c': n}", "dict.fromkeys('abcde', n)"],
+             ["iter(c)", "reversed(c)", "iter(c.keys())", "iter(c.items())", "iter(c.values())", "enumerate(c)"]),
+    "od": (["collections.OrderedDict(a=1, b=n, c=3)", "collections.OrderedDict([(1, 'i'), (2.0, 'f'), ('c', n)])"],
+           ["iter(c)", "reversed(c)", "iter(c.keys())", "iter(c.items())", "reversed(c.values())"]),
+    "dd": (["collections.defaultdict(int, a=1, b=n, c=3)", "collections.defaultdict(list, {1: [n], 'b': []})"],
+           ["iter(c)", "reversed(c)", "iter(c.items())", "zip(c, c.values())"]),
+    "set": (["{n, n + 8, 16, 3}", "set(lst)", "{8, 16, 24}", "{1, 2.0, 'a', n}", "set(range(12)) - {n, 3, 5}"],
+            ["iter(c)", "enumerate(c)", "zip(c, 'abcdef')"]),
+    "list": (["lst", "[n, 1, 2, 3]", "list(d)"], ["iter(c)", "reversed(c)", "enumerate(c)", "zip(c, c)"]),
+    "deque": (["collections.deque(lst)", "collections.deque([n, 1, 2], maxlen=4)"], ["iter(c)", "reversed(c)"]),
+}
+_DICT_CHANGES = ["c['z'] = n", "c['a'] = n + 1", "c.pop('b', None)", "c.popitem() if c else None", "c.update(q=1, a=2)",
+                 "c.setdefault('w', 0)", "c.clear()", "c[1.0] = 'f'", "c[True] = 't'", "c['b'] = c.pop('b', 0)",
+                 "c.pop(1, None)", "if 'c' in c:\n    del c['c']", "c |= {'c': 9, 'y': n}"]
+_HELD_CHANGES = {
+    "dict": _DICT_CHANGES,
+    "od": _DICT_CHANGES + ["c.move_to_end('a') if 'a' in c else None",
+                           "c.move_to_end('c', last=False) if 'c' in c else None",
+                           "c.popitem(last=False) if c else None"],
+    "dd": _DICT_CHANGES + ["c['m'] = c['m']", "c['b'] if isinstance(c['b'], list) else None"],
+    "set": ["c.add(n)", "c.discard(8)", "c.add(24)", "c.discard(n)", "c |= {9, 17}", "c -= {n}",
+            "c &= {n, 8, 16, 3, 24, 1, 2}", "c ^= {1, 9}", "c.update([n + 16, 40])", "c.pop() if c else None",
+            "c.clear()", "c.update(dict.fromkeys([5, 13]))", "c.add(1.0)", "c.add(True)", "c.discard(1)",
+            "c.update({32, 40, 48})", "c.remove(3) if 3 in c else None"],
+    "list": ["c.append(n)", "c.insert(0, n)", "c.pop(0) if c else None", "c.sort()", "c.reverse()",
+             "c[1:2] = [7, 7]", "c.extend([n, 5])", "c.clear()", "del c[:1]", "c += [n]",
+             "c.remove(c[0]) if c else None"],
+    "deque": ["c.append(n)", "c.appendleft(n)", "c.pop() if c else None", "c.popleft() if c else None", "c.rotate(1)",
+              "c.extend([n, 5])", "c.clear()"],
+}
+
+
+def _held_iterators(r, k):
+    """An iterator (or a keys/items/values view's, reversed, enumerate, zip) over a container, made by code
+    that runs eagerly (a `bytegraph.disable` function) and partly consumed there; compiled code then changes
+    the container (with graph breaks between the changes at times) and eager code reads the rest of the
+    iterator: what it sees depends on how the container's table changed (a dict's entries, an OrderedDict's
+    linked list, a set's slots), which the write-back after each compiled frame must reproduce; then the
+    container's order and the key objects it holds (1, 1.0 and True are one key)."""
+    pre = (f"@bytegraph.disable\ndef hold{k}(make, *args):\n    return make(*args)\n"
+           f"@bytegraph.disable\ndef drain{k}(it, m):\n    got = []\n    for _ in range(m):\n        try:\n"
+           "            got.append(next(it))\n        except StopIteration:\n            got.append('stop')\n"
+           "            break\n        except RuntimeError as e:\n            got.append(('RuntimeError', str(e)))\n"
+           "            break\n    return got\n")
+    kind = r.choice(sorted(_HELD_CONTAINERS))
+    makers, holds = _HELD_CONTAINERS[kind]
+    lines = [f"c = {r.choice(makers)}"]
+    if kind == "set" and r.random() < 0.3:
+        lines.append("c.discard(n + 8)")        # a dummy slot in the set's table from before
+    if kind in ("dict", "od", "dd") and r.random() < 0.3:
+        lines.append("c.pop('a', None)")        # a hole in the dict's entries from before
+    hold = r.choice(holds)
+    if hold in ("iter(c)", "reversed(c)", "enumerate(c)") and r.random() < 0.5:
+        lines.append(f"it = hold{k}({hold[:-3]}, c)")       # made eagerly (c not a closure's cell)
+    elif r.random() < 0.8:
+        lines.append(f"it = hold{k}(lambda: {hold})")      # made eagerly
+    else:
+        lines.append(f"it = {hold}")                        # made in compiled code, held across a break
+    lines.append(f"out.append(drain{k}(it, {r.randint(0, 2)}))")
+    lines.append("out.append(x * len(c))")
+    for _ in range(r.randint(1, 3)):
+        lines.append(r.choice(_HELD_CHANGES[kind]))
+        if r.random() < 0.25:
+            lines.append("bytegraph.graph_break()")
+    lines.append("out.append(y + len(c))")
+    lines.append(f"out.append(drain{k}(it, 8))")
+    lines.append("out.append([(kk, type(kk).__name__) for kk in c])")
+    return pre, "\n".join(lines)
+
+
 # the first generation of families (`--narrow`: the programs that seeds made before the families below)
 NARROW_SNIPPETS = [_containers_list, _containers_tuple, _containers_dict, _containers_set, _closures, _classes,
                    _exceptions, _generators, _comprehensions, _globals, _strings, _builtins, _arith, _tensors,
@@ -1216,7 +1289,10 @@ FAMILIES = {"first": (NARROW_SNIPPETS, NARROW_WEIGHTS), "second": (SECOND_SNIPPE
             # seeds keep their programs)
             "raises": (SECOND_SNIPPETS + [_value_raises], SECOND_WEIGHTS + [16]),
             # and after in-place changes of an input's sizes (`families="raises_meta"`; "raises" keeps its programs)
-            "raises_meta": (SECOND_SNIPPETS + [_value_raises, _metadata_raises], SECOND_WEIGHTS + [8, 12])}
+            "raises_meta": (SECOND_SNIPPETS + [_value_raises, _metadata_raises], SECOND_WEIGHTS + [8, 12]),
+            # iterators and views held by eager code across compiled code changing their containers
+            # (`families="held"`: with the first generation's containers, tensors and breaks)
+            "held": (NARROW_SNIPPETS + [_breaks, _held_iterators], NARROW_WEIGHTS + [2, 30])}
 
 
 def _hoist(op: str) -> str:

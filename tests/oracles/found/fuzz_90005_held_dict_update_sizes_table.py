@@ -1,0 +1,16 @@
+"""Fuzzer program 90005: mismatch.
+call 0: return[12]: len 2 vs 3: ['y', 'stop'] vs ['d', 'y', 'stop']
+Run: python -m tests.oracles.found.fuzz_90005_held_dict_update_sizes_table  (prints OK or MISMATCH)
+once kept in tests/oracles/found/, where tests/test_oracles_quick.py runs it."""
+import sys
+
+from tests.oracles.fuzz import check
+
+SEED = 90005
+SRC = "import collections, contextlib, dataclasses, functools, io, itertools, math, operator\nimport torch\nimport bytegraph\n@bytegraph.disable\ndef hold2(make, *args):\n    return make(*args)\n@bytegraph.disable\ndef drain2(it, m):\n    got = []\n    for _ in range(m):\n        try:\n            got.append(next(it))\n        except StopIteration:\n            got.append('stop')\n            break\n        except RuntimeError as e:\n            got.append(('RuntimeError', str(e)))\n            break\n    return got\n\nclass P4:\n    tag = 'p4'\n    def __init__(self, v):\n        self.v = v\n    @property\n    def double(self):\n        return self.v * 2\n    def __add__(self, o):\n        return P4(self.v + (o.v if isinstance(o, P4) else o))\n    def __radd__(self, o):\n        return P4(o + self.v)\n    def __eq__(self, o):\n        return isinstance(o, P4) and self.v == o.v\n    def __len__(self):\n        return 3\n    def __getitem__(self, i):\n        if i >= 3:\n            raise IndexError(i)\n        return self.v * i\n    def __repr__(self):\n        return 'P4(%r)' % (self.v,)\n    @classmethod\n    def make(cls, v):\n        return cls(v + 1)\n    @staticmethod\n    def unit():\n        return 1\nclass Q4(P4):\n    def __init__(self, v):\n        super().__init__(v * 10)\n    @property\n    def double(self):\n        return super().double + 1\n\n@bytegraph.disable\ndef hold5(make, *args):\n    return make(*args)\n@bytegraph.disable\ndef drain5(it, m):\n    got = []\n    for _ in range(m):\n        try:\n            got.append(next(it))\n        except StopIteration:\n            got.append('stop')\n            break\n        except RuntimeError as e:\n            got.append(('RuntimeError', str(e)))\n            break\n    return got\n\ndef f(x, y, n, s, lst, d):\n    out = []\n    out.append(all(isinstance(v, int) for v in lst) and operator.itemgetter(0)(lst or [n]))\n    a, (b, c) = n, (x, y)\n    out.append(b - c * a)\n    c = collections.OrderedDict(a=1, b=n, c=3)\n    it = iter(c.keys())\n    out.append(drain2(it, 0))\n    out.append(x * len(c))\n    c.pop(1, None)\n    out.append(y + len(c))\n    out.append(drain2(it, 8))\n    out.append([(kk, type(kk).__name__) for kk in c])\n    out.append(int(x.shape[0]) * x.max())\n    p = P4(n)\n    p.extra = s\n    out.append((p.extra, getattr(p, 'nope', 5), hasattr(p, 'v')))\n    c = dict.fromkeys('abcde', n)\n    c.pop('a', None)\n    it = hold5(lambda: iter(c.keys()))\n    out.append(drain5(it, 2))\n    out.append(x * len(c))\n    c.popitem() if c else None\n    c |= {'c': 9, 'y': n}\n    out.append(y + len(c))\n    out.append(drain5(it, 8))\n    out.append([(kk, type(kk).__name__) for kk in c])\n    return out\n"  # noqa: E501
+OPTIONS = dict(backend='eager', shared=False, dynamic=False)
+
+if __name__ == "__main__":
+    rec = check(SEED, SRC, **OPTIONS)
+    print("OK" if rec["status"] == "equal" else "MISMATCH: " + rec["status"] + ": " + rec["detail"])
+    sys.exit(rec["status"] != "equal")
