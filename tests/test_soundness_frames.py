@@ -167,6 +167,27 @@ def test_isinstance_reads_a_user_class_property_as_eager_does():
     assert cnt.frame_count == 1
 
 
+def test_isinstance_of_an_abc_reads_a_user_class_property_even_when_the_type_answers():
+    # ABCMeta's check reads `o.__class__` first, whatever the answer: the trace answered yes from
+    # the type and skipped the property
+    log = []
+
+    class Sized:
+        def __len__(self):
+            return 1
+
+        @property
+        def __class__(self):
+            log.append("__class__ read")
+            return Sized
+
+    def f(x, o):
+        y = x + 1
+        return y, isinstance(o, collections.abc.Sized), list(log), y * 2
+    cnt = compare(f, torch.ones(2), Sized(), setup=log.clear)
+    assert cnt.frame_count == 2 and cnt.op_count == 2    # the isinstance runs as Python between the graphs
+
+
 def test_isinstance_of_an_abc_follows_its_registry():
     class Later:
         pass

@@ -347,7 +347,8 @@ def _flat_classes(spec):
 def isinstance_of(tx, cls, klass) -> bool:
     """`isinstance(obj, klass)` for an object of exact type `cls`, as CPython decides it: the exact
     type, else the metaclass's `__instancecheck__` (ABCMeta's answer depends on the registry:
-    `_abc_answer_guard`) or the MRO, else `obj.__class__`, which a user class may define."""
+    `_abc_answer_guard`) or the MRO, else `obj.__class__`, which a user class may define (ABCMeta
+    reads it before answering anything)."""
     if not isinstance(klass, type):
         raise Unsupported("python_protocol", what=f"isinstance with {type(klass).__name__} as the class")
     if cls is klass:
@@ -360,17 +361,24 @@ def isinstance_of(tx, cls, klass) -> bool:
         return issubclass(cls, klass)
     if check is not type.__dict__["__instancecheck__"] and meta is not abc.ABCMeta:
         raise Unsupported("python_protocol", what=f"isinstance through {meta.__qualname__}.__instancecheck__")
+    if meta is abc.ABCMeta:
+        _plain_class_attribute(tx, cls)    # ABCMeta's check reads `obj.__class__` first, whatever the answer
     if issubclass(cls, klass):
         return True
     if meta is abc.ABCMeta:
         _abc_answer_guard(tx, False)
-    # both checks read `obj.__class__` next: a property or a `__getattribute__` of the user's may answer
+    _plain_class_attribute(tx, cls)     # type's check reads `obj.__class__` after a no
+    return False
+
+
+def _plain_class_attribute(tx, cls) -> None:
+    """`obj.__class__` is its type, read by no code of the user's: a property or a `__getattribute__`
+    of the user's may answer otherwise, or do something else (not modelled)."""
     found, _ = reads.class_lookup(tx, cls, "__class__")
     getattribute, _ = reads.class_lookup(tx, cls, "__getattribute__")
     if found is not reads.type_lookup(object, "__class__") or not is_c_level(getattribute):
         raise Unsupported("python_protocol", what="isinstance on an object whose class defines __class__ "
                                                  "or __getattribute__")
-    return False
 
 
 def _locals(tx):
