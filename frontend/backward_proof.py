@@ -11,6 +11,9 @@ the caller), with gradients of unknown layout. The trace must show that the back
 - reads no Python state from outside (globals, closure cells, class attributes, objects reached
   through the ctx that existed before the frame), which eager reads when the backward runs, maybe
   changed since; functions, classes and modules are read as code, torch's and math's constants too;
+  nor a tensor kept on the ctx as an attribute that the program also holds (an input, a result, a
+  view of one): eager reads it unchecked when the backward runs, a compiled backward saved it and
+  raises at the version check once the program wrote into it;
 - reads nothing of a gradient that AOTAutograd does not reproduce: strides, contiguity, storage,
   version, autograd state (a compiled backward gets contiguous gradients where eager gets the expanded
   one of `.sum()`), and makes no view whose success depends on the layout (`view`, `as_strided`);
@@ -185,13 +188,13 @@ class OutsideStateVariable(VariableTracker):
     """A ctx attribute holding an object from before the frame (a config dict, a module), while the
     backward is proved: eager reads its state when the backward runs, so any use of it is refused."""
     what: str = ""
+    why: str = "an object from before the frame"
 
     def describe(self):
         return self.what
 
     def _refuse(self, *_, **__):
-        raise _impure(f"reads {self.what}, an object from before the frame (eager reads its state when the "
-                      "backward runs)")
+        raise _impure(f"reads {self.what}, {self.why} (eager reads its state when the backward runs)")
 
     python_type = var_getattr = call_function = call_method = unpack = get_items = truth = iterate = _refuse
 
@@ -206,6 +209,26 @@ def _reaches_outside(tx, var, seen) -> bool:
         if real is None or not is_code(real) and not (isinstance(var, TupleVariable) and var.is_python_constant()):
             return True
     return any(_reaches_outside(tx, part, seen) for part in var.parts(tx))
+
+
+def _storages_the_program_holds(out, vars_) -> set:
+    """The memory of the graph's inputs and of the Function's arguments and results (`vars_`): the
+    program holds these tensors, and may write into them between the forward and the backward."""
+    held = [n.meta.get("example_value") for n in out.graph.nodes if n.op in ("placeholder", "get_attr")]
+    held += [t.example for t in _tensors(out, vars_)]
+    return {_storage_of(t) for t in held if isinstance(t, torch.Tensor)} - {None}
+
+
+def _tensors_in(tx, var, seen):
+    """The tensors `var` is or holds, at any depth."""
+    if id(var) in seen:
+        return
+    seen.add(id(var))
+    if isinstance(var, TensorVariable):
+        yield var
+        return
+    for part in var.parts(tx):
+        yield from _tensors_in(tx, part, seen)
 
 
 def _real_object(out, var):
@@ -232,9 +255,17 @@ def backward_impurity(tx, cls, backward, args, ctx, result):
     if attrs.get("materialize_grads", const(True)).as_python_constant_or_none() is not True:
         return "turns off materialized gradients (eager passes None for an unused output, a compiled backward zeros)"
     items = saved_tensors(tx, ctx)
+    shared = _storages_the_program_holds(out, list(args) + [result])
     for name, value in attrs.items():
-        if name not in ("to_save", "needs_input_grad") and _reaches_outside(tx, value, set()):
+        if name in ("to_save", "needs_input_grad"):
+            continue
+        if _reaches_outside(tx, value, set()):
             attrs[name] = OutsideStateVariable(what=f"ctx.{name}")
+        elif any(_storage_of(t.example) in shared for t in _tensors_in(tx, value, set())):
+            # unlike a saved tensor, eager reads it as it is when the backward runs, unchecked: the
+            # program may write into it before then, where a compiled backward would raise
+            attrs[name] = OutsideStateVariable(what=f"ctx.{name}", why="a tensor the program can write "
+                                               "into before the backward, not saved for backward")
     attrs["saved_tensors"] = TupleVariable(tuple(items))
     effects.store(ctx, attrs)
 

@@ -209,8 +209,8 @@ class InstructionTranslator(InstructionTranslatorBase):
         output = self.output
         if output.default_dtype != self.entry_dtype and not rerunnable(output):
             # a raise part way would leave the dtype of a node behind, where eager's own blocks may restore it
-            raise Unsupported("unrestorable_raise", what="a graph changing the default dtype on other "
-                              "devices than the CPU")
+            raise Unsupported("unrestorable_raise", what="a graph changing the default dtype with tensors "
+                              "on other devices than the CPU (it cannot rerun as Python after a raise)")
         if not (loses_effects_on_raise(self) and rerunnable(output)):
             return None
         written, reshaped = output.written_inputs(), output.reshaped_inputs()

@@ -143,15 +143,7 @@ def frame_returns(tx, value) -> None:
     dying = [g for g in gens if id(g) not in live]
     if any(id(g) not in held for g in dying):
         raise _not_modelled("a generator that died before its frame returned")
-    # a generator held by another dying one (its `yield from` delegate) goes with that one
-    inner = _reachable(tx, [tx.output.side_effects.contents.get(g) for g in dying], dying)
-    outermost = [g for g in dying if id(g) not in inner]
-    if len(outermost) > 1:
-        raise _not_modelled("several generators dying at the same frame exit")
-    for g in outermost:
-        close(tx, g)
-    if any(close_is_observable(tx, g) for g in dying):
-        raise _not_modelled("a generator dying with the generator that held it")
+    _close_dying(tx, dying, "at the same frame exit")
 
 
 def finalizer_may_run(tx, var) -> None:
@@ -195,14 +187,21 @@ def dropped(tx, var) -> None:
     if not gens:
         return
     live = _reachable(tx, _frame_roots(tx) + _outside_roots(tx), gens)
-    dying = [g for g in gens if id(g) not in live]
-    # a generator held by another dying one (its `yield from` delegate) goes with that one
+    _close_dying(tx, [g for g in gens if id(g) not in live], "with one reference")
+
+
+def _close_dying(tx, dying, when: str) -> None:
+    """Close the generators of `dying` that no other dying one holds (a generator held by another,
+    its `yield from` delegate, goes with that one); two or more such: their order is not modelled,
+    nor one left pending by that close (held by the closed one's frame, not its delegate)."""
     inner = _reachable(tx, [tx.output.side_effects.contents.get(g) for g in dying], dying)
     outermost = [g for g in dying if id(g) not in inner]
     if len(outermost) > 1:
-        raise _not_modelled("several generators dying with one reference")
+        raise _not_modelled(f"several generators dying {when}")
     for g in outermost:
         close(tx, g)
+    if any(close_is_observable(tx, g) for g in dying):
+        raise _not_modelled("a generator dying with the generator that held it")
 
 
 def _frame_holds(tx, var) -> bool:

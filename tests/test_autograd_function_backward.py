@@ -554,3 +554,72 @@ def test_state_changed_between_forward_and_backward(case, backend):
     torch.testing.assert_close(grads[1], grads[0])
     torch.testing.assert_close(grads[0], torch.full((2, 3), 5.0))
     assert any(_applied(gm) for gm in cnt.graphs) is (backend == "eager")
+
+
+class _ScaleOnCtx(torch.autograd.Function):
+    """Keeps a tensor on ctx as an attribute (not saved for backward): eager's backward reads it as it
+    is then, unchecked."""
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.w = w
+        ctx.inner = w * 2          # made here and held by nothing else: nobody can write into it
+        return x * w
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.w + 0 * ctx.inner, None
+
+
+class _InnerOnCtx(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.inner = w * 2
+        return x * w
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.inner / 2, None
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("held", ["input", "intermediate", "view"])
+def test_tensor_on_ctx_written_between_forward_and_backward(held, backend):
+    # a compiled backward saved `w` for backward and raised at the version check once the program
+    # wrote into it; eager's backward reads the new values
+    def fn(x, w):
+        if held == "intermediate":
+            w = w * 1
+        elif held == "view":
+            w = w[:]
+        return _ScaleOnCtx.apply(x, w), w
+
+    cnt = CompileCounterWithBackend(backend)
+    opt = bytegraph.compile(fn, backend=cnt)
+    grads = []
+    for f in (fn, opt):
+        x, w = torch.randn(3, requires_grad=True), torch.full((3,), 3.0)
+        out, held_w = f(x, w)
+        held_w.mul_(2)
+        out.sum().backward()
+        grads.append(x.grad)
+    torch.testing.assert_close(grads[1], grads[0])
+    torch.testing.assert_close(grads[0], torch.full((3,), 6.0))
+    assert any(_applied(gm) for gm in cnt.graphs) is (backend == "eager")
+    with pytest.raises(bytegraph.GraphBreakError, match="ctx.w"):
+        bytegraph.compile(fn, backend="aot_eager", fullgraph=True)(torch.randn(3, requires_grad=True), torch.ones(3))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_tensor_made_by_the_forward_on_ctx_is_captured(backend):
+    def fn(x, w):
+        return _InnerOnCtx.apply(x, w)
+
+    cnt = CompileCounterWithBackend(backend)
+    opt = bytegraph.compile(fn, backend=cnt)
+    grads = []
+    for f in (fn, opt):
+        x, w = torch.randn(3, requires_grad=True), torch.full((3,), 3.0)
+        f(x, w).sum().backward()
+        grads.append(x.grad)
+    torch.testing.assert_close(grads[1], grads[0])
+    assert cnt.frame_count == 1 and any(_applied(gm) for gm in cnt.graphs)

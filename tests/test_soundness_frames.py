@@ -3,6 +3,7 @@ iterator across a graph break, lazy `filter`, `match` and `isinstance` decided a
 them, metaclass `__hash__` never run at compile time, `locals()`, bare `raise` and the run-time
 state of raised exceptions. Each test compares compiled with eager (over mutations between calls)
 and asserts what was captured."""
+import abc
 import builtins
 import collections.abc
 import enum
@@ -165,6 +166,54 @@ def test_isinstance_reads_a_user_class_property_as_eager_does():
         return x + 1, isinstance(o, int), type(o) is int, list(log)
     cnt = compare(f, torch.ones(2), Pretender(), setup=log.clear)
     assert cnt.frame_count == 1
+
+
+def test_isinstance_of_an_abc_reads_a_user_class_property_even_when_the_type_answers():
+    # ABCMeta's check reads `o.__class__` first, whatever the answer: the trace answered yes from
+    # the type and skipped the property
+    log = []
+
+    class Sized:
+        def __len__(self):
+            return 1
+
+        @property
+        def __class__(self):
+            log.append("__class__ read")
+            return Sized
+
+    def f(x, o):
+        y = x + 1
+        return y, isinstance(o, collections.abc.Sized), list(log), y * 2
+    cnt = compare(f, torch.ones(2), Sized(), setup=log.clear)
+    assert cnt.frame_count == 2 and cnt.op_count == 2    # the isinstance runs as Python between the graphs
+
+
+_ACCEPTS = {"on": False}
+
+
+class _Duck(abc.ABC):
+    @classmethod
+    def __subclasshook__(cls, C):
+        return True if _ACCEPTS["on"] else NotImplemented
+
+
+def test_a_user_subclass_hook_runs_when_the_program_runs_it():
+    # the compile-time check ran the hook before the trace's write to _ACCEPTS was made: False where
+    # eager answers True (and the hook ran once, at compile time, not when the program asked)
+    def f(x, o, cls):
+        _ACCEPTS["on"] = True
+        r = isinstance(o, _Duck), issubclass(cls, _Duck)
+        _ACCEPTS["on"] = False
+        return x + 1, r
+    results = []
+    for run_it in (f, bytegraph.compile(f, backend=(cnt := CompileCounter()))):
+        a, b = type("A", (), {}), type("B", (), {})     # classes no check has seen yet
+        results.append(run_it(torch.ones(1), a(), b)[1])
+    assert results[0] == results[1] == (True, True)
+    assert cnt.frame_count == 1 and cnt.op_count == 1
+    explained = bytegraph.explain(f)(torch.ones(1), type("C", (), {})(), type("D", (), {}))
+    assert explained.graph_break_count == 2 and "__subclasshook__" in str(explained.break_reasons[0])
 
 
 def test_isinstance_of_an_abc_follows_its_registry():

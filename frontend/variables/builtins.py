@@ -347,7 +347,8 @@ def _flat_classes(spec):
 def isinstance_of(tx, cls, klass) -> bool:
     """`isinstance(obj, klass)` for an object of exact type `cls`, as CPython decides it: the exact
     type, else the metaclass's `__instancecheck__` (ABCMeta's answer depends on the registry:
-    `_abc_answer_guard`) or the MRO, else `obj.__class__`, which a user class may define."""
+    `_abc_answer_guard`) or the MRO, else `obj.__class__`, which a user class may define (ABCMeta
+    reads it before answering anything)."""
     if not isinstance(klass, type):
         raise Unsupported("python_protocol", what=f"isinstance with {type(klass).__name__} as the class")
     if cls is klass:
@@ -360,17 +361,25 @@ def isinstance_of(tx, cls, klass) -> bool:
         return issubclass(cls, klass)
     if check is not type.__dict__["__instancecheck__"] and meta is not abc.ABCMeta:
         raise Unsupported("python_protocol", what=f"isinstance through {meta.__qualname__}.__instancecheck__")
+    if meta is abc.ABCMeta:
+        _plain_class_attribute(tx, cls)    # ABCMeta's check reads `obj.__class__` first, whatever the answer
+        _abc_check_runs_no_user_hook(cls, klass)
     if issubclass(cls, klass):
         return True
     if meta is abc.ABCMeta:
         _abc_answer_guard(tx, False)
-    # both checks read `obj.__class__` next: a property or a `__getattribute__` of the user's may answer
+    _plain_class_attribute(tx, cls)     # type's check reads `obj.__class__` after a no
+    return False
+
+
+def _plain_class_attribute(tx, cls) -> None:
+    """`obj.__class__` is its type, read by no code of the user's: a property or a `__getattribute__`
+    of the user's may answer otherwise, or do something else (not modelled)."""
     found, _ = reads.class_lookup(tx, cls, "__class__")
     getattribute, _ = reads.class_lookup(tx, cls, "__getattribute__")
     if found is not reads.type_lookup(object, "__class__") or not is_c_level(getattribute):
         raise Unsupported("python_protocol", what="isinstance on an object whose class defines __class__ "
                                                  "or __getattribute__")
-    return False
 
 
 def _locals(tx):
@@ -410,11 +419,39 @@ def _issubclass(tx, cls, spec, /):
         if all(not isinstance(v, type) and type(v).__module__ == "builtins" for v in offenders):
             fold(issubclass, value, spec_value)     # a number, a string...: "arg 1 must be a class"
         raise Unsupported("python_protocol", what=f"issubclass of {cls.describe()} with {spec.describe()}")
+    abcs = [k for k in classes if _subclass_check(tx, k) is abc.ABCMeta.__dict__["__subclasscheck__"]]
+    for k in abcs:
+        _abc_check_runs_no_user_hook(value, k)
     answer = issubclass(value, spec_value)
-    if any(_subclass_check(tx, k) is abc.ABCMeta.__dict__["__subclasscheck__"] for k in classes):
+    if abcs:
         _abc_answer_guard(tx, answer)
     reads.class_mro(tx, value)     # the answer comes from it
     return const(answer)
+
+
+def _abc_check_runs_no_user_hook(cls, klass) -> None:
+    """ABCMeta's `issubclass(cls, klass)` runs here, at compile time: unless its caches answer, it
+    calls the `__subclasshook__` of klass, of the classes registered with it and of its subclasses,
+    at any depth. One of the user's would run at the wrong time (before the trace's writes are made,
+    and not again when the compiled code runs): not modelled."""
+    _, cache, negative, version = abc._get_dump(klass)
+    if any(ref() is cls for ref in cache) or \
+            version == abc.get_cache_token() and any(ref() is cls for ref in negative):
+        return
+    todo, seen = [klass], set()
+    while todo:
+        k = todo.pop()
+        if k in seen or not isinstance(k, abc.ABCMeta):
+            continue
+        seen.add(k)
+        hook = class_namespace(k).get("__subclasshook__")
+        module = getattr(getattr(hook, "__func__", hook), "__module__", None) or ""
+        if hook is not None and module.partition(".")[0] not in sys.stdlib_module_names:
+            raise Unsupported("python_protocol", what=f"the subclass check of {klass.__qualname__} (it may "
+                                                      f"call {k.__qualname__}.__subclasshook__)")
+        registry = abc._get_dump(k)[0]
+        todo.extend(ref() for ref in registry)
+        todo.extend(type.__subclasses__(k))
 
 
 def _abc_answer_guard(tx, answer: bool) -> None:

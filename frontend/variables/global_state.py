@@ -5,9 +5,9 @@ state it never changes, answered at compile time and guarded (the privateuse1 ba
 Compile time only. The state starts as the process's (read, and guarded, only when the trace needs it),
 blocks of the program change it in the trace, and queries answer from it. No graph op reads it: it only
 decides what traced code does (pushing saved-tensor hooks, as non-reentrant checkpointing does, raises
-while they are disabled), so the graph needs no node for it. A graph break inside such a block cannot
-re-enter it: the block's manager is no value a resume function can be handed, and the frame runs as
-Python."""
+while they are disabled), so the graph needs no node for it. A graph break inside such a block
+leaves it before the resume function and re-enters it there with the same message (break_codegen.py),
+as for grad mode."""
 from __future__ import annotations
 
 import contextlib
