@@ -70,7 +70,10 @@ DEFAULT_MODULES = [
     "test_multibytecodec", "test_source_encoding", "test_unicode_identifiers", "test_zipimport", "test_pkgutil",
     "test_netrc", "test_mailcap", "test_dbm_dumb", "test_threading_local", "test_zoneinfo", "test_unparse",
     "test_audioop", "test_pwd", "test_grp", "test_resource", "test_signal", "test_selectors", "test_thread",
-    "test_threading", "test_ctypes",
+    "test_threading", "test_ctypes", "test_compileall", "test_py_compile", "test_runpy", "test_site",
+    "test_sysconfig", "test_platform", "test_zipapp", "test_dbm", "test_posix", "test_mmap", "test_fcntl",
+    "test_pty", "test_largefile", "test_httplib", "test_wsgiref", "test_urllib_response",
+    "test_xml_dom_minicompat", "test_webbrowser", "test_openpty", "test_smtplib",
     # frames that break a hundred times; parsers, numbers and addresses
     "test_future_stmt", "test_configparser", "test_optparse", "test_random", "test_ipaddress", "test_bytes",
     "test_unicode", "test_ast", "test_array",
