@@ -77,6 +77,7 @@ class SideEffects:
         self.unsourced: set = set()           # trackers of real objects reached without a source
         self.on_drop = None                   # called with each object a store drops (lifetimes.finalizer_may_run)
         self.finalizers_met = False           # a real user object was read (builder._wrap): a drop may finalize it
+        self.add_guard = None                 # adds a guard to the trace's (set by the OutputGraph)
 
     def snapshot(self) -> SideEffectsState:
         return SideEffectsState(dict(self.contents), dict(self.mutated), dict(self.globals), dict(self.cells),
@@ -93,7 +94,26 @@ class SideEffects:
         self.contents[var] = contents
 
     def get(self, var):
+        if type(var) is DictVariable and ("unguarded keys", var) in self.contents:
+            self.guard_keys(var)
         return self.contents[var]
+
+    def peek(self, var):
+        """The contents, for a lookup of one key whose presence the caller guards itself
+        (`DictVariable.lookup_index`): a dict of the program keeps its key set unguarded."""
+        return self.contents[var]
+
+    def defer_key_guard(self, var, guard) -> None:
+        """`var`, a dict read from the program, has its whole key set guarded by `guard` only when
+        something reads more of its keys than lookups of single keys do (`get` of its contents):
+        calls differing in a key the code never looked up reuse the graph."""
+        self.contents[("unguarded keys", var)] = guard
+
+    def keys_unguarded(self, var) -> bool:
+        return ("unguarded keys", var) in self.contents
+
+    def guard_keys(self, var) -> None:
+        self.add_guard(self.contents.pop(("unguarded keys", var)))
 
     def is_tracked(self, var) -> bool:
         return var in self.contents

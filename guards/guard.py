@@ -315,6 +315,37 @@ class DICT_KEYS(GuardKind):
             f"{guard.name()} keys changed: expected {list(keys)!r}, got {list(value.keys())!r}"
 
 
+@_kind("dict_has_key")
+class DICT_HAS_KEY(GuardKind):
+    """Whether a literal key is in a dict (of any dict class), for a dict whose other keys the trace
+    never depended on. Checked by dict's own `__contains__` (no override of the program's runs; a
+    value that is no dict fails), and before the guards of the dict's items: reading `d[k]` of a
+    defaultdict lacking `k` would add it."""
+    name, order = "DICT_HAS_KEY", 1
+
+    def make(self, source, key, present: bool):
+        assert is_literal(key), key
+        return Guard(source, self, (key, bool(present)))
+
+    def key(self, expected):
+        return (type(expected[0]), repr(expected[0]), expected[1])
+
+    def render(self, guard, check):
+        key, present = guard.expected
+        test = f"{check.const(dict.__contains__, 'dict_contains')}({check.read(guard.source)}, {key!r})"
+        return test if present else f"not {test}"
+
+    def describe(self, guard):
+        key, present = guard.expected
+        return f"{key!r} {'in' if present else 'not in'} {guard.name()}"
+
+    def explain(self, guard, value, env):
+        key, present = guard.expected
+        if dict.__contains__(value, key) == present:
+            return None
+        return f"{guard.name()} {'no longer has' if present else 'now has'} {key!r}"
+
+
 @_kind("no_module_hooks")
 class NO_MODULE_HOOKS(GuardKind):
     """The module has no forward/backward (pre-)hooks (tracing called none)."""
