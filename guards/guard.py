@@ -218,6 +218,12 @@ class TYPE_MATCH(GuardKind):
         return None if type(value) is cls and cls is not None else \
             f"type({guard.name()}) changed: expected {_qualname(cls)}, got {type(value).__qualname__}"
 
+    def dynamic_change(self, guard, value):
+        # a (symbolic) number that is a tensor now: the tensor form gets symbolic sizes (TENSOR_MATCH)
+        if guard.expected() in (int, float) and type(value) is torch.Tensor:
+            return DynamicChange(dims=frozenset(range(value.dim())))
+        return None
+
 
 def _qualname(cls) -> str:
     return "<a class that no longer exists>" if cls is None else cls.__qualname__
@@ -443,7 +449,16 @@ class TENSOR_MATCH(GuardKind):
 
     def dynamic_change(self, guard, value):
         dims = guard.expected.size_change(value)
-        return None if dims is None else DynamicChange(dims=dims)
+        if dims is not None:
+            return DynamicChange(dims=dims)
+        if type(value) in (int, float):
+            from .shape import scalar_can_be_dynamic     # (shape.py builds on this module)
+            if scalar_can_be_dynamic(value, guard.source):
+                # an argument that is a tensor in some calls and a number in others: both forms
+                # symbolic, so that each form's graph fits its later calls whatever their sizes
+                shape = guard.expected.shape
+                return DynamicChange(dims=frozenset(i for i, n in enumerate(shape) if n is not None), scalar=True)
+        return None
 
 
 @_kind("same_object")
