@@ -452,12 +452,11 @@ class TENSOR_MATCH(GuardKind):
         if dims is not None:
             return DynamicChange(dims=dims)
         if type(value) in (int, float):
-            from .shape import scalar_can_be_dynamic     # (shape.py builds on this module)
-            if scalar_can_be_dynamic(value, guard.source):
-                # an argument that is a tensor in some calls and a number in others: both forms
-                # symbolic, so that each form's graph fits its later calls whatever their sizes
-                shape = guard.expected.shape
-                return DynamicChange(dims=frozenset(i for i, n in enumerate(shape) if n is not None), scalar=True)
+            # an argument that is a tensor in some calls and a number in others: both forms symbolic,
+            # so that each form's graph fits its later calls whatever their sizes (the number only
+            # where numbers may be symbolic: ShapePolicy.dynamic_scalar)
+            shape = guard.expected.shape
+            return DynamicChange(dims=frozenset(i for i, n in enumerate(shape) if n is not None), scalar=True)
         return None
 
 

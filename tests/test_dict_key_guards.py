@@ -171,3 +171,14 @@ def test_a_missing_key_raises_as_in_eager():
             raise AssertionError("no KeyError")
         except KeyError as e:
             assert e.args == ("a",)
+
+
+def test_a_keys_view_looked_up_or_measured_guards_like_the_dict():
+    def member(x, d):
+        return x + ("a" in d.keys())
+
+    def length(x, d):
+        return x * len(d.items())
+    calls = [lambda: (t(), {"a": 1, "b": 2}), lambda: (t(), {"a": 1, "c": 2}), lambda: (t(), {"c": 2})]
+    assert compiles(member, calls) == [1, 1, 2]
+    assert compiles(length, calls) == [1, 1, 2]

@@ -293,8 +293,8 @@ class DictVariable(VariableTracker):
         merged = name in ("update", "__ior__") and bool(args) and _merges_tables(tx, args[0])
         if name == "update" and args and is_other_mapping(args[0]):
             args = [mapping_as_dict(tx, args[0])]
-        if name not in ("__getitem__", "get", "__contains__", "__len__"):   # (these read one value at most)
-            pairs = self.pairs(tx)
+        if name not in ("__getitem__", "get", "__contains__", "__len__", "keys", "values", "items"):
+            pairs = self.pairs(tx)      # (the others read one value at most, or make a live view)
         if name == "__getitem__":
             return self._getitem(tx, args[0])
         if name == "get":
@@ -504,11 +504,11 @@ class DictViewVariable(VariableTracker):
         return [TupleVariable((k, v)) for k, v in pairs]
 
     def truth(self, tx):
-        return bool(self.dict_var.pairs(tx))
+        return self.dict_var.truth(tx)
 
     def call_method(self, tx, name, args, kwargs):
         if name == "__len__":
-            return const(len(self.dict_var.pairs(tx)))
+            return const(self.dict_var.has_len(tx))
         if name == "__contains__":
             if self.kind == "keys":
                 return const(self.dict_var.lookup(tx, args[0]) is not None)
