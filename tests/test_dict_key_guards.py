@@ -182,3 +182,14 @@ def test_a_keys_view_looked_up_or_measured_guards_like_the_dict():
     calls = [lambda: (t(), {"a": 1, "b": 2}), lambda: (t(), {"a": 1, "c": 2}), lambda: (t(), {"c": 2})]
     assert compiles(member, calls) == [1, 1, 2]
     assert compiles(length, calls) == [1, 1, 2]
+
+
+def test_defaultdict_whose_key_set_is_guarded_is_not_changed_by_guards_or_their_explanation():
+    # the key set's guard comes after the item guards: a read item's presence is checked before them,
+    # and explaining the miss reads no item of a key found missing
+    def f(x, d):
+        n = len(list(d))
+        return x * d["n"] + n
+    calls = [lambda: (t(), collections.defaultdict(int, {"n": 3})),
+             lambda: (t(), collections.defaultdict(int, {"m": 1}))]    # (eager: 1, then adds "n": 0)
+    assert compiles(f, calls) == [1, 2]

@@ -210,7 +210,7 @@ class DictVariable(VariableTracker):
     def pairs(self, tx):
         raw = self._raw_pairs(tx)
         if any(isinstance(v, UnreadValue) for _, v in raw):
-            raw = tuple((k, v.realize(tx) if isinstance(v, UnreadValue) else v) for k, v in raw)
+            raw = tuple((k, self._realize(tx, k, v) if isinstance(v, UnreadValue) else v) for k, v in raw)
             tx.output.side_effects.track(self, raw)     # (not a change of the dict: what it held all along)
         return raw
 
@@ -222,10 +222,20 @@ class DictVariable(VariableTracker):
         effects = tx.output.side_effects
         k, v = effects.peek(self)[index]
         if isinstance(v, UnreadValue):
-            v = v.realize(tx)
+            v = self._realize(tx, k, v)
             raw = effects.peek(self)      # (wrapping reads nothing else of this dict)
             tx.output.side_effects.track(self, raw[:index] + ((k, v),) + raw[index + 1:])
         return v
+
+    def _realize(self, tx, key_var, unread):
+        """Wrap an unread value. A defaultdict's value guards read `d[k]`, which would add `k` to a
+        dict lacking it: its presence is checked first (DICT_HAS_KEY comes before them, the key
+        set's guard after)."""
+        if issubclass(self.cls, collections.defaultdict) and not unread.trusted:
+            if not (key_var.is_python_constant() and is_literal(key_var.as_python_constant())):
+                raise Unsupported("python_protocol", what="a defaultdict's value under a key no guard can name")
+            tx.output.guards.add(Guard.dict_has_key(self.source, key_var.as_python_constant(), True))
+        return unread.realize(tx)
 
     def var_getattr(self, tx, name):
         if name == "default_factory" and self.owner is None and issubclass(self.cls, collections.defaultdict):
