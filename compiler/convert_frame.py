@@ -252,7 +252,7 @@ class FrameCompiler:
                 return []          # something other than a size or a number changed: a plain recompile
             if change.scalar:
                 scalars.append(guard.source.name())
-            elif change.dims:
+            if change.dims:
                 changes.append((guard.source.name(), change.dims))
         memory = runtime.automatic_dynamic
         return [f"{name} dims {sorted(dims)}" for name, dims in changes if memory.note(code, name, dims)] \

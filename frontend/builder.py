@@ -429,7 +429,10 @@ def _wrap_container(tx, value, source, trusted, guard):
         if not all(is_constant_value(k) or _is_identity_key(k) for k in value):
             raise Unsupported("non_constant_value", what="a dict with keys not constants, classes or functions")
         guard(Guard.type_match(source, type(value)))
-        guard(Guard.dict_keys(source, list(value.keys())))
+        # the key set is guarded when the trace first depends on it all (SideEffects.defer_key_guard)
+        defer_keys = source is not None and not trusted and not _is_frame_varkw(tx, source)
+        if not defer_keys:
+            guard(Guard.dict_keys(source, list(value.keys())))
         if source is not None and not _is_frame_varkw(tx, source):
             # each value wrapped (guarded) when the code reads it (dicts.UnreadValue)
             pairs = [(_wrap_key(tx, k), UnreadValue(v, ItemSource(source, k), trusted)) for k, v in value.items()]
@@ -443,8 +446,11 @@ def _wrap_container(tx, value, source, trusted, guard):
                            trusted)
         # the frame's own **kwargs dict is new on every call and seen by no one else: it is tracked
         # like a dict made while tracing (changes need no write-back; it is rebuilt if it escapes)
-        return DictVariable.create(tx, pairs, type(value), factory,
-                                   source=None if _is_frame_varkw(tx, source) else source)
+        var = DictVariable.create(tx, pairs, type(value), factory,
+                                  source=None if _is_frame_varkw(tx, source) else source)
+        if defer_keys:
+            tx.output.side_effects.defer_key_guard(var, Guard.dict_keys(source, list(value.keys())))
+        return var
     if type(value) in (set, frozenset):
         # functions, classes and objects hashed and compared by identity are as safe as constants:
         # the guard below compares them by identity, as the set does

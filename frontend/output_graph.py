@@ -242,6 +242,7 @@ class OutputGraph:
         self.symbol_inputs: dict = {}       # size symbol -> SymNodeVariable of its placeholder
         self.guards: set = set(global_state_guards())
         self.side_effects = SideEffects()
+        self.side_effects.add_guard = lambda guard: self.guards.add(guard)
         # exceptions raised while tracing: their traceback and context are run-time state, so they
         # are never rebuilt (id -> tracker; an entry left by a rolled-back trace only costs a break)
         self.raised_exceptions: dict = {}

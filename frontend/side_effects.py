@@ -36,6 +36,7 @@ class SideEffectsState(NamedTuple):
     cells: dict
     deleted_globals: set
     counter: int
+    deferred_key_guards: dict
 
 
 def _gone_entries(old, new):
@@ -77,15 +78,18 @@ class SideEffects:
         self.unsourced: set = set()           # trackers of real objects reached without a source
         self.on_drop = None                   # called with each object a store drops (lifetimes.finalizer_may_run)
         self.finalizers_met = False           # a real user object was read (builder._wrap): a drop may finalize it
+        self.deferred_key_guards: dict = {}   # dict tracker -> the guard of its key set, not added yet
+        self.add_guard = None                 # adds a guard to the trace's (set by the OutputGraph)
 
     def snapshot(self) -> SideEffectsState:
         return SideEffectsState(dict(self.contents), dict(self.mutated), dict(self.globals), dict(self.cells),
-                                set(self.deleted_globals), self.counter)
+                                set(self.deleted_globals), self.counter, dict(self.deferred_key_guards))
 
     def restore(self, snap: SideEffectsState) -> None:
         self.contents, self.mutated = dict(snap.contents), dict(snap.mutated)
         self.globals, self.cells = dict(snap.globals), dict(snap.cells)
         self.deleted_globals, self.counter = set(snap.deleted_globals), snap.counter
+        self.deferred_key_guards = dict(snap.deferred_key_guards)
 
     # -- containers and objects --------------------------------------------
     def track(self, var, contents) -> None:
@@ -93,7 +97,26 @@ class SideEffects:
         self.contents[var] = contents
 
     def get(self, var):
+        if var in self.deferred_key_guards:
+            self.guard_keys(var)
         return self.contents[var]
+
+    def peek(self, var):
+        """The contents, for a lookup of one key whose presence the caller guards itself
+        (`DictVariable._index_of`): a dict of the program keeps its key set unguarded."""
+        return self.contents[var]
+
+    def defer_key_guard(self, var, guard) -> None:
+        """`var`, a dict read from the program, has its whole key set guarded by `guard` only when
+        something reads more of its keys than lookups of single keys do (`get` of its contents):
+        calls differing in a key the code never looked up reuse the graph."""
+        self.deferred_key_guards[var] = guard
+
+    def keys_unguarded(self, var) -> bool:
+        return var in self.deferred_key_guards
+
+    def guard_keys(self, var) -> None:
+        self.add_guard(self.deferred_key_guards.pop(var))
 
     def is_tracked(self, var) -> bool:
         return var in self.contents

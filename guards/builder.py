@@ -14,9 +14,9 @@ import sys
 import torch
 
 from ..probe import class_namespace
-from .guard import Guard
+from .guard import DICT_HAS_KEY, TYPE_MATCH, Guard
 from .held import Kept, hold, hold_items, holds_weakly, needs_weak_hold
-from .source import ConstSource, LocalSource, const_name, local_param, type_lookup
+from .source import ConstSource, ItemSource, LocalSource, const_name, local_param, type_lookup
 
 
 class SharedReads:
@@ -205,9 +205,17 @@ class CheckFunction:
             return value
 
         failed = []
+        # a source is read only while the guards before it that it reads through held, as in the check
+        # function: reading an item of a defaultdict lacking the key adds it, and reading through a
+        # value of another type may run that type's code
+        unreadable, no_reads_through, read_guards = set(), set(), []
         for g in self.guards:
             if not self.root_alive(g):
                 continue
+            if g.source is not None and any(s in unreadable or (s in no_reads_through and s != g.source)
+                                            for s in _chain(g.source)):
+                continue
+            read_guards.append(g)
             try:
                 value = read(g)
             except Exception as e:  # noqa: BLE001 - the value is gone or changed shape
@@ -219,8 +227,12 @@ class CheckFunction:
                 why = f"{g.name()} changed: {type(e).__name__}: {e}"
             if why:
                 failed.append((g, value, why))
-        for kind in dict.fromkeys(g.kind for g in self.guards):
-            failed += kind.explain_together([g for g in self.guards if g.kind is kind], read)
+                if g.kind is TYPE_MATCH:
+                    no_reads_through.add(g.source)
+                elif g.kind is DICT_HAS_KEY and g.expected[1]:
+                    unreadable.add(ItemSource(g.source, g.expected[0]))
+        for kind in dict.fromkeys(g.kind for g in read_guards):
+            failed += kind.explain_together([g for g in read_guards if g.kind is kind], read)
         return failed
 
 

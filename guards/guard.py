@@ -218,6 +218,12 @@ class TYPE_MATCH(GuardKind):
         return None if type(value) is cls and cls is not None else \
             f"type({guard.name()}) changed: expected {_qualname(cls)}, got {type(value).__qualname__}"
 
+    def dynamic_change(self, guard, value):
+        # a (symbolic) number that is a tensor now: the tensor form gets symbolic sizes (TENSOR_MATCH)
+        if guard.expected() in (int, float) and type(value) is torch.Tensor:
+            return DynamicChange(dims=frozenset(range(value.dim())))
+        return None
+
 
 def _qualname(cls) -> str:
     return "<a class that no longer exists>" if cls is None else cls.__qualname__
@@ -313,6 +319,37 @@ class DICT_KEYS(GuardKind):
         keys = guard.expected()
         return None if tuple(value.keys()) == keys else \
             f"{guard.name()} keys changed: expected {list(keys)!r}, got {list(value.keys())!r}"
+
+
+@_kind("dict_has_key")
+class DICT_HAS_KEY(GuardKind):
+    """Whether a literal key is in a dict (of any dict class), for a dict whose other keys the trace
+    never depended on. Checked by dict's own `__contains__` (no override of the program's runs; a
+    value that is no dict fails), and before the guards of the dict's items: reading `d[k]` of a
+    defaultdict lacking `k` would add it."""
+    name, order = "DICT_HAS_KEY", 1
+
+    def make(self, source, key, present: bool):
+        assert is_literal(key), key
+        return Guard(source, self, (key, bool(present)))
+
+    def key(self, expected):
+        return (type(expected[0]), repr(expected[0]), expected[1])
+
+    def render(self, guard, check):
+        key, present = guard.expected
+        test = f"{check.const(dict.__contains__, 'dict_contains')}({check.read(guard.source)}, {key!r})"
+        return test if present else f"not {test}"
+
+    def describe(self, guard):
+        key, present = guard.expected
+        return f"{key!r} {'in' if present else 'not in'} {guard.name()}"
+
+    def explain(self, guard, value, env):
+        key, present = guard.expected
+        if dict.__contains__(value, key) == present:
+            return None
+        return f"{guard.name()} {'no longer has' if present else 'now has'} {key!r}"
 
 
 @_kind("no_module_hooks")
@@ -412,7 +449,15 @@ class TENSOR_MATCH(GuardKind):
 
     def dynamic_change(self, guard, value):
         dims = guard.expected.size_change(value)
-        return None if dims is None else DynamicChange(dims=dims)
+        if dims is not None:
+            return DynamicChange(dims=dims)
+        if type(value) in (int, float):
+            # an argument that is a tensor in some calls and a number in others: both forms symbolic,
+            # so that each form's graph fits its later calls whatever their sizes (the number only
+            # where numbers may be symbolic: ShapePolicy.dynamic_scalar)
+            shape = guard.expected.shape
+            return DynamicChange(dims=frozenset(i for i, n in enumerate(shape) if n is not None), scalar=True)
+        return None
 
 
 @_kind("same_object")

@@ -172,10 +172,13 @@ class _ScalarConstantMatch(type(CONSTANT_MATCH)):
         return Guard(source, self, value)
 
     def dynamic_change(self, guard, value):
-        """The value changed but is still a number of the same type (what automatic dynamic fixes)."""
+        """The value changed but is still a number of the same type (what automatic dynamic fixes), or
+        it is a tensor now: both forms symbolic (see TENSOR_MATCH.dynamic_change)."""
         if type(value) is type(guard.expected) and value != guard.expected and \
                 scalar_can_be_dynamic(value, guard.source):
             return DynamicChange(scalar=True)
+        if type(value) is torch.Tensor and scalar_can_be_dynamic(guard.expected, guard.source):
+            return DynamicChange(dims=frozenset(range(value.dim())), scalar=True)
         return None
 
 

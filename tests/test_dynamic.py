@@ -177,6 +177,33 @@ def test_automatic_dynamic_not_for_other_changes():
     assert not any(sym_placeholders(g) for g in cnt.graphs)
 
 
+def test_an_argument_that_is_a_tensor_or_an_int_makes_both_forms_symbolic():
+    # the kind of `y` flipping (tensor <-> int) is a change automatic dynamic acts on: the int becomes
+    # a symbol and the tensor's sizes symbolic, so one graph per kind serves every later call
+    def f(x, y):
+        return x * y
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    counts = []
+    for i, n in enumerate((2, 3, 4, 4, 5, 5, 6, 7, 9)):
+        args = (torch.randn(n), n + 1) if i in (1, 4, 5, 8) else (torch.randn(n), torch.randn(n))
+        check(opt, f, *args)
+        counts.append(cnt.frame_count)
+    assert counts == [1, 2, 3, 3, 3, 3, 3, 3, 3]
+    assert all(sym_placeholders(g) for g in cnt.graphs[1:])
+    assert "type(L['y']) is int" in guard_text(f, 1)
+
+
+def test_an_argument_that_is_an_int_then_a_tensor():
+    def f(x, y):
+        return x + y
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    for y in (2, torch.ones(3), 5, torch.ones(4), torch.ones(6), 8):
+        check(opt, f, torch.randn(1 if type(y) is int else y.shape[0]), y)
+    assert cnt.frame_count == 3    # 2 static; then both forms symbolic (int first, the tensor's size with it)
+
+
 def test_automatic_dynamic_can_be_turned_off():
     def f(x):
         return x + 1

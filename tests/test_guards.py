@@ -143,8 +143,18 @@ def test_list_length_and_dict_keys():
     check(opt, f, [a, b, c], {"scale": 2.0})
     assert cnt.frame_count == 2
     assert "len(L['xs']) changed: expected 2, got 3" in last_reason()
-    check(opt, f, [a, b], {"scale": 2.0, "extra": 1})
+    check(opt, f, [a, b], {"scale": 2.0, "extra": 1})    # a key the code never looks up
+    assert cnt.frame_count == 2
+    check(opt, f, [a, b], {"factor": 2.0, "scale": 3.0})
     assert cnt.frame_count == 3
+    assert "L['cfg']['scale'] changed: expected 2.0, got 3.0" in last_reason()
+
+    def g(xs, cfg):
+        return xs[0] * len(list(cfg))     # (depends on every key)
+    opt, cnt = compiled(g)
+    check(opt, g, [a], {"scale": 2.0})
+    check(opt, g, [a], {"other": 2.0})
+    assert cnt.frame_count == 2
     assert "keys changed" in last_reason()
 
 

@@ -5,6 +5,8 @@ import collections
 import dataclasses
 import enum
 
+from ...guards.guard import Guard
+from ...guards.source import is_literal
 from ...probe import is_c_level, plain_hash
 from ..graph_break import Unsupported, user_error
 from ..write_back import rebuilt_dict
@@ -173,7 +175,9 @@ class DictVariable(VariableTracker):
     the object of a dict subclass whose items these are (user_defined.dict_store); `cls` is then
     the builtin base whose methods apply (dict or OrderedDict). A dict read from the program holds
     `UnreadValue`s until its values are read: `lookup` wraps one, `pairs` all (its keys are guarded
-    when read)."""
+    when read). Its key set is guarded only when something depends on it all (`_raw_pairs`, the
+    contents read through `SideEffects.get`): until then a lookup of a literal key guards that key's
+    presence or absence, and `len()` the length (`_index_of`, `_length`)."""
     cls: type = dict
     default_factory: VariableTracker = None
     owner: VariableTracker = None
@@ -187,8 +191,10 @@ class DictVariable(VariableTracker):
         return out
 
     def parts(self, tx):
-        # (an unread value is nothing the graph made or changed: the dict is rebuilt from its source)
-        return tuple(x for pair in self._raw_pairs(tx) for x in pair if not isinstance(x, UnreadValue))
+        # (an unread value is nothing the graph made or changed: the dict is rebuilt from its source;
+        # the trackers it holds depend on no key the code did not look up)
+        pairs = tx.output.side_effects.peek(self)
+        return tuple(x for pair in pairs for x in pair if not isinstance(x, UnreadValue))
 
     def iterate(self, tx):
         return self.call_method(tx, "__iter__", [], {})   # live: sees changes made while iterating
@@ -204,22 +210,32 @@ class DictVariable(VariableTracker):
     def pairs(self, tx):
         raw = self._raw_pairs(tx)
         if any(isinstance(v, UnreadValue) for _, v in raw):
-            raw = tuple((k, v.realize(tx) if isinstance(v, UnreadValue) else v) for k, v in raw)
+            raw = tuple((k, self._realize(tx, k, v) if isinstance(v, UnreadValue) else v) for k, v in raw)
             tx.output.side_effects.track(self, raw)     # (not a change of the dict: what it held all along)
         return raw
 
     def _raw_pairs(self, tx):
-        return tx.output.side_effects.get(self)
+        return tx.output.side_effects.get(self)     # (guards the key set: the caller may depend on it)
 
     def _read_value(self, tx, index):
         """The value of the `index`th pair, wrapped now if it was unread."""
-        raw = self._raw_pairs(tx)
-        k, v = raw[index]
+        effects = tx.output.side_effects
+        k, v = effects.peek(self)[index]
         if isinstance(v, UnreadValue):
-            v = v.realize(tx)
-            raw = self._raw_pairs(tx)      # (wrapping reads nothing else of this dict)
+            v = self._realize(tx, k, v)
+            raw = effects.peek(self)      # (wrapping reads nothing else of this dict)
             tx.output.side_effects.track(self, raw[:index] + ((k, v),) + raw[index + 1:])
         return v
+
+    def _realize(self, tx, key_var, unread):
+        """Wrap an unread value. A defaultdict's value guards read `d[k]`, which would add `k` to a
+        dict lacking it: its presence is checked first (DICT_HAS_KEY comes before them, the key
+        set's guard after)."""
+        if issubclass(self.cls, collections.defaultdict) and not unread.trusted:
+            if not (key_var.is_python_constant() and is_literal(key_var.as_python_constant())):
+                raise Unsupported("python_protocol", what="a defaultdict's value under a key no guard can name")
+            tx.output.guards.add(Guard.dict_has_key(self.source, key_var.as_python_constant(), True))
+        return unread.realize(tx)
 
     def var_getattr(self, tx, name):
         if name == "default_factory" and self.owner is None and issubclass(self.cls, collections.defaultdict):
@@ -239,10 +255,19 @@ class DictVariable(VariableTracker):
         return self.cls.__name__
 
     def truth(self, tx):
-        return len(self._raw_pairs(tx)) > 0
+        return self._length(tx) > 0
 
     def has_len(self, tx):
-        return len(self._raw_pairs(tx))
+        return self._length(tx)
+
+    def _length(self, tx) -> int:
+        """The number of keys; of a dict whose key set is not guarded, with a guard on that number only."""
+        effects = tx.output.side_effects
+        if not effects.keys_unguarded(self):
+            return len(self._raw_pairs(tx))
+        n = len(effects.peek(self))
+        effects.add_guard(Guard.length(self.source, n))
+        return n
 
     def unpack(self, tx):
         return [k for k, _ in self._raw_pairs(tx)]
@@ -253,11 +278,15 @@ class DictVariable(VariableTracker):
 
     def _index_of(self, tx, key_var):
         key = hashable_key(tx, key_var)
-        for index, (k, _) in enumerate(self._raw_pairs(tx)):
-            found = hashable_key(tx, k)
-            if found is key or found == key:     # (a dict's lookup: identity, then equality)
-                return index
-        return None
+        effects = tx.output.side_effects
+        presence_only = effects.keys_unguarded(self) and key_var.is_python_constant() and is_literal(key)
+        if effects.keys_unguarded(self) and not presence_only:
+            effects.guard_keys(self)    # (a key the guard could not name: compared with every key)
+        index = next((i for i, (k, _) in enumerate(effects.peek(self))
+                      if (found := hashable_key(tx, k)) is key or found == key), None)   # (identity, then equality)
+        if presence_only:
+            effects.add_guard(Guard.dict_has_key(self.source, key, index is not None))
+        return index
 
     def setitem(self, tx, key_var, value):
         mapping = self.as_mapping(tx)
@@ -274,10 +303,8 @@ class DictVariable(VariableTracker):
         merged = name in ("update", "__ior__") and bool(args) and _merges_tables(tx, args[0])
         if name == "update" and args and is_other_mapping(args[0]):
             args = [mapping_as_dict(tx, args[0])]
-        if name in ("__getitem__", "get", "__contains__", "__len__"):   # (these read one value at most)
-            pairs = self._raw_pairs(tx)
-        else:
-            pairs = self.pairs(tx)
+        if name not in ("__getitem__", "get", "__contains__", "__len__", "keys", "values", "items"):
+            pairs = self.pairs(tx)      # (the others read one value at most, or make a live view)
         if name == "__getitem__":
             return self._getitem(tx, args[0])
         if name == "get":
@@ -288,7 +315,7 @@ class DictVariable(VariableTracker):
         if name == "__contains__":
             return const(self._index_of(tx, args[0]) is not None)
         if name == "__len__":
-            return const(len(pairs))
+            return const(self._length(tx))
         if name in ("__setitem__",):
             self.setitem(tx, args[0], args[1])
             return const(None)
@@ -487,11 +514,11 @@ class DictViewVariable(VariableTracker):
         return [TupleVariable((k, v)) for k, v in pairs]
 
     def truth(self, tx):
-        return bool(self.dict_var.pairs(tx))
+        return self.dict_var.truth(tx)
 
     def call_method(self, tx, name, args, kwargs):
         if name == "__len__":
-            return const(len(self.dict_var.pairs(tx)))
+            return const(self.dict_var.has_len(tx))
         if name == "__contains__":
             if self.kind == "keys":
                 return const(self.dict_var.lookup(tx, args[0]) is not None)
