@@ -483,3 +483,11 @@ class NewCompiledFunctionVariable(VariableTracker):
         for _, value in self.settings:
             codegen.load_const(value)
         codegen.call(1 + len(self.settings), tuple(k for k, _ in self.settings))
+
+
+def context_as_decorator(ctx, args, kwargs):
+    """`@ctx` on a function (`@torch.inference_mode()`, `@record_function("x")`): each call of the
+    function runs inside a fresh block of ctx. Any other call of the manager breaks."""
+    if len(args) == 1 and not kwargs and isinstance(args[0], BaseUserFunction):
+        return families.ContextWrapped(fn=args[0], ctx=ctx)
+    raise Unsupported("unsupported_call", fn=ctx.describe(), detail="")

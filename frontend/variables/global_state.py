@@ -18,9 +18,9 @@ import torch
 from ...guards.guard import Guard
 from ...guards.source import ConstSource, ReaderSource
 from ..graph_break import Unsupported
-from .base import VariableTracker, families
+from .base import VariableTracker
 from .constant import const
-from .functions import BaseUserFunction
+from .functions import context_as_decorator
 
 _autograd = torch._C._autograd
 _GET_MESSAGE = _autograd._saved_tensors_hooks_get_disabled_error_message
@@ -61,10 +61,7 @@ class DisableSavedTensorsHooksVariable(VariableTracker):
         return const(None)
 
     def call_function(self, tx, args, kwargs):
-        # used as a decorator: each call of the function runs inside a fresh block
-        if len(args) == 1 and not kwargs and isinstance(args[0], BaseUserFunction):
-            return families.ContextWrapped(fn=args[0], ctx=self)
-        raise Unsupported("unsupported_call", fn=self.describe(), detail="")
+        return context_as_decorator(self, args, kwargs)
 
     def var_getattr(self, tx, name):
         if name in ("__enter__", "__exit__"):

@@ -14,9 +14,9 @@ import torch
 from ...guards.guard import Guard
 from ...guards.source import ConstSource, ReaderSource
 from ..graph_break import Unsupported
-from .base import VariableTracker, families
+from .base import VariableTracker
 from .constant import const
-from .functions import BaseUserFunction
+from .functions import context_as_decorator
 
 record_function = torch.autograd.profiler.record_function
 
@@ -54,10 +54,7 @@ class RecordFunctionVariable(VariableTracker):
         return const(None)
 
     def call_function(self, tx, args, kwargs):
-        # used as a decorator: each call runs inside a fresh range
-        if len(args) == 1 and not kwargs and isinstance(args[0], BaseUserFunction):
-            return families.ContextWrapped(fn=args[0], ctx=self)
-        raise Unsupported("unsupported_call", fn=self.describe(), detail="")
+        return context_as_decorator(self, args, kwargs)
 
     def var_getattr(self, tx, name):
         # (`name`, `args`, the `record` handle, `__enter__`...: the trace holds no real manager)

@@ -14,7 +14,7 @@ from ...probe import safe_in, static_getattr
 from ..graph_break import Unsupported
 from .base import TensorMethod, VariableTracker, families, python_value
 from .constant import const
-from .functions import BaseUserFunction, BoundMethodVariable
+from .functions import BaseUserFunction, BoundMethodVariable, context_as_decorator
 from .lists import SizeVariable
 from .numpy import NumpyNdarrayVariable, ndarray_as_tensor
 from .tensor import SymNodeVariable, TensorVariable
@@ -313,10 +313,7 @@ class InferenceModeVariable(VariableTracker):
         return const(None)
 
     def call_function(self, tx, args, kwargs):
-        # used as a decorator: @torch.inference_mode()
-        if len(args) == 1 and not kwargs and isinstance(args[0], BaseUserFunction):
-            return ContextWrapped(fn=args[0], ctx=self)
-        raise Unsupported("unsupported_call", fn=self.describe(), detail="")
+        return context_as_decorator(self, args, kwargs)
 
     def var_getattr(self, tx, name):
         if name in ("clone", "__enter__", "__exit__"):
@@ -431,10 +428,7 @@ class AutocastVariable(VariableTracker):
         return const(None)
 
     def call_function(self, tx, args, kwargs):
-        # used as a decorator: @torch.autocast("cpu")
-        if len(args) == 1 and not kwargs and isinstance(args[0], BaseUserFunction):
-            return ContextWrapped(fn=args[0], ctx=self)
-        raise Unsupported("unsupported_call", fn=self.describe(), detail="")
+        return context_as_decorator(self, args, kwargs)
 
     def reconstruct(self, codegen):
         codegen.load_callable(torch.autocast)
