@@ -177,9 +177,20 @@ def _warm_up():
 
 
 def run_tests(module: str, mode: str, timeout: float, write) -> None:
-    """Run one module's tests ("plain" or "compiled"), calling `write(record)` after each test."""
-    import test  # noqa: F401 - the package the relocated modules belong to
+    """Run one module's tests ("plain" or "compiled"), calling `write(record)` after each test, in a
+    scratch directory: the files tests make in the current directory (`@test_*_tmp`) go there."""
+    cwd = os.getcwd()
     scratch = tempfile.mkdtemp(prefix="bytegraph_cpython_")
+    os.chdir(scratch)
+    try:
+        _run_tests_in(scratch, module, mode, timeout, write)
+    finally:
+        os.chdir(cwd)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _run_tests_in(scratch: str, module: str, mode: str, timeout: float, write) -> None:
+    import test  # noqa: F401 - the package the relocated modules belong to
     try:
         for helper in HELPERS:
             _relocate(helper, scratch)
@@ -229,7 +240,6 @@ def run_tests(module: str, mode: str, timeout: float, write) -> None:
         write({"test": case.id().split(".", 1)[-1], "outcome": outcome,
                "seconds": round(time.time() - start, 3), "detail": detail})
     signal.signal(signal.SIGALRM, old)
-    shutil.rmtree(scratch, ignore_errors=True)
 
 
 def child_main(module: str, mode: str, timeout: float, out_path: str):
