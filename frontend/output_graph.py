@@ -277,6 +277,12 @@ class OutputGraph:
         self.metadata_log: list = []        # (fake tensor, size, stride, offset) before a metadata mutation
         # while an autograd.Function's backward is traced to prove it pure: its checks (backward_proof.py)
         self.backward_proof = None
+        # how many speculative traces (rolled back, of code eager may run later or not at all: an
+        # autograd.Function's forward and backward proofs, torch.cond branches) are open here
+        self.speculative_depth = 0
+        # ids of the modules whose attributes the trace read (a value read may be re-read from its
+        # source after the graph: a lazy module's state must not change under it, variables/lazy_module.py)
+        self.modules_read: set = set()
         # nodes of `as_strided` views of a graph input's storage (see _refuse_writes_beyond_inputs)
         self.strided_input_views: list = []
         self.constant_tensors: list = []

@@ -236,12 +236,15 @@ def impurity(tx, run):
                 {c: v for c, v in effects.cells.items() if c.source is not None})
     before = outside_state()
     known_nodes = set(out.graph.nodes)
+    out.speculative_depth += 1
     try:
         why = run()
     except Unsupported as e:
         return f"cannot be traced: {e.reason}"
     except UserException:
         return "raises"
+    finally:
+        out.speculative_depth -= 1
     if why is not None:
         return why
     if outside_state() != before:

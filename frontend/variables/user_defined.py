@@ -520,9 +520,9 @@ class UserDefinedObjectVariable(VariableTracker):
 
     def generic_getattr(self, tx, name):
         """object.__getattribute__: data descriptors, the instance's attributes, then the class."""
+        cls = self.python_type()
         if name == "__class__":
-            return wrap_class(tx, self.cls)
-        cls = self.cls
+            return wrap_class(tx, cls)
         attr, attr_src = class_method(tx, self, name)
         if name == "__dict__" and isinstance(attr, (types.GetSetDescriptorType, types.MemberDescriptorType)) and \
                 attr.__name__ == "__dict__":
