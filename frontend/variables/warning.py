@@ -85,7 +85,9 @@ def issue_ignored_warning(tx, message: str, category: type, why: str) -> None:
 
 
 def _pending_filter_change(tx, warnings_module) -> bool:
-    """Whether the trace holds back a change to the filters (which the replay would then not see)."""
+    """Whether the trace holds back a change to the filters or the `warnings` module (which the filters
+    read here would then not show)."""
     out = tx.output
     real_of = {id(tracker): real for real, tracker in out.wrapped_objects.values()}
-    return any(real_of.get(id(var)) is warnings_module.filters for var in out.side_effects.mutated)
+    return any(real_of.get(id(var)) is warnings_module.filters or real_of.get(id(var)) is warnings_module or
+               getattr(var, "value", None) is warnings_module for var in out.side_effects.mutated)
