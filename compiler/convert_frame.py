@@ -295,9 +295,10 @@ class FrameCompiler:
         """A break that could not resume in this frame: the whole frame runs eagerly."""
         if self.fullgraph and e.kind.name == "user_exception":
             # the frame raises the program's own exception (`raise ValueError`, a failed assert):
-            # that is its outcome, not a graph break; run as is this time, it raises it, and a later
-            # call that does not raise compiles
-            return FrameAction.RUN_AS_IS
+            # that is its outcome, not a graph break; run eagerly this time, with what it calls (which
+            # may be code eager runs on the way to the raise, like an autograd.Function's forward,
+            # that fullgraph would refuse), it raises it, and a later call that does not raise compiles
+            return FrameAction.RUN_EAGERLY
         self._record_break(code, e)
         runtime.touch(code)
         cache = _C.get_cache(code)

@@ -133,7 +133,7 @@ def describe_value(value) -> str:
     """`float32[4, 3]`-style summary of a tensor (real or fake), or the type of anything else."""
     if isinstance(value, torch.Tensor):
         dtype = str(value.dtype).replace("torch.", "")
-        shape = ", ".join(str(s) for s in value.shape)
+        shape = ", ".join(str(s) for s in value.size())
         extra = "" if value.device.type == "cpu" else f" {value.device}"
         if value.dim() and not value.is_contiguous():
             extra += f" stride={tuple(value.stride())}"

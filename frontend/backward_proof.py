@@ -306,7 +306,7 @@ def saved_tensors(tx, ctx):
 
 def _outside_state(effects):
     snap = effects.snapshot()
-    return snap.mutated, snap.globals, snap.cells, snap.deleted_globals
+    return snap.mutated, snap.globals, snap.cells, snap.deleted_globals, snap.calls
 
 
 def _refused_gradients(grads, args):

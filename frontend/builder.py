@@ -68,6 +68,7 @@ from .variables.torch import (
 )
 from .variables.torch_function import (COMPILER_READS, DEFAULT_HOOK, DefaultHookVariable, hook_refusal, replaced_names,
                                        user_classes_below_tensor)
+from .variables.torchscript import TorchScriptFunctionVariable
 from .variables.user_defined import EnumVariable, UserDefinedClassVariable, UserDefinedObjectVariable
 
 
@@ -99,8 +100,9 @@ def is_skipped_function(fn) -> bool:
 
 def is_torchscript_callable(fn) -> bool:
     """A TorchScript function or method runs in the TorchScript interpreter, whose rules (typed
-    arguments, its own errors) are not Python's: it is called as it is, never traced or named in a
-    graph (its reported name is its class's, `torch.jit.ScriptFunction`)."""
+    arguments, its own errors) are not Python's: it is called as it is, never traced (its reported name
+    is its class's, `torch.jit.ScriptFunction`). A ScriptFunction doing plain tensor work is one graph
+    node calling it (variables/torchscript.py); others run natively."""
     jit = sys.modules.get("torch.jit")
     return jit is not None and _is_a(fn, (jit.ScriptFunction, torch._C.ScriptMethod))
 
@@ -534,6 +536,10 @@ def _wrap_callable(tx, value, source, trusted, guard):
     if static_getattr(value, "_bytegraph_compile") is True:
         guard(Guard.id_match(source, value))
         return CompileFunctionVariable(fn=value, source=source)
+    if _is_a(value, torch.jit.ScriptFunction):
+        # a graph node calling it when its TorchScript graph is plain tensor work (variables/torchscript.py)
+        guard(Guard.id_match(source, value))
+        return TorchScriptFunctionVariable(fn=value, source=source)
     if is_skipped_function(value):
         guard(Guard.id_match(source, value))
         return SkippedFunctionVariable(fn=value, source=source)

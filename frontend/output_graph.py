@@ -68,6 +68,10 @@ from .variables.user_defined import UserDefinedObjectVariable
 # torch.Tensor's own __torch_function__: a subclass keeping it converts every torch result to itself
 _DEFAULT_TORCH_FUNCTION = torch.Tensor.__dict__["__torch_function__"]
 
+# what autograd raises for an in-place write into a leaf requiring grad, or into a view of one
+_LEAF_WRITE_ERRORS = ("a leaf Variable that requires grad is being used in an in-place operation",
+                      "a leaf Variable that requires grad has been used in an in-place operation",
+                      "a view of a leaf Variable that requires grad is being used in an in-place operation")
 # in-place ops that change a tensor's metadata (shape/stride), which checkpoints must undo (and a graph
 # that raises, for its inputs: see graph_raise.py); as methods or aten ops (`aten.t_`, `t_.default`)
 _METADATA_MUTATIONS = {"t_", "transpose_", "squeeze_", "unsqueeze_", "as_strided_", "swapdims_", "swapaxes_"}
@@ -277,6 +281,12 @@ class OutputGraph:
         self.metadata_log: list = []        # (fake tensor, size, stride, offset) before a metadata mutation
         # while an autograd.Function's backward is traced to prove it pure: its checks (backward_proof.py)
         self.backward_proof = None
+        # how many speculative traces (rolled back, of code eager may run later or not at all: an
+        # autograd.Function's forward and backward proofs, torch.cond branches) are open here
+        self.speculative_depth = 0
+        # ids of the modules whose attributes the trace read (a value read may be re-read from its
+        # source after the graph: a lazy module's state must not change under it, variables/lazy_module.py)
+        self.modules_read: set = set()
         # nodes of `as_strided` views of a graph input's storage (see _refuse_writes_beyond_inputs)
         self.strided_input_views: list = []
         self.constant_tensors: list = []
@@ -657,6 +667,11 @@ class OutputGraph:
             raise Unsupported("unsupported_call", fn=getattr(target, "__name__", str(target)),
                               detail=f" on fake tensors ({e})")
         except (RuntimeError, TypeError, ValueError, IndexError) as e:
+            if isinstance(e, RuntimeError) and str(e).startswith(_LEAF_WRITE_ERRORS):
+                # autograd's check of an in-place write into a leaf requiring grad (or a view of one)
+                # reads only what the fake tensors model exactly: the call raises eagerly too, which is
+                # the program's outcome (fullgraph then runs the frame as is), not a limit of the trace
+                raise Unsupported("user_exception", exc=type(e).__name__) from None
             # the real call fails the same way: run it eagerly so the user gets torch's own error
             raise Unsupported("unsupported_call", fn=getattr(target, "__name__", str(target)),
                               detail=f" (raises {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})")

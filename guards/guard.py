@@ -580,7 +580,7 @@ class TensorMeta:
 
     @staticmethod
     def of(t: torch.Tensor, dynamic_sizes=(), dynamic_strides=()) -> "TensorMeta":
-        shape = tuple(None if i in dynamic_sizes else s for i, s in enumerate(t.shape))
+        shape = tuple(None if i in dynamic_sizes else s for i, s in enumerate(t.size()))
         stride = tuple(None if i in dynamic_strides else s for i, s in enumerate(t.stride()))
         return TensorMeta(type(t), t.dtype, t.device, shape, stride, t.requires_grad,
                           torch._C._dispatch_keys(t), not dynamic_sizes and not dynamic_strides)
@@ -593,7 +593,7 @@ class TensorMeta:
                 value.device != self.device or value.dim() != len(self.shape) or \
                 value.requires_grad != self.requires_grad or torch._C._dispatch_keys(value) != self.dispatch_keys:
             return None
-        dims = frozenset(i for i, (e, a) in enumerate(zip(self.shape, value.shape)) if e is not None and e != a)
+        dims = frozenset(i for i, (e, a) in enumerate(zip(self.shape, value.size())) if e is not None and e != a)
         return dims or None
 
     @_without_subclass_hooks
@@ -609,7 +609,7 @@ class TensorMeta:
             return f"{name}.device changed: expected {self.device}, got {value.device}"
         if value.dim() != len(self.shape):
             return f"{name}.dim() changed: expected {len(self.shape)}, got {value.dim()}"
-        for i, (a, b) in enumerate(zip(self.shape, value.shape)):
+        for i, (a, b) in enumerate(zip(self.shape, value.size())):
             if a is not None and a != b:
                 return f"{name}.size({i}) changed: expected {a}, got {b}"
         for i, (a, b) in enumerate(zip(self.stride, value.stride())):

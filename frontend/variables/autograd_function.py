@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import dataclasses
 import types
+import warnings
 
+import _warnings
 import torch
 
 from ...guards.guard import Guard
+from ...guards.source import AttrSource, ModuleGlobalSource
 from ...probe import static_getattr
 from ..backward_proof import backward_impurity, needs_proof, once_differentiable_inner, saved_tensors
 from ..graph_break import Unsupported
@@ -36,6 +39,7 @@ from .global_state import saved_hooks_message
 from .lists import TupleVariable
 from .tensor import TensorVariable
 from .user_defined import UserDefinedObjectVariable
+from .warning import issue_ignored_warning
 
 _BASE_SETUP_CONTEXT = torch.autograd.Function.setup_context
 _BASE_VJP = type_lookup(torch.autograd.Function, "vjp")
@@ -143,7 +147,8 @@ class AutogradFunctionApplyVariable(VariableTracker):
                 raise Unsupported("unsupported_call", fn=self.describe(), detail=" with these keyword arguments")
         out = tx.output
         state = out.checkpoint()
-        why = _call_impurity(tx, cls, args)
+        dirty: list = []        # positions of the arguments the forward marks dirty (ctx.mark_dirty)
+        why = _call_impurity(tx, cls, args, dirty)
         guards = set(out.guards)
         out.restore(state)
         if why is not None:
@@ -155,11 +160,80 @@ class AutogradFunctionApplyVariable(VariableTracker):
             result = out.call_function(bound_applier(cls, len(args), fixed), given, {})
         else:
             result = out.call_function(applier(cls), list(args), {})
+        if dirty:
+            _check_dirty_result(tx, self.describe(), args, dirty, result)
+            return result
         inputs = {id(a.example) for a in args if isinstance(a, TensorVariable)}
         items = result.items if isinstance(result, TupleVariable) else (result,)
         if any(isinstance(r, TensorVariable) and id(r.example) in inputs for r in items):
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (its forward returns an input)")
         return result
+
+
+def _check_dirty_result(tx, what, args, dirty, result):
+    """A forward that changed an input in place and marked it dirty: eager's apply returns that very
+    input (its autograd history moved onto the Function's node), as the node's result here is when the
+    forward returns just it. An input of the graph whose autograd record that changes (it requires grad,
+    or the result does) cannot be put back if the graph raises: that call runs as Python."""
+    if len(dirty) != 1 or result is not args[dirty[0]]:
+        raise Unsupported("unsupported_call", fn=what, detail=" (its forward marks dirty an input it does not "
+                          "return alone)")
+    tensor = result.example
+    if tx.output._input_sharing_storage(tensor) is not None and tensor.requires_grad:
+        raise Unsupported("attribute_write", what=f"the autograd history of a graph input, which {what} "
+                          "changes in place (ctx.mark_dirty)")
+
+
+_FUNCTION_NEW = torch._C._FunctionBase.__dict__["__new__"]
+_FUNCTION_INIT = torch.autograd.Function.__dict__["__init__"]
+_FUNCTION_APPLY = torch.autograd.Function.__dict__["apply"]
+_TYPE_TEXT = {"__repr__": type.__dict__["__repr__"], "__str__": object.__dict__["__str__"],
+              "__format__": object.__dict__["__format__"]}
+
+
+def new_function_object(tx, cls, args, kwargs):
+    """`MyFunction()`: torch's `Function.__init__` issues a DeprecationWarning naming the class (at the
+    caller's line, `stacklevel=2`) and the object is of no use but to reach the class's methods
+    (`MyFunction().apply(x)` is `MyFunction.apply(x)`). Traced when the filters ignore that warning
+    (variables/warning.py); the object cannot leave the trace."""
+    what = f"class {cls.__qualname__}"
+    new, init = class_lookup(tx, cls, "__new__")[0], class_lookup(tx, cls, "__init__")[0]   # (guarded)
+    if new is not _FUNCTION_NEW or init is not _FUNCTION_INIT or args or kwargs:
+        raise Unsupported("unsupported_call", fn=what, detail=" (a Function object made by code of its own, or "
+                          "with arguments)")
+    if class_lookup(tx, cls, "__class__")[0] is not object.__dict__["__class__"] or \
+            any(class_lookup(tx, type(cls), name)[0] is not slot for name, slot in _TYPE_TEXT.items()):
+        raise Unsupported("unsupported_call", fn=what, detail=" (its class's text is computed by code of its own)")
+    # `Function.__init__` reads the `warnings` global of torch.autograd.function, then its `warn`
+    module_source = ModuleGlobalSource("torch.autograd.function", "warnings")
+    tx.output.guards.add(Guard.id_match(module_source, warnings))
+    tx.output.guards.add(Guard.id_match(AttrSource(module_source, "warn"), _warnings.warn))
+    message = (f"{cls} should not be instantiated. Methods on autograd functions are all static, so you should "
+               "invoke them on the class itself. Instantiating an autograd function will raise an error in a "
+               "future version of PyTorch.")
+    issue_ignored_warning(tx, message, DeprecationWarning, what)
+    return AutogradFunctionObjectVariable(fn_cls=cls)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class AutogradFunctionObjectVariable(VariableTracker):
+    """An object of a Function subclass made while tracing: its `apply` is the class's."""
+    fn_cls: type = None
+
+    def python_type(self):
+        return self.fn_cls
+
+    def describe(self):
+        return f"{self.fn_cls.__qualname__} object"
+
+    def var_getattr(self, tx, name):
+        if name == "apply" and class_lookup(tx, self.fn_cls, "apply")[0] is _FUNCTION_APPLY and \
+                class_lookup(tx, self.fn_cls, "__getattribute__")[0] is object.__dict__["__getattribute__"]:
+            return AutogradFunctionApplyVariable(fn_cls=self.fn_cls)
+        raise Unsupported("unsupported_attr", name=name, obj=self.describe())
+
+    def reconstruct(self, codegen):
+        raise Unsupported("unrebuildable", what=f"a {self.describe()} made while tracing")
 
 
 def _keywords_as_positions(tx, cls, args: list, kwargs: dict):
@@ -184,11 +258,13 @@ def _keywords_as_positions(tx, cls, args: list, kwargs: dict):
     return args + [kwargs[name] for name in wanted]
 
 
-def _call_impurity(tx, cls, args):
+def _call_impurity(tx, cls, args, dirty: list):
     """Why `cls.apply(*args)` cannot be a graph node (None: it can): its forward, or (when the backend
-    will trace it into the graph's backward) its backward, is not pure. Traces them; the caller rolls back."""
+    will trace it into the graph's backward) its backward, is not pure. The forward may change in place
+    the inputs it marks dirty (their positions are put in `dirty`). Traces them; the caller rolls back."""
     out = tx.output
     traces_backward = needs_proof(out, args)
+    may_write: set = set()
 
     def run():
         ctx = UserDefinedObjectVariable.create_new(tx, torch.autograd.function.FunctionCtx)
@@ -206,12 +282,34 @@ def _call_impurity(tx, cls, args):
             UserFunctionVariable(fn=setup).call_function(tx, [ctx, TupleVariable(tuple(args)), result], {})
         if saved_tensors(tx, ctx) is None:
             return "its forward saves for backward something that is not a tensor (eager raises)"
+        marked = _dirty_positions(tx, ctx, args)
+        if marked is None:
+            return "its forward marks dirty something that is not one of its tensor arguments"
+        dirty.extend(marked)
+        may_write.update(args[i].proxy.node for i in marked)
         if not traces_backward:
             return None
         why = _backward_impurity(tx, cls, args, ctx, result)
         return None if why is None else f"its backward {why}"
-    why = impurity(tx, run)
+    why = impurity(tx, run, may_write)
     return why if why is None or why.startswith("its ") else f"its forward {why}"
+
+
+def _dirty_positions(tx, ctx, args):
+    """The positions among `args` of the tensors given to `ctx.mark_dirty` (None: something else was)."""
+    marked = tx.output.side_effects.get(ctx).get("dirty_tensors")
+    if marked is None:
+        return []
+    if not isinstance(marked, TupleVariable):
+        return None
+    positions = []
+    for t in marked.items:
+        found = [i for i, a in enumerate(args) if isinstance(a, TensorVariable) and isinstance(t, TensorVariable)
+                 and a.proxy.node is t.proxy.node]
+        if not found:
+            return None
+        positions.append(found[0])
+    return sorted(set(positions))
 
 
 def _backward_impurity(tx, cls, args, ctx, result):
@@ -224,24 +322,28 @@ def _backward_impurity(tx, cls, args, ctx, result):
     return backward_impurity(tx, cls, once_differentiable_inner(backward) or backward, args, ctx, result)
 
 
-def impurity(tx, run):
+def impurity(tx, run, may_write=frozenset()):
     """Why the code `run()` traces does more than tensor work on its own values (None: it does not):
     it cannot be traced or raises, changes Python state outside itself (globals, outside objects,
-    cells), or changes in place a tensor it did not create. `run` returns a reason of its own or None."""
+    cells), or changes in place a tensor it did not create (other than the nodes in `may_write`, which
+    `run` may fill). `run` returns a reason of its own or None."""
     out = tx.output
     effects = out.side_effects
 
     def outside_state():
         return (dict(effects.mutated), dict(effects.globals), set(effects.deleted_globals),
-                {c: v for c, v in effects.cells.items() if c.source is not None})
+                {c: v for c, v in effects.cells.items() if c.source is not None}, effects.calls)
     before = outside_state()
     known_nodes = set(out.graph.nodes)
+    out.speculative_depth += 1
     try:
         why = run()
     except Unsupported as e:
         return f"cannot be traced: {e.reason}"
     except UserException:
         return "raises"
+    finally:
+        out.speculative_depth -= 1
     if why is not None:
         return why
     if outside_state() != before:
@@ -251,7 +353,7 @@ def impurity(tx, run):
     for node in out.graph.nodes:
         name = node.target if isinstance(node.target, str) else getattr(node.target, "__name__", "")
         if node not in known_nodes and name.endswith("_") and not name.endswith("__") and node.args and \
-                node.args[0] in known_nodes:
+                node.args[0] in known_nodes and node.args[0] not in may_write:
             return f"changes a tensor it did not create ({name})"
     return None
 
@@ -300,4 +402,4 @@ class CheckpointVariable(VariableTracker):
         return result[0]
 
 
-families.register(AutogradFunctionApplyVariable)
+families.register(AutogradFunctionApplyVariable, new_function_object)

@@ -15,6 +15,7 @@ from .constant import const
 from .dicts import DictVariable
 from .distributed import is_distributed_module
 from .iterators import ListIteratorVariable
+from .lazy_module import initialize_now, initializes_lazily
 from .lists import ListVariable, TupleVariable
 from .tensor import TensorVariable
 from .user_defined import _MISSING, UserDefinedObjectVariable, class_method
@@ -88,6 +89,10 @@ class NNModuleVariable(UserDefinedObjectVariable):
         in guards and generated code instead of nn.Module.__getattr__."""
         return ModuleStateSource(self.source, table, name) if self.source else None
 
+    def python_type(self):
+        # the module's class as it is now: a lazy module's first call changes it (LazyLinear -> Linear)
+        return type(self.value)
+
     def guard_identity(self, tx):
         if self.source is not None:
             tx.output.guards.add(Guard.id_match(self.source, self.module))
@@ -97,6 +102,7 @@ class NNModuleVariable(UserDefinedObjectVariable):
 
     def var_getattr(self, tx, name):
         module = self.module
+        tx.output.modules_read.add(id(module))
         written = self.attrs(tx)
         if name in written:
             return written[name]
@@ -154,6 +160,9 @@ class NNModuleVariable(UserDefinedObjectVariable):
 
     def call_method(self, tx, name, args, kwargs):
         module = self.module
+        if name == "__call__":
+            return self.call_function(tx, args, kwargs)
+        tx.output.modules_read.add(id(module))
         if isinstance(module, _CONTAINERS):
             children = self.children_vars(tx)
             if name == "__len__":
@@ -182,8 +191,6 @@ class NNModuleVariable(UserDefinedObjectVariable):
         if name in ("children", "modules", "parameters", "buffers", "named_children", "named_parameters",
                     "named_buffers", "named_modules"):
             return self._iterate(tx, name, args, kwargs)
-        if name == "__call__":
-            return self.call_function(tx, args, kwargs)
         return super().call_method(tx, name, args, kwargs)
 
     def _iterate(self, tx, name, args, kwargs):
@@ -231,6 +238,10 @@ class NNModuleVariable(UserDefinedObjectVariable):
             raise Unsupported("module_hooks", what="global module hooks")
         if module._backward_hooks or module._backward_pre_hooks:
             raise Unsupported("module_hooks", what="module backward hooks")
+        if initializes_lazily(module):
+            # its first call: the initializing pre-hook runs now when that is exactly eager (else the
+            # builder refuses its uninitialized parameters, breaking the graph at this call)
+            initialize_now(tx, self, args, kwargs)
         # the hooks get the very objects eager's `_call_impl` hands them: the args tuple (or what a
         # pre-hook returned) and one kwargs dict, which a hook may change in place
         args_var, kwargs_var = TupleVariable(tuple(args)), None

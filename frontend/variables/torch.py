@@ -521,7 +521,7 @@ for _dev in ("cpu", "cuda"):
 # associative_scan: Python over a user's combine function, which it maps with torch.vmap)
 _NOT_OPS = tuple(f"torch.{name}" for name in ("_dynamo", "_inductor", "utils", "nn.modules", "nn.utils",
                                                "fx", "compiler", "distributed", "nn.parallel", "_C._distributed",
-                                               "testing", "_higher_order_ops.associative_scan"))
+                                               "testing", "_higher_order_ops.associative_scan", "distributions"))
 
 
 def is_torch_op(value) -> bool:

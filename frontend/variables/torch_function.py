@@ -93,8 +93,11 @@ def replaced_names(cls: type) -> frozenset:
 
 # torch.Tensor attributes that compiling reads on the real tensors (fake conversion, guards, aliasing
 # checks): every C attribute, and the metadata methods. A class replacing one would run user code there.
+# Not `shape` and `ndim`: compiling (torch's fake conversion too) asks `size()` and `dim()` instead, so a
+# class may replace those two (a property caching the shape) and have its own traced.
 COMPILER_READS = frozenset(
-    {name for name, attr in vars(torch._C.TensorBase).items() if isinstance(attr, types.GetSetDescriptorType)} |
+    {name for name, attr in vars(torch._C.TensorBase).items()
+     if isinstance(attr, types.GetSetDescriptorType) and name not in ("shape", "ndim")} |
     {"size", "stride", "dim", "storage_offset", "untyped_storage", "storage", "_typed_storage", "_is_view",
      "is_inference", "is_conj", "is_neg", "numel", "nelement", "data_ptr", "element_size", "is_contiguous",
      "is_floating_point", "is_complex", "dense_dim", "sparse_dim", "get_device", "is_shared", "is_pinned",

@@ -257,6 +257,8 @@ class UserDefinedClassVariable(VariableTracker):
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (its metaclass defines __call__)")
         if issubclass(cls, torch.nn.Module):
             return families.new_torch_module(tx, cls, args, kwargs)
+        if issubclass(cls, torch.autograd.Function):
+            return families.new_function_object(tx, cls, args, kwargs)
         if issubclass(cls, dict) and cls.__new__ is dict.__new__ and cls.__module__ != "builtins":
             return self._new_dict_subclass(tx, args, kwargs)
         if issubclass(cls, (set, frozenset)) and cls.__new__ is set_base(cls).__new__ and \
@@ -520,9 +522,9 @@ class UserDefinedObjectVariable(VariableTracker):
 
     def generic_getattr(self, tx, name):
         """object.__getattribute__: data descriptors, the instance's attributes, then the class."""
+        cls = self.python_type()
         if name == "__class__":
-            return wrap_class(tx, self.cls)
-        cls = self.cls
+            return wrap_class(tx, cls)
         attr, attr_src = class_method(tx, self, name)
         if name == "__dict__" and isinstance(attr, (types.GetSetDescriptorType, types.MemberDescriptorType)) and \
                 attr.__name__ == "__dict__":

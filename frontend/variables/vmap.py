@@ -97,8 +97,8 @@ def _changes_outside(before, effects) -> bool:
     """Whether the side effects changed anything that existed before `before` was taken: an object,
     a global, a cell, or the attributes of a tensor (objects made since may change)."""
     old = before.contents
-    return (effects.mutated, effects.globals, effects.cells, effects.deleted_globals) != \
-        (before.mutated, before.globals, before.cells, before.deleted_globals) or \
+    return (effects.mutated, effects.globals, effects.cells, effects.deleted_globals, effects.calls) != \
+        (before.mutated, before.globals, before.cells, before.deleted_globals, before.calls) or \
         any(effects.contents.get(k) is not v for k, v in old.items()) or \
         any(isinstance(k, tuple) and k[0] == "tensor attributes" for k in effects.contents.keys() - old.keys())
 

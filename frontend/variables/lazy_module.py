@@ -1,0 +1,177 @@
+"""A lazy module's first call (`nn.LazyLinear`, `LazyConv2d`, `LazyBatchNorm1d`...): its forward pre-hook
+`_infer_parameters` materializes the parameters from the input's sizes, initializes them (drawing random
+numbers), removes itself and changes the module's class (`LazyLinear` becomes `Linear`). Compile time only.
+
+That hook is torch's code and depends only on the input's sizes, the module and the random number
+generator, so it is run for real while tracing, at the point of the call -- which is where eager runs
+it -- when doing it then is exactly eager's: the graph traced so far draws no random numbers (its ops
+run after compiling, so eager would draw theirs first), no change the trace holds back is pending on the
+module, the sizes are known numbers, the trace is not speculative (a `torch.cond` branch eager may not
+take, a backward eager runs later), and a dry run on a copy raises and warns nothing. The trace then
+goes on with the module as it now is. Otherwise the call breaks the graph (the builder refuses the
+uninitialized parameters) and the hook runs natively.
+"""
+from __future__ import annotations
+
+import warnings
+
+import torch
+from torch._subclasses.fake_tensor import FakeTensor
+from torch.fx.experimental.proxy_tensor import TorchDispatchMode
+from torch.nn.parameter import is_lazy
+
+from ...guards.guard import Guard
+from .tensor import TensorVariable
+
+
+def initializes_lazily(module) -> bool:
+    """A lazy module whose initializing pre-hook has not run yet."""
+    return isinstance(module, torch.nn.modules.lazy.LazyModuleMixin) and "_initialize_hook" in vars(module)
+
+
+def initialize_now(tx, var, args, kwargs) -> bool:
+    """Run the lazy module `var`'s initializing hook now, as eager runs it at this call, if that is
+    exactly eager's (see the module docstring). False: it was not run."""
+    module = var.module
+    out = tx.output
+    if _refusal(tx, var, args, kwargs) is not None:
+        return False
+    fakes = [a.example if isinstance(a, TensorVariable) else a.as_python_constant() for a in args]
+    fake_kwargs = {k: v.example if isinstance(v, TensorVariable) else v.as_python_constant() for k, v in kwargs.items()}
+    with out.tracing_state():
+        if not _dry_run_is_clean(module, fakes, fake_kwargs):
+            return False
+        module._infer_parameters(module, fakes, fake_kwargs)
+    if var.source is not None:
+        # the entry traced the module as it is now: a fresh lazy module (the class it had) fails this
+        out.guards.add(Guard.type_match(var.source, type(module)))
+    return True
+
+
+def _refusal(tx, var, args, kwargs):
+    module = var.module
+    out = tx.output
+    if not type(module).__module__.startswith("torch.nn.modules."):
+        return "a lazy module class of the program (its initialize_parameters is user code)"
+    hooks = module._forward_pre_hooks
+    if not hooks or next(iter(hooks)) != module._initialize_hook.id:
+        return "a forward pre-hook that runs before the initializing one"
+    if out.speculative_depth:
+        return "a speculative trace (code eager may run later or not at all)"
+    if torch._C._functorch.peek_interpreter_stack() is not None:
+        return "inside a functorch transform"
+    for value in list(args) + list(kwargs.values()):
+        if isinstance(value, TensorVariable):
+            e = value.example
+            if type(e) is not FakeTensor or e.device.type != "cpu" or \
+                    not all(type(s) is int and s > 0 for s in e.shape):
+                return "an input whose sizes are not known positive numbers"
+        elif not value.is_python_constant():
+            return f"an input that is {value.describe()}"
+    for t in list(module.parameters(recurse=False)) + list(module.buffers(recurse=False)):
+        if t.device.type != "cpu":
+            return "parameters not on the CPU (their random numbers come from another generator)"
+    if id(module) in out.modules_read:
+        # a value read from it may be read again from its source after the graph, which would then
+        # see the module as initialized where eager saw it before
+        return "the module's attributes read earlier in the trace"
+    if _pending_change(tx, var):
+        return "a change to the module the trace has not made yet"
+    if graph_draws_random_numbers(out):
+        return "random numbers drawn earlier in the graph"
+    return None
+
+
+def _pending_change(tx, var) -> bool:
+    """Whether a change the trace holds back (replayed after the graph) is on the module or its tables."""
+    module = var.module
+    effects = tx.output.side_effects
+    if effects.is_tracked(var) and effects.get(var):
+        return True
+    tables = {id(module), id(vars(module))} | {id(v) for v in vars(module).values() if isinstance(v, dict)}
+    real_of = {id(tracker): real for real, tracker in tx.output.wrapped_objects.values()}
+    return any(id(real_of.get(id(changed))) in tables or getattr(changed, "value", None) is module
+               for changed in effects.mutated)
+
+
+def _dry_run_is_clean(module, fakes, fake_kwargs) -> bool:
+    """The hook's work (`initialize_parameters`) done on a stand-in of the module, with the random state
+    put back: it raises nothing, warns nothing and leaves nothing uninitialized (which `_infer_parameters`
+    raises for). The stand-in shares nothing the hook changes: its tables hold fresh uninitialized
+    tensors and copies of the others."""
+    twin = object.__new__(type(module))
+    state = dict(vars(module))
+    for table in ("_parameters", "_buffers"):
+        state[table] = {name: _stand_in(t) for name, t in state[table].items()}
+    object.__getattribute__(twin, "__dict__").update(state)
+    with torch.random.fork_rng(devices=[]), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            twin.initialize_parameters(*fakes, **fake_kwargs)
+            unfinished = twin.has_uninitialized_params()
+        except Exception:   # noqa: BLE001 - eager raises it at the call: it runs there
+            return False
+    return not caught and not unfinished
+
+
+def _stand_in(t):
+    if t is None:
+        return None
+    if is_lazy(t):
+        return type(t)(requires_grad=t.requires_grad, device=t.device, dtype=t.dtype)
+    return t.detach().clone()
+
+
+class _OpRecorder(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.ops = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.append(func)
+        return func(*args, **(kwargs or {}))
+
+
+def _is_state_node(target) -> bool:
+    """A node changing the trace's modelled state (grad mode, inference mode, autocast, default dtype,
+    functorch levels): it draws nothing, and re-running it would change that state for real."""
+    name = getattr(target, "__name__", "")
+    return isinstance(name, str) and name.startswith(("_enter", "_exit", "_set_", "set_", "_vmap_"))
+
+
+def graph_draws_random_numbers(out) -> bool:
+    """Whether an op of the graph traced so far draws random numbers: each node run again on fresh fake
+    tensors of its operands' metadata, its ATen ops recorded (anything that cannot be run so: as if it did)."""
+    recorder = _OpRecorder()
+    for node in out.graph.nodes:
+        if node.op not in ("call_function", "call_method"):
+            if node.op not in ("placeholder", "output"):
+                return True
+            continue
+        if node.op == "call_function" and _is_state_node(node.target):
+            continue
+        try:
+            with out.tracing_state(), out.fake_mode:
+                operands = (node.args, node.kwargs)
+                args, kwargs = torch.fx.node.map_arg(operands, lambda n: _fresh(n.meta["example_value"]))
+                with recorder:
+                    if node.op == "call_function":
+                        node.target(*args, **kwargs)
+                    else:
+                        getattr(args[0], node.target)(*args[1:], **kwargs)
+        except Exception:   # noqa: BLE001 - (cannot tell)
+            return True
+    return any(torch.Tag.nondeterministic_seeded in getattr(op, "tags", ()) for op in recorder.ops)
+
+
+def _fresh(value):
+    """A new fake tensor with `value`'s metadata (so running an op again changes no fake of the trace)."""
+    if type(value) in (list, tuple):
+        return type(value)(_fresh(v) for v in value)
+    if not isinstance(value, torch.Tensor):
+        return value
+    if type(value) is not FakeTensor:
+        raise TypeError("not a plain fake tensor")
+    differentiable = value.is_floating_point() or value.is_complex()
+    return torch.empty_strided(value.size(), value.stride(), dtype=value.dtype, device=value.device,
+                               requires_grad=value.requires_grad and differentiable)

@@ -1,0 +1,132 @@
+"""A lazy module's first call (`nn.LazyLinear`...): its initializing pre-hook runs while tracing, at
+the call, when that is exactly eager's (variables/lazy_module.py); otherwise the call breaks and the
+hook runs natively. Compared with eager: results, the module's parameters and class afterwards, and
+the random numbers drawn after the call (the hook draws the initial weights)."""
+import bytegraph
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from bytegraph.testing import CompileCounter
+from helpers import assert_same
+
+
+class LazyMLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.LazyLinear(10)
+        self.fc2 = nn.LazyLinear(1)
+
+    def forward(self, x):
+        return F.relu(self.fc2(F.relu(self.fc1(x))))
+
+
+def _run(fn, make, compiled):
+    """Build the module and input from seed 0, call (seed 1), and return what eager can observe:
+    the outcome, the module's state and child classes, and the next random numbers."""
+    torch.manual_seed(0)
+    module, x = make()
+    torch.manual_seed(1)
+    try:
+        result = ("ok", compiled(module, x))
+    except Exception as e:  # noqa: BLE001 - compared
+        result = ("raise", type(e))
+    state = {k: (type(v), v.detach().clone() if not isinstance(v, nn.parameter.UninitializedTensorMixin) else None)
+             for k, v in module.state_dict(keep_vars=True).items()}
+    return result, state, [type(m) for m in module.modules()], torch.randn(3)
+
+
+def _compare(fn, make, frames, breaks=0, fullgraph=False):
+    want = _run(fn, make, fn)
+    bytegraph.reset()
+    cnt = CompileCounter()
+    got = _run(fn, make, bytegraph.compile(fn, backend=cnt, fullgraph=fullgraph))
+    assert_same(got[0], want[0], exact=True)
+    assert list(got[1]) == list(want[1])
+    for k in want[1]:
+        assert got[1][k][0] is want[1][k][0]
+        assert_same(got[1][k][1], want[1][k][1], exact=True)
+    assert got[2] == want[2]
+    assert torch.equal(got[3], want[3])
+    assert cnt.frame_count == frames, cnt.frame_count
+    assert len(bytegraph.stats.break_records) == breaks, [str(b) for b in bytegraph.stats.break_records]
+
+
+def _call(m, x):
+    return m(x)
+
+
+def test_lazy_mlp_is_one_graph_with_fullgraph():
+    _compare(_call, lambda: (LazyMLP(), torch.randn(4, 10)), frames=1, fullgraph=True)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: (nn.LazyConv2d(3, 2), torch.randn(1, 2, 5, 5)),
+    lambda: (nn.LazyBatchNorm1d(), torch.randn(4, 3)),
+    lambda: (nn.Sequential(nn.LazyLinear(4), nn.ReLU(), nn.LazyLinear(2)), torch.randn(3, 5)),
+], ids=["conv", "batchnorm", "sequential"])
+def test_torch_lazy_modules_initialize_in_the_trace(make):
+    _compare(_call, make, frames=1, fullgraph=True)
+
+
+def test_second_call_of_the_initialized_module_recompiles_for_its_new_class():
+    torch.manual_seed(0)
+    m, x = LazyMLP(), torch.randn(4, 10)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(_call, backend=cnt)
+    first = opt(m, x)
+    assert type(m.fc1) is nn.Linear and cnt.frame_count == 1
+    assert_same(opt(m, x), first, exact=True)
+    assert cnt.frame_count == 2           # the first entry traced a LazyLinear: guarded out
+    assert_same(opt(m, x), first, exact=True)
+    assert cnt.frame_count == 2
+
+
+def _dropout_first(m, x):
+    return m(F.dropout(x, 0.5))
+
+
+def _randn_first(m, x):
+    return m(x + torch.randn(x.shape))
+
+
+def _attribute_written_first(m, x):
+    m.out_features = 3
+    return m(x)
+
+
+def _attribute_read_first(m, x):
+    n = m.in_features      # re-read from the module after the graph: must see it before initializing
+    return m(x), n
+
+
+def _inside_no_grad(m, x):
+    with torch.no_grad():
+        return m(x)
+
+
+@pytest.mark.parametrize("fn,frames,breaks", [
+    (_dropout_first, 2, 1),              # the graph's random numbers come first in eager
+    (_randn_first, 2, 1),
+    (_attribute_written_first, 1, 1),    # a pending write the hook would read
+    (_attribute_read_first, 1, 1),
+    (_inside_no_grad, 1, 0),
+])
+def test_initializing_now_only_when_exactly_eager(fn, frames, breaks):
+    _compare(fn, lambda: (nn.LazyLinear(3), torch.randn(4, 10)), frames=frames, breaks=breaks)
+
+
+def _after_call(m, x):
+    y = m(x)
+    return y, m.in_features, type(m).__name__, isinstance(m, nn.modules.lazy.LazyModuleMixin), \
+        hasattr(m, "cls_to_become")
+
+
+def test_the_trace_sees_the_module_as_initialized_after_the_call():
+    _compare(_after_call, lambda: (nn.LazyLinear(3), torch.randn(4, 10)), frames=1, fullgraph=True)
+
+
+def test_an_input_the_hook_refuses_raises_as_eager():
+    # LazyLinear reads the input's last size: a 0-d input raises IndexError in the hook
+    _compare(_call, lambda: (nn.LazyLinear(3), torch.tensor(1.0)), frames=0, breaks=1)
