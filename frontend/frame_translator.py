@@ -64,7 +64,7 @@ def frame_arg_names(code) -> tuple:
 
 class InstructionTranslator(InstructionTranslatorBase):
     def __init__(self, code, func, args, config, backend, allow_breaks=True, shape_policy=None):
-        output = OutputGraph(code, config, backend, shape_policy)
+        output = OutputGraph(code, config, backend, shape_policy, fullgraph=not allow_breaks)
         self.func = func
         self.allow_breaks = allow_breaks and not reads_own_frame(code)
         # pure-Python work is given up only in a frame whose arguments lead to no tensor (one may be

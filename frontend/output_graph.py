@@ -220,15 +220,18 @@ def backend_declares(backend, attribute: str) -> bool:
 
 
 class OutputGraph:
-    def __init__(self, code, config, backend, shape_policy: ShapePolicy | None = None):
+    def __init__(self, code, config, backend, shape_policy: ShapePolicy | None = None, fullgraph: bool = False):
         self.code = code
         self.config = config
+        # `.item()` is an unbacked symbol of the graph (not a break): asked for by the config, and
+        # implied by fullgraph=True, where the break would be an error (as torch.compile does)
+        self.capture_scalar_outputs = config.capture_scalar_outputs or fullgraph
         self.backend = backend
         self.eager_autograd = backend_declares(backend, "eager_autograd")
         self.graph = torch.fx.Graph()
         self.tracer = torch.fx.proxy.GraphAppendingTracer(self.graph)
         self.shape_policy = shape_policy if shape_policy is not None else ShapePolicy(mode=False)
-        self.shape_env = ShapeEnv(allow_scalar_outputs=config.capture_scalar_outputs,
+        self.shape_env = ShapeEnv(allow_scalar_outputs=self.capture_scalar_outputs,
                                   allow_dynamic_output_shape_ops=False)
         with stack_lines_unread(), source_lines_kept_apart():   # (it records the stack it is made on)
             self.fake_mode = FakeTensorMode(shape_env=self.shape_env, allow_non_fake_inputs=False)
@@ -335,6 +338,18 @@ class OutputGraph:
                 fake.as_strided_(size, stride, offset)
         del self.metadata_log[state.n_metadata_log:]
         del self.constant_tensors[state.n_constant_tensors:]
+        self.forget_constants()
+
+    def forget_constants(self) -> None:
+        """Drop the values fake propagation keeps for tensors made from constants (`known_value`): an op
+        undone by a rollback, or refused after its fake run, may have written into one."""
+        converter = self.fake_mode.fake_tensor_converter
+        for refs in converter.constant_storage_mapping.values():
+            for ref in refs:
+                fake = ref()
+                if fake is not None:
+                    fake.constant = None
+        converter.constant_storage_mapping.clear()
 
     # -- inputs -----------------------------------------------------------------
     def _unique_name(self, base: str) -> str:
@@ -616,6 +631,13 @@ class OutputGraph:
         return result
 
     def _create(self, kind, target, args, kwargs):
+        try:
+            return self._create_node(kind, target, args, kwargs)
+        except BaseException:
+            self.forget_constants()    # its fake run may have written into a known value, then been refused
+            raise
+
+    def _create_node(self, kind, target, args, kwargs):
         kind, target = self._explicit_tensor_method(kind, target, args)
         name = target if kind == "call_method" else getattr(target, "__name__", None)
         op_name = name.split(".")[0] if isinstance(name, str) else None    # (an aten overload: `t_.default`)

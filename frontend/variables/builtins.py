@@ -53,7 +53,7 @@ from .lists import (
     sorted_items,
 )
 from .misc import TracebackVariable
-from .tensor import SymNodeVariable, TensorVariable, concrete
+from .tensor import SymNodeVariable, TensorVariable, concrete, known_value
 from .user_defined import (
     _READ_ONLY_DICT_METHODS,
     _READ_ONLY_SET_METHODS,
@@ -557,7 +557,15 @@ def _minmax(fn):
         result = items[0]
         for item in items[1:]:
             if isinstance(result, TensorVariable) or isinstance(item, TensorVariable):
-                raise Unsupported("tensor_branch", what=f"{fn.__name__}() over tensors")
+                # eager answers one of the operands itself, chosen by the truth of `item > result`: known
+                # only for tensors of known value (a graph op such as torch.maximum would give a new
+                # tensor, of another type than a number operand, splitting the gradient on ties)
+                better = tx.compare(operator.gt if fn is max else operator.lt, item, result)
+                if isinstance(better, TensorVariable) and known_value(better) is None:
+                    raise Unsupported("tensor_branch", what=f"{fn.__name__}() over tensors")
+                if better.truth(tx):
+                    result = item
+                continue
             if (is_tensorish(result) or is_tensorish(item)) and result.python_type() is item.python_type():
                 # a symbolic answer only between numbers of one type: eager's answer is one of the
                 # operands as it is (`max(n, 2.5)` is n, an int, when n wins)
@@ -840,6 +848,9 @@ def _scalar(kind):
                 return const(args[0].truth(tx))
             return tx.output.call_function(kind, list(args), {})
         if args and isinstance(args[0], TensorVariable):
+            if len(args) == 1 and kind in (int, float, bool) and known_value(args[0]) is not None:
+                # a tensor made from constants (its `__int__`/`__float__`/`__bool__` on its known value)
+                return args[0].call_method(tx, f"__{kind.__name__}__", [], {})
             raise Unsupported("data_dependent", what=f"{kind.__name__}() of a tensor")
         if all(a.is_python_constant() for a in args):
             return const(fold(kind, *[a.as_python_constant() for a in args]))   # int('ab'): the program's ValueError
