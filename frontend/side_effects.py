@@ -37,6 +37,7 @@ class SideEffectsState(NamedTuple):
     deleted_globals: set
     counter: int
     deferred_key_guards: dict
+    replayed_calls: tuple
 
 
 def _gone_entries(old, new):
@@ -79,17 +80,22 @@ class SideEffects:
         self.on_drop = None                   # called with each object a store drops (lifetimes.finalizer_may_run)
         self.finalizers_met = False           # a real user object was read (builder._wrap): a drop may finalize it
         self.deferred_key_guards: dict = {}   # dict tracker -> the guard of its key set, not added yet
+        # functions of no arguments called again after the graph, for an effect of theirs that needs no
+        # trace (a cache hit's count: builtins._cached_none)
+        self.replayed_calls: tuple = ()
         self.add_guard = None                 # adds a guard to the trace's (set by the OutputGraph)
 
     def snapshot(self) -> SideEffectsState:
         return SideEffectsState(dict(self.contents), dict(self.mutated), dict(self.globals), dict(self.cells),
-                                set(self.deleted_globals), self.counter, dict(self.deferred_key_guards))
+                                set(self.deleted_globals), self.counter, dict(self.deferred_key_guards),
+                                self.replayed_calls)
 
     def restore(self, snap: SideEffectsState) -> None:
         self.contents, self.mutated = dict(snap.contents), dict(snap.mutated)
         self.globals, self.cells = dict(snap.globals), dict(snap.cells)
         self.deleted_globals, self.counter = set(snap.deleted_globals), snap.counter
         self.deferred_key_guards = dict(snap.deferred_key_guards)
+        self.replayed_calls = snap.replayed_calls
 
     # -- containers and objects --------------------------------------------
     def track(self, var, contents) -> None:
@@ -188,11 +194,14 @@ class SideEffects:
 
     def pending(self) -> bool:
         """Whether the transformed code has anything to write back after the graph."""
-        return bool(self.mutated or self.globals or self.deleted_globals or self.cells or
+        return bool(self.mutated or self.globals or self.deleted_globals or self.cells or self.replayed_calls or
                     self.input_tensor_attributes())
 
     def mutated_in_order(self) -> list:
         return sorted(self.mutated, key=self.mutated.get)
+
+    def replay_call(self, fn) -> None:
+        self.replayed_calls += (fn,)
 
     # -- globals ------------------------------------------------------------
     def store_global(self, name: str, var) -> None:
@@ -237,6 +246,10 @@ class SideEffects:
         for name in self.deleted_globals:
             cg.append(Instr("DELETE_GLOBAL", name))
         self._write_back_cells(cg, targets)
+        for fn in self.replayed_calls:
+            cg.load_callable(fn)
+            cg.call(0)
+            cg.pop_top()
 
     def _fetch_targets(self, cg) -> dict:
         """Each object the write-back changes, read through its source into a temp, before any write:
