@@ -1029,7 +1029,7 @@ class OutputGraph:
                     self._specialized(value) is not None:
                 self.graph.erase_node(node)
                 del self.graph_inputs[i]
-                del self.input_by_source[source]
+                self.input_by_source.pop(source, None)     # (a random draw has no entry: it is drawn anyway)
                 self.symbol_inputs.pop(value.node.expr, None)
                 self.prunes += 1
 

@@ -134,3 +134,20 @@ def test_other_random_functions_are_not_traced():
     opt, cnt = compiled(fn)
     _same_as_eager(fn, opt, torch.randn(2))
     assert bytegraph.stats.break_records
+
+
+def test_a_replaced_method_of_the_generator_is_not_assumed():
+    # randint calls `self.randrange`: replaced (here returning a float), the draw is not an int any more
+    def fn(x):
+        return x + random.randint(1, 3)
+    bytegraph.reset()
+    opt, cnt = compiled(fn)
+    _same_as_eager(fn, opt, torch.randn(2))
+    assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+    original = random.Random.randrange
+    random.Random.randrange = lambda self, a, b: a + 0.5
+    try:
+        _same_as_eager(fn, opt, torch.randn(2))     # the lookup is guarded: traced again, and refused
+    finally:
+        random.Random.randrange = original
+    assert bytegraph.stats.break_records

@@ -12,12 +12,15 @@ break, never a guard. Draws inside code traced to prove it pure (an autograd.Fun
 """
 from __future__ import annotations
 
+import _random
 import dataclasses
 import inspect
 import random
 import types
 import warnings
 
+from ...guards.source import ConstSource
+from .. import reads
 from ..graph_break import Unsupported
 from .base import VariableTracker
 
@@ -36,6 +39,29 @@ def is_random_draw(value) -> bool:
     if isinstance(value, types.MethodType):    # randint, randrange, uniform: random.Random's own
         return value.__func__ is random.Random.__dict__.get(name)
     return True                                 # random, getrandbits: the C generator's
+
+
+# the methods each draw calls on the instance (`randint` calls `self.randrange`...): the module's own,
+# looked up on the class (guarded) and absent from the instance's dict (guarded)
+_CALLS = {"random": ("random",), "uniform": ("uniform", "random"),
+          "randint": ("randint", "randrange", "_randbelow", "getrandbits"),
+          "randrange": ("randrange", "_randbelow", "getrandbits"), "getrandbits": ("getrandbits",)}
+
+
+def _calls_the_modules_own(tx, name) -> bool:
+    """Whether the methods the draw `name` runs are still random.Random's own (a replaced one could return
+    anything); the lookups are guarded."""
+    instance = random._inst
+    for method in _CALLS[name]:
+        if reads.instance_attr(tx, instance, ConstSource(instance), method) is not reads.MISSING:
+            return False
+        attr, _ = reads.class_lookup(tx, random.Random, method)
+        stock = attr is _random.Random.__dict__.get(method) or (
+            type(attr) is types.FunctionType and attr.__module__ == "random" and
+            attr.__code__.co_filename == random.__file__)
+        if not stock:
+            return False
+    return True
 
 
 def _int_range(name, args, kwargs):
@@ -83,6 +109,8 @@ class RandomDrawVariable(VariableTracker):
                               "constant numbers)")
         if tx.output.backward_proof is not None:
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (in a backward)")
+        if not _calls_the_modules_own(tx, name):
+            raise Unsupported("unsupported_call", fn=self.describe(), detail=" (random.Random's methods are replaced)")
         try:
             # the real function on a generator of its own: raises (or warns) where eager's call would
             with warnings.catch_warnings():
@@ -94,4 +122,7 @@ class RandomDrawVariable(VariableTracker):
         if type(sample) is not kind:
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (returns another type)")
         bounds = _int_range(name, values, keywords) if kind is int else None
+        if bounds is not None and not -2 ** 63 <= bounds[0] <= bounds[1] < 2 ** 63:
+            raise Unsupported("unsupported_call", fn=self.describe(), detail=" (its numbers may not fit a "
+                              "symbolic int)")
         return tx.output.add_random_draw(self.fn, tuple(values), keywords, kind, bounds)

@@ -116,11 +116,15 @@ def _options(kwargs):
     return {k: v.as_python_constant() for k, v in kwargs.items()}
 
 
-def tensor_from_data(tx, args, kwargs):
-    """`torch.tensor(data, dtype=..., device="cpu")` built from its scalars, or None when the data holds
-    no tensor or symbolic number, or is not modelled here."""
+# the keywords each constructor takes (the other arguments are keyword-only, or passed as the data)
+_KEYWORDS = {torch.tensor: {"dtype", "device", "requires_grad", "pin_memory"}, torch.as_tensor: {"dtype", "device"}}
+
+
+def tensor_from_data(tx, fn, args, kwargs):
+    """`torch.tensor(data, dtype=..., device="cpu")` (`fn`, or `torch.as_tensor`) built from its scalars,
+    or None when the data holds no tensor or symbolic number, or is not modelled here."""
     options = _options(kwargs)
-    if len(args) != 1 or options is None or set(options) - {"dtype", "device", "requires_grad", "pin_memory"} or \
+    if len(args) != 1 or options is None or set(options) - _KEYWORDS[fn] or \
             options.get("requires_grad") or options.get("pin_memory") or \
             options.get("device") not in (None, "cpu", torch.device("cpu")):
         return None

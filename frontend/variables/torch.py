@@ -176,7 +176,7 @@ class TorchFunctionVariable(VariableTracker):
         if fn in UNSUPPORTED or _sets_global_state(fn):
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (it changes global state)")
         if fn in (torch.tensor, torch.as_tensor):
-            built = tensor_from_data(tx, args, kwargs)    # (data holding tensors or symbolic numbers)
+            built = tensor_from_data(tx, fn, args, kwargs)    # (data holding tensors or symbolic numbers)
             if built is not None:
                 return built
         if fn in (torch.from_numpy, torch.as_tensor) and len(args) + len(kwargs) == 1:
