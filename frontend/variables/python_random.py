@@ -31,10 +31,10 @@ _DRAWS = {"random": float, "uniform": float, "randint": int, "randrange": int, "
 
 def is_random_draw(value) -> bool:
     """A function of the `random` module drawing one number (a method of its hidden instance)."""
-    owner = getattr(value, "__self__", None) if isinstance(value, (types.MethodType, types.BuiltinMethodType)) \
-        else None
-    name = getattr(value, "__name__", None)
-    if owner is not getattr(random, "_inst", None) or owner is None or name not in _DRAWS:
+    if type(value) not in (types.MethodType, types.BuiltinMethodType):    # (no attribute read runs user code)
+        return False
+    owner, name = value.__self__, value.__name__
+    if owner is None or owner is not getattr(random, "_inst", None) or name not in _DRAWS:
         return False
     if isinstance(value, types.MethodType):    # randint, randrange, uniform: random.Random's own
         return value.__func__ is random.Random.__dict__.get(name)
