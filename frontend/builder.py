@@ -59,6 +59,7 @@ from .variables.lists import ListVariable, NamedTupleVariable, SizeVariable, Tup
 from .variables.misc import CellVariable, PythonModuleVariable, WeakProxyVariable
 from .variables.nn_module import NNModuleVariable
 from .variables.numpy import NumpyFunctionVariable, lookup_numpy_function, wrap_ndarray_input
+from .variables.python_random import RandomDrawVariable, is_random_draw
 from .variables.torch import (
     AutocastVariable,
     GradModeVariable,
@@ -559,6 +560,9 @@ def _wrap_callable(tx, value, source, trusted, guard):
     if is_torch_op(value):
         guard(Guard.id_match(source, value))
         return TorchFunctionVariable(fn=value, source=source)
+    if source is not None and is_random_draw(value):    # `random.randint` and friends
+        guard(Guard.id_match(source, value))
+        return RandomDrawVariable(fn=value, source=source)
     if _is_a(value, (types.FunctionType, functools._lru_cache_wrapper)) and is_constant_result(value):
         guard(Guard.id_match(source, value))
         return ConstantResultFunctionVariable(fn=value, source=source)

@@ -22,7 +22,7 @@ from bytecode.instr import CellVar
 
 from ..guards.guard import Guard
 from ..probe import may_hold_tensors
-from ..guards.source import AttrSource, LocalSource
+from ..guards.source import AttrSource, LocalSource, RandomDrawSource
 from . import lifetimes
 from .break_codegen import FrameCheckpoint, can_break_at, compile_break, emit_default_dtype, emit_set_grad
 from .builder import is_compiled_function, is_skipped_function
@@ -64,7 +64,7 @@ def frame_arg_names(code) -> tuple:
 
 class InstructionTranslator(InstructionTranslatorBase):
     def __init__(self, code, func, args, config, backend, allow_breaks=True, shape_policy=None):
-        output = OutputGraph(code, config, backend, shape_policy)
+        output = OutputGraph(code, config, backend, shape_policy, fullgraph=not allow_breaks)
         self.func = func
         self.allow_breaks = allow_breaks and not reads_own_frame(code)
         # pure-Python work is given up only in a frame whose arguments lead to no tensor (one may be
@@ -172,6 +172,7 @@ class InstructionTranslator(InstructionTranslatorBase):
             # the backend runs only once the whole code is generated (see finish_code)
             cg.output_index = {v.proxy.node: i for i, v in enumerate(tensors)}
             start = len(cg.instructions)
+            _codegen_random_draws(cg, output)     # (within the graph call's span: a rerun puts them back)
             cg.push_null()
             self._graph_call = Instr("LOAD_CONST", None)
             cg.append(self._graph_call)
@@ -182,6 +183,8 @@ class InstructionTranslator(InstructionTranslatorBase):
             cg.append(Instr("STORE_FAST", cg.graph_outputs_local))
         elif tensors and any(v.proxy.node.op != "placeholder" for v in tensors):
             raise Unsupported("internal_error", what="tensor values with no graph")
+        else:
+            _codegen_random_draws(cg, output)
         return cg
 
     def finish_code(self, cg, copied=False) -> CompiledFrame:
@@ -237,6 +240,17 @@ class InstructionTranslator(InstructionTranslatorBase):
         cg.reconstruct(return_value)
         cg.append(Instr("RETURN_VALUE"))
         return self.finish_code(cg)
+
+
+def _codegen_random_draws(cg, output) -> None:
+    """The numbers the frame draws from Python's `random` module, drawn in trace order into the locals
+    their sources read (variables/python_random.py)."""
+    for index, (fn, args, kwargs) in enumerate(output.random_draws):
+        cg.load_callable(fn)
+        for value in list(args) + list(kwargs.values()):
+            cg.load_const(value)
+        cg.call(len(args) + len(kwargs), kw_names=tuple(kwargs))
+        cg.append(Instr("STORE_FAST", RandomDrawSource(index).local_name()))
 
 
 _PLAIN = (TensorVariable, SymNodeVariable, ConstantVariable)

@@ -23,6 +23,7 @@ the end of this module).
 from __future__ import annotations
 
 import inspect
+import random
 import threading
 import types
 
@@ -44,7 +45,7 @@ def loses_effects_on_raise(tx) -> bool:
     """Whether an exception from the graph would skip something eager does: Python effects replayed
     after the graph, a grad-mode change, or a block of the program around a graph op."""
     output = tx.output
-    return output.ops_under_handler or output.side_effects.pending() or \
+    return output.ops_under_handler or output.side_effects.pending() or bool(output.random_draws) or \
         output.grad_enabled != tx.entry_grad or output.default_dtype != tx.entry_dtype or any(
             n.target in (torch._C._set_grad_enabled, torch.set_default_dtype) for n in output.graph.nodes)
 
@@ -113,7 +114,9 @@ def guard_graph_call(cg, tx, start: int, end: int) -> None:
     rng_local, exc_local = cg.new_temp_name(), cg.new_temp_name()
     handler = Label()
     try_begin = TryBegin(handler, push_lasti=False, stack_depth=0)
-    before = [Instr("PUSH_NULL"), Instr("LOAD_CONST", torch.default_generator.get_state),
+    # (Python's generator too, when the frame draws from it before the graph: variables/python_random.py)
+    save = _save_generators if tx.output.random_draws else torch.default_generator.get_state
+    before = [Instr("PUSH_NULL"), Instr("LOAD_CONST", save),
               Instr("PRECALL", 0), Instr("CALL", 0), Instr("STORE_FAST", rng_local), try_begin]
     cg.instructions[end:end] = [TryEnd(try_begin)]
     cg.instructions[start:start] = before
@@ -132,6 +135,11 @@ def guard_graph_call(cg, tx, start: int, end: int) -> None:
         cg.append(Instr("LOAD_DEREF", CellVar(name)) if name in code.co_cellvars else Instr("LOAD_FAST", name))
     cg.call(5 + len(tx.arg_names))
     cg.append(Instr("RETURN_VALUE"))
+
+
+def _save_generators() -> tuple:
+    """The states of torch's CPU generator and of Python's `random` module."""
+    return torch.default_generator.get_state(), random.getstate()
 
 
 class RerunPlan:
@@ -159,6 +167,9 @@ def rerun_as_python(exc, plan: RerunPlan, rng_state, f_globals, closure, *args):
     torch._C._set_grad_enabled(plan.grad_enabled)
     if torch.get_default_dtype() != plan.default_dtype:
         torch.set_default_dtype(plan.default_dtype)
+    if type(rng_state) is tuple:     # (see _save_generators)
+        rng_state, python_state = rng_state
+        random.setstate(python_state)
     torch.default_generator.set_state(rng_state)
     code = plan.code
     log("graph", f"a graph of {code.co_name} raised {type(exc).__name__}: running the frame as Python")

@@ -29,11 +29,11 @@ from torch._subclasses.fake_tensor import (
     FakeTensorMode,
 )
 from torch.fx.experimental.symbolic_shapes import (DimDynamic, GuardOnDataDependentSymNode, ShapeEnv,
-                                                    statically_known_true)
+                                                    constrain_range, statically_known_true)
 
 from ..guards.guard import Guard, TensorMeta, global_state_guards, memory_sharing
 from ..probe import class_dict_lookup, source_lines_kept_apart, stack_lines_unread
-from ..guards.source import InstanceDictSource, TensorPropertySource
+from ..guards.source import InstanceDictSource, RandomDrawSource, TensorPropertySource
 from ..guards.shape import ShapeEnvSource, ShapeGuardError, ShapePolicy, shape_guards, tensor_properties
 from .builder import instance_dict, wrap
 from .eager_check import eager_refusal
@@ -209,6 +209,7 @@ class GraphState(NamedTuple):
     torch_function_stack: tuple
     saved_hooks_message: Any
     default_dtype: Any
+    n_random_draws: int
 
 
 def backend_declares(backend, attribute: str) -> bool:
@@ -224,15 +225,18 @@ def backend_declares(backend, attribute: str) -> bool:
 
 
 class OutputGraph:
-    def __init__(self, code, config, backend, shape_policy: ShapePolicy | None = None):
+    def __init__(self, code, config, backend, shape_policy: ShapePolicy | None = None, fullgraph: bool = False):
         self.code = code
         self.config = config
+        # `.item()` is an unbacked symbol of the graph (not a break): asked for by the config, and
+        # implied by fullgraph=True, where the break would be an error (as torch.compile does)
+        self.capture_scalar_outputs = config.capture_scalar_outputs or fullgraph
         self.backend = backend
         self.eager_autograd = backend_declares(backend, "eager_autograd")
         self.graph = torch.fx.Graph()
         self.tracer = torch.fx.proxy.GraphAppendingTracer(self.graph)
         self.shape_policy = shape_policy if shape_policy is not None else ShapePolicy(mode=False)
-        self.shape_env = ShapeEnv(allow_scalar_outputs=config.capture_scalar_outputs,
+        self.shape_env = ShapeEnv(allow_scalar_outputs=self.capture_scalar_outputs,
                                   allow_dynamic_output_shape_ops=False)
         with stack_lines_unread(), source_lines_kept_apart():   # (it records the stack it is made on)
             self.fake_mode = FakeTensorMode(shape_env=self.shape_env, allow_non_fake_inputs=False)
@@ -303,6 +307,9 @@ class OutputGraph:
         self.prunes = 0
         # a graph op was traced inside a try / with block of the program (see graph_raise.py)
         self.ops_under_handler = False
+        # numbers drawn from Python's `random` module, in trace order: (function, args, kwargs), each
+        # made by the transformed code before the graph and fed to it (variables/python_random.py)
+        self.random_draws: list = []
 
     # -- checkpoints ------------------------------------------------------------
     def checkpoint(self) -> GraphState:
@@ -313,7 +320,7 @@ class OutputGraph:
                           len(self.constant_tensors), dict(self.input_properties), dict(self.symbol_inputs),
                           self.autocast_stack, self.function_modes, self.inference_mode, self.inference_stack,
                           self.torch_function_state, self.torch_function_stack, self.saved_hooks_message,
-                          self.default_dtype)
+                          self.default_dtype, len(self.random_draws))
 
     def restore(self, state: GraphState) -> None:
         nodes = list(self.graph.nodes)
@@ -345,6 +352,19 @@ class OutputGraph:
                 fake.as_strided_(size, stride, offset)
         del self.metadata_log[state.n_metadata_log:]
         del self.constant_tensors[state.n_constant_tensors:]
+        del self.random_draws[state.n_random_draws:]
+        self.forget_constants()
+
+    def forget_constants(self) -> None:
+        """Drop the values fake propagation keeps for tensors made from constants (`known_value`): an op
+        undone by a rollback, or refused after its fake run, may have written into one."""
+        converter = self.fake_mode.fake_tensor_converter
+        for refs in converter.constant_storage_mapping.values():
+            for ref in refs:
+                fake = ref()
+                if fake is not None:
+                    fake.constant = None
+        converter.constant_storage_mapping.clear()
 
     # -- inputs -----------------------------------------------------------------
     def _unique_name(self, base: str) -> str:
@@ -446,6 +466,27 @@ class OutputGraph:
         self.symbol_inputs[sym] = var
         self.input_properties[source] = [(source, sym)]
         self.guards.add(Guard.type_match(source, type(value)))
+        return var
+
+    def add_random_draw(self, fn, args: tuple, kwargs: dict, kind: type, bounds) -> SymNodeVariable:
+        """A number `fn(*args, **kwargs)` draws from Python's `random` module when the transformed code
+        runs: a graph input of an unbacked symbol (an int within `bounds`), so the trace never decides
+        anything on its value."""
+        source = RandomDrawSource(len(self.random_draws))
+        self.random_draws.append((fn, args, kwargs))
+        with self.shape_env.ignore_fresh_unbacked_symbols():   # (bound by the placeholder, not by an op)
+            if kind is int:
+                symbolic = self.shape_env.create_unbacked_symint()
+                constrain_range(symbolic, min=bounds[0], max=bounds[1])
+            else:
+                symbolic = self.shape_env.create_unbacked_symfloat()
+        node = self._placeholder(self._unique_name(f"random_draw{source.index}"))
+        node.meta["example_value"] = symbolic
+        node.meta["source"] = source
+        proxy = torch.fx.Proxy(node, self.tracer)
+        var = SymNodeVariable(proxy=proxy, value=symbolic)
+        self.graph_inputs.append((source, proxy, symbolic))
+        self.symbol_inputs[symbolic.node.expr] = var      # (sizes made of it read back as this value)
         return var
 
     def _add_size_input(self, source, sym: torch.SymInt) -> None:
@@ -626,6 +667,13 @@ class OutputGraph:
         return result
 
     def _create(self, kind, target, args, kwargs):
+        try:
+            return self._create_node(kind, target, args, kwargs)
+        except BaseException:
+            self.forget_constants()    # its fake run may have written into a known value, then been refused
+            raise
+
+    def _create_node(self, kind, target, args, kwargs):
         kind, target = self._explicit_tensor_method(kind, target, args)
         name = target if kind == "call_method" else getattr(target, "__name__", None)
         op_name = name.split(".")[0] if isinstance(name, str) else None    # (an aten overload: `t_.default`)
@@ -996,7 +1044,7 @@ class OutputGraph:
                     self._specialized(value) is not None:
                 self.graph.erase_node(node)
                 del self.graph_inputs[i]
-                del self.input_by_source[source]
+                self.input_by_source.pop(source, None)     # (a random draw has no entry: it is drawn anyway)
                 self.symbol_inputs.pop(value.node.expr, None)
                 self.prunes += 1
 

@@ -473,6 +473,25 @@ class TensorPropertySource(DerivedSource):
 
 
 @dataclasses.dataclass(frozen=True)
+class RandomDrawSource(Source):
+    """The `index`-th number the transformed code drew from Python's `random` module before the graph
+    (frontend/variables/python_random.py): fed to the graph, never guarded (it is drawn after the guards)."""
+    index: int
+
+    def name(self):
+        return f"<random draw {self.index}>"
+
+    def expr(self, render=None):
+        raise NotImplementedError("a random draw is made after the guards: nothing guards it")
+
+    def local_name(self) -> str:
+        return f"__bytegraph_draw{self.index}"
+
+    def reconstruct(self, codegen):
+        codegen.load_local(self.local_name())
+
+
+@dataclasses.dataclass(frozen=True)
 class NdarrayTensorSource(DerivedSource):
     """The tensor over an ndarray's memory, `torch.from_numpy(L['a'])`: how an ndarray read from the
     frame reaches the graph (a new tensor object on every read, the same memory)."""

@@ -366,3 +366,57 @@ def test_set_default_dtype_inside_a_function_forward_is_not_a_node():
         assert "changes the default dtype" in str(bytegraph.stats.break_records[0])
     finally:
         torch.set_default_dtype(torch.float32)
+
+
+# -- a torch tensor given to a numpy function ------------------------------------------------------
+def test_numpy_function_taking_a_tensor_as_its_array():
+    import numpy as np
+
+    def fn(x):
+        a = np.asarray(x)
+        a += 1                  # (its memory is the tensor's: eager's `__array__` is `x.numpy()`)
+        return np.full_like(x, 2.5, dtype=np.dtype("float")), np.ones_like(x, dtype=np.float64), \
+            np.zeros_like(x), a, x
+    standard_test(fn, torch.arange(6.0).reshape(2, 3), frames=1, breaks=0)
+
+
+@pytest.mark.parametrize("name", ["ufunc", "reduction", "grad"])
+def test_numpy_function_not_taking_a_tensor_as_its_array_runs_as_eager(name):
+    import warnings
+
+    import numpy as np
+    fn = {"ufunc": lambda x: np.sin(x + 1),          # wraps its result back into a tensor
+          "reduction": lambda x: np.mean(x + 1),     # calls `x.mean(axis=...)`: TypeError
+          "grad": lambda x: np.zeros_like(x + 1)}[name]   # `x.numpy()` raises on a tensor requiring grad
+    x = torch.randn(2, 3, requires_grad=name == "grad")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        standard_test(fn, x, frames=1)
+    assert bytegraph.stats.break_records
+
+
+# -- a cache hit of an lru_cache'd function answering None (a warn-once helper) ----------------------
+def test_lru_cache_hit_answering_none_is_traced_and_counted():
+    import functools
+    runs = []
+
+    @functools.lru_cache
+    def warn_once():
+        runs.append(1)
+
+    def fn(x):
+        warn_once()
+        return x + 1
+    warn_once()
+    opt = bytegraph.compile(fn, backend="eager", fullgraph=True)
+    opt(torch.ones(1))
+    opt(torch.ones(1))
+    assert warn_once.cache_info().hits == 2 and runs == [1]     # eager's two hits, counted
+    warn_once.cache_clear()       # the next call misses: eager runs the body again
+    with pytest.raises(bytegraph.exc.GraphBreakError):
+        opt(torch.ones(1))
+    bytegraph.reset()
+    assert torch.equal(bytegraph.compile(fn, backend="eager")(torch.ones(1)), torch.ones(1) + 1)
+    assert len(bytegraph.stats.break_records) == 1 and runs == [1, 1]
+    standard_test(lambda x: x * 2 if torch.fx._symbolic_trace.is_fx_tracing() else x - 1,
+                  torch.ones(2), frames=1, breaks=0)

@@ -747,3 +747,20 @@ def test_moe_with_shared_decorator_recompiles_each_graph_once_over_three_lengths
     first, again, second, third = graphs
     assert first > 4 and again == first       # the breaks: nonzero, where, the key's format
     assert first < second <= 2 * first and third == second
+
+
+def test_fullgraph_captures_item_as_torch_compile_does():
+    # fullgraph=True asks for one graph: `.item()` is an unbacked symbol there (not a break, which
+    # would be an error), as with capture_scalar_outputs
+    def fn(x):
+        return torch.ones(max(x.item(), 12)), x.float().item() / 2
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt, fullgraph=True)
+    for n in (10, 15):
+        got = check(opt, fn, torch.tensor([n]))
+        assert type(got[1]) is float
+    assert cnt.frame_count == 1 and any(n.target == "item" for n in cnt.graphs[0].graph.nodes)
+    bytegraph.reset()
+    cnt = CompileCounter()
+    check(bytegraph.compile(fn, backend=cnt), fn, torch.tensor([10]))     # (without it: a break)
+    assert sum(bytegraph.stats.graph_breaks.values()) >= 1

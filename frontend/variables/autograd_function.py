@@ -336,6 +336,7 @@ def impurity(tx, run, may_write=frozenset()):
     before = outside_state()
     known_nodes = set(out.graph.nodes)
     out.speculative_depth += 1
+    draws = len(out.random_draws)
     try:
         why = run()
     except Unsupported as e:
@@ -348,6 +349,8 @@ def impurity(tx, run, may_write=frozenset()):
         return why
     if outside_state() != before:
         return "changes Python state outside the function"
+    if len(out.random_draws) != draws:
+        return "draws numbers from Python's random module"     # (the frame draws them before its graph)
     if any(node not in known_nodes and node.target is torch.set_default_dtype for node in out.graph.nodes):
         return "changes the default dtype"    # (a process state its own run would change for real)
     for node in out.graph.nodes:

@@ -6,6 +6,7 @@ import abc
 import builtins
 import collections
 import dataclasses
+import dis
 import functools
 import inspect
 import itertools
@@ -17,6 +18,8 @@ from typing import Any, Callable
 
 import torch
 
+from ...guards.guard import Guard
+from ...guards.source import AttrSource, ItemSource, ReaderSource
 from ...probe import class_dict_lookup, class_mro, class_namespace, is_c_level, safe_in, static_getattr
 from .. import reads
 from ..graph_break import Unsupported, fold, user_error
@@ -53,7 +56,7 @@ from .lists import (
     sorted_items,
 )
 from .misc import TracebackVariable
-from .tensor import SymNodeVariable, TensorVariable, concrete
+from .tensor import SymNodeVariable, TensorVariable, concrete, known_value
 from .user_defined import (
     _READ_ONLY_DICT_METHODS,
     _READ_ONLY_SET_METHODS,
@@ -129,6 +132,8 @@ class BuiltinVariable(VariableTracker):
     def call_function(self, tx, args, kwargs):
         if self.fn is torch.Tensor._make_subclass:
             return families.make_subclass(tx, args, kwargs)
+        if type(self.fn) is functools._lru_cache_wrapper and not args and not kwargs and _cached_none(tx, self):
+            return const(None)
         unbound = _unbound_builtin_method(tx, self.fn, args, kwargs)
         if unbound is not None:
             return unbound
@@ -159,6 +164,31 @@ class BuiltinVariable(VariableTracker):
             # CPython refuses the keywords before it looks at the arguments
             raise user_error(TypeError(f"{self.fn.__name__}() takes no keyword arguments"))
         raise Unsupported("unsupported_call", fn=self.describe(), detail=" with these arguments")
+
+
+def _returns_only_none(fn) -> bool:
+    """A plain function each of whose `return`s gives the constant None (a warn-once helper)."""
+    if type(fn) is not types.FunctionType or fn.__code__.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE |
+                                                                     inspect.CO_ASYNC_GENERATOR):
+        return False
+    instructions = list(dis.get_instructions(fn.__code__))
+    return all(i > 0 and instructions[i - 1].opname == "LOAD_CONST" and instructions[i - 1].argval is None
+               for i, ins in enumerate(instructions) if ins.opname == "RETURN_VALUE")
+
+
+def _cached_none(tx, var) -> bool:
+    """`f()` of a `functools.lru_cache` wrapper `f` whose call is a cache hit answering None: no arguments
+    (one key), a function returning only None, its entry cached (`currsize` 1) and no call missed
+    since (`misses` guarded: the entry is the one seen now). The hit runs no code of the program;
+    the count eager's hit adds (`cache_info().hits`) is added by calling `f()` again after the graph."""
+    info = var.fn.cache_info()
+    if var.source is None or info.currsize != 1 or not _returns_only_none(getattr(var.fn, "__wrapped__", None)):
+        return False
+    cache_info = ReaderSource(AttrSource(var.source, "cache_info"))
+    tx.output.guards.add(Guard.constant(ItemSource(cache_info, 1), info.misses))
+    tx.output.guards.add(Guard.constant(ItemSource(cache_info, 3), 1))
+    tx.output.side_effects.call_after(var.fn)
+    return True
 
 
 # builtins whose C call refuses any keyword argument, first thing
@@ -557,7 +587,15 @@ def _minmax(fn):
         result = items[0]
         for item in items[1:]:
             if isinstance(result, TensorVariable) or isinstance(item, TensorVariable):
-                raise Unsupported("tensor_branch", what=f"{fn.__name__}() over tensors")
+                # eager answers one of the operands itself, chosen by the truth of `item > result`: known
+                # only for tensors of known value (a graph op such as torch.maximum would give a new
+                # tensor, of another type than a number operand, splitting the gradient on ties)
+                better = tx.compare(operator.gt if fn is max else operator.lt, item, result)
+                if isinstance(better, TensorVariable) and known_value(better) is None:
+                    raise Unsupported("tensor_branch", what=f"{fn.__name__}() over tensors")
+                if better.truth(tx):
+                    result = item
+                continue
             if (is_tensorish(result) or is_tensorish(item)) and result.python_type() is item.python_type():
                 # a symbolic answer only between numbers of one type: eager's answer is one of the
                 # operands as it is (`max(n, 2.5)` is n, an int, when n wins)
@@ -840,6 +878,9 @@ def _scalar(kind):
                 return const(args[0].truth(tx))
             return tx.output.call_function(kind, list(args), {})
         if args and isinstance(args[0], TensorVariable):
+            if len(args) == 1 and kind in (int, float, bool) and known_value(args[0]) is not None:
+                # a tensor made from constants (its `__int__`/`__float__`/`__bool__` on its known value)
+                return args[0].call_method(tx, f"__{kind.__name__}__", [], {})
             raise Unsupported("data_dependent", what=f"{kind.__name__}() of a tensor")
         if all(a.is_python_constant() for a in args):
             return const(fold(kind, *[a.as_python_constant() for a in args]))   # int('ab'): the program's ValueError

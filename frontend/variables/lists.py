@@ -27,6 +27,12 @@ def python_index(var):
         return slice(python_index(var.start), python_index(var.stop), python_index(var.step))
     if var.is_python_constant():
         return var.as_python_constant()
+    value = families.known_value(var)
+    if value is not None:
+        try:
+            return value.__index__()     # what CPython asks of the index (only integer tensors of one element)
+        except TypeError:
+            pass
     raise Unsupported("python_protocol", what=f"indexing or repeating a sequence with {var.describe()}")
 
 

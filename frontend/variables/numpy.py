@@ -279,7 +279,7 @@ def _graph_arg(tx, var):
     if isinstance(var, NumpyNdarrayVariable):
         return var.tensor
     if isinstance(var, TensorVariable):
-        # eager numpy converts it through __array__ (and fails on grad / non-CPU tensors): not traced
+        # (call_numpy turns the tensors it may take into their arrays first)
         raise Unsupported("numpy", what="passing a torch tensor to a numpy function")
     if isinstance(var, NumpyFunctionVariable) and isinstance(var.fn, type):
         return const(np.dtype(var.fn).name)   # a scalar type used as a dtype
@@ -304,6 +304,8 @@ def call_numpy(tx, fn, name, args, kwargs, real_fn=None):
     there): otherwise a graph break, and eager numpy runs it."""
     if "out" in kwargs:
         raise Unsupported("numpy", what="a numpy call with out=")
+    if any(_holds_tensor(tx, a) for a in list(args) + list(kwargs.values())):
+        args, kwargs = _tensors_as_arrays(tx, real_fn or fn, name, args, kwargs)
     graph_args = [_graph_arg(tx, a) for a in args]
     graph_kwargs = {k: _graph_arg(tx, v) for k, v in kwargs.items()}
     expected = _probe(tx, real_fn or fn, args, kwargs, name)
@@ -320,18 +322,57 @@ _INTEGER_DIVISIONS = {"floordiv", "rfloordiv", "ifloordiv", "mod", "rmod", "imod
 _PROBE_FULL_SIZE = 4096   # stand-ins up to this many elements keep the real shape (else size-1 dims)
 
 
-def _probe_value(tx, var, full):
-    if isinstance(var, NumpyNdarrayVariable):
+def _holds_tensor(tx, var) -> bool:
+    if isinstance(var, (TupleVariable, ListVariable)):
+        return any(_holds_tensor(tx, v) for v in var.get_items(tx))
+    return isinstance(var, TensorVariable)
+
+
+def _tensors_as_arrays(tx, fn, name, args, kwargs):
+    """`args` and `kwargs` of a numpy call with each torch tensor among them replaced by its array
+    (`t.numpy()`, what `Tensor.__array__` gives), when the function takes a tensor as numpy takes its
+    array: the real function on tensor stand-ins returns what it returns on their arrays (numpy's
+    `*_like` and array constructors do). A ufunc wraps its result back into a tensor, a reduction
+    calls the tensor's own method: those differ, and are not traced."""
+    as_tensors = _probe(tx, fn, args, kwargs, name, tensors=True)
+    if not _same_result(as_tensors, _probe(tx, fn, args, kwargs, name)):
+        raise Unsupported("numpy", what=f"passing a torch tensor to numpy {name} (not taken as its array)")
+
+    def convert(var):
+        if isinstance(var, TensorVariable):
+            return tensor_as_ndarray(tx, var)
+        if isinstance(var, (TupleVariable, ListVariable)) and _holds_tensor(tx, var):
+            items = [convert(v) for v in var.get_items(tx)]
+            return TupleVariable(tuple(items)) if isinstance(var, TupleVariable) else ListVariable.create(tx, items)
+        return var
+    return [convert(a) for a in args], {k: convert(v) for k, v in kwargs.items()}
+
+
+def _same_result(a, b) -> bool:
+    """Results of one numpy call on two kinds of stand-ins: of the same types, dtypes and shapes."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(_same_result(x, y) for x, y in zip(a, b))
+    if isinstance(a, (np.ndarray, np.generic)):
+        return a.dtype == b.dtype and a.shape == b.shape
+    return is_constant_value(a) and a == b
+
+
+def _probe_value(tx, var, full, tensors=False):
+    if isinstance(var, (NumpyNdarrayVariable, TensorVariable)):   # (a tensor: itself, or its array)
         e = var.example
         shape = tuple(int(d) for d in e.shape) if full else tuple(1 for _ in e.shape)
         value = np.zeros(shape, dtype=numpy_dtype(e.dtype))
         if len(shape) >= 2 and shape[-1] == shape[-2]:
             value[..., range(shape[-1]), range(shape[-1])] = 1   # identities: linalg.inv's stand-ins invert
+        if isinstance(var, TensorVariable):
+            return torch.from_numpy(value) if tensors else value
         return value[()] if var.scalar else value
     if isinstance(var, NumpyFunctionVariable):
         return var.fn
     if isinstance(var, (TupleVariable, ListVariable)):
-        items = [_probe_value(tx, v, full) for v in var.get_items(tx)]
+        items = [_probe_value(tx, v, full, tensors) for v in var.get_items(tx)]
         return tuple(items) if isinstance(var, TupleVariable) else items
     if var.is_python_constant():
         return var.as_python_constant()
@@ -340,14 +381,15 @@ def _probe_value(tx, var, full):
     raise Unsupported("numpy", what=f"passing {var.describe()} to a numpy function")
 
 
-def _probe(tx, fn, args, kwargs, name):
-    arrays = [a for a in list(args) + list(kwargs.values()) if isinstance(a, NumpyNdarrayVariable)]
+def _probe(tx, fn, args, kwargs, name, tensors=False):
+    """The real numpy function on stand-ins (`tensors`: torch tensors for the tensor arguments)."""
+    arrays = [a for a in list(args) + list(kwargs.values()) if isinstance(a, (NumpyNdarrayVariable, TensorVariable))]
     full = all(a.example.numel() <= _PROBE_FULL_SIZE for a in arrays)
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            return fn(*[_probe_value(tx, a, full) for a in args],
-                      **{k: _probe_value(tx, v, full) for k, v in kwargs.items()})
+            return fn(*[_probe_value(tx, a, full, tensors) for a in args],
+                      **{k: _probe_value(tx, v, full, tensors) for k, v in kwargs.items()})
     except Unsupported:
         raise
     except Exception as e:  # noqa: BLE001 - eager numpy gets to raise it (or not, with the real values)

@@ -160,9 +160,13 @@ class TensorVariable(VariableTracker):
                               detail=" (it acts on the autograd graph at run time)")
         if name == "numpy" and not args and not kwargs:
             return families.tensor_as_ndarray(tx, self)
+        if name in _KNOWN_VALUE_METHODS and not args and not kwargs:
+            value = known_value(self)
+            if value is not None:
+                return ConstantVariable(_read_known(value, name))
         if name in _DATA_DEPENDENT:
             # (a backward being proved pure reads no value: AOTAutograd traces it with fake tensors)
-            if name == "item" and tx.config.capture_scalar_outputs and tx.output.backward_proof is None:
+            if name == "item" and tx.output.capture_scalar_outputs and tx.output.backward_proof is None:
                 return tx.output.call_method(self, name, args, kwargs)
             raise Unsupported("data_dependent", what=f"Tensor.{name}()")
         if name == "type":
@@ -226,10 +230,41 @@ class TensorVariable(VariableTracker):
         return [tx.output.call_function(operator.getitem, [self, const(i)], {}) for i in range(int(n))]
 
     def truth(self, tx):
+        value = known_value(self)
+        if value is not None:
+            return _read_known(value, "__bool__")
         raise Unsupported("tensor_branch", what="truth value of a tensor")
 
     def has_len(self, tx):
         return int(self.example.shape[0])
+
+
+# Methods reading a tensor's value into a Python number: answered at trace time for a known value.
+_KNOWN_VALUE_METHODS = {"item", "__bool__", "__int__", "__float__", "__index__"}
+
+
+def known_value(var):
+    """The value of a tensor made while tracing from constants alone (`torch.as_tensor(3)`, `t + 1` of
+    such a `t`), which every run computes alike: the fake tensor's constant, kept by fake propagation
+    only while no op with a non-constant operand (or a random one) writes into it or its views, and
+    dropped on a rollback (OutputGraph.forget_constants). None when not known (a plain tensor only:
+    a subclass may answer `__index__` and friends itself)."""
+    if not isinstance(var, TensorVariable) or var.cls is not torch.Tensor:
+        return None
+    example = var.example
+    constant = getattr(example, "constant", None)
+    if constant is None or example.requires_grad:   # (`float(t)` of a tensor requiring grad warns)
+        return None
+    return constant
+
+
+def _read_known(value, name):
+    """`value.name()` of a known tensor value, as eager reads it; what it raises (a tensor of many
+    elements has no truth value, a float one no `__index__`) the real call raises: a graph break."""
+    try:
+        return getattr(value, name)()
+    except (TypeError, ValueError, RuntimeError):
+        raise Unsupported("data_dependent", what=f"Tensor.{name}() (which raises here)") from None
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -347,7 +382,7 @@ def set_tensor_attr(tx, var, name, value) -> None:
     tx.output.side_effects.track(("tensor attributes", var.proxy.node), attrs)
 
 
-families.register(TensorVariable, SymNodeVariable)
+families.register(TensorVariable, SymNodeVariable, known_value)
 
 
 _LEGACY_TENSOR_CLASS = type(torch.FloatTensor)     # (torch.tensortype, not a torch attribute)

@@ -18,6 +18,7 @@ from .functions import BaseUserFunction, BoundMethodVariable, context_as_decorat
 from .lists import SizeVariable
 from .numpy import NumpyNdarrayVariable, ndarray_as_tensor
 from .tensor import SymNodeVariable, TensorVariable
+from .tensor_data import tensor_from_data
 from .cond import call_cond
 from . import global_state, profiler
 from .vmap import VmapVariable
@@ -174,6 +175,10 @@ class TorchFunctionVariable(VariableTracker):
             return const(None)
         if fn in UNSUPPORTED or _sets_global_state(fn):
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (it changes global state)")
+        if fn in (torch.tensor, torch.as_tensor):
+            built = tensor_from_data(tx, fn, args, kwargs)    # (data holding tensors or symbolic numbers)
+            if built is not None:
+                return built
         if fn in (torch.from_numpy, torch.as_tensor) and len(args) + len(kwargs) == 1:
             array = args[0] if args else kwargs.get("ndarray" if fn is torch.from_numpy else "data")
             if isinstance(array, NumpyNdarrayVariable):
