@@ -1086,13 +1086,15 @@ class OutputGraph:
                  _storage_of(proxy.node.meta["example_value"]) in updated)]
 
     def _guard_memory_sharing(self):
-        """A graph that writes into a tensor input is only right for inputs sharing memory as they do
-        now (`a.add_(1); b * 2` with `b` a view of `a`): guard which ones do."""
+        """A graph that writes into a tensor input is only right for inputs sharing memory with it as
+        they do now (`a.add_(1); b * 2` with `b` a view of `a`): guard which ones do (see
+        guards.guard.written_sharing)."""
         written = set(self.written_inputs())
         if written:
             tensors = [(i, source, value) for i, (source, _, value) in enumerate(self.graph_inputs)
                        if isinstance(value, torch.Tensor)]
-            self.guards.add(Guard.memory_sharing([s for _, s, _ in tensors], memory_sharing(*(v for _, _, v in tensors)),
+            pattern = memory_sharing(*(v for _, _, v in tensors))
+            self.guards.add(Guard.memory_sharing([s for _, s, _ in tensors], pattern,
                                                  [k for k, (i, _, _) in enumerate(tensors) if i in written]))
 
     def compile_graph(self, outputs: list):
