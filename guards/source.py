@@ -374,7 +374,7 @@ class ListIteratorSource(DerivedSource):
     part: str   # "seq" or "position"
 
     def name(self):
-        return f"{self.base.name()}.<list iterator {self.part}>"
+        return f"{self.base.name()}.<iterator {self.part}>"
 
     def expr(self, render=None):
         reduced = f"{self.base.sub_expr(render)}.__reduce__()"
