@@ -28,6 +28,7 @@ from .skipfiles import is_skipped_code, runs_eagerly_with_callees
 from .frontend.frame_translator import InstructionTranslator
 from .frontend.graph_break import GraphBreakError, Unsupported
 from .frontend.output_graph import backend_declares
+from .frontend.resume import shaped_arguments
 from .backends.distributed import DDPGraphSplitter, active_ddp_module
 from .backends.registry import BackendContractError
 from .guards.builder import CheckFunction
@@ -237,7 +238,8 @@ class FrameCompiler:
         automatic = mode is None and config.automatic_dynamic_shapes
         return ShapePolicy(mode=mode, automatic_dims=runtime.automatic_dynamic.dims_for(code) if automatic else {},
                            automatic_scalars=runtime.automatic_dynamic.scalars_for(code) if automatic else frozenset(),
-                           specialize_float=self._specializes_float())
+                           specialize_float=self._specializes_float(),
+                           shaped_locals=shaped_arguments(code) if automatic else frozenset())
 
     def _note_size_changes(self, code, failed) -> list:
         """Automatic dynamic: when an entry failed only because input sizes changed, or Python

@@ -61,6 +61,7 @@ from .opcodes import OPCODES, Checkpoint
 from .resume import (
     ITER_SLOT,
     NULL_SLOT,
+    SHAPED_SLOT,
     VALUE_SLOT,
     ResumeCall,
     autocast_slot,
@@ -89,7 +90,7 @@ from .variables.constant import ConstantVariable, LazyGuardedConstantVariable
 from .variables.ctx import WithExitVariable
 from .variables.global_state import DisableSavedTensorsHooksVariable
 from .variables.profiler import RecordFunctionVariable, record_function
-from .variables.iterators import ListIteratorVariable
+from .variables.iterators import ListIteratorVariable, ResumedIteratorVariable
 from .variables.misc import ExceptionVariable, NullVariable
 from .variables.tensor import TensorVariable
 from .variables.torch import (
@@ -177,10 +178,11 @@ def plan_continuations(tx, ins, stack) -> BreakPlan:
                                  Continuation(target_offset, list(jump_stack))])
 
 
-def compile_break(tx, cp: FrameCheckpoint, every_local: bool = True):
+def compile_break(tx, cp: FrameCheckpoint, every_local: bool = True, data_shaped_result: bool = False):
     """Roll back to the checkpoint, compile the graph so far, and emit: call graph, replay side
     effects, rebuild the stack and the locals, run the instruction natively, call the resume
-    function(s) for the rest of the frame."""
+    function(s) for the rest of the frame. `data_shaped_result`: the instruction makes tensors whose
+    shape depends on data (resume.SHAPED_SLOT)."""
     ins, stack = cp.instruction, cp.stack
     tx.output.restore(cp.graph)
     tx.stack = list(stack)
@@ -226,7 +228,7 @@ def compile_break(tx, cp: FrameCheckpoint, every_local: bool = True):
     store_values(tx, cg, [v for v in values if v not in late], iter_slots)
     tx.output.side_effects.codegen_replay(cg)
     store_values(tx, cg, late, iter_slots)
-    resume = _ResumeCalls(tx, iter_slots, grad_at_break)
+    resume = _ResumeCalls(tx, iter_slots, grad_at_break, data_shaped_result)
     if in_block or ins.opname in _CALLS:
         # (a call may set a trace function: the frame then goes on in the copy of its own code)
         return emit_in_block(tx, cg, ins, stack, plan, lives, needed, resume)
@@ -240,20 +242,27 @@ def _made_by_graph(var) -> bool:
 
 def _iterator_slots(prefix, values) -> set:
     """Stack slots below the instruction that are lone iterators over known items: they travel as
-    tuples of their remaining items. (An iterator over a list travels as the real list iterator,
-    rebuilt at its position: the resumed loop must see what the rest of the frame does to the list.)"""
+    fresh tuple iterators over their remaining items (resume.ITER_SLOT). (An iterator over a list
+    travels as the real list iterator, rebuilt at its position: the resumed loop must see what the
+    rest of the frame does to the list.)"""
     counts: dict = {}
     for v in values:
         counts[id(v)] = counts.get(id(v), 0) + 1
-    return {id(v) for v in prefix if isinstance(v, ListIteratorVariable) and counts[id(v)] == 1}
+    return {id(v) for v in prefix if isinstance(v, (ListIteratorVariable, ResumedIteratorVariable))
+            and counts[id(v)] == 1}
 
 
 def store_values(tx, cg, values, iter_slots) -> None:
+    """Each value into a temp; an iterator slot as the tuple of its remaining items (made an
+    iterator again when the stack is rebuilt)."""
     for v in values:
         if v in cg.temps or _is_torch_context_exit(v):
             continue
         if id(v) in iter_slots:
-            _push_items_tuple(cg, v.remaining_items(tx))
+            if isinstance(v, ResumedIteratorVariable):
+                v.push_remaining_tuple(cg)     # the rest of the tuple this resume function was handed
+            else:
+                _push_items_tuple(cg, v.remaining_items(tx))
             name = cg.new_temp_name()
             cg.append(Instr("STORE_FAST", name))
             cg.temps[v] = name
@@ -482,12 +491,8 @@ def _leave_copy(cg, path, live, resume) -> None:
             cg.pop_top()
 
     def load_slot(i, v, kind):
-        if kind == ITER_SLOT:
-            cg.load_callable(tuple)
-            cg.append(Instr("LOAD_FAST", f"__bytegraph_cont{i}"))
-            cg.call(1)
-        else:
-            cg.append(Instr("LOAD_FAST", f"__bytegraph_cont{i}"))
+        # (an iterator slot: the fresh iterator `_rebuild_stack` made, which the instruction left alone)
+        cg.append(Instr("LOAD_FAST", f"__bytegraph_cont{i}"))
 
     def load_local(name):
         cg.append(Instr("LOAD_FAST", name))
@@ -500,15 +505,18 @@ def _leave_copy(cg, path, live, resume) -> None:
 class _ResumeCalls:
     """Emits the calls of the resume functions of one break."""
 
-    def __init__(self, tx, iter_slots, grad_at_break):
+    def __init__(self, tx, iter_slots, grad_at_break, data_shaped_result=False):
         self.tx = tx
         self.iter_slots = iter_slots
         self.grad_at_break = grad_at_break
+        self.data_shaped_result = data_shaped_result
 
     def slot_kind(self, v):
         if isinstance(v, NullVariable):
             return NULL_SLOT
-        if v is RESULT or v is EXIT:
+        if v is RESULT:
+            return SHAPED_SLOT if self.data_shaped_result else VALUE_SLOT
+        if v is EXIT:
             return VALUE_SLOT
         if isinstance(v, WithExitVariable):
             if isinstance(v.ctx, GradModeVariable):

@@ -38,7 +38,7 @@ from ..probe import (
     static_hasattr,
 )
 from .graph_break import Unsupported
-from .resume import STACK_ARGUMENT_PREFIX, is_resume_code
+from .resume import ITER_ARGUMENT_PREFIX, STACK_ARGUMENT_PREFIX, is_resume_code
 from .variables.autograd_function import CheckpointVariable
 from .variables.base import families
 from .variables.builtins import BuiltinVariable, OperatorGetterVariable, has_builtin_handler, is_tensor_getter
@@ -54,7 +54,7 @@ from .variables.functions import (
     SkippedFunctionVariable,
     UserFunctionVariable,
 )
-from .variables.iterators import ListSequenceIteratorVariable
+from .variables.iterators import ListSequenceIteratorVariable, ResumedIteratorVariable
 from .variables.lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable, is_named_tuple_class
 from .variables.misc import CellVariable, PythonModuleVariable, WeakProxyVariable
 from .variables.nn_module import NNModuleVariable
@@ -238,6 +238,7 @@ def _hooks_attributes(module_type) -> bool:
 
 
 _LIST_ITERATORS = (type(iter([])), type(reversed([])))
+_TUPLE_ITERATOR = type(iter(()))
 _WEAK_PROXIES = (weakref.ProxyType, weakref.CallableProxyType)
 
 
@@ -246,6 +247,23 @@ def _is_resume_stack_argument(tx, source) -> bool:
     code for this call only (nothing else holds it, so its identity and state need no write-back)."""
     return isinstance(source, LocalSource) and source.local_name.startswith(STACK_ARGUMENT_PREFIX) and \
         is_resume_code(tx.code)
+
+
+def _is_resumed_loop_iterator(tx, value, source) -> bool:
+    """`value` is the iterator of a loop that broke, handed to this resume function (resume.ITER_SLOT)."""
+    return type(value) is _TUPLE_ITERATOR and isinstance(source, LocalSource) and \
+        source.local_name.startswith(ITER_ARGUMENT_PREFIX) and is_resume_code(tx.code)
+
+
+def _wrap_resumed_iterator(tx, it, source, guard):
+    """A loop's iterator handed to a resume function: its tuple and position, the items read lazily
+    (ResumedIteratorVariable), so the resumed loop does not depend on how many are left."""
+    guard(Guard.type_match(source, _TUPLE_ITERATOR))
+    reduced = it.__reduce__()        # (iter, (tuple,), index), or (iter, ((),)) once exhausted
+    position = tuple(reduced[2:])
+    guard(Guard.constant(ListIteratorSource(source, "position"), position))
+    return ResumedIteratorVariable.create(tx, reduced[1][0], ListIteratorSource(source, "seq"),
+                                          position[0] if position else None)
 
 
 def _wrap_list_iterator(tx, it, source, guard):
@@ -428,6 +446,8 @@ def _wrap_container(tx, value, source, trusted, guard):
         return ListVariable.create(tx, items, source=source)
     if type(value) in _LIST_ITERATORS and _is_resume_stack_argument(tx, source):
         return _wrap_list_iterator(tx, value, source, guard)
+    if _is_resumed_loop_iterator(tx, value, source):
+        return _wrap_resumed_iterator(tx, value, source, guard)
     if type(value) in (dict, collections.OrderedDict, collections.defaultdict):
         if not all(is_constant_value(k) or _is_identity_key(k) for k in value):
             raise Unsupported("non_constant_value", what="a dict with keys not constants, classes or functions")

@@ -120,7 +120,10 @@ class InstructionTranslator(InstructionTranslatorBase):
                 raise
             self._checkpoint.graph.guards.update(e.guards)
             try:
-                compiled = self.break_at_checkpoint()
+                # the root's own instruction made a tensor whose shape depends on data (`x.nonzero()`):
+                # the resume function takes it with symbolic sizes from the start
+                compiled = self.break_at_checkpoint(data_shaped_result=e.context.get("data_shaped", False)
+                                                    and len(e.user_stack) == 1)
             except Unsupported:
                 raise e from None    # cannot resume here (a value cannot be rebuilt...): run eagerly
             compiled.breaks.append(e)
@@ -137,16 +140,16 @@ class InstructionTranslator(InstructionTranslatorBase):
     def can_break_at_checkpoint(self) -> bool:
         return can_break_at(self, self._checkpoint)
 
-    def break_at_checkpoint(self) -> CompiledFrame:
+    def break_at_checkpoint(self, data_shaped_result: bool = False) -> CompiledFrame:
         prunes = self.output.prunes
         try:
-            return compile_break(self, self._checkpoint)
+            return compile_break(self, self._checkpoint, data_shaped_result=data_shaped_result)
         except Unsupported as e:
             if e.kind.name != "unrebuildable" or self.output.prunes != prunes:
                 # (a prune erased graph nodes and inputs the checkpoint holds: no second try from it)
                 raise
             # a local no later code reads cannot be rebuilt: break with only the read ones
-            return compile_break(self, self._checkpoint, every_local=False)
+            return compile_break(self, self._checkpoint, every_local=False, data_shaped_result=data_shaped_result)
 
     # -- finishing ------------------------------------------------------------------
     def codegen_graph_prefix(self, values) -> PyCodegen:

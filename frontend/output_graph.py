@@ -708,7 +708,9 @@ class OutputGraph:
             if isinstance(e, DataDependentOutputException) and \
                     self._read_inputs_as_numbers(list(args) + list(kwargs.values())):
                 return self._create(kind, target, args, kwargs)
-            raise Unsupported("data_dependent", what=f"{getattr(target, '__name__', target)} ({type(e).__name__})")
+            # (an output shape that depends on data: a break's result that will change size from call to call)
+            raise Unsupported("data_dependent", what=f"{getattr(target, '__name__', target)} ({type(e).__name__})",
+                              data_shaped=isinstance(e, DynamicOutputShapeException))
         except GuardOnDataDependentSymNode as e:
             raise Unsupported("data_dependent", what=str(e).splitlines()[0])
         except NotImplementedError as e:
@@ -1147,11 +1149,16 @@ class OutputGraph:
                  _storage_of(proxy.node.meta["example_value"]) in updated)]
 
     def _guard_memory_sharing(self):
-        """A graph that writes into a tensor input is only right for inputs sharing memory as they do
-        now (`a.add_(1); b * 2` with `b` a view of `a`): guard which ones do."""
-        if self.written_inputs():
-            tensors = [(source, value) for source, _, value in self.graph_inputs if isinstance(value, torch.Tensor)]
-            self.guards.add(Guard.memory_sharing([s for s, _ in tensors], memory_sharing(*(v for _, v in tensors))))
+        """A graph that writes into a tensor input is only right for inputs sharing memory with it as
+        they do now (`a.add_(1); b * 2` with `b` a view of `a`): guard which ones do (see
+        guards.guard.written_sharing)."""
+        written = set(self.written_inputs())
+        if written:
+            tensors = [(i, source, value) for i, (source, _, value) in enumerate(self.graph_inputs)
+                       if isinstance(value, torch.Tensor)]
+            pattern = memory_sharing(*(v for _, _, v in tensors))
+            self.guards.add(Guard.memory_sharing([s for _, s, _ in tensors], pattern,
+                                                 [k for k, (i, _, _) in enumerate(tensors) if i in written]))
 
     def compile_graph(self, outputs: list):
         """Add the output node, hand the graph to the backend, and return the compiled callable."""

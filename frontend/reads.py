@@ -204,3 +204,14 @@ def class_dict_entry(tx, cls: type, name: str):
         return entry, None
     record(tx, guard)
     return entry, guard
+
+
+def sequence_item(tx, seq: tuple, source, index: int):
+    """`seq[index]` of a real tuple, or MISSING past its end. Only what the caller learns is guarded:
+    that the tuple has more than `index` items, or exactly `index` (a loop taking items one at a time
+    assumes nothing about how many are left until it reaches the end)."""
+    if index < len(seq):
+        record(tx, Guard.length_at_least(source, index + 1))
+        return seq[index]
+    record(tx, Guard.length(source, len(seq)))
+    return MISSING

@@ -15,7 +15,13 @@ Stack slots (the `layout`, one entry per stack slot, bottom first):
 
 - `NULL_SLOT`: a NULL under a callable; not passed, pushed back by the prologue.
 - `VALUE_SLOT`: passed as is.
-- `ITER_SLOT`: an iterator passed as a tuple of its remaining items; the prologue re-iterates it.
+- `SHAPED_SLOT`: passed as is; the result of an instruction that made tensors whose shape depends on
+  data (`x.nonzero()`, `torch.where(mask)`): an argument named `SHAPED_ARGUMENT_PREFIX`, whose tensors
+  the resume function takes with symbolic sizes from its first compile (`shaped_arguments`), as their
+  sizes will change from call to call.
+- `ITER_SLOT`: a loop's iterator, passed as a fresh tuple iterator over its remaining items (an
+  argument named `ITER_ARGUMENT_PREFIX`: the trace reads its items one at a time, as the loop takes
+  them, so the resume function does not depend on how many are left; `ResumedIteratorVariable`).
 - `("grad", mode)` / `("autocast", device, dtype, enabled, cache_enabled)` / `("inference", mode)`
   (and `("torch_function", all)`, `("saved_hooks_disabled", message)`, `("record_function", name, args)`):
   the `__exit__` that `BEFORE_WITH` left for an enclosing `with torch.no_grad()` /
@@ -71,10 +77,27 @@ from .instructions import instructions_of
 # layout of one stack slot passed to a resume function
 NULL_SLOT = "null"       # a NULL under a callable: not passed, pushed back by the prologue
 VALUE_SLOT = "value"     # passed as is
-ITER_SLOT = "iter"       # an iterator passed as a tuple of its remaining items; the prologue re-iterates it
+SHAPED_SLOT = "shaped"   # passed as is: tensors whose shape depends on data, symbolic from the first compile
+ITER_SLOT = "iter"       # a loop's iterator, passed as a fresh tuple iterator over its remaining items
 STACK_ARGUMENT_PREFIX = "__bytegraph_stack"   # the resume function's parameters that hold stack slots
+ITER_ARGUMENT_PREFIX = "__bytegraph_iter"     # ... that hold an ITER_SLOT
+SHAPED_ARGUMENT_PREFIX = "__bytegraph_shaped"  # ... that hold a SHAPED_SLOT
+_ARGUMENT_PREFIXES = {ITER_SLOT: ITER_ARGUMENT_PREFIX, SHAPED_SLOT: SHAPED_ARGUMENT_PREFIX}
+_PASSED_SLOTS = (VALUE_SLOT, ITER_SLOT, SHAPED_SLOT)
 GRAD_PASSED = "passed"                        # grad_after: the mode is an argument, read at run time
 GRAD_ARGUMENT = "__bytegraph_grad_mode"
+
+
+def stack_argument_name(i: int, kind) -> str:
+    """The resume function's parameter that holds stack slot `i`."""
+    return f"{_ARGUMENT_PREFIXES.get(kind, STACK_ARGUMENT_PREFIX)}{i}"
+
+
+def shaped_arguments(code) -> frozenset:
+    """The parameters of resume code `code` that hold SHAPED_SLOTs (empty for other code)."""
+    if code not in _ORIGIN:
+        return frozenset()
+    return frozenset(n for n in code.co_varnames[:code.co_argcount] if n.startswith(SHAPED_ARGUMENT_PREFIX))
 
 
 def grad_slot(mode: bool) -> tuple:
@@ -631,8 +654,7 @@ def _make_resume_code(code, offset: int, layout: tuple, live: tuple, grad_after)
     body, kept = _resume_body(code, insts, target_index, label)
     freevars = closure_names(code)
     prologue = _resume_prologue(code, layout, grad_after, freevars, target_line, label)
-    stack_names = [f"{STACK_ARGUMENT_PREFIX}{i}" for i, kind in enumerate(layout)
-                   if kind in (VALUE_SLOT, ITER_SLOT)]
+    stack_names = [stack_argument_name(i, kind) for i, kind in enumerate(layout) if kind in _PASSED_SLOTS]
     if grad_after == GRAD_PASSED:
         stack_names.append(GRAD_ARGUMENT)
     # a traceback through the rest of the frame names the user's function
@@ -726,10 +748,8 @@ def _resume_prologue(code, layout: tuple, grad_after, freevars, target_line: int
             prologue.extend(enter_context_instrs(kind, target_line))
         else:
             # the stack holds the value alone, as in the original frame (not the argument too)
-            prologue.append(Instr("LOAD_FAST", f"{STACK_ARGUMENT_PREFIX}{i}", lineno=target_line))
-            prologue.append(Instr("DELETE_FAST", f"{STACK_ARGUMENT_PREFIX}{i}", lineno=target_line))
-            if kind == ITER_SLOT:
-                prologue.append(Instr("GET_ITER", lineno=target_line))
+            prologue.append(Instr("LOAD_FAST", stack_argument_name(i, kind), lineno=target_line))
+            prologue.append(Instr("DELETE_FAST", stack_argument_name(i, kind), lineno=target_line))
     if grad_after is not None:
         prologue += [Instr("PUSH_NULL", lineno=target_line),
                      Instr("LOAD_CONST", torch.set_grad_enabled, lineno=target_line),

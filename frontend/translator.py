@@ -260,7 +260,7 @@ class InstructionTranslatorBase:
             if dispatched is not None:
                 return dispatched      # the __torch_function__ of the tensor's class answered
             moded = tensor_getitem(self, obj, index)   # an open TorchFunctionMode that changes indexing
-            return moded if moded is not None else self.output.call_function(operator.getitem, [obj, index], {})
+            return moded if moded is not None else obj.getitem(self, index)
         if isinstance(obj, UserDefinedClassVariable):
             return obj.subscript(self, index)
         if obj.is_python_constant() and index.is_python_constant() and not obj.is_sequence and _folds(obj):

@@ -296,6 +296,26 @@ class LEN_MATCH(GuardKind):
             f"len({guard.name()}) changed: expected {guard.expected}, got {len(value)}"
 
 
+@_kind("length_at_least")
+class LEN_AT_LEAST(GuardKind):
+    """The sequence has at least n items (a loop that took n of them; how many more it holds is not
+    assumed)."""
+    name, order = "LEN_AT_LEAST", 4
+
+    def make(self, source, n):
+        return Guard(source, self, n)
+
+    def render(self, guard, check):
+        return f"len({check.read(guard.source)}) >= {guard.expected}"
+
+    def describe(self, guard):
+        return f"len({guard.name()}) >= {guard.expected}"
+
+    def explain(self, guard, value, env):
+        return None if len(value) >= guard.expected else \
+            f"len({guard.name()}) changed: expected at least {guard.expected}, got {len(value)}"
+
+
 @_kind("dict_keys")
 class DICT_KEYS(GuardKind):
     """The mapping's keys, in order (objects among them held weakly: guards/held.py)."""
@@ -499,35 +519,51 @@ class DISTINCT_OBJECTS(GuardKind):
             f"{guard.name()} is now the same object as {guard.expected.name()}"
 
 
+def written_sharing(pattern: tuple, written: tuple) -> tuple:
+    """The part of a `memory_sharing` pattern that a graph writing into the inputs at positions
+    `written` depends on: the entries of the groups that hold a written input, None for the others
+    (inputs that share memory only among themselves are only read: how, no write can observe; e.g.
+    the two columns `torch.where` returns, at a distance that follows the number of rows)."""
+    groups = {pattern[i][0] for i in written}
+    return tuple(p if p[0] in groups else None for p in pattern)
+
+
+def written_memory_sharing(written: tuple, *tensors) -> tuple:
+    """Run time: `written_sharing` of the tensors' `memory_sharing` pattern."""
+    return written_sharing(memory_sharing(*tensors), written)
+
+
 @_kind("memory_sharing")
 class MEMORY_SHARING(GuardKind):
-    """Which tensor inputs share memory and at which distance (`memory_sharing`'s pattern over all of
-    them), for a graph that writes into an input: functionalizing backends turn the write into a copy
-    made after the graph's reads, which is only right when the inputs alias exactly as when traced."""
+    """For a graph that writes into an input: which tensor inputs share memory with a written one and
+    at which distance (`written_sharing` of `memory_sharing`'s pattern over all of them).
+    Functionalizing backends turn the write into a copy made after the graph's reads, which is only
+    right when the written inputs alias exactly as when traced."""
     name, order = "MEMORY_SHARING", 8
 
-    def make(self, sources, pattern):
-        return Guard(None, self, (tuple(sources), tuple(pattern)))
+    def make(self, sources, pattern, written):
+        written = tuple(written)
+        return Guard(None, self, (tuple(sources), written_sharing(tuple(pattern), written), written))
 
     def render(self, guard, check):
-        sources, pattern = guard.expected
+        sources, pattern, written = guard.expected
         tensors = ", ".join(check.read(s) for s in sources)
-        return f"{check.const(memory_sharing, 'memory_sharing')}({tensors}) == {pattern!r}"
+        return f"{check.const(written_memory_sharing, 'written_memory_sharing')}({written!r}, {tensors}) == {pattern!r}"
 
     def describe(self, guard):
-        sources, pattern = guard.expected
-        shared = [f"{s.name()} with {sources[g].name()} ({d:+} bytes)" for s, (g, d) in zip(sources, pattern)
-                  if sources[g] != s]
-        return f"tensor inputs sharing memory: {', '.join(shared) or 'none'}"
+        sources, pattern, _ = guard.expected
+        shared = [f"{s.name()} with {sources[p[0]].name()} ({p[1]:+} bytes)" for s, p in zip(sources, pattern)
+                  if p is not None and sources[p[0]] != s]
+        return f"tensor inputs sharing memory with a written one: {', '.join(shared) or 'none'}"
 
     def explain(self, guard, value, env):
-        sources, pattern = guard.expected
-        now = memory_sharing(*(eval(s.expr(), env) for s in sources))
+        sources, pattern, written = guard.expected
+        now = written_memory_sharing(written, *(eval(s.expr(), env) for s in sources))
         if now == pattern:
             return None
         changed = [s.name() for s, a, b in zip(sources, pattern, now) if a != b]
-        return (f"the graph writes into an input, and which inputs share memory changed (for "
-                f"{', '.join(changed)})")
+        return (f"the graph writes into an input, and which inputs share memory with a written one changed "
+                f"(for {', '.join(changed)})")
 
 
 @_kind("shape")

@@ -104,6 +104,7 @@ class ShapePolicy:
     automatic_dims: Mapping[str, frozenset] = dataclasses.field(default_factory=dict)
     automatic_scalars: frozenset = frozenset()  # source names of numbers that changed between calls
     specialize_float: bool = False              # floats always constants (config / backend)
+    shaped_locals: frozenset = frozenset()      # locals whose tensors are all symbolic (resume.SHAPED_SLOT)
 
     def dynamic_scalar(self, value, source: Source, in_module: bool = False) -> bool:
         """Whether the int/float `value` read through `source` becomes a symbolic graph input."""
@@ -118,7 +119,8 @@ class ShapePolicy:
         marked = {d: DimDynamic.DYNAMIC for d in marked_dims(value) - pinned if d < value.dim()}
         if self.mode is False or _is_module_state(value, source):
             return marked
-        if self.mode is True:
+        root = source.root()
+        if self.mode is True or isinstance(root, LocalSource) and root.local_name in self.shaped_locals:
             dims = range(value.dim())
         else:
             dims = [d for d in self.automatic_dims.get(source.name(), ()) if d < value.dim()]

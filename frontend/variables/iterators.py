@@ -9,7 +9,8 @@ import operator
 import types
 from typing import Any
 
-from .. import exception_state
+from ...guards.source import ItemSource
+from .. import exception_state, reads
 from ..graph_break import Unsupported, user_error
 from ..instructions import instructions_of
 from ..signals import GeneratorYield, ReturnValue, UserException
@@ -128,6 +129,77 @@ class ListIteratorVariable(IteratorVariable):
         for item in remaining:
             codegen.reconstruct(item)
         codegen.build_tuple(len(remaining))
+        codegen.call(1)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ResumedIteratorVariable(IteratorVariable):
+    """A loop's iterator handed to a resume function: a fresh tuple iterator over the items the loop
+    had left at the break (made by the transformed code for that call only). Its items are read from
+    the real tuple one at a time, as the loop takes them, and only what each step learns is guarded
+    (`reads.sequence_item`): a resume function that breaks again in the next iteration, or leaves the
+    loop, serves every count of remaining items with the same code. State in SideEffects: the index of
+    the next item, or None once exhausted."""
+    items: tuple = ()        # the real tuple (read at compile time only)
+    seq_source: Any = None   # re-reads it at run time
+
+    @staticmethod
+    def create(tx, items, seq_source, index):
+        var = ResumedIteratorVariable(items=items, seq_source=seq_source)
+        tx.output.side_effects.track(var, index)
+        return var
+
+    def python_type(self):
+        return type(iter(()))
+
+    def describe(self):
+        return "tuple_iterator"
+
+    def next_item(self, tx):
+        index = tx.output.side_effects.get(self)
+        if index is None:
+            raise StopIterationSignal()
+        item = reads.sequence_item(tx, self.items, self.seq_source, index)
+        if item is reads.MISSING:
+            tx.output.side_effects.track(self, None)
+            raise StopIterationSignal()
+        tx.output.side_effects.track(self, index + 1)
+        return tx.wrap(item, ItemSource(self.seq_source, index))
+
+    def remaining_items(self, tx) -> tuple:
+        """Every item left (their number guarded)."""
+        index = tx.output.side_effects.get(self)
+        items = []
+        if index is not None:
+            while (item := reads.sequence_item(tx, self.items, self.seq_source, index)) is not reads.MISSING:
+                items.append(tx.wrap(item, ItemSource(self.seq_source, index)))
+                index += 1
+        return tuple(items)
+
+    def unpack(self, tx):
+        remaining = self.remaining_items(tx)
+        tx.output.side_effects.track(self, None)
+        return list(remaining)
+
+    def call_method(self, tx, name, args, kwargs):
+        if name == "__length_hint__":
+            return const(len(self.remaining_items(tx)))
+        return super().call_method(tx, name, args, kwargs)
+
+    def push_remaining_tuple(self, codegen):
+        """Push the tuple of the items left, sliced off the real one: their number stays unread."""
+        index = codegen.tx.output.side_effects.get(self)
+        if index is None:
+            codegen.load_const(())
+            return
+        self.seq_source.reconstruct(codegen)
+        if index:
+            codegen.load_const(slice(index, None))
+            codegen.binary_subscr()
+
+    def reconstruct(self, codegen):
+        codegen.load_global_builtin("iter")
+        self.push_remaining_tuple(codegen)
         codegen.call(1)
 
 

@@ -190,7 +190,11 @@ class TensorVariable(VariableTracker):
             return tx.output.metadata(self, "size", (0,), example.shape[0])
         if name in ("__getitem__",):
             moded = families.tensor_getitem(tx, self, args[0]) if len(args) == 1 and not kwargs else None
-            return moded if moded is not None else tx.output.call_function(operator.getitem, [self] + args, kwargs)
+            if moded is not None:
+                return moded
+            if len(args) == 1 and not kwargs:
+                return self.getitem(tx, args[0])
+            return tx.output.call_function(operator.getitem, [self] + args, kwargs)
         if name in ("__setitem__",):
             if _masked_write_with_grad(tx, self, args):
                 # the graph is fine, but its backward reads `grad[mask]`, whose shape no fake tensor
@@ -219,6 +223,16 @@ class TensorVariable(VariableTracker):
         if name == "__contains__":
             return tx.output.call_function(operator.contains, [self] + args, kwargs)
         return tx.output.call_method(self, name, args, kwargs)
+
+    def getitem(self, tx, index):
+        """`self[index]` in the graph. A lone 0-d integer tensor index (not uint8 or bool, which are
+        masks) makes eager `select` at its value; indexing reads that value as a constant, so the
+        graph would be guarded on it and recompile for each index (each expert a MoE loop visits).
+        When the index is a graph input the trace has not written, the graph says `torch.select(self,
+        0, index)`: the same view, the value read at run time, only its bounds guarded."""
+        if _is_select_index(self, index):
+            return tx.output.call_function(torch.select, [self, const(0), index], {})
+        return tx.output.call_function(operator.getitem, [self, index], {})
 
     def unpack(self, tx):
         if families.needs_dispatch(tx, [self], {}):
@@ -265,6 +279,19 @@ def _read_known(value, name):
         return getattr(value, name)()
     except (TypeError, ValueError, RuntimeError):
         raise Unsupported("data_dependent", what=f"Tensor.{name}() (which raises here)") from None
+
+
+def _is_select_index(obj, index) -> bool:
+    """`obj[index]` is eager's `obj.select(0, index.item())` and the index's value is known to the trace
+    (an unwritten graph input of a plain tensor class)."""
+    if not isinstance(index, TensorVariable) or index.cls is not torch.Tensor or \
+            obj.cls not in (torch.Tensor, torch.nn.Parameter):
+        return False
+    fake, node = index.example, index.proxy.node
+    dtype = fake.dtype
+    return fake.dim() == 0 and obj.example.dim() > 0 and node.op == "placeholder" and \
+        fake._version == node.meta.get("version") and dtype not in (torch.uint8, torch.bool) and \
+        not dtype.is_floating_point and not dtype.is_complex
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
