@@ -872,7 +872,7 @@ def _callable(tx, obj, /):
         return const(callable(obj.as_python_constant()))
     # an instance is callable when its class (not its metaclass) defines __call__
     if isinstance(obj, UserDefinedObjectVariable):
-        return const(class_method(tx, obj, "__call__")[0] is not None)
+        return const(class_method(tx, obj, "__call__")[0] is not MISSING)
     return const(class_lookup(tx, obj.python_type(), "__call__")[0] is not MISSING)
 
 
