@@ -219,7 +219,7 @@ def compile_break(tx, cp: FrameCheckpoint, every_local: bool = True):
             v.ctx.exit(tx)
 
     values = [v for v in stack if not isinstance(v, NullVariable)] + live_vars
-    iter_slots = _iterator_slots(plan.prefix, values)
+    iter_slots = _iterator_slots(tx, plan.prefix, values)
     cg = tx.codegen_graph_prefix(values)
     cg.at_break = True
     late = tx.output.side_effects.built_after_write_back(tx, values)
@@ -238,14 +238,16 @@ def _made_by_graph(var) -> bool:
     return isinstance(var, TensorVariable) and var.source is None and var.python_type() is torch.Tensor
 
 
-def _iterator_slots(prefix, values) -> set:
+def _iterator_slots(tx, prefix, values) -> set:
     """Stack slots below the instruction that are lone iterators over known items: they travel as
     tuples of their remaining items. (An iterator over a list travels as the real list iterator,
-    rebuilt at its position: the resumed loop must see what the rest of the frame does to the list.)"""
+    rebuilt at its position: the resumed loop must see what the rest of the frame does to the list;
+    one over a range as a range iterator: a long range's numbers are never listed.)"""
     counts: dict = {}
     for v in values:
         counts[id(v)] = counts.get(id(v), 0) + 1
-    return {id(v) for v in prefix if isinstance(v, ListIteratorVariable) and counts[id(v)] == 1}
+    return {id(v) for v in prefix if isinstance(v, ListIteratorVariable) and counts[id(v)] == 1 and
+            v.source is None and not v.over_numbers(tx)}
 
 
 def store_values(tx, cg, values, iter_slots) -> None:

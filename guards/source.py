@@ -368,13 +368,13 @@ class CellEmptySource(GuardOnlySource):
 
 @dataclasses.dataclass(frozen=True)
 class ListIteratorSource(DerivedSource):
-    """What a real list iterator walks, read from its `__reduce__()` (which runs no user code):
-    `seq`, the live list, or `position`, `(index,)` (`()` once exhausted)."""
+    """What a real list or range iterator walks, read from its `__reduce__()` (which runs no user code):
+    `seq`, the live list or the range, or `position`, `(index,)` (`()` once a list iterator is exhausted)."""
     base: Source
     part: str   # "seq" or "position"
 
     def name(self):
-        return f"{self.base.name()}.<list iterator {self.part}>"
+        return f"{self.base.name()}.<iterator {self.part}>"
 
     def expr(self, render=None):
         reduced = f"{self.base.sub_expr(render)}.__reduce__()"
