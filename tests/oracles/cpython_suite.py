@@ -136,8 +136,10 @@ def _load_tests(mod) -> unittest.TestSuite:
     loader = unittest.defaultTestLoader
     if not hasattr(mod, "__path__"):
         return loader.loadTestsFromModule(mod)
+    # (only the package's own classes: those it imports from a submodule come with that submodule)
     suite = unittest.TestSuite(loader.loadTestsFromTestCase(obj) for obj in vars(mod).values()
-                               if isinstance(obj, type) and issubclass(obj, unittest.TestCase))
+                               if isinstance(obj, type) and issubclass(obj, unittest.TestCase) and
+                               obj.__module__ == mod.__name__)
     folder = mod.__path__[0]
     for file in sorted(os.listdir(folder)):
         if file.startswith("test") and file.endswith(".py"):
