@@ -221,7 +221,7 @@ def compile_break(tx, cp: FrameCheckpoint, every_local: bool = True, data_shaped
             v.ctx.exit(tx)
 
     values = [v for v in stack if not isinstance(v, NullVariable)] + live_vars
-    iter_slots = _iterator_slots(plan.prefix, values)
+    iter_slots = _iterator_slots(tx, plan.prefix, values)
     cg = tx.codegen_graph_prefix(values)
     cg.at_break = True
     late = tx.output.side_effects.built_after_write_back(tx, values)
@@ -240,16 +240,17 @@ def _made_by_graph(var) -> bool:
     return isinstance(var, TensorVariable) and var.source is None and var.python_type() is torch.Tensor
 
 
-def _iterator_slots(prefix, values) -> set:
+def _iterator_slots(tx, prefix, values) -> set:
     """Stack slots below the instruction that are lone iterators over known items: they travel as
     fresh tuple iterators over their remaining items (resume.ITER_SLOT). (An iterator over a list
     travels as the real list iterator, rebuilt at its position: the resumed loop must see what the
-    rest of the frame does to the list.)"""
+    rest of the frame does to the list; one over a range as a range iterator: a long range's numbers
+    are never listed; one the program also holds through a source as itself.)"""
     counts: dict = {}
     for v in values:
         counts[id(v)] = counts.get(id(v), 0) + 1
-    return {id(v) for v in prefix if isinstance(v, (ListIteratorVariable, ResumedIteratorVariable))
-            and counts[id(v)] == 1}
+    return {id(v) for v in prefix if counts[id(v)] == 1 and (isinstance(v, ResumedIteratorVariable) or
+            isinstance(v, ListIteratorVariable) and v.source is None and not v.over_numbers(tx))}
 
 
 def store_values(tx, cg, values, iter_slots) -> None:

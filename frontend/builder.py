@@ -54,7 +54,7 @@ from .variables.functions import (
     SkippedFunctionVariable,
     UserFunctionVariable,
 )
-from .variables.iterators import ListSequenceIteratorVariable, ResumedIteratorVariable
+from .variables.iterators import ListIteratorVariable, ListSequenceIteratorVariable, ResumedIteratorVariable
 from .variables.lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable, is_named_tuple_class
 from .variables.misc import CellVariable, PythonModuleVariable, WeakProxyVariable
 from .variables.nn_module import NNModuleVariable
@@ -239,12 +239,13 @@ def _hooks_attributes(module_type) -> bool:
 
 _LIST_ITERATORS = (type(iter([])), type(reversed([])))
 _TUPLE_ITERATOR = type(iter(()))
+_RANGE_ITERATORS = (type(iter(range(0))), type(iter(range(2 ** 64))))
 _WEAK_PROXIES = (weakref.ProxyType, weakref.CallableProxyType)
 
 
 def _is_resume_stack_argument(tx, source) -> bool:
-    """`source` is a stack value passed to a resume function: an object made by the transformed
-    code for this call only (nothing else holds it, so its identity and state need no write-back)."""
+    """`source` is a stack value passed to a resume function: the loop's iterator, say (which the
+    program may hold elsewhere too: a traced change to it is written back to it)."""
     return isinstance(source, LocalSource) and source.local_name.startswith(STACK_ARGUMENT_PREFIX) and \
         is_resume_code(tx.code)
 
@@ -277,8 +278,20 @@ def _wrap_list_iterator(tx, it, source, guard):
         seq = wrap(tx, reduced[1][0], ListIteratorSource(source, "seq"))
     else:
         seq = ListVariable.create(tx, [])
-    var = ListSequenceIteratorVariable(seq=seq, reverse=type(it) is _LIST_ITERATORS[1])
+    var = ListSequenceIteratorVariable(seq=seq, reverse=type(it) is _LIST_ITERATORS[1], source=source)
     tx.output.side_effects.track(var, position[0] if position else None)
+    return var
+
+
+def _wrap_range_iterator(tx, it, source, guard):
+    """A loop's range iterator passed to a resume function: its range and index (a number per
+    item taken, never the list of the numbers left, however long the range)."""
+    guard(Guard.type_match(source, type(it)))
+    _, (numbers,), index = it.__reduce__()
+    guard(Guard.constant(ListIteratorSource(source, "seq"), numbers))
+    guard(Guard.constant(ListIteratorSource(source, "position"), (index,)))
+    var = ListIteratorVariable(kind=type(it).__name__, source=source)
+    tx.output.side_effects.track(var, (numbers, index))
     return var
 
 
@@ -446,6 +459,8 @@ def _wrap_container(tx, value, source, trusted, guard):
         return ListVariable.create(tx, items, source=source)
     if type(value) in _LIST_ITERATORS and _is_resume_stack_argument(tx, source):
         return _wrap_list_iterator(tx, value, source, guard)
+    if type(value) in _RANGE_ITERATORS and _is_resume_stack_argument(tx, source):
+        return _wrap_range_iterator(tx, value, source, guard)
     if _is_resumed_loop_iterator(tx, value, source):
         return _wrap_resumed_iterator(tx, value, source, guard)
     if type(value) in (dict, collections.OrderedDict, collections.defaultdict):

@@ -21,7 +21,13 @@ from .graph_break import Unsupported
 from .reads import MISSING, class_lookup, instance_attr
 from .variables.base import VariableTracker
 from .variables.dicts import DictVariable, SetVariable
-from .variables.iterators import ContainerIteratorVariable, DequeIteratorVariable
+from .variables.iterators import (
+    ContainerIteratorVariable,
+    DequeIteratorVariable,
+    ListIteratorVariable,
+    ListSequenceIteratorVariable,
+    place_list_iterator,
+)
 from .variables.lists import ListVariable
 from .variables.misc import FrameFreeCell, RealCellVariable
 from .variables.user_defined import _MISSING, UserDefinedObjectVariable
@@ -144,6 +150,16 @@ class SideEffects:
             self.counter += 1
             self.mutated[var] = self.counter
 
+    def advance(self, var, position) -> None:
+        """A list or range iterator moved. One the program holds (with a source: handed to a resume
+        function, and maybe kept elsewhere too) gets its new position written back after the graph."""
+        if self.contents.get(var) == position:
+            return
+        self.contents[var] = position
+        if var.source is not None and var not in self.mutated:
+            self.counter += 1
+            self.mutated[var] = self.counter
+
     def record_key_event(self, var, event) -> None:
         """A change of the keys of a dict or set of the program (see write_back.py), kept as a linked
         list of tuples: appending copies nothing, and a checkpoint saves it with the contents."""
@@ -185,7 +201,8 @@ class SideEffects:
             return any(late(c, depth + 1) for c in children if isinstance(c, VariableTracker))
         if not self.mutated:
             return []
-        written = [v for var in self.mutated for v in _written_values(self.get(var))]
+        written = [v for var in self.mutated if not isinstance(var, _ITERATORS)    # (a position, no values)
+                   for v in _written_values(self.get(var))]
         if any(late(v, 0) for v in written):
             # (it is also written into a container or object: rebuilt once, before the write-back)
             raise Unsupported("unrebuildable", what="an iterator over a container written back, itself "
@@ -236,6 +253,7 @@ class SideEffects:
                 cg.reconstruct_to_temp(value)
         # then written back, in program order
         self._write_back_contents(cg, payloads, targets)
+        self._write_back_iterators(cg, targets)      # (after the lists they index)
         self._write_back_attributes(cg, targets)
         for source, name, temp in input_attributes:    # `x.note = v` on a tensor the frame was given
             cg.load_temp(temp)
@@ -262,7 +280,9 @@ class SideEffects:
                 source.reconstruct(cg)
                 targets[key] = cg.store_temp()
         for var in self.mutated_in_order():
-            if isinstance(var, (ListVariable, SetVariable, DictVariable, UserDefinedObjectVariable)):
+            if isinstance(var, _ITERATORS) and var.source is not None:
+                fetch(var, var.source)
+            elif isinstance(var, (ListVariable, SetVariable, DictVariable, UserDefinedObjectVariable)):
                 source = var.source if var.source is not None or not isinstance(var, DictVariable) else \
                     var.owner.source
                 if source is not None:
@@ -378,6 +398,23 @@ class SideEffects:
                 cg.call(2)
                 cg.pop_top()
 
+    def _write_back_iterators(self, cg, targets) -> None:
+        """The program's list and range iterators the trace advanced, put where the traced ones are."""
+        for var in self.mutated_in_order():
+            if isinstance(var, ListSequenceIteratorVariable):
+                cg.load_callable(place_list_iterator)
+                cg.load_temp(targets[var])
+                cg.load_const(self.get(var))
+                cg.load_const(var.reverse)
+                cg.call(3)
+                cg.pop_top()
+            elif isinstance(var, ListIteratorVariable):     # a range iterator: its index into its range
+                cg.load_temp(targets[var])
+                cg.load_method("__setstate__")
+                cg.load_const(self.get(var)[1])
+                cg.call_method(1)
+                cg.pop_top()
+
     def _write_back_attributes(self, cg, targets) -> None:
         """The traced writes already went through the class's own __setattr__/__delattr__ (a frozen
         dataclass's raises): what is left is object's, which they are written back with (a tracker
@@ -429,6 +466,9 @@ class SideEffects:
                 cg.load_const(None)
                 cg.append(Instr("STORE_DEREF", CellVar(name)))
                 cg.append(Instr("DELETE_DEREF", CellVar(name)))
+
+
+_ITERATORS = (ListIteratorVariable, ListSequenceIteratorVariable)
 
 
 def _written_values(contents) -> list:

@@ -368,8 +368,9 @@ class CellEmptySource(GuardOnlySource):
 
 @dataclasses.dataclass(frozen=True)
 class ListIteratorSource(DerivedSource):
-    """What a real list (or tuple) iterator walks, read from its `__reduce__()` (which runs no user
-    code): `seq`, the live list (the tuple), or `position`, `(index,)` (`()` once exhausted)."""
+    """What a real list, tuple or range iterator walks, read from its `__reduce__()` (which runs no user
+    code): `seq`, the live list (the tuple, the range), or `position`, `(index,)` (`()` once a list or
+    tuple iterator is exhausted)."""
     base: Source
     part: str   # "seq" or "position"
 

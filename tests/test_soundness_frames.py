@@ -9,6 +9,7 @@ import collections.abc
 import enum
 import sys
 
+import pytest
 import torch
 
 import bytegraph
@@ -85,6 +86,39 @@ def test_list_iterator_sees_the_list_changed_after_a_break():
         return x + len(seen), seen
     cnt = compare(f, torch.ones(2))
     assert cnt.frame_count == 1
+
+
+def _loop_over_a_held_iterator(make, stop_at):
+    def f(x, holder):
+        it = make()
+        holder.append(it)          # the loop's iterator, held elsewhere too
+        for v in it:
+            note()
+            x = x + v
+            if v == stop_at:
+                break
+        return x, list(holder[0])  # where the held one is: where the loop left it
+    return f
+
+
+@pytest.mark.parametrize("make, stop_at", [
+    (lambda: iter([1, 2, 3, 4, 5]), 3),
+    (lambda: reversed([1, 2, 3, 4, 5]), 3),
+    (lambda: iter([1, 2, 3]), None),       # run to the end: exhausted for good
+    (lambda: reversed([1, 2, 3]), None),
+    (lambda: iter(range(1, 6)), 3),
+    (lambda: iter(range(1, 4)), None),
+])
+def test_a_loops_iterator_held_elsewhere_is_where_the_loop_left_it(make, stop_at):
+    """The resume function advanced the list or range iterator it was handed and gave the next one a
+    new iterator at that place: the program's own object, which `holder` kept, stayed where the first
+    resume function found it. Its position is written back now, and the object itself travels on."""
+    f = _loop_over_a_held_iterator(make, stop_at)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    want, got = run(f, torch.zeros(1), []), run(opt, torch.zeros(1), [])
+    assert same(got, want), (got, want)
+    assert cnt.frame_count >= 2 and cnt.op_count >= 2
 
 
 def test_list_iterator_rebuilt_past_the_end_of_a_shrunk_list():

@@ -789,7 +789,7 @@ def test_tuple_times_one_is_itself_and_range_iterators_keep_their_type():
         y = x + 1
         print("", end="")     # graph break: the range iterators are rebuilt as range iterators
         return y, out, type(it).__name__, list(it), type(rit).__name__, list(rit)
-    got = check(f, torch.ones(1), breaks=4)    # the long range, print, list() of the two real iterators
+    got = check(f, torch.ones(1), breaks=3)    # print, list() of the two real iterators (a long range is lazy)
     assert got[1][:2] == [True, True] and got[2] == "range_iterator" and got[4] == "range_iterator"
 
 

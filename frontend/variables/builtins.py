@@ -664,7 +664,8 @@ def _reversed(tx, seq, /):
         return seq.call_method(tx, "__reversed__", [], {})     # live over the list, as CPython's
     cls = seq.python_type()
     if cls is range:     # (a range_iterator, as `iter(range)` is, or a longrange_iterator)
-        return ListIteratorVariable.create(tx, tx.unpack_iterable(seq)[::-1], type(reversed(seq.value)).__name__)
+        numbers = seq.value[::-1] if type(seq.value) is range else tx.unpack_iterable(seq)[::-1]
+        return ListIteratorVariable.create(tx, numbers, type(reversed(seq.value)).__name__)
     if cls in (tuple, str, bytes) or (isinstance(seq, BaseSequence) and cls is not collections.deque):
         return ListIteratorVariable.create(tx, tx.unpack_iterable(seq)[::-1], "reversed")
     # a dict (or a view of one) of a class whose __reversed__ is the builtin's: live from the end
@@ -913,7 +914,7 @@ def _callable(tx, obj, /):
         return const(callable(obj.as_python_constant()))
     # an instance is callable when its class (not its metaclass) defines __call__
     if isinstance(obj, UserDefinedObjectVariable):
-        return const(class_method(tx, obj, "__call__")[0] is not None)
+        return const(class_method(tx, obj, "__call__")[0] is not MISSING)
     return const(class_lookup(tx, obj.python_type(), "__call__")[0] is not MISSING)
 
 

@@ -74,16 +74,21 @@ _KIND_TYPES = {"product": itertools.product, "combinations": itertools.combinati
 @dataclasses.dataclass(frozen=True, eq=False)
 class ListIteratorVariable(IteratorVariable):
     """An iterator whose items live in SideEffects (advancing it is a mutation). The state is
-    (items, index of the next one): taking an item is O(1), as a loop over a long range needs."""
+    (items, index of the next one): taking an item is O(1), as a loop over a long range needs. The
+    items of a range iterator are the range itself (numbers made as they are taken): making one,
+    rebuilding it and handing it to a resume function cost the same however long the range.
+    With a source it is the program's own range iterator (one a resume function is handed): rebuilt
+    as that object, its position written back (`SideEffects.advance`)."""
     kind: str = "iterator"
 
     def parts(self, tx):
-        return self.remaining_items(tx)
+        items, _ = tx.output.side_effects.get(self)
+        return () if type(items) is range else self.remaining_items(tx)
 
     @staticmethod
     def create(tx, items, kind="iterator"):
         var = ListIteratorVariable(kind=kind)
-        tx.output.side_effects.track(var, (tuple(items), 0))
+        tx.output.side_effects.track(var, (items if type(items) is range else tuple(items), 0))
         return var
 
     def python_type(self):
@@ -92,20 +97,29 @@ class ListIteratorVariable(IteratorVariable):
     def describe(self):
         return self.kind
 
+    def over_numbers(self, tx) -> bool:
+        """Its items are a range's numbers (it travels to a resume function as a range iterator)."""
+        return type(tx.output.side_effects.get(self)[0]) is range
+
     def next_item(self, tx):
         items, index = tx.output.side_effects.get(self)
         if index >= len(items):
             raise StopIterationSignal()
-        tx.output.side_effects.track(self, (items, index + 1))
-        return items[index]
+        tx.output.side_effects.advance(self, (items, index + 1))
+        return const(items[index]) if type(items) is range else items[index]
 
     def unpack(self, tx):
         remaining = self.remaining_items(tx)
-        tx.output.side_effects.track(self, ((), 0))
+        items, _ = tx.output.side_effects.get(self)
+        tx.output.side_effects.advance(self, (items, len(items)))
         return list(remaining)
 
     def remaining_items(self, tx) -> tuple:
         items, index = tx.output.side_effects.get(self)
+        if type(items) is range:
+            if len(items) - index > tx.config.max_instructions:
+                raise Unsupported("endless_iterator", what=f"consuming {self.describe()} over {items!r}")
+            return tuple(const(v) for v in items[index:])
         return items[index:] if index else items
 
     def call_method(self, tx, name, args, kwargs):
@@ -115,14 +129,18 @@ class ListIteratorVariable(IteratorVariable):
         return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, codegen):
-        remaining = self.remaining_items(codegen.tx)
-        if self.kind == "range_iterator":     # the rest of a range (items that fit a C long)
-            values = [item.as_python_constant() for item in remaining]
-            step = values[1] - values[0] if len(values) > 1 else 1
+        if self.source is not None:      # the program's iterator: its position is written back
+            return self.source.reconstruct(codegen)
+        items, index = codegen.tx.output.side_effects.get(self)
+        if type(items) is range:    # the rest of the range
+            rest = items[index:]
+            if type(iter(rest)).__name__ != self.kind:    # (a longrange_iterator whose rest fits a C long)
+                raise Unsupported("unrebuildable", what=f"rebuilding a {self.kind} object after the graph")
             codegen.load_global_builtin("iter")
-            codegen.load_const(range(values[0], values[-1] + step, step) if values else range(0))
+            codegen.load_const(rest)
             codegen.call(1)
             return
+        remaining = self.remaining_items(codegen.tx)
         if self.kind in _KIND_TYPES:   # rebuilt as a tuple iterator it would change type
             raise Unsupported("unrebuildable", what=f"rebuilding a {self.kind} object after the graph")
         codegen.load_global_builtin("iter")
@@ -230,9 +248,9 @@ class ListSequenceIteratorVariable(IteratorVariable):
         index = tx.output.side_effects.get(self)
         items = self.seq.get_items(tx)
         if index is None or not 0 <= index < len(items):
-            tx.output.side_effects.track(self, None)
+            tx.output.side_effects.advance(self, None)
             raise StopIterationSignal()
-        tx.output.side_effects.track(self, index - 1 if self.reverse else index + 1)
+        tx.output.side_effects.advance(self, index - 1 if self.reverse else index + 1)
         return items[index]
 
     def remaining_items(self, tx) -> tuple:
@@ -249,6 +267,8 @@ class ListSequenceIteratorVariable(IteratorVariable):
         return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, codegen):
+        if self.source is not None:      # the program's iterator: its position is written back
+            return self.source.reconstruct(codegen)
         index = codegen.tx.output.side_effects.get(self)
         codegen.load_callable(list_iterator_at)
         codegen.reconstruct(self.seq)
@@ -262,6 +282,23 @@ def list_iterator_at(seq, index, reverse):
     if index is None:
         return reversed([]) if reverse else iter([])
     it = reversed(seq) if reverse else iter(seq)
+    _place(it, seq, index, reverse)
+    return it
+
+
+def place_list_iterator(it, index, reverse) -> None:
+    """Put the program's list iterator where the traced one stopped: at `index` of its list, or
+    exhausted for good (None), as CPython's is once it reached the end. (The trace met it at a position:
+    it was not exhausted then, so its list is still there.)"""
+    seq = it.__reduce__()[1][0]
+    if index is None:
+        it.__setstate__(-1 if reverse else len(seq))
+        next(it, None)                      # past the end: CPython's iterator lets go of the list
+        return
+    _place(it, seq, index, reverse)
+
+
+def _place(it, seq, index, reverse) -> None:
     size = len(seq)
     if index + reverse > size:
         # `__setstate__` clamps to the size; the list shrank since the iterator was there (and it
@@ -271,7 +308,6 @@ def list_iterator_at(seq, index, reverse):
         del seq[size:]
     else:
         it.__setstate__(index)
-    return it
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

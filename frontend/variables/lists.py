@@ -582,7 +582,7 @@ class RangeVariable(BaseSequence):
 
     def call_method(self, tx, name, args, kwargs):
         if name == "__iter__" and not args and not kwargs:    # a range_iterator (or longrange_iterator)
-            return families.ListIteratorVariable.create(tx, self.unpack(tx), type(iter(self.value)).__name__)
+            return families.ListIteratorVariable.create(tx, self.value, type(iter(self.value)).__name__)
         if name in ("__len__", "__contains__", "index", "count") and not kwargs and all(
                 a.is_python_constant() and type(a.as_python_constant()).__module__ == "builtins" for a in args):
             # arithmetic on the range, never its items (comparisons of builtin values run no user code)

@@ -113,11 +113,11 @@ def class_attribute(tx, obj_var, cls, name):
 
 
 def class_method(tx, var, name):
-    """The raw class-dict entry `name` in the MRO of `var`'s class (None when absent), guarded (see
-    frontend/reads.py), and its source."""
+    """The raw class-dict entry `name` in the MRO of `var`'s class (MISSING when absent: a class attribute
+    may be None, `text = None`), guarded (see frontend/reads.py), and its source."""
     attr, src = class_lookup(tx, var.python_type(), name, var.source
                              if getattr(var, "value", None) is not None else None)
-    return (None, None) if attr is MISSING else (attr, src)
+    return (MISSING, None) if attr is MISSING else (attr, src)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -278,6 +278,9 @@ class UserDefinedClassVariable(VariableTracker):
         init, _ = class_method(tx, obj, "__init__")
         if isinstance(init, types.FunctionType):
             obj.var_getattr(tx, "__init__").call_function(tx, args, kwargs)
+        elif init is not object.__dict__["__init__"]:
+            # `__init__ = None`, a C or wrapped initializer: CPython calls it (or raises); not modelled
+            raise Unsupported("unsupported_call", fn=self.describe(), detail=" (its __init__ is no Python function)")
         elif args or kwargs:
             raise user_error(TypeError(f"{cls.__name__}() takes no arguments"))
         return obj
@@ -530,7 +533,7 @@ class UserDefinedObjectVariable(VariableTracker):
                 attr.__name__ == "__dict__":
             return InstanceDictVariable(obj=self)     # the instance's own dict (not a class's override)
         # data descriptors on the class win over the instance dict
-        if attr is not None and (isinstance(attr, property) or (hasattr(type(attr), "__set__") and
+        if attr is not MISSING and (isinstance(attr, property) or (hasattr(type(attr), "__set__") and
                                                                 not isinstance(attr, types.MemberDescriptorType))):
             return bind_descriptor(tx, self, None, attr, name, attr_src)
         written = self.attrs(tx)
@@ -542,7 +545,7 @@ class UserDefinedObjectVariable(VariableTracker):
             own = reads.instance_attr(tx, self.value, self.source, name, self._dict_source())
             if own is not MISSING:
                 return tx.wrap(own, instance_attr_source(self, name))
-        if attr is not None:
+        if attr is not MISSING:
             if isinstance(attr, types.MemberDescriptorType) and self.value is not None:
                 return tx.wrap(attr.__get__(self.value, cls), AttrSource(self.source, name) if self.source else None)
             return bind_descriptor(tx, self, None, attr, name, attr_src)
@@ -622,7 +625,7 @@ class UserDefinedObjectVariable(VariableTracker):
             if not raised_by_user(e, AttributeError):
                 raise
         hooks = {"__reduce__": object.__dict__["__reduce__"], "__getstate__": object.__dict__["__getstate__"],
-                 "__getnewargs_ex__": None, "__getnewargs__": None}
+                 "__getnewargs_ex__": MISSING, "__getnewargs__": MISSING}
         getstate = None
         for name, default in hooks.items():
             if class_method(tx, self, name)[0] is not default:
@@ -647,15 +650,15 @@ class UserDefinedObjectVariable(VariableTracker):
         method, method_src = class_method(tx, self, name)
         if isinstance(method, types.FunctionType):
             return UserFunctionVariable(fn=method, source=method_src).call_function(tx, [self] + list(args), kwargs)
-        if name == "__eq__" and method is object.__eq__ or name in ("__eq__", "__ne__") and method is None:
+        if name == "__eq__" and method is object.__eq__ or name in ("__eq__", "__ne__") and method is MISSING:
             other = args[0]
             same = tx.is_same(self, other)
             return const(same if name == "__eq__" else not same)
         if name in ("__str__", "__repr__") and method in (object.__str__, object.__repr__):
             raise Unsupported("python_protocol", what=f"{name} of {self.describe()}")
-        if name == "__len__" and method is None:
+        if name == "__len__" and method is MISSING:
             raise user_error(TypeError(f"object of type '{self.cls.__name__}' has no len()"))
-        if method is None and name.startswith("__"):
+        if method is MISSING and name.startswith("__"):
             raise Unsupported("python_protocol", what=f"{name} on {self.describe()}")
         return self.var_getattr(tx, name).call_function(tx, args, kwargs)
 
@@ -683,7 +686,7 @@ class UserDefinedObjectVariable(VariableTracker):
         if store is not None:
             return store.truth(tx)
         if not isinstance(self.value, torch.nn.Module) and any(
-                class_method(tx, self, name)[0] is not None for name in ("__bool__", "__len__")):
+                class_method(tx, self, name)[0] is not MISSING for name in ("__bool__", "__len__")):
             # a `__bool__`/`__len__` written in C (`np.bool_`, an extension type): its answer is not
             # modelled, and the value behind it is not guarded; eager decides
             raise Unsupported("python_protocol", what=f"truth value of {self.describe()}")
@@ -872,7 +875,7 @@ class InstanceDictVariable(VariableTracker):
         dict behind its attributes: a deleted key is dropped, so one set again comes last, as in a
         real dict. (A key naming a data descriptor of the class breaks: the attributes are written
         back with `object.__setattr__`, which would call the descriptor.)"""
-        attr, _ = class_method(tx, self.obj, key) if isinstance(key, str) else (None, None)
+        attr, _ = class_method(tx, self.obj, key) if isinstance(key, str) else (MISSING, None)
         if hasattr(type(attr), "__set__") or hasattr(type(attr), "__delete__"):
             raise Unsupported("attribute_write", what=f"writing {key!r} in {self.describe()} (a descriptor)")
         attrs = dict(self.obj.attrs(tx))

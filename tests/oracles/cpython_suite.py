@@ -136,8 +136,10 @@ def _load_tests(mod) -> unittest.TestSuite:
     loader = unittest.defaultTestLoader
     if not hasattr(mod, "__path__"):
         return loader.loadTestsFromModule(mod)
+    # (only the package's own classes: those it imports from a submodule come with that submodule)
     suite = unittest.TestSuite(loader.loadTestsFromTestCase(obj) for obj in vars(mod).values()
-                               if isinstance(obj, type) and issubclass(obj, unittest.TestCase))
+                               if isinstance(obj, type) and issubclass(obj, unittest.TestCase) and
+                               obj.__module__ == mod.__name__)
     folder = mod.__path__[0]
     for file in sorted(os.listdir(folder)):
         if file.startswith("test") and file.endswith(".py"):
@@ -151,6 +153,31 @@ def _iter_tests(suite):
             yield from _iter_tests(t)
         else:
             yield t
+
+
+class _Fixtures:
+    """Module and class fixtures (setUpModule, setUpClass, their tearDowns and cleanups) run around the
+    tests as a unittest suite runs them: `case.run` alone skips them, and a test needing one (test_xml_etree's
+    setUpModule picks the ElementTree it tests) failed in both runs. Each test runs in a one-test suite
+    whose result carries over which class and module are set up."""
+
+    def __init__(self):
+        self.previous_class, self.module_failed = None, False
+
+    def run(self, case, res: unittest.TestResult) -> None:
+        res._testRunEntered = True          # not a top-level run: the suite leaves the class set up
+        res._previousTestClass, res._moduleSetUpFailed = self.previous_class, self.module_failed
+        try:
+            unittest.TestSuite([case]).run(res)
+        finally:
+            self.previous_class, self.module_failed = res._previousTestClass, res._moduleSetUpFailed
+
+    def finish(self) -> None:
+        res = unittest.TestResult()
+        res._previousTestClass, res._moduleSetUpFailed = self.previous_class, self.module_failed
+        suite = unittest.TestSuite()
+        suite._tearDownPreviousClass(None, res)
+        suite._handleModuleTearDown(res)
 
 
 def _compile_test(test_case):
@@ -209,6 +236,7 @@ def _run_tests_in(scratch: str, module: str, mode: str, timeout: float, write) -
         write({"test": "<import>", "outcome": "error", "detail": repr(e)})
         return
     old = signal.signal(signal.SIGALRM, _on_alarm)
+    fixtures = _Fixtures()
     for case in _iter_tests(suite):
         if mode == "compiled":
             _compile_test(case)
@@ -219,7 +247,7 @@ def _run_tests_in(scratch: str, module: str, mode: str, timeout: float, write) -
         # is swallowed there ("Exception ignored in ..."), and one such test held a module for 900 s
         signal.setitimer(signal.ITIMER_REAL, timeout, 1.0)
         try:
-            case.run(res)
+            fixtures.run(case, res)
             outcome = ("skip" if res.skipped else "fail" if res.failures else "error" if res.errors
                        else "pass" if res.testsRun else "skip")
             detail = ""
@@ -239,6 +267,13 @@ def _run_tests_in(scratch: str, module: str, mode: str, timeout: float, write) -
             outcome = "timeout"
         write({"test": case.id().split(".", 1)[-1], "outcome": outcome,
                "seconds": round(time.time() - start, 3), "detail": detail})
+    signal.setitimer(signal.ITIMER_REAL, timeout, 1.0)
+    try:
+        fixtures.finish()
+    except BaseException:  # noqa: BLE001, S110 - a failing last tearDown changes no test's outcome
+        pass
+    finally:
+        _disarm()
     signal.signal(signal.SIGALRM, old)
 
 

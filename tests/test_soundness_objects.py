@@ -1,0 +1,64 @@
+"""Instances of the program's classes follow CPython's attribute and call protocols exactly: what the
+class defines (even as None) is found, what it does not is absent. Each test compares compiled with
+eager and asserts what was captured. (Found by the CPython oracle, `tests/oracles/cpython_suite.py`.)"""
+import torch
+
+from helpers import standard_test
+
+
+class _Element:
+    tag = None      # class attributes whose value is None: present, as any other value
+    text = None
+
+    def __init__(self, tag):
+        self.tag = tag
+
+
+def test_a_class_attribute_that_is_none_is_present():
+    # test_xml_etree's test_interface: hasattr(element, 'text') was False compiled (None meant "absent")
+    def f(x):
+        e = _Element("x")
+        found = [hasattr(e, name) for name in ("tag", "text", "tail")]
+        return x + 1, found, getattr(e, "text", 5), getattr(e, "tail", 5), e.text
+
+    got = standard_test(f, torch.ones(2), breaks=0, exact=True)
+    assert got[1] == [True, True, False] and got[2] is None and got[3] == 5
+
+
+class _NoneDunders:
+    __call__ = None     # callable(obj) is True (the type has a call slot); calling raises
+    __getnewargs__ = None
+
+
+def test_a_dunder_set_to_none_is_present():
+    def f(x):
+        obj = _NoneDunders()
+        y = x * 2
+        is_callable = callable(obj)
+        try:
+            obj()
+            called = "called"
+        except TypeError as e:
+            called = str(e)
+        return y, is_callable, called
+
+    got = standard_test(f, torch.ones(2), frames=1, breaks=1, exact=True)
+    assert got[1] is True and got[2] == "'NoneType' object is not callable"
+
+
+class _InitIsNone:
+    __init__ = None
+
+
+def test_an_init_set_to_none_raises_as_in_eager():
+    def f(x):
+        y = x + 1
+        try:
+            _InitIsNone()
+            made = "made"
+        except TypeError as e:
+            made = str(e)
+        return y, made
+
+    got = standard_test(f, torch.ones(2), frames=1, breaks=1, exact=True)
+    assert got[1] == "'NoneType' object is not callable"
