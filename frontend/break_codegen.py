@@ -249,8 +249,8 @@ def _iterator_slots(tx, prefix, values) -> set:
     counts: dict = {}
     for v in values:
         counts[id(v)] = counts.get(id(v), 0) + 1
-    return {id(v) for v in prefix if counts[id(v)] == 1 and (isinstance(v, ResumedIteratorVariable) or
-            isinstance(v, ListIteratorVariable) and v.source is None and not v.over_numbers(tx))}
+    return {id(v) for v in prefix if (isinstance(v, ResumedIteratorVariable) or isinstance(v, ListIteratorVariable)
+                                      and v.source is None and not v.over_numbers(tx)) and counts[id(v)] == 1}
 
 
 def store_values(tx, cg, values, iter_slots) -> None:
