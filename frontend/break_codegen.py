@@ -85,6 +85,7 @@ from .resume import (
     resume_code,
     resume_function,
 )
+from .variables.base import VariableTracker
 from .variables.builtins import BuiltinVariable
 from .variables.constant import ConstantVariable, LazyGuardedConstantVariable
 from .variables.ctx import WithExitVariable
@@ -249,8 +250,45 @@ def _iterator_slots(tx, prefix, values) -> set:
     counts: dict = {}
     for v in values:
         counts[id(v)] = counts.get(id(v), 0) + 1
-    return {id(v) for v in prefix if (isinstance(v, ResumedIteratorVariable) or isinstance(v, ListIteratorVariable)
-                                      and v.source is None and not v.over_numbers(tx)) and counts[id(v)] == 1}
+    lone = [v for v in prefix if (isinstance(v, ResumedIteratorVariable) or isinstance(v, ListIteratorVariable)
+                                  and v.source is None and not v.over_numbers(tx)) and counts[id(v)] == 1]
+    return {id(v) for v in lone} - _held_elsewhere(tx, lone, values) if lone else set()
+
+
+def _held_elsewhere(tx, candidates, values) -> set:
+    """The ids of those `candidates` that some other value reaches: an item of a value that travels,
+    or of what the write-back stores (a container, an object's attribute, a global, a cell). Such an
+    iterator is the program's object: a fresh one in the resume function would leave the held one
+    behind at the break (`HELD.append(iter(t)); for v in HELD[0]: ...`)."""
+    effects = tx.output.side_effects
+    roots = [(key, c) for key, c in effects.contents.items()] + [(None, v) for v in values] + \
+        [(None, v) for v in effects.globals.values()] + [(None, v) for v in effects.cells.values()]
+    wanted = {id(c) for c in candidates}
+    seen, found = set(), set()
+
+    def visit(obj, inside: bool):
+        if isinstance(obj, (tuple, list)):
+            for item in obj:
+                visit(item, inside)
+        elif isinstance(obj, dict):
+            for key, item in obj.items():
+                visit(key, inside)
+                visit(item, inside)
+        elif isinstance(obj, VariableTracker):
+            if inside and id(obj) in wanted:
+                found.add(id(obj))
+            if id(obj) not in seen:
+                seen.add(id(obj))
+                for part in obj.parts(tx):
+                    visit(part, True)
+    for key, root in roots:
+        # (a tracked container's contents, and a value's parts, hold their items; a candidate's own
+        # contents and a travelling value itself do not count)
+        if key is not None and id(key) not in wanted:
+            visit(root, True)
+        elif key is None:
+            visit(root, False)
+    return found
 
 
 def store_values(tx, cg, values, iter_slots) -> None:

@@ -199,3 +199,39 @@ def test_written_input_sharing_memory_with_another_still_recompiles():
     base, base_eager = torch.zeros(4), torch.zeros(4)
     assert_same(opt(base, base), f(base_eager, base_eager))     # b is a now: it sees the write
     assert cnt.frame_count == 2
+
+
+HELD = []
+
+
+def _loop_over_held_iterator(x, seq):
+    x = x * 2
+    HELD.clear()
+    HELD.append(iter(seq))           # the program holds the loop's iterator elsewhere
+    for v in HELD[0]:
+        bytegraph.graph_break()
+        x = x + v
+        if v == 2:
+            break
+    return x, list(HELD[0])          # what the held iterator has left after the loop
+
+
+def _loop_over_iterator_in_a_tuple(x, seq):
+    x = x + 1
+    pair = (iter(seq), 1)
+    for v in pair[0]:
+        bytegraph.graph_break()
+        x = x * v
+    return x, next(pair[0], "end")
+
+
+@pytest.mark.parametrize("fn", [_loop_over_held_iterator, _loop_over_iterator_in_a_tuple])
+@pytest.mark.parametrize("seq", [(1, 2, 3, 4), [1, 2, 3, 4]])
+def test_loop_iterator_held_elsewhere_travels_as_itself(fn, seq):
+    # before: the resume function got a fresh iterator over the items left, and the held one stayed
+    # at the break (a wrong value), or was replaced by the tuple of the items left (a TypeError)
+    cnt = CompileCounter()
+    want = outcome(fn, torch.ones(1), seq)
+    got = outcome(bytegraph.compile(fn, backend=cnt), torch.ones(1), seq)
+    assert_same(got, want)
+    assert cnt.frame_count >= 1 and cnt.op_count >= 1 and bytegraph.stats.break_records
