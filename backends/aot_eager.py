@@ -42,7 +42,8 @@ from collections.abc import Callable
 import torch
 import torch.utils._pytree as pytree
 from torch._subclasses.fake_tensor import FakeTensor
-from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, free_symbols, free_unbacked_symbols
+from torch.fx.experimental.symbolic_shapes import (GuardOnDataDependentSymNode, PendingUnbackedSymbolNotFound, free_symbols,
+                                                    free_unbacked_symbols)
 
 from .._tensor_guards import memory_sharing
 from ..config import config
@@ -246,11 +247,11 @@ def aot_autograd(gm, example_inputs, *, fw_compiler: Callable = run_eagerly, bw_
         if "non-differentiable view" not in str(e):
             raise
         return gm
-    except GuardOnDataDependentSymNode:
-        if not any(getattr(f, "item_memo", None) is not None for f in inputs if isinstance(f, torch.Tensor)):
-            raise
-        # a size taken from a 0-d input's value that AOTAutograd can only see as data-dependent
-        # (`torch.linspace(0, 1, n)` needs its steps as an int): the graph runs as traced
+    except (GuardOnDataDependentSymNode, PendingUnbackedSymbolNotFound):
+        # a value AOTAutograd's trace can only see as data-dependent: a size taken from a 0-d input's
+        # value (`torch.linspace(0, 1, n)` needs its steps as an int), the index of `t[i]` (a 0-d
+        # integer tensor, which its decomposition reads with `.item()`), a view at such an index
+        # regenerated after its base is written (`v = t[i]; t.mul_(2); return v`): the graph runs as traced
         return gm
     except RuntimeError as e:   # (after GuardOnDataDependentSymNode, a RuntimeError too)
         # a tensor the backward needs, written in place later in the graph (`h = lin(x); x[m] = 0`):
