@@ -42,8 +42,8 @@ from collections.abc import Callable
 import torch
 import torch.utils._pytree as pytree
 from torch._subclasses.fake_tensor import FakeTensor
-from torch.fx.experimental.symbolic_shapes import (GuardOnDataDependentSymNode, PendingUnbackedSymbolNotFound, free_symbols,
-                                                    free_unbacked_symbols)
+from torch.fx.experimental.symbolic_shapes import (GuardOnDataDependentSymNode, PendingUnbackedSymbolNotFound,
+                                                    free_symbols, free_unbacked_symbols)
 
 from .._tensor_guards import memory_sharing
 from ..config import config

@@ -28,8 +28,9 @@ from torch._subclasses.fake_tensor import (
     DynamicOutputShapeException,
     FakeTensorMode,
 )
-from torch.fx.experimental.symbolic_shapes import (DimDynamic, GuardOnDataDependentSymNode, PendingUnbackedSymbolNotFound,
-                                                    ShapeEnv, compute_unbacked_bindings, constrain_range,
+from torch.fx.experimental.symbolic_shapes import (DimDynamic, GuardOnDataDependentSymNode,
+                                                    PendingUnbackedSymbolNotFound, ShapeEnv,
+                                                    compute_unbacked_bindings, constrain_range,
                                                     statically_known_true)
 
 from ..guards.guard import Guard, TensorMeta, global_state_guards, memory_sharing
