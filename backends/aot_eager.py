@@ -42,7 +42,8 @@ from collections.abc import Callable
 import torch
 import torch.utils._pytree as pytree
 from torch._subclasses.fake_tensor import FakeTensor
-from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, free_symbols
+from torch.fx.experimental.symbolic_shapes import (GuardOnDataDependentSymNode, PendingUnbackedSymbolNotFound,
+                                                    free_symbols, free_unbacked_symbols)
 
 from .._tensor_guards import memory_sharing
 from ..config import config
@@ -110,7 +111,20 @@ def _tracing_inputs(gm, example_inputs) -> list:
         return example_inputs
     symbolic = [f for f in fakes if isinstance(f, (torch.SymInt, torch.SymFloat)) or isinstance(f, torch.Tensor) and
                 (free_symbols(f) or getattr(f, "item_memo", None) is not None)]   # a 0-d input read as a number
-    return fakes if symbolic else example_inputs
+    # (a graph computing a data-dependent value, `.item()` captured: only the frontend's ShapeEnv allows it)
+    return fakes if symbolic or makes_unbacked_values(gm) else example_inputs
+
+
+def makes_unbacked_values(gm) -> bool:
+    """Whether an op of the graph makes a value the trace could not know (`.item()` captured as an
+    unbacked symbol, or a tensor sized by one)."""
+    for node in gm.graph.nodes:
+        if node.op == "placeholder":
+            continue
+        for v in pytree.tree_leaves(node.meta.get("example_value", node.meta.get("val"))):   # (ATen graphs: "val")
+            if isinstance(v, (torch.Tensor, torch.SymInt, torch.SymFloat, torch.SymBool)) and free_unbacked_symbols(v):
+                return True
+    return False
 
 
 @contextlib.contextmanager
@@ -233,11 +247,11 @@ def aot_autograd(gm, example_inputs, *, fw_compiler: Callable = run_eagerly, bw_
         if "non-differentiable view" not in str(e):
             raise
         return gm
-    except GuardOnDataDependentSymNode:
-        if not any(getattr(f, "item_memo", None) is not None for f in inputs if isinstance(f, torch.Tensor)):
-            raise
-        # a size taken from a 0-d input's value that AOTAutograd can only see as data-dependent
-        # (`torch.linspace(0, 1, n)` needs its steps as an int): the graph runs as traced
+    except (GuardOnDataDependentSymNode, PendingUnbackedSymbolNotFound):
+        # a value AOTAutograd's trace can only see as data-dependent: a size taken from a 0-d input's
+        # value (`torch.linspace(0, 1, n)` needs its steps as an int), the index of `t[i]` (a 0-d
+        # integer tensor, which its decomposition reads with `.item()`), a view at such an index
+        # regenerated after its base is written (`v = t[i]; t.mul_(2); return v`): the graph runs as traced
         return gm
     except RuntimeError as e:   # (after GuardOnDataDependentSymNode, a RuntimeError too)
         # a tensor the backward needs, written in place later in the graph (`h = lin(x); x[m] = 0`):

@@ -28,8 +28,10 @@ from torch._subclasses.fake_tensor import (
     DynamicOutputShapeException,
     FakeTensorMode,
 )
-from torch.fx.experimental.symbolic_shapes import (DimDynamic, GuardOnDataDependentSymNode, ShapeEnv,
-                                                    constrain_range, statically_known_true)
+from torch.fx.experimental.symbolic_shapes import (DimDynamic, GuardOnDataDependentSymNode,
+                                                    PendingUnbackedSymbolNotFound, ShapeEnv,
+                                                    compute_unbacked_bindings, constrain_range,
+                                                    statically_known_true)
 
 from ..guards.guard import Guard, TensorMeta, global_state_guards, memory_sharing
 from ..probe import class_dict_lookup, source_lines_kept_apart, stack_lines_unread
@@ -666,6 +668,21 @@ class OutputGraph:
         proof.made(op_name, args, kwargs, result)
         return result
 
+    def _bind_unbacked_symbols(self, node, example) -> None:
+        """The unbacked symbols the op's fake run made (`.item()` captured) are defined by its node. Left
+        pending in the ShapeEnv, the backend's own trace of the graph (AOTAutograd, sharing the ShapeEnv)
+        would find them among the values of its first op and refuse the graph."""
+        pending = self.shape_env.pending_fresh_unbacked_symbols
+        if not pending:
+            return
+        try:
+            bindings = compute_unbacked_bindings(self.shape_env, example)
+        except PendingUnbackedSymbolNotFound:   # (made and used inside the op only)
+            bindings = None
+        pending.clear()
+        if bindings:
+            node.meta["unbacked_bindings"] = bindings
+
     def _create(self, kind, target, args, kwargs):
         try:
             return self._create_node(kind, target, args, kwargs)
@@ -748,6 +765,7 @@ class OutputGraph:
             _refuse_foreach_reading_what_it_wrote(op_name, fake_args, fake_kwargs)
         node = self.graph.create_node(kind, target, proxy_args, proxy_kwargs)
         node.meta["example_value"] = example
+        self._bind_unbacked_symbols(node, example)
         if strided_after_a_view is not None:
             node.meta["strided_after_a_view"] = strided_after_a_view
             self.strided_input_views.append(node)

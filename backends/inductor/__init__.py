@@ -44,7 +44,7 @@ from torch._subclasses.fake_tensor import FakeTensor
 
 from ...config import config
 from ...disable import disable
-from ..aot_eager import aot_autograd, makes_non_strided, shared_memory_groups
+from ..aot_eager import aot_autograd, makes_non_strided, makes_unbacked_values, shared_memory_groups
 from ..registry import register_backend
 from . import allocator
 from .codegen_cpp import CppUnsupported, CppWrapperCodegen
@@ -401,7 +401,12 @@ def _boxed(gm, example_inputs):
         except SymbolicUnsupported:
             fn = gm
     else:
-        fn = compile_fx(gm, [_materialize(x) for x in example_inputs])
+        try:
+            fn = compile_fx(gm, [_materialize(x) for x in example_inputs])
+        except SymbolicUnsupported:
+            if not makes_unbacked_values(gm):
+                raise
+            fn = gm    # a value from `.item()` (captured) the kernels would need: the ATen graph runs as is
 
     def run(args):
         out = fn(*args)
@@ -486,9 +491,18 @@ def _reads_numbers_from_inputs(gm) -> bool:
 
 
 def _compile_static(gm, example_inputs):
+    if _needs_autograd(gm, example_inputs) and makes_unbacked_values(gm):
+        # `.item()` captured: its value reaches the backward as a number input the kernels cannot take
+        # yet. AOTAutograd's forward and backward run as ATen graphs
+        return aot_autograd(gm, example_inputs)
     if _needs_autograd(gm, example_inputs):
         return aot_autograd(gm, example_inputs, fw_compiler=_boxed, decompositions=decomposition_table())
-    return compile_fx(gm, example_inputs)
+    try:
+        return compile_fx(gm, example_inputs)
+    except SymbolicUnsupported:
+        if not makes_unbacked_values(gm):
+            raise
+        return gm   # a value the kernels would need from `.item()` (captured): no IR for it, the graph runs as is
 
 
 __all__ = ["Metrics", "compile_fx", "inductor", "metrics"]
