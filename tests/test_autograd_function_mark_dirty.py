@@ -3,6 +3,8 @@ one graph node whose result is that very input, with its autograd history moved 
 node, as eager's apply leaves it. Eager's errors (an in-place write into a leaf requiring grad, or a
 view of one) are the program's outcome, also with fullgraph. Compared with eager: values, identity,
 gradients, errors."""
+import warnings
+
 import bytegraph
 import pytest
 import torch
@@ -182,3 +184,42 @@ def test_apply_on_a_function_object_whose_warning_shows_breaks():
     assert [(w.category, str(w.message), w.filename, w.lineno) for w in shown[:1]] == \
         [(w.category, str(w.message), w.filename, w.lineno) for w in shown[1:]]
     assert any("do not ignore" in b.reason for b in bytegraph.stats.break_records)
+
+
+_ERROR_FILTER = ("error", None, DeprecationWarning, None, 0)
+
+
+def _filters_changed_after_the_warning(x):
+    y = Double().apply(x)
+    warnings.filters.insert(0, _ERROR_FILTER)    # eager's warning was issued (and ignored) before this
+    return y * 2
+
+
+def test_a_change_to_the_filters_after_the_warning_is_not_seen_by_it():
+    x = torch.randn(2)
+    outcomes = []
+    cnt = CompileCounterWithBackend("eager")
+    for fn in (_filters_changed_after_the_warning,
+               bytegraph.compile(_filters_changed_after_the_warning, backend=cnt, fullgraph=True)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                outcomes.append(("ok", fn(x), warnings.filters[0]))
+            except DeprecationWarning as e:    # (the warning replayed under the new filters raised)
+                outcomes.append(("raise", str(e)))
+    assert_same(outcomes[1], outcomes[0])
+    assert cnt.frame_count == 1 and cnt.op_count == 2
+
+
+def test_a_registry_set_to_none_stays_none():
+    x = torch.randn(2)
+    registries = []
+    cnt = CompileCounterWithBackend("eager")
+    for fn in (_apply_on_object, bytegraph.compile(_apply_on_object, backend=cnt, fullgraph=True)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            globals()["__warningregistry__"] = None     # eager's warn then keeps no registry
+            fn(x)
+            registries.append(globals().pop("__warningregistry__", "absent"))
+    assert registries == [None, None]
+    assert cnt.frame_count == 1

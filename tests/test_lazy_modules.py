@@ -101,6 +101,11 @@ def _attribute_read_first(m, x):
     return m(x), n
 
 
+def _index_out_of_range_first(m, x):
+    # raises when the graph runs (index 12 of 4 rows): eager never reaches the call, the module stays lazy
+    return m(torch.gather(x, 0, torch.full((1, 10), 12)))
+
+
 def _inside_no_grad(m, x):
     with torch.no_grad():
         return m(x)
@@ -111,6 +116,7 @@ def _inside_no_grad(m, x):
     (_randn_first, 2, 1),
     (_attribute_written_first, 1, 1),    # a pending write the hook would read
     (_attribute_read_first, 1, 1),
+    (_index_out_of_range_first, 1, 1),   # an op before the call that may raise when the graph runs
     (_inside_no_grad, 1, 0),
 ])
 def test_initializing_now_only_when_exactly_eager(fn, frames, breaks):

@@ -324,7 +324,22 @@ def _object_new(tx, cls, /):
 
 
 def _len(tx, obj, /):
-    return tx.call_method_on(obj, "__len__", [], {})
+    """`len(obj)`: `obj.__len__()` made an index-sized int >= 0, as CPython's `len` checks it."""
+    result = tx.call_method_on(obj, "__len__", [], {})
+    if isinstance(result, SymNodeVariable) and result.python_type() is int:
+        return result
+    if not isinstance(result, ConstantVariable):
+        raise Unsupported("python_protocol", what=f"len() of a __len__ returning {result.describe()}")
+    value = result.as_python_constant()
+    if type(value) is not int:
+        if type(value) is not bool and not isinstance(value, int):
+            raise user_error(TypeError(f"'{type(value).__name__}' object cannot be interpreted as an integer"))
+        value = int(value)
+    if value < 0:
+        raise user_error(ValueError("__len__() should return >= 0"))
+    if value > sys.maxsize:
+        raise user_error(OverflowError("cannot fit 'int' into an index-sized integer"))
+    return const(value)
 
 
 def _isinstance(tx, obj, classes, /):
