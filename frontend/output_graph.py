@@ -37,7 +37,7 @@ from ..guards.source import InstanceDictSource, TensorPropertySource
 from ..guards.shape import ShapeEnvSource, ShapeGuardError, ShapePolicy, shape_guards, tensor_properties
 from .builder import instance_dict, wrap
 from .eager_check import eager_refusal
-from .graph_break import Unsupported, fold
+from .graph_break import Unsupported, fold, user_error
 from .graph_raise import ANY_STORAGE_VIEWS, leaving_blocks_on_raise, track_state_blocks
 from .side_effects import SideEffects, SideEffectsState
 from .variables.constant import ConstantVariable
@@ -667,11 +667,12 @@ class OutputGraph:
             raise Unsupported("unsupported_call", fn=getattr(target, "__name__", str(target)),
                               detail=f" on fake tensors ({e})")
         except (RuntimeError, TypeError, ValueError, IndexError) as e:
-            if isinstance(e, RuntimeError) and str(e).startswith(_LEAF_WRITE_ERRORS):
+            if type(e) is RuntimeError and str(e).startswith(_LEAF_WRITE_ERRORS):
                 # autograd's check of an in-place write into a leaf requiring grad (or a view of one)
-                # reads only what the fake tensors model exactly: the call raises eagerly too, which is
-                # the program's outcome (fullgraph then runs the frame as is), not a limit of the trace
-                raise Unsupported("user_exception", exc=type(e).__name__) from None
+                # reads only what the fake tensors model exactly: the call raises eagerly too, before
+                # writing anything, which is the program's own exception (its `except` may catch it;
+                # uncaught, fullgraph runs the frame eagerly), not a limit of the trace
+                raise user_error(RuntimeError(*e.args)) from None
             # the real call fails the same way: run it eagerly so the user gets torch's own error
             raise Unsupported("unsupported_call", fn=getattr(target, "__name__", str(target)),
                               detail=f" (raises {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})")

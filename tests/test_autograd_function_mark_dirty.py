@@ -119,6 +119,25 @@ def test_eager_error_on_a_leaf_is_raised(fn, fullgraph):
     assert str(got.value) == str(want.value)
 
 
+def _leaf_error_caught(w):
+    try:
+        w.add_(1)
+    except RuntimeError as e:
+        return w * 3, str(e)
+    return w * 2, ""
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_eager_error_on_a_leaf_is_caught_by_the_program(backend):
+    # the program's own exception: its except block is traced, as eager runs it (nothing was written)
+    w = torch.randn(3, requires_grad=True)
+    cnt = CompileCounterWithBackend(backend)
+    got = bytegraph.compile(_leaf_error_caught, backend=cnt, fullgraph=True)(w)
+    assert_same(got, _leaf_error_caught(w))
+    assert got[1].startswith("a leaf Variable that requires grad")
+    assert cnt.frame_count == 1 and cnt.op_count == 1
+
+
 @pytest.mark.parametrize("cls", [DirtyNotReturned, WritesWithoutMarking])
 def test_other_in_place_forwards_still_break(cls):
     def fn(w):
