@@ -68,6 +68,34 @@ from .variables.user_defined import UserDefinedObjectVariable
 # torch.Tensor's own __torch_function__: a subclass keeping it converts every torch result to itself
 _DEFAULT_TORCH_FUNCTION = torch.Tensor.__dict__["__torch_function__"]
 
+# the in-place operators (`x += y`) and the in-place methods that write no element (a change of metadata,
+# of autograd flags or names): see _written_tensors
+_IN_PLACE_OPERATORS = {operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ifloordiv,
+                       operator.imod, operator.ipow, operator.iand, operator.ior, operator.ixor, operator.ilshift,
+                       operator.irshift, operator.imatmul, operator.setitem}
+_WRITING_NO_ELEMENT = {"t_", "transpose_", "squeeze_", "unsqueeze_", "as_strided_", "swapdims_", "swapaxes_",
+                       "requires_grad_", "detach_", "retain_grad", "share_memory_", "rename_", "refine_names_",
+                       "resize_", "resize_as_", "set_"}
+
+
+def _written_tensors(target, op_name, fake_args, fake_kwargs) -> list:
+    """The tensors whose elements a call writes: the first operand of an in-place method or operator
+    (`x.add_(1)`, `x += 1`, `x[i] = v`), and `out=`."""
+    written = []
+    if fake_args and (target in _IN_PLACE_OPERATORS or isinstance(op_name, str) and op_name.endswith("_") and
+                      not op_name.endswith("__") and op_name not in _WRITING_NO_ELEMENT):
+        written.append(fake_args[0])
+    out = fake_kwargs.get("out")
+    written.extend(out if isinstance(out, (tuple, list)) else [out])
+    return [t for t in written if isinstance(t, torch.Tensor)]
+
+
+def _has_internal_overlap(t) -> bool:
+    """Whether elements of `t` share memory for sure (a dim of stride 0 and size > 1, as `expand` makes):
+    what ATen's `has_internal_overlap` answers Yes for."""
+    return any(st == 0 and sz > 1 for sz, st in zip(t.size(), t.stride()))
+
+
 # what autograd raises for an in-place write into a leaf requiring grad, or into a view of one
 _LEAF_WRITE_ERRORS = ("a leaf Variable that requires grad is being used in an in-place operation",
                       "a leaf Variable that requires grad has been used in an in-place operation",
@@ -647,6 +675,11 @@ class OutputGraph:
         if op_name in _METADATA_MUTATIONS and fake_args and isinstance(fake_args[0], torch.Tensor):
             t = fake_args[0]
             self.metadata_log.append((t, tuple(t.shape), tuple(t.stride()), t.storage_offset()))
+        if any(_has_internal_overlap(t) for t in _written_tensors(target, op_name, fake_args, fake_kwargs)):
+            # eager checks such a write or not depending on the op (`add_` raises, `fill_` does not); a
+            # backend that functionalizes the graph writes a fresh tensor back and never raises
+            raise Unsupported("unsupported_call", fn=name or str(target), detail=" (it writes into a tensor "
+                              "whose elements share memory, an expanded one: whether eager raises depends on the op)")
         watched = self._watch_writes_beyond_inputs()
         try:
             # under the Python dispatcher composite ops (F.pad, interpolate...) decompose in Python
