@@ -125,11 +125,18 @@ class ShapeOfOther(torch.Tensor):
         return torch.Size([7, 1])
 
 
+class ShapeOfOtherWithHook(ShapeOfOther):
+    """The same through a __torch_function__ of its own: `Tensor.__len__` reaches it first."""
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return super().__torch_function__(func, types, args, kwargs)
+
+
 def _len(x):
     return x * 2, len(x)
 
 
-@pytest.mark.parametrize("cls", [Counted, ShapeOfOther])
+@pytest.mark.parametrize("cls", [Counted, ShapeOfOther, ShapeOfOtherWithHook])
 def test_len_reads_the_class_shape(cls):
     x = torch.randn(3, 2).as_subclass(cls)
     LOG.clear()
