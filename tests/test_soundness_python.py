@@ -59,7 +59,8 @@ class _Sized:
         return self.n
 
 
-@pytest.mark.parametrize("n", [3, True, -1, 2.0, "x", 2 ** 70], ids=["int", "bool", "negative", "float", "str", "huge"])
+@pytest.mark.parametrize("n", [3, True, -1, 2.0, "x", 2 ** 70, None],
+                         ids=["int", "bool", "negative", "float", "str", "huge", "none"])
 def test_len_checks_what_len_returns(n):
     # CPython's len() makes the result an index-sized int >= 0 (True is 1), else raises
     def f(x, s):
@@ -69,6 +70,14 @@ def test_len_checks_what_len_returns(n):
         except (TypeError, ValueError, OverflowError) as e:
             return y, type(e), str(e)
     check(f, torch.ones(2), _Sized(n), breaks=0)
+
+
+def test_len_of_a_numpy_integer():
+    import numpy as np
+
+    def f(x, s):
+        return x + len(s)
+    check(f, torch.ones(2), _Sized(np.int64(4)), breaks=0)
 
 
 def test_builtin_bad_arguments_raise_like_eager():

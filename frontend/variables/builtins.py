@@ -331,10 +331,12 @@ def _len(tx, obj, /):
     if not isinstance(result, ConstantVariable):
         raise Unsupported("python_protocol", what=f"len() of a __len__ returning {result.describe()}")
     value = result.as_python_constant()
-    if type(value) is not int:
-        if type(value) is not bool and not isinstance(value, int):
-            raise user_error(TypeError(f"'{type(value).__name__}' object cannot be interpreted as an integer"))
-        value = int(value)
+    if isinstance(value, int) or type(value).__module__ == "numpy" and hasattr(type(value), "__index__"):
+        value = operator.index(value)       # (C code: an int's own value, a numpy integer's)
+    elif type(value).__module__ == "builtins":
+        raise user_error(TypeError(f"'{type(value).__name__}' object cannot be interpreted as an integer"))
+    else:
+        raise Unsupported("python_protocol", what=f"len() of a __len__ returning {type(value).__name__}")
     if value < 0:
         raise user_error(ValueError("__len__() should return >= 0"))
     if value > sys.maxsize:
