@@ -92,8 +92,9 @@ def _written_tensors(target, op_name, fake_args, fake_kwargs) -> list:
 
 def _has_internal_overlap(t) -> bool:
     """Whether elements of `t` share memory for sure (a dim of stride 0 and size > 1, as `expand` makes):
-    what ATen's `has_internal_overlap` answers Yes for."""
-    return any(st == 0 and sz > 1 for sz, st in zip(t.size(), t.stride()))
+    what ATen's `has_internal_overlap` answers Yes for. (A symbolic stride is a product of sizes, none 0; a
+    symbolic size is at least 2: sizes 0 and 1 are specialized. Neither is compared, which would guard it.)"""
+    return any(type(st) is int and st == 0 and (type(sz) is not int or sz > 1) for sz, st in zip(t.size(), t.stride()))
 
 
 # what autograd raises for an in-place write into a leaf requiring grad, or into a view of one

@@ -51,7 +51,10 @@ _OPERATOR_FLOAT = {operator.add, operator.sub, operator.mul, operator.truediv, o
                    operator.pow, operator.ipow, abs}
 # on Python or symbolic numbers: the operations that raise for no value (not `/`, `//`, `%`, `**`)
 _NUMBER_OPS = {operator.add, operator.sub, operator.mul, operator.neg, operator.pos}
-_STATE_OPS = {torch._C._set_grad_enabled}
+# the nodes entering and leaving the modes the trace models (their arguments are constants it checked)
+_STATE_OPS = {torch._C._set_grad_enabled, torch.amp.autocast_mode._enter_autocast,
+              torch.amp.autocast_mode._exit_autocast, torch.autograd.grad_mode._enter_inference_mode,
+              torch.autograd.grad_mode._exit_inference_mode, torch.set_default_dtype}
 _TORCH_NAMESPACES = (torch, torch.nn.functional, torch._C._nn, torch.special, torch.linalg)
 
 

@@ -111,6 +111,11 @@ def _inside_no_grad(m, x):
         return m(x)
 
 
+def _inside_autocast(m, x):
+    with torch.autocast("cpu", dtype=torch.bfloat16):     # (entering it raises for no value)
+        return m(x)
+
+
 @pytest.mark.parametrize("fn,frames,breaks", [
     (_dropout_first, 2, 1),              # the graph's random numbers come first in eager
     (_randn_first, 2, 1),
@@ -118,6 +123,7 @@ def _inside_no_grad(m, x):
     (_attribute_read_first, 1, 1),
     (_index_out_of_range_first, 1, 1),   # an op before the call that may raise when the graph runs
     (_inside_no_grad, 1, 0),
+    (_inside_autocast, 1, 0),
 ])
 def test_initializing_now_only_when_exactly_eager(fn, frames, breaks):
     _compare(fn, lambda: (nn.LazyLinear(3), torch.randn(4, 10)), frames=frames, breaks=breaks)
