@@ -312,11 +312,30 @@ def _read_dead_random_tuples(joint: fx.Graph) -> None:
             first.meta["val"] = val[0]
 
 
+def _drop_forward_random_copies(forward: fx.GraphModule, backward: fx.GraphModule) -> None:
+    """Remove from `backward` the copies of the forward's random ops that nothing there reads. torch's
+    default partitioner copies into the backward every joint node it can compute from the backward's
+    inputs, and a random op of the forward that reads no input (`torch.randn(3)`, `normal_` of a new
+    tensor) is one; dead code elimination keeps it (it draws from the generator), so each backward
+    call drew those numbers again, which eager's backward never does (the next numbers differ)."""
+    in_forward = {node.name for node in forward.graph.nodes if _is_random(node)}
+    dropped = False
+    for node in reversed(list(backward.graph.nodes)):
+        if node.op == "call_function" and _is_random(node) and node.name in in_forward and not node.users:
+            backward.graph.erase_node(node)
+            dropped = True
+    if dropped:
+        backward.graph.eliminate_dead_code()
+        backward.recompile()
+
+
 def default_partition(joint_module: fx.GraphModule, joint_inputs, **kwargs):
     """torch's default partitioner (imported on first use: it pulls in torch's compiler stack)."""
     from torch._functorch.partitioners import default_partition as torch_default_partition
     _read_dead_random_tuples(joint_module.graph)
-    return torch_default_partition(joint_module, joint_inputs, **kwargs)
+    forward, backward = torch_default_partition(joint_module, joint_inputs, **kwargs)
+    _drop_forward_random_copies(forward, backward)
+    return forward, backward
 
 
 PARTITIONERS: dict[str, Callable] = {"default": default_partition, "min_cut": min_cut_partition}

@@ -122,8 +122,8 @@ def compare(expected, actual, tol: float | None = None) -> str:
     if isinstance(expected, torch.Tensor) or isinstance(actual, torch.Tensor):
         if not (isinstance(expected, torch.Tensor) and isinstance(actual, torch.Tensor)):
             return f"a {type(expected).__name__} vs a {type(actual).__name__}"
-        if expected.shape != actual.shape or expected.dtype != actual.dtype:
-            return (f"{expected.dtype}{list(expected.shape)} vs {actual.dtype}{list(actual.shape)}")
+        if expected.size() != actual.size() or expected.dtype != actual.dtype:
+            return (f"{expected.dtype}{list(expected.size())} vs {actual.dtype}{list(actual.size())}")
         e, a = expected.detach(), actual.detach()
         if e.is_floating_point() or e.is_complex():
             t = tol if tol is not None else (1e-2 if e.element_size() <= 2 else 1e-4)

@@ -38,7 +38,7 @@ def clone_inputs(inputs):
     out = []
     for v in inputs:
         if isinstance(v, torch.Tensor):
-            c = torch.empty_strided(v.shape, v.stride(), dtype=v.dtype, device=v.device)
+            c = torch.empty_strided(v.size(), v.stride(), dtype=v.dtype, device=v.device)
             with torch.no_grad():
                 c.copy_(v)
             out.append(c.requires_grad_(v.requires_grad) if v.is_floating_point() or v.is_complex() else c)
@@ -49,7 +49,7 @@ def clone_inputs(inputs):
 
 def _input_expr(value) -> str:
     if isinstance(value, torch.Tensor):
-        return (f"rand_strided({tuple(value.shape)!r}, {tuple(value.stride())!r}, {value.dtype}, "
+        return (f"rand_strided({tuple(value.size())!r}, {tuple(value.stride())!r}, {value.dtype}, "
                 f"{str(value.device)!r}, requires_grad={value.requires_grad})")
     if value is None or isinstance(value, (bool, int, float, str)):
         return repr(value)
@@ -62,7 +62,7 @@ def random_inputs(example_inputs, seed: int = 0) -> list:
     """In this process, exactly the inputs `make_inputs()` of a generated script creates."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        return [rand_strided(tuple(v.shape), tuple(v.stride()), v.dtype, str(v.device), v.requires_grad)
+        return [rand_strided(tuple(v.size()), tuple(v.stride()), v.dtype, str(v.device), v.requires_grad)
                 if isinstance(v, torch.Tensor) else v for v in example_inputs]
 
 

@@ -11,10 +11,10 @@ and raises there as in eager. Operands of one dtype skip the check (the common c
 """
 from __future__ import annotations
 
-import warnings
-
 import torch
 import torch.utils._pytree as pytree
+
+from .quiet_warnings import filters_set_to
 
 
 def _hint(value):
@@ -61,8 +61,7 @@ def eager_refusal(kind: str, target, fake_args, fake_kwargs) -> str | None:
     cuda = sorted({x.device.index or 0 for x in pytree.tree_leaves((args, kwargs))
                    if isinstance(x, torch.Tensor) and x.device.type == "cuda"})
     # the stand-ins must not move the program's random streams or print its warnings twice
-    with torch.random.fork_rng(devices=cuda), warnings.catch_warnings(), torch.no_grad():
-        warnings.simplefilter("ignore")
+    with torch.random.fork_rng(devices=cuda), filters_set_to("ignore"), torch.no_grad():
         try:
             if kind == "call_function":
                 target(*args, **kwargs)

@@ -39,7 +39,7 @@ from ..guards.source import InstanceDictSource, RandomDrawSource, TensorProperty
 from ..guards.shape import ShapeEnvSource, ShapeGuardError, ShapePolicy, shape_guards, tensor_properties
 from .builder import instance_dict, wrap
 from .eager_check import eager_refusal
-from .graph_break import Unsupported, fold
+from .graph_break import Unsupported, fold, user_error
 from .graph_raise import ANY_STORAGE_VIEWS, leaving_blocks_on_raise, track_state_blocks
 from .side_effects import SideEffects, SideEffectsState
 from .variables.constant import ConstantVariable
@@ -69,6 +69,35 @@ from .variables.user_defined import UserDefinedObjectVariable
 
 # torch.Tensor's own __torch_function__: a subclass keeping it converts every torch result to itself
 _DEFAULT_TORCH_FUNCTION = torch.Tensor.__dict__["__torch_function__"]
+
+# the in-place operators (`x += y`) and the in-place methods that write no element (a change of metadata,
+# of autograd flags or names): see _written_tensors
+_IN_PLACE_OPERATORS = {operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ifloordiv,
+                       operator.imod, operator.ipow, operator.iand, operator.ior, operator.ixor, operator.ilshift,
+                       operator.irshift, operator.imatmul, operator.setitem}
+_WRITING_NO_ELEMENT = {"t_", "transpose_", "squeeze_", "unsqueeze_", "as_strided_", "swapdims_", "swapaxes_",
+                       "requires_grad_", "detach_", "retain_grad", "share_memory_", "rename_", "refine_names_",
+                       "resize_", "resize_as_", "set_"}
+
+
+def _written_tensors(target, op_name, fake_args, fake_kwargs) -> list:
+    """The tensors whose elements a call writes: the first operand of an in-place method or operator
+    (`x.add_(1)`, `x += 1`, `x[i] = v`), and `out=`."""
+    written = []
+    if fake_args and (target in _IN_PLACE_OPERATORS or isinstance(op_name, str) and op_name.endswith("_") and
+                      not op_name.endswith("__") and op_name not in _WRITING_NO_ELEMENT):
+        written.append(fake_args[0])
+    out = fake_kwargs.get("out")
+    written.extend(out if isinstance(out, (tuple, list)) else [out])
+    return [t for t in written if isinstance(t, torch.Tensor)]
+
+
+def _has_internal_overlap(t) -> bool:
+    """Whether elements of `t` share memory for sure (a dim of stride 0 and size > 1, as `expand` makes):
+    what ATen's `has_internal_overlap` answers Yes for. (A symbolic stride is a product of sizes, none 0; a
+    symbolic size is at least 2: sizes 0 and 1 are specialized. Neither is compared, which would guard it.)"""
+    return any(type(st) is int and st == 0 and (type(sz) is not int or sz > 1) for sz, st in zip(t.size(), t.stride()))
+
 
 # what autograd raises for an in-place write into a leaf requiring grad, or into a view of one
 _LEAF_WRITE_ERRORS = ("a leaf Variable that requires grad is being used in an in-place operation",
@@ -712,6 +741,11 @@ class OutputGraph:
         if op_name in _METADATA_MUTATIONS and fake_args and isinstance(fake_args[0], torch.Tensor):
             t = fake_args[0]
             self.metadata_log.append((t, tuple(t.shape), tuple(t.stride()), t.storage_offset()))
+        if any(_has_internal_overlap(t) for t in _written_tensors(target, op_name, fake_args, fake_kwargs)):
+            # eager checks such a write or not depending on the op (`add_` raises, `fill_` does not); a
+            # backend that functionalizes the graph writes a fresh tensor back and never raises
+            raise Unsupported("unsupported_call", fn=name or str(target), detail=" (it writes into a tensor "
+                              "whose elements share memory, an expanded one: whether eager raises depends on the op)")
         watched = self._watch_writes_beyond_inputs()
         try:
             # under the Python dispatcher composite ops (F.pad, interpolate...) decompose in Python
@@ -734,11 +768,12 @@ class OutputGraph:
             raise Unsupported("unsupported_call", fn=getattr(target, "__name__", str(target)),
                               detail=f" on fake tensors ({e})")
         except (RuntimeError, TypeError, ValueError, IndexError) as e:
-            if isinstance(e, RuntimeError) and str(e).startswith(_LEAF_WRITE_ERRORS):
+            if type(e) is RuntimeError and str(e).startswith(_LEAF_WRITE_ERRORS):
                 # autograd's check of an in-place write into a leaf requiring grad (or a view of one)
-                # reads only what the fake tensors model exactly: the call raises eagerly too, which is
-                # the program's outcome (fullgraph then runs the frame as is), not a limit of the trace
-                raise Unsupported("user_exception", exc=type(e).__name__) from None
+                # reads only what the fake tensors model exactly: the call raises eagerly too, before
+                # writing anything, which is the program's own exception (its `except` may catch it;
+                # uncaught, fullgraph runs the frame eagerly), not a limit of the trace
+                raise user_error(RuntimeError(*e.args)) from None
             # the real call fails the same way: run it eagerly so the user gets torch's own error
             raise Unsupported("unsupported_call", fn=getattr(target, "__name__", str(target)),
                               detail=f" (raises {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})")

@@ -86,8 +86,9 @@ class SideEffects:
         self.on_drop = None                   # called with each object a store drops (lifetimes.finalizer_may_run)
         self.finalizers_met = False           # a real user object was read (builder._wrap): a drop may finalize it
         self.deferred_key_guards: dict = {}   # dict tracker -> the guard of its key set, not added yet
-        # functions of no arguments the transformed code calls after the write-back, in order: effects
-        # that only the real machinery makes exactly (a warning's registry, variables/warning.py)
+        # functions of no arguments the transformed code calls after the graph, in order, before the
+        # write-back: effects that only the real machinery makes exactly (a warning's registry,
+        # variables/warning.py)
         self.calls: tuple = ()
         self.add_guard = None                 # adds a guard to the trace's (set by the OutputGraph)
 
@@ -215,7 +216,7 @@ class SideEffects:
                     self.input_tensor_attributes())
 
     def call_after(self, fn) -> None:
-        """Have the transformed code call `fn()` after writing back (see `calls`)."""
+        """Have the transformed code call `fn()` after the graph (see `calls`)."""
         self.calls = self.calls + (fn,)
 
     def mutated_in_order(self) -> list:
@@ -251,6 +252,12 @@ class SideEffects:
             # write-back changes (one holding an iterator over a container written back, after it)
             if value not in cg.temps and value not in late:
                 cg.reconstruct_to_temp(value)
+        # the calls first: what they read (a warning's filters) is then as eager's call found it, as long
+        # as nothing written back changed it before them (which their makers refuse, variables/warning.py)
+        for fn in self.calls:
+            cg.load_callable(fn)
+            cg.call(0)
+            cg.pop_top()
         # then written back, in program order
         self._write_back_contents(cg, payloads, targets)
         self._write_back_iterators(cg, targets)      # (after the lists they index)
@@ -265,10 +272,6 @@ class SideEffects:
         for name in self.deleted_globals:
             cg.append(Instr("DELETE_GLOBAL", name))
         self._write_back_cells(cg, targets)
-        for fn in self.calls:
-            cg.load_callable(fn)
-            cg.call(0)
-            cg.pop_top()
 
     def _fetch_targets(self, cg) -> dict:
         """Each object the write-back changes, read through its source into a temp, before any write:

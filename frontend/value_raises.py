@@ -9,6 +9,10 @@ A graph raises by no value here when every op is one of those listed below on th
 there; anything else (an index tensor, a linear-algebra op, integer arithmetic, a tensor subclass,
 an op missing from the lists) is taken to raise by value. Out-of-memory is the one raise of a listed
 op this does not model (graph_raise.py then does not rerun the frame if an input was written before).
+
+The same lists decide whether a lazy module may initialize while tracing (variables/lazy_module.py: no op
+before its call may raise) and whether a TorchScript function may be a graph node (variables/torchscript.py:
+a backend retracing the graph runs its ATen ops outside the TorchScript interpreter, whose errors differ).
 """
 from __future__ import annotations
 
@@ -47,7 +51,10 @@ _OPERATOR_FLOAT = {operator.add, operator.sub, operator.mul, operator.truediv, o
                    operator.pow, operator.ipow, abs}
 # on Python or symbolic numbers: the operations that raise for no value (not `/`, `//`, `%`, `**`)
 _NUMBER_OPS = {operator.add, operator.sub, operator.mul, operator.neg, operator.pos}
-_STATE_OPS = {torch._C._set_grad_enabled}
+# the nodes entering and leaving the modes the trace models (their arguments are constants it checked)
+_STATE_OPS = {torch._C._set_grad_enabled, torch.amp.autocast_mode._enter_autocast,
+              torch.amp.autocast_mode._exit_autocast, torch.autograd.grad_mode._enter_inference_mode,
+              torch.autograd.grad_mode._exit_inference_mode, torch.set_default_dtype}
 _TORCH_NAMESPACES = (torch, torch.nn.functional, torch._C._nn, torch.special, torch.linalg)
 
 
@@ -114,6 +121,41 @@ def _raises_by_value(node) -> bool:
         return not _plain_tensors(args + [result], floating=False, symbolic=name in ("size", "stride", "numel"))
     if name in _FLOAT_OPS:
         return not _plain_tensors(args + [result], floating=True, symbolic=name in _ARITHMETIC)
+    return True
+
+
+# ATen's names for ops listed above under their torch names
+_ATEN_NAMES = {"_softmax": "softmax", "_log_softmax": "log_softmax", "native_layer_norm": "layer_norm",
+               "_to_copy": "to", "_unsafe_view": "view", "lift_fresh": "detach", "rsub": "sub"}
+
+
+# reads of a tensor's metadata (made by a fake run of a function taking tensors)
+_METADATA_READS = {torch.ops.prim.device.default, torch.ops.prim.layout.default}
+
+
+def _is_view_op(op) -> bool:
+    """An ATen op returning a view of its first operand and writing nothing (`aten.t`, `aten.select.int`):
+    its checks read sizes and strides only, which the trace checked."""
+    returns = op._schema.returns
+    return not op._schema.is_mutable and len(returns) == 1 and returns[0].alias_info is not None
+
+
+def aten_call_raises_by_value(op, args, kwargs, result) -> bool:
+    """Whether a call of the ATen op `op` (an OpOverload) on these fake values may raise for some values
+    of the tensors (as `graph_raises_by_value` decides for a node of a graph)."""
+    values = list(args) + list(kwargs.values()) + [result]
+    if not isinstance(op, torch._ops.OpOverload):
+        return True
+    if op in _METADATA_READS:
+        return False
+    if _is_view_op(op):
+        return not _plain_tensors(values, floating=False, symbolic=True)
+    name = op.overloadpacket.__name__
+    name = _ATEN_NAMES.get(name, name)
+    if name in _ANY_DTYPE_OPS:
+        return not _plain_tensors(values, floating=False, symbolic=name in ("size", "stride", "numel"))
+    if name in _FLOAT_OPS:
+        return not _plain_tensors(values, floating=True, symbolic=name in _ARITHMETIC)
     return True
 
 

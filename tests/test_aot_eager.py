@@ -650,3 +650,26 @@ def test_backward_view_of_a_gradient_whose_fake_strides_disagree_with_the_real_o
     assert cnt.frame_count == 1 and not bytegraph.stats.break_records
     assert graphs.kinds == ["forward", "backward"]
     assert "aten.softplus_backward.default" in aten_targets(graphs.only("backward"))
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+@pytest.mark.parametrize("noise", [
+    lambda w: w + torch.randn(3),                               # a random op reading no input
+    lambda w: w + torch.empty(3).normal_(),
+    lambda w: F.dropout(w, 0.5) + torch.rand(3),
+], ids=["randn", "normal_", "dropout_and_rand"])
+def test_backward_draws_no_random_numbers_the_forward_drew(backend, noise):
+    # torch's default partitioner copies such an op into the backward graph too, dead but kept (it draws):
+    # each backward then moved the generator, and the numbers drawn after it differed from eager's
+    def step(fn):
+        torch.manual_seed(0)
+        w = torch.randn(3, requires_grad=True)
+        y = fn(w)
+        torch.manual_seed(1)
+        y.sum().backward()
+        return y, w.grad, torch.rand(4)
+    cnt = CompileCounterWithBackend(backend)
+    want, got = step(noise), step(bytegraph.compile(noise, backend=cnt, fullgraph=True))
+    for g, e in zip(got, want):
+        assert_close(g, e)
+    assert cnt.frame_count == 1

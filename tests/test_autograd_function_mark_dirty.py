@@ -3,6 +3,8 @@ one graph node whose result is that very input, with its autograd history moved 
 node, as eager's apply leaves it. Eager's errors (an in-place write into a leaf requiring grad, or a
 view of one) are the program's outcome, also with fullgraph. Compared with eager: values, identity,
 gradients, errors."""
+import warnings
+
 import bytegraph
 import pytest
 import torch
@@ -117,6 +119,25 @@ def test_eager_error_on_a_leaf_is_raised(fn, fullgraph):
     assert str(got.value) == str(want.value)
 
 
+def _leaf_error_caught(w):
+    try:
+        w.add_(1)
+    except RuntimeError as e:
+        return w * 3, str(e)
+    return w * 2, ""
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_eager_error_on_a_leaf_is_caught_by_the_program(backend):
+    # the program's own exception: its except block is traced, as eager runs it (nothing was written)
+    w = torch.randn(3, requires_grad=True)
+    cnt = CompileCounterWithBackend(backend)
+    got = bytegraph.compile(_leaf_error_caught, backend=cnt, fullgraph=True)(w)
+    assert_same(got, _leaf_error_caught(w))
+    assert got[1].startswith("a leaf Variable that requires grad")
+    assert cnt.frame_count == 1 and cnt.op_count == 1
+
+
 @pytest.mark.parametrize("cls", [DirtyNotReturned, WritesWithoutMarking])
 def test_other_in_place_forwards_still_break(cls):
     def fn(w):
@@ -182,3 +203,42 @@ def test_apply_on_a_function_object_whose_warning_shows_breaks():
     assert [(w.category, str(w.message), w.filename, w.lineno) for w in shown[:1]] == \
         [(w.category, str(w.message), w.filename, w.lineno) for w in shown[1:]]
     assert any("do not ignore" in b.reason for b in bytegraph.stats.break_records)
+
+
+_ERROR_FILTER = ("error", None, DeprecationWarning, None, 0)
+
+
+def _filters_changed_after_the_warning(x):
+    y = Double().apply(x)
+    warnings.filters.insert(0, _ERROR_FILTER)    # eager's warning was issued (and ignored) before this
+    return y * 2
+
+
+def test_a_change_to_the_filters_after_the_warning_is_not_seen_by_it():
+    x = torch.randn(2)
+    outcomes = []
+    cnt = CompileCounterWithBackend("eager")
+    for fn in (_filters_changed_after_the_warning,
+               bytegraph.compile(_filters_changed_after_the_warning, backend=cnt, fullgraph=True)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                outcomes.append(("ok", fn(x), warnings.filters[0]))
+            except DeprecationWarning as e:    # (the warning replayed under the new filters raised)
+                outcomes.append(("raise", str(e)))
+    assert_same(outcomes[1], outcomes[0])
+    assert cnt.frame_count == 1 and cnt.op_count == 2
+
+
+def test_a_registry_set_to_none_stays_none():
+    x = torch.randn(2)
+    registries = []
+    cnt = CompileCounterWithBackend("eager")
+    for fn in (_apply_on_object, bytegraph.compile(_apply_on_object, backend=cnt, fullgraph=True)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            globals()["__warningregistry__"] = None     # eager's warn then keeps no registry
+            fn(x)
+            registries.append(globals().pop("__warningregistry__", "absent"))
+    assert registries == [None, None]
+    assert cnt.frame_count == 1

@@ -190,6 +190,34 @@ def debug_dir_fn(x, w):
     return h.softmax(-1) * 2
 
 
+class _CountedShape(torch.Tensor):
+    """A `shape` property that records each read (a class may replace it: compiling reads size())."""
+    reads = []
+
+    @property
+    def shape(self):
+        _CountedShape.reads.append("shape")
+        return self.size()
+
+
+def _shape_subclass_fn(x):
+    return x * 2    # (reads no shape: a read the trace made would be written back over the list)
+
+
+def test_debug_dir_never_reads_a_class_own_shape(tmp_path):
+    x = torch.randn(3, 2).as_subclass(_CountedShape)
+    _CountedShape.reads.clear()
+    want = _shape_subclass_fn(x)
+    eager_reads = len(_CountedShape.reads)
+    _CountedShape.reads.clear()
+    cnt = CompileCounter()
+    with bytegraph.config.patch(compile_debug=True, debug_dir=str(tmp_path)):
+        got = bytegraph.compile(_shape_subclass_fn, backend=cnt, fullgraph=True)(x)
+    assert len(_CountedShape.reads) == eager_reads == 0      # the repro script's inputs asked size()
+    torch.testing.assert_close(got, want)
+    assert cnt.frame_count == 1 and glob.glob(str(tmp_path / "run_*-pid_*" / "*" / "fx_graph_runnable.py"))
+
+
 def test_debug_dir_writes_a_folder_per_frame_and_a_runnable_graph(tmp_path):
     x, w = torch.randn(4, 8), torch.randn(16, 8).t()       # w is not contiguous
     cnt = CompileCounter()

@@ -101,8 +101,18 @@ def _attribute_read_first(m, x):
     return m(x), n
 
 
+def _index_out_of_range_first(m, x):
+    # raises when the graph runs (index 12 of 4 rows): eager never reaches the call, the module stays lazy
+    return m(torch.gather(x, 0, torch.full((1, 10), 12)))
+
+
 def _inside_no_grad(m, x):
     with torch.no_grad():
+        return m(x)
+
+
+def _inside_autocast(m, x):
+    with torch.autocast("cpu", dtype=torch.bfloat16):     # (entering it raises for no value)
         return m(x)
 
 
@@ -111,7 +121,9 @@ def _inside_no_grad(m, x):
     (_randn_first, 2, 1),
     (_attribute_written_first, 1, 1),    # a pending write the hook would read
     (_attribute_read_first, 1, 1),
+    (_index_out_of_range_first, 1, 1),   # an op before the call that may raise when the graph runs
     (_inside_no_grad, 1, 0),
+    (_inside_autocast, 1, 0),
 ])
 def test_initializing_now_only_when_exactly_eager(fn, frames, breaks):
     _compare(fn, lambda: (nn.LazyLinear(3), torch.randn(4, 10)), frames=frames, breaks=breaks)

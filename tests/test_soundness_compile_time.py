@@ -628,3 +628,39 @@ def test_missing_annotations_are_made_when_the_program_reads_them():
     got, _, cnt = _run(f, torch.ones(1), types.ModuleType("m"), Derived)
     assert torch.equal(got[0], want[0]) and got[1:] == want[1:] == ([False, False, True, True], ({}, {}))
     assert cnt.frame_count == 1
+
+
+# -- the program's warning registries -------------------------------------------------------------------
+def _warn_once():
+    import warnings
+    warnings.warn("shown once at this line", UserWarning)
+
+
+def _lazy_call(x):
+    return torch.nn.LazyLinear(2)(x)
+
+
+def _mixed_dtypes(x):
+    return x + x.double()     # (checked on stand-ins: eager_check.py)
+
+
+def _numpy_call(x):
+    import numpy as np
+    return torch.from_numpy(np.sin(x.numpy()))   # (probed on stand-ins: variables/numpy.py)
+
+
+@pytest.mark.parametrize("fn", [_lazy_call, _mixed_dtypes, _numpy_call])
+def test_compiling_leaves_the_warning_registries_alone(fn):
+    # `warnings.catch_warnings()` at compile time bumps the filters' version, which resets every module's
+    # registry: a warning eager shows once would show again after a compile
+    import warnings
+    shown = []
+    cnt = CompileCounter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        warnings.showwarning = lambda message, *args, **kwargs: shown.append(str(message))
+        _warn_once()
+        bytegraph.compile(fn, backend=cnt)(torch.randn(2, 3))
+        _warn_once()
+    assert shown == ["shown once at this line"]
+    assert cnt.frame_count >= 1

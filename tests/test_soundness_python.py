@@ -51,6 +51,35 @@ def test_builtin_keyword_neighbours_with_traced_values():
     check(f, torch.ones(2), [4, 8, 3], breaks=0)
 
 
+class _Sized:
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+
+@pytest.mark.parametrize("n", [3, True, -1, 2.0, "x", 2 ** 70, None],
+                         ids=["int", "bool", "negative", "float", "str", "huge", "none"])
+def test_len_checks_what_len_returns(n):
+    # CPython's len() makes the result an index-sized int >= 0 (True is 1), else raises
+    def f(x, s):
+        y = x + 1
+        try:
+            return y, len(s), type(len(s))
+        except (TypeError, ValueError, OverflowError) as e:
+            return y, type(e), str(e)
+    check(f, torch.ones(2), _Sized(n), breaks=0)
+
+
+def test_len_of_a_numpy_integer():
+    import numpy as np
+
+    def f(x, s):
+        return x + len(s)
+    check(f, torch.ones(2), _Sized(np.int64(4)), breaks=0)
+
+
 def test_builtin_bad_arguments_raise_like_eager():
     def f(x):
         y = x + 1

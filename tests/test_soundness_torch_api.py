@@ -845,3 +845,40 @@ def test_foreach_in_place_reading_what_it_wrote(fn, breaks, graphs, backend):
     broke = breaks and backend != "eager"
     assert [b.kind for b in bytegraph.stats.break_records] == (["unsupported_call"] if broke else [])
     assert cnt.frame_count == (graphs if broke else 1)     # (`x[1:]` before the break: a graph of its own)
+
+
+# -- writes into a tensor whose elements share memory (an expanded one) ---------------------------------
+def _write_add_(x):
+    return x.expand(3, 3).add_(1), x
+
+
+def _write_fill_(x):
+    return x.expand(3, 3).fill_(2), x
+
+
+def _write_iadd(x):
+    y = x.expand(3, 3)
+    y += 1
+    return y, x
+
+
+def _write_out(x):
+    return torch.mul(torch.ones(3, 3), 2, out=x.expand(3, 3)), x
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+@pytest.mark.parametrize("fn", [_write_add_, _write_fill_, _write_iadd, _write_out])
+def test_a_write_into_an_expanded_tensor_is_eagers(fn, backend):
+    # eager raises for some ops (add_, +=, out=) and not others (fill_); a functionalizing backend
+    # writes a fresh tensor back and raised for none: such a write runs as Python
+    def run(f):
+        x = torch.zeros(3) + 1
+        try:
+            return ("ok", f(x))
+        except RuntimeError as e:
+            return ("raise", str(e), x)
+    want = run(fn)
+    cnt = CompileCounterWithBackend(backend)
+    got = run(bytegraph.compile(fn, backend=cnt))
+    assert_same(got, want)
+    assert any("share memory" in b.reason for b in bytegraph.stats.break_records)

@@ -115,3 +115,36 @@ def test_replaced_shape_or_ndim_is_one_graph(fn, make):
     assert_same(got, want)
     assert vars(x2).keys() == vars(x).keys()
     assert cnt.frame_count == 1
+
+
+class ShapeOfOther(torch.Tensor):
+    """A `shape` that is not the sizes: eager's `len(x)` (torch.Tensor.__len__) answers its first item."""
+    @property
+    def shape(self):
+        LOG.append("shape")
+        return torch.Size([7, 1])
+
+
+class ShapeOfOtherWithHook(ShapeOfOther):
+    """The same through a __torch_function__ of its own: `Tensor.__len__` reaches it first."""
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return super().__torch_function__(func, types, args, kwargs)
+
+
+def _len(x):
+    return x * 2, len(x)
+
+
+@pytest.mark.parametrize("cls", [Counted, ShapeOfOther, ShapeOfOtherWithHook])
+def test_len_reads_the_class_shape(cls):
+    x = torch.randn(3, 2).as_subclass(cls)
+    LOG.clear()
+    want = _len(x)
+    eager_log = list(LOG)
+    LOG.clear()
+    cnt = CompileCounter()
+    got = bytegraph.compile(_len, backend=cnt, fullgraph=True)(x)
+    assert LOG == eager_log and eager_log
+    assert_same(got, want)
+    assert cnt.frame_count == 1

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from bytegraph.testing import CompileCounter, CompileCounterWithBackend
-from helpers import assert_same, standard_test
+from helpers import assert_same, outcome, standard_test
 
 
 def _mix(a, b):
@@ -40,6 +40,16 @@ def _in_place(a):
 @torch.jit.script
 def _size(a):
     return a.size(0)
+
+
+@torch.jit.script
+def _take(a, i):
+    return a[i] * 2
+
+
+@torch.jit.script
+def _viewed(a):
+    return a.t().reshape(-1) * 2
 
 
 def _call(fn):
@@ -108,3 +118,25 @@ def test_compiling_does_not_advance_the_profiling_executor():
     a, b = torch.randn(3, requires_grad=True), torch.randn(3)
     bytegraph.compile(lambda a, b: src(a, b) * 2, backend="eager")(a, b)
     assert "prim::profile" in str(torch.jit.last_executed_optimized_graph())
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_a_script_function_that_may_raise_by_value_runs_natively(backend):
+    # a backend retracing the graph would run `aten.index` outside the interpreter: IndexError, where
+    # eager's call raises the interpreter's RuntimeError
+    def fn(a, i):
+        return _take(a, i) + 1
+    for i in (torch.tensor([1]), torch.tensor([7])):
+        bytegraph.reset()
+        want, cnt = outcome(fn, torch.ones(3), i), CompileCounterWithBackend(backend)
+        got = outcome(bytegraph.compile(fn, backend=cnt), torch.ones(3), i)
+        assert_same(got[:2], want[:2])
+        assert any("may raise for some values" in b.reason for b in bytegraph.stats.break_records)
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_views_and_float_arithmetic_stay_one_node(backend):
+    cnt = CompileCounterWithBackend(backend)
+    a = torch.randn(2, 3)
+    assert_same(bytegraph.compile(lambda a: _viewed(a) + 1, backend=cnt, fullgraph=True)(a), _viewed(a) + 1)
+    assert cnt.frame_count == 1 and cnt.op_count == 2

@@ -354,7 +354,24 @@ def _object_new(tx, cls, /):
 
 
 def _len(tx, obj, /):
-    return tx.call_method_on(obj, "__len__", [], {})
+    """`len(obj)`: `obj.__len__()` made an index-sized int >= 0, as CPython's `len` checks it."""
+    result = tx.call_method_on(obj, "__len__", [], {})
+    if isinstance(result, SymNodeVariable) and result.python_type() is int:
+        return result
+    if not isinstance(result, ConstantVariable):
+        raise Unsupported("python_protocol", what=f"len() of a __len__ returning {result.describe()}")
+    value = result.as_python_constant()
+    if isinstance(value, int) or type(value).__module__ == "numpy" and hasattr(type(value), "__index__"):
+        value = operator.index(value)       # (C code: an int's own value, a numpy integer's)
+    elif type(value).__module__ == "builtins":
+        raise user_error(TypeError(f"'{type(value).__name__}' object cannot be interpreted as an integer"))
+    else:
+        raise Unsupported("python_protocol", what=f"len() of a __len__ returning {type(value).__name__}")
+    if value < 0:
+        raise user_error(ValueError("__len__() should return >= 0"))
+    if value > sys.maxsize:
+        raise user_error(OverflowError("cannot fit 'int' into an index-sized integer"))
+    return const(value)
 
 
 def _isinstance(tx, obj, classes, /):

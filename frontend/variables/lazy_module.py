@@ -5,7 +5,8 @@ numbers), removes itself and changes the module's class (`LazyLinear` becomes `L
 That hook is torch's code and depends only on the input's sizes, the module and the random number
 generator, so it is run for real while tracing, at the point of the call -- which is where eager runs
 it -- when doing it then is exactly eager's: the graph traced so far draws no random numbers (its ops
-run after compiling, so eager would draw theirs first), no change the trace holds back is pending on the
+run after compiling, so eager would draw theirs first) and cannot raise for some values (eager would then
+never reach the call: value_raises.py), no change the trace holds back is pending on the
 module, the sizes are known numbers, the trace is not speculative (a `torch.cond` branch eager may not
 take, a backward eager runs later), and a dry run on a copy raises and warns nothing. The trace then
 goes on with the module as it now is. Otherwise the call breaks the graph (the builder refuses the
@@ -13,7 +14,6 @@ uninitialized parameters) and the hook runs natively.
 """
 from __future__ import annotations
 
-import warnings
 
 import torch
 from torch._subclasses.fake_tensor import FakeTensor
@@ -21,6 +21,8 @@ from torch.fx.experimental.proxy_tensor import TorchDispatchMode
 from torch.nn.parameter import is_lazy
 
 from ...guards.guard import Guard
+from ..quiet_warnings import filters_set_to
+from ..value_raises import graph_raises_by_value
 from .tensor import TensorVariable
 
 
@@ -79,6 +81,10 @@ def _refusal(tx, var, args, kwargs):
         return "a change to the module the trace has not made yet"
     if graph_draws_random_numbers(out):
         return "random numbers drawn earlier in the graph"
+    if graph_raises_by_value(out.graph):
+        # an op before the call may raise when the graph runs (an index out of range): eager then never
+        # reaches the call, and the module stays lazy, with the random numbers undrawn
+        return "an op earlier in the graph that may raise for some values"
     return None
 
 
@@ -104,14 +110,14 @@ def _dry_run_is_clean(module, fakes, fake_kwargs) -> bool:
     for table in ("_parameters", "_buffers"):
         state[table] = {name: _stand_in(t) for name, t in state[table].items()}
     object.__getattribute__(twin, "__dict__").update(state)
-    with torch.random.fork_rng(devices=[]), warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    # (a warning raises: eager issues it at the call, from its own line)
+    with torch.random.fork_rng(devices=[]), filters_set_to("error"):
         try:
             twin.initialize_parameters(*fakes, **fake_kwargs)
             unfinished = twin.has_uninitialized_params()
-        except Exception:   # noqa: BLE001 - eager raises it at the call: it runs there
+        except Exception:   # noqa: BLE001 - eager raises or warns at the call: it runs there
             return False
-    return not caught and not unfinished
+    return not unfinished
 
 
 def _stand_in(t):
@@ -153,7 +159,7 @@ def graph_draws_random_numbers(out) -> bool:
         try:
             with out.tracing_state(), out.fake_mode:
                 operands = (node.args, node.kwargs)
-                args, kwargs = torch.fx.node.map_arg(operands, lambda n: _fresh(n.meta["example_value"]))
+                args, kwargs = torch.fx.node.map_arg(operands, lambda n: fresh_fake(n.meta["example_value"]))
                 with recorder:
                     if node.op == "call_function":
                         node.target(*args, **kwargs)
@@ -164,10 +170,10 @@ def graph_draws_random_numbers(out) -> bool:
     return any(torch.Tag.nondeterministic_seeded in getattr(op, "tags", ()) for op in recorder.ops)
 
 
-def _fresh(value):
+def fresh_fake(value):
     """A new fake tensor with `value`'s metadata (so running an op again changes no fake of the trace)."""
     if type(value) in (list, tuple):
-        return type(value)(_fresh(v) for v in value)
+        return type(value)(fresh_fake(v) for v in value)
     if not isinstance(value, torch.Tensor):
         return value
     if type(value) is not FakeTensor:

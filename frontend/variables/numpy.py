@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import operator
-import warnings
 from typing import Any
 
 import torch
@@ -24,6 +23,7 @@ import torch.utils._pytree as pytree
 from ...guards.guard import Guard
 from ...guards.source import AttrSource, NdarrayTensorSource
 from ..graph_break import Unsupported, fold
+from ..quiet_warnings import filters_set_to
 from .base import VariableTracker, families
 from .constant import ConstantVariable, const, is_constant_value
 from .lists import ListVariable, TupleVariable
@@ -386,8 +386,7 @@ def _probe(tx, fn, args, kwargs, name, tensors=False):
     arrays = [a for a in list(args) + list(kwargs.values()) if isinstance(a, (NumpyNdarrayVariable, TensorVariable))]
     full = all(a.example.numel() <= _PROBE_FULL_SIZE for a in arrays)
     try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
+        with filters_set_to("ignore"), np.errstate(all="ignore"):
             return fn(*[_probe_value(tx, a, full, tensors) for a in args],
                       **{k: _probe_value(tx, v, full, tensors) for k, v in kwargs.items()})
     except Unsupported:

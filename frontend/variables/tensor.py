@@ -187,6 +187,10 @@ class TensorVariable(VariableTracker):
         if name == "__len__":
             if not example.dim():
                 raise user_error(TypeError("len() of a 0-d tensor"))
+            if "shape" in families.replaced_names(self.cls):
+                # torch.Tensor.__len__ answers `self.shape[0]`: the class's own `shape`
+                shape = self._replaced_attr(tx, "shape")
+                return shape.call_method(tx, "__getitem__", [const(0)], {})
             return tx.output.metadata(self, "size", (0,), example.shape[0])
         if name in ("__getitem__",):
             moded = families.tensor_getitem(tx, self, args[0]) if len(args) == 1 and not kwargs else None

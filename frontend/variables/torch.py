@@ -117,6 +117,9 @@ class TorchFunctionVariable(VariableTracker):
         dispatched = families.dispatch(tx, fn, args, kwargs)
         if dispatched is not None:
             return dispatched      # the __torch_function__ of an argument's class answered
+        if fn is torch.Tensor.__len__ and len(args) == 1 and not kwargs and isinstance(args[0], TensorVariable):
+            # (what a subclass's __torch_function__ calls for `len(x)`): `x.shape[0]`, of its own `shape`
+            return args[0].call_tensor_method(tx, "__len__", [], {})
         if is_graph_break_function(fn):
             msg = args[0] if args else kwargs.get("msg")
             msg = f": {msg.as_python_constant()}" if msg is not None and msg.is_python_constant() else ""

@@ -9,6 +9,12 @@ in-place op, a grad-mode change or an op of another namespace keeps the call a g
 natively). The node's result comes from running the function on fake tensors with the executor's
 optimization off: such a run does not count as one of the profiling runs after which TorchScript
 optimizes the function, so eager's calls are still the ones that decide when it does.
+
+A backend that retraces the graph (aot_eager, inductor) runs the function's ATen ops itself, outside the
+interpreter, whose errors are its own (a RuntimeError naming the TorchScript operation, where the op
+alone raises IndexError or `_LinAlgError`). So the function is a node only when none of the ATen ops its
+fake run records may raise for some values (value_raises.py): then only the trace's checks, on sizes,
+dtypes and devices, decide whether it raises.
 """
 from __future__ import annotations
 
@@ -16,10 +22,12 @@ import contextlib
 import dataclasses
 
 import torch
-from torch.utils._python_dispatch import _get_current_dispatch_mode
+from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode
 
 from ..graph_break import Unsupported
+from ..value_raises import aten_call_raises_by_value
 from .base import VariableTracker
+from .lazy_module import fresh_fake
 from .lists import BaseSequence
 from .tensor import SymNodeVariable, TensorVariable
 
@@ -91,6 +99,40 @@ def _argument_refusal(args) -> str | None:
     return None
 
 
+class _CallRecorder(TorchDispatchMode):
+    """The ATen calls made under it: (op, args, kwargs, result)."""
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        result = func(*args, **kwargs)
+        self.calls.append((func, args, kwargs, result))
+        return result
+
+
+def _may_raise_by_value(tx, fn, args, kwargs) -> bool:
+    """Whether an ATen op of `fn`, run on fakes of the arguments, may raise for some values of them
+    (False also when that run raises: the call itself then raises and runs natively)."""
+    out = tx.output
+
+    def fake(value):
+        return fresh_fake(value.example) if isinstance(value, TensorVariable) else value.as_python_constant()
+    recorder = _CallRecorder()
+    with out.tracing_state(), out.fake_mode:
+        try:
+            fake_args, fake_kwargs = [fake(a) for a in args], {k: fake(v) for k, v in kwargs.items()}
+        except TypeError:       # (a tensor that is not a plain fake: nothing to tell)
+            return True
+        try:
+            with recorder:
+                script_caller(fn)(*fake_args, **fake_kwargs)
+        except Exception:       # noqa: BLE001 - the call raises whatever the values: it runs natively
+            return False
+    return any(aten_call_raises_by_value(*call) for call in recorder.calls)
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class TorchScriptFunctionVariable(VariableTracker):
     fn: object = None
@@ -106,6 +148,8 @@ class TorchScriptFunctionVariable(VariableTracker):
 
     def call_function(self, tx, args, kwargs):
         why = script_refusal(self.fn) or _argument_refusal(list(args) + list(kwargs.values()))
+        if why is None and _may_raise_by_value(tx, self.fn, args, kwargs):
+            why = "an op of it may raise for some values, with an error of its own there"
         if why is not None:
             raise Unsupported("unsupported_call", fn=self.describe(), detail=f" ({why})")
         return tx.output.call_function(script_caller(self.fn), list(args), dict(kwargs))

@@ -3,8 +3,9 @@ trace holds), when the program's filters ignore it. Compile time only.
 
 An ignored warning shows nothing and raises nothing: its one effect is on the warning registry of the
 module whose line it names (`__warningregistry__`, made if absent and reset when the filters changed
-since). The transformed code has the real machinery do exactly that, after the graph, with the
-arguments eager's call computes (`warnings.warn_explicit`, side_effects.SideEffects.calls). Which
+since). The transformed code has the real machinery do exactly that, after the graph and before the
+write-back (which may change the filters: a later `warnings.filters.insert(...)`), with the arguments
+eager's call computes (`warnings.warn_explicit`, side_effects.SideEffects.calls). Which
 action the filters give is decided while tracing, as CPython's `warnings` module decides it, and
 guarded (the filters, the default action). A warning they do not ignore (shown, recorded, raised) is
 a graph break: its place among the program's other output is eager's only when issued there.
@@ -62,8 +63,8 @@ def issue_ignored_warning(tx, message: str, category: type, why: str) -> None:
     module = tx.f_globals.get("__name__")
     lineno = tx.current.lineno if tx.current is not None else tx.code.co_firstlineno
     warnings_module = sys.modules.get("warnings")
-    registry = tx.f_globals.get("__warningregistry__")
-    if warnings_module is None or type(module) is not str or not (registry is None or type(registry) is dict) or \
+    f_globals = tx.f_globals
+    if warnings_module is None or type(module) is not str or not _registry_usable(f_globals) or \
             _pending_filter_change(tx, warnings_module):
         raise Unsupported("unsupported_call", fn=why, detail=" (it issues a warning)")
     try:
@@ -74,20 +75,32 @@ def issue_ignored_warning(tx, message: str, category: type, why: str) -> None:
         raise Unsupported("unsupported_call", fn=why, detail=f" (it issues a warning the filters do not ignore: "
                                                              f"{action})")
     out.guards.add(Guard.constant(ReaderSource(ConstSource(filters_state)), filters_state()))
-    filename, f_globals = tx.code.co_filename, tx.f_globals
+    # (a registry of another kind makes eager's call raise TypeError)
+    out.guards.add(Guard.constant(ReaderSource(ConstSource(lambda: _registry_usable(f_globals))), True))
+    filename = tx.code.co_filename
 
     def registry_effect():
-        registry = f_globals.get("__warningregistry__")
-        if registry is None:
-            registry = f_globals["__warningregistry__"] = {}
-        _warnings.warn_explicit(message, category, filename, lineno, module, registry)
+        # eager's call makes the registry when the module has none (one set to None stays: no registry)
+        if "__warningregistry__" not in f_globals:
+            f_globals["__warningregistry__"] = {}
+        _warnings.warn_explicit(message, category, filename, lineno, module, f_globals["__warningregistry__"])
     out.side_effects.call_after(registry_effect)
+
+
+def _registry_usable(f_globals) -> bool:
+    """Whether the module's warning registry is absent, None or a dict (what `warnings.warn` accepts)."""
+    registry = f_globals.get("__warningregistry__")
+    return registry is None or type(registry) is dict
 
 
 def _pending_filter_change(tx, warnings_module) -> bool:
     """Whether the trace holds back a change to the filters or the `warnings` module (which the filters
-    read here would then not show)."""
+    read here would then not show), or to a module's warning registry (a global the replay, run before
+    the write-back, would not see)."""
     out = tx.output
+    effects = out.side_effects
+    if "__warningregistry__" in effects.globals or "__warningregistry__" in effects.deleted_globals:
+        return True
     real_of = {id(tracker): real for real, tracker in out.wrapped_objects.values()}
     return any(real_of.get(id(var)) is warnings_module.filters or real_of.get(id(var)) is warnings_module or
                getattr(var, "value", None) is warnings_module for var in out.side_effects.mutated)
