@@ -19,6 +19,7 @@ from __future__ import annotations
 import operator
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 # ops whose only value-dependent outcome on floating-point (or complex) tensors is a value (inf, nan):
 # arithmetic, elementwise functions, reductions, matrix products; their in-place forms too (not a norm:
@@ -170,3 +171,19 @@ def graph_raises_by_value(graph) -> bool:
         if _raises_by_value(node):
             return True
     return False
+
+
+class AtenCallRecorder(TorchDispatchMode):
+    """The ATen calls made under it: (op, args, kwargs, result)."""
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        result = func(*args, **kwargs)
+        self.calls.append((func, args, kwargs, result))
+        return result
+
+    def draws_random(self) -> bool:
+        return any(torch.Tag.nondeterministic_seeded in getattr(op, "tags", ()) for op, *_ in self.calls)

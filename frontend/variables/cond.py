@@ -21,9 +21,9 @@ from __future__ import annotations
 import dataclasses
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..graph_break import Unsupported
+from ..value_raises import AtenCallRecorder
 from .autograd_function import impurity
 from .constant import const
 from .lists import ListVariable, TupleVariable
@@ -166,25 +166,15 @@ def _subgraph(branch: _Branch, inputs: list) -> torch.fx.GraphModule:
     return torch.fx.GraphModule(torch.nn.Module(), graph)
 
 
-class _OpRecorder(TorchDispatchMode):
-    def __init__(self):
-        super().__init__()
-        self.ops = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.ops.append(func)
-        return func(*args, **(kwargs or {}))
-
-
 def _draws_random_numbers(out, gm, fakes) -> bool:
     """Whether the branch's ATen ops include a random one (its fake run, recorded)."""
-    recorder = _OpRecorder()
+    recorder = AtenCallRecorder()
     try:
         with out.tracing_state(), out.fake_mode, recorder:
             gm(*fakes)
     except Exception:       # noqa: BLE001 - (cannot tell: as if it did)
         return True
-    return any(torch.Tag.nondeterministic_seeded in getattr(op, "tags", ()) for op in recorder.ops)
+    return recorder.draws_random()
 
 
 def _emit(tx, pred, operands, true_branch: _Branch, false_branch: _Branch):

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import torch
 from torch._subclasses.fake_tensor import FakeTensor
-from torch.fx.experimental.proxy_tensor import TorchDispatchMode
 from torch.nn.parameter import is_lazy
 
 from ...guards.guard import Guard
 from ..quiet_warnings import filters_set_to
-from ..value_raises import graph_raises_by_value
+from ..value_raises import AtenCallRecorder, graph_raises_by_value
 from .tensor import TensorVariable
 
 
@@ -128,16 +127,6 @@ def _stand_in(t):
     return t.detach().clone()
 
 
-class _OpRecorder(TorchDispatchMode):
-    def __init__(self):
-        super().__init__()
-        self.ops = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.ops.append(func)
-        return func(*args, **(kwargs or {}))
-
-
 def _is_state_node(target) -> bool:
     """A node changing the trace's modelled state (grad mode, inference mode, autocast, default dtype,
     functorch levels): it draws nothing, and re-running it would change that state for real."""
@@ -148,7 +137,7 @@ def _is_state_node(target) -> bool:
 def graph_draws_random_numbers(out) -> bool:
     """Whether an op of the graph traced so far draws random numbers: each node run again on fresh fake
     tensors of its operands' metadata, its ATen ops recorded (anything that cannot be run so: as if it did)."""
-    recorder = _OpRecorder()
+    recorder = AtenCallRecorder()
     for node in out.graph.nodes:
         if node.op not in ("call_function", "call_method"):
             if node.op not in ("placeholder", "output"):
@@ -167,7 +156,7 @@ def graph_draws_random_numbers(out) -> bool:
                         getattr(args[0], node.target)(*args[1:], **kwargs)
         except Exception:   # noqa: BLE001 - (cannot tell)
             return True
-    return any(torch.Tag.nondeterministic_seeded in getattr(op, "tags", ()) for op in recorder.ops)
+    return recorder.draws_random()
 
 
 def fresh_fake(value):

@@ -22,10 +22,10 @@ import contextlib
 import dataclasses
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode
+from torch.utils._python_dispatch import _get_current_dispatch_mode
 
 from ..graph_break import Unsupported
-from ..value_raises import aten_call_raises_by_value
+from ..value_raises import AtenCallRecorder, aten_call_raises_by_value
 from .base import VariableTracker
 from .lazy_module import fresh_fake
 from .lists import BaseSequence
@@ -99,19 +99,6 @@ def _argument_refusal(args) -> str | None:
     return None
 
 
-class _CallRecorder(TorchDispatchMode):
-    """The ATen calls made under it: (op, args, kwargs, result)."""
-    def __init__(self):
-        super().__init__()
-        self.calls = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        result = func(*args, **kwargs)
-        self.calls.append((func, args, kwargs, result))
-        return result
-
-
 def _may_raise_by_value(tx, fn, args, kwargs) -> bool:
     """Whether an ATen op of `fn`, run on fakes of the arguments, may raise for some values of them
     (False also when that run raises: the call itself then raises and runs natively)."""
@@ -119,7 +106,7 @@ def _may_raise_by_value(tx, fn, args, kwargs) -> bool:
 
     def fake(value):
         return fresh_fake(value.example) if isinstance(value, TensorVariable) else value.as_python_constant()
-    recorder = _CallRecorder()
+    recorder = AtenCallRecorder()
     with out.tracing_state(), out.fake_mode:
         try:
             fake_args, fake_kwargs = [fake(a) for a in args], {k: fake(v) for k, v in kwargs.items()}
