@@ -13,9 +13,9 @@ import collections
 import contextlib
 import dataclasses
 import traceback
-import weakref
 
 from . import _C
+from .code_keyed import CodeKeyed
 from .frontend.graph_break import format_user_stack
 from .guards.shape import AutomaticDynamic
 
@@ -92,13 +92,13 @@ class Runtime:
         self.phases: dict = {}             # compile phase name -> timing.PhaseTime
         self.run_dirs: dict = {}           # debug dir -> this process's run folder in it
         self.frame_numbers: dict = {}      # run folder -> itertools.count numbering its frame folders
-        self._touched: weakref.WeakSet = weakref.WeakSet()   # every code object whose co_extra we set
+        self._touched = CodeKeyed()      # every code object whose co_extra we set (by identity: see code_keyed)
         self._warned: set = set()
 
     # -- code objects ---------------------------------------------------------------------------
     def touch(self, code) -> None:
         """bytegraph stored something on `code` (a cache entry or a skip mark)."""
-        self._touched.add(code)
+        self._touched[code] = True
 
     def touched_codes(self) -> list:
         return list(self._touched)
@@ -121,9 +121,9 @@ class Runtime:
     def isolated_caches(self):
         """Set aside every cache entry and skip mark bytegraph has stored; afterwards drop what was
         stored meanwhile and put the old ones back."""
-        saved = {}
+        saved = []
         for code in list(self._touched):
-            saved[code] = None if _C.is_skipped(code) else list(_C.peek_cache(code) or ())
+            saved.append((code, None if _C.is_skipped(code) else list(_C.peek_cache(code) or ())))
             _C.clear(code)
         self._touched.clear()
         try:
@@ -132,12 +132,12 @@ class Runtime:
             for code in list(self._touched):
                 _C.clear(code)
             self._touched.clear()
-            for code, entries in saved.items():
+            for code, entries in saved:
                 if entries is None:
                     _C.mark_skip(code)
                 else:
                     _C.get_cache(code).extend(entries)
-                self._touched.add(code)
+                self._touched[code] = True
 
     # -- once per process -----------------------------------------------------------------------
     def first_time(self, key) -> bool:

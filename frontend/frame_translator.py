@@ -15,7 +15,6 @@ import dataclasses
 import functools
 import inspect
 import types
-import weakref
 
 from bytecode import Instr
 from bytecode.instr import CellVar
@@ -40,6 +39,7 @@ from .variables.constant import ConstantVariable
 from .variables.functions import UserFunctionVariable
 from .variables.misc import CellVariable, FrameFreeCell, UnreadArgument
 from .variables.tensor import SymNodeVariable, TensorVariable, tensor_attrs
+from ..code_keyed import CodeKeyed
 
 
 @dataclasses.dataclass
@@ -302,7 +302,7 @@ def reads_own_frame(code) -> bool:
 
 
 # code -> whether it may look at its own frame
-_READS_OWN_FRAME: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_READS_OWN_FRAME = CodeKeyed()
 
 
 def _reads_own_frame(code) -> bool:

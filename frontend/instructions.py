@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dis
 import types
-import weakref
+from ..code_keyed import CodeKeyed
 
 
 class Instruction:
@@ -27,7 +27,7 @@ class Instruction:
         return f"{self.offset} {self.opname} {self.argval!r}"
 
 
-_INSTRUCTION_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # code -> decoded
+_INSTRUCTION_CACHE = CodeKeyed()  # code -> decoded
 
 
 def instructions_of(code: types.CodeType):

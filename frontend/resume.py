@@ -73,6 +73,7 @@ from bytecode.instr import CellVar, FreeVar
 
 from .. import _C
 from .instructions import instructions_of
+from ..code_keyed import CodeKeyed
 
 # layout of one stack slot passed to a resume function
 NULL_SLOT = "null"       # a NULL under a callable: not passed, pushed back by the prologue
@@ -136,9 +137,9 @@ def is_context_slot(kind) -> bool:
     return isinstance(kind, tuple)
 
 
-_RESUME_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_RESUME_CACHE = CodeKeyed()
 # resume code -> (original code, {offset in the resume code: offset in the original})
-_ORIGIN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_ORIGIN = CodeKeyed()
 
 _NO_FALLTHROUGH = {"RETURN_VALUE", "RAISE_VARARGS", "RERAISE", "JUMP_FORWARD", "JUMP_BACKWARD",
                    "JUMP_BACKWARD_NO_INTERRUPT", "JUMP_ABSOLUTE"}
@@ -149,7 +150,7 @@ _CELL_SETUP = {"MAKE_CELL", "COPY_FREE_VARS"}
 # code -> its instructions (EXTENDED_ARG dropped): a break asks for them several times (liveness, handlers,
 # the resume body), and a frame breaking often is a new resume code each time. Made from the decoding
 # the translator uses (instructions_of): each code is decoded once.
-_INSTRUCTIONS_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_INSTRUCTIONS_CACHE = CodeKeyed()
 
 
 def _instructions(code) -> tuple:
@@ -217,7 +218,7 @@ def _explicit_super(body: list, origins: list, self_name: str, self_is_cell: boo
 
 
 # code -> {offset: names of the locals that may be read from there on}
-_LIVENESS_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_LIVENESS_CACHE = CodeKeyed()
 
 
 def live_locals_at(code, offset) -> set:
@@ -237,7 +238,7 @@ def live_locals_at(code, offset) -> set:
 
 
 # code -> for each instruction (by index, EXTENDED_ARG dropped), the indices it may go to next
-_SUCCESSORS_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_SUCCESSORS_CACHE = CodeKeyed()
 
 
 def _successors(code) -> tuple:
@@ -343,7 +344,7 @@ def exception_entry_at(code, offset):
     return None
 
 
-_HANDLER_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_HANDLER_CACHE = CodeKeyed()
 
 
 def in_exception_handler(code, offset) -> bool:

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import weakref
 from collections.abc import Mapping
 
 import sympy
@@ -41,6 +40,7 @@ from torch._guards import Source as TorchSource
 from torch.fx.experimental.symbolic_shapes import DimDynamic, StatelessSymbolicContext
 from torch.utils._sympy.printers import PythonPrinter
 
+from ..code_keyed import CodeKeyed
 from .guard import CONSTANT_MATCH, DynamicChange, Guard
 from .source import ClosureSource, LocalSource, ModuleStateSource, Source, TensorPropertySource
 
@@ -136,8 +136,8 @@ class AutomaticDynamic:
     sources of Python numbers whose value changed."""
 
     def __init__(self):
-        self._by_code: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        self._scalars: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._by_code = CodeKeyed()      # (by identity: equal code objects of two files are two frames)
+        self._scalars = CodeKeyed()
 
     def dims_for(self, code) -> dict:
         return dict(self._by_code.get(code, {}))

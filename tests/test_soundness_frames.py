@@ -685,3 +685,51 @@ def test_frames_under_a_trace_function_run_as_written():
     assert cnt.frame_count == 0
     assert same(opt(torch.ones(1)), f(torch.ones(1))) and cnt.frame_count == 1
     assert lines_of(opt) == [1, 2] and cnt.frame_count == 1   # the cached entry is not used either
+
+
+_SAME_TEXT = '''
+def f(x):
+    y = x + 1
+    note()                       # a graph break: the rest is a resume function
+    def inner():
+        return 1
+    try:
+        raise ValueError
+    except ValueError as e:
+        where = e.__traceback__.tb_frame.f_code.co_filename
+    return y, inner.__code__.co_filename, where
+'''
+
+
+def _same_function_in_two_files():
+    """Two functions of the same text in two files: CPython's code objects compare equal (their file
+    is not compared), as doctest examples in several docstrings of one module are."""
+    fns = []
+    for name in ("file_a.py", "file_b.py"):
+        namespace = {"note": note}
+        exec(compile(_SAME_TEXT, name, "exec"), namespace)
+        fns.append(namespace["f"])
+    assert fns[0].__code__ == fns[1].__code__ and fns[0].__code__ is not fns[1].__code__
+    return fns
+
+
+def test_equal_code_objects_of_two_files_are_two_frames():
+    """Caches keyed by the code object by equality gave the second function the first's resume function
+    and nested code objects: its traceback and its inner function named the first one's file (CPython's
+    test_pdb: a breakpoint set in one doctest's function listed another's file)."""
+    for fn in _same_function_in_two_files():
+        cnt = CompileCounter()
+        opt = bytegraph.compile(fn, backend=cnt)
+        want, got = run(fn, torch.ones(1)), run(opt, torch.ones(1))
+        assert same(got, want), (got, want)
+        assert cnt.frame_count == 1 and cnt.op_count == 1
+
+
+def test_reset_forgets_the_entries_of_equal_code_objects():
+    fns = _same_function_in_two_files()
+    compiled = [bytegraph.compile(fn, backend=CompileCounter()) for fn in fns]   # (their entries live with them)
+    for opt in compiled:
+        opt(torch.ones(1))
+    assert all(bytegraph._C.peek_cache(fn.__code__) for fn in fns)
+    bytegraph.reset()
+    assert not any(bytegraph._C.peek_cache(fn.__code__) for fn in fns)
