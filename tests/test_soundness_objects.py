@@ -1,6 +1,7 @@
 """Instances of the program's classes follow CPython's attribute and call protocols exactly: what the
 class defines (even as None) is found, what it does not is absent. Each test compares compiled with
 eager and asserts what was captured. (Found by the CPython oracle, `tests/oracles/cpython_suite.py`.)"""
+import pytest
 import torch
 
 from helpers import standard_test
@@ -62,3 +63,24 @@ def test_an_init_set_to_none_raises_as_in_eager():
 
     got = standard_test(f, torch.ones(2), frames=1, breaks=1, exact=True)
     assert got[1] == "'NoneType' object is not callable"
+
+
+def test_a_c_descriptor_class_attribute_binds_as_in_eager():
+    """A C type named without its module (its `__module__` says "builtins") that defines `__get__`:
+    `instancemethod(id)` binds `id` to the instance, so `inst.id()` is `id(inst)`. It was taken for a
+    plain value and called with no argument (CPython's test_capi test_instancemethod)."""
+    testcapi = pytest.importorskip("_testcapi")
+
+    class Holder:
+        ident = testcapi.instancemethod(id)
+
+    def ident_of(inst):
+        return inst.ident()
+
+    def f(x):
+        inst = Holder()
+        y = x + 1
+        return y, ident_of(inst) == id(inst)    # (the call breaks: the descriptor is not modelled)
+
+    got = standard_test(f, torch.ones(2), frames=1, breaks=2, exact=True)   # (in f, then in ident_of's frame)
+    assert got[1] is True

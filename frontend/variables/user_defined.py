@@ -90,8 +90,12 @@ def bind_descriptor(tx, obj_var, cls_owner, attr, name, attr_source=None):
     if isinstance(attr, (types.MethodDescriptorType, types.WrapperDescriptorType)) and \
             not is_class:
         return BoundMethodVariable(fn=families.BuiltinVariable(fn=attr), self_var=obj_var)
-    if hasattr(type(attr), "__get__") and not isinstance(attr, (type, types.BuiltinFunctionType)) and \
-            type(attr).__module__ not in ("builtins",):
+    if is_class and isinstance(attr, (property, types.MethodDescriptorType, types.WrapperDescriptorType,
+                                      types.GetSetDescriptorType, types.MemberDescriptorType)):
+        return tx.wrap(attr, attr_source)      # read on the class: the descriptor itself
+    if hasattr(type(attr), "__get__") and not isinstance(attr, (type, types.BuiltinFunctionType)):
+        # any other descriptor, a C one too (a C type named without its module says "builtins":
+        # `instancemethod` binds what it wraps, and was taken for a plain value)
         owner = cls_owner.__name__ if cls_owner is not None else obj_var.describe()
         raise Unsupported("unsupported_attr", name=name, obj=f"{owner} (custom descriptor {type(attr).__name__})")
     return tx.wrap(attr, attr_source)

@@ -130,6 +130,17 @@ def _relocate(name: str, scratch: str):
     return mod
 
 
+def _link_test_data(scratch: str) -> None:
+    """The test package's data (decimaltestdata/, xmltestdata/, cjkencodings/...) linked beside the copied
+    modules: a test that finds it next to its own file (test_decimal's `os.path.dirname(__file__)`) finds it."""
+    import test
+    home = os.path.dirname(test.__file__)
+    for name in os.listdir(home):
+        if name.endswith(".py") or name.startswith(("test_", "__")) or name in ("support", "libregrtest"):
+            continue
+        os.symlink(os.path.join(home, name), os.path.join(scratch, name))
+
+
 def _load_tests(mod) -> unittest.TestSuite:
     """The module's tests; for a package, its own test classes and those of each `test*` submodule
     (its `load_tests` would discover them under the stdlib's folder, not the copy's)."""
@@ -219,6 +230,7 @@ def run_tests(module: str, mode: str, timeout: float, write) -> None:
 def _run_tests_in(scratch: str, module: str, mode: str, timeout: float, write) -> None:
     import test  # noqa: F401 - the package the relocated modules belong to
     try:
+        _link_test_data(scratch)
         for helper in HELPERS:
             _relocate(helper, scratch)
         mod = _relocate(module, scratch)
@@ -265,7 +277,8 @@ def _run_tests_in(scratch: str, module: str, mode: str, timeout: float, write) -
             gc.callbacks[:] = gc_state[1]
         if "_Timeout" in detail:
             outcome = "timeout"
-        write({"test": case.id().split(".", 1)[-1], "outcome": outcome,
+        # (the class's `id`: a test may set an attribute of that name, test__xxsubinterpreters does)
+        write({"test": type(case).id(case).split(".", 1)[-1], "outcome": outcome,
                "seconds": round(time.time() - start, 3), "detail": detail})
     signal.setitimer(signal.ITIMER_REAL, timeout, 1.0)
     try:
