@@ -130,6 +130,10 @@ class TorchFunctionVariable(VariableTracker):
             return const(TORCH_FUNCTION_STATE_QUERIES[fn](tx.output.torch_function_state))
         if fn is torch.jit.annotate and len(args) == 2 and not kwargs:
             return args[1]      # a TorchScript type hint: eagerly it returns its value unchanged
+        if fn is torch.is_tensor and len(args) == 1 and not kwargs and not isinstance(args[0], TensorVariable):
+            # `isinstance(obj, torch.Tensor)` of any object (a dict, a user object), as `isinstance` answers it
+            from .builtins import _isinstance
+            return _isinstance(tx, args[0], const(torch.Tensor))
         if fn in FOLDED:
             folded = FOLDED[fn] or fn
 
