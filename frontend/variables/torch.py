@@ -3,6 +3,7 @@ managers (grad mode, autocast)."""
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import sys
 from typing import Any, Callable
 
@@ -11,9 +12,9 @@ import torch
 from ... import decorators
 from ...guards.source import ModuleGlobalSource
 from ...probe import safe_in, static_getattr
-from ..graph_break import Unsupported
+from ..graph_break import Unsupported, fold
 from .base import TensorMethod, VariableTracker, families, python_value
-from .constant import const
+from .constant import ConstantVariable, const
 from .functions import BaseUserFunction, BoundMethodVariable, context_as_decorator
 from .lists import SizeVariable
 from .numpy import NumpyNdarrayVariable, ndarray_as_tensor
@@ -130,6 +131,10 @@ class TorchFunctionVariable(VariableTracker):
             return const(TORCH_FUNCTION_STATE_QUERIES[fn](tx.output.torch_function_state))
         if fn is torch.jit.annotate and len(args) == 2 and not kwargs:
             return args[1]      # a TorchScript type hint: eagerly it returns its value unchanged
+        if fn in CHECKS:
+            checked = _torch_check(tx, fn, args, kwargs)
+            if checked is not None:
+                return checked
         if fn is torch.is_tensor and len(args) == 1 and not kwargs and not isinstance(args[0], TensorVariable):
             # `isinstance(obj, torch.Tensor)` of any object (a dict, a user object), as `isinstance` answers it
             from .builtins import _isinstance
@@ -204,6 +209,34 @@ class TorchFunctionVariable(VariableTracker):
             args = [const(a.evaluate()) if isinstance(a, SymNodeVariable) else a for a in args]
             kwargs = {k: const(v.evaluate()) if isinstance(v, SymNodeVariable) else v for k, v in kwargs.items()}
         return tx.output.call_function(fn, list(args), kwargs)
+
+
+# torch._check and its siblings: (cond, message=None), the message a function called only on failure
+CHECKS = {torch._check, torch._check_index, torch._check_value, torch._check_type, torch._check_not_implemented}
+
+
+def _torch_check(tx, fn, args, kwargs):
+    """`torch._check(cond, message)` with a known bool `cond`: nothing when true (the message
+    function is never called); when false, the call itself raises what eager raises, the message
+    function traced for its (constant) value. A symbolic `cond` falls through (into the graph)."""
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError:
+        return None
+    cond, message = bound.arguments["cond"], bound.arguments.get("message")
+    if not isinstance(cond, ConstantVariable) or type(cond.value) is not bool:
+        return None
+    if cond.value:
+        return const(None)
+    if message is None or message.is_python_constant() and message.as_python_constant() is None:
+        return fold(fn, False)
+    if not isinstance(message, BaseUserFunction):
+        return None
+    text = message.call_function(tx, [], {})
+    if not isinstance(text, ConstantVariable):
+        raise Unsupported("non_constant_value", what=f"torch._check's message {text.describe()}")
+    value = text.value
+    return fold(fn, False, lambda: value)
 
 
 _DROPOUTS = {torch.nn.functional.dropout, torch.dropout, torch.nn.functional.alpha_dropout,
