@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import torch
 
-from helpers import standard_test
+import bytegraph
+from helpers import assert_same, compiled, standard_test
 
 
 class _Bag:
@@ -50,3 +51,57 @@ def test_torch_check_with_message_function_on_known_condition():
     assert log == [1, 1]
     # uncaught: the same error and message as eager
     assert standard_test(passes, torch.randn(3), frames=0) == "RuntimeError"
+
+
+# -- itertools.repeat / starmap / takewhile / dropwhile / pairwise / cycle ----------------------------
+def _counting(log, n):
+    for i in range(n):
+        log.append(("gen", i))
+        yield i
+
+
+def test_itertools_repeat_and_ntuple():
+    import itertools
+
+    def fn(a):
+        return (torch.zeros(torch.nn.modules.utils._pair(a.size()[0])) + a,
+                [a * v for v in itertools.repeat(2, 3)], list(itertools.repeat(1, -2)))
+    standard_test(fn, torch.randn(2, 2), frames=1, breaks=0)
+
+    def handed_back(x):
+        it = itertools.repeat(x, 3)
+        next(it)
+        return it.__length_hint__(), it, x + 1
+    x = torch.randn(2)
+    bytegraph.reset()
+    opt, cnt = compiled(handed_back)
+    got, want = opt(x), handed_back(x)
+    assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+    assert type(got[1]) is itertools.repeat and got[0] == want[0] == 2
+    assert_same(list(got[1]), list(want[1]))
+    assert_same(got[2], want[2])
+
+
+def test_itertools_lazy_iterators_keep_eager_order():
+    import itertools
+    import operator
+
+    def fn(x):
+        log = []
+
+        def pred(v):
+            log.append(("pred", v))
+            return v < 2
+        out = [x + v for v in itertools.takewhile(pred, _counting(log, 5))]
+        g = _counting(log, 4)
+        out.append(next(itertools.dropwhile(pred, g)))
+        out.append(next(g))
+        p = itertools.pairwise(_counting(log, 3))
+        out.append(next(p))
+        log.append("mid")
+        out.extend(p)
+        c = itertools.cycle([1, 2])
+        out.extend([next(c), next(c), next(c)])
+        out.extend(itertools.starmap(operator.mul, [(x, 2), (x, 3)]))
+        return out, log
+    standard_test(fn, torch.randn(2), frames=1, breaks=0)

@@ -55,6 +55,7 @@ from .lists import (
     python_index,
     sorted_items,
 )
+from . import itertools_lazy
 from .misc import TracebackVariable
 from .tensor import SymNodeVariable, TensorVariable, concrete, known_value
 from .user_defined import (
@@ -1257,6 +1258,7 @@ _HANDLERS: dict[Any, Callable] = {
     collections.OrderedDict: _mapping(collections.OrderedDict),
     collections.defaultdict: _mapping(collections.defaultdict), collections.deque: _deque,
     collections.namedtuple: _namedtuple, sys.exc_info: _exc_info, sys.exception: _exception,
+    **itertools_lazy.HANDLERS,
 }
 for _op in (operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
             operator.pow, operator.lshift, operator.rshift, operator.and_, operator.or_, operator.xor,

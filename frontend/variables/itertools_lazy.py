@@ -1,0 +1,264 @@
+"""itertools iterators pulled lazily as CPython's (compile time only): repeat, starmap, takewhile,
+dropwhile, pairwise and cycle. Each asks its iterator for an item, and calls the user's function,
+only when its own next item is asked for, so effects keep eager order. State lives in SideEffects
+(advancing one is a mutation). One that cannot be handed over as an equal object after the graph
+(a started cycle, a dropwhile past its prefix) says so when rebuilt."""
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+from ..graph_break import Unsupported, fold
+from .base import VariableTracker
+from .constant import const
+from .iterators import IteratorVariable, StopIterationSignal, next_of
+from .lists import TupleVariable, python_index
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class RepeatVariable(IteratorVariable):
+    """itertools.repeat(obj[, times]): state is the count left, None for endless."""
+    item: VariableTracker = None
+
+    def parts(self, tx):
+        return (self.item,)
+
+    def python_type(self):
+        return itertools.repeat
+
+    def describe(self):
+        return "itertools.repeat"
+
+    def next_item(self, tx):
+        left = tx.output.side_effects.get(self)
+        if left == 0:
+            raise StopIterationSignal()
+        if left is not None:
+            tx.output.side_effects.track(self, left - 1)
+        return self.item
+
+    def unpack(self, tx):
+        left = tx.output.side_effects.get(self)
+        if left is None:
+            raise Unsupported("endless_iterator", what="consuming an endless itertools.repeat")
+        if left > tx.config.max_instructions:
+            raise Unsupported("endless_iterator", what=f"consuming itertools.repeat of {left} items")
+        tx.output.side_effects.track(self, 0)
+        return [self.item] * left
+
+    def call_method(self, tx, name, args, kwargs):
+        if name == "__length_hint__" and not args and not kwargs:
+            left = tx.output.side_effects.get(self)
+            if left is not None:        # (endless: CPython raises TypeError)
+                return const(left)
+        return super().call_method(tx, name, args, kwargs)
+
+    def reconstruct(self, codegen):
+        left = codegen.tx.output.side_effects.get(self)
+        codegen.load_callable(itertools.repeat)
+        codegen.reconstruct(self.item)
+        if left is None:
+            codegen.call(1)
+        else:
+            codegen.load_const(left)
+            codegen.call(2)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class StarmapVariable(IteratorVariable):
+    """itertools.starmap(fn, iterator): `fn(*item)` for each item as it is asked for."""
+    fn: VariableTracker = None
+    iterator: VariableTracker = None
+
+    def parts(self, tx):
+        return (self.fn, self.iterator)
+
+    def python_type(self):
+        return itertools.starmap
+
+    def describe(self):
+        return "itertools.starmap"
+
+    def next_item(self, tx):
+        item = next_of(tx, self.iterator)
+        return self.fn.call_function(tx, tx.unpack_iterable(item), {})
+
+    def reconstruct(self, codegen):
+        codegen.load_callable(itertools.starmap)
+        codegen.reconstruct(self.fn)
+        codegen.reconstruct(self.iterator)
+        codegen.call(2)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class TakeWhileVariable(IteratorVariable):
+    """itertools.takewhile / dropwhile(predicate, iterator). State: for takewhile, whether a false
+    test ended it; for dropwhile, whether the prefix is still being dropped."""
+    predicate: VariableTracker = None
+    iterator: VariableTracker = None
+    dropping: bool = False     # True: dropwhile
+
+    def parts(self, tx):
+        return (self.predicate, self.iterator)
+
+    def python_type(self):
+        return itertools.dropwhile if self.dropping else itertools.takewhile
+
+    def describe(self):
+        return f"itertools.{self.python_type().__name__}"
+
+    def next_item(self, tx):
+        effects = tx.output.side_effects
+        if self.dropping:
+            item = next_of(tx, self.iterator)
+            while effects.get(self):
+                if not self.predicate.call_function(tx, [item], {}).truth(tx):
+                    effects.track(self, False)
+                    return item
+                item = next_of(tx, self.iterator)
+            return item
+        if effects.get(self):
+            raise StopIterationSignal()
+        item = next_of(tx, self.iterator)
+        if self.predicate.call_function(tx, [item], {}).truth(tx):
+            return item
+        effects.track(self, True)
+        raise StopIterationSignal()
+
+    def reconstruct(self, codegen):
+        flag = codegen.tx.output.side_effects.get(self)
+        if flag != self.dropping:   # ended, or past the dropped prefix: a new one would test again
+            raise Unsupported("unrebuildable", what=f"rebuilding a started {self.describe()} after the graph")
+        codegen.load_callable(self.python_type())
+        codegen.reconstruct(self.predicate)
+        codegen.reconstruct(self.iterator)
+        codegen.call(2)
+
+
+_NOT_STARTED = "not started"
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PairwiseVariable(IteratorVariable):
+    """itertools.pairwise(iterator). State: the last item taken, _NOT_STARTED, or None once exhausted
+    (CPython drops its iterator then and asks it nothing more)."""
+    iterator: VariableTracker = None
+
+    def parts(self, tx):
+        last = tx.output.side_effects.get(self)
+        return (self.iterator,) + ((last,) if isinstance(last, VariableTracker) else ())
+
+    def python_type(self):
+        return itertools.pairwise
+
+    def describe(self):
+        return "itertools.pairwise"
+
+    def next_item(self, tx):
+        effects = tx.output.side_effects
+        old = effects.get(self)
+        if old is None:
+            raise StopIterationSignal()
+        try:
+            if old is _NOT_STARTED:
+                old = next_of(tx, self.iterator)
+                effects.track(self, old)
+            new = next_of(tx, self.iterator)
+        except StopIterationSignal:
+            effects.track(self, None)
+            raise
+        effects.track(self, new)
+        return TupleVariable((old, new))
+
+    def reconstruct(self, codegen):
+        if codegen.tx.output.side_effects.get(self) is not _NOT_STARTED:
+            raise Unsupported("unrebuildable", what="rebuilding a started itertools.pairwise after the graph")
+        codegen.load_callable(itertools.pairwise)
+        codegen.reconstruct(self.iterator)
+        codegen.call(1)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class CycleVariable(IteratorVariable):
+    """itertools.cycle(iterator): the first pass takes items from the iterator and saves them, then
+    the saved items repeat. State: (saved items, index into them once the first pass ended, or None
+    during it)."""
+    iterator: VariableTracker = None
+
+    def parts(self, tx):
+        saved, _ = tx.output.side_effects.get(self)
+        return (self.iterator, *saved)
+
+    def python_type(self):
+        return itertools.cycle
+
+    def describe(self):
+        return "itertools.cycle"
+
+    def next_item(self, tx):
+        effects = tx.output.side_effects
+        saved, index = effects.get(self)
+        if index is None:
+            try:
+                item = next_of(tx, self.iterator)
+            except StopIterationSignal:
+                if not saved:
+                    raise
+                effects.track(self, (saved, 1 % len(saved)))
+                return saved[0]
+            effects.track(self, (saved + (item,), None))
+            return item
+        if not saved:
+            raise StopIterationSignal()
+        effects.track(self, (saved, (index + 1) % len(saved)))
+        return saved[index]
+
+    def unpack(self, tx):
+        raise Unsupported("endless_iterator", what="consuming an endless itertools.cycle")
+
+    def reconstruct(self, codegen):
+        saved, _ = codegen.tx.output.side_effects.get(self)
+        if saved:
+            raise Unsupported("unrebuildable", what="rebuilding a started itertools.cycle after the graph")
+        codegen.load_callable(itertools.cycle)
+        codegen.reconstruct(self.iterator)
+        codegen.call(1)
+
+
+def _repeat(tx, item, times=None):
+    left = None
+    if times is not None:
+        left = python_index(times)
+        fold(itertools.repeat, None, left)      # not an int: the program's TypeError
+        left = max(left, 0)
+    var = RepeatVariable(item=item)
+    tx.output.side_effects.track(var, left)
+    return var
+
+
+def _starmap(tx, fn, iterable, /):
+    return StarmapVariable(fn=fn, iterator=tx.get_iter(iterable))
+
+
+def _while(dropping):
+    def handler(tx, predicate, iterable, /):
+        var = TakeWhileVariable(predicate=predicate, iterator=tx.get_iter(iterable), dropping=dropping)
+        tx.output.side_effects.track(var, dropping)
+        return var
+    return handler
+
+
+def _pairwise(tx, iterable, /):
+    var = PairwiseVariable(iterator=tx.get_iter(iterable))
+    tx.output.side_effects.track(var, _NOT_STARTED)
+    return var
+
+
+def _cycle(tx, iterable, /):
+    var = CycleVariable(iterator=tx.get_iter(iterable))
+    tx.output.side_effects.track(var, ((), None))
+    return var
+
+
+HANDLERS = {itertools.repeat: _repeat, itertools.starmap: _starmap, itertools.takewhile: _while(False),
+            itertools.dropwhile: _while(True), itertools.pairwise: _pairwise, itertools.cycle: _cycle}
