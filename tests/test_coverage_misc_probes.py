@@ -3,6 +3,8 @@ code): each test compares bytegraph with eager AND asserts what was captured (gr
 fails if the construct ran eagerly."""
 from __future__ import annotations
 
+import enum
+
 import torch
 
 import bytegraph
@@ -105,3 +107,50 @@ def test_itertools_lazy_iterators_keep_eager_order():
         out.extend(itertools.starmap(operator.mul, [(x, 2), (x, 3)]))
         return out, log
     standard_test(fn, torch.randn(2), frames=1, breaks=0)
+
+
+# -- a class's metaclass protocol (iterating an Enum class, len, in, reversed) ----------------------
+class _Color(enum.Enum):
+    RED = 1
+    GREEN = 2
+
+
+class _Flag(enum.IntFlag):
+    A = 1
+    B = 2
+
+
+class _ItemsMeta(type):
+    def __iter__(cls):
+        return iter(cls.items)
+
+    def __len__(cls):
+        return len(cls.items)
+
+
+class _Items(metaclass=_ItemsMeta):
+    items = [1, 2]
+
+
+def test_enum_class_iteration_len_contains_reversed():
+    def fn(x):
+        for c in _Color:
+            x = x + c.value
+        return (x, len(_Color), list(_Color), _Color.RED in _Color, [c.name for c in reversed(_Color)],
+                list(_Flag), len(_Flag))
+    standard_test(fn, torch.randn(2), frames=1, breaks=0)
+
+
+def test_metaclass_iter_is_traced_and_guarded():
+    def fn(x):
+        return x + sum(_Items), len(_Items), sorted(_Items)
+    x = torch.randn(2)
+    bytegraph.reset()
+    opt, cnt = compiled(fn)
+    assert_same(opt(x), fn(x))
+    _Items.items = [5, 6, 7]
+    try:
+        assert_same(opt(x), fn(x))      # what __iter__ read is guarded: a recompile, not a stale answer
+    finally:
+        _Items.items = [1, 2]
+    assert cnt.frame_count == 2 and not bytegraph.stats.break_records

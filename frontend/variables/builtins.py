@@ -691,6 +691,8 @@ def _reversed(tx, seq, /):
         return ContainerIteratorVariable.create(tx, seq, "keys", reverse=True)
     if isinstance(seq, DictViewVariable) and seq.dict_var.owner is None and seq.dict_var.cls in _REVERSIBLE_DICTS:
         return ContainerIteratorVariable.create(tx, seq.dict_var, seq.kind, reverse=True)
+    if isinstance(seq, UserDefinedClassVariable) and seq.metaclass_method(tx, "__reversed__") is not None:
+        return seq.call_method(tx, "__reversed__", [], {})     # an Enum class's members, last first
     raise Unsupported("unsupported_call", fn="reversed", detail=f" on {seq.describe()}")
 
 

@@ -238,6 +238,35 @@ class UserDefinedClassVariable(VariableTracker):
     def truth(self, tx):
         return _truth_by_type(tx, self, type(self.value))
 
+    def metaclass_method(self, tx, name):
+        """The metaclass's `name` when written in Python (EnumType's `__iter__`, `__len__`...), else None."""
+        method, src = class_lookup(tx, type(self.value), name)
+        return UserFunctionVariable(fn=method, source=src) if isinstance(method, types.FunctionType) else None
+
+    def call_method(self, tx, name, args, kwargs):
+        # `len(cls)`, `x in cls`: CPython looks the protocol method up on the metaclass (an Enum
+        # class's members), traced when the metaclass writes it in Python
+        if name in _METACLASS_PROTOCOL:
+            method = self.metaclass_method(tx, name)
+            if method is not None:
+                return method.call_function(tx, [self, *args], kwargs)
+        return super().call_method(tx, name, args, kwargs)
+
+    def iterate(self, tx):
+        """`iter(cls)`: the metaclass's `__iter__` (an Enum class's members in definition order)."""
+        method = self.metaclass_method(tx, "__iter__")
+        if method is None:
+            return None
+        it = method.call_function(tx, [self], {})
+        if not it.is_iterator:
+            raise Unsupported("python_protocol", what=f"iter() of {self.describe()} (its __iter__ returned "
+                                                      f"{it.describe()})")
+        return it
+
+    def unpack(self, tx):
+        it = self.iterate(tx)
+        return super().unpack(tx) if it is None else it.unpack(tx)
+
     def call_function(self, tx, args, kwargs):
         cls = self.value
         if issubclass(cls, BaseException):
@@ -322,6 +351,10 @@ class UserDefinedClassVariable(VariableTracker):
         elif set_base(cls) is set and args:
             store.call_method(tx, "update", list(args), {})
         return obj
+
+
+# protocol methods CPython looks up on the type of a class (its metaclass) when the class is operated on
+_METACLASS_PROTOCOL = ("__len__", "__contains__", "__iter__", "__reversed__")
 
 
 # Objects of dict subclasses made while tracing keep their items in a DictVariable stored under
