@@ -154,3 +154,14 @@ def test_metaclass_iter_is_traced_and_guarded():
     finally:
         _Items.items = [1, 2]
     assert cnt.frame_count == 2 and not bytegraph.stats.break_records
+
+
+def test_flag_enum_operators_are_traced():
+    class _Perm(enum.Flag):
+        R = 1
+        W = 2
+
+    def fn(x):
+        f = _Flag.A | _Flag.B
+        return x * int(f), _Flag.A in f, bool(f & _Flag.B), _Perm.R in (_Perm.R | _Perm.W), repr(_Perm.R | _Perm.W)
+    standard_test(fn, torch.randn(2), frames=1, breaks=0)

@@ -806,7 +806,16 @@ class EnumVariable(VariableTracker):
         return self.value
 
     def var_getattr(self, tx, name):
+        if name == "__class__":     # (`self.__class__(value)` in enum.Flag's operators)
+            return wrap_class(tx, type(self.value))
         return const(getattr(self.value, name))
+
+    def call_method(self, tx, name, args, kwargs):
+        # a protocol method enum.py (or the enum's class) writes in Python (Flag's `__contains__`): traced
+        method, src = class_lookup(tx, type(self.value), name)
+        if name.startswith("__") and isinstance(method, types.FunctionType):
+            return UserFunctionVariable(fn=method, source=src).call_function(tx, [self, *args], kwargs)
+        return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, codegen):
         codegen.load_const(self.value)
