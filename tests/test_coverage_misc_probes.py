@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import enum
 
+import numpy as np
 import torch
 
 import bytegraph
@@ -165,3 +166,24 @@ def test_flag_enum_operators_are_traced():
         f = _Flag.A | _Flag.B
         return x * int(f), _Flag.A in f, bool(f & _Flag.B), _Perm.R in (_Perm.R | _Perm.W), repr(_Perm.R | _Perm.W)
     standard_test(fn, torch.randn(2), frames=1, breaks=0)
+
+
+# -- len() and iteration of a traced ndarray ----------------------------------------------------------
+def test_ndarray_len_and_iteration():
+    def rows(t):
+        a = (t + 0).numpy()
+        out = []
+        for r in a:
+            a[1] += 100.0        # the loop sees its own writes, as eager's iterator
+            out.append(r * len(a))
+        p, q = a
+        return torch.from_numpy(np.stack(out)), torch.from_numpy(p + q)
+    standard_test(rows, torch.arange(6.0).reshape(2, 3), frames=1, breaks=0)
+
+    def mean(a):
+        return a.sum() / len(a)
+    standard_test(mean, np.arange(6.0).reshape(2, 3), frames=1, breaks=0)
+
+    def scalar_len(t):
+        return len(t.numpy())
+    assert standard_test(scalar_len, torch.tensor(1.0), frames=0) == "TypeError"

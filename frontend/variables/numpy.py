@@ -22,11 +22,12 @@ import torch.utils._pytree as pytree
 
 from ...guards.guard import Guard
 from ...guards.source import AttrSource, NdarrayTensorSource
-from ..graph_break import Unsupported, fold
+from ..graph_break import Unsupported, fold, user_error
 from ..quiet_warnings import filters_set_to
 from .base import VariableTracker, families
 from .constant import ConstantVariable, const, is_constant_value
-from .lists import ListVariable, TupleVariable
+from .iterators import IteratorVariable, StopIterationSignal
+from .lists import ListVariable, TupleVariable, python_index
 from .tensor import SymNodeVariable, TensorVariable
 
 try:
@@ -184,6 +185,20 @@ class NumpyNdarrayVariable(VariableTracker):
         memo[self] = codegen.store_temp()
         codegen.load_temp(memo[self])
 
+    def iterate(self, tx):
+        """`iter(array)`: its rows (or numbers) `a[i]`, each read when it is asked for (a loop that
+        writes into the array sees its writes, as eager's iterator does)."""
+        if self.scalar:
+            return None
+        if self.example.dim() == 0:
+            raise user_error(TypeError("iteration over a 0-d array"))
+        return NdarrayIteratorVariable.create(tx, self)
+
+    def unpack(self, tx):
+        if self.scalar:
+            return super().unpack(tx)
+        return self.iterate(tx).unpack(tx)
+
     def var_getattr(self, tx, name):
         example = self.example
         if name == "shape":
@@ -231,9 +246,49 @@ class NumpyNdarrayVariable(VariableTracker):
             return call_numpy(tx, operator.setitem, "setitem", [self] + list(args), {})
         if name == "__getitem__" and len(args) == 1:
             return call_numpy(tx, operator.getitem, "getitem", [self, args[0]], {})
+        if name == "__len__" and not args and not kwargs and not self.scalar:
+            if self.example.dim() == 0:
+                raise user_error(TypeError("len() of unsized object"))
+            return self.var_getattr(tx, "shape").get_items(tx)[0]
         if name.startswith("_") or name in _UNTRACED_METHODS or not callable(getattr(tnp.ndarray, name, None)):
             raise Unsupported("unsupported_call", fn=f"ndarray.{name}", detail=" (not traced through torch)")
         return call_numpy(tx, _method_caller(name), name, [self] + list(args), kwargs)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class NdarrayIteratorVariable(IteratorVariable):
+    """An iterator over a traced ndarray's first dimension. State in SideEffects: the next index."""
+    array: NumpyNdarrayVariable = None
+
+    @staticmethod
+    def create(tx, array):
+        var = NdarrayIteratorVariable(array=array)
+        tx.output.side_effects.track(var, 0)
+        return var
+
+    def parts(self, tx):
+        return (self.array,)
+
+    def python_type(self):
+        return type(iter(np.empty(1)))
+
+    def describe(self):
+        return "ndarray iterator"
+
+    def next_item(self, tx):
+        index = tx.output.side_effects.get(self)
+        length = python_index(self.array.call_method(tx, "__len__", [], {}))
+        if index >= length:
+            raise StopIterationSignal()
+        tx.output.side_effects.track(self, index + 1)
+        return self.array.call_method(tx, "__getitem__", [const(index)], {})
+
+    def reconstruct(self, codegen):
+        if codegen.tx.output.side_effects.get(self) != 0:
+            raise Unsupported("unrebuildable", what="rebuilding a started ndarray iterator after the graph")
+        codegen.load_global_builtin("iter")
+        codegen.reconstruct(self.array)
+        codegen.call(1)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
