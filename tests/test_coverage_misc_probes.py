@@ -187,3 +187,44 @@ def test_ndarray_len_and_iteration():
     def scalar_len(t):
         return len(t.numpy())
     assert standard_test(scalar_len, torch.tensor(1.0), frames=0) == "TypeError"
+
+
+# -- complex(), vars(), repr() of an exception ------------------------------------------------------
+class _Slotted:
+    __slots__ = ("a",)
+
+
+def test_complex_constructor_of_constants_is_folded():
+    def fn(x):
+        c = complex(1, 2) * 2
+        return x * c.real + c.imag, complex("3+4j") + complex(real=1) + complex()
+    standard_test(fn, torch.randn(2), frames=1, breaks=0)
+
+    def bad(x):
+        return x + 1, complex("bad")
+    assert standard_test(bad, torch.randn(2), frames=1) == "ValueError"
+
+
+def test_vars_of_a_user_object_is_its_dict():
+    def made(x):
+        o = _Bag()
+        o.w = x + 1
+        vars(o)["z"] = 3
+        return o.w * o.z, sorted(vars(o))
+    standard_test(made, torch.randn(2), frames=1, breaks=0)
+
+    def given(x, o):
+        o.k = x
+        return sorted(vars(o)), vars(o)["k"] + 1
+    standard_test(given, torch.randn(2), _Bag(), frames=1, breaks=0)
+    assert standard_test(lambda x: (x + 1, vars(_Slotted())), torch.randn(2), frames=1) == "TypeError"
+
+
+def test_repr_of_a_builtin_exception_is_folded():
+    class _Mine(KeyError):
+        pass
+
+    def fn(x):
+        e = KeyError("a")
+        return x + isinstance(e, LookupError), repr(e), repr(_Mine(1, "b")), repr(ValueError())
+    standard_test(fn, torch.randn(2), frames=1, breaks=0)

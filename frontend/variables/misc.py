@@ -272,6 +272,9 @@ class ExceptionVariable(VariableTracker):
     def call_method(self, tx, name, args, kwargs):
         if name == "__str__" and self._constant():
             return const(str(self.as_real()))
+        if name == "__repr__" and self._constant() and \
+                reads.class_lookup(tx, self.cls, "__repr__")[0] is BaseException.__dict__["__repr__"]:
+            return const(repr(self.as_real()))      # `KeyError('a')`: the class's name and its arguments
         return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, codegen):
