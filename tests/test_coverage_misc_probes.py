@@ -228,3 +228,39 @@ def test_repr_of_a_builtin_exception_is_folded():
         e = KeyError("a")
         return x + isinstance(e, LookupError), repr(e), repr(_Mine(1, "b")), repr(ValueError())
     standard_test(fn, torch.randn(2), frames=1, breaks=0)
+
+
+# -- iteration through __getitem__ alone; `in` through iteration ------------------------------------
+_SEQ_LOG = []
+
+
+class _Seq3:
+    def __getitem__(self, i):
+        _SEQ_LOG.append(i)
+        if i >= 3:
+            raise IndexError
+        return i * 2
+
+
+class _StopsAt2:
+    def __getitem__(self, i):
+        if i == 2:
+            raise StopIteration
+        return i
+
+
+class _IterOnly:
+    def __iter__(self):
+        _SEQ_LOG.append("iter")
+        return iter([1, 2, 3])
+
+
+def test_getitem_sequence_iteration_and_iteration_search():
+    def fn(x):
+        _SEQ_LOG.clear()
+        out = x + sum(_Seq3())
+        for v in _Seq3():
+            _SEQ_LOG.append("body")
+            out = out + v
+        return out, list(_StopsAt2()), 4 in _Seq3(), 9 in _Seq3(), 2 in _IterOnly(), list(_SEQ_LOG)
+    standard_test(fn, torch.randn(2), frames=1, breaks=0)

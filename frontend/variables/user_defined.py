@@ -36,12 +36,13 @@ from ...probe import (
 from .. import reads
 from ..graph_break import Unsupported, fold, user_error
 from ..reads import class_lookup, mro_lookup
-from ..signals import raised_by_user
-from .base import VariableTracker, families, wrap_class
+from ..signals import UserException, raised_by_user
+from .base import VariableTracker, compare_equal, families, wrap_class
 from .constant import const
 from .constant import is_constant_value
 from .dicts import _REAL_ORDER, DictVariable, SetVariable
 from .functions import BoundMethodVariable, UserFunctionVariable, bind_arguments
+from .iterators import IteratorVariable, StopIterationSignal
 from .lists import NamedTupleVariable, TupleVariable, is_named_tuple_class, is_structseq
 from .misc import new_exception
 
@@ -498,6 +499,74 @@ def _rebuild_dict_object(cls, attrs, items):
     return obj
 
 
+def _iterates_by_getitem(tx, obj) -> bool:
+    """A class without `__iter__` whose Python `__getitem__` makes it iterable (CPython's sequence
+    iterator: items 0, 1, 2... until IndexError or StopIteration)."""
+    return class_method(tx, obj, "__iter__")[0] is MISSING and \
+        isinstance(class_method(tx, obj, "__getitem__")[0], types.FunctionType)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class GetitemIteratorVariable(IteratorVariable):
+    """`iter(obj)` of a class iterable only through its `__getitem__`: `obj[i]` called as each item is
+    asked for. State in SideEffects: the next index, None once an IndexError/StopIteration ended it."""
+    obj: VariableTracker = None
+
+    @staticmethod
+    def create(tx, obj):
+        var = GetitemIteratorVariable(obj=obj)
+        tx.output.side_effects.track(var, 0)
+        return var
+
+    def parts(self, tx):
+        return (self.obj,)
+
+    def python_type(self):
+        return type(iter(_GetitemOnly()))
+
+    def describe(self):
+        return "iterator"
+
+    def next_item(self, tx):
+        index = tx.output.side_effects.get(self)
+        if index is None:
+            raise StopIterationSignal()
+        try:
+            item = self.obj.call_method(tx, "__getitem__", [const(index)], {})
+        except UserException as e:
+            if issubclass(e.exc_var.cls, (IndexError, StopIteration)):
+                tx.output.side_effects.track(self, None)
+                raise StopIterationSignal() from None
+            raise
+        tx.output.side_effects.track(self, index + 1)
+        return item
+
+    def reconstruct(self, codegen):
+        if codegen.tx.output.side_effects.get(self) != 0:
+            raise Unsupported("unrebuildable", what="rebuilding a started sequence iterator after the graph")
+        codegen.load_global_builtin("iter")
+        codegen.reconstruct(self.obj)
+        codegen.call(1)
+
+
+def _iteration_search(tx, it, value) -> bool:
+    """`value in obj` of a class without `__contains__`: its items taken one at a time until one
+    equals `value` (CPython's iteration search), the rest left unread."""
+    from .iterators import next_of
+    while True:
+        try:
+            item = next_of(tx, it)
+        except StopIterationSignal:
+            return False
+        if compare_equal(tx, item, value):
+            return True
+
+
+class _GetitemOnly:
+    def __getitem__(self, i):
+        raise IndexError
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class UserDefinedObjectVariable(VariableTracker):
     """An instance of a user class. Attribute writes live in SideEffects (name -> tracker, or
@@ -512,6 +581,8 @@ class UserDefinedObjectVariable(VariableTracker):
         return tuple(v for v in effects.get(self).values() if isinstance(v, VariableTracker))  # not _MISSING
 
     def iterate(self, tx):
+        if _iterates_by_getitem(tx, self):
+            return GetitemIteratorVariable.create(tx, self)
         return self.call_method(tx, "__iter__", [], {})   # the class's own __iter__
 
     @staticmethod
@@ -695,17 +766,21 @@ class UserDefinedObjectVariable(VariableTracker):
             raise Unsupported("python_protocol", what=f"{name} of {self.describe()}")
         if name == "__len__" and method is MISSING:
             raise user_error(TypeError(f"object of type '{self.cls.__name__}' has no len()"))
+        if name == "__contains__" and method is MISSING and len(args) == 1 and not kwargs and (
+                _iterates_by_getitem(tx, self) or
+                isinstance(class_method(tx, self, "__iter__")[0], types.FunctionType)):
+            return const(_iteration_search(tx, self.iterate(tx), args[0]))
         if method is MISSING and name.startswith("__"):
             raise Unsupported("python_protocol", what=f"{name} on {self.describe()}")
         return self.var_getattr(tx, name).call_function(tx, args, kwargs)
 
     def unpack(self, tx):
-        it = self.call_method(tx, "__iter__", [], {})
+        it = self.iterate(tx)
         if not isinstance(it, UserDefinedObjectVariable):
             return tx.unpack_iterable(it)
         # an iterator of the user's (`__iter__` returning self, or another object with `__next__`): its
         # items one `__next__` at a time, as CPython takes them
-        from .iterators import StopIterationSignal, next_of
+        from .iterators import next_of
         items = []
         while True:
             try:
