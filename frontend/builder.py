@@ -139,6 +139,10 @@ def _is_identity_key(value) -> bool:
         return type(value).__eq__ is type.__eq__ and type(value).__hash__ is type.__hash__
     if _is_a(value, (types.FunctionType, types.BuiltinFunctionType)):
         return True
+    if _is_a(value, enum.Enum):
+        # a member (a singleton) of an enum keeping Enum's __hash__ and a C __eq__: the trace looks it
+        # up as the real member (dicts.hashable_key), and the guard compares it by identity
+        return type(value).__hash__ is enum.Enum.__hash__ and type(type(value).__eq__) is not types.FunctionType
     # an object of a class keeping object's __eq__ and __hash__ (typing's `Union`, `Literal`)
     return type(value).__eq__ is object.__eq__ and type(value).__hash__ is object.__hash__
 

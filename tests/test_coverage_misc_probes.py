@@ -264,3 +264,17 @@ def test_getitem_sequence_iteration_and_iteration_search():
             out = out + v
         return out, list(_StopsAt2()), 4 in _Seq3(), 9 in _Seq3(), 2 in _IterOnly(), list(_SEQ_LOG)
     standard_test(fn, torch.randn(2), frames=1, breaks=0)
+
+
+# -- an input dict keyed by enum members ------------------------------------------------------------
+def test_input_dict_with_enum_member_keys():
+    def fn(x, d):
+        return x * d[_Color.GREEN], _Color.RED in d, list(d)
+    d = {_Color.RED: 2, _Color.GREEN: 3}
+    standard_test(fn, torch.randn(2), d, frames=1, breaks=0)
+    bytegraph.reset()
+    opt, cnt = compiled(fn)
+    assert_same(opt(torch.ones(2), d), fn(torch.ones(2), d))
+    flipped = {_Color.GREEN: 5, _Color.RED: 2}      # the key order is guarded: a recompile
+    assert_same(opt(torch.ones(2), flipped), fn(torch.ones(2), flipped))
+    assert cnt.frame_count == 2
