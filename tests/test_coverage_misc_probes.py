@@ -278,3 +278,23 @@ def test_input_dict_with_enum_member_keys():
     flipped = {_Color.GREEN: 5, _Color.RED: 2}      # the key order is guarded: a recompile
     assert_same(opt(torch.ones(2), flipped), fn(torch.ones(2), flipped))
     assert cnt.frame_count == 2
+
+
+def test_itertools_groupby_as_cpython():
+    import itertools
+
+    def fn(x):
+        log = []
+
+        def key(v):
+            log.append(v)
+            return v // 2
+        out = [x * k * len(list(g)) for k, g in itertools.groupby([1, 1, 2, 3, 3])]
+        keyed = [(k, list(g)) for k, g in itertools.groupby(range(6), key)]
+        stale = [(k, list(g)) for k, g in list(itertools.groupby("aabbbc"))]   # earlier groups: empty
+        it = itertools.groupby("aabbc")
+        k, g = next(it)
+        first = next(g)
+        k2, g2 = next(it)
+        return out, keyed, log, stale, (k, first, list(g), k2, list(g2), [k for k, _ in it])
+    standard_test(fn, torch.randn(2), frames=1, breaks=0)

@@ -1,5 +1,5 @@
 """itertools iterators pulled lazily as CPython's (compile time only): repeat, starmap, takewhile,
-dropwhile, pairwise and cycle. Each asks its iterator for an item, and calls the user's function,
+dropwhile, pairwise, cycle and groupby. Each asks its iterator for an item, and calls the user's function,
 only when its own next item is asked for, so effects keep eager order. State lives in SideEffects
 (advancing one is a mutation). One that cannot be handed over as an equal object after the graph
 (a started cycle, a dropwhile past its prefix) says so when rebuilt."""
@@ -9,7 +9,7 @@ import dataclasses
 import itertools
 
 from ..graph_break import Unsupported, fold
-from .base import VariableTracker
+from .base import VariableTracker, compare_equal
 from .constant import const
 from .iterators import IteratorVariable, StopIterationSignal, next_of
 from .lists import TupleVariable, python_index
@@ -225,6 +225,103 @@ class CycleVariable(IteratorVariable):
         codegen.call(1)
 
 
+_UNSET = "unset"
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class GroupbyVariable(IteratorVariable):
+    """itertools.groupby(iterator, key): CPython's state machine. State: (target key, current key,
+    current value, current group), each _UNSET when CPython's is NULL; a group iterates only while
+    it is the current one."""
+    iterator: VariableTracker = None
+    keyfunc: VariableTracker = None     # None: the items are their own keys
+
+    def parts(self, tx):
+        return (self.iterator, *(p for p in tx.output.side_effects.get(self) if isinstance(p, VariableTracker)),
+                *((self.keyfunc,) if self.keyfunc is not None else ()))
+
+    def python_type(self):
+        return itertools.groupby
+
+    def describe(self):
+        return "itertools.groupby"
+
+    def step(self, tx):
+        """Take the next item and its key (StopIterationSignal at the end)."""
+        value = next_of(tx, self.iterator)
+        key = value if self.keyfunc is None else self.keyfunc.call_function(tx, [value], {})
+        target, _, _, group = tx.output.side_effects.get(self)
+        tx.output.side_effects.track(self, (target, key, value, group))
+
+    def next_item(self, tx):
+        effects = tx.output.side_effects
+        target, current, value, _ = effects.get(self)
+        effects.track(self, (target, current, value, _UNSET))
+        while True:
+            target, current, _, _ = effects.get(self)
+            if current is not _UNSET and (target is _UNSET or not compare_equal(tx, target, current)):
+                break
+            self.step(tx)
+        _, current, value, _ = effects.get(self)
+        group = GrouperVariable(parent=self, key=current)
+        effects.track(self, (current, current, value, group))
+        return TupleVariable((current, group))
+
+    def reconstruct(self, codegen):
+        if codegen.tx.output.side_effects.get(self) != (_UNSET,) * 4:
+            raise Unsupported("unrebuildable", what="rebuilding a started itertools.groupby after the graph")
+        codegen.load_callable(itertools.groupby)
+        codegen.reconstruct(self.iterator)
+        if self.keyfunc is None:
+            codegen.load_const(None)
+        else:
+            codegen.reconstruct(self.keyfunc)
+        codegen.call(2)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class GrouperVariable(IteratorVariable):
+    """One group of an itertools.groupby: the items while their key equals the group's and the
+    group is still the groupby's current one."""
+    parent: GroupbyVariable = None
+    key: VariableTracker = None
+
+    def parts(self, tx):
+        return (self.parent, self.key)
+
+    def python_type(self):
+        return _GROUPER_TYPE
+
+    def describe(self):
+        return "itertools._grouper"
+
+    def next_item(self, tx):
+        effects = tx.output.side_effects
+        if effects.get(self.parent)[3] is not self:
+            raise StopIterationSignal()
+        if effects.get(self.parent)[2] is _UNSET:
+            self.parent.step(tx)
+        target, current, value, group = effects.get(self.parent)
+        if not compare_equal(tx, self.key, current):
+            raise StopIterationSignal()
+        effects.track(self.parent, (target, _UNSET, _UNSET, group))
+        return value
+
+    def reconstruct(self, codegen):
+        raise Unsupported("unrebuildable", what="rebuilding a group of itertools.groupby after the graph")
+
+
+_GROUPER_TYPE = type(next(itertools.groupby([1]))[1])
+
+
+def _groupby(tx, iterable, key=None):
+    if key is not None and key.is_python_constant() and key.as_python_constant() is None:
+        key = None
+    var = GroupbyVariable(iterator=tx.get_iter(iterable), keyfunc=key)
+    tx.output.side_effects.track(var, (_UNSET,) * 4)
+    return var
+
+
 def _repeat(tx, item, times=None):
     left = None
     if times is not None:
@@ -261,4 +358,5 @@ def _cycle(tx, iterable, /):
 
 
 HANDLERS = {itertools.repeat: _repeat, itertools.starmap: _starmap, itertools.takewhile: _while(False),
-            itertools.dropwhile: _while(True), itertools.pairwise: _pairwise, itertools.cycle: _cycle}
+            itertools.dropwhile: _while(True), itertools.pairwise: _pairwise, itertools.cycle: _cycle,
+            itertools.groupby: _groupby}
