@@ -12,6 +12,7 @@ import inspect
 import itertools
 import math
 import operator
+import os
 import sys
 import types
 from typing import Any, Callable
@@ -73,7 +74,7 @@ from .user_defined import (
 _PURE_MODULES = (math, operator)
 _PURE_BUILTINS = {abs, bool, chr, complex, divmod, float, format, hash, int, len, max, min, ord, pow, repr,
                   round, str, sum, isinstance, issubclass, callable, hex, oct, bin, ascii, any, all, sorted,
-                  tuple, frozenset, slice, range, type}
+                  tuple, frozenset, slice, range, type, os.fspath}
 
 
 # alternate constructors of immutable builtin values (bound to the exact class: a subclass's runs its

@@ -79,7 +79,7 @@ class TensorVariable(VariableTracker):
             return tx.output.metadata(self, "size", (), example.shape)
         if name in ("T", "mT", "H", "mH", "real", "imag", "data"):
             if name == "data":
-                return tx.output.call_method(self, "detach", [], {})
+                return tx.output.data_alias(self)
             return tx.output.call_function(getattr, [self, ConstantVariable(name)], {})
         if name == "grad":
             if self.source is not None and example.grad is None and self.is_graph_input() and \
