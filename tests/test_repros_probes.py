@@ -172,3 +172,39 @@ def test_typed_dict_call_makes_a_dict():
         return out * obj["data"], type(obj), sorted(other), os.fspath("a/b"), os.fspath(b"c")
 
     standard_test(f, torch.randn(3), torch.randn(3), frames=1, breaks=0, fullgraph=True)
+
+
+# -- descriptors with a Python __get__ ------------------------------------------------------------------
+class _Scaled:
+    def __init__(self, k):
+        self.k = k
+
+    def __get__(self, instance, owner):
+        if instance is None:
+            return self.k
+        return instance.v * self.k
+
+
+class _HasScaled:
+    d = _Scaled(3)
+
+    def __init__(self, v):
+        self.v = v
+
+
+class _SubCategorical(torch.distributions.Categorical):
+    pass
+
+
+def test_python_descriptor_get_is_inlined():
+    def f(t, obj):
+        categ = _SubCategorical(logits=t, validate_args=False)    # probs: a lazy_property
+        return categ.log_prob(torch.tensor(2)) + categ.probs + categ.logits, obj.d, _HasScaled.d, _HasScaled(t).d
+
+    standard_test(f, torch.randn(5), _HasScaled(2), frames=1, breaks=0, fullgraph=True)
+    # the instance attribute the getter read is guarded
+    opt = bytegraph.compile(f, backend=CompileCounter())
+    t, obj = torch.randn(5), _HasScaled(2)
+    assert_same(opt(t, obj), f(t, obj))
+    obj.v = 5
+    assert_same(opt(t, obj), f(t, obj))

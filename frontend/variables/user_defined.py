@@ -27,6 +27,7 @@ from ...guards.source import (
 )
 from ...probe import (
     builtin_base,
+    class_dict_lookup,
     class_namespace,
     disallows_instantiation,
     is_heap_type,
@@ -105,6 +106,14 @@ def bind_descriptor(tx, obj_var, cls_owner, attr, name, attr_source=None):
     if is_class and isinstance(attr, (property, types.MethodDescriptorType, types.WrapperDescriptorType,
                                       types.GetSetDescriptorType, types.MemberDescriptorType)):
         return tx.wrap(attr, attr_source)      # read on the class: the descriptor itself
+    getter = class_dict_lookup(type(attr), "__get__")
+    if isinstance(getter, types.FunctionType) and is_heap_type(type(attr)):
+        # a descriptor class of the program's (torch.distributions' lazy_property): its Python
+        # `__get__(descriptor, instance, owner)` inlined, as the lookup calls it
+        descriptor = tx.wrap(attr, attr_source, trusted=attr_source is None)
+        owner = obj_var if is_class else wrap_class(tx, obj_var.python_type())
+        return UserFunctionVariable(fn=getter).call_function(
+            tx, [descriptor, const(None) if is_class else obj_var, owner], {})
     if hasattr(type(attr), "__get__") and not isinstance(attr, (type, types.BuiltinFunctionType)):
         # any other descriptor, a C one too (a C type named without its module says "builtins":
         # `instancemethod` binds what it wraps, and was taken for a plain value)
