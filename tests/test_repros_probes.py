@@ -208,3 +208,50 @@ def test_python_descriptor_get_is_inlined():
     assert_same(opt(t, obj), f(t, obj))
     obj.v = 5
     assert_same(opt(t, obj), f(t, obj))
+
+
+# -- vars(obj) and obj.__dict__ identity ------------------------------------------------------------------
+class _Plain:
+    def __init__(self, a):
+        self.a = a
+
+
+class _Slots:
+    __slots__ = ("a",)
+
+    def __init__(self):
+        self.a = 1
+
+
+def test_vars_is_the_instance_dict():
+    def f(x, o):
+        v = vars(o)
+        v["b"] = x + 1
+        o.c = 3
+        t = _Plain(x)
+        vt = vars(t)
+        del vt["a"]
+        try:
+            vars(_Slots())
+        except TypeError as e:
+            err = str(e)
+        return v, sorted(v), vt, hasattr(t, "a"), err, vars(o) is o.__dict__, t.__dict__ is vars(t)
+
+    x = torch.randn(2)
+    o1, o2 = _Plain(1), _Plain(1)
+    want = f(x, o1)
+    cnt = CompileCounter()
+    with bytegraph.config.patch(strict=True):
+        got = bytegraph.compile(f, backend=cnt, fullgraph=True)(x, o2)
+    assert_same(got, want)
+    assert vars(o2).keys() == vars(o1).keys() and got[-2:] == (True, True)
+    assert cnt.frame_count == 1 and cnt.op_count == 1
+
+
+def test_instance_dict_read_twice_is_one_object():
+    def f(x, o):
+        t = _Plain(1)
+        return x + 1, o.__dict__ is o.__dict__, t.__dict__ is t.__dict__, o.__dict__ is not t.__dict__
+
+    got = standard_test(f, torch.randn(2), _Plain(1), frames=1, breaks=0, fullgraph=True)
+    assert got[1:] == (True, True, True)

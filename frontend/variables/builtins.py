@@ -539,6 +539,19 @@ def _getattr(tx, obj, name, /, *default):
         raise
 
 
+def _vars(tx, obj, /):
+    """`vars(obj)` of an object of a Python class: its `__dict__` attribute, looked up as getattr does
+    (TypeError when it has none). Anything else (a module, a class) runs as Python."""
+    if not isinstance(obj, UserDefinedObjectVariable):
+        return None
+    try:
+        return tx.getattr(obj, "__dict__")
+    except (AttributeError, UserException) as e:
+        if raised_by_user(e, AttributeError):
+            raise user_error(TypeError("vars() argument must have __dict__ attribute")) from None
+        raise
+
+
 # Builtin types whose instances hold no attributes of their own (no `__dict__`) and which cannot be
 # changed: whether one of their instances has an attribute is whether the type's MRO defines it.
 _ATTRIBUTES_OF_TYPE_ONLY = frozenset({dict, list, tuple, set, frozenset, str, bytes, int, float, bool, complex,
@@ -1235,7 +1248,8 @@ def _tuple_new(tx, cls, iterable=None):
 
 
 _HANDLERS: dict[Any, Callable] = {
-    len: _len, locals: _locals, isinstance: _isinstance, issubclass: _issubclass, getattr: _getattr, hasattr: _hasattr,
+    len: _len, locals: _locals, vars: _vars, isinstance: _isinstance, issubclass: _issubclass, getattr: _getattr,
+    hasattr: _hasattr,
     setattr: _setattr, delattr: _delattr, min: _minmax(min), max: _minmax(max), sum: _sum, math.prod: _prod,
     any: _any_all(any), all: _any_all(all), sorted: _sorted, reversed: _reversed, enumerate: _enumerate,
     zip: _zip, map: _map, filter: _filter, iter: _iter, next: _next, range: _range,
