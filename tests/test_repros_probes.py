@@ -255,3 +255,36 @@ def test_instance_dict_read_twice_is_one_object():
 
     got = standard_test(f, torch.randn(2), _Plain(1), frames=1, breaks=0, fullgraph=True)
     assert got[1:] == (True, True, True)
+
+
+# -- t.grad = value ---------------------------------------------------------------------------------------
+def test_grad_assignment_is_replayed_after_the_graph():
+    def f(x, y):
+        x._grad = y + 1
+        y.grad = x + 2
+        return x.grad.data * 2, y._grad.data, x.grad is x._grad
+
+    x = torch.randn(4)
+    x0, y0 = x.clone().requires_grad_(), (x * 3).requires_grad_()
+    x1, y1 = x.clone().requires_grad_(), (x * 3).requires_grad_()
+    want = f(x0, y0)
+    cnt = CompileCounter()
+    with bytegraph.config.patch(strict=True):
+        got = bytegraph.compile(f, backend=cnt, fullgraph=True)(x1, y1)
+    assert_same(got, want)
+    assert_same(x1.grad, x0.grad)
+    assert_same(y1.grad, y0.grad)
+    assert cnt.frame_count == 1 and cnt.op_count == 5
+
+
+def test_grad_assignment_of_another_size_raises_as_eager():
+    def f(x, y):
+        z = x * 2
+        try:
+            x.grad = y[:2] + 1
+        except RuntimeError as e:
+            return z, str(e), x.grad
+        return z
+
+    got = standard_test(f, torch.randn(4, requires_grad=True), torch.randn(4), frames=1, breaks=0)
+    assert "size" in got[1]
