@@ -288,3 +288,12 @@ def test_grad_assignment_of_another_size_raises_as_eager():
 
     got = standard_test(f, torch.randn(4, requires_grad=True), torch.randn(4), frames=1, breaks=0)
     assert "size" in got[1]
+
+
+def test_each_device_read_is_a_new_object():
+    def f(x, y):
+        d = x.device
+        return x + 1, x.device is x.device, d is d, x.device is y.device, x.device == y.device, x.dtype is y.dtype
+
+    got = standard_test(f, torch.randn(2), torch.randn(2), frames=1, breaks=0, fullgraph=True)
+    assert got[1:] == (False, True, False, True, True)

@@ -74,7 +74,10 @@ class TensorVariable(VariableTracker):
                 return dispatched      # the class's __torch_function__ answered `x.name`
         example = self.example
         if name in _ATTR_CONSTANTS:
-            return ConstantVariable(getattr(example, name))
+            value = getattr(example, name)
+            if name == "device":    # eager makes a new device object at each read (`x.device is x.device`: False)
+                value = torch.device(value.type, value.index)
+            return ConstantVariable(value)
         if name == "shape":
             return tx.output.metadata(self, "size", (), example.shape)
         if name in ("T", "mT", "H", "mH", "real", "imag", "data"):
