@@ -257,6 +257,11 @@ class PyCodegen:
         self.binary_subscr()
         attrs = dict(tensor_attrs(self.tx, var))     # `y.note = v` while tracing
         example = node.meta.get("example_value")
+        if isinstance(example, torch.Tensor) and not self.tx.output.eager_autograd and \
+                self.tx.output.is_data_alias(example):
+            # `t.data` (or a view of it): AOTAutograd returns a view of t, sharing t's version counter
+            # (a write through it would bump t's); `.data` of that view is eager's own counter
+            self.load_attr("data")
         if isinstance(example, torch.Tensor) and example.requires_grad and example.is_leaf and \
                 not self.tx.output.eager_autograd:
             # a leaf made in the graph under no_grad (`zeros_like(q).requires_grad_()`): AOTAutograd

@@ -13,6 +13,7 @@ changed while tracing."""
 from __future__ import annotations
 
 import contextlib
+import keyword
 import math
 import operator
 import re
@@ -42,7 +43,7 @@ from .eager_check import eager_refusal
 from .graph_break import Unsupported, fold, user_error
 from .graph_raise import ANY_STORAGE_VIEWS, leaving_blocks_on_raise, track_state_blocks
 from .side_effects import SideEffects, SideEffectsState
-from .variables.constant import ConstantVariable
+from .variables.constant import ConstantVariable, is_constant_value
 from .variables.lists import (
     BaseSequence,
     ListVariable,
@@ -184,6 +185,12 @@ def _is_pure_function(fn) -> bool:
     return False
 
 
+def _prints_as_graph_constant(value) -> bool:
+    """Whether fx's generated code spells `value` as an argument it can evaluate: plain immutable
+    constants (tuples of them too) and the type-information objects, which fx knows."""
+    return is_constant_value(value) or isinstance(value, (torch.finfo, torch.iinfo))
+
+
 _SYMBOLIC = (torch.SymInt, torch.SymFloat, torch.SymBool)
 _DIVISIONS = {operator.floordiv, operator.mod, operator.truediv, divmod}
 
@@ -314,6 +321,8 @@ class OutputGraph:
         # its _ENTRY: as in the process when the frame started, read and guarded when asked)
         self.saved_hooks_message = SAVED_HOOKS_AT_ENTRY
         self.metadata_log: list = []        # (fake tensor, size, stride, offset) before a metadata mutation
+        # id(fake) -> fake of each `t.data` read (kept alive so its id is never reused): see data_alias
+        self.data_aliases: dict = {}
         # while an autograd.Function's backward is traced to prove it pure: its checks (backward_proof.py)
         self.backward_proof = None
         # how many speculative traces (rolled back, of code eager may run later or not at all: an
@@ -727,6 +736,10 @@ class OutputGraph:
             raise Unsupported("unsupported_call", fn=f"Tensor.{name}", detail=" (it replaces the tensor's storage)")
         if op_name in _METADATA_MUTATIONS or op_name == "detach_":
             self._refuse_autograd_metadata_change(op_name, args)
+        unspellable = [k for k in kwargs if keyword.iskeyword(k) or not k.isidentifier()]
+        if unspellable:
+            # (`t.random_(**{"from": 0})`): fx's generated code would spell `random_(from = 0)`
+            raise Unsupported("torch_value", what=f"a keyword argument named {unspellable[0]!r} in a graph call")
         numpy_numbers = target not in _DTYPE_FROM_DATA
         proxy_args = tuple(self.as_proxy(a, numpy_numbers) for a in args)
         proxy_kwargs = {k: self.as_proxy(v, numpy_numbers) for k, v in kwargs.items()}
@@ -746,6 +759,13 @@ class OutputGraph:
             # backend that functionalizes the graph writes a fresh tensor back and never raises
             raise Unsupported("unsupported_call", fn=name or str(target), detail=" (it writes into a tensor "
                               "whose elements share memory, an expanded one: whether eager raises depends on the op)")
+        if not self.eager_autograd and self.data_aliases and any(
+                self.is_data_alias(t) for t in _written_tensors(target, op_name, fake_args, fake_kwargs)):
+            # eager's write through `t.data` leaves t's version counter alone and goes unseen by autograd
+            # (a tensor saved for backward sees the new values); a functionalizing backend writes a copy
+            # back, which bumps the counter, and its backward keeps the old values
+            raise Unsupported("unsupported_call", fn=name or str(target), detail=" (it writes through `.data`, "
+                              "which autograd does not see)")
         watched = self._watch_writes_beyond_inputs()
         try:
             # under the Python dispatcher composite ops (F.pad, interpolate...) decompose in Python
@@ -814,6 +834,16 @@ class OutputGraph:
             if known is not None and known.example is example and not known.proxy.node._erased:
                 return known  # an earlier tensor itself (vmap's result unwrapped back to its input)
         return self.wrap_result(torch.fx.Proxy(node, self.tracer), example, subclass)
+
+    def data_alias(self, tensor_var):
+        """`t.data`: a graph value sharing t's storage, with its own version counter."""
+        result = self.call_function(torch._C._autograd._get_data_attr, [tensor_var], {})
+        self.data_aliases[id(result.example)] = result.example
+        return result
+
+    def is_data_alias(self, fake) -> bool:
+        """Whether `fake` is a `.data` alias, or a view of one."""
+        return any(alias is fake or alias is fake._base for alias in self.data_aliases.values())
 
     @staticmethod
     def _makes_leaf(example, args, kwargs) -> bool:
@@ -890,6 +920,10 @@ class OutputGraph:
                         (dtype.kind == "u" and dtype.itemsize == 8):
                     raise Unsupported("torch_value", what=f"passing {var.describe()} to a torch function")
                 return var.value.item()
+            if not _prints_as_graph_constant(var.value):
+                # (a typing form, a class, a function...): the graph's generated code would name it
+                # without importing it, or not at all
+                raise Unsupported("torch_value", what=f"passing {var.describe()} to a torch function")
             return var.value
         if isinstance(var, SliceVariable):
             return slice(*(self.as_proxy(v, numpy_numbers) for v in (var.start, var.stop, var.step)))

@@ -37,6 +37,7 @@ from .variables.torch_function import needs_dispatch as needs_torch_function
 from .variables.iterators import GeneratorVariable, ListIteratorVariable, StopIterationSignal, next_of
 from .variables.lists import TupleVariable
 from .variables.misc import CellVariable, ExceptionVariable, SuperVariable, UnreadArgument
+from .variables.user_defined import InstanceDictVariable
 from .variables.tensor import SymNodeVariable, TensorVariable, set_tensor_attr
 from .variables.user_defined import EnumVariable, UserDefinedClassVariable, UserDefinedObjectVariable
 
@@ -330,6 +331,15 @@ class InstructionTranslatorBase:
             return True
         if isinstance(a, TensorVariable) and isinstance(b, TensorVariable):
             return a.proxy.node is b.proxy.node
+        if isinstance(a, InstanceDictVariable) or isinstance(b, InstanceDictVariable):
+            # `obj.__dict__` read twice is one dict: the same object's
+            if isinstance(a, InstanceDictVariable) and isinstance(b, InstanceDictVariable):
+                return self.is_same(a.obj, b.obj)
+            other = b if isinstance(a, InstanceDictVariable) else a
+            if getattr(other, "source", None) is not None and other.python_type() is dict:
+                raise Unsupported("python_protocol", what="`is` between an instance's __dict__ and a dict read "
+                                                          "from the program")
+            return False
         if a.is_python_constant() and b.is_python_constant():
             return a.as_python_constant() is b.as_python_constant()
         va, vb = getattr(a, "value", None), getattr(b, "value", None)

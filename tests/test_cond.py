@@ -159,3 +159,51 @@ def test_writing_into_memory_it_was_given_breaks(branch):
         y = x * 2
         return torch.cond(y.sum() > 0, branch, lambda t: t + 1, (y,)), y
     run(fn, torch.ones(4), frames=1, conds=0, breaks=1)
+
+
+def _nested(x):
+    def t(a):
+        return torch.cond(a.mean() > 0, lambda b: b.sin(), lambda b: b.cos(), (a,))
+    return torch.cond(x.sum() > 0, t, lambda a: a * 0, (x,))
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+@pytest.mark.parametrize("values", [[1.0, 2.0, 3.0, 4.0], [3.0, -5.0, 1.0, 1.0], [-1.0, -1.0, -1.0, -1.0]],
+                         ids=["inner_true", "inner_false", "outer_false"])
+def test_cond_inside_a_branch(backend, values):
+    # the inner cond's subgraphs are get_attr nodes of the branch: carried into its subgraph
+    run(_nested, torch.tensor(values), backend=backend, fullgraph=True)
+
+
+def test_random_branch_of_a_nested_cond_breaks():
+    def fn(x):
+        def t(a):
+            return torch.cond(a.mean() > 0, lambda b: b + torch.rand(4), lambda b: b - 1, (a,))
+        return torch.cond(x.sum() > 0, t, lambda a: a * 0, (x,))
+    torch.manual_seed(0)
+    want = fn(-torch.ones(4))
+    bytegraph.reset()
+    cnt = CompileCounterWithBackend("eager")
+    torch.manual_seed(0)
+    assert_same(bytegraph.compile(fn, backend=cnt)(-torch.ones(4)), want)
+    assert not cond_nodes(cnt) and len(bytegraph.stats.break_records) >= 1
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_operands_are_trees_of_tensors(backend, sign):
+    def fn(x, y):
+        def t(d, pair):
+            return d["a"] * 2 + d["b"] + pair[0]
+
+        def f(d, pair):
+            return d["a"] - d["b"] - pair[1]
+        return torch.cond(x.sum() > 0, t, f, ({"a": x, "b": y}, [y, x]))
+    run(fn, torch.ones(4) * sign, torch.randn(4), backend=backend, fullgraph=True)
+
+
+def test_operand_tree_with_a_non_tensor_leaf_breaks():
+    def fn(x):
+        y = x * 2
+        return torch.cond(y.sum() > 0, lambda d: d["a"] + d["k"], lambda d: d["a"] - d["k"], ({"a": y, "k": 3},))
+    run(fn, torch.ones(4), frames=1, conds=0, breaks=1)

@@ -12,6 +12,7 @@ import inspect
 import itertools
 import math
 import operator
+import os
 import sys
 import types
 from typing import Any, Callable
@@ -74,7 +75,7 @@ from .user_defined import (
 _PURE_MODULES = (math, operator)
 _PURE_BUILTINS = {abs, bool, chr, complex, divmod, float, format, hash, int, len, max, min, ord, pow, repr,
                   round, str, sum, isinstance, issubclass, callable, hex, oct, bin, ascii, any, all, sorted,
-                  tuple, frozenset, slice, range, type}
+                  tuple, frozenset, slice, range, type, os.fspath}
 
 
 # alternate constructors of immutable builtin values (bound to the exact class: a subclass's runs its
@@ -536,6 +537,19 @@ def _getattr(tx, obj, name, /, *default):
     except (AttributeError, UserException) as e:
         if default and raised_by_user(e, AttributeError):
             return default[0]
+        raise
+
+
+def _vars(tx, obj, /):
+    """`vars(obj)` of an object of a Python class: its `__dict__` attribute, looked up as getattr does
+    (TypeError when it has none). Anything else (a module, a class) runs as Python."""
+    if not isinstance(obj, UserDefinedObjectVariable):
+        return None
+    try:
+        return tx.getattr(obj, "__dict__")
+    except (AttributeError, UserException) as e:
+        if raised_by_user(e, AttributeError):
+            raise user_error(TypeError("vars() argument must have __dict__ attribute")) from None
         raise
 
 
@@ -1255,7 +1269,8 @@ def _tuple_new(tx, cls, iterable=None):
 
 
 _HANDLERS: dict[Any, Callable] = {
-    len: _len, locals: _locals, isinstance: _isinstance, issubclass: _issubclass, getattr: _getattr, hasattr: _hasattr,
+    len: _len, locals: _locals, vars: _vars, isinstance: _isinstance, issubclass: _issubclass, getattr: _getattr,
+    hasattr: _hasattr,
     setattr: _setattr, delattr: _delattr, min: _minmax(min), max: _minmax(max), sum: _sum, math.prod: _prod,
     any: _any_all(any), all: _any_all(all), sorted: _sorted, reversed: _reversed, enumerate: _enumerate,
     zip: _zip, map: _map, filter: _filter, iter: _iter, next: _next, range: _range,

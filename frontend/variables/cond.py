@@ -26,6 +26,7 @@ from ..graph_break import Unsupported
 from ..value_raises import AtenCallRecorder
 from .autograd_function import impurity
 from .constant import const
+from .dicts import DictVariable
 from .lists import ListVariable, TupleVariable
 from .tensor import SymNodeVariable, TensorVariable
 from .vmap import _changes_outside
@@ -54,14 +55,13 @@ def call_cond(tx, args, kwargs):
         raise _unsupported(f"a predicate that is {pred.describe()}")
     if not isinstance(operands, (TupleVariable, ListVariable)) or operands.python_type() not in (tuple, list):
         raise _unsupported(f"operands that are {operands.describe()}")
-    items = list(operands.get_items(tx))
-    if not all(isinstance(t, TensorVariable) for t in items):
-        raise _unsupported("operands that are not all tensors")
+    args = list(operands.get_items(tx))
+    items = _tensor_leaves(tx, args)     # (operands are trees of tensors: eager passes them as they are)
     out = tx.output
     state = out.checkpoint()
     try:
-        true_branch = _trace_branch(tx, true_fn, items)
-        false_branch = _trace_branch(tx, false_fn, items)
+        true_branch = _trace_branch(tx, true_fn, args, items)
+        false_branch = _trace_branch(tx, false_fn, args, items)
     except Unsupported:
         out.restore(state)
         raise
@@ -76,7 +76,23 @@ class _Branch:
     kind: type                      # what the branch returned: torch.Tensor, tuple or list
 
 
-def _trace_branch(tx, fn, operands) -> _Branch:
+def _tensor_leaves(tx, values) -> list:
+    """The tensors of operand trees (tuples, lists, plain dicts), each leaf a tensor."""
+    leaves = []
+    for value in values:
+        if isinstance(value, TensorVariable):
+            leaves.append(value)
+        elif isinstance(value, (TupleVariable, ListVariable)) and value.python_type() in (tuple, list):
+            leaves.extend(_tensor_leaves(tx, list(value.get_items(tx))))
+        elif isinstance(value, DictVariable) and value.python_type() is dict:
+            leaves.extend(_tensor_leaves(tx, [v for _, v in value.pairs(tx)]))
+        else:
+            raise _unsupported("operands that are not all tensors")
+    return leaves
+
+
+def _trace_branch(tx, fn, args, operands) -> _Branch:
+    """`fn(*args)` traced; `operands`: the tensors of `args`."""
     out = tx.output
     before = list(out.graph.nodes)
     known = set(before)
@@ -85,7 +101,7 @@ def _trace_branch(tx, fn, operands) -> _Branch:
     result = []
 
     def run():
-        result.append(tx.call(fn, list(operands), {}))
+        result.append(tx.call(fn, list(args), {}))
     why = impurity(tx, run)
     if why is not None:
         raise _unsupported(f"a branch {why}")
@@ -104,7 +120,8 @@ def _trace_branch(tx, fn, operands) -> _Branch:
     if not values or not all(isinstance(v, TensorVariable) and type(v.example).__name__ == "FakeTensor" and
                              v.cls is torch.Tensor for v in values):
         raise _unsupported("a branch returns something else than plain tensors")
-    new = [n for n in out.graph.nodes if n not in known and n.op in ("call_function", "call_method")]
+    # (a get_attr: a subgraph of a torch.cond inside this branch)
+    new = [n for n in out.graph.nodes if n not in known and n.op in ("call_function", "call_method", "get_attr")]
     new_set = set(new)
     outer = [n for n in before if isinstance(n.meta.get("example_value"), torch.Tensor)]
     outer_storages = {n.meta["example_value"].untyped_storage()._cdata for n in outer} | \
@@ -150,8 +167,13 @@ def _written_tensor(node):
     return None
 
 
-def _subgraph(branch: _Branch, inputs: list) -> torch.fx.GraphModule:
+def _subgraph(out, branch: _Branch, inputs: list) -> torch.fx.GraphModule:
     """The branch as a module taking all of `inputs` (outer nodes) and returning a tuple."""
+    root = torch.nn.Module()
+    held = dict(out.constant_tensors)
+    for node in branch.graph.nodes:
+        if node.op == "get_attr":       # the subgraphs of a torch.cond inside the branch
+            setattr(root, node.target, held[node.target])
     graph = torch.fx.Graph()
     env = {}
     for i, node in enumerate(inputs):
@@ -163,7 +185,17 @@ def _subgraph(branch: _Branch, inputs: list) -> torch.fx.GraphModule:
         if node.op != "placeholder":
             env[node] = graph.node_copy(node, lambda n: env[n])
     graph.output(tuple(env[n] for n in branch.outputs))
-    return torch.fx.GraphModule(torch.nn.Module(), graph)
+    return torch.fx.GraphModule(root, graph)
+
+
+class _SkippingNestedConds(torch.fx.Interpreter):
+    """Runs a branch, answering each torch.cond inside it with its recorded value: that cond's
+    branches were checked when it was traced."""
+
+    def run_node(self, n):
+        if n.op == "call_function" and n.target is torch.ops.higher_order.cond:
+            return n.meta["example_value"]
+        return super().run_node(n)
 
 
 def _draws_random_numbers(out, gm, fakes) -> bool:
@@ -171,7 +203,7 @@ def _draws_random_numbers(out, gm, fakes) -> bool:
     recorder = AtenCallRecorder()
     try:
         with out.tracing_state(), out.fake_mode, recorder:
-            gm(*fakes)
+            _SkippingNestedConds(gm).run(*fakes)
     except Exception:       # noqa: BLE001 - (cannot tell: as if it did)
         return True
     return recorder.draws_random()
@@ -184,7 +216,7 @@ def _emit(tx, pred, operands, true_branch: _Branch, false_branch: _Branch):
     # only the tensors a branch reads: eager's capture passes no other, and whether the outputs
     # require grad follows whether any input does
     inputs = list(dict.fromkeys(list(true_branch.reads) + list(false_branch.reads)))
-    graphs = [_subgraph(true_branch, inputs), _subgraph(false_branch, inputs)]
+    graphs = [_subgraph(out, true_branch, inputs), _subgraph(out, false_branch, inputs)]
     fakes = [n.meta["example_value"] for n in inputs]
     for gm in graphs:
         if _draws_random_numbers(out, gm, fakes):

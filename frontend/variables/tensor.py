@@ -74,14 +74,22 @@ class TensorVariable(VariableTracker):
                 return dispatched      # the class's __torch_function__ answered `x.name`
         example = self.example
         if name in _ATTR_CONSTANTS:
-            return ConstantVariable(getattr(example, name))
+            value = getattr(example, name)
+            if name == "device":    # eager makes a new device object at each read (`x.device is x.device`: False)
+                value = torch.device(value.type, value.index)
+            return ConstantVariable(value)
         if name == "shape":
             return tx.output.metadata(self, "size", (), example.shape)
         if name in ("T", "mT", "H", "mH", "real", "imag", "data"):
             if name == "data":
-                return tx.output.call_method(self, "detach", [], {})
+                return tx.output.data_alias(self)
             return tx.output.call_function(getattr, [self, ConstantVariable(name)], {})
-        if name == "grad":
+        if name in ("grad", "_grad"):
+            written = tensor_attrs(tx, self)
+            if "grad" in written:    # (set while tracing: the very value, as eager gives it back)
+                if not example.is_leaf:
+                    raise Unsupported("unsupported_attr", name=name, obj="a non-leaf tensor (eager warns)")
+                return written["grad"]
             if self.source is not None and example.grad is None and self.is_graph_input() and \
                     not families.own_hook(self.cls):   # (the guard reads `.grad`, which would run the hook)
                 real = tx.output.real_value_of(self)
@@ -405,12 +413,32 @@ def set_tensor_attr(tx, var, name, value) -> None:
         # `p.data = p.to(dtype)` when `.to` had nothing to do (nn.Module.to/_apply): the tensor takes
         # its own data, which changes nothing
         return
-    if hasattr(var.cls, name) or var.cls.__setattr__ is not object.__setattr__ or \
-            (var.is_graph_input() and var.proxy.node.meta.get("source") is None):
+    if name in ("grad", "_grad") and var.cls is torch.Tensor:
+        _check_grad_assignment(tx, var, value)
+        name = "grad"       # (`_grad` is the same slot)
+    elif hasattr(var.cls, name) or var.cls.__setattr__ is not object.__setattr__:
+        raise Unsupported("attribute_write", what=f"setting attribute {name!r} on {var.describe()}")
+    if var.is_graph_input() and var.proxy.node.meta.get("source") is None:
         raise Unsupported("attribute_write", what=f"setting attribute {name!r} on {var.describe()}")
     attrs = dict(tensor_attrs(tx, var))
     attrs[name] = value
     tx.output.side_effects.track(("tensor attributes", var.proxy.node), attrs)
+
+
+def _check_grad_assignment(tx, var, value) -> None:
+    """`t.grad = value`: eager's checks (a tensor or None, of t's dtype, device and size), made on a
+    fake of t's metadata; what they raise is the program's error."""
+    if isinstance(value, ConstantVariable) and value.value is None:
+        return
+    if not isinstance(value, TensorVariable) or value.cls is not torch.Tensor or tx.is_same(var, value):
+        raise Unsupported("attribute_write", what=f"setting the grad of {var.describe()} to {value.describe()}")
+    example = var.example
+    with tx.output.tracing_state(), tx.output.fake_mode:
+        stand_in = torch.empty_strided(example.shape, example.stride(), dtype=example.dtype, device=example.device)
+        try:
+            stand_in.grad = value.example
+        except RuntimeError as e:
+            raise user_error(RuntimeError(*e.args)) from None
 
 
 families.register(TensorVariable, SymNodeVariable, known_value)

@@ -25,6 +25,12 @@ from . import global_state, profiler
 from .vmap import VmapVariable
 
 
+try:   # torch's pass-through higher-order op (`wrap(f, *args)`)
+    from torch._higher_order_ops.wrap import wrap as _WRAP
+except ImportError:  # pragma: no cover - older torch
+    _WRAP = None
+
+
 def _is_compiling():
     return True
 
@@ -129,6 +135,9 @@ class TorchFunctionVariable(VariableTracker):
             return STATE_QUERIES[fn](tx)      # process state the trace models (global_state.py)
         if fn in TORCH_FUNCTION_STATE_QUERIES and not args and not kwargs:
             return const(TORCH_FUNCTION_STATE_QUERIES[fn](tx.output.torch_function_state))
+        if fn is _WRAP and args:
+            # eagerly `wrap(f, *args, **kwargs)` calls `f(*args, **kwargs)` (with torch.compile disabled)
+            return args[0].call_function(tx, list(args[1:]), kwargs)
         if fn is torch.jit.annotate and len(args) == 2 and not kwargs:
             return args[1]      # a TorchScript type hint: eagerly it returns its value unchanged
         if fn in CHECKS:

@@ -9,6 +9,7 @@ import dataclasses
 import enum
 import inspect
 import operator
+import sys
 import types
 from typing import Any
 
@@ -26,6 +27,7 @@ from ...guards.source import (
 )
 from ...probe import (
     builtin_base,
+    class_dict_lookup,
     class_namespace,
     disallows_instantiation,
     is_heap_type,
@@ -63,6 +65,17 @@ def bind_descriptor(tx, obj_var, cls_owner, attr, name, attr_source=None):
         return part("__func__")
     if isinstance(attr, classmethod):
         cls_var = obj_var if is_class else wrap_class(tx, obj_var.python_type())
+        inner = attr.__func__
+        if sys.version_info < (3, 13) and not isinstance(inner, types.FunctionType) and \
+                hasattr(type(inner), "__get__"):
+            # before 3.13 a classmethod binds what it wraps as a descriptor of the class:
+            # `@classmethod @property` reads the property's getter on the class
+            if type(inner) is not property or inner.fget is None:
+                raise Unsupported("unsupported_attr", name=name,
+                                  obj=f"{obj_var.describe()} (a classmethod of {type(inner).__name__})")
+            getter = tx.wrap(inner.fget, AttrSource(AttrSource(attr_source, "__func__"), "fget")
+                             if attr_source else None, trusted=True)
+            return getter.call_function(tx, [cls_var], {})
         return BoundMethodVariable(fn=part("__func__"), self_var=cls_var)
     if isinstance(attr, property) and not is_class:    # (property.__get__(None, cls) is the property)
         if attr.fget is None:
@@ -94,6 +107,14 @@ def bind_descriptor(tx, obj_var, cls_owner, attr, name, attr_source=None):
     if is_class and isinstance(attr, (property, types.MethodDescriptorType, types.WrapperDescriptorType,
                                       types.GetSetDescriptorType, types.MemberDescriptorType)):
         return tx.wrap(attr, attr_source)      # read on the class: the descriptor itself
+    getter = class_dict_lookup(type(attr), "__get__")
+    if isinstance(getter, types.FunctionType) and is_heap_type(type(attr)):
+        # a descriptor class of the program's (torch.distributions' lazy_property): its Python
+        # `__get__(descriptor, instance, owner)` inlined, as the lookup calls it
+        descriptor = tx.wrap(attr, attr_source, trusted=attr_source is None)
+        owner = obj_var if is_class else wrap_class(tx, obj_var.python_type())
+        return UserFunctionVariable(fn=getter).call_function(
+            tx, [descriptor, const(None) if is_class else obj_var, owner], {})
     if hasattr(type(attr), "__get__") and not isinstance(attr, (type, types.BuiltinFunctionType)):
         # any other descriptor, a C one too (a C type named without its module says "builtins":
         # `instancemethod` binds what it wraps, and was taken for a plain value)
@@ -285,7 +306,11 @@ class UserDefinedClassVariable(VariableTracker):
             return NamedTupleVariable(tuple(bound[f] for f in cls._fields), cls=cls)
         if issubclass(cls, enum.Enum) and len(args) == 1 and args[0].is_python_constant():
             return const(fold(cls, args[0].as_python_constant()))   # Color(99): the program's ValueError
-        if class_lookup(tx, type(cls), "__call__")[0] is not type.__dict__["__call__"]:
+        meta_call = class_lookup(tx, type(cls), "__call__")[0]
+        if meta_call is dict:
+            # a TypedDict class (its metaclass's `__call__ = dict`): calling it makes a plain dict
+            return wrap_class(tx, dict).call_function(tx, args, kwargs)
+        if meta_call is not type.__dict__["__call__"]:
             # its metaclass decides what calling it makes (a singleton's cached instance; a TypedDict
             # class makes a plain dict): not the class's own __new__/__init__
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (its metaclass defines __call__)")
