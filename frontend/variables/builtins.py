@@ -936,15 +936,6 @@ def _complex(tx, *args, **kwargs):
     return const(fold(complex, *[a.value for a in args], **{k: v.value for k, v in kwargs.items()}))
 
 
-def _vars(tx, *args):
-    """`vars(obj)` of a user object whose class gives it a `__dict__`: `obj.__dict__`, read as the
-    attribute is (no argument: the frame's locals; anything else: the real call decides)."""
-    if len(args) != 1 or not isinstance(args[0], UserDefinedObjectVariable) or \
-            class_lookup(tx, args[0].python_type(), "__dict__")[0] is MISSING:
-        return None
-    return tx.getattr(args[0], "__dict__")
-
-
 def _abs(tx, x, /):
     if is_tensorish(x):
         return tx.output.call_function(abs, [x], {})
@@ -1276,7 +1267,7 @@ _HANDLERS: dict[Any, Callable] = {
     zip: _zip, map: _map, filter: _filter, iter: _iter, next: _next, range: _range,
     list: _container(list), tuple: _container(tuple), set: _container(set), frozenset: _container(frozenset),
     dict: _container(dict), int: _scalar(int), float: _scalar(float), bool: _scalar(bool), str: _scalar(str),
-    complex: _complex, vars: _vars,
+    complex: _complex,
     abs: _abs, type: _type, callable: _callable, id: _id, repr: _repr, round: _round, slice: _slice,
     super: _super, object: _object, object.__new__: _object_new, divmod: _divmod, pow: _pow, print: _print,
     tuple.__new__: _tuple_new,
