@@ -274,10 +274,7 @@ class OutputGraph:
         self.graph = torch.fx.Graph()
         self.tracer = torch.fx.proxy.GraphAppendingTracer(self.graph)
         self.shape_policy = shape_policy if shape_policy is not None else ShapePolicy(mode=False)
-        self.shape_env = ShapeEnv(allow_scalar_outputs=self.capture_scalar_outputs,
-                                  allow_dynamic_output_shape_ops=False)
-        with stack_lines_unread(), source_lines_kept_apart():   # (it records the stack it is made on)
-            self.fake_mode = FakeTensorMode(shape_env=self.shape_env, allow_non_fake_inputs=False)
+        self._fake_mode = None              # (made when a tensor or symbol first needs it: `fake_mode`)
         self.graph_inputs: list = []        # (source, proxy, real value; a SymInt for a size input)
         # instructions traced for this frame, inlined calls included (never rolled back: work done)
         self.instructions_traced = 0
@@ -352,6 +349,22 @@ class OutputGraph:
         self.random_draws: list = []
 
     # -- checkpoints ------------------------------------------------------------
+    @property
+    def fake_mode(self) -> FakeTensorMode:
+        """The fake-tensor mode of the trace and its ShapeEnv, made when first needed: a frame that
+        meets no tensor or symbolic number (pure Python, which a frame breaking often is around its
+        tensor work) never pays for them."""
+        if self._fake_mode is None:
+            shape_env = ShapeEnv(allow_scalar_outputs=self.capture_scalar_outputs,
+                                 allow_dynamic_output_shape_ops=False)
+            with stack_lines_unread(), source_lines_kept_apart():   # (it records the stack it is made on)
+                self._fake_mode = FakeTensorMode(shape_env=shape_env, allow_non_fake_inputs=False)
+        return self._fake_mode
+
+    @property
+    def shape_env(self) -> ShapeEnv:
+        return self.fake_mode.shape_env
+
     def checkpoint(self) -> GraphState:
         # (the last node read from the end of fx's linked list: a checkpoint comes before most instructions)
         return GraphState(next(iter(reversed(self.graph.nodes)), None), len(self.graph_inputs),
@@ -387,9 +400,10 @@ class OutputGraph:
         self.torch_function_stack = state.torch_function_stack
         self.saved_hooks_message = state.saved_hooks_message
         self.default_dtype = state.default_dtype
-        with self.fake_mode:
-            for fake, size, stride, offset in reversed(self.metadata_log[state.n_metadata_log:]):
-                fake.as_strided_(size, stride, offset)
+        if len(self.metadata_log) > state.n_metadata_log:
+            with self.fake_mode:
+                for fake, size, stride, offset in reversed(self.metadata_log[state.n_metadata_log:]):
+                    fake.as_strided_(size, stride, offset)
         del self.metadata_log[state.n_metadata_log:]
         del self.constant_tensors[state.n_constant_tensors:]
         del self.random_draws[state.n_random_draws:]
@@ -398,7 +412,9 @@ class OutputGraph:
     def forget_constants(self) -> None:
         """Drop the values fake propagation keeps for tensors made from constants (`known_value`): an op
         undone by a rollback, or refused after its fake run, may have written into one."""
-        converter = self.fake_mode.fake_tensor_converter
+        if self._fake_mode is None:
+            return          # (no fake tensor made yet)
+        converter = self._fake_mode.fake_tensor_converter
         for refs in converter.constant_storage_mapping.values():
             for ref in refs:
                 fake = ref()

@@ -490,3 +490,33 @@ def test_resume_code_keeps_loops_and_handlers_reached_from_the_break():
     whole = len(list(dis.get_instructions(_loop_with_handler.__code__)))
     codes = resume.resume_codes_of(_loop_with_handler.__code__)
     assert codes and all(len(list(dis.get_instructions(c))) < whole + 30 for c in codes)
+
+
+
+# -- per-compile work a pure-Python frame does not need ---------------------------------------------
+def _pure_with_break(items, n):
+    items.append(n)
+    print(len(items), file=_SINK)          # a graph break (print is not traced)
+    items.append(n + 1)
+    return sum(items)
+
+
+_SINK = open(__import__("os").devnull, "w")
+
+
+def test_a_frame_meeting_no_tensor_makes_no_fake_tensor_mode(monkeypatch):
+    """The fake-tensor mode and its ShapeEnv are made when a tensor or symbol first needs them: the
+    frames of pure-Python code (here one that breaks, and its resume function) make none."""
+    from bytegraph.frontend import output_graph
+    made = []
+    real = output_graph.ShapeEnv
+    monkeypatch.setattr(output_graph, "ShapeEnv", lambda *a, **k: made.append(1) or real(*a, **k))
+    cnt = CompileCounter()
+    got, want = [], []
+    assert bytegraph.compile(_pure_with_break, backend=cnt)(got, 3) == _pure_with_break(want, 3)
+    assert got == want == [3, 4]
+    assert bytegraph.stats.frames_compiled == 2 and _break_kinds() and cnt.frame_count == 0
+    assert made == []
+    x = torch.ones(2)
+    torch.testing.assert_close(bytegraph.compile(lambda t: t + 1, backend=cnt)(x), x + 1)
+    assert cnt.frame_count == 1 and len(made) == 1
