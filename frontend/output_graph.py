@@ -17,6 +17,7 @@ import keyword
 import math
 import operator
 import re
+import sys
 import weakref
 from typing import Any, NamedTuple
 
@@ -262,6 +263,18 @@ def backend_declares(backend, attribute: str) -> bool:
     return False
 
 
+# Python frames a compile may need below the frame it compiles (inlined calls nest the translator)
+_COMPILE_STACK_ROOM = 250
+
+
+def _stack_depth() -> int:
+    depth, frame = 0, sys._getframe(1)
+    while frame is not None:
+        depth += 1
+        frame = frame.f_back
+    return depth
+
+
 class OutputGraph:
     def __init__(self, code, config, backend, shape_policy: ShapePolicy | None = None, fullgraph: bool = False):
         self.code = code
@@ -278,6 +291,10 @@ class OutputGraph:
         self.graph_inputs: list = []        # (source, proxy, real value; a SymInt for a size input)
         # instructions traced for this frame, inlined calls included (never rolled back: work done)
         self.instructions_traced = 0
+        # the compile began with little room left on the Python stack (a program recursing near its
+        # limit): a RecursionError while tracing is then the program's depth, not a loop of the
+        # compiler's own, and the call runs as is (translator.py, convert_frame.py)
+        self.started_deep = sys.getrecursionlimit() - _stack_depth() < _COMPILE_STACK_ROOM
         # whether a trace that meets no tensor gives up (see config.max_instructions_without_tensors)
         self.gives_up_without_tensors = True
         self.input_by_source: dict = {}

@@ -149,6 +149,9 @@ class InstructionTranslatorBase:
                 brk.user_stack = self.user_stack()
                 raise brk from e
             except USER_EXCEPTIONS as e:
+                if isinstance(e, RecursionError) and output.started_deep and \
+                        not getattr(e, "bytegraph_user_exception", False):
+                    raise       # the program's stack left the compiler no room: this call runs as is
                 if not getattr(e, "bytegraph_user_exception", False):
                     # not raised on purpose (see graph_break.user_error): it may be bytegraph's own bug,
                     # so it must never steer the program's except blocks. Running the code eagerly
