@@ -142,8 +142,8 @@ def _link_test_data(scratch: str) -> None:
 
 
 def _load_tests(mod) -> unittest.TestSuite:
-    """The module's tests; for a package, its own test classes and those of each `test*` submodule
-    (its `load_tests` would discover them under the stdlib's folder, not the copy's)."""
+    """The module's tests; for a package, its own test classes and those of each `test*` submodule and
+    subpackage (its `load_tests` would discover them under the stdlib's folder, not the copy's)."""
     loader = unittest.defaultTestLoader
     if not hasattr(mod, "__path__"):
         return loader.loadTestsFromModule(mod)
@@ -153,8 +153,15 @@ def _load_tests(mod) -> unittest.TestSuite:
                                obj.__module__ == mod.__name__)
     folder = mod.__path__[0]
     for file in sorted(os.listdir(folder)):
+        sub = f"{mod.__name__}.{file.removesuffix('.py')}"
         if file.startswith("test") and file.endswith(".py"):
-            suite.addTests(loader.loadTestsFromModule(importlib.import_module(f"{mod.__name__}.{file[:-3]}")))
+            try:
+                suite.addTests(loader.loadTestsFromModule(importlib.import_module(sub)))
+            except unittest.SkipTest:       # a submodule for another platform (test_importlib's test_windows)
+                continue
+        elif os.path.isfile(os.path.join(folder, file, "__init__.py")) and not file.startswith("__"):
+            # a subpackage of tests (test_importlib's source/, import_/): its own test* submodules
+            suite.addTests(_load_tests(importlib.import_module(sub)))
     return suite
 
 
