@@ -77,6 +77,13 @@ DEFAULT_MODULES = [
     # frames that break a hundred times; parsers, numbers and addresses
     "test_future_stmt", "test_configparser", "test_optparse", "test_random", "test_ipaddress", "test_bytes",
     "test_unicode", "test_ast", "test_array",
+    # debugger, dates, media and archive formats, importing, documentation, sockets and servers
+    "test_bdb", "test_strptime", "test_ucn", "test_type_comments", "test_picklebuffer", "test_robotparser",
+    "test_rlcompleter", "test_tabnanny", "test_pipes", "test_imghdr", "test_sunau", "test_aifc", "test_cgi",
+    "test_file", "test_imp", "test_codecencodings_jp", "test_codecencodings_iso2022", "test_lib2to3", "test_pydoc",
+    "test_modulefinder", "test_import", "test_support", "test_xmlrpc", "test_timeout", "test_socketserver",
+    "test_unicode_file_functions", "test_asyncore", "test_asynchat", "test_smtpd", "test_ftplib", "test_poplib",
+    "test_telnetlib", "test_termios",
 ]
 # shared base classes some test modules inherit their test methods from: relocated with them
 HELPERS = ["seq_tests", "list_tests", "mapping_tests", "string_tests"]
