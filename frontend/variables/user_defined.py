@@ -804,8 +804,9 @@ _LAYOUT_KNOWN = _tp_getattro(list) == _GENERIC_GETATTRO != _tp_getattro(type)
 def generic_getattribute(getattribute) -> bool:
     """Whether a C `__getattribute__` found on a class is object's generic lookup, which `generic_getattr`
     models: a C type's slot wrapper over it (list's, BaseException's) is; `threading.local`'s (it reads the
-    attributes of the calling thread's own dict, not the object's `__dict__`) or a module's is not."""
-    if getattribute is object.__getattribute__:
+    attributes of the calling thread's own dict, not the object's `__dict__`) is not. A module's is the
+    generic lookup followed by its dict's PEP 562 `__getattr__` (module subclasses: torch's op namespaces)."""
+    if getattribute is object.__getattribute__ or getattribute is types.ModuleType.__getattribute__:
         return True
     owner = getattr(getattribute, "__objclass__", None)
     return _LAYOUT_KNOWN and type(getattribute) is types.WrapperDescriptorType and isinstance(owner, type) and \
