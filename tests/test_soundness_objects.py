@@ -1,6 +1,8 @@
 """Instances of the program's classes follow CPython's attribute and call protocols exactly: what the
 class defines (even as None) is found, what it does not is absent. Each test compares compiled with
 eager and asserts what was captured. (Found by the CPython oracle, `tests/oracles/cpython_suite.py`.)"""
+import threading
+
 import pytest
 import torch
 
@@ -84,3 +86,23 @@ def test_a_c_descriptor_class_attribute_binds_as_in_eager():
 
     got = standard_test(f, torch.ones(2), frames=1, breaks=2, exact=True)   # (in f, then in ident_of's frame)
     assert got[1] is True
+
+
+class _ThreadLocal(threading.local):
+    value = 0       # the class's; each thread's own value lives in that thread's dict, not in __dict__
+
+
+def test_a_thread_local_attribute_is_the_calling_threads():
+    """`threading.local` reads attributes from the calling thread's dict through its own C
+    `__getattribute__`; the generic lookup (instance `__dict__`, then the class) found the class's 0, not
+    the 3 set before the call (CPython's test_asyncio PolicyTests.test_get_event_loop: the policy's
+    `_local._loop` read None after `get_event_loop()` set it). The read breaks the graph."""
+    local = _ThreadLocal()
+    local.value = 3
+
+    def f(x, loc):
+        y = x * 2
+        return y + loc.value
+
+    got = standard_test(f, torch.ones(2), local, frames=2, breaks=1, exact=True)
+    assert got.tolist() == [5.0, 5.0]

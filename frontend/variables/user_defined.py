@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import collections.abc
 import copyreg
+import ctypes
 import dataclasses
 import enum
 import inspect
@@ -647,6 +648,9 @@ class UserDefinedObjectVariable(VariableTracker):
             if isinstance(getattribute, types.FunctionType) and name != "__class__":
                 return UserFunctionVariable(fn=getattribute, source=getattribute_src).call_function(
                     tx, [self, const(name)], {})
+            if not generic_getattribute(getattribute) and name != "__class__":
+                raise Unsupported("unsupported_attr", name=name,
+                                  obj=f"{self.cls.__name__} (its C __getattribute__ is not object's)")
             return self.generic_getattr(tx, name)
         except Exception as e:
             if not raised_by_user(e, AttributeError):
@@ -926,6 +930,29 @@ class _Plain:
 
 
 _DICT_OFFSET = type.__dict__["__dictoffset__"].__get__   # 0: the class's instances have no __dict__
+
+# a type's tp_getattro, read from its PyTypeObject (CPython 3.11: the 19th pointer-sized field)
+_TP_GETATTRO_OFFSET = 18 * ctypes.sizeof(ctypes.c_void_p)
+
+
+def _tp_getattro(cls) -> int:
+    return ctypes.c_void_p.from_address(id(cls) + _TP_GETATTRO_OFFSET).value
+
+
+_GENERIC_GETATTRO = _tp_getattro(object)
+_LAYOUT_KNOWN = _tp_getattro(list) == _GENERIC_GETATTRO != _tp_getattro(type)
+
+
+def generic_getattribute(getattribute) -> bool:
+    """Whether a C `__getattribute__` found on a class is object's generic lookup, which `generic_getattr`
+    models: a C type's slot wrapper over it (list's, BaseException's) is; `threading.local`'s (it reads the
+    attributes of the calling thread's own dict, not the object's `__dict__`) is not. A module's is the
+    generic lookup followed by its dict's PEP 562 `__getattr__` (module subclasses: torch's op namespaces)."""
+    if getattribute is object.__getattribute__ or getattribute is types.ModuleType.__getattribute__:
+        return True
+    owner = getattr(getattribute, "__objclass__", None)
+    return _LAYOUT_KNOWN and type(getattribute) is types.WrapperDescriptorType and isinstance(owner, type) and \
+        _tp_getattro(owner) == _GENERIC_GETATTRO
 
 
 def plain_class(cls) -> bool:

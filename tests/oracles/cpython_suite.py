@@ -77,6 +77,13 @@ DEFAULT_MODULES = [
     # frames that break a hundred times; parsers, numbers and addresses
     "test_future_stmt", "test_configparser", "test_optparse", "test_random", "test_ipaddress", "test_bytes",
     "test_unicode", "test_ast", "test_array",
+    # debugger, dates, media and archive formats, importing, documentation, sockets and servers
+    "test_bdb", "test_strptime", "test_ucn", "test_type_comments", "test_picklebuffer", "test_robotparser",
+    "test_rlcompleter", "test_tabnanny", "test_pipes", "test_imghdr", "test_sunau", "test_aifc", "test_cgi",
+    "test_file", "test_imp", "test_codecencodings_jp", "test_codecencodings_iso2022", "test_lib2to3", "test_pydoc",
+    "test_modulefinder", "test_import", "test_support", "test_xmlrpc", "test_timeout", "test_socketserver",
+    "test_unicode_file_functions", "test_asyncore", "test_asynchat", "test_smtpd", "test_ftplib", "test_poplib",
+    "test_telnetlib", "test_termios",
 ]
 # shared base classes some test modules inherit their test methods from: relocated with them
 HELPERS = ["seq_tests", "list_tests", "mapping_tests", "string_tests"]
@@ -142,8 +149,8 @@ def _link_test_data(scratch: str) -> None:
 
 
 def _load_tests(mod) -> unittest.TestSuite:
-    """The module's tests; for a package, its own test classes and those of each `test*` submodule
-    (its `load_tests` would discover them under the stdlib's folder, not the copy's)."""
+    """The module's tests; for a package, its own test classes and those of each `test*` submodule and
+    subpackage (its `load_tests` would discover them under the stdlib's folder, not the copy's)."""
     loader = unittest.defaultTestLoader
     if not hasattr(mod, "__path__"):
         return loader.loadTestsFromModule(mod)
@@ -153,8 +160,15 @@ def _load_tests(mod) -> unittest.TestSuite:
                                obj.__module__ == mod.__name__)
     folder = mod.__path__[0]
     for file in sorted(os.listdir(folder)):
+        sub = f"{mod.__name__}.{file.removesuffix('.py')}"
         if file.startswith("test") and file.endswith(".py"):
-            suite.addTests(loader.loadTestsFromModule(importlib.import_module(f"{mod.__name__}.{file[:-3]}")))
+            try:
+                suite.addTests(loader.loadTestsFromModule(importlib.import_module(sub)))
+            except unittest.SkipTest:       # a submodule for another platform (test_importlib's test_windows)
+                continue
+        elif os.path.isfile(os.path.join(folder, file, "__init__.py")) and not file.startswith("__"):
+            # a subpackage of tests (test_importlib's source/, import_/): its own test* submodules
+            suite.addTests(_load_tests(importlib.import_module(sub)))
     return suite
 
 
