@@ -122,6 +122,36 @@ _DTYPE_FROM_DATA = {torch.tensor, torch.as_tensor, torch.asarray, "new_tensor"}
 _UNVERSIONED_WRITES = {"batch_norm", "instance_norm", "native_batch_norm", "_native_batch_norm_legit",
                        "_batch_norm_with_update", "_batch_norm_impl_index", "fused_moving_avg_obs_fake_quant",
                        "_fused_moving_avg_obs_fq_helper"}
+# of those, the norms whose statistics are written only when a flag says so (batch norm in training,
+# instance norm on its input's statistics): function -> (its parameters up to the flag, the flag). Their
+# weight, bias and input are never written (an eval-mode batch norm writes nothing: the weight it reads
+# is no input written into, which a graph that may raise would have to put back)
+_F = torch.nn.functional
+_STATISTICS_WRITES = {
+    _F.batch_norm: (("input", "running_mean", "running_var", "weight", "bias", "training"), "training"),
+    _F.instance_norm: (("input", "running_mean", "running_var", "weight", "bias", "use_input_stats"),
+                       "use_input_stats"),
+    torch.batch_norm: (("input", "weight", "bias", "running_mean", "running_var", "training"), "training"),
+    torch.instance_norm: (("input", "weight", "bias", "running_mean", "running_var", "use_input_stats"),
+                          "use_input_stats"),
+}
+
+
+def _unversioned_written_operands(node):
+    """The operands of a node of `_UNVERSIONED_WRITES` that it may write into: a norm's running statistics
+    unless its flag is the constant False (the arguments after the flag are numbers); every operand of
+    the others (or of a call not bound here)."""
+    spec = _STATISTICS_WRITES.get(node.target) if node.op == "call_function" else None
+    if spec is None:
+        return node.args, node.kwargs
+    params, flag = spec
+    bound = dict(zip(params, node.args))
+    if any(k in bound for k in node.kwargs):
+        return node.args, node.kwargs
+    bound.update(node.kwargs)
+    if flag in bound and bound[flag] is False:
+        return ()
+    return bound.get("running_mean"), bound.get("running_var")
 
 
 def _refuse_foreach_reading_what_it_wrote(name, args, kwargs) -> None:
@@ -1258,7 +1288,7 @@ class OutputGraph:
             name = node.target if node.op == "call_method" else getattr(node.target, "__name__", None)
             name = name.split(".")[0] if isinstance(name, str) else ""
             if name in _UNVERSIONED_WRITES:
-                operands = (node.args, node.kwargs)
+                operands = _unversioned_written_operands(node)
             elif name.endswith("_") and not name.startswith("__") and node.args:
                 operands = node.args[0]
             else:

@@ -543,6 +543,43 @@ def test_running_statistics_updated_before_the_raise_are_updated_once(backend):
     assert cnt.frame_count == 1
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("train", [False, True])
+def test_norm_weights_are_not_inputs_written_into(train, backend):
+    # a batch or instance norm writes its running statistics (in training, or on its input's statistics)
+    # and nothing else: its weight and bias, requiring grad, are no inputs written into, which would
+    # stop a graph that may raise from compiling with eager autograd (HF ResNet in eval mode broke at
+    # every ModelOutput and recompiled per stage)
+    bn = torch.nn.BatchNorm1d(3).train(train)
+    norm = torch.nn.InstanceNorm1d(3, affine=True, track_running_stats=True).train(train)
+    scale = torch.ones(3, requires_grad=True)
+
+    def f(x, idx, log):
+        y = norm(bn(x))
+        y = torch.batch_norm(y, scale, None, None, None, True, 0.1, 1e-5, False)
+        log.append(1)
+        return y[idx]
+
+    bytegraph.reset()
+    cnt = CompileCounterWithBackend(backend)
+    compiled = bytegraph.compile(f, backend=cnt)
+    results = []
+    for fn in (f, compiled):
+        bn.reset_running_stats()
+        norm.reset_running_stats()
+        calls = []
+        for idx in (torch.tensor([0]), torch.tensor([1]), torch.tensor([7])):
+            log = []
+            answer = _run(fn, torch.arange(24.0).reshape(2, 3, 4), idx, log)
+            calls.append((answer, log, bn.running_mean.clone(), bn.running_var.clone(), norm.running_mean.clone(),
+                          norm.running_var.clone(), int(bn.num_batches_tracked)))
+        results.append(calls)
+    assert_same(results[1], results[0])
+    assert results[0][2][0][0] == "raised"
+    assert cnt.frame_count == 1
+    assert bytegraph.stats.break_records == []
+
+
 def test_a_written_input_requiring_grad_runs_the_frame_eagerly():
     # run as recorded, a write into an input requiring grad is in its autograd history, which no copy puts
     # back: a rerun gave the input a gradient twice over, and no rerun loses the effects before the raise
