@@ -30,6 +30,7 @@ from ...probe import (
     class_dict_lookup,
     class_namespace,
     disallows_instantiation,
+    is_c_level,
     is_heap_type,
     is_python_data_descriptor,
     per_class,
@@ -61,6 +62,18 @@ def bind_descriptor(tx, obj_var, cls_owner, attr, name, attr_source=None):
 
     def part(field):   # a read-only field of the found object, whose identity is guarded by the lookup
         return tx.wrap(getattr(attr, field), AttrSource(attr_source, field) if attr_source else None, trusted=True)
+    getter = class_dict_lookup(type(attr), "__get__")
+    if is_heap_type(type(attr)) and not is_c_level(getter):
+        # a descriptor class of the program's (torch.distributions' lazy_property, a property or
+        # classmethod subclass overriding __get__): its Python `__get__(descriptor, instance, owner)`
+        # inlined, as the lookup calls it
+        if not isinstance(getter, types.FunctionType):
+            raise Unsupported("unsupported_attr", name=name,
+                              obj=f"{obj_var.describe()} (custom descriptor {type(attr).__name__})")
+        descriptor = tx.wrap(attr, attr_source, trusted=attr_source is None)
+        owner = obj_var if is_class else wrap_class(tx, obj_var.python_type())
+        return UserFunctionVariable(fn=getter).call_function(
+            tx, [descriptor, const(None) if is_class else obj_var, owner], {})
     if isinstance(attr, staticmethod):
         return part("__func__")
     if isinstance(attr, classmethod):
@@ -107,14 +120,6 @@ def bind_descriptor(tx, obj_var, cls_owner, attr, name, attr_source=None):
     if is_class and isinstance(attr, (property, types.MethodDescriptorType, types.WrapperDescriptorType,
                                       types.GetSetDescriptorType, types.MemberDescriptorType)):
         return tx.wrap(attr, attr_source)      # read on the class: the descriptor itself
-    getter = class_dict_lookup(type(attr), "__get__")
-    if isinstance(getter, types.FunctionType) and is_heap_type(type(attr)):
-        # a descriptor class of the program's (torch.distributions' lazy_property): its Python
-        # `__get__(descriptor, instance, owner)` inlined, as the lookup calls it
-        descriptor = tx.wrap(attr, attr_source, trusted=attr_source is None)
-        owner = obj_var if is_class else wrap_class(tx, obj_var.python_type())
-        return UserFunctionVariable(fn=getter).call_function(
-            tx, [descriptor, const(None) if is_class else obj_var, owner], {})
     if hasattr(type(attr), "__get__") and not isinstance(attr, (type, types.BuiltinFunctionType)):
         # any other descriptor, a C one too (a C type named without its module says "builtins":
         # `instancemethod` binds what it wraps, and was taken for a plain value)
@@ -220,11 +225,19 @@ class UserDefinedClassVariable(VariableTracker):
         if attr is not MISSING:
             if isinstance(attr, (staticmethod, classmethod, types.FunctionType)):
                 return bind_descriptor(tx, self, None, attr, name, attr_src)
+            if is_heap_type(type(attr)) and not is_c_level(class_dict_lookup(type(attr), "__get__")):
+                # a descriptor whose `__get__` is Python: run when read, not at compile time and
+                # in each guard check (nor skipped by the compiled code)
+                return bind_descriptor(tx, self, None, attr, name, attr_src)
             if isinstance(attr, property):
                 return tx.wrap(attr, attr_src, trusted=True)
             value = getattr(cls, name)
             src = AttrSource(self.source, name) if self.source else None
             return tx.wrap(value, src)
+        if meta_attr is not MISSING and not is_c_level(class_dict_lookup(type(meta_attr), "__get__")):
+            # a descriptor of the metaclass whose `__get__` is Python: bound to the class when read
+            raise Unsupported("python_protocol", what=f"reading {cls.__qualname__}.{name}, a descriptor of its "
+                                                      "metaclass")
         value = getattr(cls, name)  # metaclass attributes; raises AttributeError like eager
         return tx.wrap(value, AttrSource(self.source, name) if self.source else None)
 
