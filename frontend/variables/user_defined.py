@@ -921,7 +921,26 @@ class EnumVariable(VariableTracker):
     def var_getattr(self, tx, name):
         if name == "__class__":     # (`self.__class__(value)` in enum.Flag's operators)
             return wrap_class(tx, type(self.value))
-        return const(getattr(self.value, name))
+        member = self.value
+        if name in ("name", "value") and class_lookup(tx, type(member), name)[0] is enum.Enum.__dict__[name]:
+            name = f"_{name}_"      # (enum's own property reading the member's field)
+        attr, attr_src = class_lookup(tx, type(member), name)
+        if attr is not MISSING and is_python_data_descriptor(attr):
+            return bind_descriptor(tx, self, None, attr, name, attr_src)    # a property: run when read
+        own = getattr(member, "__dict__", {}).get(name, MISSING)
+        if own is not MISSING:
+            if name in ("_name_", "_value_") and is_constant_value(own):
+                return const(own)   # fixed when the class was made
+            # a member's own attribute (set by its __init__, or later: `Planet.EARTH.mass = 9.0`), or
+            # a mutable value: read, guarded and written as any object's
+            if self.source is None:
+                raise Unsupported("unsupported_attr", name=name, obj=f"{self.describe()} (an attribute of "
+                                                                     "its own, read without a source)")
+            return tx.wrap(own, AttrSource(self.source, name))
+        if attr is not MISSING and not isinstance(attr, types.FunctionType) and \
+                not is_c_level(class_dict_lookup(type(attr), "__get__")):
+            return bind_descriptor(tx, self, None, attr, name, attr_src)    # a Python descriptor
+        return const(getattr(member, name))
 
     def call_method(self, tx, name, args, kwargs):
         # a protocol method enum.py (or the enum's class) writes in Python (Flag's `__contains__`): traced
