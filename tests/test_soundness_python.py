@@ -2405,3 +2405,31 @@ def test_enum_member_mutable_value_is_the_object_itself():
     got = calls(opt)
     assert_same(got, want, exact=True)
     assert cnt.frame_count == 3 and not bytegraph.stats.break_records     # (the length is guarded)
+
+
+# -- a call whose arguments do not bind raises CPython's own TypeError -----------------------------
+class _Method:
+    def meth(self, a):
+        return a
+
+
+_TwoFields = collections.namedtuple("_TwoFields", "a b")
+
+
+@pytest.mark.parametrize("case", range(8))
+def test_binding_error_message_is_cpythons(case):
+    # the messages named `fn.__name__` where CPython names the qualified name (`_Method.meth()`,
+    # `f.<locals>.inner()`, `_TwoFields.__new__()`), and always said "missing 1 ... argument"
+    def f(x):
+        def inner(a, b, c=1, *, d, e=2):
+            return a
+
+        calls = [lambda: _Method.meth(1), lambda: inner(1), lambda: inner(1, 2, 3, 4, d=1),
+                 lambda: inner(1, 2, d=1, z=3), lambda: inner(1, 2), lambda: inner(1, 2, a=3, d=4),
+                 lambda: _TwoFields(1), lambda: _TwoFields(1, 2, 3)]
+        try:
+            return calls[case]()
+        except TypeError as e:
+            return x + 1, str(e)
+
+    standard_test(f, torch.ones(2), breaks=0, exact=True)

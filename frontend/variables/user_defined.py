@@ -315,7 +315,7 @@ class UserDefinedClassVariable(VariableTracker):
             new = cls.__new__
             reads.class_lookup(tx, cls, "__new__")
             defaults, _ = reads.function_defaults(tx, new, None, True, False)
-            bound = bind_arguments(tx, new.__code__, cls.__name__, [self] + list(args), kwargs, defaults, {})
+            bound = bind_arguments(tx, new.__code__, new.__qualname__, [self] + list(args), kwargs, defaults, {})
             return NamedTupleVariable(tuple(bound[f] for f in cls._fields), cls=cls)
         if issubclass(cls, enum.Enum) and len(args) == 1 and args[0].is_python_constant():
             return const(fold(cls, args[0].as_python_constant()))   # Color(99): the program's ValueError
