@@ -304,7 +304,11 @@ class InstructionTranslatorBase:
                         return const(False)
                     if compare_equal(self, item, a):
                         return const(True)
-            return b.call_method(self, "__contains__", [a], {})
+            result = b.call_method(self, "__contains__", [a], {})
+            if isinstance(b, TensorVariable) or isinstance(result, ConstantVariable) and type(result.value) is bool:
+                return result
+            # `in` answers a bool whatever a program's `__contains__` returned: its truth
+            return const(result.truth(self))
         if a.owns_operators or b.owns_operators:
             return self._owned_operator(op, a, b)
         if self._dispatches(a, b):

@@ -6,7 +6,8 @@ import threading
 import pytest
 import torch
 
-from helpers import standard_test
+import bytegraph
+from helpers import assert_same, compiled, standard_test
 
 
 class _Element:
@@ -106,3 +107,134 @@ def test_a_thread_local_attribute_is_the_calling_threads():
 
     got = standard_test(f, torch.ones(2), local, frames=2, breaks=1, exact=True)
     assert got.tolist() == [5.0, 5.0]
+
+
+# -- descriptors whose __get__ is Python: run when read, never at compile time -----------------------
+class _CountingDescriptor:
+    reads = []
+
+    def __get__(self, obj, owner):
+        _CountingDescriptor.reads.append(obj)
+        return self if obj is None else 2
+
+
+class _HostOfCounting:
+    d = _CountingDescriptor()
+
+
+def test_python_descriptor_read_on_the_class_runs_once_per_read():
+    # `Host.d` was bound at compile time with the real getattr and re-bound by every guard check,
+    # while the compiled code never ran `__get__`: the count went 1, 5, 9... against eager's 1, 2, 3
+    def f(x):
+        return x + 1, _HostOfCounting.d
+
+    def calls(fn):
+        counts = []
+        for _ in range(3):
+            _CountingDescriptor.reads.clear()
+            counts.append((fn(torch.ones(2))[0], len(_CountingDescriptor.reads)))
+        return counts
+    want = calls(f)
+    bytegraph.reset()
+    opt, cnt = compiled(f)
+    got = calls(opt)
+    assert_same(got, want, exact=True)
+    assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+
+
+class _OwnGetProperty(property):
+    def __get__(self, obj, owner=None):
+        return "on the class" if obj is None else 7
+
+
+class _OwnGetClassmethod(classmethod):
+    def __get__(self, obj, owner=None):
+        return lambda: 42
+
+
+class _OwnGetStaticmethod(staticmethod):
+    def __get__(self, obj, owner=None):
+        return lambda: 43
+
+
+class _HostOfOverrides:
+    @_OwnGetProperty
+    def p(self):
+        return 1
+
+    @_OwnGetClassmethod
+    def c(cls):
+        return 1
+
+    @_OwnGetStaticmethod
+    def s():
+        return 1
+
+
+def test_subclass_of_property_or_classmethod_overriding_get():
+    # a property/classmethod/staticmethod subclass with its own __get__ was bound as the base binds
+    # (the getter, the function): 1 instead of 7, 42, 43
+    def f(x, h):
+        return x * h.p, _HostOfOverrides.p, x * h.c(), _HostOfOverrides.c(), x * h.s(), _HostOfOverrides.s()
+
+    standard_test(f, torch.ones(2), _HostOfOverrides(), breaks=0, exact=True)
+
+
+# -- `in` answers a bool whatever `__contains__` returns -------------------------------------------
+class _ContainsAnswersItsArgument:
+    def __contains__(self, value):
+        return value
+
+
+class _ContainsAnswersATensor:
+    def __init__(self, t):
+        self.t = t
+
+    def __contains__(self, value):
+        return (self.t == value).any()
+
+
+class _TruthRaises:
+    def __bool__(self):
+        raise ValueError("no truth")
+
+
+class _ContainsAnswersNoTruth:
+    def __contains__(self, value):
+        return _TruthRaises()
+
+
+class _MetaContainsAnswersAString(type):
+    def __contains__(cls, value):
+        return "yes"
+
+
+class _ContainsOnItsMetaclass(metaclass=_MetaContainsAnswersAString):
+    pass
+
+
+def test_in_takes_the_truth_of_what_contains_returned():
+    # compiled `1 in obj` gave back `__contains__`'s own value (1, [], a tensor, an object whose
+    # __bool__ raises) where CPython answers its truth (True, False, ..., the ValueError)
+    def f(x):
+        obj = _ContainsAnswersItsArgument()
+        return x + 1, 1 in obj, 0 in obj, [] in obj, None not in obj, 1 in _ContainsOnItsMetaclass
+
+    standard_test(f, torch.ones(2), breaks=0, exact=True)
+
+    def g(x):
+        try:
+            return 1 in _ContainsAnswersNoTruth()
+        except ValueError as e:
+            return x + 1, str(e)
+
+    standard_test(g, torch.ones(2), breaks=0, exact=True)
+
+
+def test_in_of_a_tensor_answer_is_a_bool():
+    def f(x):
+        return 1 in _ContainsAnswersATensor(x), 5 in _ContainsAnswersATensor(x)
+
+    # (the truth of a tensor is data: each `in` breaks the graph, as `bool(t)` does)
+    got = standard_test(f, torch.ones(2), frames=2, breaks=2, exact=True)
+    assert got == (True, False)

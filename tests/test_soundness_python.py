@@ -2351,3 +2351,85 @@ def test_a_registered_codec_error_handler_runs_when_the_program_runs_it():
     codecs.register_error("test.bytegraph.pos", _handler.handle)
     _handler.pos = 0
     standard_test(encode_with_registered_handler, torch.ones(2), frames=1, breaks=2)
+
+
+# -- an enum member's own attributes are read as any object's (guarded, mutable) --------------------
+class _Planet(enum.Enum):
+    EARTH = (1.0, 2.0)
+
+    def __init__(self, mass, radius):
+        self.mass = mass
+        self.radius = radius
+
+    @property
+    def gravity(self):
+        return self.mass / self.radius
+
+
+class _ListValued(enum.Enum):
+    A = [1]
+
+
+def test_enum_member_attribute_changed_between_calls():
+    # `member.mass` and properties over it were folded at compile time, unguarded: after
+    # `_Planet.EARTH.mass = 9.0` the compiled code still answered 1.0
+    def f(x, p):
+        return x * p.gravity, p.mass, p.value
+
+    def calls(fn):
+        _Planet.EARTH.mass = 1.0
+        first = fn(torch.ones(2), _Planet.EARTH)
+        _Planet.EARTH.mass = 9.0
+        return first, fn(torch.ones(2), _Planet.EARTH)
+    want = calls(f)
+    bytegraph.reset()
+    opt, cnt = compiled(f)
+    got = calls(opt)
+    _Planet.EARTH.mass = 1.0
+    assert_same(got, want, exact=True)
+    assert cnt.frame_count == 2 and not bytegraph.stats.break_records     # (a recompile on the change)
+
+
+def test_enum_member_mutable_value_is_the_object_itself():
+    # a list value was folded into a constant copy: appending to it changed nothing the next call saw
+    def f(x):
+        _ListValued.A.value.append(0)
+        return x * len(_ListValued.A.value)
+
+    def calls(fn):
+        _ListValued.A.value[:] = [1]
+        return [fn(torch.ones(2)) for _ in range(3)], list(_ListValued.A.value)
+    want = calls(f)
+    bytegraph.reset()
+    opt, cnt = compiled(f)
+    got = calls(opt)
+    assert_same(got, want, exact=True)
+    assert cnt.frame_count == 3 and not bytegraph.stats.break_records     # (the length is guarded)
+
+
+# -- a call whose arguments do not bind raises CPython's own TypeError -----------------------------
+class _Method:
+    def meth(self, a):
+        return a
+
+
+_TwoFields = collections.namedtuple("_TwoFields", "a b")
+
+
+@pytest.mark.parametrize("case", range(8))
+def test_binding_error_message_is_cpythons(case):
+    # the messages named `fn.__name__` where CPython names the qualified name (`_Method.meth()`,
+    # `f.<locals>.inner()`, `_TwoFields.__new__()`), and always said "missing 1 ... argument"
+    def f(x):
+        def inner(a, b, c=1, *, d, e=2):
+            return a
+
+        calls = [lambda: _Method.meth(1), lambda: inner(1), lambda: inner(1, 2, 3, 4, d=1),
+                 lambda: inner(1, 2, d=1, z=3), lambda: inner(1, 2), lambda: inner(1, 2, a=3, d=4),
+                 lambda: _TwoFields(1), lambda: _TwoFields(1, 2, 3)]
+        try:
+            return calls[case]()
+        except TypeError as e:
+            return x + 1, str(e)
+
+    standard_test(f, torch.ones(2), breaks=0, exact=True)

@@ -3,6 +3,7 @@ methods, functools.partial, and methods of constants."""
 from __future__ import annotations
 
 import dataclasses
+import dis
 import functools
 import inspect
 import types
@@ -20,9 +21,31 @@ from .lists import TupleVariable
 from .misc import CellVariable
 
 
+_STUB_BODY = bytes([dis.opmap["RESUME"], 0, dis.opmap["LOAD_CONST"], 0, dis.opmap["RETURN_VALUE"], 0])
+_RUNS_AT_ONCE = ~(inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR |
+                  inspect.CO_ITERABLE_COROUTINE)
+
+
+def _binding_error(code, qualname, args, kwargs, defaults, kwdefaults):
+    """CPython's own TypeError for a call whose arguments do not bind (its wording, plurals and names):
+    a function with the same parameters and an empty body called with as many placeholders."""
+    stub_code = code.replace(co_code=_STUB_BODY, co_consts=(None,), co_exceptiontable=b"", co_linetable=b"",
+                             co_flags=code.co_flags & _RUNS_AT_ONCE, co_stacksize=max(code.co_stacksize, 1))
+    cells = tuple(types.CellType() for _ in code.co_freevars)
+    stub = types.FunctionType(stub_code, {}, code.co_name, tuple(None for _ in defaults), cells)
+    stub.__kwdefaults__ = {k: None for k in kwdefaults} or None
+    stub.__qualname__ = qualname
+    try:
+        stub(*[None] * len(args), **{k: None for k in kwargs})
+    except TypeError as e:
+        return user_error(TypeError(*e.args))
+    raise AssertionError(f"{qualname}: arguments that bind to the stub did not bind")   # pragma: no cover
+
+
 def bind_arguments(tx, code: types.CodeType, fn_name: str, args: list, kwargs: dict,
                    defaults: tuple, kwdefaults: dict) -> dict:
-    """Bind call arguments to a code object's parameters (as CPython does), returning name -> tracker."""
+    """Bind call arguments to a code object's parameters (as CPython does), returning name -> tracker.
+    `fn_name`: the function's qualified name, as CPython's TypeError names it."""
     nargs = code.co_argcount
     nkw = code.co_kwonlyargcount
     names = code.co_varnames
@@ -36,31 +59,31 @@ def bind_arguments(tx, code: types.CodeType, fn_name: str, args: list, kwargs: d
             bound[name] = positional[i]
     extra = positional[nargs:]
     if extra and not has_varargs:
-        raise user_error(TypeError(f"{fn_name}() takes {nargs} positional arguments but {len(positional)} were given"))
+        raise _binding_error(code, fn_name, args, kwargs, defaults, kwdefaults)
     kw_names = names[nargs:nargs + nkw]
     extra_kw = {}
     for key, value in kwargs.items():
         if key in names[posonly:nargs] or key in kw_names:
             if key in bound:
-                raise user_error(TypeError(f"{fn_name}() got multiple values for argument '{key}'"))
+                raise _binding_error(code, fn_name, args, kwargs, defaults, kwdefaults)
             bound[key] = value
         elif has_varkw:
             extra_kw[key] = value
         else:
-            raise user_error(TypeError(f"{fn_name}() got an unexpected keyword argument '{key}'"))
+            raise _binding_error(code, fn_name, args, kwargs, defaults, kwdefaults)
     first_default = nargs - len(defaults)
     for i, name in enumerate(names[:nargs]):
         if name not in bound:
             if i >= first_default:
                 bound[name] = defaults[i - first_default]
             else:
-                raise user_error(TypeError(f"{fn_name}() missing 1 required positional argument: '{name}'"))
+                raise _binding_error(code, fn_name, args, kwargs, defaults, kwdefaults)
     for name in kw_names:
         if name not in bound:
             if name in kwdefaults:
                 bound[name] = kwdefaults[name]
             else:
-                raise user_error(TypeError(f"{fn_name}() missing 1 required keyword-only argument: '{name}'"))
+                raise _binding_error(code, fn_name, args, kwargs, defaults, kwdefaults)
     index = nargs + nkw
     if has_varargs:
         bound[names[index]] = TupleVariable(tuple(extra))
@@ -119,7 +142,7 @@ class UserFunctionVariable(BaseUserFunction):
         keyword = code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
         d, k = reads.function_defaults(tx, self.fn, self.source, any(n not in kwargs for n in positional),
                                        any(n not in kwargs for n in keyword))
-        return bind_arguments(tx, code, self.fn.__name__, args, kwargs, d, k)
+        return bind_arguments(tx, code, self.fn.__qualname__, args, kwargs, d, k)
 
     def closure_cells(self, tx):
         cells = {}
@@ -170,7 +193,7 @@ class NestedFunctionVariable(BaseUserFunction):
         return f"function {self.qualname}"
 
     def bind(self, tx, args, kwargs):
-        return bind_arguments(tx, self.code, self.code.co_name, args, kwargs, self.defaults, dict(self.kwdefaults))
+        return bind_arguments(tx, self.code, self.qualname, args, kwargs, self.defaults, dict(self.kwdefaults))
 
     def closure_cells(self, tx):
         return dict(zip(self.code.co_freevars, self.closure))

@@ -31,6 +31,7 @@ from ...probe import (
     class_dict_lookup,
     class_namespace,
     disallows_instantiation,
+    is_c_level,
     is_heap_type,
     is_python_data_descriptor,
     per_class,
@@ -62,6 +63,18 @@ def bind_descriptor(tx, obj_var, cls_owner, attr, name, attr_source=None):
 
     def part(field):   # a read-only field of the found object, whose identity is guarded by the lookup
         return tx.wrap(getattr(attr, field), AttrSource(attr_source, field) if attr_source else None, trusted=True)
+    getter = class_dict_lookup(type(attr), "__get__")
+    if is_heap_type(type(attr)) and not is_c_level(getter):
+        # a descriptor class of the program's (torch.distributions' lazy_property, a property or
+        # classmethod subclass overriding __get__): its Python `__get__(descriptor, instance, owner)`
+        # inlined, as the lookup calls it
+        if not isinstance(getter, types.FunctionType):
+            raise Unsupported("unsupported_attr", name=name,
+                              obj=f"{obj_var.describe()} (custom descriptor {type(attr).__name__})")
+        descriptor = tx.wrap(attr, attr_source, trusted=attr_source is None)
+        owner = obj_var if is_class else wrap_class(tx, obj_var.python_type())
+        return UserFunctionVariable(fn=getter).call_function(
+            tx, [descriptor, const(None) if is_class else obj_var, owner], {})
     if isinstance(attr, staticmethod):
         return part("__func__")
     if isinstance(attr, classmethod):
@@ -108,14 +121,6 @@ def bind_descriptor(tx, obj_var, cls_owner, attr, name, attr_source=None):
     if is_class and isinstance(attr, (property, types.MethodDescriptorType, types.WrapperDescriptorType,
                                       types.GetSetDescriptorType, types.MemberDescriptorType)):
         return tx.wrap(attr, attr_source)      # read on the class: the descriptor itself
-    getter = class_dict_lookup(type(attr), "__get__")
-    if isinstance(getter, types.FunctionType) and is_heap_type(type(attr)):
-        # a descriptor class of the program's (torch.distributions' lazy_property): its Python
-        # `__get__(descriptor, instance, owner)` inlined, as the lookup calls it
-        descriptor = tx.wrap(attr, attr_source, trusted=attr_source is None)
-        owner = obj_var if is_class else wrap_class(tx, obj_var.python_type())
-        return UserFunctionVariable(fn=getter).call_function(
-            tx, [descriptor, const(None) if is_class else obj_var, owner], {})
     if hasattr(type(attr), "__get__") and not isinstance(attr, (type, types.BuiltinFunctionType)):
         # any other descriptor, a C one too (a C type named without its module says "builtins":
         # `instancemethod` binds what it wraps, and was taken for a plain value)
@@ -221,11 +226,19 @@ class UserDefinedClassVariable(VariableTracker):
         if attr is not MISSING:
             if isinstance(attr, (staticmethod, classmethod, types.FunctionType)):
                 return bind_descriptor(tx, self, None, attr, name, attr_src)
+            if is_heap_type(type(attr)) and not is_c_level(class_dict_lookup(type(attr), "__get__")):
+                # a descriptor whose `__get__` is Python: run when read, not at compile time and
+                # in each guard check (nor skipped by the compiled code)
+                return bind_descriptor(tx, self, None, attr, name, attr_src)
             if isinstance(attr, property):
                 return tx.wrap(attr, attr_src, trusted=True)
             value = getattr(cls, name)
             src = AttrSource(self.source, name) if self.source else None
             return tx.wrap(value, src)
+        if meta_attr is not MISSING and not is_c_level(class_dict_lookup(type(meta_attr), "__get__")):
+            # a descriptor of the metaclass whose `__get__` is Python: bound to the class when read
+            raise Unsupported("python_protocol", what=f"reading {cls.__qualname__}.{name}, a descriptor of its "
+                                                      "metaclass")
         value = getattr(cls, name)  # metaclass attributes; raises AttributeError like eager
         return tx.wrap(value, AttrSource(self.source, name) if self.source else None)
 
@@ -303,7 +316,7 @@ class UserDefinedClassVariable(VariableTracker):
             new = cls.__new__
             reads.class_lookup(tx, cls, "__new__")
             defaults, _ = reads.function_defaults(tx, new, None, True, False)
-            bound = bind_arguments(tx, new.__code__, cls.__name__, [self] + list(args), kwargs, defaults, {})
+            bound = bind_arguments(tx, new.__code__, new.__qualname__, [self] + list(args), kwargs, defaults, {})
             return NamedTupleVariable(tuple(bound[f] for f in cls._fields), cls=cls)
         if issubclass(cls, enum.Enum) and len(args) == 1 and args[0].is_python_constant():
             return const(fold(cls, args[0].as_python_constant()))   # Color(99): the program's ValueError
@@ -912,7 +925,26 @@ class EnumVariable(VariableTracker):
     def var_getattr(self, tx, name):
         if name == "__class__":     # (`self.__class__(value)` in enum.Flag's operators)
             return wrap_class(tx, type(self.value))
-        return const(getattr(self.value, name))
+        member = self.value
+        if name in ("name", "value") and class_lookup(tx, type(member), name)[0] is enum.Enum.__dict__[name]:
+            name = f"_{name}_"      # (enum's own property reading the member's field)
+        attr, attr_src = class_lookup(tx, type(member), name)
+        if attr is not MISSING and is_python_data_descriptor(attr):
+            return bind_descriptor(tx, self, None, attr, name, attr_src)    # a property: run when read
+        own = getattr(member, "__dict__", {}).get(name, MISSING)
+        if own is not MISSING:
+            if name in ("_name_", "_value_") and is_constant_value(own):
+                return const(own)   # fixed when the class was made
+            # a member's own attribute (set by its __init__, or later: `Planet.EARTH.mass = 9.0`), or
+            # a mutable value: read, guarded and written as any object's
+            if self.source is None:
+                raise Unsupported("unsupported_attr", name=name, obj=f"{self.describe()} (an attribute of "
+                                                                     "its own, read without a source)")
+            return tx.wrap(own, AttrSource(self.source, name))
+        if attr is not MISSING and not isinstance(attr, types.FunctionType) and \
+                not is_c_level(class_dict_lookup(type(attr), "__get__")):
+            return bind_descriptor(tx, self, None, attr, name, attr_src)    # a Python descriptor
+        return const(getattr(member, name))
 
     def call_method(self, tx, name, args, kwargs):
         # a protocol method enum.py (or the enum's class) writes in Python (Flag's `__contains__`): traced
