@@ -237,9 +237,18 @@ static int limit_reached(PyCodeObject *code, PyObject *callback) {
 /* Run the frame as is, with the hook off for everything it calls. */
 static PyObject *run_eagerly(PyThreadState *ts, _PyInterpreterFrame *frame, int throwflag);
 
+/* Per thread: the frame run_previous hands to the previous hook. A hook installed after bytegraph's
+   (torch.compile's, which torch.cond calls eagerly) may hand it back to bytegraph as its own previous
+   hook: each passing it to the other never ran it (the calls are tail calls: a silent endless loop). */
+static __thread _PyInterpreterFrame *tl_handed_on = NULL;
+
 static PyObject *run_previous(PyThreadState *ts, _PyInterpreterFrame *f, int throwflag) {
-    if (previous_eval != NULL) {
-        return previous_eval(ts, f, throwflag);
+    if (previous_eval != NULL && f != tl_handed_on) {
+        _PyInterpreterFrame *saved = tl_handed_on;
+        tl_handed_on = f;
+        PyObject *result = previous_eval(ts, f, throwflag);
+        tl_handed_on = saved;
+        return result;
     }
     return _PyEval_EvalFrameDefault(ts, f, throwflag);
 }
@@ -380,6 +389,9 @@ static int stack_too_deep_for_bytegraph(void) {
 }
 
 static PyObject *bytegraph_eval_frame(PyThreadState *ts, _PyInterpreterFrame *frame, int throwflag) {
+    if (frame == tl_handed_on) {
+        return _PyEval_EvalFrameDefault(ts, frame, throwflag);   /* handed back: see run_previous */
+    }
     PyObject *callback = tl_callback;
     PyCodeObject *code = frame->f_code;
     int chain_step = 0;

@@ -207,3 +207,39 @@ def test_operand_tree_with_a_non_tensor_leaf_breaks():
         y = x * 2
         return torch.cond(y.sum() > 0, lambda d: d["a"] + d["k"], lambda d: d["a"] - d["k"], ({"a": y, "k": 3},))
     run(fn, torch.ones(4), frames=1, conds=0, breaks=1)
+
+
+_HOOK_HANDED_BACK = '''
+import collections, json, torch, bytegraph
+from bytegraph.testing import CompileCounter
+NT = collections.namedtuple("NT", "a b")
+
+def fn(x):
+    return torch.cond(x.sum() > 0, lambda n: n.a + n.b, lambda n: n.a - n.b, (NT(x, x * 2),))
+
+def outcome(f, x):
+    try:
+        return repr(f(x))
+    except Exception as e:
+        return type(e).__name__
+x = torch.ones(3)
+want = outcome(fn, x)
+cnt = CompileCounter()
+got = outcome(bytegraph.compile(fn, backend=cnt), x)
+print(json.dumps([want, got, cnt.frame_count, len(bytegraph.stats.break_records)]))
+'''
+
+
+def test_a_frame_hook_installed_after_bytegraphs_that_hands_frames_back():
+    """torch.cond run eagerly (its operands are no tensors: a named tuple) compiles its branches with
+    torch.compile, whose frame hook, installed over bytegraph's, passes the frames it skips to the hook
+    it found: bytegraph's, which passed them back to it -- a silent endless loop (tail calls). A frame
+    handed back runs as is. (In a fresh process, where the first call installs torch's hook.)"""
+    import json
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-c", _HOOK_HANDED_BACK], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    want, got, frames, breaks = json.loads(done.stdout.strip().splitlines()[-1])
+    assert want == got == "UncapturedHigherOrderOpError"
+    assert frames == 1 and breaks == 1      # (the predicate and `x * 2` traced; torch.cond runs natively)
