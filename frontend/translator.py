@@ -37,9 +37,9 @@ from .variables.torch_function import needs_dispatch as needs_torch_function
 from .variables.iterators import GeneratorVariable, ListIteratorVariable, StopIterationSignal, next_of
 from .variables.lists import TupleVariable
 from .variables.misc import CellVariable, ExceptionVariable, SuperVariable, UnreadArgument
-from .variables.user_defined import InstanceDictVariable
 from .variables.tensor import SymNodeVariable, TensorVariable, set_tensor_attr
-from .variables.user_defined import EnumVariable, UserDefinedClassVariable, UserDefinedObjectVariable
+from .variables.user_defined import EnumVariable, InstanceDictVariable, UserDefinedClassVariable, \
+    UserDefinedObjectVariable
 
 # Python exceptions that the traced program itself raises (a failed dict lookup, a bad call...):
 # they follow the program's own try/except, or end tracing so the frame raises them eagerly.
