@@ -4,7 +4,7 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.install-stamp
 
-.PHONY: install test demo bench lint conformance hf-sweep fuzz python-model cpython-tests opinfo opinfo-metal fake-strictness figures clean
+.PHONY: install test demo bench lint conformance hf-sweep fuzz python-model cpython-tests dynamo-probes opinfo opinfo-metal fake-strictness figures clean
 
 install: $(STAMP)
 
@@ -39,6 +39,10 @@ python-model: install
 
 cpython-tests: install
 	$(VPY) -m tests.oracles.cpython_suite --json cpython_suite.json $(if $(MODULES),--modules $(MODULES))
+
+# behaviours PyTorch's dynamo tests rely on, restated as probes: bytegraph and torch.compile side by side
+dynamo-probes: install
+	$(VPY) -m tests.oracles.dynamo_probes -v --json dynamo_probes.json
 
 # torch's OpInfo database through a backend (BACKEND=inductor|aot_eager|eager, DYNAMIC=1 for symbolic sizes)
 opinfo: install

@@ -109,3 +109,13 @@ def test_python_model_matches_cpython(names):
     total, broke, mismatches = python_model.run(set(names))
     assert mismatches == []
     assert total > 1000 and broke < total * 0.7
+
+
+def test_dynamo_probe_harness_compares_and_counts():
+    # the probe oracle's own sample file, run in this process: bytegraph and torch.compile side by side
+    from tests.oracles.dynamo_probes.__main__ import run_file
+    rows = {r["name"]: r for r in run_file("probes_sample")}
+    assert all(r["bg_equal"] and r["tc_equal"] for r in rows.values()), rows
+    assert (rows["tensor_arithmetic"]["bg_graphs"], rows["tensor_arithmetic"]["bg_full"]) == (1, True)
+    assert (rows["print_breaks"]["bg_breaks"], rows["print_breaks"]["bg_full"]) == (1, False)
+    assert rows["list_mutated"]["bg_graphs"] == rows["list_mutated"]["tc_graphs"] == 2   # (a guard on the length)

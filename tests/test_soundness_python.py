@@ -2407,6 +2407,34 @@ def test_enum_member_mutable_value_is_the_object_itself():
     assert cnt.frame_count == 3 and not bytegraph.stats.break_records     # (the length is guarded)
 
 
+class _Hue(enum.Enum):
+    RED = 1
+    BLUE = 2
+
+
+def test_enum_member_value_reassigned_and_attribute_added_between_calls():
+    # `_value_` was folded with no guard (reassigning it went unseen), and so was the absence of a
+    # member's own attribute (`getattr(c, "extra", 0)` kept 0 after `c.extra = 7`)
+    def f(x, c):
+        return x * _Hue.RED.value + getattr(c, "extra", 0), _Hue.RED.name
+
+    def calls(fn):
+        first = fn(torch.ones(2), _Hue.BLUE)
+        _Hue.RED._value_ = 5
+        _Hue.BLUE.extra = 7
+        try:
+            return first, fn(torch.ones(2), _Hue.BLUE)
+        finally:
+            _Hue.RED._value_ = 1
+            del _Hue.BLUE.extra
+    want = calls(f)
+    bytegraph.reset()
+    opt, cnt = compiled(f)
+    got = calls(opt)
+    assert_same(got, want, exact=True)
+    assert cnt.frame_count == 2 and cnt.op_count == 4 and not bytegraph.stats.break_records
+
+
 # -- a call whose arguments do not bind raises CPython's own TypeError -----------------------------
 class _Method:
     def meth(self, a):

@@ -931,16 +931,12 @@ class EnumVariable(VariableTracker):
         attr, attr_src = class_lookup(tx, type(member), name)
         if attr is not MISSING and is_python_data_descriptor(attr):
             return bind_descriptor(tx, self, None, attr, name, attr_src)    # a property: run when read
-        own = getattr(member, "__dict__", {}).get(name, MISSING)
+        # a member's own attribute (`_value_` set when the class was made, `mass` by its __init__, or
+        # later: `Planet.EARTH.mass = 9.0`, `member._value_ = ...`): read, guarded and written as any
+        # object's; its absence is guarded too
+        own = reads.instance_attr(tx, member, self.source, name)
         if own is not MISSING:
-            if name in ("_name_", "_value_") and is_constant_value(own):
-                return const(own)   # fixed when the class was made
-            # a member's own attribute (set by its __init__, or later: `Planet.EARTH.mass = 9.0`), or
-            # a mutable value: read, guarded and written as any object's
-            if self.source is None:
-                raise Unsupported("unsupported_attr", name=name, obj=f"{self.describe()} (an attribute of "
-                                                                     "its own, read without a source)")
-            return tx.wrap(own, AttrSource(self.source, name))
+            return tx.wrap(own, AttrSource(reads.source_of(member, self.source), name))
         if attr is not MISSING and not isinstance(attr, types.FunctionType) and \
                 not is_c_level(class_dict_lookup(type(attr), "__get__")):
             return bind_descriptor(tx, self, None, attr, name, attr_src)    # a Python descriptor
