@@ -16,6 +16,7 @@ from .resume import assemble, function_bytecode
 from .variables.builtins import BuiltinVariable, make_namedtuple
 from .variables.constant import ConstantVariable
 from .variables.ctx import WithExitVariable
+from .variables.warning import CatchWarningsVariable
 from .variables.dicts import DictVariable, SetVariable
 from .variables.functions import BoundMethodVariable, NestedFunctionVariable, PartialVariable
 from .variables.iterators import IteratorVariable
@@ -339,6 +340,9 @@ class PyCodegen:
             if ctx not in self.temps:
                 self.reconstruct_to_temp(ctx)    # the same object as other references to it
             self.reconstruct(var.exit_method)    # the function BEFORE_WITH found, bound again
+            return
+        if isinstance(ctx, CatchWarningsVariable):
+            self.reconstruct(var.exit_method)    # a real block entered here (warning.py)
             return
         raise Unsupported("unrebuildable", what=f"rebuilding the exit of a `with` block on {ctx.describe()}")
 

@@ -13,6 +13,7 @@ holds the object and re-reads the fact from it on every call. Compile time only.
 from __future__ import annotations
 
 import abc
+from typing import NamedTuple
 
 from ..guards.guard import Guard
 from ..probe import class_namespace
@@ -31,6 +32,7 @@ from ..guards.source import (  # noqa: F401 - re-exported for callers
     type_lookup,
 )
 from ..probe import runs_code_when_dropped
+from .graph_break import Unsupported
 
 _IMMUTABLE_TYPE = 1 << 8   # Py_TPFLAGS_IMMUTABLETYPE: builtin and extension types cannot be changed
 
@@ -45,11 +47,40 @@ def source_of(real, source):
     return source if source is not None else ConstSource(real)
 
 
-def class_lookup(tx, cls: type, name: str, instance_source=None):
+class PendingClassAttr(NamedTuple):
+    """What a class lookup finds where the trace itself set the attribute (`Cls.n = v`, written back
+    after the graph): the tracker of the value set."""
+    var: object
+
+
+def pending_class_attr(tx, cls: type, name: str):
+    """The tracker of the value the trace set as `name` on a class of `cls`'s MRO, if the lookup of
+    `name` finds that class first (None: the lookup finds a real entry, or nothing)."""
+    effects = tx.output.side_effects
+    if not effects.class_vars:
+        return None
+    for klass in cls.__mro__:
+        var = effects.class_attr(klass, name)
+        if var is not None:
+            return var
+        if name in class_namespace(klass):
+            return None
+    return None
+
+
+def _refuse_pending(cls, name):
+    raise Unsupported("attribute_write", what=f"this lookup of {cls.__qualname__}.{name}, set earlier in the "
+                                              "trace,")
+
+
+def class_lookup(tx, cls: type, name: str, instance_source=None, pending_ok=False):
     """`name` in the MRO of `cls` without descriptors (the raw class-dict entry, or MISSING), and
     the source that re-reads it. Guarded once per class and name: the same lookup must find the same
     object at run time (a method replaced or added on the class, or on a subclass, recompiles).
-    `instance_source`, if given, is an instance whose class this is: its exact type is guarded too."""
+    `instance_source`, if given, is an instance whose class this is: its exact type is guarded too.
+    Where the trace set the attribute itself, the lookup finds a PendingClassAttr: only callers
+    that ask for it (`pending_ok`, plain attribute reads) get it; for the others it is a break (the
+    write is made first, then the instruction runs as Python and sees it)."""
     attr = type_lookup(cls, name)
     if cls.__flags__ & _IMMUTABLE_TYPE:
         return attr, None
@@ -57,6 +88,11 @@ def class_lookup(tx, cls: type, name: str, instance_source=None):
     record(tx, Guard.id_match(src, attr))
     if instance_source is not None:
         record(tx, Guard.type_match(instance_source, cls))
+    pending = pending_class_attr(tx, cls, name)
+    if pending is not None:
+        if not pending_ok:
+            _refuse_pending(cls, name)
+        return PendingClassAttr(pending), None
     return attr, src
 
 
@@ -121,6 +157,8 @@ def mro_lookup(tx, classes, name: str):
         d = class_namespace(klass)
         dsrc = ClassNamespaceSource(ConstSource(klass))
         mutable = not klass.__flags__ & _IMMUTABLE_TYPE
+        if mutable and tx.output.side_effects.class_attr(klass, name) is not None:
+            _refuse_pending(klass, name)
         if name in d:
             src = ItemSource(dsrc, name) if mutable else None
             if src is not None:
@@ -195,6 +233,8 @@ def class_dict_entry(tx, cls: type, name: str):
     list). Returns (entry, guard); any other entry is returned unguarded (None) for the caller to
     refuse."""
     src = AttrSource(ConstSource(cls), "__dict__")
+    if tx.output.side_effects.class_attr(cls, name) is not None:
+        _refuse_pending(cls, name)
     entry = cls.__dict__.get(name, MISSING)
     if entry is MISSING:
         guard = Guard.key_absent(src, name)

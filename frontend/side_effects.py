@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 from bytecode import Instr
 from bytecode.instr import CellVar, FreeVar
 
+from ..guards.source import ConstSource
 from .graph_break import Unsupported
 from .reads import MISSING, class_lookup, instance_attr
 from .variables.base import VariableTracker
@@ -30,7 +31,7 @@ from .variables.iterators import (
 )
 from .variables.lists import ListVariable
 from .variables.misc import FrameFreeCell, RealCellVariable
-from .variables.user_defined import _MISSING, UserDefinedObjectVariable
+from .variables.user_defined import _MISSING, UserDefinedClassVariable, UserDefinedObjectVariable
 from .write_back import write_dict, write_set
 
 
@@ -91,6 +92,10 @@ class SideEffects:
         # variables/warning.py)
         self.calls: tuple = ()
         self.add_guard = None                 # adds a guard to the trace's (set by the OutputGraph)
+        # class -> the one tracker whose contents are the attributes the trace set on that class
+        # (`Cls.n = v`, see UserDefinedClassVariable.setattr); not part of a snapshot: a tracker
+        # without contents stands for no write
+        self.class_vars: dict = {}
 
     def snapshot(self) -> SideEffectsState:
         return SideEffectsState(dict(self.contents), dict(self.mutated), dict(self.globals), dict(self.cells),
@@ -222,6 +227,19 @@ class SideEffects:
     def mutated_in_order(self) -> list:
         return sorted(self.mutated, key=self.mutated.get)
 
+    # -- class attributes ----------------------------------------------------
+    def class_tracker(self, cls):
+        """The tracker holding the attributes the trace set on class `cls`, as an object's are held."""
+        var = self.class_vars.get(cls)
+        if var is None:
+            var = self.class_vars[cls] = UserDefinedClassVariable(value=cls, source=ConstSource(cls))
+        return var
+
+    def class_attr(self, cls, name):
+        """The tracker of the value the trace set as `cls.name` (None: not set)."""
+        var = self.class_vars.get(cls)
+        return None if var is None else self.contents.get(var, {}).get(name)
+
     # -- globals ------------------------------------------------------------
     def store_global(self, name: str, var) -> None:
         self.globals[name] = var
@@ -285,7 +303,8 @@ class SideEffects:
         for var in self.mutated_in_order():
             if isinstance(var, _ITERATORS) and var.source is not None:
                 fetch(var, var.source)
-            elif isinstance(var, (ListVariable, SetVariable, DictVariable, UserDefinedObjectVariable)):
+            elif isinstance(var, (ListVariable, SetVariable, DictVariable, UserDefinedObjectVariable,
+                                  UserDefinedClassVariable)):
                 source = var.source if var.source is not None or not isinstance(var, DictVariable) else \
                     var.owner.source
                 if source is not None:
@@ -319,7 +338,7 @@ class SideEffects:
                 cg.build_map(len(pairs))
                 payloads.append((var, (events, cg.store_temp())))
                 continue
-            elif isinstance(var, UserDefinedObjectVariable):
+            elif isinstance(var, (UserDefinedObjectVariable, UserDefinedClassVariable)):
                 for name, value in self.get(var).items():
                     if value is not _MISSING and value not in cg.temps:
                         cg.reconstruct_to_temp(value)
@@ -423,6 +442,12 @@ class SideEffects:
         dataclass's raises): what is left is object's, which they are written back with (a tracker
         with its own setattr model, an nn.Module's, is written back through the class)."""
         for var in self.mutated_in_order():
+            if isinstance(var, UserDefinedClassVariable):    # `Cls.n = v`: type.__setattr__, as eager's
+                for name, value in self.get(var).items():
+                    cg.reconstruct(value)
+                    cg.load_temp(targets[var])
+                    cg.store_attr(name)
+                continue
             if not isinstance(var, UserDefinedObjectVariable):
                 continue
             generic = type(var).setattr is UserDefinedObjectVariable.setattr

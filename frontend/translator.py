@@ -36,6 +36,7 @@ from .variables.torch_function import method_func
 from .variables.torch_function import needs_dispatch as needs_torch_function
 from .variables.iterators import GeneratorVariable, ListIteratorVariable, StopIterationSignal, next_of
 from .variables.lists import TupleVariable
+from .variables.warning import is_warnings_state, refuse_in_catch_warnings
 from .variables.misc import CellVariable, ExceptionVariable, SuperVariable, UnreadArgument
 from .variables.tensor import SymNodeVariable, TensorVariable, set_tensor_attr
 from .variables.user_defined import EnumVariable, InstanceDictVariable, UserDefinedClassVariable, \
@@ -229,7 +230,7 @@ class InstructionTranslatorBase:
         return obj.var_getattr(self, name)
 
     def setattr(self, obj, name, value):
-        if isinstance(obj, (UserDefinedObjectVariable, ExceptionVariable)):
+        if isinstance(obj, (UserDefinedObjectVariable, ExceptionVariable, UserDefinedClassVariable)):
             return obj.setattr(self, name, value)
         if isinstance(obj, TensorVariable):
             return set_tensor_attr(self, obj, name, value)
@@ -452,6 +453,8 @@ class InstructionTranslatorBase:
             raise Unsupported("too_deep", fn=fn_var.describe())
         if code.co_flags & (0x80 | 0x200 | 0x100):  # coroutine, async
             raise Unsupported("generator", fn=fn_var.describe())
+        if is_warnings_state(fn_var.get_globals()):   # (its namespace: see warning.py)
+            refuse_in_catch_warnings(self, fn_var.describe())
         bound = fn_var.bind(self, args, kwargs)
         cells = dict(fn_var.closure_cells(self))
         for name in code.co_cellvars:

@@ -3,10 +3,13 @@ compares bytegraph with eager AND asserts what was captured (graphs, breaks), so
 construct ran eagerly."""
 from __future__ import annotations
 
+import warnings
+
 import pytest
 import torch
 
 import bytegraph
+from bytegraph.testing import CompileCounter
 from helpers import assert_same, outcome, standard_test
 
 
@@ -420,3 +423,214 @@ def test_lru_cache_hit_answering_none_is_traced_and_counted():
     assert len(bytegraph.stats.break_records) == 1 and runs == [1, 1]
     standard_test(lambda x: x * 2 if torch.fx._symbolic_trace.is_fx_tracing() else x - 1,
                   torch.ones(2), frames=1, breaks=0)
+
+
+# -- writes to class attributes: replayed after the graph, seen by later lookups in the trace --------
+def _counter_classes():
+    class Base:
+        x = 1
+
+        @property
+        def p(self):
+            return 7
+
+    class Mid(Base):
+        pass
+
+    class Leaf(Mid):
+        x = 100
+    return Base, Mid, Leaf
+
+
+def _run_twice_each(make, n=3, **compile_kwargs):
+    """`make()` -> (fn, args, read state): eagerly and compiled (from fresh classes each), `n` calls
+    with the state changed between calls; the results and the state after each call compared."""
+    runs = []
+    for compiled_run in (False, True):
+        bytegraph.reset()
+        fn, args, read, change = make()
+        cnt = CompileCounter()
+        call = bytegraph.compile(fn, backend=cnt, **compile_kwargs) if compiled_run else fn
+        got = []
+        for i in range(n):
+            change(i)
+            got.append((outcome(call, *args), read()))
+        runs.append(got)
+    assert_same(runs[1], runs[0])
+    return cnt
+
+
+def test_class_attribute_increment_is_written_back_and_read_after():
+    def make():
+        Base, Mid, Leaf = _counter_classes()
+
+        def fn(t):
+            Mid.x += 1              # Mid gains its own x; Leaf keeps its own, Base is untouched
+            return t + Mid.x + Leaf.x + Base.x + Mid().x
+
+        def change(i):
+            Base.x = 10 * i
+        return fn, (torch.ones(2),), lambda: (Base.x, Mid.__dict__.get("x"), Leaf.x), change
+    cnt = _run_twice_each(make, fullgraph=True)
+    assert cnt.frame_count == 3 and not bytegraph.stats.break_records   # (each new Mid.x recompiles)
+
+
+def test_class_attribute_set_through_type_of_self_in_a_module():
+    class Counted(torch.nn.Module):
+        calls = 0
+
+        def forward(self, t):
+            type(self).calls += 1
+            return t * self.calls
+
+    def make():
+        Counted.calls = 0
+        m = Counted()
+
+        def change(i):
+            if i == 2:
+                Counted.calls = 40
+        return m, (torch.ones(2),), lambda: Counted.calls, change
+    cnt = _run_twice_each(make, fullgraph=True)
+    assert cnt.frame_count == 3 and not bytegraph.stats.break_records
+
+
+def test_class_attribute_shadowing_a_base_property_then_instance_write():
+    def make():
+        Base, Mid, Leaf = _counter_classes()
+
+        def fn(t):
+            Mid.p = 5               # plain data now shadows Base's property for Mid objects
+            o = Mid()
+            o.p = 3                 # so this goes to the instance's dict
+            Mid.items = [t]
+            Mid.items.append(t + 1)
+            return t + o.p + Mid.p + len(Mid.items), getattr(Mid, "items")[1], hasattr(Mid, "items")
+        return fn, (torch.ones(2),), lambda: (Mid.__dict__.get("p"), len(Mid.__dict__.get("items", ()))), \
+            lambda i: None
+    cnt = _run_twice_each(make, fullgraph=True)
+    assert cnt.frame_count >= 1 and not bytegraph.stats.break_records
+
+
+def test_class_attribute_writes_not_modelled_break_and_match_eager():
+    class Meta(type):
+        def __setattr__(cls, k, v):
+            super().__setattr__(k, v * 2)
+
+    def make_meta():
+        class Doubled(metaclass=Meta):
+            x = 1
+
+        def fn(t):
+            Doubled.x = 4           # the metaclass's own __setattr__
+            return t + Doubled.x
+        return fn, (torch.ones(2),), lambda: Doubled.x, lambda i: None
+
+    def make_method():
+        Base, Mid, Leaf = _counter_classes()
+
+        def fn(t):
+            Mid.m = lambda self: 3  # a descriptor: bound when read
+            return t + Mid().m()
+        return fn, (torch.ones(2),), lambda: "m" in Mid.__dict__, lambda i: None
+
+    def make_dict_read():
+        Base, Mid, Leaf = _counter_classes()
+
+        def fn(t):
+            Mid.x = 3
+            return t + super(Mid, Mid()).x + Mid.__dict__["x"]   # lookups not modelled after a write
+        return fn, (torch.ones(2),), lambda: Mid.__dict__.get("x"), lambda i: None
+
+    def make_raise():
+        Base, Mid, Leaf = _counter_classes()
+
+        def fn(t):
+            try:
+                Mid.x = 9
+                raise KeyError(1)
+            except KeyError:
+                pass
+            Mid.y = t * 2
+            raise ValueError("after the write")
+        return fn, (torch.ones(2),), lambda: (Mid.__dict__.get("x"), "y" in Mid.__dict__), lambda i: None
+    for make in (make_meta, make_method, make_dict_read, make_raise):
+        _run_twice_each(make)
+        assert bytegraph.stats.break_records
+
+
+# -- `with warnings.catch_warnings():` with nothing warned inside: a block replayed after the graph --
+def _warn_here():
+    warnings.warn("from a fixed line", UserWarning)
+
+
+def _warnings_seen(fn, t):
+    """How many times a 'default' warning from one line is shown around a call of `fn`: shown, not
+    shown again (the registry), then after `fn` shown again if `fn` moved the filters' version."""
+    with warnings.catch_warnings(record=True) as log:
+        warnings.simplefilter("default")
+        filters = warnings.filters
+        _warn_here()
+        _warn_here()
+        result = outcome(fn, t)
+        _warn_here()
+        return result, len(log), warnings.filters is filters, list(warnings.filters) == list(filters)
+
+
+def _in_catch_warnings(t):
+    y = t + 1
+    with warnings.catch_warnings():
+        y = y * 2
+    return y - 1
+
+
+def test_catch_warnings_block_is_traced_and_its_effect_replayed():
+    cnt = CompileCounter()
+    opt = bytegraph.compile(_in_catch_warnings, backend=cnt, fullgraph=True)
+    for _ in range(2):
+        want = _warnings_seen(_in_catch_warnings, torch.ones(2))
+        got = _warnings_seen(opt, torch.ones(2))
+        assert_same(got, want)
+        assert want[1] == 2          # (eager shows the warning again after the block)
+    assert cnt.frame_count == 1 and cnt.op_count == 3
+
+
+def _catch_warnings_with_break(t):
+    with warnings.catch_warnings():
+        y = t + 1
+        bytegraph.graph_break()
+        warnings.simplefilter("ignore")       # in the real block: undone when it is left
+        y = y * 2
+    return y
+
+
+def _catch_warnings_with_raise(t):
+    try:
+        with warnings.catch_warnings():
+            y = t + 1
+            raise KeyError("inside")
+    except KeyError:
+        y = t - 1
+    with warnings.catch_warnings():
+        raise ValueError(f"leaves the frame {y.shape}")
+
+
+def _catch_warnings_with_use_inside(t):
+    with warnings.catch_warnings():
+        warnings.warn("inside", UserWarning)     # a warning issued inside: a break
+        return t + len(warnings.filters)
+
+
+def test_catch_warnings_block_break_raise_and_use_inside_match_eager():
+    # (frames: a break inside the block enters the real block there; the raise leaving the second block
+    # runs the frame as Python: the first block's replay would run inside the second, entered first)
+    for fn, frames in ((_catch_warnings_with_break, 2), (_catch_warnings_with_raise, 0),
+                       (_catch_warnings_with_use_inside, 1)):
+        bytegraph.reset()
+        cnt = CompileCounter()
+        opt = bytegraph.compile(fn, backend=cnt)
+        for _ in range(2):
+            want = _warnings_seen(fn, torch.ones(2))
+            got = _warnings_seen(opt, torch.ones(2))
+            assert_same(got, want)
+        assert cnt.frame_count == frames and bytegraph.stats.break_records

@@ -15,6 +15,7 @@ from .global_state import DisableSavedTensorsHooksVariable
 from .profiler import RecordFunctionVariable
 from .torch import AutocastVariable, DisableTorchFunctionVariable, GradModeVariable, InferenceModeVariable
 from .user_defined import UserDefinedObjectVariable
+from .warning import CatchWarningsVariable
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -43,6 +44,9 @@ def enter_context(tx, ctx):
     if isinstance(ctx, _TORCH_CONTEXTS):
         entered_ctx, value = ctx.enter(tx)
         return WithExitVariable(ctx=entered_ctx), value
+    if isinstance(ctx, CatchWarningsVariable):
+        exit_method, value = ctx.enter(tx)
+        return WithExitVariable(ctx=ctx, exit_method=exit_method), value
     if isinstance(ctx, UserDefinedObjectVariable) and modelled_mode(tx, ctx):
         entered_ctx, value = FunctionModeVariable(mode=ctx).enter(tx)
         return WithExitVariable(ctx=entered_ctx), value

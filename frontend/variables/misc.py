@@ -14,6 +14,7 @@ from ..graph_break import Unsupported, user_error
 from .base import VariableTracker, families, wrap_class
 from .constant import const, is_constant_value
 from .lists import TupleVariable
+from .warning import is_warnings_state, refuse_in_catch_warnings
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -171,6 +172,8 @@ class PythonModuleVariable(VariableTracker):
         return self.value
 
     def var_getattr(self, tx, name):
+        if is_warnings_state(self.value):
+            refuse_in_catch_warnings(tx, f"warnings.{name}")
         if name in ("__name__", "__file__", "__package__"):
             return const(getattr(self.value, name))
         if self.is_trusted():

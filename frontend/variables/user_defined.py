@@ -20,6 +20,8 @@ from ...guards.guard import Guard
 from ...guards.source import (
     MISSING,
     AttrSource,
+    ClassNamespaceSource,
+    ConstSource,
     DictKeysSource,
     InstanceDictSource,
     ItemSource,
@@ -49,6 +51,7 @@ from .functions import BoundMethodVariable, UserFunctionVariable, bind_arguments
 from .iterators import IteratorVariable, StopIterationSignal
 from .lists import NamedTupleVariable, TupleVariable, is_named_tuple_class, is_structseq
 from .misc import new_exception
+from .warning import make_catch_warnings
 
 _MISSING = object()
 
@@ -144,11 +147,11 @@ def class_attribute(tx, obj_var, cls, name):
     return bind_descriptor(tx, obj_var, None, attr, name, src)
 
 
-def class_method(tx, var, name):
+def class_method(tx, var, name, pending_ok=False):
     """The raw class-dict entry `name` in the MRO of `var`'s class (MISSING when absent: a class attribute
     may be None, `text = None`), guarded (see frontend/reads.py), and its source."""
     attr, src = class_lookup(tx, var.python_type(), name, var.source
-                             if getattr(var, "value", None) is not None else None)
+                             if getattr(var, "value", None) is not None else None, pending_ok=pending_ok)
     return (MISSING, None) if attr is MISSING else (attr, src)
 
 
@@ -192,10 +195,35 @@ class UserDefinedClassVariable(VariableTracker):
     def as_python_constant(self):
         return self.value
 
+    def parts(self, tx):
+        var = tx.output.side_effects.class_vars.get(self.value)
+        return tuple(tx.output.side_effects.contents.get(var, {}).values()) if var is not None else ()
+
     def reconstruct(self, codegen):
         if self.source is not None:
             return self.source.reconstruct(codegen)
         codegen.load_const(self.value)
+
+    def setattr(self, tx, name, value):
+        """`Cls.name = value`: held as the class's pending attribute (later lookups in the trace find it,
+        reads.class_lookup), set with type.__setattr__ after the graph. Only what that write does
+        alone: plain data (not a descriptor, bound when read) under an ordinary name (a dunder is a
+        slot of the type) on a Python class over object whose metaclass sets it as type does."""
+        cls = self.value
+        why = _class_write_refused(tx, cls, name, value)
+        if why:
+            raise Unsupported("attribute_write", what=f"setting attribute {name!r} on class {cls.__qualname__} "
+                                                      f"({why})")
+        effects = tx.output.side_effects
+        var = effects.class_tracker(cls)
+        attrs = dict(effects.contents.get(var, {}))
+        if name not in attrs:
+            old = class_namespace(cls).get(name, MISSING)
+            if old is not MISSING and reads.death_runs_code(
+                    tx, old, ItemSource(ClassNamespaceSource(ConstSource(cls)), name)):
+                raise Unsupported("finalizer", what=f"replacing {cls.__qualname__}.{name} (its death runs code)")
+        attrs[name] = value
+        effects.store(var, attrs)
 
     def var_getattr(self, tx, name):
         cls = self.value
@@ -220,7 +248,9 @@ class UserDefinedClassVariable(VariableTracker):
         if meta_data_descriptor:
             # one of type's own (`__base__`, `__doc__`...), shadowing a class attribute of that name
             return tx.wrap(getattr(cls, name), AttrSource(self.source, name) if self.source else None)
-        attr, attr_src = class_lookup(tx, cls, name)
+        attr, attr_src = class_lookup(tx, cls, name, pending_ok=True)
+        if isinstance(attr, reads.PendingClassAttr):
+            return attr.var
         if name == "apply" and attr is _FUNCTION_APPLY:
             return families.AutogradFunctionApplyVariable(fn_cls=cls)
         if attr is not MISSING:
@@ -307,6 +337,10 @@ class UserDefinedClassVariable(VariableTracker):
         cls = self.value
         if issubclass(cls, BaseException):
             return new_exception(tx, cls, args, kwargs)
+        if cls is getattr(sys.modules.get("warnings"), "catch_warnings", None):
+            made = make_catch_warnings(tx, args, kwargs)
+            if made is not None:
+                return made
         if is_structseq(cls) and is_named_tuple_class(cls) and len(args) == 1 and not kwargs and \
                 not disallows_instantiation(cls):     # (sys.flags, sys.version_info: calling them raises)
             items = tuple(tx.unpack_iterable(args[0]))   # `torch.return_types.topk((values, indices))`
@@ -678,7 +712,7 @@ class UserDefinedObjectVariable(VariableTracker):
         cls = self.python_type()
         if name == "__class__":
             return wrap_class(tx, cls)
-        attr, attr_src = class_method(tx, self, name)
+        attr, attr_src = class_method(tx, self, name, pending_ok=True)
         if name == "__dict__" and isinstance(attr, (types.GetSetDescriptorType, types.MemberDescriptorType)) and \
                 attr.__name__ == "__dict__":
             return InstanceDictVariable(obj=self)     # the instance's own dict (not a class's override)
@@ -695,6 +729,8 @@ class UserDefinedObjectVariable(VariableTracker):
             own = reads.instance_attr(tx, self.value, self.source, name, self._dict_source())
             if own is not MISSING:
                 return tx.wrap(own, instance_attr_source(self, name))
+        if isinstance(attr, reads.PendingClassAttr):
+            return attr.var      # set on the class earlier in the trace (plain data, not a descriptor)
         if attr is not MISSING:
             if isinstance(attr, types.MemberDescriptorType) and self.value is not None:
                 return tx.wrap(attr.__get__(self.value, cls), AttrSource(self.source, name) if self.source else None)
@@ -715,7 +751,11 @@ class UserDefinedObjectVariable(VariableTracker):
 
     def generic_setattr(self, tx, name, value):
         """object.__setattr__: a property's setter, or the instance's attributes."""
-        attr, attr_src = class_method(tx, self, name)
+        attr, attr_src = class_method(tx, self, name, pending_ok=True)
+        if isinstance(attr, reads.PendingClassAttr):
+            if _DICT_OFFSET(self.cls) == 0:
+                raise Unsupported("attribute_write", what=f"setting {name!r} of {self.describe()} (no __dict__)")
+            attr = MISSING       # plain data set on the class earlier in the trace: the instance's dict takes it
         if isinstance(attr, property):
             if attr.fset is None:
                 raise user_error(AttributeError(f"property '{name}' of '{self.cls.__name__}' object has no setter"))
@@ -981,6 +1021,24 @@ def generic_getattribute(getattribute) -> bool:
     owner = getattr(getattribute, "__objclass__", None)
     return _LAYOUT_KNOWN and type(getattribute) is types.WrapperDescriptorType and isinstance(owner, type) and \
         _tp_getattro(owner) == _GENERIC_GETATTRO
+
+
+def _class_write_refused(tx, cls, name, value):
+    """Why `cls.name = value` is not modelled as a plain write of the class's namespace (None: it is)."""
+    if name.startswith("__") and name.endswith("__"):
+        return "a special name"
+    if not is_heap_type(cls) or builtin_base(cls) is not object:
+        return "a builtin class, or one over a builtin base"
+    meta = type(cls)
+    if class_lookup(tx, meta, "__setattr__")[0] is not type.__dict__["__setattr__"]:
+        return "its metaclass's __setattr__"
+    meta_attr = class_lookup(tx, meta, name)[0]
+    if meta_attr is not MISSING and any(class_lookup(tx, type(meta_attr), hook)[0] is not MISSING
+                                        for hook in ("__set__", "__delete__")):
+        return "a data descriptor of its metaclass"
+    if class_lookup(tx, value.python_type(), "__get__")[0] is not MISSING:
+        return "a descriptor"
+    return None
 
 
 def plain_class(cls) -> bool:
