@@ -35,6 +35,7 @@ from .variables.torch_function import dispatch as torch_function_dispatch
 from .variables.torch_function import method_func
 from .variables.torch_function import needs_dispatch as needs_torch_function
 from .variables.iterators import GeneratorVariable, ListIteratorVariable, StopIterationSignal, next_of
+from .variables.dicts import DictVariable
 from .variables.lists import TupleVariable
 from .variables.warning import is_warnings_state, refuse_in_catch_warnings
 from .variables.misc import CellVariable, ExceptionVariable, SuperVariable, UnreadArgument
@@ -234,6 +235,8 @@ class InstructionTranslatorBase:
             return obj.setattr(self, name, value)
         if isinstance(obj, TensorVariable):
             return set_tensor_attr(self, obj, name, value)
+        if isinstance(obj, DictVariable):
+            return obj.setattr(self, name, value)
         raise Unsupported("attribute_write", what=f"setting attribute {name!r} on {obj.describe()}")
 
     def delattr(self, obj, name):

@@ -634,3 +634,74 @@ def test_catch_warnings_block_break_raise_and_use_inside_match_eager():
             got = _warnings_seen(opt, torch.ones(2))
             assert_same(got, want)
         assert cnt.frame_count == frames and bytegraph.stats.break_records
+
+
+# -- Module.state_dict() in compiled code: an OrderedDict made in the frame keeps its `_metadata` ----
+class _WithState(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(2, 2)
+        self.register_buffer("steps", torch.zeros(()))
+        self.seq = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.ReLU())
+
+
+def _state_dict_of(m):
+    def fn(t):
+        sd = m.state_dict()
+        total = t
+        for v in sd.values():
+            total = total + v.sum()
+        return sd, sd._metadata, dict(sd._metadata), total
+    return fn
+
+
+def _same_state_dicts(got, want):
+    assert_same(got, want)
+    if got[0] == "ok":
+        assert got[1][0].__dict__.keys() == want[1][0].__dict__.keys()   # `_metadata`, as eager's
+
+
+def _drop_extra(module, sd, prefix, metadata):
+    del sd[prefix + "extra"]
+
+
+def test_state_dict_built_in_compiled_code_with_metadata():
+    m = _WithState()
+    fn = _state_dict_of(m)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt, fullgraph=True)
+    changes = [lambda: None,
+               lambda: m.register_buffer("extra", torch.ones(3)),
+               lambda: m.register_buffer("hidden", torch.ones(1), persistent=False),
+               lambda: m.register_state_dict_post_hook(_drop_extra)]
+    for change in changes:
+        change()
+        _same_state_dicts(outcome(opt, torch.ones(2)), outcome(fn, torch.ones(2)))
+    assert cnt.frame_count == 4 and not bytegraph.stats.break_records
+
+
+def test_ordered_dict_attributes_only_on_new_ones():
+    import collections
+
+    def new_one(t):
+        d = collections.OrderedDict(a=t)
+        d.note = t + 1
+        d.note = d.note * 2
+        return d, d.note, hasattr(d, "note")
+    standard_test(new_one, torch.ones(2), frames=1, breaks=0)
+    assert bytegraph.compile(new_one, backend="eager")(torch.ones(2))[0].note.tolist() == [4.0, 4.0]
+
+    def shadowing(t):
+        y = t + 1
+        d = collections.OrderedDict()
+        d.keys = 3            # a name its class defines: breaks
+        return y, d.keys
+    standard_test(shadowing, torch.ones(2), frames=0, breaks=1)     # (a STORE_ATTR that breaks: the frame runs as is)
+    existing = collections.OrderedDict()
+
+    def on_existing(t):
+        y = t + 1
+        existing.note = 1     # an OrderedDict of the program's: breaks
+        return y
+    standard_test(on_existing, torch.ones(2), frames=0, breaks=1)
+    assert existing.note == 1

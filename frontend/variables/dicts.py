@@ -5,6 +5,8 @@ import collections
 import dataclasses
 import enum
 
+from bytecode import Instr
+
 from ...guards.guard import Guard
 from ...guards.source import is_literal
 from ...probe import is_c_level, plain_hash
@@ -194,7 +196,8 @@ class DictVariable(VariableTracker):
         # (an unread value is nothing the graph made or changed: the dict is rebuilt from its source;
         # the trackers it holds depend on no key the code did not look up)
         pairs = tx.output.side_effects.peek(self)
-        return tuple(x for pair in pairs for x in pair if not isinstance(x, UnreadValue))
+        attrs = tx.output.side_effects.contents.get(("dict attributes", self), {})
+        return tuple(x for pair in pairs for x in pair if not isinstance(x, UnreadValue)) + tuple(attrs.values())
 
     def iterate(self, tx):
         return self.call_method(tx, "__iter__", [], {})   # live: sees changes made while iterating
@@ -240,7 +243,20 @@ class DictVariable(VariableTracker):
     def var_getattr(self, tx, name):
         if name == "default_factory" and self.owner is None and issubclass(self.cls, collections.defaultdict):
             return self.default_factory if self.default_factory is not None else const(None)
+        attrs = tx.output.side_effects.contents.get(("dict attributes", self), {})
+        if name in attrs:
+            return attrs[name]      # (its instance dict comes before OrderedDict's non-data descriptors)
         return super().var_getattr(tx, name)
+
+    def setattr(self, tx, name, value):
+        """`d.name = value` on an OrderedDict made in the frame (its instances have a `__dict__`:
+        `state_dict()` keeps `_metadata` there), for a name OrderedDict's class does not define; the
+        attributes are set when it is rebuilt. A dict of the program's, or any other name, breaks."""
+        if self.cls is not collections.OrderedDict or self.source is not None or self.owner is not None or                 name.startswith("__") and name.endswith("__") or hasattr(collections.OrderedDict, name):
+            raise Unsupported("attribute_write", what=f"setting attribute {name!r} on {self.describe()}")
+        key = ("dict attributes", self)
+        effects = tx.output.side_effects
+        effects.track(key, {**effects.contents.get(key, {}), name: value})
 
     def as_mapping(self, tx) -> dict:
         return {hashable_key(tx, k): (k, v) for k, v in self.pairs(tx)}
@@ -487,6 +503,11 @@ class DictVariable(VariableTracker):
                 codegen.reconstruct(v)
             codegen.build_map(len(final))
             codegen.call(3)
+        for name, value in effects.contents.get(("dict attributes", self), {}).items():
+            codegen.append(Instr("COPY", 1))     # the new OrderedDict's attributes (setattr above)
+            codegen.reconstruct(value)
+            codegen.append(Instr("SWAP", 2))
+            codegen.store_attr(name)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
