@@ -252,7 +252,8 @@ class DictVariable(VariableTracker):
         """`d.name = value` on an OrderedDict made in the frame (its instances have a `__dict__`:
         `state_dict()` keeps `_metadata` there), for a name OrderedDict's class does not define; the
         attributes are set when it is rebuilt. A dict of the program's, or any other name, breaks."""
-        if self.cls is not collections.OrderedDict or self.source is not None or self.owner is not None or                 name.startswith("__") and name.endswith("__") or hasattr(collections.OrderedDict, name):
+        if self.cls is not collections.OrderedDict or self.source is not None or self.owner is not None or \
+                name.startswith("__") and name.endswith("__") or hasattr(collections.OrderedDict, name):
             raise Unsupported("attribute_write", what=f"setting attribute {name!r} on {self.describe()}")
         key = ("dict attributes", self)
         effects = tx.output.side_effects
