@@ -705,3 +705,48 @@ def test_ordered_dict_attributes_only_on_new_ones():
         return y
     standard_test(on_existing, torch.ones(2), frames=0, breaks=1)
     assert existing.note == 1
+
+
+# -- Enum.__members__: the metaclass's property run when read, a mappingproxy over the member map ----
+def test_enum_members_mapping_proxy():
+    import enum
+    import types
+
+    class Color(enum.Enum):
+        RED = 1
+        GREEN = 2
+
+    def fn(t):
+        members = Color.__members__
+        total = t * len(members) + members["GREEN"].value
+        return (total, list(members), "RED" in members, members.get("BLUE"), type(members) is types.MappingProxyType,
+                [(k, v.value) for k, v in members.items()], members)
+
+    def missing(t):
+        return Color.__members__["BLUE"]
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt, fullgraph=True)
+    for i in range(3):
+        if i == 2:
+            Color._member_map_["ALIAS"] = Color.RED     # the map changed: seen (its keys are guarded)
+        got, want = opt(torch.ones(2)), fn(torch.ones(2))
+        assert_same(got[:-1], want[:-1])
+        assert type(got[-1]) is types.MappingProxyType and dict(got[-1]) == dict(want[-1])
+    assert cnt.frame_count == 2 and not bytegraph.stats.break_records
+    standard_test(missing, torch.ones(2), frames=0, breaks=1)     # KeyError, as eager's (a raise: no graph)
+
+    reads = []
+
+    class Meta(type):
+        @property
+        def counted(cls):
+            reads.append(1)
+            return cls.base * 2
+
+    class WithMeta(metaclass=Meta):
+        base = 3
+
+    def via_meta(t):
+        return t + WithMeta.counted + WithMeta.counted
+    standard_test(via_meta, torch.ones(2), frames=1, breaks=0)
+    assert len(reads) == 4      # run on each read, eagerly and compiled

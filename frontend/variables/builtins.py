@@ -28,7 +28,7 @@ from ..reads import MISSING, class_lookup
 from ..signals import UserException, raised_by_user
 from .base import NOT_IMPLEMENTED, NotConstant, VariableTracker, families, python_value, wrap_class
 from .constant import ConstantVariable, check_codec_folds, const
-from .dicts import DictVariable, DictViewVariable, SetVariable, copied_set, hashable_key
+from .dicts import DictVariable, DictViewVariable, SetVariable, copied_set, hashable_key, make_mapping_proxy
 from .functions import BaseUserFunction, BoundMethodVariable, PartialVariable, UserFunctionVariable, WrapsDecorator
 from .iterators import (
     AccumulateVariable,
@@ -1270,7 +1270,7 @@ _HANDLERS: dict[Any, Callable] = {
     complex: _complex,
     abs: _abs, type: _type, callable: _callable, id: _id, repr: _repr, round: _round, slice: _slice,
     super: _super, object: _object, object.__new__: _object_new, divmod: _divmod, pow: _pow, print: _print,
-    tuple.__new__: _tuple_new,
+    tuple.__new__: _tuple_new, types.MappingProxyType: make_mapping_proxy,
     operator.getitem: _getitem, operator.setitem: _setitem,
     operator.itemgetter: _operator_getter(operator.itemgetter),
     operator.attrgetter: _operator_getter(operator.attrgetter),

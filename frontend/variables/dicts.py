@@ -4,6 +4,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import enum
+import types
 
 from bytecode import Instr
 
@@ -509,6 +510,56 @@ class DictVariable(VariableTracker):
             codegen.reconstruct(value)
             codegen.append(Instr("SWAP", 2))
             codegen.store_attr(name)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class MappingProxyVariable(VariableTracker):
+    """`types.MappingProxyType(d)` of a plain dict or OrderedDict (an Enum class's `__members__`):
+    a live read-only view whose reads are the dict's own; any other method breaks."""
+    mapping: DictVariable = None
+
+    _READS = ("__getitem__", "get", "__contains__", "__len__", "keys", "values", "items", "__iter__", "copy")
+
+    def python_type(self):
+        return types.MappingProxyType
+
+    def describe(self):
+        return "mappingproxy"
+
+    def parts(self, tx):
+        return (self.mapping,)
+
+    def iterate(self, tx):
+        return self.mapping.call_method(tx, "__iter__", [], {})
+
+    def unpack(self, tx):
+        return self.mapping.unpack(tx)
+
+    def has_len(self, tx):
+        return self.mapping.has_len(tx)
+
+    def truth(self, tx):
+        return self.mapping.truth(tx)
+
+    def call_method(self, tx, name, args, kwargs):
+        if name in self._READS:
+            return self.mapping.call_method(tx, name, args, kwargs)
+        return super().call_method(tx, name, args, kwargs)
+
+    def reconstruct(self, codegen):
+        if self.source is not None:
+            return self.source.reconstruct(codegen)
+        codegen.load_callable(types.MappingProxyType)
+        codegen.reconstruct(self.mapping)
+        codegen.call(1)
+
+
+def make_mapping_proxy(tx, mapping):
+    """`types.MappingProxyType(mapping)`, or None when not modelled (a mapping of another kind, a dict
+    subclass's object: its own `__getitem__` would answer)."""
+    if isinstance(mapping, DictVariable) and mapping.cls in (dict, collections.OrderedDict) and mapping.owner is None:
+        return MappingProxyVariable(mapping=mapping)
+    return None
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -227,11 +227,15 @@ class UserDefinedClassVariable(VariableTracker):
 
     def var_getattr(self, tx, name):
         cls = self.value
-        meta_attr, _ = class_lookup(tx, type(cls), name)    # (guarded: the metaclass may gain it later)
+        meta_attr, meta_src = class_lookup(tx, type(cls), name)    # (guarded: the metaclass may gain it later)
         # a data descriptor of the metaclass answers before the class's own attributes; whether it is one
         # is guarded too (its class may gain `__get__`/`__set__` later)
         meta_data_descriptor = meta_attr is not MISSING and any(
             class_lookup(tx, type(meta_attr), hook)[0] is not MISSING for hook in ("__set__", "__delete__"))
+        if meta_data_descriptor and type(meta_attr) is property and isinstance(meta_attr.fget, types.FunctionType):
+            # a property of the metaclass (an Enum class's `__members__`): its getter runs when read
+            fget = tx.wrap(meta_attr.fget, AttrSource(meta_src, "fget") if meta_src else None, trusted=True)
+            return fget.call_function(tx, [self], {})
         if meta_data_descriptor and is_python_data_descriptor(meta_attr):
             # a property of the metaclass (`__dict__` included): user code, run as Python when read
             raise Unsupported("python_protocol", what=f"reading {cls.__qualname__}.{name}, a property of its metaclass")
