@@ -750,3 +750,34 @@ def test_enum_members_mapping_proxy():
         return t + WithMeta.counted + WithMeta.counted
     standard_test(via_meta, torch.ones(2), frames=1, breaks=0)
     assert len(reads) == 4      # run on each read, eagerly and compiled
+
+
+# -- itertools.tee: iterators sharing a buffer, pulling the underlying iterator lazily ----------------
+def test_itertools_tee_lazy_shared_buffer():
+    import itertools
+
+    def fn(t, items):
+        log = []
+
+        def gen():
+            for v in items:
+                log.append(v)          # when each item is pulled: eager's order
+                yield v
+        a, b = itertools.tee(gen())
+        first = next(a)
+        c, d = itertools.tee(a, 2)     # a tee is copied, not wrapped: c is a, d starts where a is
+        rest_b = list(b)
+        total = t * first + sum(c) + sum(d)
+        return total, rest_b, list(log), c is a, itertools.tee(5, 0), list(a)
+
+    def underlying(t, items):
+        it = iter(items)
+        a, b = itertools.tee(it, 3)[:2]
+        x = next(a)
+        return t + x + next(it) + next(b) + len(list(b))
+
+    def bad_n(t, items):
+        return itertools.tee(items, -1)
+    standard_test(fn, torch.ones(2), [1, 2, 3], frames=1, breaks=0)
+    standard_test(underlying, torch.ones(2), [1, 2, 3, 4], frames=1, breaks=0)
+    assert standard_test(bad_n, torch.ones(2), [1], frames=0) == "ValueError"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 
-from ..graph_break import Unsupported, fold
+from ..graph_break import Unsupported, fold, user_error
 from .base import VariableTracker, compare_equal
 from .constant import const
 from .iterators import IteratorVariable, StopIterationSignal, next_of
@@ -357,6 +357,103 @@ def _cycle(tx, iterable, /):
     return var
 
 
-HANDLERS = {itertools.repeat: _repeat, itertools.starmap: _starmap, itertools.takewhile: _while(False),
+@dataclasses.dataclass(frozen=True, eq=False)
+class TeeBufferVariable(VariableTracker):
+    """What the iterators of one itertools.tee share (CPython's teedataobject chain): the items taken
+    from the underlying iterator so far. State: (items, running). An iterator at the end asks the
+    underlying one again each time (CPython records no exhaustion)."""
+    iterator: VariableTracker = None
+
+    def parts(self, tx):
+        items, _ = tx.output.side_effects.get(self)
+        return (self.iterator, *items)
+
+    def describe(self):
+        return "itertools.tee's buffer"
+
+    def item(self, tx, index):
+        effects = tx.output.side_effects
+        items, running = effects.get(self)
+        if index < len(items):
+            return items[index]
+        if running:     # the underlying iterator asked a tee of its own (CPython raises RuntimeError)
+            raise Unsupported("python_protocol", what="re-entering an itertools.tee iterator")
+        effects.track(self, (items, True))
+        try:
+            item = next_of(tx, self.iterator)
+        finally:
+            effects.track(self, (effects.get(self)[0], False))
+        # CPython frees the items every tee passed, in blocks: the death of an item that runs code
+        # (a finalizer) would come at a place the trace does not know
+        from ..lifetimes import finalizer_may_run    # (lifetimes imports the trackers)
+        finalizer_may_run(tx, item)
+        effects.track(self, (items + (item,), False))
+        return item
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class TeeVariable(IteratorVariable):
+    """One iterator of itertools.tee: state is its index into the shared buffer. Not rebuilt after
+    the graph (the iterators share their buffer)."""
+    buffer: TeeBufferVariable = None
+
+    def parts(self, tx):
+        return (self.buffer,)
+
+    def python_type(self):
+        return _TEE_TYPE
+
+    def describe(self):
+        return "itertools._tee"
+
+    def next_item(self, tx):
+        index = tx.output.side_effects.get(self)
+        item = self.buffer.item(tx, index)
+        tx.output.side_effects.track(self, index + 1)
+        return item
+
+    def call_method(self, tx, name, args, kwargs):
+        if name == "__copy__" and not args and not kwargs:
+            return self.copy(tx)
+        return super().call_method(tx, name, args, kwargs)
+
+    def copy(self, tx):
+        var = TeeVariable(buffer=self.buffer)
+        tx.output.side_effects.track(var, tx.output.side_effects.get(self))
+        return var
+
+    def reconstruct(self, codegen):
+        raise Unsupported("unrebuildable", what="rebuilding an itertools.tee iterator after the graph")
+
+
+_TEE_TYPE = type(itertools.tee(())[0])
+
+
+def _tee(tx, iterable, n=None, /):
+    """itertools.tee(iterable, n=2) as CPython's: n checked first (no iterator made for 0), then
+    `iter(iterable)`; an iterator with `__copy__` (a tee) is the first result and copied for the
+    others, any other is wrapped in a new tee. An iterator of the program's class breaks (its
+    `__copy__` is not looked up here)."""
+    count = 2 if n is None else python_index(n)
+    if type(count) not in (int, bool):
+        raise Unsupported("unsupported_call", fn="itertools.tee", detail=" with these arguments")
+    if count < 0:
+        raise user_error(ValueError("n must be >= 0"))
+    if count == 0:
+        return TupleVariable(())
+    it = tx.get_iter(iterable)
+    if isinstance(it, TeeVariable):
+        first = it
+    else:
+        if not isinstance(it, IteratorVariable) or hasattr(it.python_type(), "__copy__"):
+            raise Unsupported("unsupported_call", fn="itertools.tee", detail=f" of {it.describe()}")
+        buffer = TeeBufferVariable(iterator=it)
+        tx.output.side_effects.track(buffer, ((), False))
+        first = TeeVariable(buffer=buffer)
+        tx.output.side_effects.track(first, 0)
+    return TupleVariable((first,) + tuple(first.copy(tx) for _ in range(count - 1)))
+
+
+HANDLERS = {itertools.tee: _tee, itertools.repeat: _repeat, itertools.starmap: _starmap, itertools.takewhile: _while(False),
             itertools.dropwhile: _while(True), itertools.pairwise: _pairwise, itertools.cycle: _cycle,
             itertools.groupby: _groupby}
