@@ -454,6 +454,6 @@ def _tee(tx, iterable, n=None, /):
     return TupleVariable((first,) + tuple(first.copy(tx) for _ in range(count - 1)))
 
 
-HANDLERS = {itertools.tee: _tee, itertools.repeat: _repeat, itertools.starmap: _starmap, itertools.takewhile: _while(False),
+HANDLERS = {itertools.repeat: _repeat, itertools.starmap: _starmap, itertools.takewhile: _while(False),
             itertools.dropwhile: _while(True), itertools.pairwise: _pairwise, itertools.cycle: _cycle,
-            itertools.groupby: _groupby}
+            itertools.groupby: _groupby, itertools.tee: _tee}
