@@ -1,5 +1,5 @@
 """itertools iterators pulled lazily as CPython's (compile time only): repeat, starmap, takewhile,
-dropwhile, pairwise, cycle and groupby. Each asks its iterator for an item, and calls the user's function,
+dropwhile, pairwise, cycle, groupby and tee. Each asks its iterator for an item, and calls the user's function,
 only when its own next item is asked for, so effects keep eager order. State lives in SideEffects
 (advancing one is a mutation). One that cannot be handed over as an equal object after the graph
 (a started cycle, a dropwhile past its prefix) says so when rebuilt."""
