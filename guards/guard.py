@@ -566,6 +566,45 @@ class MEMORY_SHARING(GuardKind):
                 f"(for {', '.join(changed)})")
 
 
+def comparison_truth(tensor, op, number, tensor_first: bool) -> bool:
+    """`bool(op(tensor, number))` (or `op(number, tensor)`) of a one-element tensor: what `max(x, 0)`
+    asks of `0 > x`, asked the same way (the tensor's own comparison, then its truth)."""
+    return bool(op(tensor, number) if tensor_first else op(number, tensor))
+
+
+@_kind("comparison_truth")
+class COMPARISON_TRUTH(GuardKind):
+    """The truth of a one-element tensor input compared with a number, read from its value on each
+    call: `max(x, 0)` answers one of its operands themselves, chosen by it, and the graph was traced
+    for one answer. After the tensor's own guards (its type, dtype, one element)."""
+    name, order = "COMPARISON_TRUTH", 10
+
+    def make(self, source, op, number, tensor_first, value):
+        return Guard(source, self, (op, number, tensor_first, value))
+
+    def key(self, expected):
+        op, number, tensor_first, value = expected
+        return (op.__name__, type(number), repr(number), tensor_first, value)
+
+    def render(self, guard, check):
+        op, number, tensor_first, value = guard.expected
+        return (f"{check.const(comparison_truth, 'comparison_truth')}({check.read(guard.source)}, "
+                f"{check.const(op, op.__name__)}, {check.const(number, 'number')}, {tensor_first}) is {value}")
+
+    def describe(self, guard):
+        op, number, tensor_first, value = guard.expected
+        operands = (guard.name(), repr(number)) if tensor_first else (repr(number), guard.name())
+        return f"bool({op.__name__}({operands[0]}, {operands[1]})) is {value}"
+
+    def explain(self, guard, value, env):
+        op, number, tensor_first, expected = guard.expected
+        try:
+            now = comparison_truth(value, op, number, tensor_first)
+        except Exception as e:  # noqa: BLE001 - the value is of another kind now
+            return f"{self.describe(guard)} cannot be read: {e}"
+        return None if now is expected else f"{self.describe(guard)} changed: now {now}"
+
+
 @_kind("shape")
 class SHAPE(GuardKind):
     """A relation between input sizes/strides (a `guards.shape.ShapeCheck`, printed from the ShapeEnv)."""

@@ -781,3 +781,72 @@ def test_itertools_tee_lazy_shared_buffer():
     standard_test(fn, torch.ones(2), [1, 2, 3], frames=1, breaks=0)
     standard_test(underlying, torch.ones(2), [1, 2, 3, 4], frames=1, breaks=0)
     assert standard_test(bad_n, torch.ones(2), [1], frames=0) == "ValueError"
+
+
+# -- max()/min() of a tensor and a number: eager answers one operand itself, chosen by `>`/`<` -------
+def _max_t0(x):
+    return max(x, 0)
+
+
+def _min_t1(x):
+    return min(x, 1.0)
+
+
+def _max_0t(x):
+    return max(0, x)
+
+
+def _max_used(x):
+    y = max(x, 0.5)
+    return y * 2, y is x, type(y)
+
+
+def _min_many(x):
+    return min([x, 3, -2.5])
+
+
+def test_max_min_of_an_input_tensor_and_a_number_answer_eagers_operand():
+    values = [torch.tensor(-1.0), torch.tensor(2.0), torch.tensor(float("nan")), torch.tensor(-0.0),
+              torch.tensor(0.0), torch.tensor(3), torch.tensor([-2.0]), torch.tensor([[0.25]]), torch.tensor(True)]
+    for fn in (_max_t0, _min_t1, _max_0t, _max_used, _min_many):
+        bytegraph.reset()
+        cnt = CompileCounter()
+        opt = bytegraph.compile(fn, backend=cnt, fullgraph=True)
+        for x in values + values:
+            got, want = outcome(opt, x), outcome(fn, x)
+            assert_same(got, want, equal_nan=True)
+            if want[0] == "ok" and not isinstance(want[1], tuple):
+                assert (got[1] is x) == (want[1] is x)      # the very tensor, or the number
+        assert not bytegraph.stats.break_records
+        assert cnt.frame_count <= 2 * 6     # one graph per answer and kind of tensor (shape, dtype)
+
+
+def test_max_of_a_tensor_eager_bool_refuses_or_computed_or_written():
+    def several(x):
+        return max(x, 0)           # bool() of several elements: eager's RuntimeError, compiled too
+
+    def computed(x):
+        return max(x * 2, 0)       # a value the graph computes: a break (eager chooses)
+
+    def written(x):
+        x.add_(1)
+        return max(x, 0)           # not its value on entry: a break
+
+    def grad(x):
+        return max(x, 0) * 3
+    assert standard_test(several, torch.ones(3), frames=0, fullgraph=True) == "RuntimeError"
+    for x in (torch.tensor(-1.0), torch.tensor(1.0)):
+        standard_test(computed, x, frames=1, breaks=1)
+        a, b = x.clone(), x.clone()
+        bytegraph.reset()
+        opt = bytegraph.compile(written, backend=CompileCounter())
+        assert_same(opt(a), written(b)) and torch.equal(a, b)
+        assert bytegraph.stats.break_records
+        leaf, ref = x.clone().requires_grad_(), x.clone().requires_grad_()
+        bytegraph.reset()
+        got, want = bytegraph.compile(grad, backend="aot_eager", fullgraph=True)(leaf), grad(ref)
+        assert_same(got, want)
+        if isinstance(want, torch.Tensor):
+            got.backward()
+            want.backward()
+        assert_same(leaf.grad, ref.grad)

@@ -18,8 +18,9 @@ import types
 from typing import Any, Callable
 
 import torch
+from torch._subclasses.fake_tensor import unset_fake_temporarily
 
-from ...guards.guard import Guard
+from ...guards.guard import Guard, comparison_truth
 from ...guards.source import AttrSource, ItemSource, ReaderSource
 from ...probe import class_dict_lookup, class_mro, class_namespace, is_c_level, safe_in, static_getattr
 from .. import reads
@@ -592,6 +593,43 @@ def _delattr(tx, obj, name, /):
     return const(None)
 
 
+def ambiguous_truth(var):
+    """The RuntimeError `bool()` of a plain tensor raises for its size alone (no elements, or more than
+    one), known without its values when the size is static; None otherwise."""
+    if not isinstance(var, TensorVariable) or var.cls is not torch.Tensor:
+        return None
+    numel = var.example.numel()
+    if type(numel) is not int or numel == 1:
+        return None
+    return RuntimeError(f"Boolean value of Tensor with {'no values' if numel == 0 else 'more than one value'} "
+                        "is ambiguous")
+
+
+def _input_comparison_truth(tx, op, a, b):
+    """`bool(op(a, b))` where one operand is a one-element tensor the frame was given, unchanged so far
+    in the graph, and the other a Python number: read from its value now and guarded on it for later
+    calls (COMPARISON_TRUTH), so that `max(x, 0)` answers eager's very operand, `0` (an int) or `x`
+    itself. None when not so (a tensor the graph computed: its value is known only when the graph runs)."""
+    tensor_first = isinstance(a, TensorVariable)
+    tensor, number = (a, b) if tensor_first else (b, a)
+    if not isinstance(tensor, TensorVariable) or tensor.cls is not torch.Tensor or tensor.source is None or \
+            not isinstance(number, ConstantVariable) or type(number.value) not in (int, float, bool):
+        return None
+    out = tx.output
+    node = tensor.proxy.node
+    real = next((value for _, proxy, value in out.graph_inputs if proxy.node is node), None)
+    if node.op != "placeholder" or not isinstance(real, torch.Tensor) or type(real) is not torch.Tensor or \
+            real.numel() != 1 or out.written_inputs() or out.reshaped_inputs():
+        return None     # (an input written into, or resized, in the graph before: not its entry value)
+    try:
+        with unset_fake_temporarily():
+            wins = comparison_truth(real, op, number.value, tensor_first)
+    except Exception:  # noqa: BLE001 - eager's comparison or bool() raises (a meta tensor): it decides
+        return None
+    out.guards.add(Guard.comparison_truth(tensor.source, op, number.value, tensor_first, wins))
+    return wins
+
+
 def _minmax(fn):
     def handler(tx, *args, key=None, default=None):
         if not args or (len(args) > 1 and default is not None):
@@ -624,7 +662,15 @@ def _minmax(fn):
                 # tensor, of another type than a number operand, splitting the gradient on ties)
                 better = tx.compare(operator.gt if fn is max else operator.lt, item, result)
                 if isinstance(better, TensorVariable) and known_value(better) is None:
-                    raise Unsupported("tensor_branch", what=f"{fn.__name__}() over tensors")
+                    ambiguous = ambiguous_truth(better)
+                    if ambiguous is not None:    # (a size eager's bool() refuses: none or several elements)
+                        raise user_error(ambiguous)
+                    wins = _input_comparison_truth(tx, operator.gt if fn is max else operator.lt, item, result)
+                    if wins is None:
+                        raise Unsupported("tensor_branch", what=f"{fn.__name__}() over tensors")
+                    if wins:
+                        result = item
+                    continue
                 if better.truth(tx):
                     result = item
                 continue
