@@ -16,6 +16,7 @@ import abc
 from typing import NamedTuple
 
 from ..guards.guard import Guard
+from ..probe import class_mro as _class_mro
 from ..probe import class_namespace
 from ..guards.source import (  # noqa: F401 - re-exported for callers
     MISSING,
@@ -59,7 +60,7 @@ def pending_class_attr(tx, cls: type, name: str):
     effects = tx.output.side_effects
     if not effects.class_vars:
         return None
-    for klass in cls.__mro__:
+    for klass in _class_mro(cls):
         var = effects.class_attr(klass, name)
         if var is not None:
             return var

@@ -92,7 +92,7 @@ class SideEffects:
         # variables/warning.py)
         self.calls: tuple = ()
         self.add_guard = None                 # adds a guard to the trace's (set by the OutputGraph)
-        # class -> the one tracker whose contents are the attributes the trace set on that class
+        # id of a class -> the one tracker whose contents are the attributes the trace set on that class
         # (`Cls.n = v`, see UserDefinedClassVariable.setattr); not part of a snapshot: a tracker
         # without contents stands for no write
         self.class_vars: dict = {}
@@ -230,14 +230,14 @@ class SideEffects:
     # -- class attributes ----------------------------------------------------
     def class_tracker(self, cls):
         """The tracker holding the attributes the trace set on class `cls`, as an object's are held."""
-        var = self.class_vars.get(cls)
+        var = self.class_vars.get(id(cls))     # (by id: a metaclass's __hash__ is the program's code)
         if var is None:
-            var = self.class_vars[cls] = UserDefinedClassVariable(value=cls, source=ConstSource(cls))
+            var = self.class_vars[id(cls)] = UserDefinedClassVariable(value=cls, source=ConstSource(cls))
         return var
 
     def class_attr(self, cls, name):
         """The tracker of the value the trace set as `cls.name` (None: not set)."""
-        var = self.class_vars.get(cls)
+        var = self.class_vars.get(id(cls))
         return None if var is None else self.contents.get(var, {}).get(name)
 
     # -- globals ------------------------------------------------------------

@@ -196,7 +196,7 @@ class UserDefinedClassVariable(VariableTracker):
         return self.value
 
     def parts(self, tx):
-        var = tx.output.side_effects.class_vars.get(self.value)
+        var = tx.output.side_effects.class_vars.get(id(self.value))
         return tuple(tx.output.side_effects.contents.get(var, {}).values()) if var is not None else ()
 
     def reconstruct(self, codegen):
