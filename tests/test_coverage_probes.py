@@ -850,3 +850,20 @@ def test_max_of_a_tensor_eager_bool_refuses_or_computed_or_written():
             got.backward()
             want.backward()
         assert_same(leaf.grad, ref.grad)
+
+
+def test_ordered_dict_attributes_of_the_programs_own_are_read_and_guarded():
+    import collections
+
+    def fn(t, sd):
+        meta = getattr(sd, "_metadata", None)
+        return t + len(sd), meta, hasattr(sd, "other")
+    with_meta = torch.nn.Linear(2, 2).state_dict()
+    without = collections.OrderedDict(a=1)
+    other = collections.OrderedDict(b=2)
+    other._metadata = {"x": 1}
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt, fullgraph=True)
+    for sd in (with_meta, without, other, with_meta, without):
+        assert_same(opt(torch.ones(1), sd), fn(torch.ones(1), sd))
+    assert cnt.frame_count == 3 and not bytegraph.stats.break_records

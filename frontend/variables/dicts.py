@@ -9,10 +9,11 @@ import types
 from bytecode import Instr
 
 from ...guards.guard import Guard
-from ...guards.source import is_literal
+from ...guards.source import AttrSource, is_literal
 from ...probe import is_c_level, plain_hash
 from ..graph_break import Unsupported, user_error
 from ..write_back import rebuilt_dict
+from .. import reads
 from ..reads import class_lookup
 from .base import (
     NOT_IMPLEMENTED,
@@ -247,7 +248,23 @@ class DictVariable(VariableTracker):
         attrs = tx.output.side_effects.contents.get(("dict attributes", self), {})
         if name in attrs:
             return attrs[name]      # (its instance dict comes before OrderedDict's non-data descriptors)
+        real = self._real_ordered_dict(tx)
+        if real is not None and not (name.startswith("__") and name.endswith("__")) and \
+                not hasattr(collections.OrderedDict, name):
+            # an OrderedDict of the program's (a state dict's `_metadata`): its own attributes, the
+            # absence of one guarded (reads.instance_attr)
+            own = reads.instance_attr(tx, real, self.source, name)
+            if own is reads.MISSING:
+                raise user_error(AttributeError(f"'collections.OrderedDict' object has no attribute '{name}'"))
+            return tx.wrap(own, AttrSource(self.source, name))
         return super().var_getattr(tx, name)
+
+    def _real_ordered_dict(self, tx):
+        """The program's OrderedDict this tracker was read from (None: another kind, or made here)."""
+        if self.cls is not collections.OrderedDict or self.source is None or self.owner is not None:
+            return None
+        real = next((value for value, var in tx.output.wrapped_objects.values() if var is self), None)
+        return real if type(real) is collections.OrderedDict else None
 
     def setattr(self, tx, name, value):
         """`d.name = value` on an OrderedDict made in the frame (its instances have a `__dict__`:
