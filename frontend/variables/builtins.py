@@ -660,17 +660,17 @@ def _minmax(fn):
                 # eager answers one of the operands itself, chosen by the truth of `item > result`: known
                 # only for tensors of known value (a graph op such as torch.maximum would give a new
                 # tensor, of another type than a number operand, splitting the gradient on ties)
-                better = tx.compare(operator.gt if fn is max else operator.lt, item, result)
+                op = operator.gt if fn is max else operator.lt
+                wins = _input_comparison_truth(tx, op, item, result)    # (no graph op: read and guarded)
+                if wins is not None:
+                    result = item if wins else result
+                    continue
+                better = tx.compare(op, item, result)
                 if isinstance(better, TensorVariable) and known_value(better) is None:
                     ambiguous = ambiguous_truth(better)
                     if ambiguous is not None:    # (a size eager's bool() refuses: none or several elements)
                         raise user_error(ambiguous)
-                    wins = _input_comparison_truth(tx, operator.gt if fn is max else operator.lt, item, result)
-                    if wins is None:
-                        raise Unsupported("tensor_branch", what=f"{fn.__name__}() over tensors")
-                    if wins:
-                        result = item
-                    continue
+                    raise Unsupported("tensor_branch", what=f"{fn.__name__}() over tensors")
                 if better.truth(tx):
                     result = item
                 continue
