@@ -354,7 +354,16 @@ def build_map(tx, ins):
 def build_const_key_map(tx, ins):
     keys = tx.pop().as_python_constant()
     values = tx.popn(ins.arg)
-    tx.push(DictVariable.create(tx, [(const(k), v) for k, v in zip(keys, values)]))
+    if len(set(keys)) == len(keys):
+        tx.push(DictVariable.create(tx, [(const(k), v) for k, v in zip(keys, values)]))
+        return
+    # keys equal to each other (`{1: a, True: b, 1.0: c}`): inserted one by one as CPython does (the
+    # first key object stays, with the last value)
+    d = DictVariable.create(tx, [])
+    for k, v in zip(keys, values):
+        d.setitem(tx, const(k), v)
+    tx.output.side_effects.track(d, d.pairs(tx))
+    tx.push(d)
 
 
 @opcode("BUILD_SLICE")
@@ -422,8 +431,18 @@ def dict_update(tx, ins):
     if ins.opname == "DICT_MERGE" and isinstance(value, DictVariable):
         for k, _ in value.pairs(tx):
             if target.lookup(tx, k) is not None:
-                raise user_error(TypeError(f"got multiple values for keyword argument '{k.as_python_constant()}'"))
+                func = tx.stack[-(2 + ins.arg)]     # below the positional arguments' tuple
+                raise user_error(TypeError(f"{_function_str(func)} got multiple values for keyword "
+                                           f"argument '{k.as_python_constant()}'"))
     target.call_method(tx, "update", [value], {})
+
+
+def _function_str(func) -> str:
+    """How CPython names the callee in a call's argument errors: `module.qualname()`."""
+    if not isinstance(func, NestedFunctionVariable) or func.assigned:
+        raise Unsupported("unsupported_builtin", what="naming the callee in a duplicate keyword error")
+    module = func.f_globals.get("__name__")
+    return f"{func.qualname}()" if module in (None, "builtins") else f"{module}.{func.qualname}()"
 
 
 @opcode("LIST_TO_TUPLE")

@@ -420,3 +420,63 @@ def test_context_chain_cycle_made_by_the_program():
             exc = e
         return x + 1, type(exc).__name__, type(exc.__context__).__name__, exc.__context__.__context__ is exc.__context__
     standard_test(f, torch.ones(1), frames=1)
+
+
+# -- a container filled from a lazy iterable is filled item by item ------------------------------
+def _extend_reads_list(x):
+    y = [1]
+    y.extend(y[-1] + z for z in range(3))
+    y += (y[-1] * 2 for _ in range(2))
+    return x + 1, y
+
+
+def _extendleft_reads_deque(x):
+    import collections
+    d = collections.deque([1], maxlen=4)
+    d.extendleft(d[0] + z for z in range(3))
+    d.extend(d[-1] * 2 for _ in range(2))
+    return x + 1, list(d)
+
+
+def _set_update_reads_set(x):
+    s = {1}
+    s.update(len(s) + i for i in range(3))
+    return x + 1, sorted(s)
+
+
+def _dict_update_reads_dict(x):
+    d = {0: 0}
+    d.update((len(d), i) for i in range(3))
+    return x + 1, d
+
+
+def _extend_keeps_items_before_raise(x):
+    y = [1]
+
+    def gen():
+        for z in range(3):
+            yield y[-1] + z
+            if z == 1:
+                raise Boom
+
+    try:
+        y.extend(gen())
+    except Boom:
+        pass
+    return x + 1, y
+
+
+def _dict_update_bad_pair(x):
+    try:
+        {}.update([(1, 2), (1, 2, 3)])
+    except ValueError as e:
+        return x + 1, str(e)
+
+
+@pytest.mark.parametrize("fn", [_extend_reads_list, _extendleft_reads_deque, _set_update_reads_set,
+                                _dict_update_reads_dict, _extend_keeps_items_before_raise,
+                                _dict_update_bad_pair])
+def test_container_filled_from_generator_item_by_item(fn):
+    # eager's extend/update asks for the next item only after adding the previous one: a generator
+    # reading the container sees it grow (the whole generator consumed first gave [1, 1, 2, 3])
+    standard_test(fn, torch.ones(2), frames=1, breaks=0)

@@ -22,7 +22,7 @@ from .base import (
 )
 from .constant import const
 from .iterators import ContainerIteratorVariable, StopIterationSignal, key_layout, next_of
-from .lists import TupleVariable
+from .lists import TupleVariable, for_each_item
 from .tensor import SymNodeVariable, TensorVariable
 
 
@@ -149,6 +149,14 @@ def is_other_mapping(var) -> bool:
 def mapping_as_dict(tx, mapping) -> "DictVariable":
     """A new dict of a mapping's items, read as CPython's dict merge does: the list of
     `mapping.keys()`, then `mapping[key]` for each key."""
+    if _merges_tables(tx, mapping):
+        # a dict subclass iterating as dict does is merged table to table: its own keys() and
+        # __getitem__ are never called (CPython's dict_merge fast path)
+        from .user_defined import dict_store
+        store = dict_store(tx, mapping)
+        if store is None:
+            raise Unsupported("python_protocol", what=f"merging {mapping.describe()} as a dict")
+        return DictVariable.create(tx, list(store.pairs(tx)))
     keys = tx.unpack_iterable(tx.call(tx.getattr(mapping, "keys"), [], {}))
     pairs = {}
     for key in keys:
@@ -298,8 +306,11 @@ class DictVariable(VariableTracker):
         self.set_pairs(tx, mapping.values())
 
     def call_method(self, tx, name, args, kwargs):
-        check_modelled_arguments(self.describe(), name, args, kwargs, _DICT_ARITY,
-                                 {"update": ("*",), "popitem": ("last",), "move_to_end": ("last",)})
+        ordered = issubclass(self.cls, collections.OrderedDict)
+        # only OrderedDict's popitem takes `last`: dict's takes nothing (a dict's popitem(1) is eager's TypeError)
+        check_modelled_arguments(self.describe(), name, args, kwargs, _DICT_ARITY if ordered else _PLAIN_DICT_ARITY,
+                                 {"update": ("*",), "popitem": ("last",) if ordered else (),
+                                  "move_to_end": ("last",)})
         merged = name in ("update", "__ior__") and bool(args) and _merges_tables(tx, args[0])
         if name == "update" and args and is_other_mapping(args[0]):
             args = [mapping_as_dict(tx, args[0])]
@@ -409,11 +420,24 @@ class DictVariable(VariableTracker):
             if isinstance(other, DictVariable):
                 groups.append((other.pairs(tx), merged and other is not self))
             else:
-                pairs = []
-                for item in tx.unpack_iterable(other):
-                    k, v = tx.unpack_iterable(item)
-                    pairs.append((k, v))
-                groups.append((pairs, False))
+                # pairs from an iterable go in one at a time (a generator may read this dict)
+                count = [0]
+
+                def add_pair(item):
+                    if item.is_python_constant() and type(item.as_python_constant()) in (int, float, bool,
+                                                                                          type(None)):
+                        raise user_error(TypeError("cannot convert dictionary update sequence element "
+                                                   f"#{count[0]} to a sequence"))
+                    pair = tx.unpack_iterable(item)
+                    if len(pair) != 2:
+                        raise user_error(ValueError(f"dictionary update sequence element #{count[0]} has "
+                                                    f"length {len(pair)}; 2 is required"))
+                    count[0] += 1
+                    mapping = self.as_mapping(tx)
+                    key = hashable_key(tx, pair[0])
+                    mapping[key] = (mapping[key][0], pair[1]) if key in mapping else tuple(pair)
+                    self.set_pairs(tx, mapping.values())
+                for_each_item(tx, other, add_pair)
         if kwargs:
             groups.append(([(const(k), v) for k, v in kwargs.items()], True))
         for pairs, merge in groups:
@@ -791,6 +815,15 @@ class SetVariable(VariableTracker):
             return const(len(keys))
         if name == "update":
             for other in args:
+                if _lazy_operand(other):
+                    # consumed item by item, each added first: a generator may read this set
+                    def add(item):
+                        now = self.keys(tx)
+                        now.setdefault(hashable_key(tx, item), item)
+                        store_keyed(tx, self, now.values(), event=self._merge_event(tx, "update", other, [item]))
+                    for_each_item(tx, other, add)
+                    keys = self.keys(tx)
+                    continue
                 items = _members(tx, other)
                 for item in items:
                     keys.setdefault(hashable_key(tx, item), item)
@@ -889,6 +922,7 @@ class SetVariable(VariableTracker):
 _DICT_ARITY = {"__getitem__": 1, "get": 2, "__contains__": 1, "__len__": 0, "__setitem__": 2, "setdefault": 2,
                "__delitem__": 1, "pop": 2, "popitem": 1, "update": 1, "clear": 0, "copy": 0, "keys": 0,
                "values": 0, "items": 0, "__iter__": 0, "move_to_end": 2, "__ior__": 1}
+_PLAIN_DICT_ARITY = {**_DICT_ARITY, "popitem": 0}
 def copied_set(tx, original, cls):
     """A new set (or frozenset) of `original`'s items, as CPython's copy makes it: merged into an empty
     table, slot for slot when both have 8 slots, else item by item in the original's order. A set of
@@ -928,6 +962,17 @@ def _all_small_hashes(items) -> bool:
 def _order_by_small_hashes(items):
     """The iteration order of a set with a small-hash history (SetVariable.small_history): by hash."""
     return tuple(sorted(items, key=lambda i: hash(i.as_python_constant())))
+
+
+def _lazy_operand(var) -> bool:
+    """An iterable whose items may be computed while they are consumed (a generator, map(), a user's
+    iterator): not a container whose items are all there already."""
+    if isinstance(var, (SetVariable, DictVariable, DictViewVariable)):
+        return False
+    try:
+        return var.python_type() not in (list, tuple, str, bytes, range)
+    except Unsupported:
+        return True
 
 
 def _members(tx, var):

@@ -82,6 +82,9 @@ class Mapping:
         except KeyError:
             raise KeyError(key) from None
 
+    def __eq__(self, other):
+        return type(other) is Mapping and other._d == self._d
+
 
 def _raises_not_implemented():
     raise NotImplementedError("foo")
