@@ -751,7 +751,7 @@ def test_dict_changed_to_equal_contents_keeps_its_version():
 def test_dict_display_with_equal_constant_keys_keeps_one():
     # `{1: a, True: b, 1.0: c}` is one key (the first object) with the last value
     def f(x):
-        d = {1: "a", True: "b", 1.0: "c"}
+        d = {1: "a", True: "b", 1.0: "c"}  # noqa: F601
         return x + 1, d, list(d.keys()), [type(k).__name__ for k in d], len(d)
     assert check(f, torch.ones(1), breaks=0)[2] == [1]
 
