@@ -742,6 +742,8 @@ def reraise(tx, ins):
 def raise_varargs(tx, ins):
     if ins.arg == 0:
         if tx.handled_exception is None:    # the caller's exception, or none at all
+            if exception_state.caller_handles_nothing(tx):
+                raise user_error(RuntimeError("No active exception to reraise"))
             raise Unsupported("unsupported_syntax", what="bare raise outside an except block of the frame")
         raise UserException(tx.handled_exception)
     cause = tx.pop() if ins.arg == 2 else None

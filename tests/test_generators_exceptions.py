@@ -12,7 +12,7 @@ import torch
 
 import bytegraph
 
-from helpers import assert_same, standard_test
+from helpers import assert_same, outcome, standard_test
 
 
 class Boom(Exception):
@@ -308,7 +308,12 @@ def test_callers_exception_is_not_assumed(fn):
         except Boom:
             got, want = opt(x), fn(x)
         assert torch.equal(got[0], want[0]) and type(got[1]) is type(want[1]) and got[1] is not None
-    assert bytegraph.explain(fn)(x).graph_break_count == 1
+    try:
+        raise Boom("caller")
+    except Boom:
+        assert bytegraph.explain(fn)(x).graph_break_count == 1
+    # compiled while the caller handles nothing: traced (and that guarded)
+    assert bytegraph.explain(fn)(x).graph_break_count == 0
 
 
 def exception_with_a_cause_returned(x):
@@ -480,3 +485,63 @@ def test_container_filled_from_generator_item_by_item(fn):
     # eager's extend/update asks for the next item only after adding the previous one: a generator
     # reading the container sees it grow (the whole generator consumed first gave [1, 1, 2, 3])
     standard_test(fn, torch.ones(2), frames=1, breaks=0)
+
+
+# -- the caller's handled exception: known to be none, and guarded so ----------------------------
+def _exc_info_after_handler(x):
+    try:
+        raise KeyError("k")
+    except KeyError:
+        inside = sys.exc_info()[0].__name__
+    return x + 1, inside, sys.exc_info(), sys.exception()
+
+
+def _context_of_raise_outside_handlers(x):
+    try:
+        try:
+            te = TypeError(1)
+            raise te
+        finally:
+            ve = ValueError(2)
+            raise ve
+    except Exception as e:
+        exc = e
+    return x + 1, exc is ve, exc.__context__ is te, te.__context__
+
+
+def _context_kept_when_raised_again(x):
+    e = ValueError("v")
+    try:
+        try:
+            raise KeyError
+        except KeyError:
+            raise e
+    except ValueError:
+        pass
+    try:
+        raise e          # handling nothing: CPython keeps the context it had
+    except ValueError as g:
+        return x + 1, type(g.__context__).__name__
+
+
+def _bare_raise_without_handler(x):
+    try:
+        raise
+    except RuntimeError as e:
+        return x + 1, str(e)
+
+
+@pytest.mark.parametrize("fn", [_exc_info_after_handler, _context_of_raise_outside_handlers,
+                                _context_kept_when_raised_again, _bare_raise_without_handler])
+def test_callers_handled_exception_known_none_and_guarded(fn):
+    # called while nothing is handled: one graph; called again from an except block, the guard on
+    # the caller's exception fails and the recompiled frame gives eager's answer (the caller's one)
+    standard_test(fn, torch.ones(1), frames=1, breaks=0)
+    opt = bytegraph.compile(fn, backend="eager")
+    assert_same(opt(torch.ones(1)), fn(torch.ones(1)))
+    try:
+        raise IndexError("outer")
+    except IndexError:
+        want = outcome(fn, torch.ones(1))
+        got = outcome(opt, torch.ones(1))
+    assert_same(got, want)

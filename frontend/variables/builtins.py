@@ -22,7 +22,7 @@ import torch
 from ...guards.guard import Guard
 from ...guards.source import AttrSource, ItemSource, ReaderSource
 from ...probe import class_dict_lookup, class_mro, class_namespace, is_c_level, safe_in, static_getattr
-from .. import reads
+from .. import exception_state, reads
 from ..graph_break import Unsupported, fold, user_error
 from ..reads import MISSING, class_lookup
 from ..signals import UserException, raised_by_user
@@ -966,12 +966,16 @@ def _exc_info(tx):
     traced code); the compiled frame's caller's otherwise, which is not traced."""
     exc = tx.handled_exception
     if exc is None:
+        if exception_state.caller_handles_nothing(tx):
+            return TupleVariable((const(None), const(None), const(None)))
         return None
     return TupleVariable((wrap_class(tx, exc.cls), exc, TracebackVariable()))
 
 
 def _exception(tx):
     exc = tx.handled_exception
+    if exc is None and exception_state.caller_handles_nothing(tx):
+        return const(None)
     return exc
 
 

@@ -252,7 +252,7 @@ class ExceptionVariable(VariableTracker):
         cause, context, suppress = exception_state.state(tx, self)
         if name == "__suppress_context__":
             return const(suppress)
-        value = cause if name == "__cause__" else context
+        value = cause if name == "__cause__" else exception_state.resolve(tx, context)
         if value is exception_state.UNKNOWN:
             raise Unsupported("unsupported_attr", name=name,
                               obj=f"{self.describe()} raised while the compiled frame's caller may be "
