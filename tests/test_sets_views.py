@@ -99,3 +99,40 @@ def set_methods_called_on_the_class(x):
 
 def test_set_methods_called_on_the_class():
     standard_test(set_methods_called_on_the_class, torch.randn(3), frames=1, breaks=0)
+
+
+# -- dict views ordered against sets and views, `|` of dicts, join of iterables ----------------------
+def view_ordering_comparisons(x):
+    keys = {"one": 1, "two": 2}.keys()
+    items = {"one": 1, "two": 2}.items()
+    s = {"one", "two", "three"}
+    return (x + 1, keys < s, keys <= {"one", "two"}, keys > {"one"}, keys >= s, {"one"} < keys,
+            s > keys, items <= {("one", 1), ("two", 2), ("x", 0)}, items < {("one", 1), ("two", 3), ("x", 0)},
+            keys < items, items.__lt__(3), ("one", 1) in items, ("one", 2) in items, "one" in items)
+
+
+def dict_or_answers_not_implemented_and_reflects(x):
+    dd = collections.defaultdict(int, {1: 1})
+    od = collections.OrderedDict({3: 3})
+    base = {5: 5, 1: 0}
+    try:
+        bad = base | 1
+    except TypeError as e:
+        bad = str(e)
+    return (x + 1, base.__or__(1), base.__ror__([1]), bad, [type(r).__name__ for r in
+            (dd | od, dd | base, base | dd, od | dd, base | od, base | base)], base | dd, od | base, base.__ror__({9: 9}))
+
+
+class _Letters:
+    def __iter__(self):
+        yield from "abc"
+
+
+def join_of_iterables(x):
+    return x + 1, "".join(collections.OrderedDict.fromkeys("xyz")), "-".join(_Letters()), ",".join({"k": 1})
+
+
+@pytest.mark.parametrize("fn", [view_ordering_comparisons, dict_or_answers_not_implemented_and_reflects,
+                                join_of_iterables])
+def test_view_order_dict_or_and_join_in_one_graph(fn):
+    standard_test(fn, torch.randn(3), frames=1, breaks=0)

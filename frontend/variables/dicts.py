@@ -364,9 +364,18 @@ class DictVariable(VariableTracker):
             # `d |= other` updates in place from a mapping or pairs, as update() does, and is d
             self.call_method(tx, "update", args, {})
             return self
-        if name == "__or__" and isinstance(args[0], DictVariable):
-            merged = DictVariable.create(tx, pairs, self.cls, self.default_factory)
-            merged.call_method(tx, "update", args, {})
+        if name in ("__or__", "__ror__") and len(args) == 1 and not kwargs:
+            other = args[0]
+            if not isinstance(other, DictVariable):
+                kind = other.python_type()
+                if isinstance(kind, type) and issubclass(kind, dict):
+                    raise Unsupported("python_protocol", what=f"{self.cls.__name__} | {other.describe()}")
+                return NOT_IMPLEMENTED      # not a dict: eager tries the other operand, then TypeError
+            # a copy of the left operand made by this dict's class (defaultdict keeps its factory),
+            # updated with the right one (`d | od` reaches OrderedDict's __ror__ first)
+            left, right = (self, other) if name == "__or__" else (other, self)
+            merged = DictVariable.create(tx, left.pairs(tx), self.cls, self.default_factory)
+            merged.call_method(tx, "update", [right], {})
             return merged
         if name in ("__eq__", "__ne__") and isinstance(args[0], DictVariable):
             equal = self._equals(tx, args[0])
@@ -546,6 +555,16 @@ class DictViewVariable(VariableTracker):
         if name == "__contains__":
             if self.kind == "keys":
                 return const(self.dict_var.lookup(tx, args[0]) is not None)
+            if self.kind == "items":
+                # CPython looks the key up, then compares the value found (identity first)
+                item = args[0]
+                if not issubclass(item.python_type(), tuple):
+                    return const(False)
+                parts = tx.unpack_iterable(item)
+                if len(parts) != 2:
+                    return const(False)
+                found = self.dict_var.lookup(tx, parts[0])
+                return const(found is not None and compare_equal(tx, found, parts[1]))
             return const(any(compare_equal(tx, i, args[0]) for i in self.unpack(tx)))
         if name == "__iter__":
             return ContainerIteratorVariable.create(tx, self.dict_var, self.kind)
@@ -556,7 +575,34 @@ class DictViewVariable(VariableTracker):
             return const(equal if name == "__eq__" else not equal)
         if name in _VIEW_SET_OPERATORS and self.kind in ("keys", "items") and len(args) == 1 and not kwargs:
             return self._set_operator(tx, name, args[0])
+        if name in ("__lt__", "__le__", "__gt__", "__ge__") and self.kind in ("keys", "items") and len(args) == 1:
+            return self._set_order(tx, name, args[0])
         return super().call_method(tx, name, args, kwargs)
+
+    def _set_order(self, tx, name, other):
+        """`view < other` and friends, as CPython's dictview_richcompare: NotImplemented unless the other
+        is a set or a keys/items view; else the lengths first, then every item of the smaller side
+        looked up in the other (an items view compares the value it finds)."""
+        if isinstance(other, DictViewVariable) and other.kind in ("keys", "items"):
+            pass
+        elif isinstance(other, SetVariable):
+            pass
+        else:
+            kind = other.python_type()
+            if isinstance(kind, type) and issubclass(kind, (set, frozenset)):
+                raise Unsupported("python_protocol", what=f"comparing {self.kind}() with {other.describe()}")
+            return NOT_IMPLEMENTED
+        mine, theirs = self.unpack(tx), _members(tx, other)
+        if name == "__lt__" and len(mine) < len(theirs) or name == "__le__" and len(mine) <= len(theirs):
+            inner, outer = mine, other
+        elif name == "__gt__" and len(mine) > len(theirs) or name == "__ge__" and len(mine) >= len(theirs):
+            inner, outer = theirs, self
+        else:
+            return const(False)
+        for item in inner:
+            if not outer.call_method(tx, "__contains__", [item], {}).truth(tx):
+                return const(False)
+        return const(True)
 
     def _members(self, tx):
         """{key: item}: the keys, or the (key, value) tuples of constant values (an items view's
