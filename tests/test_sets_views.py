@@ -119,8 +119,8 @@ def dict_or_answers_not_implemented_and_reflects(x):
         bad = base | 1
     except TypeError as e:
         bad = str(e)
-    return (x + 1, base.__or__(1), base.__ror__([1]), bad, [type(r).__name__ for r in
-            (dd | od, dd | base, base | dd, od | dd, base | od, base | base)], base | dd, od | base, base.__ror__({9: 9}))
+    kinds = [type(r).__name__ for r in (dd | od, dd | base, base | dd, od | dd, base | od, base | base)]
+    return x + 1, base.__or__(1), base.__ror__([1]), bad, kinds, base | dd, od | base, base.__ror__({9: 9})
 
 
 class _Letters:
