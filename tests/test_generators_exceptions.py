@@ -545,3 +545,65 @@ def test_callers_handled_exception_known_none_and_guarded(fn):
         want = outcome(fn, torch.ones(1))
         got = outcome(opt, torch.ones(1))
     assert_same(got, want)
+
+
+# -- contextlib.ExitStack: managers bound with types.MethodType ------------------------------------
+class _Logged:
+    def __init__(self, log, name, swallow=False):
+        self.log, self.name, self.swallow = log, name, swallow
+
+    def __enter__(self):
+        self.log.append(("enter", self.name))
+        return self.name
+
+    def __exit__(self, et, ev, tb):
+        self.log.append(("exit", self.name, et.__name__ if et else None))
+        return self.swallow
+
+
+@contextlib.contextmanager
+def _gen_logged(log, tag):
+    log.append(("in", tag))
+    try:
+        yield tag
+    finally:
+        log.append(("out", tag))
+
+
+def _exit_stack_order(x, log):
+    with contextlib.ExitStack() as stack:
+        a = stack.enter_context(_gen_logged(log, "a"))
+        b = stack.enter_context(_Logged(log, "b"))
+        log.append((a, b))
+        y = x + 1
+    return y
+
+
+def _exit_stack_pop_all(x, log):
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(_gen_logged(log, "a"))
+        moved = stack.pop_all()
+        log.append("inner end")
+    log.append("after with")
+    moved.close()
+    return x * 2
+
+
+def _exit_stack_swallowed(x, log):
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(_Logged(log, "sw", swallow=True))
+        stack.enter_context(_gen_logged(log, "l"))
+        raise ValueError("v")
+    return x + 1
+
+
+@pytest.mark.parametrize("fn", [_exit_stack_order, _exit_stack_pop_all, _exit_stack_swallowed])
+def test_exit_stack_in_one_graph(fn):
+    want_log, got_log = [], []
+    want = outcome(fn, torch.ones(2), want_log)
+    bytegraph.reset()
+    cnt = bytegraph.testing.CompileCounter()
+    got = outcome(bytegraph.compile(fn, backend=cnt), torch.ones(2), got_log)
+    assert_same(got, want)
+    assert got_log == want_log
+    assert cnt.frame_count == 1 and not bytegraph.stats.break_records

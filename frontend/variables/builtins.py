@@ -979,6 +979,15 @@ def _exception(tx):
     return exc
 
 
+def _method_type(tx, func, obj, /):
+    """`types.MethodType(f, obj)`: f bound to obj (ExitStack binds a manager's __exit__ so)."""
+    if obj.is_python_constant() and obj.as_python_constant() is None:
+        raise user_error(TypeError("instance must not be None"))
+    if isinstance(func, BaseUserFunction) or (func.is_python_constant() and callable(func.as_python_constant())):
+        return BoundMethodVariable(fn=func, self_var=obj)
+    return None
+
+
 def _id(tx, obj, /):
     # the real object (a tuple made while tracing is none yet: `as_python_constant()` would build a new one)
     value = obj.value if isinstance(obj, ConstantVariable) else getattr(obj, "value", None)
@@ -1289,6 +1298,7 @@ _HANDLERS: dict[Any, Callable] = {
     collections.OrderedDict: _mapping(collections.OrderedDict),
     collections.defaultdict: _mapping(collections.defaultdict), collections.deque: _deque,
     collections.namedtuple: _namedtuple, sys.exc_info: _exc_info, sys.exception: _exception,
+    types.MethodType: _method_type,
     **itertools_lazy.HANDLERS,
 }
 for _op in (operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
