@@ -3,10 +3,12 @@ and friends built as CPython builds them, in one graph and compared with eager."
 from __future__ import annotations
 
 import collections
+import types
 
 import pytest
 import torch
 
+import bytegraph
 from helpers import standard_test
 
 
@@ -136,3 +138,42 @@ def join_of_iterables(x):
                                 join_of_iterables])
 def test_view_order_dict_or_and_join_in_one_graph(fn):
     standard_test(fn, torch.randn(3), frames=1, breaks=0)
+
+
+# -- types.MappingProxyType: a live read-only view ---------------------------------------------------
+_PROXIED = {}
+
+
+def mapping_proxy_reads(x):
+    d = {"a": 2, "b": 3, "c": 5}
+    mp = types.MappingProxyType(d)
+    y = torch.sin(x * mp["a"])
+    for v in mp.values():
+        y = y + v
+    d["d"] = 4            # seen through the proxy
+    try:
+        mp["e"] = 1
+    except TypeError as e:
+        err = str(e)
+    return (y, dict(mp), len(mp), "d" in mp, mp.get("zz", 1), list(mp), isinstance(mp, types.MappingProxyType),
+            mp == d, mp.copy(), err, {"z": 0} | dict(mp))
+
+
+def mapping_proxy_of_a_global_returned(x):
+    mp = types.MappingProxyType(_PROXIED)
+    _PROXIED["new"] = 1
+    return x + mp["a"], mp
+
+
+@pytest.mark.parametrize("fn", [mapping_proxy_reads, mapping_proxy_of_a_global_returned])
+def test_mapping_proxy_in_one_graph(fn):
+    _PROXIED.clear()
+    _PROXIED["a"] = 2
+    standard_test(fn, torch.randn(3), frames=1, breaks=0)
+    # the proxy returned shows the program's dict itself
+    _PROXIED.clear()
+    _PROXIED["a"] = 2
+    out = bytegraph.compile(fn, backend="eager")(torch.randn(3))
+    if fn is mapping_proxy_of_a_global_returned:
+        _PROXIED["later"] = 3
+        assert type(out[1]) is types.MappingProxyType and out[1]["later"] == 3

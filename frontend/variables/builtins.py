@@ -28,7 +28,7 @@ from ..reads import MISSING, class_lookup
 from ..signals import UserException, raised_by_user
 from .base import NOT_IMPLEMENTED, NotConstant, VariableTracker, families, python_value, wrap_class
 from .constant import ConstantVariable, check_codec_folds, const
-from .dicts import DictVariable, DictViewVariable, SetVariable, copied_set, hashable_key
+from .dicts import DictVariable, DictViewVariable, MappingProxyVariable, SetVariable, copied_set, hashable_key
 from .functions import BaseUserFunction, BoundMethodVariable, PartialVariable, UserFunctionVariable, WrapsDecorator
 from .iterators import (
     AccumulateVariable,
@@ -979,6 +979,11 @@ def _exception(tx):
     return exc
 
 
+def _mapping_proxy(tx, mapping, /):
+    """`types.MappingProxyType(d)` of a dict tracker: a live read-only view of it."""
+    return MappingProxyVariable(dict_var=mapping) if isinstance(mapping, DictVariable) else None
+
+
 def _method_type(tx, func, obj, /):
     """`types.MethodType(f, obj)`: f bound to obj (ExitStack binds a manager's __exit__ so)."""
     if obj.is_python_constant() and obj.as_python_constant() is None:
@@ -1298,7 +1303,7 @@ _HANDLERS: dict[Any, Callable] = {
     collections.OrderedDict: _mapping(collections.OrderedDict),
     collections.defaultdict: _mapping(collections.defaultdict), collections.deque: _deque,
     collections.namedtuple: _namedtuple, sys.exc_info: _exc_info, sys.exception: _exception,
-    types.MethodType: _method_type,
+    types.MethodType: _method_type, types.MappingProxyType: _mapping_proxy,
     **itertools_lazy.HANDLERS,
 }
 for _op in (operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,

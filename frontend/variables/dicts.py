@@ -4,6 +4,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import enum
+import types
 
 from ...guards.guard import Guard
 from ...guards.source import is_literal
@@ -678,6 +679,49 @@ class DictViewVariable(VariableTracker):
 
     def reconstruct(self, codegen):
         self.dict_var.reconstruct_method_call(codegen, self.kind)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class MappingProxyVariable(VariableTracker):
+    """types.MappingProxyType(d) of a dict tracker: a live, read-only view of d."""
+    dict_var: DictVariable = None
+
+    def python_type(self):
+        return types.MappingProxyType
+
+    def describe(self):
+        return "mappingproxy"
+
+    def parts(self, tx):
+        return (self.dict_var,)
+
+    def unpack(self, tx):
+        return [k for k, _ in self.dict_var.pairs(tx)]
+
+    def iterate(self, tx):
+        return ContainerIteratorVariable.create(tx, self.dict_var, "keys")
+
+    def truth(self, tx):
+        return self.dict_var.truth(tx)
+
+    def call_method(self, tx, name, args, kwargs):
+        if name in ("__getitem__", "get", "__contains__", "__len__", "keys", "values", "items", "__iter__", "copy"):
+            return self.dict_var.call_method(tx, name, args, kwargs)
+        if name in ("__eq__", "__ne__", "__or__") and len(args) == 1 and not kwargs:
+            # compared (and merged) as the mapping it shows
+            other = args[0].dict_var if isinstance(args[0], MappingProxyVariable) else args[0]
+            return self.dict_var.call_method(tx, name, [other], {})
+        if name in ("__setitem__", "__delitem__"):
+            what = "assignment" if name == "__setitem__" else "deletion"
+            raise user_error(TypeError(f"'mappingproxy' object does not support item {what}"))
+        return super().call_method(tx, name, args, kwargs)
+
+    def reconstruct(self, codegen):
+        if self.source is not None:
+            return self.source.reconstruct(codegen)
+        codegen.load_callable(types.MappingProxyType)
+        codegen.reconstruct(self.dict_var)
+        codegen.call(1)
 
 
 _SET_OPERATORS = ("__or__", "__and__", "__sub__", "__xor__")
