@@ -766,7 +766,7 @@ def test_plain_dict_popitem_takes_no_argument():
         except TypeError as e:
             return y, str(e), d
         return y, d
-    check(f, torch.ones(1), breaks=1)
+    check(f, torch.ones(1), breaks=0)
 
 
 class _KeysOverride(dict):
@@ -786,6 +786,23 @@ def test_dict_subclass_iterating_as_dict_is_merged_without_its_overrides():
             return list(kw.items())
         return x + 1, list(dict(a).items()), list({**a}.items()), dict(b), {**b}, g(**b)
     check(f, torch.ones(1), _KeysOverride(a=1, b=2), _GetitemOverride(a=1, b=2), breaks=0)
+
+
+def test_container_method_given_too_many_arguments_raises_eagers_type_error():
+    # more arguments than a builtin method takes is its TypeError whatever their values: traced
+    def f(x):
+        out = []
+        d, lst, s = {"a": 1}, [1], {1}
+        for call in (lambda: d.clear(1), lambda: d.copy(1), lambda: d.keys(1), lambda: d.popitem(1),
+                     lambda: d.update({}, {}), lambda: d.get(1, 2, 3), lambda: lst.append(1, 2),
+                     lambda: lst.clear(3), lambda: s.add(1, 2), lambda: d.popitem(last=True)):
+            try:
+                call()
+                out.append("ok")
+            except TypeError as e:
+                out.append(str(e))
+        return x + 1, out, d, lst, s
+    check(f, torch.ones(1), breaks=0)
 
 
 def test_duplicate_keyword_from_mappings_names_the_callee():

@@ -311,7 +311,7 @@ class DictVariable(VariableTracker):
         # only OrderedDict's popitem takes `last`: dict's takes nothing (a dict's popitem(1) is eager's TypeError)
         check_modelled_arguments(self.describe(), name, args, kwargs, _DICT_ARITY if ordered else _PLAIN_DICT_ARITY,
                                  {"update": ("*",), "popitem": ("last",) if ordered else (),
-                                  "move_to_end": ("last",)})
+                                  "move_to_end": ("last",)}, kind=self.cls)
         merged = name in ("update", "__ior__") and bool(args) and _merges_tables(tx, args[0])
         if name == "update" and args and is_other_mapping(args[0]):
             args = [mapping_as_dict(tx, args[0])]
@@ -875,7 +875,7 @@ class SetVariable(VariableTracker):
 
     def call_method(self, tx, name, args, kwargs):
         keys = self.keys(tx)
-        check_modelled_arguments(self.cls.__name__, name, args, kwargs, _SET_ARITY)
+        check_modelled_arguments(self.cls.__name__, name, args, kwargs, _SET_ARITY, kind=self.cls)
         # pop() takes the first item in CPython's order: read while that order is still known
         first = self._pop_choice(tx) if name == "pop" and self.items(tx) else None
         if name not in _READS_ONLY:

@@ -306,7 +306,7 @@ class ListVariable(BaseSequence):
 
     def call_method(self, tx, name, args, kwargs):
         items = list(self.get_items(tx))
-        check_modelled_arguments("list", name, args, kwargs, _LIST_ARITY, {"sort": ("key", "reverse")})
+        check_modelled_arguments("list", name, args, kwargs, _LIST_ARITY, {"sort": ("key", "reverse")}, kind=list)
         if name == "append":
             self.set_items(tx, items + [args[0]])
             return const(None)
