@@ -155,9 +155,11 @@ def mapping_as_dict(tx, mapping) -> "DictVariable":
         # __getitem__ are never called (CPython's dict_merge fast path)
         from .user_defined import dict_store
         store = dict_store(tx, mapping)
-        if store is None:
+        if store is not None:
+            return DictVariable.create(tx, list(store.pairs(tx)))
+        if mapping.python_type() is not dict:
             raise Unsupported("python_protocol", what=f"merging {mapping.describe()} as a dict")
-        return DictVariable.create(tx, list(store.pairs(tx)))
+        # (a plain dict shown otherwise, an object's __dict__: its keys() and [] are dict's own)
     keys = tx.unpack_iterable(tx.call(tx.getattr(mapping, "keys"), [], {}))
     pairs = {}
     for key in keys:
