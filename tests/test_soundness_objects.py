@@ -283,3 +283,14 @@ def test_non_string_key_written_into_an_argument_objects_dict():
     assert_same(got, want)
     assert vars(a) == vars(b)
     assert len(bytegraph.stats.break_records) == 1 and "non-string key" in bytegraph.stats.break_records[0].reason
+
+
+def test_dict_of_an_objects_dict_in_one_graph():
+    def f(x):
+        obj = _Plain()
+        obj.b = 4
+        d = obj.__dict__
+        d.pop("a")
+        d["a"] = 5
+        return x + 1, dict(obj.__dict__), {**obj.__dict__}, list(d)
+    standard_test(f, torch.ones(2), frames=1, breaks=0)
