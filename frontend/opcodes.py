@@ -747,16 +747,22 @@ def raise_varargs(tx, ins):
             raise Unsupported("unsupported_syntax", what="bare raise outside an except block of the frame")
         raise UserException(tx.handled_exception)
     cause = tx.pop() if ins.arg == 2 else None
-    exc = _exception_instance(tx, tx.pop(), "raising")
+    exc = _exception_instance(tx, tx.pop(), "raising", "exceptions")
     if cause is not None:      # `raise exc from cause`: an exception, a class (called) or None
         if not (cause.is_python_constant() and cause.as_python_constant() is None):
-            cause = _exception_instance(tx, cause, "an exception cause of")
+            cause = _exception_instance(tx, cause, "an exception cause of", "exception causes")
         exception_state.set_cause(tx, exc, cause if isinstance(cause, ExceptionVariable) else None)
     raise exception_state.raise_new(tx, exc)
 
 
-def _exception_instance(tx, value, what):
-    """The exception `raise value` raises: a class is called with no arguments."""
+def _exception_instance(tx, value, what, plural):
+    """The exception `raise value` raises: a class is called with no arguments; anything but an
+    exception or an exception class is CPython's TypeError."""
+    cls = value.value if isinstance(value, UserDefinedClassVariable) else \
+        value.as_python_constant() if value.is_python_constant() else None
+    if value.is_python_constant() and not isinstance(cls, (type, BaseException)) or \
+            isinstance(cls, type) and not issubclass(cls, BaseException):
+        raise user_error(TypeError(f"{plural} must derive from BaseException"))
     if isinstance(value, UserDefinedClassVariable) or (value.is_python_constant() and
                                                        isinstance(value.as_python_constant(), type)):
         value = tx.call(value, [], {})

@@ -607,3 +607,26 @@ def test_exit_stack_in_one_graph(fn):
     assert_same(got, want)
     assert got_log == want_log
     assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+
+
+# -- raising what is not an exception -----------------------------------------------------------------
+class _NotAnException:
+    pass
+
+
+def _raise_non_exceptions(x):
+    out = []
+    for bad in (5, _NotAnException, int, "s"):
+        try:
+            raise bad
+        except TypeError as e:
+            out.append(str(e))
+    try:
+        raise ValueError("v") from 5
+    except TypeError as e:
+        out.append((str(e), e.__context__))
+    return x + 1, out
+
+
+def test_raising_a_non_exception_is_eagers_type_error():
+    standard_test(_raise_non_exceptions, torch.ones(1), frames=1, breaks=0)
