@@ -630,3 +630,14 @@ def _raise_non_exceptions(x):
 
 def test_raising_a_non_exception_is_eagers_type_error():
     standard_test(_raise_non_exceptions, torch.ones(1), frames=1, breaks=0)
+
+
+def _fresh_exception_traceback(x):
+    e = TypeError("t")
+    f = ValueError()
+    f.__context__ = e
+    return x + 1, e.__traceback__, f.__traceback__, f.__context__ is e
+
+
+def test_exception_never_raised_has_no_traceback():
+    standard_test(_fresh_exception_traceback, torch.ones(1), frames=1, breaks=0)
