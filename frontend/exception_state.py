@@ -74,6 +74,10 @@ def mark_changed(tx, exc) -> None:
     tx.output.side_effects.track(("exception changed", exc), True)
 
 
+def traceback_written(tx, exc) -> bool:
+    return ("exception changed", exc) in tx.output.side_effects.contents
+
+
 def changed(tx, exc) -> bool:
     """Whether `exc` differs from a new exception of its class and arguments: it cannot be rebuilt
     by calling the class again."""

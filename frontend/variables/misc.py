@@ -241,7 +241,7 @@ class ExceptionVariable(VariableTracker):
         if name in ("__cause__", "__context__", "__suppress_context__"):
             return self._chaining_attribute(tx, name)
         if name == "__traceback__" and id(self) not in tx.output.raised_exceptions and \
-                not exception_state.changed(tx, self):
+                not exception_state.traceback_written(tx, self):
             return const(None)      # never raised nor written: no traceback yet
         if not name.startswith("__") and self._constant():
             # what the constructor derived from its arguments (ImportError.name, OSError.errno,
