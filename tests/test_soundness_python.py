@@ -805,6 +805,18 @@ def test_container_method_given_too_many_arguments_raises_eagers_type_error():
     check(f, torch.ones(1), breaks=0)
 
 
+def test_len_of_a_constant_without_len_is_eagers_type_error():
+    def f(x):
+        out = []
+        for v in (5, None, 2.5, "abc", (1, 2)):
+            try:
+                out.append(len(v))
+            except TypeError as e:
+                out.append(str(e))
+        return x + 1, out
+    check(f, torch.ones(1), breaks=0)
+
+
 def test_duplicate_keyword_from_mappings_names_the_callee():
     def f(x):
         def g(**kw):

@@ -357,6 +357,8 @@ def _object_new(tx, cls, /):
 
 def _len(tx, obj, /):
     """`len(obj)`: `obj.__len__()` made an index-sized int >= 0, as CPython's `len` checks it."""
+    if isinstance(obj, ConstantVariable):
+        return const(fold(len, obj.as_python_constant()))   # `len(5)`: the program's TypeError
     result = tx.call_method_on(obj, "__len__", [], {})
     if isinstance(result, SymNodeVariable) and result.python_type() is int:
         return result
