@@ -641,3 +641,31 @@ def _fresh_exception_traceback(x):
 
 def test_exception_never_raised_has_no_traceback():
     standard_test(_fresh_exception_traceback, torch.ones(1), frames=1, breaks=0)
+
+
+# -- gen.close() called by the program raises what the generator raises -------------------------------
+def _close_raises_from_handler(t):
+    log = []
+
+    def whoo(v):
+        try:
+            yield v.sin()
+            yield v.cos()
+        except GeneratorExit as e:
+            log.append("exit")
+            raise AttributeError("attr") from e
+        finally:
+            log.append("finally")
+
+    gen = whoo(t)
+    i = next(gen)
+    try:
+        gen.close()
+    except AttributeError as e:
+        log.append((e.args, type(e.__cause__).__name__, type(e.__context__).__name__))
+    log.append(next(gen, "finished"))
+    return i, log
+
+
+def test_explicit_close_raises_the_generators_exception():
+    standard_test(_close_raises_from_handler, torch.ones(2), frames=1, breaks=0)
