@@ -669,3 +669,27 @@ def _close_raises_from_handler(t):
 
 def test_explicit_close_raises_the_generators_exception():
     standard_test(_close_raises_from_handler, torch.ones(2), frames=1, breaks=0)
+
+
+def _throw_non_exceptions(t):
+    def f():
+        while True:
+            try:
+                yield
+            except ValueError:
+                pass
+
+    g = f()
+    next(g)
+    out = []
+    for bad in ("abc", 0, list):
+        try:
+            g.throw(bad)
+        except TypeError as e:
+            out.append(str(e))
+    out.append(g.send(None))       # still paused where it was
+    return t + 1, out
+
+
+def test_throw_of_a_non_exception_is_eagers_type_error():
+    standard_test(_throw_non_exceptions, torch.ones(2), frames=1, breaks=0)

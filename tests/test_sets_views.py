@@ -177,3 +177,20 @@ def test_mapping_proxy_in_one_graph(fn):
     if fn is mapping_proxy_of_a_global_returned:
         _PROXIED["later"] = 3
         assert type(out[1]) is types.MappingProxyType and out[1]["later"] == 3
+
+
+def view_equality_with_sets_and_views(x):
+    keys = {"one": 1, "two": 2}.keys()
+    items = {"one": 1, "two": 2}.items()
+    s = {"one", "two"}
+    od = collections.OrderedDict.fromkeys("abc")
+    try:
+        od.move_to_end("zz")
+    except KeyError as e:
+        err = e.args
+    return (x + 1, keys == s, s == keys, keys != {"one"}, keys == items, items == {("one", 1), ("two", 2)},
+            items != {("one", 1), ("two", 3)}, {("one", 1), ("two", 2)} == items, err)
+
+
+def test_view_equality_with_sets_and_views():
+    standard_test(view_equality_with_sets_and_views, torch.randn(3), frames=1, breaks=0)

@@ -463,6 +463,8 @@ class DictVariable(VariableTracker):
     def _move_to_end(self, tx, args, kwargs) -> None:
         mapping = self.as_mapping(tx)
         key = hashable_key(tx, args[0])
+        if key not in mapping:
+            raise user_error(KeyError(args[0].as_python_constant() if args[0].is_python_constant() else "<key>"))
         entry = mapping.pop(key)
         last = kwargs.get("last", args[1] if len(args) > 1 else const(True)).as_python_constant()
         items = list(mapping.values())
@@ -660,24 +662,14 @@ class DictViewVariable(VariableTracker):
 
     def _set_equal(self, tx, other):
         """keys()/items() compare as sets with any set-like (None: not a set-like, NotImplemented)."""
-        if isinstance(other, DictViewVariable) and other.kind in ("keys", "items"):
-            theirs = other.unpack(tx)
-        elif isinstance(other, SetVariable):
-            theirs = other.unpack(tx)
-        else:
+        if not (isinstance(other, DictViewVariable) and other.kind in ("keys", "items") or
+                isinstance(other, SetVariable)):
             return None
+        # as CPython's dictview_richcompare: equal lengths, then each of this view's items in the other
         mine = self.unpack(tx)
-        if len(mine) != len(theirs):
+        if len(mine) != len(_members(tx, other)):
             return False
-        if self.kind == "keys" and not (isinstance(other, DictViewVariable) and other.kind == "items"):
-            return {hashable_key(tx, k) for k in mine} == {hashable_key(tx, k) for k in theirs}
-        if self.kind == "items" and isinstance(other, DictViewVariable) and other.kind == "items":
-            for k, v in other.dict_var.pairs(tx):
-                found = self.dict_var.lookup(tx, k)
-                if found is None or not compare_equal(tx, found, v):
-                    return False
-            return True
-        raise Unsupported("python_protocol", what=f"comparing {self.kind}() with {other.describe()}")
+        return all(other.call_method(tx, "__contains__", [item], {}).truth(tx) for item in mine)
 
     def reconstruct(self, codegen):
         self.dict_var.reconstruct_method_call(codegen, self.kind)
