@@ -9,15 +9,50 @@ CPython, on a new raise of `exc` (a `raise` statement with an operand, an error 
 generator's StopIteration), sets `exc.__context__` to the exception being handled, if there is one and
 it is not `exc` itself, after cutting `exc` out of that exception's context chain (no cycles). A
 bare `raise`, a re-raise at the end of a handler and the unwinding through frames change nothing.
-The exception being handled when the root frame started is its caller's, which the trace does not
-know (translator.handled_exception is None): a context set then is UNKNOWN, and reading it is not
-traced.
+The exception being handled when the root frame started is its caller's (translator.handled_exception
+is None): a context set then is `CallersOrKept`, the caller's exception if it handles one, else the
+context the exception had. Reading it, or the caller's exception itself (sys.exc_info(), a bare
+`raise`), is traced only when the caller handled none at compile time, which is then guarded
+(`caller_handles_nothing`).
 """
 from __future__ import annotations
 
+import dataclasses
+import types
+
+from ..guards.guard import Guard
 from .signals import UserException
 
-UNKNOWN = object()   # a context that depends on what the compiled frame's caller is handling
+
+@dataclasses.dataclass(frozen=True)
+class CallersOrKept:
+    """The context of an exception raised while the frame handled none: the compiled frame's caller's
+    exception if it handles one, else `kept` (CPython leaves the context alone then)."""
+    kept: object = None
+
+
+UNKNOWN = CallersOrKept      # (the class: `isinstance(value, UNKNOWN)` tells such a context)
+
+
+def caller_handles_nothing(tx) -> bool:
+    """Whether the compiled frame's caller is known to handle no exception (sys.exception() was None
+    when the frame was compiled, and is guarded so from now on). False: it may handle one."""
+    root = tx
+    while getattr(root, "parent", None) is not None:
+        root = root.parent
+    code = getattr(root, "f_code", None) or getattr(root, "code", None)
+    if not tx.output.caller_handled_none or not isinstance(code, types.CodeType) or \
+            code.co_flags & (0x20 | 0x80 | 0x200):   # a generator, coroutine or async generator frame
+        return False
+    tx.output.guards.add(Guard.no_handled_exception())
+    return True
+
+
+def resolve(tx, context):
+    """A context as CPython has it, or UNKNOWN when it depends on the caller's unknown exception."""
+    if isinstance(context, CallersOrKept):
+        return context.kept if caller_handles_nothing(tx) else UNKNOWN
+    return context
 
 _NEVER_RAISED = (None, None, False)   # (__cause__, __context__, __suppress_context__) of a new exception
 
@@ -39,6 +74,10 @@ def mark_changed(tx, exc) -> None:
     tx.output.side_effects.track(("exception changed", exc), True)
 
 
+def traceback_written(tx, exc) -> bool:
+    return ("exception changed", exc) in tx.output.side_effects.contents
+
+
 def changed(tx, exc) -> bool:
     """Whether `exc` differs from a new exception of its class and arguments: it cannot be rebuilt
     by calling the class again."""
@@ -52,8 +91,8 @@ def chain(tx, exc) -> None:
     cause, context, suppress = state(tx, exc)
     if handled is None:
         # not handling one, unless the frame's caller is: unchanged or the caller's exception
-        if context is not UNKNOWN:
-            _set(tx, exc, cause, UNKNOWN, suppress)
+        if not isinstance(context, CallersOrKept):
+            _set(tx, exc, cause, CallersOrKept(context), suppress)
         return
     if handled is exc:
         return
@@ -61,7 +100,12 @@ def chain(tx, exc) -> None:
     while True:         # cut `exc` out of the handled exception's chain
         link_state = state(tx, link)
         nxt = link_state[1]
-        if nxt is None or nxt is UNKNOWN:   # an UNKNOWN link is the caller's, made before the frame
+        if isinstance(nxt, CallersOrKept):
+            # the caller's exception, made before the frame, or (it handles none) the context kept
+            nxt = resolve(tx, nxt)
+            if nxt is UNKNOWN:
+                break
+        if nxt is None:
             break
         if nxt is exc:
             _set(tx, link, link_state[0], None, link_state[2])

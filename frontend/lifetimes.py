@@ -216,9 +216,10 @@ def check_none_pending(tx) -> None:
         raise _not_modelled("a graph break while a started generator is paused in a try/with block")
 
 
-def close(tx, gen) -> None:
+def close(tx, gen, explicit=False) -> None:
     """`gen.close()`, traced: GeneratorExit thrown at the paused `yield` (a `yield from` delegate
-    is closed first)."""
+    is closed first). `explicit`: the program calls close(), which raises what the generator raises
+    (a dying generator's exception is only printed)."""
     effects = tx.output.side_effects
     state = effects.get(gen)
     gtx = tx.resume_generator(gen, state)
@@ -241,4 +242,6 @@ def close(tx, gen) -> None:
         pass
     except UserException as e:
         if not issubclass(e.exc_var.cls, (GeneratorExit, StopIteration)):
+            if explicit:
+                raise      # out of the program's close() call, the generator finished
             raise _not_modelled(f"a generator whose close raises {e.exc_var.cls.__name__}") from None

@@ -354,7 +354,16 @@ def build_map(tx, ins):
 def build_const_key_map(tx, ins):
     keys = tx.pop().as_python_constant()
     values = tx.popn(ins.arg)
-    tx.push(DictVariable.create(tx, [(const(k), v) for k, v in zip(keys, values)]))
+    if len(set(keys)) == len(keys):
+        tx.push(DictVariable.create(tx, [(const(k), v) for k, v in zip(keys, values)]))
+        return
+    # keys equal to each other (`{1: a, True: b, 1.0: c}`): inserted one by one as CPython does (the
+    # first key object stays, with the last value)
+    d = DictVariable.create(tx, [])
+    for k, v in zip(keys, values):
+        d.setitem(tx, const(k), v)
+    tx.output.side_effects.track(d, d.pairs(tx))
+    tx.push(d)
 
 
 @opcode("BUILD_SLICE")
@@ -422,8 +431,18 @@ def dict_update(tx, ins):
     if ins.opname == "DICT_MERGE" and isinstance(value, DictVariable):
         for k, _ in value.pairs(tx):
             if target.lookup(tx, k) is not None:
-                raise user_error(TypeError(f"got multiple values for keyword argument '{k.as_python_constant()}'"))
+                func = tx.stack[-(2 + ins.arg)]     # below the positional arguments' tuple
+                raise user_error(TypeError(f"{_function_str(func)} got multiple values for keyword "
+                                           f"argument '{k.as_python_constant()}'"))
     target.call_method(tx, "update", [value], {})
+
+
+def _function_str(func) -> str:
+    """How CPython names the callee in a call's argument errors: `module.qualname()`."""
+    if not isinstance(func, NestedFunctionVariable) or func.assigned:
+        raise Unsupported("unsupported_builtin", what="naming the callee in a duplicate keyword error")
+    module = func.f_globals.get("__name__")
+    return f"{func.qualname}()" if module in (None, "builtins") else f"{module}.{func.qualname}()"
 
 
 @opcode("LIST_TO_TUPLE")
@@ -723,19 +742,27 @@ def reraise(tx, ins):
 def raise_varargs(tx, ins):
     if ins.arg == 0:
         if tx.handled_exception is None:    # the caller's exception, or none at all
+            if exception_state.caller_handles_nothing(tx):
+                raise user_error(RuntimeError("No active exception to reraise"))
             raise Unsupported("unsupported_syntax", what="bare raise outside an except block of the frame")
         raise UserException(tx.handled_exception)
     cause = tx.pop() if ins.arg == 2 else None
-    exc = _exception_instance(tx, tx.pop(), "raising")
+    exc = _exception_instance(tx, tx.pop(), "raising", "exceptions")
     if cause is not None:      # `raise exc from cause`: an exception, a class (called) or None
         if not (cause.is_python_constant() and cause.as_python_constant() is None):
-            cause = _exception_instance(tx, cause, "an exception cause of")
+            cause = _exception_instance(tx, cause, "an exception cause of", "exception causes")
         exception_state.set_cause(tx, exc, cause if isinstance(cause, ExceptionVariable) else None)
     raise exception_state.raise_new(tx, exc)
 
 
-def _exception_instance(tx, value, what):
-    """The exception `raise value` raises: a class is called with no arguments."""
+def _exception_instance(tx, value, what, plural):
+    """The exception `raise value` raises: a class is called with no arguments; anything but an
+    exception or an exception class is CPython's TypeError."""
+    cls = value.value if isinstance(value, UserDefinedClassVariable) else \
+        value.as_python_constant() if value.is_python_constant() else None
+    if value.is_python_constant() and not isinstance(cls, (type, BaseException)) or \
+            isinstance(cls, type) and not issubclass(cls, BaseException):
+        raise user_error(TypeError(f"{plural} must derive from BaseException"))
     if isinstance(value, UserDefinedClassVariable) or (value.is_python_constant() and
                                                        isinstance(value.as_python_constant(), type)):
         value = tx.call(value, [], {})

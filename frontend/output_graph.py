@@ -327,6 +327,9 @@ class OutputGraph:
         self.started_deep = sys.getrecursionlimit() - _stack_depth() < _COMPILE_STACK_ROOM
         # whether a trace that meets no tensor gives up (see config.max_instructions_without_tensors)
         self.gives_up_without_tensors = True
+        # the frame's caller handled no exception when the compile began (made while the frame is
+        # about to run, before any handler of the compiler's): exception_state.caller_handles_nothing
+        self.caller_handled_none = sys.exception() is None
         self.input_by_source: dict = {}
         self.input_properties: dict = {}    # tensor source -> its sizes/strides/offset at input creation
         self.symbol_inputs: dict = {}       # size symbol -> SymNodeVariable of its placeholder

@@ -475,7 +475,7 @@ class InstructionTranslatorBase:
     def close_generator(self, gen):
         """`gen.close()` called by the program (lifetimes.py closes dying ones itself)."""
         if lifetimes.close_is_observable(self, gen):
-            lifetimes.close(self, gen)
+            lifetimes.close(self, gen, explicit=True)
         else:
             self.output.side_effects.track(gen, None)
 

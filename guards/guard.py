@@ -428,6 +428,27 @@ class GRAD_IS_NONE(GuardKind):
         return None if grad is None else f"{guard.name()}.grad is no longer None"
 
 
+@_kind("no_handled_exception")
+class NO_HANDLED_EXCEPTION(GuardKind):
+    """The compiled frame's caller handles no exception (`sys.exception()` is None when the frame
+    starts): what the trace assumed reading `sys.exc_info()`, a bare `raise` or an exception's context
+    outside the frame's own except blocks."""
+    name, order = "NO_HANDLED_EXCEPTION", 1
+
+    def make(self):
+        return Guard(None, self, None)
+
+    def render(self, guard, check):
+        return f"{check.const(sys.exception, 'sys_exception')}() is None"
+
+    def describe(self, guard):
+        return "sys.exception() is None"
+
+    def explain(self, guard, value, env):
+        exc = sys.exception()
+        return None if exc is None else f"the caller now handles an exception ({type(exc).__name__})"
+
+
 @_kind("tensor")
 class TENSOR_MATCH(GuardKind):
     """A tensor input's type, dtype, device, sizes, strides, requires_grad and dispatch keys

@@ -12,7 +12,7 @@ import torch
 
 import bytegraph
 
-from helpers import assert_same, standard_test
+from helpers import assert_same, outcome, standard_test
 
 
 class Boom(Exception):
@@ -308,7 +308,12 @@ def test_callers_exception_is_not_assumed(fn):
         except Boom:
             got, want = opt(x), fn(x)
         assert torch.equal(got[0], want[0]) and type(got[1]) is type(want[1]) and got[1] is not None
-    assert bytegraph.explain(fn)(x).graph_break_count == 1
+    try:
+        raise Boom("caller")
+    except Boom:
+        assert bytegraph.explain(fn)(x).graph_break_count == 1
+    # compiled while the caller handles nothing: traced (and that guarded)
+    assert bytegraph.explain(fn)(x).graph_break_count == 0
 
 
 def exception_with_a_cause_returned(x):
@@ -420,3 +425,271 @@ def test_context_chain_cycle_made_by_the_program():
             exc = e
         return x + 1, type(exc).__name__, type(exc.__context__).__name__, exc.__context__.__context__ is exc.__context__
     standard_test(f, torch.ones(1), frames=1)
+
+
+# -- a container filled from a lazy iterable is filled item by item ------------------------------
+def _extend_reads_list(x):
+    y = [1]
+    y.extend(y[-1] + z for z in range(3))
+    y += (y[-1] * 2 for _ in range(2))
+    return x + 1, y
+
+
+def _extendleft_reads_deque(x):
+    import collections
+    d = collections.deque([1], maxlen=4)
+    d.extendleft(d[0] + z for z in range(3))
+    d.extend(d[-1] * 2 for _ in range(2))
+    return x + 1, list(d)
+
+
+def _set_update_reads_set(x):
+    s = {1}
+    s.update(len(s) + i for i in range(3))
+    return x + 1, sorted(s)
+
+
+def _dict_update_reads_dict(x):
+    d = {0: 0}
+    d.update((len(d), i) for i in range(3))
+    return x + 1, d
+
+
+def _extend_keeps_items_before_raise(x):
+    y = [1]
+
+    def gen():
+        for z in range(3):
+            yield y[-1] + z
+            if z == 1:
+                raise Boom
+
+    try:
+        y.extend(gen())
+    except Boom:
+        pass
+    return x + 1, y
+
+
+def _dict_update_bad_pair(x):
+    try:
+        {}.update([(1, 2), (1, 2, 3)])
+    except ValueError as e:
+        return x + 1, str(e)
+
+
+@pytest.mark.parametrize("fn", [_extend_reads_list, _extendleft_reads_deque, _set_update_reads_set,
+                                _dict_update_reads_dict, _extend_keeps_items_before_raise,
+                                _dict_update_bad_pair])
+def test_container_filled_from_generator_item_by_item(fn):
+    # eager's extend/update asks for the next item only after adding the previous one: a generator
+    # reading the container sees it grow (the whole generator consumed first gave [1, 1, 2, 3])
+    standard_test(fn, torch.ones(2), frames=1, breaks=0)
+
+
+# -- the caller's handled exception: known to be none, and guarded so ----------------------------
+def _exc_info_after_handler(x):
+    try:
+        raise KeyError("k")
+    except KeyError:
+        inside = sys.exc_info()[0].__name__
+    return x + 1, inside, sys.exc_info(), sys.exception()
+
+
+def _context_of_raise_outside_handlers(x):
+    try:
+        try:
+            te = TypeError(1)
+            raise te
+        finally:
+            ve = ValueError(2)
+            raise ve
+    except Exception as e:
+        exc = e
+    return x + 1, exc is ve, exc.__context__ is te, te.__context__
+
+
+def _context_kept_when_raised_again(x):
+    e = ValueError("v")
+    try:
+        try:
+            raise KeyError
+        except KeyError:
+            raise e
+    except ValueError:
+        pass
+    try:
+        raise e          # handling nothing: CPython keeps the context it had
+    except ValueError as g:
+        return x + 1, type(g.__context__).__name__
+
+
+def _bare_raise_without_handler(x):
+    try:
+        raise
+    except RuntimeError as e:
+        return x + 1, str(e)
+
+
+@pytest.mark.parametrize("fn", [_exc_info_after_handler, _context_of_raise_outside_handlers,
+                                _context_kept_when_raised_again, _bare_raise_without_handler])
+def test_callers_handled_exception_known_none_and_guarded(fn):
+    # called while nothing is handled: one graph; called again from an except block, the guard on
+    # the caller's exception fails and the recompiled frame gives eager's answer (the caller's one)
+    standard_test(fn, torch.ones(1), frames=1, breaks=0)
+    opt = bytegraph.compile(fn, backend="eager")
+    assert_same(opt(torch.ones(1)), fn(torch.ones(1)))
+    try:
+        raise IndexError("outer")
+    except IndexError:
+        want = outcome(fn, torch.ones(1))
+        got = outcome(opt, torch.ones(1))
+    assert_same(got, want)
+
+
+# -- contextlib.ExitStack: managers bound with types.MethodType ------------------------------------
+class _Logged:
+    def __init__(self, log, name, swallow=False):
+        self.log, self.name, self.swallow = log, name, swallow
+
+    def __enter__(self):
+        self.log.append(("enter", self.name))
+        return self.name
+
+    def __exit__(self, et, ev, tb):
+        self.log.append(("exit", self.name, et.__name__ if et else None))
+        return self.swallow
+
+
+@contextlib.contextmanager
+def _gen_logged(log, tag):
+    log.append(("in", tag))
+    try:
+        yield tag
+    finally:
+        log.append(("out", tag))
+
+
+def _exit_stack_order(x, log):
+    with contextlib.ExitStack() as stack:
+        a = stack.enter_context(_gen_logged(log, "a"))
+        b = stack.enter_context(_Logged(log, "b"))
+        log.append((a, b))
+        y = x + 1
+    return y
+
+
+def _exit_stack_pop_all(x, log):
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(_gen_logged(log, "a"))
+        moved = stack.pop_all()
+        log.append("inner end")
+    log.append("after with")
+    moved.close()
+    return x * 2
+
+
+def _exit_stack_swallowed(x, log):
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(_Logged(log, "sw", swallow=True))
+        stack.enter_context(_gen_logged(log, "l"))
+        raise ValueError("v")
+    return x + 1
+
+
+@pytest.mark.parametrize("fn", [_exit_stack_order, _exit_stack_pop_all, _exit_stack_swallowed])
+def test_exit_stack_in_one_graph(fn):
+    want_log, got_log = [], []
+    want = outcome(fn, torch.ones(2), want_log)
+    bytegraph.reset()
+    cnt = bytegraph.testing.CompileCounter()
+    got = outcome(bytegraph.compile(fn, backend=cnt), torch.ones(2), got_log)
+    assert_same(got, want)
+    assert got_log == want_log
+    assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+
+
+# -- raising what is not an exception -----------------------------------------------------------------
+class _NotAnException:
+    pass
+
+
+def _raise_non_exceptions(x):
+    out = []
+    for bad in (5, _NotAnException, int, "s"):
+        try:
+            raise bad
+        except TypeError as e:
+            out.append(str(e))
+    try:
+        raise ValueError("v") from 5
+    except TypeError as e:
+        out.append((str(e), e.__context__))
+    return x + 1, out
+
+
+def test_raising_a_non_exception_is_eagers_type_error():
+    standard_test(_raise_non_exceptions, torch.ones(1), frames=1, breaks=0)
+
+
+def _fresh_exception_traceback(x):
+    e = TypeError("t")
+    f = ValueError()
+    f.__context__ = e
+    return x + 1, e.__traceback__, f.__traceback__, f.__context__ is e
+
+
+def test_exception_never_raised_has_no_traceback():
+    standard_test(_fresh_exception_traceback, torch.ones(1), frames=1, breaks=0)
+
+
+# -- gen.close() called by the program raises what the generator raises -------------------------------
+def _close_raises_from_handler(t):
+    log = []
+
+    def whoo(v):
+        try:
+            yield v.sin()
+            yield v.cos()
+        except GeneratorExit as e:
+            log.append("exit")
+            raise AttributeError("attr") from e
+        finally:
+            log.append("finally")
+
+    gen = whoo(t)
+    i = next(gen)
+    try:
+        gen.close()
+    except AttributeError as e:
+        log.append((e.args, type(e.__cause__).__name__, type(e.__context__).__name__))
+    log.append(next(gen, "finished"))
+    return i, log
+
+
+def test_explicit_close_raises_the_generators_exception():
+    standard_test(_close_raises_from_handler, torch.ones(2), frames=1, breaks=0)
+
+
+def _throw_non_exceptions(t):
+    def f():
+        while True:
+            try:
+                yield
+            except ValueError:
+                pass
+
+    g = f()
+    next(g)
+    out = []
+    for bad in ("abc", 0, list):
+        try:
+            g.throw(bad)
+        except TypeError as e:
+            out.append(str(e))
+    out.append(g.send(None))       # still paused where it was
+    return t + 1, out
+
+
+def test_throw_of_a_non_exception_is_eagers_type_error():
+    standard_test(_throw_non_exceptions, torch.ones(2), frames=1, breaks=0)

@@ -3,10 +3,12 @@ and friends built as CPython builds them, in one graph and compared with eager."
 from __future__ import annotations
 
 import collections
+import types
 
 import pytest
 import torch
 
+import bytegraph
 from helpers import standard_test
 
 
@@ -99,3 +101,96 @@ def set_methods_called_on_the_class(x):
 
 def test_set_methods_called_on_the_class():
     standard_test(set_methods_called_on_the_class, torch.randn(3), frames=1, breaks=0)
+
+
+# -- dict views ordered against sets and views, `|` of dicts, join of iterables ----------------------
+def view_ordering_comparisons(x):
+    keys = {"one": 1, "two": 2}.keys()
+    items = {"one": 1, "two": 2}.items()
+    s = {"one", "two", "three"}
+    return (x + 1, keys < s, keys <= {"one", "two"}, keys > {"one"}, keys >= s, {"one"} < keys,
+            s > keys, items <= {("one", 1), ("two", 2), ("x", 0)}, items < {("one", 1), ("two", 3), ("x", 0)},
+            keys < items, items.__lt__(3), ("one", 1) in items, ("one", 2) in items, "one" in items)
+
+
+def dict_or_answers_not_implemented_and_reflects(x):
+    dd = collections.defaultdict(int, {1: 1})
+    od = collections.OrderedDict({3: 3})
+    base = {5: 5, 1: 0}
+    try:
+        bad = base | 1
+    except TypeError as e:
+        bad = str(e)
+    kinds = [type(r).__name__ for r in (dd | od, dd | base, base | dd, od | dd, base | od, base | base)]
+    return x + 1, base.__or__(1), base.__ror__([1]), bad, kinds, base | dd, od | base, base.__ror__({9: 9})
+
+
+class _Letters:
+    def __iter__(self):
+        yield from "abc"
+
+
+def join_of_iterables(x):
+    return x + 1, "".join(collections.OrderedDict.fromkeys("xyz")), "-".join(_Letters()), ",".join({"k": 1})
+
+
+@pytest.mark.parametrize("fn", [view_ordering_comparisons, dict_or_answers_not_implemented_and_reflects,
+                                join_of_iterables])
+def test_view_order_dict_or_and_join_in_one_graph(fn):
+    standard_test(fn, torch.randn(3), frames=1, breaks=0)
+
+
+# -- types.MappingProxyType: a live read-only view ---------------------------------------------------
+_PROXIED = {}
+
+
+def mapping_proxy_reads(x):
+    d = {"a": 2, "b": 3, "c": 5}
+    mp = types.MappingProxyType(d)
+    y = torch.sin(x * mp["a"])
+    for v in mp.values():
+        y = y + v
+    d["d"] = 4            # seen through the proxy
+    try:
+        mp["e"] = 1
+    except TypeError as e:
+        err = str(e)
+    return (y, dict(mp), len(mp), "d" in mp, mp.get("zz", 1), list(mp), isinstance(mp, types.MappingProxyType),
+            mp == d, mp.copy(), err, {"z": 0} | dict(mp))
+
+
+def mapping_proxy_of_a_global_returned(x):
+    mp = types.MappingProxyType(_PROXIED)
+    _PROXIED["new"] = 1
+    return x + mp["a"], mp
+
+
+@pytest.mark.parametrize("fn", [mapping_proxy_reads, mapping_proxy_of_a_global_returned])
+def test_mapping_proxy_in_one_graph(fn):
+    _PROXIED.clear()
+    _PROXIED["a"] = 2
+    standard_test(fn, torch.randn(3), frames=1, breaks=0)
+    # the proxy returned shows the program's dict itself
+    _PROXIED.clear()
+    _PROXIED["a"] = 2
+    out = bytegraph.compile(fn, backend="eager")(torch.randn(3))
+    if fn is mapping_proxy_of_a_global_returned:
+        _PROXIED["later"] = 3
+        assert type(out[1]) is types.MappingProxyType and out[1]["later"] == 3
+
+
+def view_equality_with_sets_and_views(x):
+    keys = {"one": 1, "two": 2}.keys()
+    items = {"one": 1, "two": 2}.items()
+    s = {"one", "two"}
+    od = collections.OrderedDict.fromkeys("abc")
+    try:
+        od.move_to_end("zz")
+    except KeyError as e:
+        err = e.args
+    return (x + 1, keys == s, s == keys, keys != {"one"}, keys == items, items == {("one", 1), ("two", 2)},
+            items != {("one", 1), ("two", 3)}, {("one", 1), ("two", 2)} == items, err)
+
+
+def test_view_equality_with_sets_and_views():
+    standard_test(view_equality_with_sets_and_views, torch.randn(3), frames=1, breaks=0)

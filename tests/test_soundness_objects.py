@@ -238,3 +238,59 @@ def test_in_of_a_tensor_answer_is_a_bool():
     # (the truth of a tensor is data: each `in` breaks the graph, as `bool(t)` does)
     got = standard_test(f, torch.ones(2), frames=2, breaks=2, exact=True)
     assert got == (True, False)
+
+
+# -- a non-string key written into an object's __dict__ ----------------------------------------------
+class _Plain:
+    def __init__(self):
+        self.a = 3
+
+
+def _non_str_key_then_break(x):
+    y = x + 1
+    obj = _Plain()
+    obj.__dict__[1] = 10
+    print(end="")
+    return y, dict(obj.__dict__)
+
+
+def _non_str_key_returned(x):
+    y = x + 1
+    obj = _Plain()
+    obj.__dict__[(3, 4)] = 10
+    return y, obj.__dict__
+
+
+@pytest.mark.parametrize("fn", [_non_str_key_then_break, _non_str_key_returned])
+def test_non_string_key_in_instance_dict_is_not_written_back_as_an_attribute(fn):
+    # the write-back sets attributes, which need string names: `obj.__dict__[1] = v` runs as Python
+    # (eager's dict gets the key; the write-back's setattr raised TypeError)
+    # (the object made in the frame cannot be rebuilt at that break: the frame runs eagerly)
+    standard_test(fn, torch.ones(2), frames=0, breaks=1)
+    assert "non-string key" in bytegraph.stats.break_records[0].reason
+
+
+def test_non_string_key_written_into_an_argument_objects_dict():
+    def f(x, obj):
+        y = x + 1
+        obj.__dict__[(3, 4)] = 10
+        return y * 2
+    a, b = _Plain(), _Plain()
+    want = f(torch.ones(1), a)
+    bytegraph.reset()
+    opt, cnt = compiled(f)
+    got = opt(torch.ones(1), b)
+    assert_same(got, want)
+    assert vars(a) == vars(b)
+    assert len(bytegraph.stats.break_records) == 1 and "non-string key" in bytegraph.stats.break_records[0].reason
+
+
+def test_dict_of_an_objects_dict_in_one_graph():
+    def f(x):
+        obj = _Plain()
+        obj.b = 4
+        d = obj.__dict__
+        d.pop("a")
+        d["a"] = 5
+        return x + 1, dict(obj.__dict__), {**obj.__dict__}, list(d)
+    standard_test(f, torch.ones(2), frames=1, breaks=0)

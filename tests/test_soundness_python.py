@@ -747,6 +747,86 @@ def test_dict_changed_to_equal_contents_keeps_its_version():
         assert _testcapi.dict_get_version(d) == before
     assert cnt.frame_count == 1
 
+
+def test_dict_display_with_equal_constant_keys_keeps_one():
+    # `{1: a, True: b, 1.0: c}` is one key (the first object) with the last value
+    def f(x):
+        d = {1: "a", True: "b", 1.0: "c"}  # noqa: F601
+        return x + 1, d, list(d.keys()), [type(k).__name__ for k in d], len(d)
+    assert check(f, torch.ones(1), breaks=0)[2] == [1]
+
+
+def test_plain_dict_popitem_takes_no_argument():
+    # only OrderedDict.popitem takes `last`: dict.popitem(1) is eager's TypeError
+    def f(x):
+        y = x * 2
+        d = {"a": 1, "b": 2}
+        try:
+            d.popitem(1)
+        except TypeError as e:
+            return y, str(e), d
+        return y, d
+    check(f, torch.ones(1), breaks=0)
+
+
+class _KeysOverride(dict):
+    def keys(self):
+        return ["b", "a"]
+
+
+class _GetitemOverride(dict):
+    def __getitem__(self, key):
+        return super().__getitem__(key) + 1
+
+
+def test_dict_subclass_iterating_as_dict_is_merged_without_its_overrides():
+    # dict(d), {**d} and f(**d) copy such a subclass's table: its keys() and __getitem__ never run
+    def f(x, a, b):
+        def g(**kw):
+            return list(kw.items())
+        return x + 1, list(dict(a).items()), list({**a}.items()), dict(b), {**b}, g(**b)
+    check(f, torch.ones(1), _KeysOverride(a=1, b=2), _GetitemOverride(a=1, b=2), breaks=0)
+
+
+def test_container_method_given_too_many_arguments_raises_eagers_type_error():
+    # more arguments than a builtin method takes is its TypeError whatever their values: traced
+    def f(x):
+        out = []
+        d, lst, s = {"a": 1}, [1], {1}
+        for call in (lambda: d.clear(1), lambda: d.copy(1), lambda: d.keys(1), lambda: d.popitem(1),
+                     lambda: d.update({}, {}), lambda: d.get(1, 2, 3), lambda: lst.append(1, 2),
+                     lambda: lst.clear(3), lambda: s.add(1, 2), lambda: d.popitem(last=True)):
+            try:
+                call()
+                out.append("ok")
+            except TypeError as e:
+                out.append(str(e))
+        return x + 1, out, d, lst, s
+    check(f, torch.ones(1), breaks=0)
+
+
+def test_len_of_a_constant_without_len_is_eagers_type_error():
+    def f(x):
+        out = []
+        for v in (5, None, 2.5, "abc", (1, 2)):
+            try:
+                out.append(len(v))
+            except TypeError as e:
+                out.append(str(e))
+        return x + 1, out
+    check(f, torch.ones(1), breaks=0)
+
+
+def test_duplicate_keyword_from_mappings_names_the_callee():
+    def f(x):
+        def g(**kw):
+            return kw
+        try:
+            return g(**{"a": 1}, **{"a": 2})
+        except TypeError as e:
+            return x + 1, str(e)
+    assert "g() got multiple values for keyword argument 'a'" in check(f, torch.ones(1), breaks=0)[1]
+
 # -- types kept -----------------------------------------------------------------------------------
 def test_struct_sequence_keeps_its_type():
     def f(x):

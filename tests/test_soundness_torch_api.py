@@ -882,3 +882,26 @@ def test_a_write_into_an_expanded_tensor_is_eagers(fn, backend):
     got = run(bytegraph.compile(fn, backend=cnt))
     assert_same(got, want)
     assert any("share memory" in b.reason for b in bytegraph.stats.break_records)
+
+
+# -- grad-mode classes called with a function decorate it ------------------------------------------
+@pytest.mark.parametrize("kind", [torch.no_grad, torch.enable_grad])
+def test_bare_grad_mode_decorator_made_in_frame(kind):
+    # `torch.no_grad(fn)` is `torch.no_grad()(fn)`: the function wrapped, not a context manager
+    # (a manager called with a tensor later gave back a wrapper function)
+    def f(x):
+        def inner(v):
+            return v * 3, torch.is_grad_enabled()
+
+        wrapped = kind(inner)
+        with torch.set_grad_enabled(kind is torch.no_grad):
+            out, mode = wrapped(x)
+        return out, out.requires_grad, mode, torch.is_grad_enabled()
+
+    x = torch.randn(3, requires_grad=True)
+    want = f(x)
+    bytegraph.reset()
+    cnt = CompileCounter()
+    got = bytegraph.compile(f, backend=cnt)(x)
+    assert_same(got, want)
+    assert cnt.frame_count == 1 and not bytegraph.stats.break_records

@@ -14,7 +14,7 @@ from typing import Any, Optional
 from ...guards.guard import Guard
 from ...guards.source import Source
 from ...probe import class_dict_lookup
-from ..graph_break import Unsupported
+from ..graph_break import Unsupported, user_error
 
 
 class NotConstant(Exception):
@@ -162,12 +162,23 @@ class VariableTracker:
             tx.output.guards.add(Guard.id_match(self.source, value))
 
 
-def check_modelled_arguments(owner: str, name: str, args, kwargs, positional: dict, keywords: dict = None):
+def check_modelled_arguments(owner: str, name: str, args, kwargs, positional: dict, keywords: dict = None,
+                             kind: type = None):
     """A container method's model takes at most `positional[name]` positional arguments and the
-    keywords in `keywords[name]` ("*": any); more is never dropped silently: the graph breaks (and the real
-    method, run eagerly, uses or rejects them)."""
+    keywords in `keywords[name]` ("*": any); more is never dropped silently: when the builtin `kind`
+    refuses that many arguments (or those keywords) whatever their values, that TypeError is the
+    program's; otherwise the graph breaks (and the real method, run eagerly, uses or rejects them)."""
     allowed = (keywords or {}).get(name, ())
     if name in positional and (len(args) > positional[name] or ("*" not in allowed and set(kwargs) - set(allowed))):
+        if kind is not None and getattr(kind, "__module__", None) in ("builtins", "collections"):
+            # CPython checks the count and the keywords before it looks at any value: the same call on
+            # a fresh empty container, with stand-in values, raises what the program's raises
+            try:
+                getattr(kind(), name)(*[None] * len(args), **dict.fromkeys(kwargs))
+            except TypeError as e:
+                raise user_error(TypeError(*e.args)) from None
+            except Exception:  # noqa: BLE001 - not an argument-count error: the real call decides
+                pass
         raise Unsupported("unsupported_call", fn=f"{owner}.{name}", detail=" with these arguments")
 
 

@@ -23,7 +23,7 @@ from torch._subclasses.fake_tensor import unset_fake_temporarily
 from ...guards.guard import Guard, comparison_truth
 from ...guards.source import AttrSource, ItemSource, ReaderSource
 from ...probe import class_dict_lookup, class_mro, class_namespace, is_c_level, safe_in, static_getattr
-from .. import reads
+from .. import exception_state, reads
 from ..graph_break import Unsupported, fold, user_error
 from ..reads import MISSING, class_lookup
 from ..signals import UserException, raised_by_user
@@ -358,6 +358,8 @@ def _object_new(tx, cls, /):
 
 def _len(tx, obj, /):
     """`len(obj)`: `obj.__len__()` made an index-sized int >= 0, as CPython's `len` checks it."""
+    if isinstance(obj, ConstantVariable):
+        return const(fold(len, obj.as_python_constant()))   # `len(5)`: the program's TypeError
     result = tx.call_method_on(obj, "__len__", [], {})
     if isinstance(result, SymNodeVariable) and result.python_type() is int:
         return result
@@ -1012,13 +1014,26 @@ def _exc_info(tx):
     traced code); the compiled frame's caller's otherwise, which is not traced."""
     exc = tx.handled_exception
     if exc is None:
+        if exception_state.caller_handles_nothing(tx):
+            return TupleVariable((const(None), const(None), const(None)))
         return None
     return TupleVariable((wrap_class(tx, exc.cls), exc, TracebackVariable()))
 
 
 def _exception(tx):
     exc = tx.handled_exception
+    if exc is None and exception_state.caller_handles_nothing(tx):
+        return const(None)
     return exc
+
+
+def _method_type(tx, func, obj, /):
+    """`types.MethodType(f, obj)`: f bound to obj (ExitStack binds a manager's __exit__ so)."""
+    if obj.is_python_constant() and obj.as_python_constant() is None:
+        raise user_error(TypeError("instance must not be None"))
+    if isinstance(func, BaseUserFunction) or (func.is_python_constant() and callable(func.as_python_constant())):
+        return BoundMethodVariable(fn=func, self_var=obj)
+    return None
 
 
 def _id(tx, obj, /):
@@ -1331,6 +1346,7 @@ _HANDLERS: dict[Any, Callable] = {
     collections.OrderedDict: _mapping(collections.OrderedDict),
     collections.defaultdict: _mapping(collections.defaultdict), collections.deque: _deque,
     collections.namedtuple: _namedtuple, sys.exc_info: _exc_info, sys.exception: _exception,
+    types.MethodType: _method_type,
     **itertools_lazy.HANDLERS,
 }
 for _op in (operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,

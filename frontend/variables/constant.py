@@ -83,6 +83,13 @@ class ConstantVariable(VariableTracker):
         if type(self.value) is tuple and any(a.is_sequence for a in args):
             # `() + t`, `(x,) + l`...: the tuple tracker's own methods (`() + t` is t itself)
             return self._as_tuple_tracker().call_method(tx, name, args, kwargs)
+        if name == "join" and type(self.value) in (str, bytes) and len(args) == 1 and not kwargs and \
+                not args[0].is_python_constant() and not args[0].is_iterator:
+            # `"".join(obj)` of a container or an object with __iter__: CPython makes a list of its
+            # items first (running the object's __iter__), then joins them
+            items = tx.unpack_iterable(args[0])
+            if all(i.is_python_constant() for i in items):
+                return tx.wrap(fold(self.value.join, [i.as_python_constant() for i in items]), None, trusted=True)
         try:
             real_args = [python_value(tx, a) for a in args]
             real_kwargs = {k: python_value(tx, v) for k, v in kwargs.items()}

@@ -26,7 +26,7 @@ from .base import (
 )
 from .constant import const
 from .iterators import ContainerIteratorVariable, StopIterationSignal, key_layout, next_of
-from .lists import TupleVariable
+from .lists import TupleVariable, for_each_item
 from .tensor import SymNodeVariable, TensorVariable
 
 
@@ -153,6 +153,16 @@ def is_other_mapping(var) -> bool:
 def mapping_as_dict(tx, mapping) -> "DictVariable":
     """A new dict of a mapping's items, read as CPython's dict merge does: the list of
     `mapping.keys()`, then `mapping[key]` for each key."""
+    if _merges_tables(tx, mapping):
+        # a dict subclass iterating as dict does is merged table to table: its own keys() and
+        # __getitem__ are never called (CPython's dict_merge fast path)
+        from .user_defined import dict_store
+        store = dict_store(tx, mapping)
+        if store is not None:
+            return DictVariable.create(tx, list(store.pairs(tx)))
+        if mapping.python_type() is not dict:
+            raise Unsupported("python_protocol", what=f"merging {mapping.describe()} as a dict")
+        # (a plain dict shown otherwise, an object's __dict__: its keys() and [] are dict's own)
     keys = tx.unpack_iterable(tx.call(tx.getattr(mapping, "keys"), [], {}))
     pairs = {}
     for key in keys:
@@ -333,8 +343,11 @@ class DictVariable(VariableTracker):
         self.set_pairs(tx, mapping.values())
 
     def call_method(self, tx, name, args, kwargs):
-        check_modelled_arguments(self.describe(), name, args, kwargs, _DICT_ARITY,
-                                 {"update": ("*",), "popitem": ("last",), "move_to_end": ("last",)})
+        ordered = issubclass(self.cls, collections.OrderedDict)
+        # only OrderedDict's popitem takes `last`: dict's takes nothing (a dict's popitem(1) is eager's TypeError)
+        check_modelled_arguments(self.describe(), name, args, kwargs, _DICT_ARITY if ordered else _PLAIN_DICT_ARITY,
+                                 {"update": ("*",), "popitem": ("last",) if ordered else (),
+                                  "move_to_end": ("last",)}, kind=self.cls)
         merged = name in ("update", "__ior__") and bool(args) and _merges_tables(tx, args[0])
         if name == "update" and args and is_other_mapping(args[0]):
             args = [mapping_as_dict(tx, args[0])]
@@ -388,9 +401,18 @@ class DictVariable(VariableTracker):
             # `d |= other` updates in place from a mapping or pairs, as update() does, and is d
             self.call_method(tx, "update", args, {})
             return self
-        if name == "__or__" and isinstance(args[0], DictVariable):
-            merged = DictVariable.create(tx, pairs, self.cls, self.default_factory)
-            merged.call_method(tx, "update", args, {})
+        if name in ("__or__", "__ror__") and len(args) == 1 and not kwargs:
+            other = args[0]
+            if not isinstance(other, DictVariable):
+                kind = other.python_type()
+                if isinstance(kind, type) and issubclass(kind, dict):
+                    raise Unsupported("python_protocol", what=f"{self.cls.__name__} | {other.describe()}")
+                return NOT_IMPLEMENTED      # not a dict: eager tries the other operand, then TypeError
+            # a copy of the left operand made by this dict's class (defaultdict keeps its factory),
+            # updated with the right one (`d | od` reaches OrderedDict's __ror__ first)
+            left, right = (self, other) if name == "__or__" else (other, self)
+            merged = DictVariable.create(tx, left.pairs(tx), self.cls, self.default_factory)
+            merged.call_method(tx, "update", [right], {})
             return merged
         if name in ("__eq__", "__ne__") and isinstance(args[0], DictVariable):
             equal = self._equals(tx, args[0])
@@ -444,11 +466,24 @@ class DictVariable(VariableTracker):
             if isinstance(other, DictVariable):
                 groups.append((other.pairs(tx), merged and other is not self))
             else:
-                pairs = []
-                for item in tx.unpack_iterable(other):
-                    k, v = tx.unpack_iterable(item)
-                    pairs.append((k, v))
-                groups.append((pairs, False))
+                # pairs from an iterable go in one at a time (a generator may read this dict)
+                count = [0]
+
+                def add_pair(item):
+                    if item.is_python_constant() and type(item.as_python_constant()) in (int, float, bool,
+                                                                                          type(None)):
+                        raise user_error(TypeError("cannot convert dictionary update sequence element "
+                                                   f"#{count[0]} to a sequence"))
+                    pair = tx.unpack_iterable(item)
+                    if len(pair) != 2:
+                        raise user_error(ValueError(f"dictionary update sequence element #{count[0]} has "
+                                                    f"length {len(pair)}; 2 is required"))
+                    count[0] += 1
+                    mapping = self.as_mapping(tx)
+                    key = hashable_key(tx, pair[0])
+                    mapping[key] = (mapping[key][0], pair[1]) if key in mapping else tuple(pair)
+                    self.set_pairs(tx, mapping.values())
+                for_each_item(tx, other, add_pair)
         if kwargs:
             groups.append(([(const(k), v) for k, v in kwargs.items()], True))
         for pairs, merge in groups:
@@ -462,6 +497,8 @@ class DictVariable(VariableTracker):
     def _move_to_end(self, tx, args, kwargs) -> None:
         mapping = self.as_mapping(tx)
         key = hashable_key(tx, args[0])
+        if key not in mapping:
+            raise user_error(KeyError(args[0].as_python_constant() if args[0].is_python_constant() else "<key>"))
         entry = mapping.pop(key)
         last = kwargs.get("last", args[1] if len(args) > 1 else const(True)).as_python_constant()
         items = list(mapping.values())
@@ -530,56 +567,6 @@ class DictVariable(VariableTracker):
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class MappingProxyVariable(VariableTracker):
-    """`types.MappingProxyType(d)` of a plain dict or OrderedDict (an Enum class's `__members__`):
-    a live read-only view whose reads are the dict's own; any other method breaks."""
-    mapping: DictVariable = None
-
-    _READS = ("__getitem__", "get", "__contains__", "__len__", "keys", "values", "items", "__iter__", "copy")
-
-    def python_type(self):
-        return types.MappingProxyType
-
-    def describe(self):
-        return "mappingproxy"
-
-    def parts(self, tx):
-        return (self.mapping,)
-
-    def iterate(self, tx):
-        return self.mapping.call_method(tx, "__iter__", [], {})
-
-    def unpack(self, tx):
-        return self.mapping.unpack(tx)
-
-    def has_len(self, tx):
-        return self.mapping.has_len(tx)
-
-    def truth(self, tx):
-        return self.mapping.truth(tx)
-
-    def call_method(self, tx, name, args, kwargs):
-        if name in self._READS:
-            return self.mapping.call_method(tx, name, args, kwargs)
-        return super().call_method(tx, name, args, kwargs)
-
-    def reconstruct(self, codegen):
-        if self.source is not None:
-            return self.source.reconstruct(codegen)
-        codegen.load_callable(types.MappingProxyType)
-        codegen.reconstruct(self.mapping)
-        codegen.call(1)
-
-
-def make_mapping_proxy(tx, mapping):
-    """`types.MappingProxyType(mapping)`, or None when not modelled (a mapping of another kind, a dict
-    subclass's object: its own `__getitem__` would answer)."""
-    if isinstance(mapping, DictVariable) and mapping.cls in (dict, collections.OrderedDict) and mapping.owner is None:
-        return MappingProxyVariable(mapping=mapping)
-    return None
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
 class DictViewVariable(VariableTracker):
     """dict.keys()/values()/items(): a live view over a DictVariable."""
     dict_var: DictVariable = None
@@ -612,6 +599,16 @@ class DictViewVariable(VariableTracker):
         if name == "__contains__":
             if self.kind == "keys":
                 return const(self.dict_var.lookup(tx, args[0]) is not None)
+            if self.kind == "items":
+                # CPython looks the key up, then compares the value found (identity first)
+                item = args[0]
+                if not issubclass(item.python_type(), tuple):
+                    return const(False)
+                parts = tx.unpack_iterable(item)
+                if len(parts) != 2:
+                    return const(False)
+                found = self.dict_var.lookup(tx, parts[0])
+                return const(found is not None and compare_equal(tx, found, parts[1]))
             return const(any(compare_equal(tx, i, args[0]) for i in self.unpack(tx)))
         if name == "__iter__":
             return ContainerIteratorVariable.create(tx, self.dict_var, self.kind)
@@ -622,7 +619,34 @@ class DictViewVariable(VariableTracker):
             return const(equal if name == "__eq__" else not equal)
         if name in _VIEW_SET_OPERATORS and self.kind in ("keys", "items") and len(args) == 1 and not kwargs:
             return self._set_operator(tx, name, args[0])
+        if name in ("__lt__", "__le__", "__gt__", "__ge__") and self.kind in ("keys", "items") and len(args) == 1:
+            return self._set_order(tx, name, args[0])
         return super().call_method(tx, name, args, kwargs)
+
+    def _set_order(self, tx, name, other):
+        """`view < other` and friends, as CPython's dictview_richcompare: NotImplemented unless the other
+        is a set or a keys/items view; else the lengths first, then every item of the smaller side
+        looked up in the other (an items view compares the value it finds)."""
+        if isinstance(other, DictViewVariable) and other.kind in ("keys", "items"):
+            pass
+        elif isinstance(other, SetVariable):
+            pass
+        else:
+            kind = other.python_type()
+            if isinstance(kind, type) and issubclass(kind, (set, frozenset)):
+                raise Unsupported("python_protocol", what=f"comparing {self.kind}() with {other.describe()}")
+            return NOT_IMPLEMENTED
+        mine, theirs = self.unpack(tx), _members(tx, other)
+        if name == "__lt__" and len(mine) < len(theirs) or name == "__le__" and len(mine) <= len(theirs):
+            inner, outer = mine, other
+        elif name == "__gt__" and len(mine) > len(theirs) or name == "__ge__" and len(mine) >= len(theirs):
+            inner, outer = theirs, self
+        else:
+            return const(False)
+        for item in inner:
+            if not outer.call_method(tx, "__contains__", [item], {}).truth(tx):
+                return const(False)
+        return const(True)
 
     def _members(self, tx):
         """{key: item}: the keys, or the (key, value) tuples of constant values (an items view's
@@ -677,27 +701,71 @@ class DictViewVariable(VariableTracker):
 
     def _set_equal(self, tx, other):
         """keys()/items() compare as sets with any set-like (None: not a set-like, NotImplemented)."""
-        if isinstance(other, DictViewVariable) and other.kind in ("keys", "items"):
-            theirs = other.unpack(tx)
-        elif isinstance(other, SetVariable):
-            theirs = other.unpack(tx)
-        else:
+        if not (isinstance(other, DictViewVariable) and other.kind in ("keys", "items") or
+                isinstance(other, SetVariable)):
             return None
+        # as CPython's dictview_richcompare: equal lengths, then each of this view's items in the other
         mine = self.unpack(tx)
-        if len(mine) != len(theirs):
+        if len(mine) != len(_members(tx, other)):
             return False
-        if self.kind == "keys" and not (isinstance(other, DictViewVariable) and other.kind == "items"):
-            return {hashable_key(tx, k) for k in mine} == {hashable_key(tx, k) for k in theirs}
-        if self.kind == "items" and isinstance(other, DictViewVariable) and other.kind == "items":
-            for k, v in other.dict_var.pairs(tx):
-                found = self.dict_var.lookup(tx, k)
-                if found is None or not compare_equal(tx, found, v):
-                    return False
-            return True
-        raise Unsupported("python_protocol", what=f"comparing {self.kind}() with {other.describe()}")
+        return all(other.call_method(tx, "__contains__", [item], {}).truth(tx) for item in mine)
 
     def reconstruct(self, codegen):
         self.dict_var.reconstruct_method_call(codegen, self.kind)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class MappingProxyVariable(VariableTracker):
+    """types.MappingProxyType(d) of a dict tracker: a live, read-only view of d."""
+    dict_var: DictVariable = None
+
+    def python_type(self):
+        return types.MappingProxyType
+
+    def describe(self):
+        return "mappingproxy"
+
+    def parts(self, tx):
+        return (self.dict_var,)
+
+    def unpack(self, tx):
+        return [k for k, _ in self.dict_var.pairs(tx)]
+
+    def iterate(self, tx):
+        return ContainerIteratorVariable.create(tx, self.dict_var, "keys")
+
+    def has_len(self, tx):
+        return self.dict_var.has_len(tx)
+
+    def truth(self, tx):
+        return self.dict_var.truth(tx)
+
+    def call_method(self, tx, name, args, kwargs):
+        if name in ("__getitem__", "get", "__contains__", "__len__", "keys", "values", "items", "__iter__", "copy"):
+            return self.dict_var.call_method(tx, name, args, kwargs)
+        if name in ("__eq__", "__ne__", "__or__") and len(args) == 1 and not kwargs:
+            # compared (and merged) as the mapping it shows
+            other = args[0].dict_var if isinstance(args[0], MappingProxyVariable) else args[0]
+            return self.dict_var.call_method(tx, name, [other], {})
+        if name in ("__setitem__", "__delitem__"):
+            what = "assignment" if name == "__setitem__" else "deletion"
+            raise user_error(TypeError(f"'mappingproxy' object does not support item {what}"))
+        return super().call_method(tx, name, args, kwargs)
+
+    def reconstruct(self, codegen):
+        if self.source is not None:
+            return self.source.reconstruct(codegen)
+        codegen.load_callable(types.MappingProxyType)
+        codegen.reconstruct(self.dict_var)
+        codegen.call(1)
+
+
+def make_mapping_proxy(tx, mapping, /):
+    """`types.MappingProxyType(mapping)` (an Enum class's `__members__`), or None when not modelled (a
+    mapping of another kind, a dict subclass's object: its own `__getitem__` would answer)."""
+    if isinstance(mapping, DictVariable) and mapping.cls in (dict, collections.OrderedDict) and mapping.owner is None:
+        return MappingProxyVariable(dict_var=mapping)
+    return None
 
 
 _SET_OPERATORS = ("__or__", "__and__", "__sub__", "__xor__")
@@ -851,7 +919,7 @@ class SetVariable(VariableTracker):
 
     def call_method(self, tx, name, args, kwargs):
         keys = self.keys(tx)
-        check_modelled_arguments(self.cls.__name__, name, args, kwargs, _SET_ARITY)
+        check_modelled_arguments(self.cls.__name__, name, args, kwargs, _SET_ARITY, kind=self.cls)
         # pop() takes the first item in CPython's order: read while that order is still known
         first = self._pop_choice(tx) if name == "pop" and self.items(tx) else None
         if name not in _READS_ONLY:
@@ -881,6 +949,15 @@ class SetVariable(VariableTracker):
             return const(len(keys))
         if name == "update":
             for other in args:
+                if _lazy_operand(other):
+                    # consumed item by item, each added first: a generator may read this set
+                    def add(item):
+                        now = self.keys(tx)
+                        now.setdefault(hashable_key(tx, item), item)
+                        store_keyed(tx, self, now.values(), event=self._merge_event(tx, "update", other, [item]))
+                    for_each_item(tx, other, add)
+                    keys = self.keys(tx)
+                    continue
                 items = _members(tx, other)
                 for item in items:
                     keys.setdefault(hashable_key(tx, item), item)
@@ -979,6 +1056,7 @@ class SetVariable(VariableTracker):
 _DICT_ARITY = {"__getitem__": 1, "get": 2, "__contains__": 1, "__len__": 0, "__setitem__": 2, "setdefault": 2,
                "__delitem__": 1, "pop": 2, "popitem": 1, "update": 1, "clear": 0, "copy": 0, "keys": 0,
                "values": 0, "items": 0, "__iter__": 0, "move_to_end": 2, "__ior__": 1}
+_PLAIN_DICT_ARITY = {**_DICT_ARITY, "popitem": 0}
 def copied_set(tx, original, cls):
     """A new set (or frozenset) of `original`'s items, as CPython's copy makes it: merged into an empty
     table, slot for slot when both have 8 slots, else item by item in the original's order. A set of
@@ -1018,6 +1096,17 @@ def _all_small_hashes(items) -> bool:
 def _order_by_small_hashes(items):
     """The iteration order of a set with a small-hash history (SetVariable.small_history): by hash."""
     return tuple(sorted(items, key=lambda i: hash(i.as_python_constant())))
+
+
+def _lazy_operand(var) -> bool:
+    """An iterable whose items may be computed while they are consumed (a generator, map(), a user's
+    iterator): not a container whose items are all there already."""
+    if isinstance(var, (SetVariable, DictVariable, DictViewVariable)):
+        return False
+    try:
+        return var.python_type() not in (list, tuple, str, bytes, range)
+    except Unsupported:
+        return True
 
 
 def _members(tx, var):

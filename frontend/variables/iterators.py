@@ -668,6 +668,12 @@ def _thrown_exception(tx, args):
     """The exception `gen.throw(*args)` raises: an instance, a class (called), or (class, instance
     of it[, traceback]) as `with` blocks' `__exit__` pass them."""
     typ = args[0]
+    value = typ.as_python_constant_or_none() if typ.is_python_constant() else None
+    if len(args) == 1 and typ.is_python_constant() and not (isinstance(value, type) and
+                                                             issubclass(value, BaseException)):
+        # the generator is left as it was
+        raise user_error(TypeError("exceptions must be classes or instances deriving from BaseException, "
+                                   f"not {type(value).__name__}"))
     if len(args) == 1 or all(_is_none(a) or isinstance(a, TracebackVariable) for a in args[1:]):
         if isinstance(typ, ExceptionVariable):
             if len(args) == 1:

@@ -306,12 +306,12 @@ class ListVariable(BaseSequence):
 
     def call_method(self, tx, name, args, kwargs):
         items = list(self.get_items(tx))
-        check_modelled_arguments("list", name, args, kwargs, _LIST_ARITY, {"sort": ("key", "reverse")})
+        check_modelled_arguments("list", name, args, kwargs, _LIST_ARITY, {"sort": ("key", "reverse")}, kind=list)
         if name == "append":
             self.set_items(tx, items + [args[0]])
             return const(None)
         if name == "extend":
-            self.set_items(tx, items + tx.unpack_iterable(args[0]))
+            extend_from(tx, self, args[0], lambda added: self.set_items(tx, self.get_items(tx) + tuple(added)))
             return const(None)
         if name == "insert":
             items.insert(python_index(args[0]), args[1])
@@ -354,7 +354,7 @@ class ListVariable(BaseSequence):
             self.set_items(tx, items)
             return const(None)
         if name == "__iadd__":
-            self.set_items(tx, items + tx.unpack_iterable(args[0]))
+            extend_from(tx, self, args[0], lambda added: self.set_items(tx, self.get_items(tx) + tuple(added)))
             return self
         if name == "__imul__":
             self.set_items(tx, fold(operator.mul, items, python_index(args[0])))
@@ -472,11 +472,13 @@ class DequeVariable(BaseSequence):
         elif name == "appendleft":
             self.set_items(tx, [args[0]] + items, left=True)
         elif name in ("extend", "extendleft", "__iadd__"):
-            added = tx.unpack_iterable(args[0])
-            if name == "extendleft":
-                self.set_items(tx, added[::-1] + items, left=True, mutated=bool(added) and self.maxlen != 0)
-            else:
-                self.set_items(tx, items + added, mutated=bool(added) and self.maxlen != 0)
+            def add(added):
+                now = list(self.get_items(tx))
+                if name == "extendleft":
+                    self.set_items(tx, added[::-1] + now, left=True, mutated=bool(added) and self.maxlen != 0)
+                else:
+                    self.set_items(tx, now + added, mutated=bool(added) and self.maxlen != 0)
+            extend_from(tx, self, args[0], add)
             if name == "__iadd__":
                 return self
         elif name in ("pop", "popleft"):
@@ -643,6 +645,34 @@ def _is_constant_tuple(var) -> bool:
 # the positional arguments each modelled method takes (see check_modelled_arguments)
 _SEQUENCE_ARITY = {"__getitem__": 1, "__len__": 0, "__contains__": 1, "index": 3, "count": 1, "__add__": 1,
                    "__mul__": 1, "__rmul__": 1, "__iter__": 0}
+def for_each_item(tx, iterable, fn) -> None:
+    """Call `fn` on each item of `iterable` as CPython's consuming loops do: the next item is asked
+    for only after `fn` handled the previous one (a generator reading the container being filled sees
+    the items added so far; items before a raise stay added)."""
+    from .iterators import StopIterationSignal
+    it = tx.get_iter(iterable)
+    for _ in range(tx.config.max_instructions + 1):
+        try:
+            item = it.next_item(tx)
+        except StopIterationSignal:
+            return
+        fn(item)
+    raise Unsupported("endless_iterator", what=f"consuming {iterable.describe()} (endless?)")
+
+
+def extend_from(tx, target, iterable, add):
+    """CPython's list/deque extend: a list or tuple argument, or the container itself, is copied first
+    (`add` gets all its items); any other iterable is consumed one item at a time (`for_each_item`)."""
+    try:
+        kind = iterable.python_type()
+    except Unsupported:
+        kind = None
+    if iterable is target or kind in (list, tuple):
+        add(tx.unpack_iterable(iterable))
+        return
+    for_each_item(tx, iterable, lambda item: add([item]))
+
+
 _LIST_ARITY = {"append": 1, "extend": 1, "insert": 2, "pop": 1, "remove": 1, "clear": 0, "reverse": 0, "copy": 0,
                "sort": 0, "__setitem__": 2, "__delitem__": 1, "__iadd__": 1, "__imul__": 1, "__iter__": 0,
                "__reversed__": 0}

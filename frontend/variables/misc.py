@@ -243,6 +243,9 @@ class ExceptionVariable(VariableTracker):
             return wrap_class(tx, self.cls)
         if name in ("__cause__", "__context__", "__suppress_context__"):
             return self._chaining_attribute(tx, name)
+        if name == "__traceback__" and id(self) not in tx.output.raised_exceptions and \
+                not exception_state.traceback_written(tx, self):
+            return const(None)      # never raised nor written: no traceback yet
         if not name.startswith("__") and self._constant():
             # what the constructor derived from its arguments (ImportError.name, OSError.errno,
             # StopIteration.value): read from an equal object; traceback and context are run-time state
@@ -255,7 +258,7 @@ class ExceptionVariable(VariableTracker):
         cause, context, suppress = exception_state.state(tx, self)
         if name == "__suppress_context__":
             return const(suppress)
-        value = cause if name == "__cause__" else context
+        value = cause if name == "__cause__" else exception_state.resolve(tx, context)
         if value is exception_state.UNKNOWN:
             raise Unsupported("unsupported_attr", name=name,
                               obj=f"{self.describe()} raised while the compiled frame's caller may be "

@@ -521,12 +521,21 @@ def _device_autocast(device):
     return factory
 
 
-def _no_grad(tx, args, kwargs):
-    return GradModeVariable(target=False, kind=torch.no_grad)
+def _grad_mode_factory(target, kind):
+    def factory(tx, args, kwargs):
+        manager = GradModeVariable(target=target, kind=kind)
+        func = args[0] if args else kwargs.get("orig_func", const(None))
+        if len(args) + len(kwargs) > 1 or (kwargs and "orig_func" not in kwargs):
+            raise Unsupported("unsupported_call", fn=kind.__name__, detail=" (with these arguments)")
+        if func.is_python_constant() and func.as_python_constant() is None:
+            return manager
+        # `torch.no_grad(fn)` (the bare decorator) is `torch.no_grad()(fn)`: the function, wrapped
+        return manager.call_function(tx, [func], {})
+    return factory
 
 
-def _enable_grad(tx, args, kwargs):
-    return GradModeVariable(target=True, kind=torch.enable_grad)
+_no_grad = _grad_mode_factory(False, torch.no_grad)
+_enable_grad = _grad_mode_factory(True, torch.enable_grad)
 
 
 def _set_grad_enabled(tx, args, kwargs):

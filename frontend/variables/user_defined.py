@@ -1138,7 +1138,10 @@ class InstanceDictVariable(VariableTracker):
         dict behind its attributes: a deleted key is dropped, so one set again comes last, as in a
         real dict. (A key naming a data descriptor of the class breaks: the attributes are written
         back with `object.__setattr__`, which would call the descriptor.)"""
-        attr, _ = class_method(tx, self.obj, key) if isinstance(key, str) else (MISSING, None)
+        if type(key) is not str:
+            # a key that is no attribute name (`obj.__dict__[1] = v`): the write-back's setattr refuses it
+            raise Unsupported("attribute_write", what=f"writing the non-string key {key!r} in {self.describe()}")
+        attr, _ = class_method(tx, self.obj, key)
         if hasattr(type(attr), "__set__") or hasattr(type(attr), "__delete__"):
             raise Unsupported("attribute_write", what=f"writing {key!r} in {self.describe()} (a descriptor)")
         attrs = dict(self.obj.attrs(tx))
