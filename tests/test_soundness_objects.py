@@ -238,3 +238,83 @@ def test_in_of_a_tensor_answer_is_a_bool():
     # (the truth of a tensor is data: each `in` breaks the graph, as `bool(t)` does)
     got = standard_test(f, torch.ones(2), frames=2, breaks=2, exact=True)
     assert got == (True, False)
+
+
+class _MethodsNamedLikeChildren(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.act = torch.nn.ReLU()          # stored in _modules: the class's method `act` answers first
+        self.lin = torch.nn.Linear(3, 3)    # in _modules too, shadowed by the method `lin`
+        self.init = torch.ones(3)           # in the instance dict: answers before the method
+        self.scale = 0.5
+
+    def act(self, x):
+        return x * 1.25
+
+    def lin(self, x):
+        return x - 3
+
+    def init(self):
+        return torch.zeros(3)
+
+    def scale(self):
+        return 2.0
+
+    def forward(self, x):
+        return self.act(self.lin(self.init + x)) * self.scale
+
+
+def test_module_class_attribute_answers_before_its_tables():
+    # nn.Module.__getattr__ reads _parameters/_buffers/_modules only when the normal lookup fails:
+    # a method of the class named like a submodule wins (and the instance dict wins over it)
+    m = _MethodsNamedLikeChildren()
+    standard_test(m, torch.randn(2, 3), breaks=0)
+
+    def f(m, x):
+        return m(x)
+    opt, cnt = compiled(f)
+    x = torch.randn(2, 3)
+    assert_same(opt(m, x), f(m, x))
+    m.scale = 0.25                          # the instance attribute changes: a recompile, not a stale value
+    assert_same(opt(m, x), f(m, x))
+    assert cnt.frame_count == 2
+
+
+class _TenfoldCount(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value * 10 if name == "count" else value)
+
+    def __delattr__(self, name):
+        if name == "count":
+            raise AttributeError("count stays")
+        super().__delattr__(name)
+
+    def forward(self, x):
+        self.count = 1
+        return x + self.count
+
+
+def test_module_own_setattr_and_delattr_run():
+    # a module class's own __setattr__ runs on `self.count = 1` (eager stores 10)
+    def f(m, x):
+        y = m(x)
+        return y, m.count
+
+    def g(m, x):
+        try:
+            del m.count
+        except AttributeError as e:
+            return x + 1, str(e)
+        return x
+
+    x = torch.zeros(2)
+    for fn in (f, g):
+        want, m = fn(_TenfoldCount(), x), _TenfoldCount()
+        bytegraph.reset()
+        opt, cnt = compiled(fn)
+        assert_same(opt(m, x), want)
+        assert cnt.frame_count <= 1 and m.count == want[1] if fn is f else m.count == 0

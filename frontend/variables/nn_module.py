@@ -9,7 +9,7 @@ import torch
 from ...guards.guard import MODULE_HOOK_TABLES, Guard
 from ...guards.source import AttrSource, ItemSource, ModuleGlobalSource, ModuleStateSource
 from ..graph_break import Unsupported, fold
-from ..reads import class_lookup
+from ..reads import MISSING, class_lookup
 from .base import NotConstant, families, python_value
 from .constant import const
 from .dicts import DictVariable
@@ -106,6 +106,11 @@ class NNModuleVariable(UserDefinedObjectVariable):
         written = self.attrs(tx)
         if name in written:
             return written[name]
+        if class_method(tx, self, name)[0] is not MISSING:
+            # a name the class defines answers before the parameter, buffer and submodule tables, which
+            # only nn.Module.__getattr__ reads (a method `act` wins over a submodule `self.act`); the
+            # generic lookup keeps Python's order (data descriptors, the instance dict, the class)
+            return super().var_getattr(tx, name)
         if name == "training":
             if self.source is not None:
                 tx.output.guards.add(Guard.constant(self._attr_source(name), module.training))
@@ -121,6 +126,8 @@ class NNModuleVariable(UserDefinedObjectVariable):
 
     def setattr(self, tx, name, value):
         module = self.module
+        if class_method(tx, self, "__setattr__")[0] is not torch.nn.Module.__setattr__:
+            return super().setattr(tx, name, value)    # the class's own __setattr__, traced
         for table in ("_parameters", "_buffers", "_modules"):
             if name not in module.__dict__.get(table, {}):
                 continue
@@ -137,6 +144,8 @@ class NNModuleVariable(UserDefinedObjectVariable):
 
     def delattr(self, tx, name):
         """Written back through the module's class (nn.Module.__delattr__) after the graph."""
+        if class_method(tx, self, "__delattr__")[0] is not torch.nn.Module.__delattr__:
+            return super().delattr(tx, name)    # the class's own __delattr__, traced
         attrs = dict(self.attrs(tx))
         attrs[name] = _MISSING
         tx.output.side_effects.store(self, attrs)
