@@ -2461,3 +2461,60 @@ def test_binding_error_message_is_cpythons(case):
             return x + 1, str(e)
 
     standard_test(f, torch.ones(2), breaks=0, exact=True)
+
+
+def _raised(fn, *args):
+    try:
+        return ("ok", fn(*args))
+    except Exception as e:  # noqa: BLE001 - the exception is what is compared
+        return (type(e).__name__, str(e))
+
+
+def test_container_methods_given_a_wrong_argument_count_raise_eagers_type_error():
+    # each builtin checks the count before it reads an argument: too few or too many raise eager's
+    # TypeError (the model indexed past the arguments: an internal error, a graph break)
+    calls = [(list.append, [1]), (list.insert, [1], 0), (list.remove, [1]), (list.extend, [1]),
+             (list.__setitem__, [1], 0), (list.__delitem__, [1]), (list.__imul__, [1]), (list.pop, [1], 0, 1),
+             (list.append, [1], 2, 3), (tuple.count, (1,)), (tuple.index, (1,)), (list.__getitem__, [1]),
+             (list.__contains__, [1], 1, 2), (set.add, {1}), (set.remove, {1}, 1, 2), (dict.get, {1: 2}),
+             (dict.__setitem__, {}, 1), (dict.setdefault, {})]
+
+    def f(x):
+        out = [_raised(getattr(obj, method.__name__), *args) for method, obj, *args in calls]
+        return x + 1, out
+
+    got = standard_test(f, torch.ones(2), breaks=0)
+    assert all(r[0] == "TypeError" for r in got[1])
+
+
+def test_set_remove_raises_key_error_holding_the_key_object():
+    # `s.remove(set("z"))` looks the set up as a frozenset; the KeyError carries the set itself
+    def f(x):
+        key = set("z")
+        try:
+            {frozenset("ab")}.remove(key)
+        except KeyError as e:
+            return x + 1, e.args[0] is key
+        return x
+
+    got = standard_test(f, torch.ones(2), breaks=0)
+    assert got[1] is True
+    # its message is the key's repr (the exception's str is not modelled: that call runs as Python)
+    assert standard_test(lambda x: (x + 1, _raised({frozenset("ab")}.remove, set("z"))), torch.ones(2),
+                         breaks=2)[1] == ("KeyError", "{'z'}")
+
+
+def test_sequence_repeated_by_a_non_integer_keeps_eagers_message():
+    # `lst.__imul__(2.5)` and `lst *= 2.5` raise TypeErrors with different messages
+    def f(x):
+        y = x + 1
+        lst = [1]
+        out = [_raised(lst.__imul__, 2.5), _raised((1,).__mul__, 2.5), _raised([1].__rmul__, 2.5)]
+        try:
+            lst *= 2.5
+        except TypeError as e:
+            out.append(str(e))
+        return y, out
+
+    # (not modelled: each repetition by a float runs as Python)
+    standard_test(f, torch.ones(2), frames=1, breaks=4)

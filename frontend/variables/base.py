@@ -7,6 +7,7 @@ tracker's identity, so a checkpoint is a few saved references.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import operator
 from typing import Any, Optional
@@ -14,7 +15,7 @@ from typing import Any, Optional
 from ...guards.guard import Guard
 from ...guards.source import Source
 from ...probe import class_dict_lookup
-from ..graph_break import Unsupported
+from ..graph_break import Unsupported, fold
 
 
 class NotConstant(Exception):
@@ -162,13 +163,29 @@ class VariableTracker:
             tx.output.guards.add(Guard.id_match(self.source, value))
 
 
-def check_modelled_arguments(owner: str, name: str, args, kwargs, positional: dict, keywords: dict = None):
+def check_modelled_arguments(owner: str, name: str, args, kwargs, positional: dict, keywords: dict = None,
+                             minimum: dict = None, cls: type = None):
     """A container method's model takes at most `positional[name]` positional arguments and the
     keywords in `keywords[name]` ("*": any); more is never dropped silently: the graph breaks (and the real
-    method, run eagerly, uses or rejects them)."""
+    method, run eagerly, uses or rejects them). With `minimum` (the positional arguments each method needs)
+    given, a wrong count raises eager's TypeError: the builtin checks the count before it reads any
+    argument, so a call on an empty stand-in of the container's builtin class with as many placeholders
+    raises it with eager's message (the counts in `positional` and `minimum` are the builtin's own)."""
     allowed = (keywords or {}).get(name, ())
-    if name in positional and (len(args) > positional[name] or ("*" not in allowed and set(kwargs) - set(allowed))):
+    too_many = name in positional and len(args) > positional[name]
+    if too_many or (minimum and len(args) < minimum.get(name, 0)):
+        stand_in = next((k for k in _STAND_INS if cls is not None and issubclass(cls, k)), None)
+        if minimum and stand_in is not None and not kwargs:
+            fold(getattr(stand_in(), name), *[None] * len(args))
         raise Unsupported("unsupported_call", fn=f"{owner}.{name}", detail=" with these arguments")
+    if name in positional and "*" not in allowed and set(kwargs) - set(allowed):
+        raise Unsupported("unsupported_call", fn=f"{owner}.{name}", detail=" with these arguments")
+
+
+# builtin containers whose empty instance stands in for a check of a method's argument count (a
+# subclass before its base)
+_STAND_INS = (collections.deque, collections.OrderedDict, collections.defaultdict, list, tuple, dict, set,
+              frozenset)
 
 
 def compare_equal(tx, a, b) -> bool:

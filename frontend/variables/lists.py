@@ -125,7 +125,8 @@ class BaseSequence(VariableTracker):
 
     def call_method(self, tx, name, args, kwargs):
         items = self.get_items(tx)
-        check_modelled_arguments(self.describe(), name, args, kwargs, _SEQUENCE_ARITY)
+        check_modelled_arguments(self.describe(), name, args, kwargs, _SEQUENCE_ARITY, minimum=_SEQUENCE_MINIMUM,
+                                 cls=self.python_type())
         if name == "__getitem__":
             return self.getitem(tx, args[0])
         if name == "__len__":
@@ -147,7 +148,7 @@ class BaseSequence(VariableTracker):
         if name == "__add__":
             return self.concatenate(tx, args[0])
         if name in ("__mul__", "__rmul__") and args[0].is_python_constant():
-            times = python_index(args[0])
+            times = _repeat_count(args[0])
             if times == 1 and self.python_type() is tuple:
                 return self     # a tuple times one is itself (a list's copy is new)
             return self.rebuild(tx, fold(operator.mul, items, times))
@@ -306,7 +307,8 @@ class ListVariable(BaseSequence):
 
     def call_method(self, tx, name, args, kwargs):
         items = list(self.get_items(tx))
-        check_modelled_arguments("list", name, args, kwargs, _LIST_ARITY, {"sort": ("key", "reverse")})
+        check_modelled_arguments("list", name, args, kwargs, _LIST_ARITY, {"sort": ("key", "reverse")},
+                                 minimum=_LIST_MINIMUM, cls=self.python_type())
         if name == "append":
             self.set_items(tx, items + [args[0]])
             return const(None)
@@ -357,7 +359,7 @@ class ListVariable(BaseSequence):
             self.set_items(tx, items + tx.unpack_iterable(args[0]))
             return self
         if name == "__imul__":
-            self.set_items(tx, fold(operator.mul, items, python_index(args[0])))
+            self.set_items(tx, fold(operator.mul, items, _repeat_count(args[0])))
             return self
         if name in ("__iter__", "__reversed__"):
             return families.ListSequenceIteratorVariable.create(tx, self, reverse=name == "__reversed__")
@@ -464,7 +466,8 @@ class DequeVariable(BaseSequence):
 
     def call_method(self, tx, name, args, kwargs):
         items = list(self.get_items(tx))
-        check_modelled_arguments("list", name, args, kwargs, _LIST_ARITY, {"sort": ("key", "reverse")})
+        check_modelled_arguments("list", name, args, kwargs, _LIST_ARITY, {"sort": ("key", "reverse")},
+                                 minimum=_LIST_MINIMUM, cls=self.python_type())
         if name in ("__contains__", "count") or (name == "index" and len(args) == 1):
             return self._search(tx, name, args[0])
         if name == "append":
@@ -646,6 +649,21 @@ _SEQUENCE_ARITY = {"__getitem__": 1, "__len__": 0, "__contains__": 1, "index": 3
 _LIST_ARITY = {"append": 1, "extend": 1, "insert": 2, "pop": 1, "remove": 1, "clear": 0, "reverse": 0, "copy": 0,
                "sort": 0, "__setitem__": 2, "__delitem__": 1, "__iadd__": 1, "__imul__": 1, "__iter__": 0,
                "__reversed__": 0}
+# the positional arguments they need (fewer: eager's TypeError)
+_SEQUENCE_MINIMUM = {"__getitem__": 1, "__contains__": 1, "index": 1, "count": 1, "__add__": 1, "__mul__": 1,
+                     "__rmul__": 1}
+_LIST_MINIMUM = {"append": 1, "extend": 1, "insert": 2, "remove": 1, "__setitem__": 2, "__delitem__": 1,
+                 "__iadd__": 1, "__imul__": 1}
+
+
+def _repeat_count(var):
+    """The count of `seq * n` (and `*=`): a value without `__index__` raises a TypeError whose message
+    depends on the way in (`seq * 2.5` or `seq.__mul__(2.5)`), which the model does not tell apart: the
+    real call decides."""
+    times = python_index(var)
+    if not hasattr(type(times), "__index__"):
+        raise Unsupported("unsupported_call", fn="sequence repetition", detail=f" by {type(times).__name__}")
+    return times
 
 
 def _as_eager(kind, n, op, *args):
