@@ -318,3 +318,75 @@ def test_module_own_setattr_and_delattr_run():
         opt, cnt = compiled(fn)
         assert_same(opt(m, x), want)
         assert cnt.frame_count <= 1 and m.count == want[1] if fn is f else m.count == 0
+
+
+class _Reversed(torch.nn.ModuleList):
+    def __getitem__(self, i):
+        return list(self._modules.values())[-1 - i]
+
+    def __iter__(self):
+        return iter(list(self._modules.values())[::-1])
+
+    def __len__(self):
+        return 7
+
+    def __contains__(self, m):
+        return True
+
+
+def test_module_container_subclass_own_protocol_methods_run():
+    # a ModuleList subclass's own __getitem__/__iter__/__len__/__contains__ answer, not the table
+    def f(m, x):
+        names = [type(layer).__name__ for layer in m]
+        return m[0](x), names, len(m), torch.nn.Tanh() in m
+
+    m = _Reversed([torch.nn.Sigmoid(), torch.nn.ReLU()])
+    opt, cnt = compiled(f)
+    x = torch.randn(3)
+    assert_same(opt(m, x), f(m, x))
+    assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+
+
+class _Holder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleList([torch.nn.ReLU()])
+        self.other = torch.nn.Tanh()
+        self.register_buffer("buf", torch.ones(3))
+
+
+def test_module_tables_changed_by_the_trace_are_not_read_stale():
+    # nn.Module's own code reads the real tables (_modules, _buffers): after the trace changed them
+    # (a ModuleList appended to, a buffer assigned or deleted), a read breaks the graph instead of
+    # answering what they held before
+    def appended(m, x):
+        m.layers.append(m.other)
+        return len(m.layers), m.layers[-1](x)
+
+    def deleted(m, x):
+        y = x + 1
+        del m.layers[0]
+        return len(m.layers), y
+
+    def buffer_assigned(m, x):
+        m.buf = x * 2
+        return list(m.buffers())[0] + 0, m._buffers["buf"] + 0
+
+    def buffer_deleted(m, x):
+        y = x + 1
+        del m.buf
+        return y, "buf" in m._buffers, hasattr(m, "buf")
+
+    # (graphs: the work before the read; `del` of a ModuleList item rebuilds its table in torch's code,
+    # which runs as Python)
+    for fn, frames in ((appended, 1), (deleted, 0), (buffer_assigned, 2), (buffer_deleted, 1)):
+        x = torch.randn(3)
+        want = fn(_Holder(), x)
+        bytegraph.reset()
+        opt, cnt = compiled(fn)
+        m = _Holder()
+        assert_same(opt(m, x), want)
+        assert cnt.frame_count == frames and any("after the trace changed" in str(r.reason)
+                                                 for r in bytegraph.stats.break_records), fn.__name__
+        assert [type(c).__name__ for c in m.layers] == [type(c).__name__ for c in _Holder().layers] + \
+            (["Tanh"] if fn is appended else []) if fn is not deleted else len(m.layers) == 0

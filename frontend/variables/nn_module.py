@@ -8,7 +8,7 @@ import torch
 
 from ...guards.guard import MODULE_HOOK_TABLES, Guard
 from ...guards.source import AttrSource, ItemSource, ModuleGlobalSource, ModuleStateSource
-from ..graph_break import Unsupported, fold
+from ..graph_break import Unsupported, fold, user_error
 from ..reads import MISSING, class_lookup
 from .base import NotConstant, families, python_value
 from .constant import const
@@ -72,9 +72,52 @@ def _is_plain_graph_module_call(module, call) -> bool:
         getattr(call, "__qualname__", "") == "GraphModule.recompile.<locals>.call_wrapped"
 
 
+def _torch_defines(tx, var, name) -> bool:
+    """Whether the method `name` of the module's class is torch's own (a container's `__getitem__`, not
+    one a subclass wrote): the class lookup is guarded."""
+    attr = class_method(tx, var, name)[0]
+    owner = next((k for k in type(var.value).__mro__ if vars(k).get(name, MISSING) is attr), None)
+    return attr is not MISSING and owner is not None and owner.__module__.startswith("torch.nn.modules.")
+
+
+def _changed_by_trace(tx, obj) -> bool:
+    """Whether the trace changed the real dict or object `obj` (a change written back after the graph)."""
+    cached = tx.output.wrapped_objects.get(id(obj))
+    return cached is not None and cached[0] is obj and cached[1] in tx.output.side_effects.mutated
+
+
+_TABLES = ("_parameters", "_buffers", "_modules")
+
+
+def _state_changed(tx, modules) -> bool:
+    """Whether the trace changed what nn.Module's own code reads from these real modules and has not
+    written it back yet: a table, or an attribute that lives in one (or becomes one: a module or a
+    parameter assigned, an attribute deleted). nn.Module's methods read the real tables: stale then."""
+    effects = tx.output.side_effects
+    for m in modules:
+        tables = [m.__dict__.get(t) for t in _TABLES]
+        if any(t is not None and _changed_by_trace(tx, t) for t in tables):
+            return True
+        cached = tx.output.wrapped_objects.get(id(m))
+        if cached is None or cached[0] is not m or cached[1] not in effects.mutated:
+            continue
+        for name, value in effects.peek(cached[1]).items():
+            if value is _MISSING or any(t is not None and name in t for t in tables) or \
+                    isinstance(value, NNModuleVariable) or \
+                    (isinstance(value, TensorVariable) and issubclass(value.python_type(), torch.nn.Parameter)):
+                return True
+    return False
+
+
+# a container's methods the model answers from its table (when the class has torch's own)
+_MODELLED = ("__len__", "__iter__", "__getitem__", "__contains__", "keys", "values", "items")
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class NNModuleVariable(UserDefinedObjectVariable):
     def iterate(self, tx):
+        if isinstance(self.module, _CONTAINERS) and not _torch_defines(tx, self, "__iter__"):
+            return self.call_method(tx, "__iter__", [], {})     # the subclass's own __iter__
         return None   # a module container iterates over its children (unpack)
 
     def describe(self):
@@ -105,7 +148,15 @@ class NNModuleVariable(UserDefinedObjectVariable):
         tx.output.modules_read.add(id(module))
         written = self.attrs(tx)
         if name in written:
-            return written[name]
+            if written[name] is not _MISSING:
+                return written[name]
+            if class_method(tx, self, name)[0] is not MISSING:
+                raise Unsupported("python_protocol", what=f"reading {name!r} of {self.describe()} after deleting it")
+            raise user_error(AttributeError(f"'{type(module).__name__}' object has no attribute '{name}'"))
+        if name in _TABLES + ("__dict__",) and _state_changed(tx, [module]):
+            # nn.Module's own code reading a table the trace's attribute writes have not reached yet
+            raise Unsupported("python_protocol", what=f"reading {name} of {self.describe()} after the trace changed "
+                                                      "its parameters, buffers or submodules")
         if class_method(tx, self, name)[0] is not MISSING:
             # a name the class defines answers before the parameter, buffer and submodule tables, which
             # only nn.Module.__getattr__ reads (a method `act` wins over a submodule `self.act`); the
@@ -115,13 +166,17 @@ class NNModuleVariable(UserDefinedObjectVariable):
             if self.source is not None:
                 tx.output.guards.add(Guard.constant(self._attr_source(name), module.training))
             return const(module.training)
-        for table in ("_parameters", "_buffers", "_modules"):
+        if name in module.__dict__:
+            return tx.wrap(module.__dict__[name], self._attr_source(name))
+        if _state_changed(tx, [module]):
+            # a table changed by the trace (`m._buffers["b"] = t`) is not what the real one holds
+            raise Unsupported("python_protocol", what=f"reading {name!r} of {self.describe()} after the trace "
+                                                      "changed its parameter, buffer or module tables")
+        for table in _TABLES:
             entries = module.__dict__.get(table, {})
             if name in entries:
                 value = entries[name]
                 return tx.wrap(value, self._state_source(table, name))
-        if name in module.__dict__:
-            return tx.wrap(module.__dict__[name], self._attr_source(name))
         return super().var_getattr(tx, name)
 
     def setattr(self, tx, name, value):
@@ -153,6 +208,9 @@ class NNModuleVariable(UserDefinedObjectVariable):
     # -- containers -----------------------------------------------------------
     def children_vars(self, tx):
         module = self.module
+        if _state_changed(tx, [module]):
+            raise Unsupported("python_protocol", what=f"the children of {self.describe()} after the trace changed "
+                                                      "them")
         table = "_parameters" if isinstance(module, (torch.nn.ParameterList, torch.nn.ParameterDict)) else "_modules"
         if self.source is not None:   # the container's length and keys (`layers.append(...)` recompiles)
             tx.output.guards.add(Guard.dict_keys(AttrSource(self.source, table), getattr(module, table)))
@@ -161,6 +219,9 @@ class NNModuleVariable(UserDefinedObjectVariable):
         return [(k, tx.wrap(v, self._state_source("_modules", k))) for k, v in module._modules.items()]
 
     def unpack(self, tx):
+        it = self.iterate(tx)
+        if it is not None:
+            return tx.unpack_iterable(it)
         if isinstance(self.module, (torch.nn.ModuleDict, torch.nn.ParameterDict)):
             return [const(k) for k, _ in self.children_vars(tx)]
         if isinstance(self.module, _CONTAINERS):
@@ -172,7 +233,7 @@ class NNModuleVariable(UserDefinedObjectVariable):
         if name == "__call__":
             return self.call_function(tx, args, kwargs)
         tx.output.modules_read.add(id(module))
-        if isinstance(module, _CONTAINERS):
+        if isinstance(module, _CONTAINERS) and (name not in _MODELLED or _torch_defines(tx, self, name)):
             children = self.children_vars(tx)
             if name == "__len__":
                 return const(len(children))
@@ -211,6 +272,9 @@ class NNModuleVariable(UserDefinedObjectVariable):
             tx.output.guards.add(Guard.dict_keys(AttrSource(self.source, "_modules"), self.module._modules))
         else:
             self.guard_identity(tx)
+        if _state_changed(tx, self.module.modules()):
+            raise Unsupported("python_protocol", what=f"{name}() of {self.describe()} after the trace changed "
+                                                      "its parameters, buffers or submodules")
         real_args = [a.as_python_constant() for a in args]
         real_kwargs = {k: v.as_python_constant() for k, v in kwargs.items()}
         results = []
