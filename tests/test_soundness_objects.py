@@ -390,3 +390,44 @@ def test_module_tables_changed_by_the_trace_are_not_read_stale():
                                                  for r in bytegraph.stats.break_records), fn.__name__
         assert [type(c).__name__ for c in m.layers] == [type(c).__name__ for c in _Holder().layers] + \
             (["Tanh"] if fn is appended else []) if fn is not deleted else len(m.layers) == 0
+
+
+def test_module_list_grown_while_iterated_raises_as_eager():
+    # ModuleList iterates its real `_modules` dict: appending inside the loop makes the next step
+    # raise "dictionary changed size during iteration"
+    def f(m, x):
+        y = x + 1
+        n = 0
+        try:
+            for layer in m.layers:
+                y = layer(y)
+                n += 1
+                m.layers.append(m.other)
+        except RuntimeError as e:
+            return y, n, str(e), len(m.layers)
+        return y, n
+
+    x = torch.randn(3)
+    want = f(_Holder(), x)
+    opt, cnt = compiled(f)
+    assert_same(opt(_Holder(), x), want)
+    assert want[2] == "dictionary changed size during iteration" and cnt.frame_count == 1
+
+
+class _OwnCall(torch.nn.Module):
+    def __call__(self, x):
+        return 5 * self.forward(x)
+
+    def forward(self, x):
+        return x * 3
+
+
+def test_module_class_own_call_is_traced():
+    # a module class's own __call__ runs (inlined, one graph) instead of nn.Module's: its hooks do not run
+    m = _OwnCall()
+    m.register_forward_hook(lambda mod, inp, out: out * 1000)
+
+    def f(x):
+        return m(x) + 1
+
+    standard_test(f, torch.randn(3), frames=1, breaks=0)

@@ -3,6 +3,8 @@ through `forward` (with forward pre/post hooks), containers iterate and index.""
 from __future__ import annotations
 
 import dataclasses
+import types
+from typing import Any
 
 import torch
 
@@ -13,6 +15,7 @@ from ..reads import MISSING, class_lookup
 from .base import NotConstant, families, python_value
 from .constant import const
 from .dicts import DictVariable
+from .functions import UserFunctionVariable
 from .distributed import is_distributed_module
 from .iterators import ListIteratorVariable
 from .lazy_module import initialize_now, initializes_lazily
@@ -114,10 +117,47 @@ _MODELLED = ("__len__", "__iter__", "__getitem__", "__contains__", "keys", "valu
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
+class ModuleTableIterator(ListIteratorVariable):
+    """The iterator of a ModuleList, Sequential or ModuleDict: a dict iterator over the real `_modules`
+    table (`iter(self._modules.values())`), so the trace changing the table's size while it is live
+    makes its next step raise eager's RuntimeError (another change is not modelled: a graph break)."""
+    table: Any = None
+
+    @staticmethod
+    def create(tx, items, table, keys=False):
+        var = ModuleTableIterator(kind="dict_keyiterator" if keys else "dict_valueiterator", table=table)
+        tx.output.side_effects.track(var, (tuple(items), 0))
+        return var
+
+    def python_type(self):
+        return type(iter({})) if self.kind == "dict_keyiterator" else type(iter({}.values()))
+
+    def _check(self, tx):
+        if not _changed_by_trace(tx, self.table):
+            return
+        size = len(tx.output.side_effects.peek(tx.output.wrapped_objects[id(self.table)][1]))
+        if size != len(tx.output.side_effects.get(self)[0]):
+            raise user_error(RuntimeError("dictionary changed size during iteration"))
+        raise Unsupported("python_protocol", what="a module container's iterator after the trace changed the "
+                                                  "container")
+
+    def next_item(self, tx):
+        self._check(tx)
+        return super().next_item(tx)
+
+    def unpack(self, tx):
+        self._check(tx)
+        return super().unpack(tx)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
 class NNModuleVariable(UserDefinedObjectVariable):
     def iterate(self, tx):
         if isinstance(self.module, _CONTAINERS) and not _torch_defines(tx, self, "__iter__"):
             return self.call_method(tx, "__iter__", [], {})     # the subclass's own __iter__
+        if isinstance(self.module, (torch.nn.ModuleList, torch.nn.Sequential, torch.nn.ModuleDict)):
+            return ModuleTableIterator.create(tx, self._children_items(tx), self.module._modules,
+                                              keys=isinstance(self.module, torch.nn.ModuleDict))
         return None   # a module container iterates over its children (unpack)
 
     def describe(self):
@@ -222,6 +262,9 @@ class NNModuleVariable(UserDefinedObjectVariable):
         it = self.iterate(tx)
         if it is not None:
             return tx.unpack_iterable(it)
+        return self._children_items(tx)
+
+    def _children_items(self, tx):
         if isinstance(self.module, (torch.nn.ModuleDict, torch.nn.ParameterDict)):
             return [const(k) for k, _ in self.children_vars(tx)]
         if isinstance(self.module, _CONTAINERS):
@@ -238,7 +281,7 @@ class NNModuleVariable(UserDefinedObjectVariable):
             if name == "__len__":
                 return const(len(children))
             if name == "__iter__":
-                return ListIteratorVariable.create(tx, self.unpack(tx))
+                return self.iterate(tx) or ListIteratorVariable.create(tx, self.unpack(tx))
             if name == "__getitem__":
                 key = args[0].as_python_constant()
                 if isinstance(key, slice):
@@ -301,7 +344,12 @@ class NNModuleVariable(UserDefinedObjectVariable):
     # -- calling ----------------------------------------------------------------
     def call_function(self, tx, args, kwargs):
         module = self.module
-        call = class_method(tx, self, "__call__")[0]
+        call, call_src = class_method(tx, self, "__call__")
+        if isinstance(call, types.FunctionType) and call.__module__ is not None and \
+                not call.__module__.startswith("torch.") and not _is_plain_graph_module_call(module, call):
+            # the class's own `__call__` (written by the program) runs instead of nn.Module's (no hooks
+            # unless it calls them)
+            return UserFunctionVariable(fn=call, source=call_src).call_function(tx, [self, *args], kwargs)
         if call is not torch.nn.Module.__dict__["__call__"] and not _is_plain_graph_module_call(module, call):
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (its class overrides __call__)")
         if is_distributed_module(module):

@@ -1880,3 +1880,72 @@ def identity_returns_same_object(b, x):
 @probe(lambda: (Box(m=nn.Flatten(), u=nn.Unflatten(1, (2, 2))), torch.randn(2, 2, 2)))
 def flatten_unflatten(b, x):
     return b.u(b.m(x)), b.m(x).shape
+
+
+class RevList(nn.ModuleList):
+    def __getitem__(self, i):
+        return list(self._modules.values())[-1 - i]
+
+    def __iter__(self):
+        return iter(list(self._modules.values())[::-1])
+
+    def __len__(self):
+        return 7
+
+
+@probe(lambda: (Box(m=RevList([nn.Sigmoid(), nn.ReLU()])), _x()))
+def module_list_subclass_own_protocol(b, x):
+    return b.m[0](x), [type(layer).__name__ for layer in b.m], len(b.m)
+
+
+class KeyDict(nn.ModuleDict):
+    def keys(self):
+        return ["b"]
+
+    def __contains__(self, k):
+        return True
+
+
+@probe(lambda: (Box(m=KeyDict({"a": nn.ReLU(), "b": nn.Tanh()})), _x()))
+def module_dict_subclass_own_keys_contains(b, x):
+    return list(b.m.keys()), "zz" in b.m, x + 1
+
+
+class Holder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.ReLU()])
+        self.other = nn.Tanh()
+        self.register_buffer("buf", torch.ones(4))
+
+
+@probe(with_mod(Holder))
+def module_list_append_existing_then_read(b, x):
+    b.m.layers.append(b.m.other)
+    return len(b.m.layers), b.m.layers[-1](x)
+
+
+@probe(with_mod(Holder))
+def module_list_del_then_len(b, x):
+    y = x + 1
+    del b.m.layers[0]
+    return len(b.m.layers), y
+
+
+@probe(with_mod(Holder))
+def buffer_assigned_then_buffers_listed(b, x):
+    b.m.buf = x[0] * 2
+    return list(b.m.buffers())[0] + 0, b.m._buffers["buf"] + 0
+
+
+@probe(with_mod(Holder))
+def buffer_deleted_then_hasattr(b, x):
+    y = x + 1
+    del b.m.buf
+    return y, "buf" in b.m._buffers, hasattr(b.m, "buf")
+
+
+@probe(with_mod(Holder))
+def buffer_table_written_then_attribute_read(b, x):
+    b.m._buffers["buf"] = x[1] * 3
+    return b.m.buf + 0
