@@ -2518,3 +2518,22 @@ def test_sequence_repeated_by_a_non_integer_keeps_eagers_message():
 
     # (not modelled: each repetition by a float runs as Python)
     standard_test(f, torch.ones(2), frames=1, breaks=4)
+
+
+def test_builtin_errors_raised_as_eager_without_a_break():
+    # out-of-range pops and range indexes, len() of a number, extending by a number (each way in
+    # words it differently), set methods missing their argument: eager's exceptions, traced (they
+    # were internal errors of the model, turned into graph breaks)
+    def f(x):
+        out = [_raised([1, 2].pop, 2), _raised(lambda: range(2, 20, 3)[100]), _raised(len, 5),
+               _raised([1].extend, 1.5), _raised(lambda: [*1]), _raised(set("ab").issubset),
+               _raised(set("ab").isdisjoint), _raised(set("ab").symmetric_difference_update)]
+        lst = [1]
+        try:
+            lst += None
+        except TypeError as e:
+            out.append(str(e))
+        return x + 1, out
+
+    got = standard_test(f, torch.ones(2), breaks=0)
+    assert got[1][4] == ("TypeError", "Value after * must be an iterable, not int")

@@ -357,6 +357,8 @@ def _object_new(tx, cls, /):
 
 def _len(tx, obj, /):
     """`len(obj)`: `obj.__len__()` made an index-sized int >= 0, as CPython's `len` checks it."""
+    if isinstance(obj, ConstantVariable) and not hasattr(type(obj.value), "__len__"):
+        raise user_error(TypeError(f"object of type '{type(obj.value).__name__}' has no len()"))
     result = tx.call_method_on(obj, "__len__", [], {})
     if isinstance(result, SymNodeVariable) and result.python_type() is int:
         return result

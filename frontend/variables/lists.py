@@ -313,7 +313,7 @@ class ListVariable(BaseSequence):
             self.set_items(tx, items + [args[0]])
             return const(None)
         if name == "extend":
-            self.set_items(tx, items + tx.unpack_iterable(args[0]))
+            self.set_items(tx, items + _items_of(tx, args[0]))
             return const(None)
         if name == "insert":
             items.insert(python_index(args[0]), args[1])
@@ -323,7 +323,7 @@ class ListVariable(BaseSequence):
             index = python_index(args[0]) if args else -1
             if not items:
                 raise user_error(IndexError("pop from empty list"))
-            value = items.pop(index)
+            value = fold(items.pop, index)    # (out of range: eager's IndexError)
             self.set_items(tx, items)
             return value
         if name == "remove":
@@ -356,7 +356,7 @@ class ListVariable(BaseSequence):
             self.set_items(tx, items)
             return const(None)
         if name == "__iadd__":
-            self.set_items(tx, items + tx.unpack_iterable(args[0]))
+            self.set_items(tx, items + _items_of(tx, args[0]))
             return self
         if name == "__imul__":
             self.set_items(tx, fold(operator.mul, items, _repeat_count(args[0])))
@@ -557,7 +557,7 @@ class RangeVariable(BaseSequence):
         return self.value
 
     def getitem(self, tx, index_var):
-        result = self.value[python_index(index_var)]
+        result = fold(operator.getitem, self.value, python_index(index_var))
         return RangeVariable(result) if isinstance(result, range) else const(result)
 
     def var_getattr(self, tx, name):
@@ -654,6 +654,14 @@ _SEQUENCE_MINIMUM = {"__getitem__": 1, "__contains__": 1, "index": 1, "count": 1
                      "__rmul__": 1}
 _LIST_MINIMUM = {"append": 1, "extend": 1, "insert": 2, "remove": 1, "__setitem__": 2, "__delitem__": 1,
                  "__iadd__": 1, "__imul__": 1}
+
+
+def _items_of(tx, var):
+    """The items `list.extend` (and `+=`) takes from `var`: a number or None is not iterable (eager's
+    TypeError; other ways in, `[*1]` or `f(*1)`, word it differently)."""
+    if var.is_python_constant() and type(var.as_python_constant()) in (type(None), int, float, bool, complex):
+        raise user_error(TypeError(f"'{type(var.as_python_constant()).__name__}' object is not iterable"))
+    return tx.unpack_iterable(var)
 
 
 def _repeat_count(var):
