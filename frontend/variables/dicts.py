@@ -956,7 +956,7 @@ _SET_ARITY = {"__ior__": 1, "__iand__": 1, "__isub__": 1, "__ixor__": 1,
 _SET_ARITY.update({"issubset": 1, "issuperset": 1, "isdisjoint": 1, "symmetric_difference": 1,
                    "symmetric_difference_update": 1})
 _SET_MINIMUM = {"issubset": 1, "issuperset": 1, "isdisjoint": 1, "symmetric_difference": 1,
-                "symmetric_difference_update": 1, "__ior__": 1, "__iand__": 1, "__isub__": 1, "__ixor__": 1, "add": 1, "discard": 1, "remove": 1,
-                "__contains__": 1}
+                "symmetric_difference_update": 1, "__ior__": 1, "__iand__": 1, "__isub__": 1, "__ixor__": 1,
+                "add": 1, "discard": 1, "remove": 1, "__contains__": 1}
 _DICT_MINIMUM = {"__getitem__": 1, "get": 1, "__contains__": 1, "__setitem__": 2, "setdefault": 1,
                  "__delitem__": 1, "pop": 1, "move_to_end": 1, "__ior__": 1}
