@@ -431,3 +431,17 @@ def test_module_class_own_call_is_traced():
         return m(x) + 1
 
     standard_test(f, torch.randn(3), frames=1, breaks=0)
+
+
+def test_reversed_module_list_and_sequential():
+    # no __reversed__: reversed() takes the children from the end by index
+    seq = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU(), torch.nn.Tanh())
+    ml = torch.nn.ModuleList([torch.nn.Sigmoid(), torch.nn.Linear(3, 3)])
+
+    def f(x):
+        for layer in reversed(seq):
+            x = layer(x)
+        names = [type(m).__name__ for m in reversed(ml)]
+        return x, names, type(reversed(ml)).__name__
+
+    standard_test(f, torch.randn(2, 3), breaks=0)

@@ -2537,3 +2537,13 @@ def test_builtin_errors_raised_as_eager_without_a_break():
 
     got = standard_test(f, torch.ones(2), breaks=0)
     assert got[1][4] == ("TypeError", "Value after * must be an iterable, not int")
+
+
+def test_sequence_rich_comparison_dunders_called_directly():
+    # `t.__eq__(other)`: the same exact type compares item by item, anything else answers NotImplemented
+    def f(x):
+        return ((1, 2).__eq__([1, 2]), (1, 2).__eq__((1, 2)), [1].__lt__([2]), [1].__ne__((1,)),
+                (1,).__ge__((0,)), _raised((1,).__lt__, ("a",)), [1, 2].__eq__(3), x + 1)
+
+    got = standard_test(f, torch.ones(2), breaks=0)
+    assert got[0] is NotImplemented and got[6] is NotImplemented

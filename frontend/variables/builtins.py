@@ -709,6 +709,10 @@ def _reversed(tx, seq, /):
         return ContainerIteratorVariable.create(tx, seq.dict_var, seq.kind, reverse=True)
     if isinstance(seq, UserDefinedClassVariable) and seq.metaclass_method(tx, "__reversed__") is not None:
         return seq.call_method(tx, "__reversed__", [], {})     # an Enum class's members, last first
+    if isinstance(seq, families.NNModuleVariable):
+        it = seq.reversed_iterator(tx)
+        if it is not None:
+            return it
     raise Unsupported("unsupported_call", fn="reversed", detail=f" on {seq.describe()}")
 
 

@@ -143,6 +143,15 @@ class BaseSequence(VariableTracker):
             if not args[0].is_python_constant():   # the message is the item's repr: user code
                 raise Unsupported("python_protocol", what=f"list.index of {args[0].describe()} not in the list")
             raise user_error(ValueError(f"{args[0].as_python_constant()!r} is not in {self.python_type().__name__}"))
+        if name in _RICH_COMPARE and len(args) == 1 and not kwargs and self.python_type() in (list, tuple):
+            # `t.__eq__(other)`: another of the same exact type compares item by item; a value that is not
+            # a list (tuple) at all answers NotImplemented (a subclass of it: not modelled)
+            kind, other = self.python_type(), args[0]
+            other_type = other.python_type()
+            if other_type is kind:
+                return tx.compare(_RICH_COMPARE[name], self, other)
+            if not issubclass(other_type, kind):
+                return const(NotImplemented)
         if name == "count":
             return const(sum(1 for i in items if compare_equal(tx, i, args[0])))
         if name == "__add__":
@@ -654,6 +663,10 @@ _SEQUENCE_MINIMUM = {"__getitem__": 1, "__contains__": 1, "index": 1, "count": 1
                      "__rmul__": 1}
 _LIST_MINIMUM = {"append": 1, "extend": 1, "insert": 2, "remove": 1, "__setitem__": 2, "__delitem__": 1,
                  "__iadd__": 1, "__imul__": 1}
+
+
+_RICH_COMPARE = {"__eq__": operator.eq, "__ne__": operator.ne, "__lt__": operator.lt, "__le__": operator.le,
+                 "__gt__": operator.gt, "__ge__": operator.ge}
 
 
 def _items_of(tx, var):

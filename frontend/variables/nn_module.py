@@ -130,13 +130,15 @@ class ModuleTableIterator(ListIteratorVariable):
         return var
 
     def python_type(self):
+        if self.kind == "reversed":
+            return reversed
         return type(iter({})) if self.kind == "dict_keyiterator" else type(iter({}.values()))
 
     def _check(self, tx):
         if not _changed_by_trace(tx, self.table):
             return
         size = len(tx.output.side_effects.peek(tx.output.wrapped_objects[id(self.table)][1]))
-        if size != len(tx.output.side_effects.get(self)[0]):
+        if self.kind != "reversed" and size != len(tx.output.side_effects.get(self)[0]):
             raise user_error(RuntimeError("dictionary changed size during iteration"))
         raise Unsupported("python_protocol", what="a module container's iterator after the trace changed the "
                                                   "container")
@@ -263,6 +265,20 @@ class NNModuleVariable(UserDefinedObjectVariable):
         if it is not None:
             return tx.unpack_iterable(it)
         return self._children_items(tx)
+
+    def reversed_iterator(self, tx):
+        """`reversed(container)` of a ModuleList, Sequential or ParameterList (no `__reversed__`: CPython's
+        reversed takes `container[i]` from the end), or None. Its items are the children as they are
+        now: a change of the table while it is live is not modelled (a graph break)."""
+        module = self.module
+        if not isinstance(module, (torch.nn.ModuleList, torch.nn.Sequential, torch.nn.ParameterList)) or \
+                class_method(tx, self, "__reversed__")[0] is not MISSING or \
+                not all(_torch_defines(tx, self, n) for n in ("__len__", "__getitem__")):
+            return None
+        table = module._parameters if isinstance(module, torch.nn.ParameterList) else module._modules
+        var = ModuleTableIterator(kind="reversed", table=table)
+        tx.output.side_effects.track(var, (tuple(v for _, v in self.children_vars(tx))[::-1], 0))
+        return var
 
     def _children_items(self, tx):
         if isinstance(self.module, (torch.nn.ModuleDict, torch.nn.ParameterDict)):
@@ -436,4 +452,4 @@ def _keyword_arguments(tx, kwargs_var, kwargs: dict) -> dict:
     return {k.as_python_constant(): v for k, v in pairs}
 
 
-families.register(new_torch_module)
+families.register(new_torch_module, NNModuleVariable)
