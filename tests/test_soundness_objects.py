@@ -445,3 +445,32 @@ def test_reversed_module_list_and_sequential():
         return x, names, type(reversed(ml)).__name__
 
     standard_test(f, torch.randn(2, 3), breaks=0)
+
+
+class _TwoChildren(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = torch.nn.Linear(3, 3)
+        self.l2 = torch.nn.ReLU()
+        self.other = torch.nn.Tanh()
+
+
+def test_submodule_set_to_none_or_to_another_module_in_the_trace():
+    # nn.Module.__setattr__ puts None or a module the program has into `_modules`: traced, written
+    # back after the graph; reads of that name see the new value, reads of other names need no break
+    def to_other(m, x):
+        m.l1 = m.other
+        return m.l1(x), m.l1 is m.other, m.l2(x)
+
+    def to_none(m, x):
+        m.l1 = None
+        return m.l1, m.l2(x)
+
+    for fn in (to_other, to_none):
+        x = torch.randn(2, 3)
+        want, m = fn(_TwoChildren(), x), _TwoChildren()
+        bytegraph.reset()
+        opt, cnt = compiled(fn)
+        assert_same(opt(m, x), want)
+        assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+        assert m._modules["l1"] is (m.other if fn is to_other else None)

@@ -92,7 +92,7 @@ def _changed_by_trace(tx, obj) -> bool:
 _TABLES = ("_parameters", "_buffers", "_modules")
 
 
-def _state_changed(tx, modules) -> bool:
+def _state_changed(tx, modules, attributes=True) -> bool:
     """Whether the trace changed what nn.Module's own code reads from these real modules and has not
     written it back yet: a table, or an attribute that lives in one (or becomes one: a module or a
     parameter assigned, an attribute deleted). nn.Module's methods read the real tables: stale then."""
@@ -102,7 +102,7 @@ def _state_changed(tx, modules) -> bool:
         if any(t is not None and _changed_by_trace(tx, t) for t in tables):
             return True
         cached = tx.output.wrapped_objects.get(id(m))
-        if cached is None or cached[0] is not m or cached[1] not in effects.mutated:
+        if not attributes or cached is None or cached[0] is not m or cached[1] not in effects.mutated:
             continue
         for name, value in effects.peek(cached[1]).items():
             if value is _MISSING or any(t is not None and name in t for t in tables) or \
@@ -210,8 +210,9 @@ class NNModuleVariable(UserDefinedObjectVariable):
             return const(module.training)
         if name in module.__dict__:
             return tx.wrap(module.__dict__[name], self._attr_source(name))
-        if _state_changed(tx, [module]):
-            # a table changed by the trace (`m._buffers["b"] = t`) is not what the real one holds
+        if _state_changed(tx, [module], attributes=False):
+            # a table changed by the trace (`m._buffers["b"] = t`) is not what the real one holds (an
+            # attribute written, this one included, is read from the writes above)
             raise Unsupported("python_protocol", what=f"reading {name!r} of {self.describe()} after the trace "
                                                       "changed its parameter, buffer or module tables")
         for table in _TABLES:
@@ -231,10 +232,13 @@ class NNModuleVariable(UserDefinedObjectVariable):
             if tx.is_same(self.var_getattr(tx, name), value):
                 return   # `self.steps += 1`: an in-place op gave back the very same tensor
             is_none = value.is_python_constant() and value.as_python_constant() is None
-            if table != "_buffers" or not (isinstance(value, TensorVariable) or is_none):
+            # None empties any table's entry; a buffer takes a new tensor, a submodule a module the program
+            # already has: written back with setattr (nn.Module.__setattr__) after the graph
+            if not (is_none or (table == "_buffers" and isinstance(value, TensorVariable)) or
+                    (table == "_modules" and isinstance(value, NNModuleVariable) and value.source is not None)):
                 raise Unsupported("attribute_write", what=f"assigning module attribute {name!r} that is a "
                                                          f"{table[1:-1]} to {value.describe()}")
-            break   # a buffer takes a new tensor: written back with setattr (nn.Module.__setattr__) after the graph
+            break
         attrs = dict(self.attrs(tx))
         attrs[name] = value
         tx.output.side_effects.store(self, attrs)
