@@ -2547,3 +2547,14 @@ def test_sequence_rich_comparison_dunders_called_directly():
 
     got = standard_test(f, torch.ones(2), breaks=0)
     assert got[0] is NotImplemented and got[6] is NotImplemented
+
+
+def test_set_hash_reversed_and_deque_index_errors():
+    # hash() of a frozenset of constants, of a set (unhashable), reversed() of a set, deque.index of a
+    # missing constant: eager's values and exceptions, traced
+    def f(x):
+        fs = frozenset({1, "a"})
+        return (hash(fs) == hash(frozenset(["a", 1])), _raised(hash, {1}), _raised(reversed, {1, 2}),
+                _raised(reversed, frozenset()), _raised(collections.deque([1, 2]).index, "z"), x + 1)
+
+    standard_test(f, torch.ones(2), breaks=0)

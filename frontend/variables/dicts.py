@@ -765,6 +765,11 @@ class SetVariable(VariableTracker):
 
     def call_method(self, tx, name, args, kwargs):
         keys = self.keys(tx)
+        if name == "__hash__" and not args and not kwargs and self.cls in (set, frozenset):
+            if self.cls is set:
+                raise user_error(TypeError("unhashable type: 'set'"))
+            if all(v.is_python_constant() for v in keys.values()):   # (no order: a frozenset's hash has none)
+                return const(hash(frozenset(v.as_python_constant() for v in keys.values())))
         check_modelled_arguments(self.cls.__name__, name, args, kwargs, _SET_ARITY, minimum=_SET_MINIMUM,
                                  cls=self.cls)
         # pop() takes the first item in CPython's order: read while that order is still known

@@ -452,6 +452,9 @@ class DequeVariable(BaseSequence):
             return const(len(found))
         if found:
             return const(found[0])
+        if value.is_python_constant() and type(value.as_python_constant()) in (int, float, str, bool, type(None)):
+            # the message is the item's repr (a builtin constant's runs no user code)
+            raise user_error(ValueError(f"{value.as_python_constant()!r} is not in deque"))
         raise Unsupported("python_protocol", what="deque.index of an item not in the deque")
 
     def python_type(self):

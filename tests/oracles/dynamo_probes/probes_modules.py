@@ -1949,3 +1949,158 @@ def buffer_deleted_then_hasattr(b, x):
 def buffer_table_written_then_attribute_read(b, x):
     b.m._buffers["buf"] = x[1] * 3
     return b.m.buf + 0
+
+
+def _self_removing():
+    m = TwoXPlusOne()
+    handle = []
+
+    def hook(mod, inp, out):
+        handle[0].remove()
+        return out * 100
+    handle.append(m.register_forward_hook(hook))
+    return m
+
+
+@probe(with_mod(_self_removing), calls=3)
+def hook_removes_itself_while_running(b, x):
+    return b.m(x), len(b.m._forward_hooks)
+
+
+@probe(with_mod(TwoXPlusOne))
+def pre_hook_returning_single_value(b, x):
+    h = b.m.register_forward_pre_hook(lambda mod, args: args[0] * 0 + 5)
+    y = b.m(x)
+    h.remove()
+    return y
+
+
+class KwMod(nn.Module):
+    def forward(self, x, scale=1.0):
+        return x * scale
+
+
+def _kw_hooked():
+    m = KwMod()
+
+    def pre(mod, args, kwargs):
+        kwargs["scale"] = kwargs.get("scale", 1.0) + 1
+        return None
+    m.register_forward_pre_hook(pre, with_kwargs=True)
+    m.register_forward_hook(lambda mod, args, kwargs, out: out + kwargs["scale"], with_kwargs=True)
+    return m
+
+
+@probe(with_mod(_kw_hooked), calls=3)
+def kwargs_dict_changed_in_place_by_pre_hook(b, x):
+    return b.m(x, scale=2.0), b.m(x)
+
+
+@probe(with_mod(lambda: nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.0))))
+def hook_reads_training_flag(b, x):
+    seen = []
+    h = b.m.register_forward_hook(lambda mod, inp, out: seen.append(mod.training))
+    b.m.eval()
+    y = b.m(x)
+    h.remove()
+    return y, seen
+
+
+@probe(with_mod(Holder))
+def add_and_register_module_inside_compiled(b, x):
+    b.m.add_module("extra", b.m.other)
+    b.m.register_module("extra2", b.m.layers[0])
+    return b.m.extra(x), b.m.extra2(x)
+
+
+@probe(with_mod(lambda: nn.Linear(4, 4)))
+def zero_grad_inside_compiled(b, x):
+    b.m(x).sum().backward()
+    had = b.m.weight.grad is not None
+    b.m.zero_grad()
+    return had, b.m.weight.grad
+
+
+@probe(with_mod(lambda: nn.Sequential(nn.Linear(4, 3), nn.Linear(3, 2))))
+def parameters_to_vector(b, x):
+    v = torch.nn.utils.parameters_to_vector(b.m.parameters())
+    return v.shape, v.sum() + x.sum()
+
+
+class SharedChild(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.ReLU()
+        self.b = self.a
+        self.seq = nn.Sequential(self.a, nn.Tanh())
+
+
+@probe(with_mod(SharedChild))
+def named_modules_deduplicates_shared_children(b, x):
+    return ([n for n, _ in b.m.named_modules()], [n for n, _ in b.m.named_modules(remove_duplicate=False)],
+            len(list(b.m.children())), x + 1)
+
+
+@probe(with_mod(SharedChild))
+def modules_in_set_and_equality(b, x):
+    s = {b.m.a, b.m.b, b.m.seq[0]}
+    return len(s), b.m.a == b.m.b, b.m.a != b.m.seq[1], b.m.a in [b.m.seq[1], b.m.b], x * 2
+
+
+def _requires_grad_off(b, x):
+    b.m.requires_grad_(False)
+
+
+@probe(with_mod(lambda: nn.Linear(4, 4)), between=_requires_grad_off)
+def requires_grad_off_between_calls(b, x):
+    y = b.m(x)
+    return y.requires_grad, y.grad_fn is None, y.detach()
+
+
+class DataAttr(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.table = {"a": 1.0, "b": 2.0}
+        self.order = ["a", "b"]
+
+    def forward(self, x):
+        for k in self.order:
+            x = x * self.table[k]
+        return x
+
+
+def _edit_data(b, x):
+    b.m.table["b"] = -3.0
+    b.m.order.append("a")
+
+
+@probe(with_mod(DataAttr), between=_edit_data)
+def dict_and_list_attributes_edited_between_calls(b, x):
+    return b.m(x)
+
+
+class ItemIter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleDict({"x": nn.Linear(4, 4), "y": nn.ReLU()})
+
+    def forward(self, x):
+        for name, block in self.blocks.items():
+            x = block(x) + len(name)
+        return x
+
+
+def _dict_add(b, x):
+    b.m.blocks["z"] = nn.Tanh()
+
+
+@probe(with_mod(ItemIter), between=_dict_add)
+def module_dict_item_added_between_calls(b, x):
+    return b.m(x)
+
+
+@probe(with_mod(ItemIter))
+def module_dict_grown_while_iterated(b, x):
+    for name in b.m.blocks:
+        b.m.blocks[name + "2"] = b.m.blocks[name]
+    return x
