@@ -89,23 +89,32 @@ def _changed_by_trace(tx, obj) -> bool:
     return cached is not None and cached[0] is obj and cached[1] in tx.output.side_effects.mutated
 
 
+def _traced_contents(tx, table):
+    """The contents of the tracker of a real dict the trace changed (a new object at each change), or None."""
+    cached = tx.output.wrapped_objects.get(id(table))
+    if cached is None or cached[0] is not table or cached[1] not in tx.output.side_effects.mutated:
+        return None
+    return tx.output.side_effects.peek(cached[1])
+
+
 _TABLES = ("_parameters", "_buffers", "_modules")
 
 
-def _state_changed(tx, modules, attributes=True) -> bool:
+def _state_changed(tx, modules, tables=True, attributes=True) -> bool:
     """Whether the trace changed what nn.Module's own code reads from these real modules and has not
-    written it back yet: a table, or an attribute that lives in one (or becomes one: a module or a
-    parameter assigned, an attribute deleted). nn.Module's methods read the real tables: stale then."""
+    written it back yet: a table (`m._buffers["b"] = t`: its tracker holds the change), or an attribute
+    that lives in one or becomes one (a module or a parameter assigned, an attribute deleted: the
+    tables, tracker or not, do not show it until the write-back). Reading the real tables is stale then."""
     effects = tx.output.side_effects
     for m in modules:
-        tables = [m.__dict__.get(t) for t in _TABLES]
-        if any(t is not None and _changed_by_trace(tx, t) for t in tables):
+        owned = [m.__dict__.get(t) for t in _TABLES]
+        if tables and any(t is not None and _changed_by_trace(tx, t) for t in owned):
             return True
         cached = tx.output.wrapped_objects.get(id(m))
         if not attributes or cached is None or cached[0] is not m or cached[1] not in effects.mutated:
             continue
         for name, value in effects.peek(cached[1]).items():
-            if value is _MISSING or any(t is not None and name in t for t in tables) or \
+            if value is _MISSING or any(t is not None and name in t for t in owned) or \
                     isinstance(value, NNModuleVariable) or \
                     (isinstance(value, TensorVariable) and issubclass(value.python_type(), torch.nn.Parameter)):
                 return True
@@ -122,10 +131,12 @@ class ModuleTableIterator(ListIteratorVariable):
     table (`iter(self._modules.values())`), so the trace changing the table's size while it is live
     makes its next step raise eager's RuntimeError (another change is not modelled: a graph break)."""
     table: Any = None
+    at_start: Any = None     # the table's traced contents when the iterator was made (None: unchanged)
 
     @staticmethod
     def create(tx, items, table, keys=False):
-        var = ModuleTableIterator(kind="dict_keyiterator" if keys else "dict_valueiterator", table=table)
+        var = ModuleTableIterator(kind="dict_keyiterator" if keys else "dict_valueiterator", table=table,
+                                  at_start=_traced_contents(tx, table))
         tx.output.side_effects.track(var, (tuple(items), 0))
         return var
 
@@ -135,10 +146,10 @@ class ModuleTableIterator(ListIteratorVariable):
         return type(iter({})) if self.kind == "dict_keyiterator" else type(iter({}.values()))
 
     def _check(self, tx):
-        if not _changed_by_trace(tx, self.table):
+        now = _traced_contents(tx, self.table)
+        if now is self.at_start:
             return
-        size = len(tx.output.side_effects.peek(tx.output.wrapped_objects[id(self.table)][1]))
-        if self.kind != "reversed" and size != len(tx.output.side_effects.get(self)[0]):
+        if self.kind != "reversed" and len(now) != len(tx.output.side_effects.get(self)[0]):
             raise user_error(RuntimeError("dictionary changed size during iteration"))
         raise Unsupported("python_protocol", what="a module container's iterator after the trace changed the "
                                                   "container")
@@ -195,8 +206,9 @@ class NNModuleVariable(UserDefinedObjectVariable):
             if class_method(tx, self, name)[0] is not MISSING:
                 raise Unsupported("python_protocol", what=f"reading {name!r} of {self.describe()} after deleting it")
             raise user_error(AttributeError(f"'{type(module).__name__}' object has no attribute '{name}'"))
-        if name in _TABLES + ("__dict__",) and _state_changed(tx, [module]):
-            # nn.Module's own code reading a table the trace's attribute writes have not reached yet
+        if name in _TABLES + ("__dict__",) and _state_changed(tx, [module], tables=False):
+            # nn.Module's own code reading a table the trace's attribute writes have not reached yet (a
+            # table changed itself is read through its tracker, which holds the change)
             raise Unsupported("python_protocol", what=f"reading {name} of {self.describe()} after the trace changed "
                                                       "its parameters, buffers or submodules")
         if class_method(tx, self, name)[0] is not MISSING:
@@ -211,10 +223,10 @@ class NNModuleVariable(UserDefinedObjectVariable):
         if name in module.__dict__:
             return tx.wrap(module.__dict__[name], self._attr_source(name))
         if _state_changed(tx, [module], attributes=False):
-            # a table changed by the trace (`m._buffers["b"] = t`) is not what the real one holds (an
-            # attribute written, this one included, is read from the writes above)
-            raise Unsupported("python_protocol", what=f"reading {name!r} of {self.describe()} after the trace "
-                                                      "changed its parameter, buffer or module tables")
+            # a table changed by the trace (`m._buffers["b"] = t`) is not what the real one holds: nn.Module's
+            # own __getattr__, traced, reads the tables' trackers (an attribute written, this one
+            # included, is read from the writes above)
+            return super().var_getattr(tx, name)
         for table in _TABLES:
             entries = module.__dict__.get(table, {})
             if name in entries:
@@ -254,10 +266,18 @@ class NNModuleVariable(UserDefinedObjectVariable):
     # -- containers -----------------------------------------------------------
     def children_vars(self, tx):
         module = self.module
-        if _state_changed(tx, [module]):
+        table = "_parameters" if isinstance(module, (torch.nn.ParameterList, torch.nn.ParameterDict)) else "_modules"
+        if _state_changed(tx, [module], tables=table != "_modules"):
             raise Unsupported("python_protocol", what=f"the children of {self.describe()} after the trace changed "
                                                       "them")
-        table = "_parameters" if isinstance(module, (torch.nn.ParameterList, torch.nn.ParameterDict)) else "_modules"
+        if _changed_by_trace(tx, module._modules) and self.source is not None:
+            # appended to, or items set or deleted, by the trace (torch's own methods, traced): the
+            # children are what the table's tracker holds now
+            pairs = tx.wrap(module._modules, AttrSource(self.source, "_modules")).pairs(tx)
+            if not all(k.is_python_constant() for k, _ in pairs):
+                raise Unsupported("python_protocol", what=f"the children of {self.describe()} under keys that are "
+                                                          "not constants")
+            return [(k.as_python_constant(), v) for k, v in pairs]
         if self.source is not None:   # the container's length and keys (`layers.append(...)` recompiles)
             tx.output.guards.add(Guard.dict_keys(AttrSource(self.source, table), getattr(module, table)))
         if isinstance(module, (torch.nn.ParameterList, torch.nn.ParameterDict)):
@@ -280,7 +300,7 @@ class NNModuleVariable(UserDefinedObjectVariable):
                 not all(_torch_defines(tx, self, n) for n in ("__len__", "__getitem__")):
             return None
         table = module._parameters if isinstance(module, torch.nn.ParameterList) else module._modules
-        var = ModuleTableIterator(kind="reversed", table=table)
+        var = ModuleTableIterator(kind="reversed", table=table, at_start=_traced_contents(tx, table))
         tx.output.side_effects.track(var, (tuple(v for _, v in self.children_vars(tx))[::-1], 0))
         return var
 
