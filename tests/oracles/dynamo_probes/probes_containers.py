@@ -837,3 +837,80 @@ def sys_constants(x):
     return (sys.maxsize > 2 ** 31, sys.version_info >= (3, 8), sys.version_info[:2] == tuple(sys.version_info[:2]),
             sys.byteorder, sys.platform == sys.platform, "torch" in sys.modules, sys.getrecursionlimit() > 10,
             sys.float_info.epsilon, sys.maxunicode, x)
+
+
+@probe(_x)
+def tuple_item_augmented_assignment_mutates_then_raises(x):
+    t = ([1],)
+    alias = t[0]
+    try:
+        t[0] += [2]
+    except TypeError as e:
+        return alias, t, str(e), x + 1
+    return x
+
+
+@probe(lambda: ([1, 2, 3], torch.randn(3)))
+def alias_cleared_by_slice_and_imul(lst, x):
+    alias = lst
+    snapshot = lst[:]
+    lst[:] = [9]
+    n1 = len(alias)
+    lst *= 0
+    del snapshot[:1]
+    return n1, alias, snapshot, x + len(lst)
+
+
+@probe(lambda: ({"k": [3, 1, 2]}, torch.randn(3)))
+def list_in_dict_sorted_through_alias(d, x):
+    lst = d["k"]
+    lst.sort(reverse=True)
+    d["j"] = lst
+    lst.append(0)
+    return d, x * d["j"][0]
+
+
+class BadLt:
+    def __init__(self, v):
+        self.v = v
+
+    def __lt__(self, other):
+        if self.v == 2 or other.v == 2:
+            raise ValueError("no order")
+        return self.v < other.v
+
+    def __repr__(self):
+        return f"B{self.v}"
+
+
+@probe(_x)
+def sort_comparison_raises_midway(x):
+    p = [BadLt(3), BadLt(1), BadLt(2), BadLt(0)]
+    try:
+        p.sort()
+    except ValueError as e:
+        return [b.v for b in p], str(e), x
+    return x
+
+
+@probe(_x)
+def chained_assignment_shares_list(x):
+    a = b = []
+    a.append(1)
+    b += [2]
+    a = a + [3]
+    return a, b, x + len(b)
+
+
+@probe(lambda: ([torch.ones(2), torch.zeros(2)], torch.randn(2)))
+def list_of_tensors_extended_by_itself(lst, x):
+    lst.extend(lst)
+    lst += lst[:1]
+    return len(lst), torch.stack(lst).sum(0) + x
+
+
+@probe(_x)
+def set_update_with_dict_keys_and_items(x):
+    s = {1}
+    s.update({2: "a", 3: "b"}, {4: 0}.keys(), [(5, 6)])
+    return sorted(s, key=str), x

@@ -2104,3 +2104,78 @@ def module_dict_grown_while_iterated(b, x):
     for name in b.m.blocks:
         b.m.blocks[name + "2"] = b.m.blocks[name]
     return x
+
+
+def _swap_instance(b, x):
+    b.m = Basic()
+    with torch.no_grad():
+        b.m.lin.weight.mul_(-1)
+
+
+@probe(with_mod(Basic), between=_swap_instance)
+def other_instance_of_same_class_between_calls(b, x):
+    return b.m(x)
+
+
+def _swap_class_instance(b, x):
+    b.m = SuperFwd()
+
+
+@probe(with_mod(Basic), between=_swap_class_instance)
+def instance_of_subclass_between_calls(b, x):
+    return b.m(x)
+
+
+_GLOBAL_MOD = None
+
+
+def _mk_global_mod():
+    global _GLOBAL_MOD
+    _GLOBAL_MOD = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+    return (_x(),)
+
+
+def _edit_global_mod(x):
+    _GLOBAL_MOD[0].weight = nn.Parameter(torch.ones(4, 4))
+    _GLOBAL_MOD.register_forward_hook(lambda mod, inp, out: out - 1)
+
+
+@probe(_mk_global_mod, between=_edit_global_mod)
+def global_module_edited_between_calls(x):
+    return _GLOBAL_MOD(x)
+
+
+def _closure_probe():
+    m = nn.Linear(4, 4)
+
+    def run(x):
+        return m(x) * 2
+    return (Box(run=run, m=m), _x())
+
+
+def _hook_closure(b, x):
+    b.m.register_forward_pre_hook(lambda mod, args: (args[0] * 0,))
+
+
+@probe(_closure_probe, between=_hook_closure)
+def closure_module_hooked_between_calls(b, x):
+    return b.run(x)
+
+
+def _train_child_only(b, x):
+    b.m.a.train(False)
+
+
+class DropBoth(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Dropout(0.5)
+        self.b = TrainBranch()
+
+    def forward(self, x):
+        return self.b(x), self.a.training, self.b.training
+
+
+@probe(with_mod(DropBoth), between=lambda b, x: b.m.b.eval())
+def child_training_flag_changed_between_calls(b, x):
+    return b.m(x)
