@@ -394,7 +394,6 @@ class NNModuleVariable(UserDefinedObjectVariable):
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (its class overrides __call__)")
         if is_distributed_module(module):
             raise Unsupported("distributed", fn=self.describe())
-        self._guard_hooks(tx)
         if torch.nn.modules.module._global_forward_hooks or torch.nn.modules.module._global_forward_pre_hooks:
             raise Unsupported("module_hooks", what="global module hooks")
         if module._backward_hooks or module._backward_pre_hooks:
@@ -403,6 +402,9 @@ class NNModuleVariable(UserDefinedObjectVariable):
             # its first call: the initializing pre-hook runs now when that is exactly eager (else the
             # builder refuses its uninitialized parameters, breaking the graph at this call)
             initialize_now(tx, self, args, kwargs)
+        # (after a lazy module's initialization: the hooks the trace runs are the ones left, as the
+        # next call finds them)
+        self._guard_hooks(tx)
         # the hooks get the very objects eager's `_call_impl` hands them: the args tuple (or what a
         # pre-hook returned) and one kwargs dict, which a hook may change in place
         args_var, kwargs_var = TupleVariable(tuple(args)), None
