@@ -2558,3 +2558,22 @@ def test_set_hash_reversed_and_deque_index_errors():
                 _raised(reversed, frozenset()), _raised(collections.deque([1, 2]).index, "z"), x + 1)
 
     standard_test(f, torch.ones(2), breaks=0)
+
+
+def test_tuple_item_assignment_raises_after_the_augmented_change():
+    # `t[0] += [2]` extends the list in the tuple, then STORE_SUBSCR on the tuple raises
+    def f(x):
+        t = ([1],)
+        inner = t[0]
+        try:
+            t[0] += [2]
+        except TypeError as e:
+            msg = str(e)
+        try:
+            del t[0]
+        except TypeError as e:
+            msg2 = str(e)
+        return x + 1, inner, msg, msg2
+
+    got = standard_test(f, torch.ones(2), breaks=0)
+    assert got[1] == [1, 2]

@@ -143,6 +143,10 @@ class BaseSequence(VariableTracker):
             if not args[0].is_python_constant():   # the message is the item's repr: user code
                 raise Unsupported("python_protocol", what=f"list.index of {args[0].describe()} not in the list")
             raise user_error(ValueError(f"{args[0].as_python_constant()!r} is not in {self.python_type().__name__}"))
+        if name in ("__setitem__", "__delitem__") and self.python_type() is tuple:
+            # (STORE_SUBSCR / DELETE_SUBSCR on a tuple: `t[0] += [x]` changes the list, then raises)
+            raise user_error(TypeError("'tuple' object does not support item assignment" if name == "__setitem__"
+                                       else "'tuple' object doesn't support item deletion"))
         if name in _RICH_COMPARE and len(args) == 1 and not kwargs and self.python_type() in (list, tuple):
             # `t.__eq__(other)`: another of the same exact type compares item by item; a value that is not
             # a list (tuple) at all answers NotImplemented (a subclass of it: not modelled)
