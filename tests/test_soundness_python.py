@@ -2578,3 +2578,11 @@ def test_tuple_item_assignment_raises_after_the_augmented_change():
 
     got = standard_test(f, torch.ones(2), breaks=0)
     assert got[1] == [1, 2]
+
+
+def test_ordering_sequences_of_unorderable_constants_raises_as_eager():
+    # `[1] < ["a"]` compares the items: eager's TypeError, traced (it was an internal error)
+    def f(x):
+        return x + 1, _raised(lambda: [1] < ["a"]), _raised(lambda: (1, 2) >= (1, "b")), [1, 2] < [1, 3]
+
+    standard_test(f, torch.ones(2), breaks=0)
