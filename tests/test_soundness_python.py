@@ -2586,3 +2586,16 @@ def test_ordering_sequences_of_unorderable_constants_raises_as_eager():
         return x + 1, _raised(lambda: [1] < ["a"]), _raised(lambda: (1, 2) >= (1, "b")), [1, 2] < [1, 3]
 
     standard_test(f, torch.ones(2), breaks=0)
+
+
+def test_ordering_tuples_with_a_symbolic_item_is_no_internal_error():
+    # `(1, 2) < (1, n)` with n symbolic: the operator's fallback to `tuple.__lt__` must not come back to
+    # the operator (an endless recursion, an internal error)
+    def f(x, n):
+        return x + 1, (1, 2) < (1, n), (1, n).__eq__((1, n))
+
+    opt, cnt = compiled(f, dynamic=True)
+    for n in (3, 1, 5):
+        assert_same(opt(torch.ones(2), n), f(torch.ones(2), n))
+    assert cnt.frame_count >= 1
+    assert not any("while tracing" in str(r.reason) for r in bytegraph.stats.break_records)

@@ -152,9 +152,16 @@ class BaseSequence(VariableTracker):
             # a list (tuple) at all answers NotImplemented (a subclass of it: not modelled)
             kind, other = self.python_type(), args[0]
             other_type = other.python_type()
-            if other_type is kind:
-                return tx.compare(_RICH_COMPARE[name], self, other)
-            if not issubclass(other_type, kind):
+            if other_type is kind and isinstance(other, BaseSequence):
+                # (not through the operator: the operator's own fallback is this very method)
+                mine, theirs = items, other.get_items(tx)
+                if name in ("__eq__", "__ne__"):
+                    equal = len(mine) == len(theirs) and all(compare_equal(tx, a, b) for a, b in zip(mine, theirs))
+                    return const(equal if name == "__eq__" else not equal)
+                if all(i.is_python_constant() for i in mine + theirs):
+                    return const(fold(_RICH_COMPARE[name], tuple(i.as_python_constant() for i in mine),
+                                      tuple(i.as_python_constant() for i in theirs)))
+            elif not issubclass(other_type, kind):
                 return const(NotImplemented)
         if name == "count":
             return const(sum(1 for i in items if compare_equal(tx, i, args[0])))
