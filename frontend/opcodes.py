@@ -406,6 +406,11 @@ def _into_container(method: str):
     with the value popped."""
     def handler(tx, ins):
         value = tx.pop()
+        if method == "extend" and value.is_python_constant() and \
+                type(value.as_python_constant()) in (type(None), int, float, bool, complex):
+            # `[*1]`: CPython words LIST_EXTEND's TypeError its own way (list.extend's is "not iterable")
+            raise user_error(TypeError(f"Value after * must be an iterable, not "
+                                       f"{type(value.as_python_constant()).__name__}"))
         tx.stack[-ins.arg].call_method(tx, method, [value], {})
     return handler
 

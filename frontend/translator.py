@@ -331,8 +331,9 @@ class InstructionTranslatorBase:
         if op in (operator.lt, operator.le, operator.gt, operator.ge) and family in (list, tuple):
             ia, ib = a.get_items(self), b.get_items(self)
             if all(i.is_python_constant() for i in ia + ib):
-                return const(op(tuple(i.as_python_constant() for i in ia),
-                                tuple(i.as_python_constant() for i in ib)))
+                # (items that do not order, `[1] < ["a"]`: the program's TypeError)
+                return const(fold(op, tuple(i.as_python_constant() for i in ia),
+                                  tuple(i.as_python_constant() for i in ib)))
         if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
             return self.output.call_function(op, [a, b], {})
         return rich_compare(self, _DUNDER[op], _DUNDER[_REFLECTED_COMPARE[op]], a, b)

@@ -70,7 +70,9 @@ def test_torch_lazy_modules_initialize_in_the_trace(make):
     _compare(_call, make, frames=1, fullgraph=True)
 
 
-def test_second_call_of_the_initialized_module_recompiles_for_its_new_class():
+def test_second_call_of_the_initialized_module_reuses_the_entry():
+    # the entry traced the module as the initialization left it (its class, its hooks): the next call
+    # finds it so; a fresh lazy module (the class it had) recompiles
     torch.manual_seed(0)
     m, x = LazyMLP(), torch.randn(4, 10)
     cnt = CompileCounter()
@@ -78,8 +80,14 @@ def test_second_call_of_the_initialized_module_recompiles_for_its_new_class():
     first = opt(m, x)
     assert type(m.fc1) is nn.Linear and cnt.frame_count == 1
     assert_same(opt(m, x), first, exact=True)
-    assert cnt.frame_count == 2           # the first entry traced a LazyLinear: guarded out
-    assert_same(opt(m, x), first, exact=True)
+    assert cnt.frame_count == 1
+    torch.manual_seed(5)
+    want = _call(LazyMLP(), x)
+    torch.manual_seed(5)
+    fresh = LazyMLP()
+    assert_same(opt(fresh, x), want, exact=True)
+    assert cnt.frame_count == 2 and type(fresh.fc1) is nn.Linear
+    assert_same(opt(fresh, x), want, exact=True)
     assert cnt.frame_count == 2
 
 

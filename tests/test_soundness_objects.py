@@ -294,3 +294,257 @@ def test_dict_of_an_objects_dict_in_one_graph():
         d["a"] = 5
         return x + 1, dict(obj.__dict__), {**obj.__dict__}, list(d)
     standard_test(f, torch.ones(2), frames=1, breaks=0)
+
+
+class _MethodsNamedLikeChildren(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.act = torch.nn.ReLU()          # stored in _modules: the class's method `act` answers first
+        self.lin = torch.nn.Linear(3, 3)    # in _modules too, shadowed by the method `lin`
+        self.init = torch.ones(3)           # in the instance dict: answers before the method
+        self.scale = 0.5
+
+    def act(self, x):
+        return x * 1.25
+
+    def lin(self, x):
+        return x - 3
+
+    def init(self):
+        return torch.zeros(3)
+
+    def scale(self):
+        return 2.0
+
+    def forward(self, x):
+        return self.act(self.lin(self.init + x)) * self.scale
+
+
+def test_module_class_attribute_answers_before_its_tables():
+    # nn.Module.__getattr__ reads _parameters/_buffers/_modules only when the normal lookup fails:
+    # a method of the class named like a submodule wins (and the instance dict wins over it)
+    m = _MethodsNamedLikeChildren()
+    standard_test(m, torch.randn(2, 3), breaks=0)
+
+    def f(m, x):
+        return m(x)
+    opt, cnt = compiled(f)
+    x = torch.randn(2, 3)
+    assert_same(opt(m, x), f(m, x))
+    m.scale = 0.25                          # the instance attribute changes: a recompile, not a stale value
+    assert_same(opt(m, x), f(m, x))
+    assert cnt.frame_count == 2
+
+
+class _TenfoldCount(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value * 10 if name == "count" else value)
+
+    def __delattr__(self, name):
+        if name == "count":
+            raise AttributeError("count stays")
+        super().__delattr__(name)
+
+    def forward(self, x):
+        self.count = 1
+        return x + self.count
+
+
+def test_module_own_setattr_and_delattr_run():
+    # a module class's own __setattr__ runs on `self.count = 1` (eager stores 10)
+    def f(m, x):
+        y = m(x)
+        return y, m.count
+
+    def g(m, x):
+        try:
+            del m.count
+        except AttributeError as e:
+            return x + 1, str(e)
+        return x
+
+    x = torch.zeros(2)
+    for fn in (f, g):
+        want, m = fn(_TenfoldCount(), x), _TenfoldCount()
+        bytegraph.reset()
+        opt, cnt = compiled(fn)
+        assert_same(opt(m, x), want)
+        assert cnt.frame_count <= 1 and m.count == want[1] if fn is f else m.count == 0
+
+
+class _Reversed(torch.nn.ModuleList):
+    def __getitem__(self, i):
+        return list(self._modules.values())[-1 - i]
+
+    def __iter__(self):
+        return iter(list(self._modules.values())[::-1])
+
+    def __len__(self):
+        return 7
+
+    def __contains__(self, m):
+        return True
+
+
+def test_module_container_subclass_own_protocol_methods_run():
+    # a ModuleList subclass's own __getitem__/__iter__/__len__/__contains__ answer, not the table
+    def f(m, x):
+        names = [type(layer).__name__ for layer in m]
+        return m[0](x), names, len(m), torch.nn.Tanh() in m
+
+    m = _Reversed([torch.nn.Sigmoid(), torch.nn.ReLU()])
+    opt, cnt = compiled(f)
+    x = torch.randn(3)
+    assert_same(opt(m, x), f(m, x))
+    assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+
+
+class _Holder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleList([torch.nn.ReLU()])
+        self.other = torch.nn.Tanh()
+        self.register_buffer("buf", torch.ones(3))
+
+
+def test_module_tables_changed_by_the_trace_are_not_read_stale():
+    # nn.Module's own code reads the real tables (_modules, _buffers): after the trace changed them
+    # (a ModuleList appended to, a buffer assigned or deleted), a read breaks the graph instead of
+    # answering what they held before
+    def appended(m, x):
+        m.layers.append(m.other)
+        return len(m.layers), m.layers[-1](x)
+
+    def deleted(m, x):
+        y = x + 1
+        del m.layers[0]
+        return len(m.layers), y
+
+    def buffer_assigned(m, x):
+        m.buf = x * 2
+        return list(m.buffers())[0] + 0, m._buffers["buf"] + 0
+
+    def buffer_deleted(m, x):
+        y = x + 1
+        del m.buf
+        return y, "buf" in m._buffers, hasattr(m, "buf")
+
+    # (graphs: the work before the read; `del` of a ModuleList item rebuilds its table in torch's code,
+    # which runs as Python; an append is traced: the children are read from the table's tracker)
+    for fn, frames in ((appended, 1), (deleted, 0), (buffer_assigned, 2), (buffer_deleted, 1)):
+        x = torch.randn(3)
+        want = fn(_Holder(), x)
+        bytegraph.reset()
+        opt, cnt = compiled(fn)
+        m = _Holder()
+        assert_same(opt(m, x), want)
+        assert cnt.frame_count == frames and (fn is appended) != any(
+            "after the trace changed" in str(r.reason) for r in bytegraph.stats.break_records), fn.__name__
+        assert [type(c).__name__ for c in m.layers] == [type(c).__name__ for c in _Holder().layers] + \
+            (["Tanh"] if fn is appended else []) if fn is not deleted else len(m.layers) == 0
+
+
+def test_module_list_grown_while_iterated_raises_as_eager():
+    # ModuleList iterates its real `_modules` dict: appending inside the loop makes the next step
+    # raise "dictionary changed size during iteration"
+    def f(m, x):
+        y = x + 1
+        n = 0
+        try:
+            for layer in m.layers:
+                y = layer(y)
+                n += 1
+                m.layers.append(m.other)
+        except RuntimeError as e:
+            return y, n, str(e), len(m.layers)
+        return y, n
+
+    x = torch.randn(3)
+    want = f(_Holder(), x)
+    opt, cnt = compiled(f)
+    assert_same(opt(_Holder(), x), want)
+    assert want[2] == "dictionary changed size during iteration" and cnt.frame_count == 1
+
+
+class _OwnCall(torch.nn.Module):
+    def __call__(self, x):
+        return 5 * self.forward(x)
+
+    def forward(self, x):
+        return x * 3
+
+
+def test_module_class_own_call_is_traced():
+    # a module class's own __call__ runs (inlined, one graph) instead of nn.Module's: its hooks do not run
+    m = _OwnCall()
+    m.register_forward_hook(lambda mod, inp, out: out * 1000)
+
+    def f(x):
+        return m(x) + 1
+
+    standard_test(f, torch.randn(3), frames=1, breaks=0)
+
+
+def test_reversed_module_list_and_sequential():
+    # no __reversed__: reversed() takes the children from the end by index
+    seq = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU(), torch.nn.Tanh())
+    ml = torch.nn.ModuleList([torch.nn.Sigmoid(), torch.nn.Linear(3, 3)])
+
+    def f(x):
+        for layer in reversed(seq):
+            x = layer(x)
+        names = [type(m).__name__ for m in reversed(ml)]
+        return x, names, type(reversed(ml)).__name__
+
+    standard_test(f, torch.randn(2, 3), breaks=0)
+
+
+class _TwoChildren(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = torch.nn.Linear(3, 3)
+        self.l2 = torch.nn.ReLU()
+        self.other = torch.nn.Tanh()
+
+
+def test_submodule_set_to_none_or_to_another_module_in_the_trace():
+    # nn.Module.__setattr__ puts None or a module the program has into `_modules`: traced, written
+    # back after the graph; reads of that name see the new value, reads of other names need no break
+    def to_other(m, x):
+        m.l1 = m.other
+        return m.l1(x), m.l1 is m.other, m.l2(x)
+
+    def to_none(m, x):
+        m.l1 = None
+        return m.l1, m.l2(x)
+
+    for fn in (to_other, to_none):
+        x = torch.randn(2, 3)
+        want, m = fn(_TwoChildren(), x), _TwoChildren()
+        bytegraph.reset()
+        opt, cnt = compiled(fn)
+        assert_same(opt(m, x), want)
+        assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+        assert m._modules["l1"] is (m.other if fn is to_other else None)
+
+
+def test_module_tables_changed_by_the_trace_are_read_through_their_trackers():
+    # torch's own register_buffer / ModuleList.extend change the real tables' trackers: the attribute
+    # and the children read afterwards are the changed ones, in one graph
+    def f(m, x):
+        m.register_buffer("extra", x * 2)
+        m.layers.extend([m.other])
+        for layer in m.layers:
+            x = layer(x)
+        return x + m.extra, len(m.layers)
+
+    x = torch.randn(3)
+    want, m = f(_Holder(), x), _Holder()
+    opt, cnt = compiled(f)
+    assert_same(opt(m, x), want)
+    assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+    assert torch.equal(m.extra, x * 2) and len(m.layers) == 2

@@ -1027,7 +1027,8 @@ def test_container_methods_use_every_argument():
             return y, items.index(1, 0, 1, 5)        # too many arguments: not dropped
         except TypeError as e:
             return y, str(e)
-    check(g, torch.ones(1), [1, 2], breaks=1)
+    # (eager's TypeError for the count, raised in the trace: check_modelled_arguments)
+    assert check(g, torch.ones(1), [1, 2], breaks=0)[1] == "index expected at most 3 arguments, got 4"
 
 
 class _Plain:
@@ -2541,3 +2542,140 @@ def test_binding_error_message_is_cpythons(case):
             return x + 1, str(e)
 
     standard_test(f, torch.ones(2), breaks=0, exact=True)
+
+
+def _raised(fn, *args):
+    try:
+        return ("ok", fn(*args))
+    except Exception as e:  # noqa: BLE001 - the exception is what is compared
+        return (type(e).__name__, str(e))
+
+
+def test_container_methods_given_a_wrong_argument_count_raise_eagers_type_error():
+    # each builtin checks the count before it reads an argument: too few or too many raise eager's
+    # TypeError (the model indexed past the arguments: an internal error, a graph break)
+    calls = [(list.append, [1]), (list.insert, [1], 0), (list.remove, [1]), (list.extend, [1]),
+             (list.__setitem__, [1], 0), (list.__delitem__, [1]), (list.__imul__, [1]), (list.pop, [1], 0, 1),
+             (list.append, [1], 2, 3), (tuple.count, (1,)), (tuple.index, (1,)), (list.__getitem__, [1]),
+             (list.__contains__, [1], 1, 2), (set.add, {1}), (set.remove, {1}, 1, 2), (dict.get, {1: 2}),
+             (dict.__setitem__, {}, 1), (dict.setdefault, {})]
+
+    def f(x):
+        out = [_raised(getattr(obj, method.__name__), *args) for method, obj, *args in calls]
+        return x + 1, out
+
+    got = standard_test(f, torch.ones(2), breaks=0)
+    assert all(r[0] == "TypeError" for r in got[1])
+
+
+def test_set_remove_raises_key_error_holding_the_key_object():
+    # `s.remove(set("z"))` looks the set up as a frozenset; the KeyError carries the set itself
+    def f(x):
+        key = set("z")
+        try:
+            {frozenset("ab")}.remove(key)
+        except KeyError as e:
+            return x + 1, e.args[0] is key
+        return x
+
+    got = standard_test(f, torch.ones(2), breaks=0)
+    assert got[1] is True
+    # its message is the key's repr (the exception's str is not modelled: that call runs as Python)
+    assert standard_test(lambda x: (x + 1, _raised({frozenset("ab")}.remove, set("z"))), torch.ones(2),
+                         breaks=2)[1] == ("KeyError", "{'z'}")
+
+
+def test_sequence_repeated_by_a_non_integer_keeps_eagers_message():
+    # `lst.__imul__(2.5)` and `lst *= 2.5` raise TypeErrors with different messages
+    def f(x):
+        y = x + 1
+        lst = [1]
+        out = [_raised(lst.__imul__, 2.5), _raised((1,).__mul__, 2.5), _raised([1].__rmul__, 2.5)]
+        try:
+            lst *= 2.5
+        except TypeError as e:
+            out.append(str(e))
+        return y, out
+
+    # (not modelled: each repetition by a float runs as Python)
+    standard_test(f, torch.ones(2), frames=1, breaks=4)
+
+
+def test_builtin_errors_raised_as_eager_without_a_break():
+    # out-of-range pops and range indexes, len() of a number, extending by a number (each way in
+    # words it differently), set methods missing their argument: eager's exceptions, traced (they
+    # were internal errors of the model, turned into graph breaks)
+    def f(x):
+        out = [_raised([1, 2].pop, 2), _raised(lambda: range(2, 20, 3)[100]), _raised(len, 5),
+               _raised([1].extend, 1.5), _raised(lambda: [*1]), _raised(set("ab").issubset),
+               _raised(set("ab").isdisjoint), _raised(set("ab").symmetric_difference_update)]
+        lst = [1]
+        try:
+            lst += None
+        except TypeError as e:
+            out.append(str(e))
+        return x + 1, out
+
+    got = standard_test(f, torch.ones(2), breaks=0)
+    assert got[1][4] == ("TypeError", "Value after * must be an iterable, not int")
+
+
+def test_sequence_rich_comparison_dunders_called_directly():
+    # `t.__eq__(other)`: the same exact type compares item by item, anything else answers NotImplemented
+    def f(x):
+        return ((1, 2).__eq__([1, 2]), (1, 2).__eq__((1, 2)), [1].__lt__([2]), [1].__ne__((1,)),
+                (1,).__ge__((0,)), _raised((1,).__lt__, ("a",)), [1, 2].__eq__(3), x + 1)
+
+    got = standard_test(f, torch.ones(2), breaks=0)
+    assert got[0] is NotImplemented and got[6] is NotImplemented
+
+
+def test_set_hash_reversed_and_deque_index_errors():
+    # hash() of a frozenset of constants, of a set (unhashable), reversed() of a set, deque.index of a
+    # missing constant: eager's values and exceptions, traced
+    def f(x):
+        fs = frozenset({1, "a"})
+        return (hash(fs) == hash(frozenset(["a", 1])), _raised(hash, {1}), _raised(reversed, {1, 2}),
+                _raised(reversed, frozenset()), _raised(collections.deque([1, 2]).index, "z"), x + 1)
+
+    standard_test(f, torch.ones(2), breaks=0)
+
+
+def test_tuple_item_assignment_raises_after_the_augmented_change():
+    # `t[0] += [2]` extends the list in the tuple, then STORE_SUBSCR on the tuple raises
+    def f(x):
+        t = ([1],)
+        inner = t[0]
+        try:
+            t[0] += [2]
+        except TypeError as e:
+            msg = str(e)
+        try:
+            del t[0]
+        except TypeError as e:
+            msg2 = str(e)
+        return x + 1, inner, msg, msg2
+
+    got = standard_test(f, torch.ones(2), breaks=0)
+    assert got[1] == [1, 2]
+
+
+def test_ordering_sequences_of_unorderable_constants_raises_as_eager():
+    # `[1] < ["a"]` compares the items: eager's TypeError, traced (it was an internal error)
+    def f(x):
+        return x + 1, _raised(lambda: [1] < ["a"]), _raised(lambda: (1, 2) >= (1, "b")), [1, 2] < [1, 3]
+
+    standard_test(f, torch.ones(2), breaks=0)
+
+
+def test_ordering_tuples_with_a_symbolic_item_is_no_internal_error():
+    # `(1, 2) < (1, n)` with n symbolic: the operator's fallback to `tuple.__lt__` must not come back to
+    # the operator (an endless recursion, an internal error)
+    def f(x, n):
+        return x + 1, (1, 2) < (1, n), (1, n).__eq__((1, n))
+
+    opt, cnt = compiled(f, dynamic=True)
+    for n in (3, 1, 5):
+        assert_same(opt(torch.ones(2), n), f(torch.ones(2), n))
+    assert cnt.frame_count >= 1
+    assert not any("while tracing" in str(r.reason) for r in bytegraph.stats.break_records)

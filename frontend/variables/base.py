@@ -7,6 +7,7 @@ tracker's identity, so a checkpoint is a few saved references.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import operator
 from typing import Any, Optional
@@ -163,23 +164,33 @@ class VariableTracker:
 
 
 def check_modelled_arguments(owner: str, name: str, args, kwargs, positional: dict, keywords: dict = None,
-                             kind: type = None):
-    """A container method's model takes at most `positional[name]` positional arguments and the
-    keywords in `keywords[name]` ("*": any); more is never dropped silently: when the builtin `kind`
-    refuses that many arguments (or those keywords) whatever their values, that TypeError is the
-    program's; otherwise the graph breaks (and the real method, run eagerly, uses or rejects them)."""
+                             minimum: dict = None, cls: type = None):
+    """A container method's model takes at most `positional[name]` positional arguments (and, with
+    `minimum` given, at least `minimum[name]`) and the keywords in `keywords[name]` ("*": any); another
+    call is never modelled loosely. When the container is one of the builtins, their own check decides:
+    CPython checks the count and the keywords before it reads any value, so the same call on an empty
+    stand-in with placeholder values raises the program's TypeError with eager's message. Otherwise (or
+    when the stand-in accepts it) the graph breaks, and the real method, run eagerly, uses or rejects them."""
     allowed = (keywords or {}).get(name, ())
-    if name in positional and (len(args) > positional[name] or ("*" not in allowed and set(kwargs) - set(allowed))):
-        if kind is not None and getattr(kind, "__module__", None) in ("builtins", "collections"):
-            # CPython checks the count and the keywords before it looks at any value: the same call on
-            # a fresh empty container, with stand-in values, raises what the program's raises
+    too_many = name in positional and (len(args) > positional[name] or
+                                       ("*" not in allowed and bool(set(kwargs) - set(allowed))))
+    too_few = minimum is not None and len(args) < minimum.get(name, 0)
+    if too_many or too_few:
+        stand_in = next((k for k in _STAND_INS if cls is not None and issubclass(cls, k)), None)
+        if stand_in is not None:
             try:
-                getattr(kind(), name)(*[None] * len(args), **dict.fromkeys(kwargs))
+                getattr(stand_in(), name)(*[None] * len(args), **dict.fromkeys(kwargs))
             except TypeError as e:
                 raise user_error(TypeError(*e.args)) from None
             except Exception:  # noqa: BLE001 - not an argument-count error: the real call decides
                 pass
         raise Unsupported("unsupported_call", fn=f"{owner}.{name}", detail=" with these arguments")
+
+
+# builtin containers whose empty instance stands in for a check of a method's argument count (a
+# subclass before its base)
+_STAND_INS = (collections.deque, collections.OrderedDict, collections.defaultdict, list, tuple, dict, set,
+              frozenset)
 
 
 def compare_equal(tx, a, b) -> bool:

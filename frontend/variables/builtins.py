@@ -755,6 +755,12 @@ def _reversed(tx, seq, /):
         return ContainerIteratorVariable.create(tx, seq.dict_var, seq.kind, reverse=True)
     if isinstance(seq, UserDefinedClassVariable) and seq.metaclass_method(tx, "__reversed__") is not None:
         return seq.call_method(tx, "__reversed__", [], {})     # an Enum class's members, last first
+    if isinstance(seq, SetVariable) and seq.cls in (set, frozenset):
+        raise user_error(TypeError(f"'{seq.cls.__name__}' object is not reversible"))
+    if isinstance(seq, families.NNModuleVariable):
+        it = seq.reversed_iterator(tx)
+        if it is not None:
+            return it
     raise Unsupported("unsupported_call", fn="reversed", detail=f" on {seq.describe()}")
 
 

@@ -11,7 +11,9 @@ from bytecode import Instr
 from ...guards.guard import Guard
 from ...guards.source import AttrSource, is_literal
 from ...probe import is_c_level, plain_hash
+from .. import exception_state
 from ..graph_break import Unsupported, user_error
+from ..signals import UserException
 from ..write_back import rebuilt_dict
 from .. import reads
 from ..reads import class_lookup
@@ -27,6 +29,7 @@ from .base import (
 from .constant import const
 from .iterators import ContainerIteratorVariable, StopIterationSignal, key_layout, next_of
 from .lists import TupleVariable, for_each_item
+from .misc import ExceptionVariable
 from .tensor import SymNodeVariable, TensorVariable
 
 
@@ -347,7 +350,7 @@ class DictVariable(VariableTracker):
         # only OrderedDict's popitem takes `last`: dict's takes nothing (a dict's popitem(1) is eager's TypeError)
         check_modelled_arguments(self.describe(), name, args, kwargs, _DICT_ARITY if ordered else _PLAIN_DICT_ARITY,
                                  {"update": ("*",), "popitem": ("last",) if ordered else (),
-                                  "move_to_end": ("last",)}, kind=self.cls)
+                                  "move_to_end": ("last",)}, minimum=_DICT_MINIMUM, cls=self.python_type())
         merged = name in ("update", "__ior__") and bool(args) and _merges_tables(tx, args[0])
         if name == "update" and args and is_other_mapping(args[0]):
             args = [mapping_as_dict(tx, args[0])]
@@ -919,7 +922,13 @@ class SetVariable(VariableTracker):
 
     def call_method(self, tx, name, args, kwargs):
         keys = self.keys(tx)
-        check_modelled_arguments(self.cls.__name__, name, args, kwargs, _SET_ARITY, kind=self.cls)
+        if name == "__hash__" and not args and not kwargs and self.cls in (set, frozenset):
+            if self.cls is set:
+                raise user_error(TypeError("unhashable type: 'set'"))
+            if all(v.is_python_constant() for v in keys.values()):   # (no order: a frozenset's hash has none)
+                return const(hash(frozenset(v.as_python_constant() for v in keys.values())))
+        check_modelled_arguments(self.cls.__name__, name, args, kwargs, _SET_ARITY, minimum=_SET_MINIMUM,
+                                 cls=self.cls)
         # pop() takes the first item in CPython's order: read while that order is still known
         first = self._pop_choice(tx) if name == "pop" and self.items(tx) else None
         if name not in _READS_ONLY:
@@ -939,7 +948,10 @@ class SetVariable(VariableTracker):
         if name in ("discard", "remove"):
             k = member_key(tx, args[0])
             if k not in keys and name == "remove":
-                raise user_error(KeyError(args[0].as_python_constant() if args[0].is_python_constant() else "<item>"))
+                # the KeyError carries the very key object (a set key coerced to a frozenset too)
+                exc = ExceptionVariable(cls=KeyError, args=(args[0],))
+                exception_state.chain(tx, exc)
+                raise UserException(exc)
             keys.pop(k, None)
             store_keyed(tx, self, keys.values())
             return const(None)
@@ -1124,3 +1136,10 @@ def _is_set(var) -> bool:
 _SET_ARITY = {"__ior__": 1, "__iand__": 1, "__isub__": 1, "__ixor__": 1,
               "add": 1, "discard": 1, "remove": 1, "__contains__": 1, "__len__": 0, "__iter__": 0, "copy": 0,
               "pop": 0, "clear": 0}
+_SET_ARITY.update({"issubset": 1, "issuperset": 1, "isdisjoint": 1, "symmetric_difference": 1,
+                   "symmetric_difference_update": 1})
+_SET_MINIMUM = {"issubset": 1, "issuperset": 1, "isdisjoint": 1, "symmetric_difference": 1,
+                "symmetric_difference_update": 1, "__ior__": 1, "__iand__": 1, "__isub__": 1, "__ixor__": 1,
+                "add": 1, "discard": 1, "remove": 1, "__contains__": 1}
+_DICT_MINIMUM = {"__getitem__": 1, "get": 1, "__contains__": 1, "__setitem__": 2, "setdefault": 1,
+                 "__delitem__": 1, "pop": 1, "move_to_end": 1, "__ior__": 1}

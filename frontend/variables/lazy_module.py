@@ -39,12 +39,15 @@ def initialize_now(tx, var, args, kwargs) -> bool:
         return False
     fakes = [a.example if isinstance(a, TensorVariable) else a.as_python_constant() for a in args]
     fake_kwargs = {k: v.example if isinstance(v, TensorVariable) else v.as_python_constant() for k, v in kwargs.items()}
+    before = type(module)
     with out.tracing_state():
         if not _dry_run_is_clean(module, fakes, fake_kwargs):
             return False
         module._infer_parameters(module, fakes, fake_kwargs)
     if var.source is not None:
-        # the entry traced the module as it is now: a fresh lazy module (the class it had) fails this
+        # the entry traced the module as it is now: a fresh lazy module (the class it had) fails this;
+        # the guard that it had that class (read before the call) no call could pass again
+        out.guards.discard(Guard.type_match(var.source, before))
         out.guards.add(Guard.type_match(var.source, type(module)))
     return True
 

@@ -125,7 +125,8 @@ class BaseSequence(VariableTracker):
 
     def call_method(self, tx, name, args, kwargs):
         items = self.get_items(tx)
-        check_modelled_arguments(self.describe(), name, args, kwargs, _SEQUENCE_ARITY)
+        check_modelled_arguments(self.describe(), name, args, kwargs, _SEQUENCE_ARITY, minimum=_SEQUENCE_MINIMUM,
+                                 cls=self.python_type())
         if name == "__getitem__":
             return self.getitem(tx, args[0])
         if name == "__len__":
@@ -142,12 +143,32 @@ class BaseSequence(VariableTracker):
             if not args[0].is_python_constant():   # the message is the item's repr: user code
                 raise Unsupported("python_protocol", what=f"list.index of {args[0].describe()} not in the list")
             raise user_error(ValueError(f"{args[0].as_python_constant()!r} is not in {self.python_type().__name__}"))
+        if name in ("__setitem__", "__delitem__") and self.python_type() is tuple:
+            # (STORE_SUBSCR / DELETE_SUBSCR on a tuple: `t[0] += [x]` changes the list, then raises)
+            raise user_error(TypeError("'tuple' object does not support item assignment" if name == "__setitem__"
+                                       else "'tuple' object doesn't support item deletion"))
+        if name in _RICH_COMPARE and len(args) == 1 and not kwargs and self.python_type() in (list, tuple):
+            # `t.__eq__(other)`: another of the same exact type compares item by item; a value that is not
+            # a list (tuple) at all answers NotImplemented (a subclass of it: not modelled)
+            kind, other = self.python_type(), args[0]
+            other_type = other.python_type()
+            if other_type is kind and isinstance(other, BaseSequence):
+                # (not through the operator: the operator's own fallback is this very method)
+                mine, theirs = items, other.get_items(tx)
+                if name in ("__eq__", "__ne__"):
+                    equal = len(mine) == len(theirs) and all(compare_equal(tx, a, b) for a, b in zip(mine, theirs))
+                    return const(equal if name == "__eq__" else not equal)
+                if all(i.is_python_constant() for i in mine + theirs):
+                    return const(fold(_RICH_COMPARE[name], tuple(i.as_python_constant() for i in mine),
+                                      tuple(i.as_python_constant() for i in theirs)))
+            elif not issubclass(other_type, kind):
+                return const(NotImplemented)
         if name == "count":
             return const(sum(1 for i in items if compare_equal(tx, i, args[0])))
         if name == "__add__":
             return self.concatenate(tx, args[0])
         if name in ("__mul__", "__rmul__") and args[0].is_python_constant():
-            times = python_index(args[0])
+            times = _repeat_count(args[0])
             if times == 1 and self.python_type() is tuple:
                 return self     # a tuple times one is itself (a list's copy is new)
             return self.rebuild(tx, fold(operator.mul, items, times))
@@ -306,7 +327,8 @@ class ListVariable(BaseSequence):
 
     def call_method(self, tx, name, args, kwargs):
         items = list(self.get_items(tx))
-        check_modelled_arguments("list", name, args, kwargs, _LIST_ARITY, {"sort": ("key", "reverse")}, kind=list)
+        check_modelled_arguments("list", name, args, kwargs, _LIST_ARITY, {"sort": ("key", "reverse")},
+                                 minimum=_LIST_MINIMUM, cls=self.python_type())
         if name == "append":
             self.set_items(tx, items + [args[0]])
             return const(None)
@@ -321,7 +343,7 @@ class ListVariable(BaseSequence):
             index = python_index(args[0]) if args else -1
             if not items:
                 raise user_error(IndexError("pop from empty list"))
-            value = items.pop(index)
+            value = fold(items.pop, index)    # (out of range: eager's IndexError)
             self.set_items(tx, items)
             return value
         if name == "remove":
@@ -357,7 +379,7 @@ class ListVariable(BaseSequence):
             extend_from(tx, self, args[0], lambda added: self.set_items(tx, self.get_items(tx) + tuple(added)))
             return self
         if name == "__imul__":
-            self.set_items(tx, fold(operator.mul, items, python_index(args[0])))
+            self.set_items(tx, fold(operator.mul, items, _repeat_count(args[0])))
             return self
         if name in ("__iter__", "__reversed__"):
             return families.ListSequenceIteratorVariable.create(tx, self, reverse=name == "__reversed__")
@@ -441,6 +463,9 @@ class DequeVariable(BaseSequence):
             return const(len(found))
         if found:
             return const(found[0])
+        if value.is_python_constant() and type(value.as_python_constant()) in (int, float, str, bool, type(None)):
+            # the message is the item's repr (a builtin constant's runs no user code)
+            raise user_error(ValueError(f"{value.as_python_constant()!r} is not in deque"))
         raise Unsupported("python_protocol", what="deque.index of an item not in the deque")
 
     def python_type(self):
@@ -464,7 +489,8 @@ class DequeVariable(BaseSequence):
 
     def call_method(self, tx, name, args, kwargs):
         items = list(self.get_items(tx))
-        check_modelled_arguments("list", name, args, kwargs, _LIST_ARITY, {"sort": ("key", "reverse")})
+        check_modelled_arguments("list", name, args, kwargs, _LIST_ARITY, {"sort": ("key", "reverse")},
+                                 minimum=_LIST_MINIMUM, cls=self.python_type())
         if name in ("__contains__", "count") or (name == "index" and len(args) == 1):
             return self._search(tx, name, args[0])
         if name == "append":
@@ -556,7 +582,7 @@ class RangeVariable(BaseSequence):
         return self.value
 
     def getitem(self, tx, index_var):
-        result = self.value[python_index(index_var)]
+        result = fold(operator.getitem, self.value, python_index(index_var))
         return RangeVariable(result) if isinstance(result, range) else const(result)
 
     def var_getattr(self, tx, name):
@@ -662,7 +688,10 @@ def for_each_item(tx, iterable, fn) -> None:
 
 def extend_from(tx, target, iterable, add):
     """CPython's list/deque extend: a list or tuple argument, or the container itself, is copied first
-    (`add` gets all its items); any other iterable is consumed one item at a time (`for_each_item`)."""
+    (`add` gets all its items); any other iterable is consumed one item at a time (`for_each_item`). A
+    number or None is not iterable: eager's TypeError (other ways in, `[*1]` or `f(*1)`, word it differently)."""
+    if iterable.is_python_constant() and type(iterable.as_python_constant()) in (type(None), int, float, bool, complex):
+        raise user_error(TypeError(f"'{type(iterable.as_python_constant()).__name__}' object is not iterable"))
     try:
         kind = iterable.python_type()
     except Unsupported:
@@ -676,6 +705,25 @@ def extend_from(tx, target, iterable, add):
 _LIST_ARITY = {"append": 1, "extend": 1, "insert": 2, "pop": 1, "remove": 1, "clear": 0, "reverse": 0, "copy": 0,
                "sort": 0, "__setitem__": 2, "__delitem__": 1, "__iadd__": 1, "__imul__": 1, "__iter__": 0,
                "__reversed__": 0}
+# the positional arguments they need (fewer: eager's TypeError)
+_SEQUENCE_MINIMUM = {"__getitem__": 1, "__contains__": 1, "index": 1, "count": 1, "__add__": 1, "__mul__": 1,
+                     "__rmul__": 1}
+_LIST_MINIMUM = {"append": 1, "extend": 1, "insert": 2, "remove": 1, "__setitem__": 2, "__delitem__": 1,
+                 "__iadd__": 1, "__imul__": 1}
+
+
+_RICH_COMPARE = {"__eq__": operator.eq, "__ne__": operator.ne, "__lt__": operator.lt, "__le__": operator.le,
+                 "__gt__": operator.gt, "__ge__": operator.ge}
+
+
+def _repeat_count(var):
+    """The count of `seq * n` (and `*=`): a value without `__index__` raises a TypeError whose message
+    depends on the way in (`seq * 2.5` or `seq.__mul__(2.5)`), which the model does not tell apart: the
+    real call decides."""
+    times = python_index(var)
+    if not hasattr(type(times), "__index__"):
+        raise Unsupported("unsupported_call", fn="sequence repetition", detail=f" by {type(times).__name__}")
+    return times
 
 
 def _as_eager(kind, n, op, *args):

@@ -3,16 +3,19 @@ through `forward` (with forward pre/post hooks), containers iterate and index.""
 from __future__ import annotations
 
 import dataclasses
+import types
+from typing import Any
 
 import torch
 
 from ...guards.guard import MODULE_HOOK_TABLES, Guard
 from ...guards.source import AttrSource, ItemSource, ModuleGlobalSource, ModuleStateSource
-from ..graph_break import Unsupported, fold
-from ..reads import class_lookup
+from ..graph_break import Unsupported, fold, user_error
+from ..reads import MISSING, class_lookup
 from .base import NotConstant, families, python_value
 from .constant import const
 from .dicts import DictVariable
+from .functions import UserFunctionVariable
 from .distributed import is_distributed_module
 from .iterators import ListIteratorVariable
 from .lazy_module import initialize_now, initializes_lazily
@@ -72,9 +75,102 @@ def _is_plain_graph_module_call(module, call) -> bool:
         getattr(call, "__qualname__", "") == "GraphModule.recompile.<locals>.call_wrapped"
 
 
+def _torch_defines(tx, var, name) -> bool:
+    """Whether the method `name` of the module's class is torch's own (a container's `__getitem__`, not
+    one a subclass wrote): the class lookup is guarded."""
+    attr = class_method(tx, var, name)[0]
+    owner = next((k for k in type(var.value).__mro__ if vars(k).get(name, MISSING) is attr), None)
+    return attr is not MISSING and owner is not None and owner.__module__.startswith("torch.nn.modules.")
+
+
+def _changed_by_trace(tx, obj) -> bool:
+    """Whether the trace changed the real dict or object `obj` (a change written back after the graph)."""
+    cached = tx.output.wrapped_objects.get(id(obj))
+    return cached is not None and cached[0] is obj and cached[1] in tx.output.side_effects.mutated
+
+
+def _traced_contents(tx, table):
+    """The contents of the tracker of a real dict the trace changed (a new object at each change), or None."""
+    cached = tx.output.wrapped_objects.get(id(table))
+    if cached is None or cached[0] is not table or cached[1] not in tx.output.side_effects.mutated:
+        return None
+    return tx.output.side_effects.peek(cached[1])
+
+
+_TABLES = ("_parameters", "_buffers", "_modules")
+
+
+def _state_changed(tx, modules, tables=True, attributes=True) -> bool:
+    """Whether the trace changed what nn.Module's own code reads from these real modules and has not
+    written it back yet: a table (`m._buffers["b"] = t`: its tracker holds the change), or an attribute
+    that lives in one or becomes one (a module or a parameter assigned, an attribute deleted: the
+    tables, tracker or not, do not show it until the write-back). Reading the real tables is stale then."""
+    effects = tx.output.side_effects
+    for m in modules:
+        owned = [m.__dict__.get(t) for t in _TABLES]
+        if tables and any(t is not None and _changed_by_trace(tx, t) for t in owned):
+            return True
+        cached = tx.output.wrapped_objects.get(id(m))
+        if not attributes or cached is None or cached[0] is not m or cached[1] not in effects.mutated:
+            continue
+        for name, value in effects.peek(cached[1]).items():
+            if value is _MISSING or any(t is not None and name in t for t in owned) or \
+                    isinstance(value, NNModuleVariable) or \
+                    (isinstance(value, TensorVariable) and issubclass(value.python_type(), torch.nn.Parameter)):
+                return True
+    return False
+
+
+# a container's methods the model answers from its table (when the class has torch's own)
+_MODELLED = ("__len__", "__iter__", "__getitem__", "__contains__", "keys", "values", "items")
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ModuleTableIterator(ListIteratorVariable):
+    """The iterator of a ModuleList, Sequential or ModuleDict: a dict iterator over the real `_modules`
+    table (`iter(self._modules.values())`), so the trace changing the table's size while it is live
+    makes its next step raise eager's RuntimeError (another change is not modelled: a graph break)."""
+    table: Any = None
+    at_start: Any = None     # the table's traced contents when the iterator was made (None: unchanged)
+
+    @staticmethod
+    def create(tx, items, table, keys=False):
+        var = ModuleTableIterator(kind="dict_keyiterator" if keys else "dict_valueiterator", table=table,
+                                  at_start=_traced_contents(tx, table))
+        tx.output.side_effects.track(var, (tuple(items), 0))
+        return var
+
+    def python_type(self):
+        if self.kind == "reversed":
+            return reversed
+        return type(iter({})) if self.kind == "dict_keyiterator" else type(iter({}.values()))
+
+    def _check(self, tx):
+        now = _traced_contents(tx, self.table)
+        if now is self.at_start:
+            return
+        if self.kind != "reversed" and len(now) != len(tx.output.side_effects.get(self)[0]):
+            raise user_error(RuntimeError("dictionary changed size during iteration"))
+        raise Unsupported("python_protocol", what="a module container's iterator after the trace changed the "
+                                                  "container")
+
+    def next_item(self, tx):
+        self._check(tx)
+        return super().next_item(tx)
+
+    def unpack(self, tx):
+        self._check(tx)
+        return super().unpack(tx)
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class NNModuleVariable(UserDefinedObjectVariable):
     def iterate(self, tx):
+        if isinstance(self.module, _CONTAINERS) and not _torch_defines(tx, self, "__iter__"):
+            return self.call_method(tx, "__iter__", [], {})     # the subclass's own __iter__
+        if isinstance(self.module, (torch.nn.ModuleList, torch.nn.Sequential, torch.nn.ModuleDict)):
+            return ModuleTableIterator.create(tx, self._children_items(tx), self.module._modules,
+                                              keys=isinstance(self.module, torch.nn.ModuleDict))
         return None   # a module container iterates over its children (unpack)
 
     def describe(self):
@@ -105,38 +201,64 @@ class NNModuleVariable(UserDefinedObjectVariable):
         tx.output.modules_read.add(id(module))
         written = self.attrs(tx)
         if name in written:
-            return written[name]
+            if written[name] is not _MISSING:
+                return written[name]
+            if class_method(tx, self, name)[0] is not MISSING:
+                raise Unsupported("python_protocol", what=f"reading {name!r} of {self.describe()} after deleting it")
+            raise user_error(AttributeError(f"'{type(module).__name__}' object has no attribute '{name}'"))
+        if name in _TABLES + ("__dict__",) and _state_changed(tx, [module], tables=False):
+            # nn.Module's own code reading a table the trace's attribute writes have not reached yet (a
+            # table changed itself is read through its tracker, which holds the change)
+            raise Unsupported("python_protocol", what=f"reading {name} of {self.describe()} after the trace changed "
+                                                      "its parameters, buffers or submodules")
+        if class_method(tx, self, name, pending_ok=True)[0] is not MISSING:
+            # a name the class defines (or the trace set on it) answers before the parameter, buffer and submodule tables, which
+            # only nn.Module.__getattr__ reads (a method `act` wins over a submodule `self.act`); the
+            # generic lookup keeps Python's order (data descriptors, the instance dict, the class)
+            return super().var_getattr(tx, name)
         if name == "training":
             if self.source is not None:
                 tx.output.guards.add(Guard.constant(self._attr_source(name), module.training))
             return const(module.training)
-        for table in ("_parameters", "_buffers", "_modules"):
+        if name in module.__dict__:
+            return tx.wrap(module.__dict__[name], self._attr_source(name))
+        if _state_changed(tx, [module], attributes=False):
+            # a table changed by the trace (`m._buffers["b"] = t`) is not what the real one holds: nn.Module's
+            # own __getattr__, traced, reads the tables' trackers (an attribute written, this one
+            # included, is read from the writes above)
+            return super().var_getattr(tx, name)
+        for table in _TABLES:
             entries = module.__dict__.get(table, {})
             if name in entries:
                 value = entries[name]
                 return tx.wrap(value, self._state_source(table, name))
-        if name in module.__dict__:
-            return tx.wrap(module.__dict__[name], self._attr_source(name))
         return super().var_getattr(tx, name)
 
     def setattr(self, tx, name, value):
         module = self.module
+        if class_method(tx, self, "__setattr__")[0] is not torch.nn.Module.__setattr__:
+            return super().setattr(tx, name, value)    # the class's own __setattr__, traced
         for table in ("_parameters", "_buffers", "_modules"):
             if name not in module.__dict__.get(table, {}):
                 continue
             if tx.is_same(self.var_getattr(tx, name), value):
                 return   # `self.steps += 1`: an in-place op gave back the very same tensor
             is_none = value.is_python_constant() and value.as_python_constant() is None
-            if table != "_buffers" or not (isinstance(value, TensorVariable) or is_none):
+            # None empties any table's entry; a buffer takes a new tensor, a submodule a module the program
+            # already has: written back with setattr (nn.Module.__setattr__) after the graph
+            if not (is_none or (table == "_buffers" and isinstance(value, TensorVariable)) or
+                    (table == "_modules" and isinstance(value, NNModuleVariable) and value.source is not None)):
                 raise Unsupported("attribute_write", what=f"assigning module attribute {name!r} that is a "
                                                          f"{table[1:-1]} to {value.describe()}")
-            break   # a buffer takes a new tensor: written back with setattr (nn.Module.__setattr__) after the graph
+            break
         attrs = dict(self.attrs(tx))
         attrs[name] = value
         tx.output.side_effects.store(self, attrs)
 
     def delattr(self, tx, name):
         """Written back through the module's class (nn.Module.__delattr__) after the graph."""
+        if class_method(tx, self, "__delattr__")[0] is not torch.nn.Module.__delattr__:
+            return super().delattr(tx, name)    # the class's own __delattr__, traced
         attrs = dict(self.attrs(tx))
         attrs[name] = _MISSING
         tx.output.side_effects.store(self, attrs)
@@ -145,6 +267,17 @@ class NNModuleVariable(UserDefinedObjectVariable):
     def children_vars(self, tx):
         module = self.module
         table = "_parameters" if isinstance(module, (torch.nn.ParameterList, torch.nn.ParameterDict)) else "_modules"
+        if _state_changed(tx, [module], tables=table != "_modules"):
+            raise Unsupported("python_protocol", what=f"the children of {self.describe()} after the trace changed "
+                                                      "them")
+        if _changed_by_trace(tx, module._modules) and self.source is not None:
+            # appended to, or items set or deleted, by the trace (torch's own methods, traced): the
+            # children are what the table's tracker holds now
+            pairs = tx.wrap(module._modules, AttrSource(self.source, "_modules")).pairs(tx)
+            if not all(k.is_python_constant() for k, _ in pairs):
+                raise Unsupported("python_protocol", what=f"the children of {self.describe()} under keys that are "
+                                                          "not constants")
+            return [(k.as_python_constant(), v) for k, v in pairs]
         if self.source is not None:   # the container's length and keys (`layers.append(...)` recompiles)
             tx.output.guards.add(Guard.dict_keys(AttrSource(self.source, table), getattr(module, table)))
         if isinstance(module, (torch.nn.ParameterList, torch.nn.ParameterDict)):
@@ -152,6 +285,26 @@ class NNModuleVariable(UserDefinedObjectVariable):
         return [(k, tx.wrap(v, self._state_source("_modules", k))) for k, v in module._modules.items()]
 
     def unpack(self, tx):
+        it = self.iterate(tx)
+        if it is not None:
+            return tx.unpack_iterable(it)
+        return self._children_items(tx)
+
+    def reversed_iterator(self, tx):
+        """`reversed(container)` of a ModuleList, Sequential or ParameterList (no `__reversed__`: CPython's
+        reversed takes `container[i]` from the end), or None. Its items are the children as they are
+        now: a change of the table while it is live is not modelled (a graph break)."""
+        module = self.module
+        if not isinstance(module, (torch.nn.ModuleList, torch.nn.Sequential, torch.nn.ParameterList)) or \
+                class_method(tx, self, "__reversed__")[0] is not MISSING or \
+                not all(_torch_defines(tx, self, n) for n in ("__len__", "__getitem__")):
+            return None
+        table = module._parameters if isinstance(module, torch.nn.ParameterList) else module._modules
+        var = ModuleTableIterator(kind="reversed", table=table, at_start=_traced_contents(tx, table))
+        tx.output.side_effects.track(var, (tuple(v for _, v in self.children_vars(tx))[::-1], 0))
+        return var
+
+    def _children_items(self, tx):
         if isinstance(self.module, (torch.nn.ModuleDict, torch.nn.ParameterDict)):
             return [const(k) for k, _ in self.children_vars(tx)]
         if isinstance(self.module, _CONTAINERS):
@@ -163,12 +316,12 @@ class NNModuleVariable(UserDefinedObjectVariable):
         if name == "__call__":
             return self.call_function(tx, args, kwargs)
         tx.output.modules_read.add(id(module))
-        if isinstance(module, _CONTAINERS):
+        if isinstance(module, _CONTAINERS) and (name not in _MODELLED or _torch_defines(tx, self, name)):
             children = self.children_vars(tx)
             if name == "__len__":
                 return const(len(children))
             if name == "__iter__":
-                return ListIteratorVariable.create(tx, self.unpack(tx))
+                return self.iterate(tx) or ListIteratorVariable.create(tx, self.unpack(tx))
             if name == "__getitem__":
                 key = args[0].as_python_constant()
                 if isinstance(key, slice):
@@ -202,6 +355,9 @@ class NNModuleVariable(UserDefinedObjectVariable):
             tx.output.guards.add(Guard.dict_keys(AttrSource(self.source, "_modules"), self.module._modules))
         else:
             self.guard_identity(tx)
+        if _state_changed(tx, self.module.modules()):
+            raise Unsupported("python_protocol", what=f"{name}() of {self.describe()} after the trace changed "
+                                                      "its parameters, buffers or submodules")
         real_args = [a.as_python_constant() for a in args]
         real_kwargs = {k: v.as_python_constant() for k, v in kwargs.items()}
         results = []
@@ -228,12 +384,16 @@ class NNModuleVariable(UserDefinedObjectVariable):
     # -- calling ----------------------------------------------------------------
     def call_function(self, tx, args, kwargs):
         module = self.module
-        call = class_method(tx, self, "__call__")[0]
+        call, call_src = class_method(tx, self, "__call__")
+        if isinstance(call, types.FunctionType) and call.__module__ is not None and \
+                not call.__module__.startswith("torch.") and not _is_plain_graph_module_call(module, call):
+            # the class's own `__call__` (written by the program) runs instead of nn.Module's (no hooks
+            # unless it calls them)
+            return UserFunctionVariable(fn=call, source=call_src).call_function(tx, [self, *args], kwargs)
         if call is not torch.nn.Module.__dict__["__call__"] and not _is_plain_graph_module_call(module, call):
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (its class overrides __call__)")
         if is_distributed_module(module):
             raise Unsupported("distributed", fn=self.describe())
-        self._guard_hooks(tx)
         if torch.nn.modules.module._global_forward_hooks or torch.nn.modules.module._global_forward_pre_hooks:
             raise Unsupported("module_hooks", what="global module hooks")
         if module._backward_hooks or module._backward_pre_hooks:
@@ -242,6 +402,9 @@ class NNModuleVariable(UserDefinedObjectVariable):
             # its first call: the initializing pre-hook runs now when that is exactly eager (else the
             # builder refuses its uninitialized parameters, breaking the graph at this call)
             initialize_now(tx, self, args, kwargs)
+        # (after a lazy module's initialization: the hooks the trace runs are the ones left, as the
+        # next call finds them)
+        self._guard_hooks(tx)
         # the hooks get the very objects eager's `_call_impl` hands them: the args tuple (or what a
         # pre-hook returned) and one kwargs dict, which a hook may change in place
         args_var, kwargs_var = TupleVariable(tuple(args)), None
@@ -315,4 +478,4 @@ def _keyword_arguments(tx, kwargs_var, kwargs: dict) -> dict:
     return {k.as_python_constant(): v for k, v in pairs}
 
 
-families.register(new_torch_module)
+families.register(new_torch_module, NNModuleVariable)

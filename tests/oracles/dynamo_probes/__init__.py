@@ -4,8 +4,9 @@ eagerly, compiled by bytegraph and compiled by torch.compile (the reference) in 
 A probe file (`probes_*.py` in this folder) registers functions with `@probe(make_args)`: `make_args` is
 called before each run (with the RNGs seeded) and returns the arguments, fresh, so that a run's mutations
 never reach the next; it also resets any global state the probe touches. Each function is called `calls`
-times on the same arguments; the outcomes (values or exceptions) and the arguments afterwards are compared
-with eager's.
+times on the same arguments (with `between(*args)`, when given, run eagerly before every call but the
+first: a change the program makes between calls, such as a hook added or an attribute set); the outcomes
+(values or exceptions) and the arguments afterwards are compared with eager's.
 
     python -m tests.oracles.dynamo_probes [--files probes_functions ...] [--json probes.json] [-v]
 
@@ -39,16 +40,17 @@ class Probe:
     make_args: Callable[[], tuple]
     calls: int
     file: str
+    between: Callable | None = None
 
     @property
     def name(self) -> str:
         return self.fn.__name__
 
 
-def probe(make_args: Callable[[], tuple] = tuple, *, calls: int = 2):
+def probe(make_args: Callable[[], tuple] = tuple, *, calls: int = 2, between: Callable | None = None):
     """Register the decorated function as a probe of the file it is written in."""
     def register(fn):
-        PROBES.append(Probe(fn, make_args, calls, fn.__module__.rsplit(".", 1)[-1]))
+        PROBES.append(Probe(fn, make_args, calls, fn.__module__.rsplit(".", 1)[-1], between))
         return fn
     return register
 
@@ -70,7 +72,11 @@ def _run(p: Probe, fn) -> tuple[Any, Any]:
     old = signal.signal(signal.SIGALRM, _on_alarm)
     signal.alarm(TIMEOUT_S)
     try:
-        outs = [outcome(fn, *args) for _ in range(p.calls)]
+        outs = []
+        for i in range(p.calls):
+            if i and p.between is not None:
+                p.between(*args)
+            outs.append(outcome(fn, *args))
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
