@@ -2461,3 +2461,20 @@ def test_binding_error_message_is_cpythons(case):
             return x + 1, str(e)
 
     standard_test(f, torch.ones(2), breaks=0, exact=True)
+
+
+def test_set_intersection_keeps_the_equal_item_cpython_walks():
+    # of equal items (1, 1.0, True) CPython's intersection keeps the object of the side it walks: the
+    # other operand unless it is a larger set; a union or a set built from an iterable keeps the first
+    def f(x):
+        s = {1, 2, 3}
+        s &= {1.0}
+        a = {1, 2, 3} & {2.0}
+        b = {1, 2, 3}.intersection([3.0, 3])
+        c = {1.0}.intersection({1, 2})
+        d = {1, 2}.intersection({1.0, 2.0, 3.0}, [True])
+        e = {5}.union([1, 1.0])
+        k = {1: 0, 2: 0}.keys() & [2.0, 2]
+        return x + 1, [sorted(map(repr, v)) for v in (s, a, b, c, d, e, k)]
+    got = check(f, torch.ones(1), breaks=0)
+    assert got[1][0] == ["1.0"] and got[1][4] == ["True"]

@@ -499,7 +499,10 @@ def partial_of_lambda_positional(x):
     return f(x, c=1)
 
 
-@probe(lambda: (functools.partial(_scale, b=3), torch.randn(4)))
+_scale_b3 = functools.partial(_scale, b=3)
+
+
+@probe(lambda: (_scale_b3, torch.randn(4)))
 def partial_passed_in(p, x):
     return p(x) + p(x, d=2)
 

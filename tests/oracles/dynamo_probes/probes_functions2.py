@@ -631,7 +631,7 @@ def math_log_zero_raises(x):
 
 @probe(_t)
 def math_inf_nan_predicates(x):
-    return x + 1, (math.isinf(math.inf), math.isnan(math.nan), math.isfinite(1e308 * 10), math.inf - math.inf)
+    return x + 1, (math.isinf(math.inf), math.isnan(math.nan), math.isfinite(1e308 * 10), math.isnan(math.inf - math.inf))
 
 
 @probe(_t)
@@ -1128,3 +1128,10 @@ def tensor_view_bad_shape_raises(x):
 @probe(lambda: (torch.ones(3), torch.ones(4)))
 def tensor_broadcast_mismatch_raises(x, y):
     return x + y
+
+
+@probe(_t)
+def set_intersection_keeps_walked_equal_item(x):
+    s = {1, 2, 3}
+    s &= {1.0}
+    return x + 1, repr(s), repr({1.0}.intersection({1, 2})), repr({5}.union([1, 1.0]))
