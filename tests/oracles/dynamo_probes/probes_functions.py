@@ -297,7 +297,7 @@ def hash_of_list_raises(x):
 def id_identity_of_small_objects(x):
     a = [1]
     b = a
-    return x + 1, id(a) == id(b), a is b, [1] is a
+    return x + 1, id(a) == id(b), a is b, [1] is a  # noqa: F632
 
 
 @probe(_t)

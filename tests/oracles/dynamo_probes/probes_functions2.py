@@ -133,7 +133,7 @@ def dict_mutation_during_iteration_raises(x):
 
 @probe(_t)
 def dict_equality_ignores_order(x):
-    return x + 1, {"a": 1, "b": 2} == {"b": 2, "a": 1}, collections.OrderedDict(a=1, b=2) == collections.OrderedDict(b=2, a=1)
+    return x + 1, {"a": 1, "b": 2} == {"b": 2, "a": 1}, collections.OrderedDict(a=1, b=2) == collections.OrderedDict(b=2, a=1)  # noqa
 
 
 @probe(_t)
@@ -393,13 +393,13 @@ def unpack_star_middle(x):
 
 @probe(_t)
 def unpack_wrong_count_raises(x):
-    a, b = [x, x, x]
+    a, b = [x, x, x]  # noqa
     return a
 
 
 @probe(_t)
 def unpack_too_few_raises(x):
-    a, b, *c = [x]
+    a, b, *c = [x]  # noqa
     return a
 
 
@@ -502,12 +502,12 @@ def str_format_method_and_percent(x):
 
 @probe(_t)
 def str_format_missing_key_raises(x):
-    return "{a}".format(b=1), x
+    return "{a}".format(b=1), x  # noqa
 
 
 @probe(_t)
 def str_percent_too_few_raises(x):
-    return "%s %s" % (1,), x
+    return "%s %s" % (1,), x  # noqa
 
 
 @probe(_t)
@@ -631,7 +631,7 @@ def math_log_zero_raises(x):
 
 @probe(_t)
 def math_inf_nan_predicates(x):
-    return x + 1, (math.isinf(math.inf), math.isnan(math.nan), math.isfinite(1e308 * 10), math.isnan(math.inf - math.inf))
+    return x + 1, (math.isinf(math.inf), math.isnan(math.nan), math.isfinite(1e308 * 10), math.isnan(math.inf - math.inf))  # noqa
 
 
 @probe(_t)
@@ -868,7 +868,7 @@ def dataclass_factory_defaults(x):
 @probe(_t)
 def dataclass_fields_and_asdict(x):
     o = _Out(3, {"k": 1}, [2])
-    return x + 1, [f.name for f in dataclasses.fields(o)], dataclasses.asdict(o), dataclasses.replace(o, scalar=9).scalar
+    return x + 1, [f.name for f in dataclasses.fields(o)], dataclasses.asdict(o), dataclasses.replace(o, scalar=9).scalar  # noqa
 
 
 @probe(_t)
@@ -899,7 +899,7 @@ def dataclass_inheritance_order(x):
 
 @probe(_t)
 def type_is_checks(x):
-    return x + 1, (type(x) is torch.Tensor, type(1) is int, type(True) is int, type([]) == list,
+    return x + 1, (type(x) is torch.Tensor, type(1) is int, type(True) is int, type([]) == list,  # noqa
                    type(x).__name__, type(x.shape).__name__)
 
 
