@@ -1060,6 +1060,28 @@ def _setitem(tx, a, b, c, /):
     return const(None)
 
 
+def _delitem(tx, a, b, /):
+    tx.call_method_on(a, "__delitem__", [b], {})     # `del a[b]`
+    return const(None)
+
+
+def _concat(tx, a, b, /):
+    """operator.concat: the first operand's own sequence concatenation (no `__radd__` of the second is
+    tried, as `a + b` would): traced for two operands of the same exact list, tuple, str or bytes type."""
+    kind = a.python_type()
+    if kind in (list, tuple, str, bytes) and b.python_type() is kind:
+        return tx.binary_op(operator.add, a, b)
+    return None
+
+
+def _fsum(tx, iterable, /):
+    """math.fsum of plain numbers, folded (its exact rounding is the real function's)."""
+    items = tx.unpack_iterable(iterable)
+    if all(i.is_python_constant() and type(i.as_python_constant()) in (int, float, bool) for i in items):
+        return const(fold(math.fsum, [i.as_python_constant() for i in items]))
+    return None
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class OperatorGetterVariable(VariableTracker):
     """operator.itemgetter(*keys) / attrgetter(*names) / methodcaller(name, *args, **kwargs)."""
@@ -1271,7 +1293,8 @@ _HANDLERS: dict[Any, Callable] = {
     abs: _abs, type: _type, callable: _callable, id: _id, repr: _repr, round: _round, slice: _slice,
     super: _super, object: _object, object.__new__: _object_new, divmod: _divmod, pow: _pow, print: _print,
     tuple.__new__: _tuple_new,
-    operator.getitem: _getitem, operator.setitem: _setitem,
+    operator.getitem: _getitem, operator.setitem: _setitem, operator.delitem: _delitem, operator.abs: _abs,
+    operator.concat: _concat, math.fsum: _fsum,
     operator.itemgetter: _operator_getter(operator.itemgetter),
     operator.attrgetter: _operator_getter(operator.attrgetter),
     operator.methodcaller: _operator_getter(operator.methodcaller),
