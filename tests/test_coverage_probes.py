@@ -420,3 +420,48 @@ def test_lru_cache_hit_answering_none_is_traced_and_counted():
     assert len(bytegraph.stats.break_records) == 1 and runs == [1, 1]
     standard_test(lambda x: x * 2 if torch.fx._symbolic_trace.is_fx_tracing() else x - 1,
                   torch.ones(2), frames=1, breaks=0)
+
+
+# -- operator.abs/concat/delitem and math.fsum ------------------------------------------------------
+def test_operator_abs_concat_delitem_and_fsum_are_traced():
+    import math
+    import operator
+
+    def f(x):
+        d = {"a": 1, "b": 2}
+        operator.delitem(d, "a")
+        lst = [1, 2, 3]
+        operator.delitem(lst, slice(0, 2))
+        return (operator.abs(x), operator.abs(-3), operator.concat([1], [x]), operator.concat("a", "b"),
+                math.fsum([0.1] * 10), math.fsum(v / 3 for v in range(4)), d, lst)
+    got = standard_test(f, torch.randn(3), frames=1, breaks=0, fullgraph=True)
+    assert got[4] == 1.0
+
+    assert standard_test(lambda x: operator.concat([1], (2,)), torch.ones(1), frames=0) == "TypeError"
+    assert standard_test(lambda x: operator.concat(1, x), torch.ones(1), frames=0) == "TypeError"
+
+
+# -- ordering of lists and tuples holding lists ---------------------------------------------------
+def test_ordering_of_nested_lists_is_traced():
+    def f(x):
+        return x + 1, ([[1]] > [[0, 9]], [(1, 2), [3]] < [(1, 2), [4]], [[1, 2]] <= [[1, 2]],
+                       ((1, [2]),) >= ((1, [2, 0]),), [[1]] < [[1], 0], [[]] > [[]])
+    got = standard_test(f, torch.randn(3), frames=1, breaks=0, fullgraph=True)
+    assert got[1] == (True, True, True, False, True, False)
+    assert standard_test(lambda x: [[1]] < [["a"]], torch.ones(1), frames=0) == "TypeError"
+
+
+# -- in-place set updates of a set made in the frame ----------------------------------------------
+def test_set_update_methods_of_a_local_set_are_traced():
+    def f(x):
+        s = {1, 2}
+        s.update([4], (5,))
+        s.difference_update({1}, [2.0])
+        s.intersection_update(range(3, 10), {3.0, 4, 5, 6, 7, 8, 9, 10})
+        t = {1, 2, 3}
+        t.symmetric_difference_update([3.0, 4, 4.0])
+        u = {1, 2}
+        u.difference_update(u)
+        return x + len(s), sorted(map(repr, s)), sorted(map(repr, t)), len(u)
+    got = standard_test(f, torch.randn(3), frames=1, breaks=0, fullgraph=True)
+    assert got[1:] == (["4", "5"], ["1", "2", "4"], 0)

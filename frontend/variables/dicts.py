@@ -622,6 +622,7 @@ _READS_ONLY = {"__contains__", "__len__", "__iter__", "copy", "isdisjoint", "iss
                           "__and__", "__sub__", "__xor__", "__le__", "__ge__", "__lt__", "__gt__", "__eq__",
                           "__ne__"}
 _SET_INPLACE = ("__ior__", "__iand__", "__isub__", "__ixor__")
+_SET_UPDATES = ("difference_update", "intersection_update", "symmetric_difference_update")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -798,6 +799,23 @@ class SetVariable(VariableTracker):
             return const(None)
         if name == "__iter__":
             return ContainerIteratorVariable.create(tx, self, "set")
+        if name in _SET_UPDATES and self.cls is set and self.source is None and not kwargs and \
+                (name != "symmetric_difference_update" or len(args) == 1):
+            # a set made here (a program's set is replayed by the write-back item by item, while CPython
+            # may resize the table at the end and so change its order); each operand's items as
+            # CPython walks them, the equal item it keeps (see _intersection)
+            pool = keys
+            for other in args:
+                theirs = {} if other is self and name != "intersection_update" else _keyed(tx, _members(tx, other))
+                if name == "difference_update":
+                    pool = {} if other is self else {k: v for k, v in pool.items() if k not in theirs}
+                elif name == "intersection_update":
+                    pool = _intersection(pool, False, _is_set(other), theirs)
+                else:
+                    pool = {} if other is self else {**{k: v for k, v in pool.items() if k not in theirs},
+                                                     **{k: v for k, v in theirs.items() if k not in pool}}
+            store_keyed(tx, self, pool.values())
+            return const(None)
         if name in _SET_INPLACE and self.cls is not frozenset:
             # `s |= t` (and friends, with a set or a keys view) changes s itself and gives s;
             # another operand answers NotImplemented, and `s = s | t` raises as in eager
