@@ -465,3 +465,27 @@ def test_set_update_methods_of_a_local_set_are_traced():
         return x + len(s), sorted(map(repr, s)), sorted(map(repr, t)), len(u)
     got = standard_test(f, torch.randn(3), frames=1, breaks=0, fullgraph=True)
     assert got[1:] == (["4", "5"], ["1", "2", "4"], 0)
+
+
+# -- iter(callable, sentinel) ------------------------------------------------------------------------
+def test_iter_with_a_sentinel_is_traced():
+    def f(x):
+        it = iter([1, 2, 3, 0, 5])
+        got = list(iter(lambda: next(it), 0))    # ends at the sentinel
+        rest = iter(lambda: next(it), 9)          # ends at the StopIteration of the call
+        return x + sum(got), got, list(rest), next(rest, "end"), next(iter(int, 0), "none")
+    got = standard_test(f, torch.randn(3), frames=1, breaks=0, fullgraph=True)
+    assert got[1:] == ([1, 2, 3], [5], "end", "none")
+
+    def escapes(x):     # a started one handed back: its state is the callable's
+        n = [0]
+
+        def step():
+            n[0] += 1
+            return n[0]
+        it = iter(step, 4)
+        return x * next(it), it
+    bytegraph.reset()
+    opt = bytegraph.compile(escapes, backend="eager", fullgraph=True)
+    _, it = opt(torch.ones(1))
+    assert list(it) == [2, 3]

@@ -759,6 +759,8 @@ def _filter(tx, fn, iterable, /):
 
 def _iter(tx, obj, /, *sentinel):
     if sentinel:
+        if len(sentinel) == 1 and _callable(tx, obj).as_python_constant():
+            return itertools_lazy.callable_iterator(tx, obj, sentinel[0])
         raise Unsupported("unsupported_builtin", what="iter(callable, sentinel)")
     return tx.get_iter(obj)
 
