@@ -489,3 +489,20 @@ def test_iter_with_a_sentinel_is_traced():
     opt = bytegraph.compile(escapes, backend="eager", fullgraph=True)
     _, it = opt(torch.ones(1))
     assert list(it) == [2, 3]
+
+
+# -- sorting numbers that became symbolic ------------------------------------------------------------
+def test_sorting_ints_that_changed_between_calls_specializes_them():
+    # a list's ints that changed between calls are symbolic in the next compile: sorting them
+    # specializes them (guarded on their values) instead of breaking
+    def f(items, x):
+        items.sort()
+        return x + items[0], sorted(items, reverse=True)
+    bytegraph.reset()
+    opt = bytegraph.compile(f, backend="eager")
+    for values in ([3, 1, 2], [5, 4, 6], [5, 4, 6], [9, 7, 8]):
+        want_items, got_items = list(values), list(values)
+        want = outcome(f, want_items, torch.ones(1))
+        assert_same(outcome(opt, got_items, torch.ones(1)), want)
+        assert got_items == want_items
+    assert not bytegraph.stats.break_records

@@ -674,6 +674,8 @@ def sorted_items(tx, items, kwargs, in_place=False):
     keyed = [(key.call_function(tx, [i], {}) if key is not None and not (key.is_python_constant() and
                                                                              key.as_python_constant() is None)
               else i, i) for i in items]
+    # symbolic numbers (ints that changed between calls) are specialized: the order depends on their values
+    keyed = [(const(k.evaluate()) if isinstance(k, families.SymNodeVariable) else k, i) for k, i in keyed]
     if not all(k.is_python_constant() for k, _ in keyed):
         raise Unsupported("non_constant_value", what="sorting values that are not constants")
     try:
