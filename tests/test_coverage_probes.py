@@ -506,3 +506,42 @@ def test_sorting_ints_that_changed_between_calls_specializes_them():
         assert_same(outcome(opt, got_items, torch.ones(1)), want)
         assert got_items == want_items
     assert not bytegraph.stats.break_records
+
+
+# -- a property's deleter ---------------------------------------------------------------------------
+class _Deletable:
+    def __init__(self):
+        self._x = 1
+
+    @property
+    def x(self):
+        return self._x
+
+    @x.setter
+    def x(self, v):
+        self._x = v * 3
+
+    @x.deleter
+    def x(self):
+        self._x = -1
+
+    @property
+    def y(self):
+        return 2
+
+
+def test_property_deleter_is_traced():
+    def f(p, x):
+        p.x = 2
+        got = p.x
+        del p.x
+        try:
+            del p.y     # no deleter: the program's AttributeError
+        except AttributeError as e:
+            return x + got + p.x, str(e)
+    want_obj, got_obj = _Deletable(), _Deletable()
+    want = outcome(f, want_obj, torch.ones(1))
+    bytegraph.reset()
+    opt = bytegraph.compile(f, backend="eager", fullgraph=True)
+    assert_same(outcome(opt, got_obj, torch.ones(1)), want)
+    assert got_obj._x == want_obj._x == -1 and not bytegraph.stats.break_records

@@ -745,8 +745,15 @@ class UserDefinedObjectVariable(VariableTracker):
         self.generic_delattr(tx, name)
 
     def generic_delattr(self, tx, name):
-        """object.__delattr__ of an instance attribute (a descriptor's deleter breaks)."""
-        attr, _ = class_method(tx, self, name)
+        """object.__delattr__: a property's deleter, or an instance attribute (another descriptor's deleter
+        breaks)."""
+        attr, attr_src = class_method(tx, self, name)
+        if isinstance(attr, property):
+            if attr.fdel is None:
+                raise user_error(AttributeError(f"property '{name}' of '{self.cls.__name__}' object has no deleter"))
+            tx.wrap(attr.fdel, AttrSource(attr_src, "fdel") if attr_src else None, trusted=True).call_function(
+                tx, [self], {})
+            return
         if hasattr(type(attr), "__delete__"):
             raise Unsupported("attribute_write", what=f"deleting descriptor {name!r} of {self.describe()}")
         try:
