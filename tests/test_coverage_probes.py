@@ -545,3 +545,14 @@ def test_property_deleter_is_traced():
     opt = bytegraph.compile(f, backend="eager", fullgraph=True)
     assert_same(outcome(opt, got_obj, torch.ones(1)), want)
     assert got_obj._x == want_obj._x == -1 and not bytegraph.stats.break_records
+
+
+# -- subset comparisons of a dict's keys view ---------------------------------------------------------
+def test_keys_view_subset_comparisons_are_traced():
+    def f(x):
+        k = {1: 2, 3: 4}.keys()
+        return x + 1, (k <= {1, 3}, k < {1, 3}, k < {1, 3, 5}, k >= {1}, k > frozenset({1, 3}), {1, 3, 5} >= k,
+                       {1} < k, k <= {5: 0}.keys(), k >= {1: 0}.keys(), frozenset({1.0, 3}) >= k)
+    got = standard_test(f, torch.randn(2), frames=1, breaks=0, fullgraph=True)
+    assert got[1] == (True, False, True, True, False, True, True, False, True, True)
+    assert standard_test(lambda x: {1: 2}.keys() < [1, 2], torch.ones(1), frames=0) == "TypeError"

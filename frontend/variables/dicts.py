@@ -532,6 +532,19 @@ class DictViewVariable(VariableTracker):
             return const(equal if name == "__eq__" else not equal)
         if name in _VIEW_SET_OPERATORS and self.kind in ("keys", "items") and len(args) == 1 and not kwargs:
             return self._set_operator(tx, name, args[0])
+        if name in ("__le__", "__lt__", "__ge__", "__gt__") and self.kind == "keys" and len(args) == 1 and not kwargs:
+            # subset tests by sizes and hashed membership, with an exact set or another keys view (their
+            # own C __len__/__contains__); not a set-like at all: NotImplemented
+            other = args[0]
+            if isinstance(other, DictViewVariable) and other.kind == "keys":
+                theirs = other._members(tx)
+            elif other.python_type() in (set, frozenset):
+                theirs = _keyed(tx, _members(tx, other))
+            elif not isinstance(other, DictViewVariable) and not _is_set(other):
+                return const(NotImplemented)
+            else:
+                return super().call_method(tx, name, args, kwargs)
+            return const(getattr(set(self._members(tx)), name)(set(theirs)))
         return super().call_method(tx, name, args, kwargs)
 
     def _members(self, tx):
