@@ -556,3 +556,26 @@ def test_keys_view_subset_comparisons_are_traced():
     got = standard_test(f, torch.randn(2), frames=1, breaks=0, fullgraph=True)
     assert got[1] == (True, False, True, True, False, True, True, False, True, True)
     assert standard_test(lambda x: {1: 2}.keys() < [1, 2], torch.ones(1), frames=0) == "TypeError"
+
+
+# -- a local only list comprehensions close over dies at the return --------------------------------
+def test_cell_held_only_by_comprehensions_is_not_rebuilt_at_return():
+    import itertools
+
+    def f(x):
+        cy = itertools.cycle("ab")    # a cell (the comprehension reads it), started: not rebuildable
+        g = (v for v in range(9))
+        next(g)
+        return x + 1, [next(cy) for _ in range(3)], {k: next(g) for k in "pq"}, [[next(cy)] for _ in "z"]
+    got = standard_test(f, torch.randn(2), frames=1, breaks=0, fullgraph=True)
+    assert got[1:] == (["a", "b", "a"], {"p": 1, "q": 2}, [["b"]])
+
+    def escapes(x):     # a lambda may outlive the frame: its cell is written back
+        n = [1, 2]
+        k = 3
+        get = lambda: k + len(n)    # noqa: E731
+        k = sum([v * k for v in n])
+        return x + k, get
+    bytegraph.reset()
+    out, get = bytegraph.compile(escapes, backend="eager", fullgraph=True)(torch.zeros(2))
+    assert get() == escapes(torch.zeros(2))[1]() == 11 and out.tolist() == [9.0, 9.0]
