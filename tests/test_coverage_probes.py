@@ -579,3 +579,20 @@ def test_cell_held_only_by_comprehensions_is_not_rebuilt_at_return():
     bytegraph.reset()
     out, get = bytegraph.compile(escapes, backend="eager", fullgraph=True)(torch.zeros(2))
     assert get() == escapes(torch.zeros(2))[1]() == 11 and out.tolist() == [9.0, 9.0]
+
+
+# -- iterating inspect.signature(f).parameters ------------------------------------------------------
+def _takes(a, b=2, *args, c, d=4, **kw):
+    return a
+
+
+def test_signature_parameters_are_iterated():
+    import inspect
+
+    def f(x):
+        params = inspect.signature(_takes).parameters
+        kinds = [p.kind.name for p in params.values()]
+        names = [name for name, p in params.items() if p.default is not inspect.Parameter.empty]
+        return x + len(params), list(params), kinds, names, set(params.keys()) >= {"a", "kw"}
+    got = standard_test(f, torch.randn(2), frames=1, breaks=0, fullgraph=True)
+    assert got[1] == ["a", "b", "args", "c", "d", "kw"] and got[3] == ["b", "d"]
