@@ -596,3 +596,21 @@ def test_signature_parameters_are_iterated():
         return x + len(params), list(params), kinds, names, set(params.keys()) >= {"a", "kw"}
     got = standard_test(f, torch.randn(2), frames=1, breaks=0, fullgraph=True)
     assert got[1] == ["a", "b", "args", "c", "d", "kw"] and got[3] == ["b", "d"]
+
+
+def test_signature_of_a_partial_of_constants_is_traced():
+    import functools
+    import inspect
+
+    def f(x):
+        p = functools.partial(_takes, 1, c=3)
+        return x + 1, str(inspect.signature(p)), list(inspect.signature(functools.partial(_takes, d=0)).parameters)
+    got = standard_test(f, torch.randn(2), frames=1, breaks=0, fullgraph=True)
+    assert got[1] == "(b=2, *args, c=3, d=4, **kw)"
+
+    def tensor_bound(x):     # a bound tensor would be a parameter's default: not folded
+        return x + 1, str(inspect.signature(functools.partial(_takes, c=x)))
+    x = torch.randn(2)
+    bytegraph.reset()
+    assert_same(outcome(bytegraph.compile(tensor_bound, backend="eager"), x), outcome(tensor_bound, x))
+    assert "a partial binding such values" in str(bytegraph.stats.break_records[0].reason)

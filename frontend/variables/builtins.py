@@ -27,7 +27,7 @@ from ..graph_break import Unsupported, fold, user_error
 from ..reads import MISSING, class_lookup
 from ..signals import UserException, raised_by_user
 from .base import NOT_IMPLEMENTED, NotConstant, VariableTracker, families, python_value, wrap_class
-from .constant import ConstantVariable, check_codec_folds, const
+from .constant import ConstantVariable, check_codec_folds, const, is_constant_value
 from .dicts import DictVariable, DictViewVariable, SetVariable, copied_set, hashable_key
 from .functions import BaseUserFunction, BoundMethodVariable, PartialVariable, UserFunctionVariable, WrapsDecorator
 from .iterators import (
@@ -1259,12 +1259,25 @@ def real_callable(var):
 def _signature(tx, fn, **kwargs):
     """inspect.signature(f): computed from the real function now. The result is immutable; it
     depends on the function's identity (guarded where it was read), code and defaults (guarded here)."""
+    partial = fn if isinstance(fn, PartialVariable) and fn.cls is functools.partial else None
+    if partial is not None:
+        # a partial's signature: its function's, less what it binds (a bound keyword's value becomes
+        # that parameter's default: computed on the real values, which must be immutable constants)
+        bound = tx.unpack_iterable(partial.args) + [v for _, v in partial.keywords.pairs(tx)]
+        if not all(v.is_python_constant() and is_constant_value(v.as_python_constant()) for v in bound):
+            raise Unsupported("unsupported_call", fn="inspect.signature", detail=" of a partial binding such values")
+        fn = partial.fn
     real = real_callable(fn)
     if real is None or kwargs:
         raise Unsupported("unsupported_call", fn="inspect.signature", detail=f" on {fn.describe()}")
     if isinstance(fn, UserFunctionVariable):   # the signature comes from the code and the defaults
         reads.function_code(tx, fn.fn, fn.source)
         reads.function_defaults(tx, fn.fn, fn.source, True, True)
+    if partial is not None:
+        real = functools.partial(real, *[a.as_python_constant() for a in tx.unpack_iterable(partial.args)],
+                                 **{k.as_python_constant(): v.as_python_constant()
+                                    for k, v in partial.keywords.pairs(tx)})
+        return ConstantVariable(fold(inspect.signature, real))   # (binding too many: the program's ValueError)
     return ConstantVariable(inspect.signature(real))
 
 
