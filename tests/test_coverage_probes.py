@@ -614,3 +614,12 @@ def test_signature_of_a_partial_of_constants_is_traced():
     bytegraph.reset()
     assert_same(outcome(bytegraph.compile(tensor_bound, backend="eager"), x), outcome(tensor_bound, x))
     assert "a partial binding such values" in str(bytegraph.stats.break_records[0].reason)
+
+
+def test_items_view_equality_with_a_set_of_pairs_is_traced():
+    def f(x):
+        d = {1: 2, "a": (3, 4)}
+        return x + 1, (d.items() == {(1, 2), ("a", (3, 4))}, d.items() != {(1, 2)}, d.items() == {(1, 2), ("a", 3)},
+                       {(1, 2.0), ("a", (3, 4))} == d.items(), d.items() == frozenset({(1, 2), ("a", (3, 4))}))
+    got = standard_test(f, torch.randn(2), frames=1, breaks=0, fullgraph=True)
+    assert got[1] == (True, True, False, True, True)

@@ -617,6 +617,11 @@ class DictViewVariable(VariableTracker):
                 if found is None or not compare_equal(tx, found, v):
                     return False
             return True
+        if self.kind == "items" and isinstance(other, SetVariable) and other.python_type() in (set, frozenset) and \
+                all(i.is_python_constant() for i in other.items(tx)):
+            # each (key, value) pair looked up in the set by hash: pairs of constants (the values too)
+            theirs = _keyed(tx, other.items(tx))
+            return all(k in theirs for k in self._members(tx))
         raise Unsupported("python_protocol", what=f"comparing {self.kind}() with {other.describe()}")
 
     def reconstruct(self, codegen):
