@@ -623,3 +623,42 @@ def test_items_view_equality_with_a_set_of_pairs_is_traced():
                        {(1, 2.0), ("a", (3, 4))} == d.items(), d.items() == frozenset({(1, 2), ("a", (3, 4))}))
     got = standard_test(f, torch.randn(2), frames=1, breaks=0, fullgraph=True)
     assert got[1] == (True, True, False, True, True)
+
+
+# -- data descriptors written in Python -------------------------------------------------------------
+class _Doubled:
+    def __set_name__(self, owner, name):
+        self.name = "_" + name
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else getattr(obj, self.name, 0) * 2
+
+    def __set__(self, obj, value):
+        if value < 0:
+            raise ValueError("negative", value)
+        setattr(obj, self.name, value + 1)
+
+    def __delete__(self, obj):
+        setattr(obj, self.name, -5)
+
+
+class _HoldsDoubled:
+    d = _Doubled()
+
+
+def test_python_data_descriptor_set_and_delete_are_traced():
+    def f(o, x):
+        before = o.d
+        o.d = 5
+        mid = o.d
+        del o.d
+        try:
+            o.d = -1
+        except ValueError as e:
+            return x + before + mid + o.d, e.args, dict(o.__dict__)
+    want_obj, got_obj = _HoldsDoubled(), _HoldsDoubled()
+    want = outcome(f, want_obj, torch.ones(1))
+    bytegraph.reset()
+    opt = bytegraph.compile(f, backend="eager", fullgraph=True)
+    assert_same(outcome(opt, got_obj, torch.ones(1)), want)
+    assert got_obj.__dict__ == want_obj.__dict__ == {"_d": -5} and not bytegraph.stats.break_records

@@ -2503,3 +2503,72 @@ def test_list_sort_whose_keys_do_not_compare_leaves_cpythons_order(reverse):
             got = outcome(opt, list(items), torch.ones(1))
             assert_same(got, want, exact=True)
             assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+
+
+class _Getter:
+    def __get__(self, obj, objtype=None):
+        return 3
+
+
+class _Setter:
+    def __get__(self, obj, objtype=None):
+        return obj.__dict__.get("_v", 0)
+
+    def __set__(self, obj, value):
+        obj.__dict__["_v"] = value + 1
+
+
+class _DeleteOnly:
+    def __get__(self, obj, objtype=None):
+        return 1
+
+    def __delete__(self, obj):
+        pass
+
+
+class _Holder:
+    g = _Getter()
+    s = _Setter()
+    d = _DeleteOnly()
+
+
+def _holder():
+    h = _Holder()
+    h.__dict__["d"] = 50    # shadowed by the data descriptor
+    return h
+
+
+def test_descriptor_get_replaced_is_seen_and_delete_makes_a_data_descriptor():
+    # a descriptor's __get__ replaced on its class after the compile is seen (the lookup is guarded);
+    # a class with __get__ and __delete__ (no __set__) is a data descriptor, as CPython's set slot
+    # says, so it wins over the instance's own dict
+    def f(o, x):
+        return x + o.g + o.d
+    bytegraph.reset()
+    opt, cnt = compiled(f)
+    old = _Getter.__get__
+    try:
+        for get in (None, lambda self, obj, objtype=None: 100):
+            if get is not None:
+                _Getter.__get__ = get
+            assert_same(opt(_holder(), torch.zeros(1)), f(_holder(), torch.zeros(1)), exact=True)
+    finally:
+        _Getter.__get__ = old
+    assert cnt.frame_count == 2 and not bytegraph.stats.break_records
+
+
+def test_descriptor_set_replaced_is_seen():
+    def f(o, x):
+        o.s = 5
+        return x + o.s
+    bytegraph.reset()
+    opt, cnt = compiled(f)
+    old = _Setter.__set__
+    try:
+        for set_ in (None, lambda self, obj, value: obj.__dict__.__setitem__("_v", value * 10)):
+            if set_ is not None:
+                _Setter.__set__ = set_
+            assert_same(opt(_holder(), torch.zeros(1)), f(_holder(), torch.zeros(1)), exact=True)
+    finally:
+        _Setter.__set__ = old
+    assert cnt.frame_count == 2 and not bytegraph.stats.break_records
