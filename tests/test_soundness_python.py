@@ -2572,3 +2572,54 @@ def test_descriptor_set_replaced_is_seen():
     finally:
         _Setter.__set__ = old
     assert cnt.frame_count == 2 and not bytegraph.stats.break_records
+
+
+class _HashAs:
+    def __init__(self, h):
+        self.h = h
+
+    def __hash__(self):
+        return self.h
+
+
+class _BoolAs:
+    def __init__(self, b):
+        self.b = b
+
+    def __bool__(self):
+        return self.b
+
+
+class _LenAs:
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+
+@pytest.mark.parametrize("h", [5, -1, True, 2 ** 70, -2 ** 64, "x", 1.0])
+def test_hash_of_an_object_is_cpythons_conversion_of_its___hash__(h):
+    # CPython's slot takes an int only, rehashes one past the machine range, and makes -1 into -2
+    def f(x):
+        try:
+            return x + 1, hash(_HashAs(h))
+        except TypeError as e:      # the program's own
+            return x - 1, str(e)
+    check(f, torch.ones(1), breaks=0)
+
+
+@pytest.mark.parametrize("obj", [_BoolAs(True), _BoolAs(1), _BoolAs(None), _LenAs(0), _LenAs(3), _LenAs(-1),
+                                 _LenAs(2 ** 70), _LenAs(1.0)], ids=repr)
+def test_truth_of_an_object_checks_its___bool___or___len__(obj):
+    # __bool__ must return a bool; without one, the truth is len()'s (an index-sized int >= 0)
+    def f(o, x):
+        try:
+            return x + 1, bool(o), (x - 1 if o else x * 2)
+        except (TypeError, ValueError, OverflowError) as e:     # the program's own
+            return x * 3, type(e).__name__, str(e)
+    want = outcome(f, obj, torch.ones(1))
+    bytegraph.reset()
+    opt, cnt = compiled(f)
+    assert_same(outcome(opt, obj, torch.ones(1)), want, exact=True)
+    assert not bytegraph.stats.break_records and cnt.frame_count == 1

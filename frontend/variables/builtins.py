@@ -376,6 +376,23 @@ def _len(tx, obj, /):
     return const(value)
 
 
+def _hash(tx, obj, /):
+    """`hash(obj)` of a non-constant: `obj.__hash__()` made a hash as CPython's slot makes it (an int, not
+    any other value; one past the machine range rehashed; -1, which signals an error in C, becomes -2)."""
+    if obj.is_python_constant():
+        return None     # folded
+    result = tx.call_method_on(obj, "__hash__", [], {})
+    if not isinstance(result, ConstantVariable):
+        raise Unsupported("python_protocol", what=f"hash() of a __hash__ returning {result.describe()}")
+    value = result.as_python_constant()
+    if not isinstance(value, int):
+        raise user_error(TypeError("__hash__ method should return an integer"))
+    value = int(value)
+    if not -sys.maxsize - 1 <= value <= sys.maxsize:
+        return const(hash(value))
+    return const(-2 if value == -1 else value)
+
+
 def _isinstance(tx, obj, classes, /):
     cls = obj.python_type()
     spec = classes.as_python_constant() if classes.is_python_constant() else None
@@ -1297,7 +1314,8 @@ def _tuple_new(tx, cls, iterable=None):
 
 
 _HANDLERS: dict[Any, Callable] = {
-    len: _len, locals: _locals, vars: _vars, isinstance: _isinstance, issubclass: _issubclass, getattr: _getattr,
+    len: _len, hash: _hash,
+    locals: _locals, vars: _vars, isinstance: _isinstance, issubclass: _issubclass, getattr: _getattr,
     hasattr: _hasattr,
     setattr: _setattr, delattr: _delattr, min: _minmax(min), max: _minmax(max), sum: _sum, math.prod: _prod,
     any: _any_all(any), all: _any_all(all), sorted: _sorted, reversed: _reversed, enumerate: _enumerate,

@@ -865,11 +865,23 @@ class UserDefinedObjectVariable(VariableTracker):
                 return items
 
     def truth(self, tx):
-        for name in ("__bool__", "__len__"):
-            method, _ = class_method(tx, self, name)
-            if isinstance(method, types.FunctionType):
-                result = self.call_method(tx, name, [], {})
-                return bool(result.as_python_constant()) if result.is_python_constant() else result.truth(tx)
+        method, _ = class_method(tx, self, "__bool__")
+        if isinstance(method, types.FunctionType):
+            # CPython takes a bool and nothing else from __bool__
+            result = self.call_method(tx, "__bool__", [], {})
+            if result.is_python_constant() and type(result.as_python_constant()) is bool:
+                return result.as_python_constant()
+            if isinstance(result, families.SymNodeVariable) and result.python_type() is bool:
+                return result.truth(tx)
+            if result.is_python_constant() and type(result.as_python_constant()).__module__ == "builtins":
+                raise user_error(TypeError(f"__bool__ should return bool, returned "
+                                           f"{type(result.as_python_constant()).__name__}"))
+            raise Unsupported("python_protocol", what=f"truth value of {self.describe()} (its __bool__ returned "
+                                                      f"{result.describe()})")
+        method, _ = class_method(tx, self, "__len__")
+        if isinstance(method, types.FunctionType):
+            # without __bool__, the truth is len()'s: an index-sized int >= 0, as len() checks it
+            return families.BuiltinVariable(fn=len).call_function(tx, [self], {}).truth(tx)
         store = dict_store(tx, self) or set_store(tx, self)
         if store is not None:
             return store.truth(tx)
