@@ -392,3 +392,51 @@ def negative_zero_results(x):
 def int_float_bool_conversions(x):
     return x + 1, (int(True), float(False), int(-2.9), int("-0"), bool("False"), int(3.999e2), float("1_000.5"),
                    int("1_0"))
+
+
+class _HashAs:
+    def __init__(self, h):
+        self.h = h
+
+    def __hash__(self):
+        return self.h
+
+
+class _LenAs:
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+
+@probe(_t)
+def hash_dunder_result_converted(x):
+    return x + 1, hash(_HashAs(-1)), hash(_HashAs(2 ** 70)), hash(_HashAs(True))
+
+
+@probe(_t)
+def truth_by_negative_len_raises(x):
+    try:
+        return x + bool(_LenAs(-1))
+    except ValueError as e:
+        return x - 1, str(e)
+
+
+@probe(_t)
+def descriptor_with_delete_only_is_data_descriptor(x):
+    o = _WithDeleteOnly()
+    o.__dict__["d"] = 50
+    return x + o.d
+
+
+class _DeleteOnlyDesc:
+    def __get__(self, obj, objtype=None):
+        return 1
+
+    def __delete__(self, obj):
+        pass
+
+
+class _WithDeleteOnly:
+    d = _DeleteOnlyDesc()
