@@ -2623,3 +2623,42 @@ def test_truth_of_an_object_checks_its___bool___or___len__(obj):
     opt, cnt = compiled(f)
     assert_same(outcome(opt, obj, torch.ones(1)), want, exact=True)
     assert not bytegraph.stats.break_records and cnt.frame_count == 1
+
+
+class _Text:
+    def __init__(self, s=None, r=None, f=None):
+        self.s, self.r, self.f = s, r, f
+
+    def __str__(self):
+        return self.s
+
+    def __repr__(self):
+        return self.r
+
+
+class _Formatted(_Text):
+    def __format__(self, spec):
+        return self.f if self.f is not None else f"<{spec}>"
+
+
+@pytest.mark.parametrize("case", range(9))
+def test_str_repr_format_of_an_object_are_cpythons(case):
+    # f"{o}" and format(o, spec) call the class's __format__ (object's takes only an empty spec and gives
+    # str(o)); str/repr/format and the f-string conversions take only a str from the dunders
+    thunk = [lambda: (f"{_Formatted('s', 'r')}", f"{_Formatted('s', 'r'):ab}", format(_Formatted('s', 'r')),
+                      f"{_Text('s', 'é')!a:>6}", f"{_Text('s', 'r')!s}", str(_Text("s", "r"))),
+             lambda: f"{_Text('s', 'r'):>7}",
+             lambda: str(_Text(5, "r")),
+             lambda: repr(_Text("s", 5)),
+             lambda: f"{_Text(None, 'r')}",
+             lambda: format(_Formatted("s", "r", 5), "x"),
+             lambda: f"{_Formatted('s', 'r', 5)}",
+             lambda: (str(_Text("s", 5)), repr(_Text(5, "r"))),
+             lambda: f"{_Text('s', 3)!r}"][case]
+
+    def f(x):
+        try:
+            return x + 1, thunk()
+        except TypeError as e:
+            return x - 1, str(e)
+    check(f, torch.ones(1), breaks=0)

@@ -941,7 +941,7 @@ def _scalar(kind):
         if kind is bool and len(args) == 1:
             return const(args[0].truth(tx))
         if kind is str and len(args) == 1:
-            return tx.call_method_on(args[0], "__str__", [], {})
+            return checked_text(tx, args[0], "__str__")
         return None
     return handler
 
@@ -1002,6 +1002,47 @@ def _id(tx, obj, /):
     return const(reads.object_identity(tx, value, obj.source))
 
 
+def checked_text(tx, obj, dunder):
+    """`repr(obj)` / `str(obj)` of an object of the program's: its `__repr__`/`__str__`, which CPython
+    takes only when it returns a str."""
+    result = tx.call_method_on(obj, dunder, [], {})
+    if isinstance(obj, UserDefinedObjectVariable) and not (result.is_python_constant() and
+                                                           isinstance(result.as_python_constant(), str)):
+        kind = result.python_type()
+        if kind.__module__ != "builtins":
+            raise Unsupported("python_protocol", what=f"{dunder} of {obj.describe()} returning {result.describe()}")
+        raise user_error(TypeError(f"{dunder} returned non-string (type {kind.__name__})"))
+    return result
+
+
+def format_object(tx, obj, spec):
+    """`format(obj, spec)` (and an f-string's `{obj:spec}`) of an object of the program's: its class's
+    `__format__`; object's own takes only an empty spec and gives `str(obj)`. The result must be a str."""
+    method, _ = class_method(tx, obj, "__format__")
+    if method is object.__format__:
+        if spec:
+            raise user_error(TypeError(f"unsupported format string passed to {obj.python_type().__name__}.__format__"))
+        return checked_text(tx, obj, "__str__")
+    if not isinstance(method, types.FunctionType):
+        raise Unsupported("python_protocol", what=f"format() of {obj.describe()} (a __format__ written in C)")
+    result = obj.call_method(tx, "__format__", [const(spec)], {})
+    if not (result.is_python_constant() and isinstance(result.as_python_constant(), str)):
+        kind = result.python_type()
+        if kind.__module__ != "builtins":
+            raise Unsupported("python_protocol", what=f"__format__ of {obj.describe()} returning {result.describe()}")
+        raise user_error(TypeError(f"__format__ must return a str, not {kind.__name__}"))
+    return result
+
+
+def _format(tx, obj, spec=None, /):
+    if not isinstance(obj, UserDefinedObjectVariable) or (spec is not None and not spec.is_python_constant()):
+        return None
+    spec_value = "" if spec is None else spec.as_python_constant()
+    if type(spec_value) is not str:
+        return None
+    return format_object(tx, obj, spec_value)
+
+
 def _repr(tx, obj, /):
     if obj.is_python_constant():
         return const(fold(repr, obj.as_python_constant()))   # an int past the digit limit raises
@@ -1010,7 +1051,7 @@ def _repr(tx, obj, /):
             return const(repr(python_value(tx, obj)))
         except NotConstant:
             pass
-    return tx.call_method_on(obj, "__repr__", [], {})
+    return checked_text(tx, obj, "__repr__")
 
 
 def _round(tx, x, /, *nd):
@@ -1314,7 +1355,7 @@ def _tuple_new(tx, cls, iterable=None):
 
 
 _HANDLERS: dict[Any, Callable] = {
-    len: _len, hash: _hash,
+    len: _len, hash: _hash, format: _format,
     locals: _locals, vars: _vars, isinstance: _isinstance, issubclass: _issubclass, getattr: _getattr,
     hasattr: _hasattr,
     setattr: _setattr, delattr: _delattr, min: _minmax(min), max: _minmax(max), sum: _sum, math.prod: _prod,

@@ -645,7 +645,17 @@ class UserDefinedObjectVariable(VariableTracker):
     def iterate(self, tx):
         if _iterates_by_getitem(tx, self):
             return GetitemIteratorVariable.create(tx, self)
-        return self.call_method(tx, "__iter__", [], {})   # the class's own __iter__
+        it = self.call_method(tx, "__iter__", [], {})   # the class's own __iter__
+        if it.is_iterator:
+            return it
+        # CPython's iter() takes only an iterator (its class has __next__) from __iter__
+        kind = it.python_type()
+        if class_lookup(tx, kind, "__next__")[0] is MISSING:
+            if not (kind.__module__ == "builtins" or is_heap_type(kind)):
+                raise Unsupported("python_protocol", what=f"iter() of {self.describe()} (its __iter__ returned "
+                                                          f"{it.describe()})")
+            raise user_error(TypeError(f"iter() returned non-iterator of type '{kind.__name__}'"))
+        return it
 
     @staticmethod
     def create_new(tx, cls):
