@@ -2662,3 +2662,33 @@ def test_str_repr_format_of_an_object_are_cpythons(case):
         except TypeError as e:
             return x - 1, str(e)
     check(f, torch.ones(1), breaks=0)
+
+
+class _IterGivesList:
+    def __iter__(self):
+        return [1, 2]
+
+
+class _IterGivesSelf:
+    def __init__(self):
+        self.n = 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        self.n += 1
+        if self.n > 2:
+            raise StopIteration
+        return self.n
+
+
+def test_iter_takes_only_an_iterator_from___iter__():
+    def f(x):
+        try:
+            it = iter(_IterGivesList())
+        except TypeError as e:
+            return x + sum(_IterGivesSelf()), str(e), list(iter(_IterGivesSelf()))
+        return x, it
+    got = check(f, torch.ones(1), breaks=0)
+    assert got[1] == "iter() returned non-iterator of type 'list'"
