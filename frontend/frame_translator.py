@@ -236,7 +236,7 @@ class InstructionTranslator(InstructionTranslatorBase):
         cg = self.codegen_graph_prefix([return_value])
         if not self.output.side_effects.built_after_write_back(self, [return_value]):
             cg.reconstruct_to_temp(return_value)
-        self.output.side_effects.codegen_replay(cg)
+        self.output.side_effects.codegen_replay(cg, returning=True)
         if self.output.grad_enabled != self.entry_grad:
             emit_set_grad(cg, self.output.grad_enabled)   # `torch.set_grad_enabled(m)` outside a `with`
         emit_default_dtype(cg, self)

@@ -22,7 +22,7 @@ from .graph_break import Unsupported, user_error
 from .resume import RESUME_CALLABLES, cell_is_empty, original_code
 from .signals import GeneratorYield, ReturnValue, UserException
 from .variables.constant import const
-from .variables.builtins import isinstance_of
+from .variables.builtins import checked_text, format_object, isinstance_of
 from .variables.ctx import enter_context
 from .variables.dicts import DictVariable, SetVariable, is_other_mapping, mapping_as_dict
 from .variables.functions import NestedFunctionVariable
@@ -38,7 +38,7 @@ from .variables.misc import (
     TracebackVariable,
 )
 from .variables.tensor import SymNodeVariable
-from .variables.user_defined import UserDefinedClassVariable
+from .variables.user_defined import UserDefinedClassVariable, UserDefinedObjectVariable
 
 
 class Checkpoint(enum.Enum):
@@ -388,6 +388,17 @@ def format_value(tx, ins):
     conv = flags & 0x03
     if isinstance(value, SymNodeVariable):
         value = const(value.evaluate())   # formatting needs the number: specialized, with a guard
+    if isinstance(value, UserDefinedObjectVariable):
+        # an object of the program's, as CPython formats it: `{o}`/`{o:spec}` by its class's __format__,
+        # `!s`/`!r`/`!a` by its __str__/__repr__ (each must give a str), then str's own format
+        if conv == 0:
+            tx.push(format_object(tx, value, spec))
+            return
+        text = checked_text(tx, value, "__str__" if conv == 1 else "__repr__").as_python_constant()
+        if conv == 3:
+            text = text.encode("ascii", "backslashreplace").decode("ascii")
+        tx.push(const(format(text, spec)))
+        return
     if not value.is_python_constant():
         if conv in (0, 1) and value.is_sequence:
             raise Unsupported("non_constant_value", what="formatting a container that is not constant")

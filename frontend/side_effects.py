@@ -250,7 +250,7 @@ class SideEffects:
         self.deleted_globals.add(name)
 
     # -- replay -----------------------------------------------------------------
-    def codegen_replay(self, cg) -> None:
+    def codegen_replay(self, cg, returning=False) -> None:
         """Emit the code that writes back what the traced code changed, the frame's own closure cells
         included (read by the resume functions, and by closures made in the frame, which may outlive it).
         Every new value is rebuilt first: it may be read from an object that a write overwrites; and
@@ -263,7 +263,7 @@ class SideEffects:
         for name, value in self.globals.items():
             cg.reconstruct(value)
             global_values.append((name, cg.store_temp()))
-        written_cells = self._written_cells(cg.tx)
+        written_cells = self._written_cells(cg.tx, returning)
         late = self.built_after_write_back(cg.tx, written_cells)
         for value in written_cells:
             # a cell's new value too: a deque made of a list's items reads `lst[2]`, which the list's
@@ -289,7 +289,7 @@ class SideEffects:
             cg.append(Instr("STORE_GLOBAL", name))
         for name in self.deleted_globals:
             cg.append(Instr("DELETE_GLOBAL", name))
-        self._write_back_cells(cg, targets)
+        self._write_back_cells(cg, targets, returning)
 
     def _fetch_targets(self, cg) -> dict:
         """Each object the write-back changes, read through its source into a temp, before any write:
@@ -468,15 +468,15 @@ class SideEffects:
                 cg.call(2 if value is _MISSING else 3)
                 cg.pop_top()
 
-    def _written_cells(self, tx) -> list:
+    def _written_cells(self, tx, returning=False) -> list:
         """The new values of the cells `_write_back_cells` writes (a callee's cell dies with it)."""
-        own = {tx.cells[n] for n in tx.code.co_cellvars}
+        own = {tx.cells[n] for n in _live_cellvars(tx.code, returning)}
         return [value for cell, value in self.cells.items()
                 if isinstance(cell, (FrameFreeCell, RealCellVariable)) or cell in own]
 
-    def _write_back_cells(self, cg, targets) -> None:
+    def _write_back_cells(self, cg, targets, returning=False) -> None:
         tx = cg.tx
-        own = {tx.cells[n]: n for n in tx.code.co_cellvars}
+        own = {tx.cells[n]: n for n in _live_cellvars(tx.code, returning)}
         for cell, value in self.cells.items():
             if isinstance(cell, FrameFreeCell):
                 cg.reconstruct(value)
@@ -497,6 +497,28 @@ class SideEffects:
 
 
 _ITERATORS = (ListIteratorVariable, ListSequenceIteratorVariable)
+_COMPREHENSIONS = ("<listcomp>", "<setcomp>", "<dictcomp>")
+
+
+def _live_cellvars(code, returning) -> tuple:
+    """The frame's own cells whose values must be written back: all of them at a graph break (the
+    resume function reads them); at the return, those a function made in the frame may still hold.
+    A cell only list, set or dict comprehensions close over (a comprehension's function is called at
+    once and dropped; a generator expression, a lambda or a def may outlive the frame) dies with it."""
+    if not returning:
+        return code.co_cellvars
+    return tuple(n for n in code.co_cellvars if not _only_comprehensions_hold(code, n))
+
+
+def _only_comprehensions_hold(code, name) -> bool:
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType) and (name in const.co_freevars or name in const.co_cellvars):
+            if const.co_name not in _COMPREHENSIONS or name in const.co_cellvars or \
+                    not _only_comprehensions_hold(const, name):
+                return False
+        elif isinstance(const, types.CodeType) and not _only_comprehensions_hold(const, name):
+            return False
+    return True
 
 
 def _written_values(contents) -> list:

@@ -334,6 +334,13 @@ class InstructionTranslatorBase:
                 # (items that do not order, `[1] < ["a"]`: the program's TypeError)
                 return const(fold(op, tuple(i.as_python_constant() for i in ia),
                                   tuple(i.as_python_constant() for i in ib)))
+            if all(i.is_python_constant() or i.python_type() in (list, tuple) for i in ia + ib):
+                # CPython's walk: the first pair of items not equal decides (their own `op`, answered
+                # as it is), else the lengths; items are constants or lists/tuples (no program code)
+                for x, y in zip(ia, ib):
+                    if not compare_equal(self, x, y):
+                        return self.compare(op, x, y)
+                return const(op(len(ia), len(ib)))
         if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
             return self.output.call_function(op, [a, b], {})
         return rich_compare(self, _DUNDER[op], _DUNDER[_REFLECTED_COMPARE[op]], a, b)

@@ -867,3 +867,245 @@ def test_ordered_dict_attributes_of_the_programs_own_are_read_and_guarded():
     for sd in (with_meta, without, other, with_meta, without):
         assert_same(opt(torch.ones(1), sd), fn(torch.ones(1), sd))
     assert cnt.frame_count == 3 and not bytegraph.stats.break_records
+
+
+# -- operator.abs/concat/delitem and math.fsum ------------------------------------------------------
+def test_operator_abs_concat_delitem_and_fsum_are_traced():
+    import math
+    import operator
+
+    def f(x):
+        d = {"a": 1, "b": 2}
+        operator.delitem(d, "a")
+        lst = [1, 2, 3]
+        operator.delitem(lst, slice(0, 2))
+        return (operator.abs(x), operator.abs(-3), operator.concat([1], [x]), operator.concat("a", "b"),
+                math.fsum([0.1] * 10), math.fsum(v / 3 for v in range(4)), d, lst)
+    got = standard_test(f, torch.randn(3), frames=1, breaks=0, fullgraph=True)
+    assert got[4] == 1.0
+
+    assert standard_test(lambda x: operator.concat([1], (2,)), torch.ones(1), frames=0) == "TypeError"
+    assert standard_test(lambda x: operator.concat(1, x), torch.ones(1), frames=0) == "TypeError"
+
+
+# -- ordering of lists and tuples holding lists ---------------------------------------------------
+def test_ordering_of_nested_lists_is_traced():
+    def f(x):
+        return x + 1, ([[1]] > [[0, 9]], [(1, 2), [3]] < [(1, 2), [4]], [[1, 2]] <= [[1, 2]],
+                       ((1, [2]),) >= ((1, [2, 0]),), [[1]] < [[1], 0], [[]] > [[]])
+    got = standard_test(f, torch.randn(3), frames=1, breaks=0, fullgraph=True)
+    assert got[1] == (True, True, True, False, True, False)
+    assert standard_test(lambda x: [[1]] < [["a"]], torch.ones(1), frames=0) == "TypeError"
+
+
+# -- in-place set updates of a set made in the frame ----------------------------------------------
+def test_set_update_methods_of_a_local_set_are_traced():
+    def f(x):
+        s = {1, 2}
+        s.update([4], (5,))
+        s.difference_update({1}, [2.0])
+        s.intersection_update(range(3, 10), {3.0, 4, 5, 6, 7, 8, 9, 10})
+        t = {1, 2, 3}
+        t.symmetric_difference_update([3.0, 4, 4.0])
+        u = {1, 2}
+        u.difference_update(u)
+        return x + len(s), sorted(map(repr, s)), sorted(map(repr, t)), len(u)
+    got = standard_test(f, torch.randn(3), frames=1, breaks=0, fullgraph=True)
+    assert got[1:] == (["4", "5"], ["1", "2", "4"], 0)
+
+
+# -- iter(callable, sentinel) ------------------------------------------------------------------------
+def test_iter_with_a_sentinel_is_traced():
+    def f(x):
+        it = iter([1, 2, 3, 0, 5])
+        got = list(iter(lambda: next(it), 0))    # ends at the sentinel
+        rest = iter(lambda: next(it), 9)          # ends at the StopIteration of the call
+        return x + sum(got), got, list(rest), next(rest, "end"), next(iter(int, 0), "none")
+    got = standard_test(f, torch.randn(3), frames=1, breaks=0, fullgraph=True)
+    assert got[1:] == ([1, 2, 3], [5], "end", "none")
+
+    def escapes(x):     # a started one handed back: its state is the callable's
+        n = [0]
+
+        def step():
+            n[0] += 1
+            return n[0]
+        it = iter(step, 4)
+        return x * next(it), it
+    bytegraph.reset()
+    opt = bytegraph.compile(escapes, backend="eager", fullgraph=True)
+    _, it = opt(torch.ones(1))
+    assert list(it) == [2, 3]
+
+
+# -- sorting numbers that became symbolic ------------------------------------------------------------
+def test_sorting_ints_that_changed_between_calls_specializes_them():
+    # a list's ints that changed between calls are symbolic in the next compile: sorting them
+    # specializes them (guarded on their values) instead of breaking
+    def f(items, x):
+        items.sort()
+        return x + items[0], sorted(items, reverse=True)
+    bytegraph.reset()
+    opt = bytegraph.compile(f, backend="eager")
+    for values in ([3, 1, 2], [5, 4, 6], [5, 4, 6], [9, 7, 8]):
+        want_items, got_items = list(values), list(values)
+        want = outcome(f, want_items, torch.ones(1))
+        assert_same(outcome(opt, got_items, torch.ones(1)), want)
+        assert got_items == want_items
+    assert not bytegraph.stats.break_records
+
+
+# -- a property's deleter ---------------------------------------------------------------------------
+class _Deletable:
+    def __init__(self):
+        self._x = 1
+
+    @property
+    def x(self):
+        return self._x
+
+    @x.setter
+    def x(self, v):
+        self._x = v * 3
+
+    @x.deleter
+    def x(self):
+        self._x = -1
+
+    @property
+    def y(self):
+        return 2
+
+
+def test_property_deleter_is_traced():
+    def f(p, x):
+        p.x = 2
+        got = p.x
+        del p.x
+        try:
+            del p.y     # no deleter: the program's AttributeError
+        except AttributeError as e:
+            return x + got + p.x, str(e)
+    want_obj, got_obj = _Deletable(), _Deletable()
+    want = outcome(f, want_obj, torch.ones(1))
+    bytegraph.reset()
+    opt = bytegraph.compile(f, backend="eager", fullgraph=True)
+    assert_same(outcome(opt, got_obj, torch.ones(1)), want)
+    assert got_obj._x == want_obj._x == -1 and not bytegraph.stats.break_records
+
+
+# -- subset comparisons of a dict's keys view ---------------------------------------------------------
+def test_keys_view_subset_comparisons_are_traced():
+    def f(x):
+        k = {1: 2, 3: 4}.keys()
+        return x + 1, (k <= {1, 3}, k < {1, 3}, k < {1, 3, 5}, k >= {1}, k > frozenset({1, 3}), {1, 3, 5} >= k,
+                       {1} < k, k <= {5: 0}.keys(), k >= {1: 0}.keys(), frozenset({1.0, 3}) >= k)
+    got = standard_test(f, torch.randn(2), frames=1, breaks=0, fullgraph=True)
+    assert got[1] == (True, False, True, True, False, True, True, False, True, True)
+    assert standard_test(lambda x: {1: 2}.keys() < [1, 2], torch.ones(1), frames=0) == "TypeError"
+
+
+# -- a local only list comprehensions close over dies at the return --------------------------------
+def test_cell_held_only_by_comprehensions_is_not_rebuilt_at_return():
+    import itertools
+
+    def f(x):
+        cy = itertools.cycle("ab")    # a cell (the comprehension reads it), started: not rebuildable
+        g = (v for v in range(9))
+        next(g)
+        return x + 1, [next(cy) for _ in range(3)], {k: next(g) for k in "pq"}, [[next(cy)] for _ in "z"]
+    got = standard_test(f, torch.randn(2), frames=1, breaks=0, fullgraph=True)
+    assert got[1:] == (["a", "b", "a"], {"p": 1, "q": 2}, [["b"]])
+
+    def escapes(x):     # a lambda may outlive the frame: its cell is written back
+        n = [1, 2]
+        k = 3
+        get = lambda: k + len(n)    # noqa: E731
+        k = sum([v * k for v in n])
+        return x + k, get
+    bytegraph.reset()
+    out, get = bytegraph.compile(escapes, backend="eager", fullgraph=True)(torch.zeros(2))
+    assert get() == escapes(torch.zeros(2))[1]() == 11 and out.tolist() == [9.0, 9.0]
+
+
+# -- iterating inspect.signature(f).parameters ------------------------------------------------------
+def _takes(a, b=2, *args, c, d=4, **kw):
+    return a
+
+
+def test_signature_parameters_are_iterated():
+    import inspect
+
+    def f(x):
+        params = inspect.signature(_takes).parameters
+        kinds = [p.kind.name for p in params.values()]
+        names = [name for name, p in params.items() if p.default is not inspect.Parameter.empty]
+        return x + len(params), list(params), kinds, names, set(params.keys()) >= {"a", "kw"}
+    got = standard_test(f, torch.randn(2), frames=1, breaks=0, fullgraph=True)
+    assert got[1] == ["a", "b", "args", "c", "d", "kw"] and got[3] == ["b", "d"]
+
+
+def test_signature_of_a_partial_of_constants_is_traced():
+    import functools
+    import inspect
+
+    def f(x):
+        p = functools.partial(_takes, 1, c=3)
+        return x + 1, str(inspect.signature(p)), list(inspect.signature(functools.partial(_takes, d=0)).parameters)
+    got = standard_test(f, torch.randn(2), frames=1, breaks=0, fullgraph=True)
+    assert got[1] == "(b=2, *args, c=3, d=4, **kw)"
+
+    def tensor_bound(x):     # a bound tensor would be a parameter's default: not folded
+        return x + 1, str(inspect.signature(functools.partial(_takes, c=x)))
+    x = torch.randn(2)
+    bytegraph.reset()
+    assert_same(outcome(bytegraph.compile(tensor_bound, backend="eager"), x), outcome(tensor_bound, x))
+    assert "a partial binding such values" in str(bytegraph.stats.break_records[0].reason)
+
+
+def test_items_view_equality_with_a_set_of_pairs_is_traced():
+    def f(x):
+        d = {1: 2, "a": (3, 4)}
+        return x + 1, (d.items() == {(1, 2), ("a", (3, 4))}, d.items() != {(1, 2)}, d.items() == {(1, 2), ("a", 3)},
+                       {(1, 2.0), ("a", (3, 4))} == d.items(), d.items() == frozenset({(1, 2), ("a", (3, 4))}))
+    got = standard_test(f, torch.randn(2), frames=1, breaks=0, fullgraph=True)
+    assert got[1] == (True, True, False, True, True)
+
+
+# -- data descriptors written in Python -------------------------------------------------------------
+class _Doubled:
+    def __set_name__(self, owner, name):
+        self.name = "_" + name
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else getattr(obj, self.name, 0) * 2
+
+    def __set__(self, obj, value):
+        if value < 0:
+            raise ValueError("negative", value)
+        setattr(obj, self.name, value + 1)
+
+    def __delete__(self, obj):
+        setattr(obj, self.name, -5)
+
+
+class _HoldsDoubled:
+    d = _Doubled()
+
+
+def test_python_data_descriptor_set_and_delete_are_traced():
+    def f(o, x):
+        before = o.d
+        o.d = 5
+        mid = o.d
+        del o.d
+        try:
+            o.d = -1
+        except ValueError as e:
+            return x + before + mid + o.d, e.args, dict(o.__dict__)
+    want_obj, got_obj = _HoldsDoubled(), _HoldsDoubled()
+    want = outcome(f, want_obj, torch.ones(1))
+    bytegraph.reset()
+    opt = bytegraph.compile(f, backend="eager", fullgraph=True)
+    assert_same(outcome(opt, got_obj, torch.ones(1)), want)
+    assert got_obj.__dict__ == want_obj.__dict__ == {"_d": -5} and not bytegraph.stats.break_records

@@ -28,7 +28,7 @@ from ..graph_break import Unsupported, fold, user_error
 from ..reads import MISSING, class_lookup
 from ..signals import UserException, raised_by_user
 from .base import NOT_IMPLEMENTED, NotConstant, VariableTracker, families, python_value, wrap_class
-from .constant import ConstantVariable, check_codec_folds, const
+from .constant import ConstantVariable, check_codec_folds, const, is_constant_value
 from .dicts import DictVariable, DictViewVariable, SetVariable, copied_set, hashable_key, make_mapping_proxy
 from .functions import BaseUserFunction, BoundMethodVariable, PartialVariable, UserFunctionVariable, WrapsDecorator
 from .iterators import (
@@ -377,6 +377,23 @@ def _len(tx, obj, /):
     if value > sys.maxsize:
         raise user_error(OverflowError("cannot fit 'int' into an index-sized integer"))
     return const(value)
+
+
+def _hash(tx, obj, /):
+    """`hash(obj)` of a non-constant: `obj.__hash__()` made a hash as CPython's slot makes it (an int, not
+    any other value; one past the machine range rehashed; -1, which signals an error in C, becomes -2)."""
+    if obj.is_python_constant():
+        return None     # folded
+    result = tx.call_method_on(obj, "__hash__", [], {})
+    if not isinstance(result, ConstantVariable):
+        raise Unsupported("python_protocol", what=f"hash() of a __hash__ returning {result.describe()}")
+    value = result.as_python_constant()
+    if not isinstance(value, int):
+        raise user_error(TypeError("__hash__ method should return an integer"))
+    value = int(value)
+    if not -sys.maxsize - 1 <= value <= sys.maxsize:
+        return const(hash(value))
+    return const(-2 if value == -1 else value)
 
 
 def _isinstance(tx, obj, classes, /):
@@ -813,6 +830,8 @@ def _filter(tx, fn, iterable, /):
 
 def _iter(tx, obj, /, *sentinel):
     if sentinel:
+        if len(sentinel) == 1 and _callable(tx, obj).as_python_constant():
+            return itertools_lazy.callable_iterator(tx, obj, sentinel[0])
         raise Unsupported("unsupported_builtin", what="iter(callable, sentinel)")
     return tx.get_iter(obj)
 
@@ -976,7 +995,7 @@ def _scalar(kind):
         if kind is bool and len(args) == 1:
             return const(args[0].truth(tx))
         if kind is str and len(args) == 1:
-            return tx.call_method_on(args[0], "__str__", [], {})
+            return checked_text(tx, args[0], "__str__")
         return None
     return handler
 
@@ -1050,6 +1069,47 @@ def _id(tx, obj, /):
     return const(reads.object_identity(tx, value, obj.source))
 
 
+def checked_text(tx, obj, dunder):
+    """`repr(obj)` / `str(obj)` of an object of the program's: its `__repr__`/`__str__`, which CPython
+    takes only when it returns a str."""
+    result = tx.call_method_on(obj, dunder, [], {})
+    if isinstance(obj, UserDefinedObjectVariable) and not (result.is_python_constant() and
+                                                           isinstance(result.as_python_constant(), str)):
+        kind = result.python_type()
+        if kind.__module__ != "builtins":
+            raise Unsupported("python_protocol", what=f"{dunder} of {obj.describe()} returning {result.describe()}")
+        raise user_error(TypeError(f"{dunder} returned non-string (type {kind.__name__})"))
+    return result
+
+
+def format_object(tx, obj, spec):
+    """`format(obj, spec)` (and an f-string's `{obj:spec}`) of an object of the program's: its class's
+    `__format__`; object's own takes only an empty spec and gives `str(obj)`. The result must be a str."""
+    method, _ = class_method(tx, obj, "__format__")
+    if method is object.__format__:
+        if spec:
+            raise user_error(TypeError(f"unsupported format string passed to {obj.python_type().__name__}.__format__"))
+        return checked_text(tx, obj, "__str__")
+    if not isinstance(method, types.FunctionType):
+        raise Unsupported("python_protocol", what=f"format() of {obj.describe()} (a __format__ written in C)")
+    result = obj.call_method(tx, "__format__", [const(spec)], {})
+    if not (result.is_python_constant() and isinstance(result.as_python_constant(), str)):
+        kind = result.python_type()
+        if kind.__module__ != "builtins":
+            raise Unsupported("python_protocol", what=f"__format__ of {obj.describe()} returning {result.describe()}")
+        raise user_error(TypeError(f"__format__ must return a str, not {kind.__name__}"))
+    return result
+
+
+def _format(tx, obj, spec=None, /):
+    if not isinstance(obj, UserDefinedObjectVariable) or (spec is not None and not spec.is_python_constant()):
+        return None
+    spec_value = "" if spec is None else spec.as_python_constant()
+    if type(spec_value) is not str:
+        return None
+    return format_object(tx, obj, spec_value)
+
+
 def _repr(tx, obj, /):
     if obj.is_python_constant():
         return const(fold(repr, obj.as_python_constant()))   # an int past the digit limit raises
@@ -1058,7 +1118,7 @@ def _repr(tx, obj, /):
             return const(repr(python_value(tx, obj)))
         except NotConstant:
             pass
-    return tx.call_method_on(obj, "__repr__", [], {})
+    return checked_text(tx, obj, "__repr__")
 
 
 def _round(tx, x, /, *nd):
@@ -1125,6 +1185,28 @@ def _getitem(tx, a, b, /):
 def _setitem(tx, a, b, c, /):
     tx.call_method_on(a, "__setitem__", [b, c], {})
     return const(None)
+
+
+def _delitem(tx, a, b, /):
+    tx.call_method_on(a, "__delitem__", [b], {})     # `del a[b]`
+    return const(None)
+
+
+def _concat(tx, a, b, /):
+    """operator.concat: the first operand's own sequence concatenation (no `__radd__` of the second is
+    tried, as `a + b` would): traced for two operands of the same exact list, tuple, str or bytes type."""
+    kind = a.python_type()
+    if kind in (list, tuple, str, bytes) and b.python_type() is kind:
+        return tx.binary_op(operator.add, a, b)
+    return None
+
+
+def _fsum(tx, iterable, /):
+    """math.fsum of plain numbers, folded (its exact rounding is the real function's)."""
+    items = tx.unpack_iterable(iterable)
+    if all(i.is_python_constant() and type(i.as_python_constant()) in (int, float, bool) for i in items):
+        return const(fold(math.fsum, [i.as_python_constant() for i in items]))
+    return None
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -1302,12 +1384,25 @@ def real_callable(var):
 def _signature(tx, fn, **kwargs):
     """inspect.signature(f): computed from the real function now. The result is immutable; it
     depends on the function's identity (guarded where it was read), code and defaults (guarded here)."""
+    partial = fn if isinstance(fn, PartialVariable) and fn.cls is functools.partial else None
+    if partial is not None:
+        # a partial's signature: its function's, less what it binds (a bound keyword's value becomes
+        # that parameter's default: computed on the real values, which must be immutable constants)
+        bound = tx.unpack_iterable(partial.args) + [v for _, v in partial.keywords.pairs(tx)]
+        if not all(v.is_python_constant() and is_constant_value(v.as_python_constant()) for v in bound):
+            raise Unsupported("unsupported_call", fn="inspect.signature", detail=" of a partial binding such values")
+        fn = partial.fn
     real = real_callable(fn)
     if real is None or kwargs:
         raise Unsupported("unsupported_call", fn="inspect.signature", detail=f" on {fn.describe()}")
     if isinstance(fn, UserFunctionVariable):   # the signature comes from the code and the defaults
         reads.function_code(tx, fn.fn, fn.source)
         reads.function_defaults(tx, fn.fn, fn.source, True, True)
+    if partial is not None:
+        real = functools.partial(real, *[a.as_python_constant() for a in tx.unpack_iterable(partial.args)],
+                                 **{k.as_python_constant(): v.as_python_constant()
+                                    for k, v in partial.keywords.pairs(tx)})
+        return ConstantVariable(fold(inspect.signature, real))   # (binding too many: the program's ValueError)
     return ConstantVariable(inspect.signature(real))
 
 
@@ -1327,7 +1422,8 @@ def _tuple_new(tx, cls, iterable=None):
 
 
 _HANDLERS: dict[Any, Callable] = {
-    len: _len, locals: _locals, vars: _vars, isinstance: _isinstance, issubclass: _issubclass, getattr: _getattr,
+    len: _len, hash: _hash, format: _format,
+    locals: _locals, vars: _vars, isinstance: _isinstance, issubclass: _issubclass, getattr: _getattr,
     hasattr: _hasattr,
     setattr: _setattr, delattr: _delattr, min: _minmax(min), max: _minmax(max), sum: _sum, math.prod: _prod,
     any: _any_all(any), all: _any_all(all), sorted: _sorted, reversed: _reversed, enumerate: _enumerate,
@@ -1338,7 +1434,8 @@ _HANDLERS: dict[Any, Callable] = {
     abs: _abs, type: _type, callable: _callable, id: _id, repr: _repr, round: _round, slice: _slice,
     super: _super, object: _object, object.__new__: _object_new, divmod: _divmod, pow: _pow, print: _print,
     tuple.__new__: _tuple_new, types.MappingProxyType: make_mapping_proxy,
-    operator.getitem: _getitem, operator.setitem: _setitem,
+    operator.getitem: _getitem, operator.setitem: _setitem, operator.delitem: _delitem, operator.abs: _abs,
+    operator.concat: _concat, math.fsum: _fsum,
     operator.itemgetter: _operator_getter(operator.itemgetter),
     operator.attrgetter: _operator_getter(operator.attrgetter),
     operator.methodcaller: _operator_getter(operator.methodcaller),

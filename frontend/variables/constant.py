@@ -1,7 +1,9 @@
 """Constants: None, bools, numbers, strings and other immutable values known at trace time."""
 from __future__ import annotations
 
+import collections
 import dataclasses
+import inspect
 import operator
 import types
 from typing import Any
@@ -26,6 +28,17 @@ def is_constant_value(value) -> bool:
         return all(is_constant_value(v) for v in value)
     return tp in CONSTANT_TYPES or (issubclass(tp, (int, float, str)) and not issubclass(tp, bool)
                                     and tp.__module__ == "builtins")
+
+
+_MAPPING_VIEWS = {types.MappingProxyType, type({}.keys()), type({}.values()), type({}.items())}
+_MAPPING_VIEWS |= {type(view) for view in (lambda d: (d.keys(), d.values(), d.items()))(collections.OrderedDict())}
+
+
+def _immutable(value) -> bool:
+    """A constant value, an inspect.Parameter (immutable: `replace` makes a new one), or a tuple of them."""
+    if type(value) is tuple:
+        return all(_immutable(v) for v in value)
+    return is_constant_value(value) or type(value) is inspect.Parameter
 
 
 # the error handlers CPython implements itself; any other is a function registered with
@@ -101,6 +114,8 @@ class ConstantVariable(VariableTracker):
             check_codec_folds(f"{type(self.value).__name__}.{name}", real_args, real_kwargs)
         method = getattr(self.value, name)
         result = fold(method, *real_args, **real_kwargs)
+        if type(self.value) in _MAPPING_VIEWS and type(result) in _MAPPING_VIEWS:
+            return ConstantVariable(result)     # `params.values()`: a view of the same folded mapping
         return tx.wrap(result, None, trusted=True)
 
     def _as_tuple_tracker(self):
@@ -109,6 +124,12 @@ class ConstantVariable(VariableTracker):
     def unpack(self, tx):
         if isinstance(self.value, (str, bytes, tuple, range, frozenset)):
             return [ConstantVariable(v) for v in self.value]
+        if type(self.value) in _MAPPING_VIEWS:
+            # a folded mapping view (`inspect.signature(f).parameters`, its keys/values/items), read as
+            # its lookups and len() already are: its items when they are immutable values
+            items = list(self.value)
+            if all(_immutable(v) for v in items):
+                return [ConstantVariable(v) for v in items]
         raise Unsupported("python_protocol", what=f"iterating over {self.describe()}")
 
     def reconstruct(self, codegen):

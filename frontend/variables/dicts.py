@@ -672,7 +672,7 @@ class DictViewVariable(VariableTracker):
         if isinstance(other, DictViewVariable) and other.kind in ("keys", "items"):
             theirs = other._members(tx)
         else:
-            theirs = {hashable_key(tx, i): i for i in _members(tx, other)}
+            theirs = _keyed(tx, _members(tx, other))
         order = _UNKNOWN_ORDER
         if op == "__and__":
             # CPython iterates the smaller view (or this view, against a larger exact set) and adds
@@ -783,6 +783,7 @@ _READS_ONLY = {"__contains__", "__len__", "__iter__", "copy", "isdisjoint", "iss
                           "__and__", "__sub__", "__xor__", "__le__", "__ge__", "__lt__", "__gt__", "__eq__",
                           "__ne__"}
 _SET_INPLACE = ("__ior__", "__iand__", "__isub__", "__ixor__")
+_SET_UPDATES = ("difference_update", "intersection_update", "symmetric_difference_update")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -977,16 +978,33 @@ class SetVariable(VariableTracker):
             return const(None)
         if name == "__iter__":
             return ContainerIteratorVariable.create(tx, self, "set")
+        if name in _SET_UPDATES and self.cls is set and self.source is None and not kwargs and \
+                (name != "symmetric_difference_update" or len(args) == 1):
+            # a set made here (a program's set is replayed by the write-back item by item, while CPython
+            # may resize the table at the end and so change its order); each operand's items as
+            # CPython walks them, the equal item it keeps (see _intersection)
+            pool = keys
+            for other in args:
+                theirs = {} if other is self and name != "intersection_update" else _keyed(tx, _members(tx, other))
+                if name == "difference_update":
+                    pool = {} if other is self else {k: v for k, v in pool.items() if k not in theirs}
+                elif name == "intersection_update":
+                    pool = _intersection(pool, False, _is_set(other), theirs)
+                else:
+                    pool = {} if other is self else {**{k: v for k, v in pool.items() if k not in theirs},
+                                                     **{k: v for k, v in theirs.items() if k not in pool}}
+            store_keyed(tx, self, pool.values())
+            return const(None)
         if name in _SET_INPLACE and self.cls is not frozenset:
             # `s |= t` (and friends, with a set or a keys view) changes s itself and gives s;
             # another operand answers NotImplemented, and `s = s | t` raises as in eager
             if not issubclass(args[0].python_type(), _SET_OPERANDS):
                 return NOT_IMPLEMENTED
-            theirs = {hashable_key(tx, i): i for i in _members(tx, args[0])}
+            theirs = _keyed(tx, _members(tx, args[0]))
             if name == "__ior__":
                 kept = {**keys, **{k: v for k, v in theirs.items() if k not in keys}}
             elif name == "__iand__":
-                kept = {k: v for k, v in keys.items() if k in theirs}
+                kept = _intersection(keys, args[0] is self, True, theirs)
             elif name == "__isub__":
                 kept = {k: v for k, v in keys.items() if k not in theirs}
             else:   # __ixor__
@@ -1014,11 +1032,15 @@ class SetVariable(VariableTracker):
             return NOT_IMPLEMENTED     # `{1} | [2]` raises TypeError; `union` takes any iterable
         if name in ("union", "__or__", "intersection", "__and__", "difference", "__sub__",
                     "symmetric_difference", "__xor__", "issubset", "issuperset", "isdisjoint") + _SET_COMPARISONS:
-            others = [{hashable_key(tx, i): i for i in _members(tx, a)} for a in args]
+            others = [_keyed(tx, _members(tx, a)) for a in args]
             result = getattr(set(keys), name)(*[set(o) for o in others])
             if isinstance(result, bool):
                 return const(result)
             pool = dict(keys)
+            if _SET_METHOD_NAMES.get(name, name) == "intersection":
+                # equal items of both sides (1 and 1.0): the result holds the one CPython keeps
+                for a, o in zip(args, others):
+                    pool = _intersection(pool, a is self and pool is keys, _is_set(a), o)
             for o in others:
                 for k, v in o.items():
                     pool.setdefault(k, v)
@@ -1124,6 +1146,25 @@ def _lazy_operand(var) -> bool:
 def _members(tx, var):
     """The items of an operand whose order does not matter (a set's: never its iteration order)."""
     return var.items(tx) if isinstance(var, SetVariable) else tx.unpack_iterable(var)
+
+
+def _keyed(tx, items) -> dict:
+    """{key: item} of an operand's items, the first of equal items kept (as a set built from them)."""
+    keyed = {}
+    for item in items:
+        keyed.setdefault(hashable_key(tx, item), item)
+    return keyed
+
+
+def _intersection(mine: dict, same: bool, is_set: bool, theirs: dict) -> dict:
+    """{key: item} of CPython's `set_intersection(mine, other)`: it walks the other operand (a set only
+    when it is not larger than this one, else this one) and adds each walked item the other holds, so
+    of two equal items (1 and 1.0) the walked side's object is the one kept."""
+    if same:
+        return dict(mine)
+    if is_set and len(theirs) > len(mine):
+        return {k: v for k, v in mine.items() if k in theirs}
+    return {k: v for k, v in theirs.items() if k in mine}
 
 
 def _is_set(var) -> bool:

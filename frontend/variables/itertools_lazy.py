@@ -11,6 +11,7 @@ import itertools
 from ..graph_break import Unsupported, fold, user_error
 from .base import VariableTracker, compare_equal
 from .constant import const
+from ..signals import UserException
 from .iterators import IteratorVariable, StopIterationSignal, next_of
 from .lists import TupleVariable, python_index
 
@@ -452,6 +453,57 @@ def _tee(tx, iterable, n=None, /):
         first = TeeVariable(buffer=buffer)
         tx.output.side_effects.track(first, 0)
     return TupleVariable((first,) + tuple(first.copy(tx) for _ in range(count - 1)))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class CallableIteratorVariable(IteratorVariable):
+    """iter(fn, sentinel): each item is a call `fn()`; an item equal to the sentinel (`sentinel == item`,
+    identity first, as CPython compares) or a StopIteration raised by the call ends it for good. State:
+    whether it ended."""
+    fn: VariableTracker = None
+    sentinel: VariableTracker = None
+
+    def parts(self, tx):
+        return (self.fn, self.sentinel)
+
+    def python_type(self):
+        return _CALLABLE_ITERATOR
+
+    def describe(self):
+        return "callable_iterator"
+
+    def next_item(self, tx):
+        effects = tx.output.side_effects
+        if effects.get(self):
+            raise StopIterationSignal()
+        try:
+            item = self.fn.call_function(tx, [], {})
+        except UserException as e:
+            if not issubclass(e.exc_var.cls, StopIteration):
+                raise
+            effects.track(self, True)
+            raise StopIterationSignal() from None
+        if compare_equal(tx, self.sentinel, item):
+            effects.track(self, True)
+            raise StopIterationSignal()
+        return item
+
+    def reconstruct(self, codegen):
+        if codegen.tx.output.side_effects.get(self):   # (a new one would call fn again)
+            raise Unsupported("unrebuildable", what="rebuilding an exhausted callable_iterator after the graph")
+        codegen.load_callable(iter)
+        codegen.reconstruct(self.fn)
+        codegen.reconstruct(self.sentinel)
+        codegen.call(2)
+
+
+_CALLABLE_ITERATOR = type(iter(int, 0))
+
+
+def callable_iterator(tx, fn, sentinel):
+    var = CallableIteratorVariable(fn=fn, sentinel=sentinel)
+    tx.output.side_effects.track(var, False)
+    return var
 
 
 HANDLERS = {itertools.repeat: _repeat, itertools.starmap: _starmap, itertools.takewhile: _while(False),

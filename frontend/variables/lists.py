@@ -398,6 +398,9 @@ class ListVariable(BaseSequence):
         emptied = self.get_items(tx)
         try:
             ordered = sorted_items(tx, items, kwargs, in_place=True)
+        except _SortFailed as failed:
+            self.set_items(tx, failed.order)    # (what a key function did to the list is dropped)
+            raise user_error(failed.error) from None
         except Exception:
             self.set_items(tx, items)   # a failing key leaves the list as it was
             raise
@@ -732,6 +735,13 @@ def _as_eager(kind, n, op, *args):
     fold(op, kind(range(n)), *args)
 
 
+class _SortFailed(Exception):
+    """list.sort whose keys did not compare: the order it left and the program's TypeError."""
+    def __init__(self, order, error):
+        super().__init__(error)
+        self.order, self.error = order, error
+
+
 def sorted_items(tx, items, kwargs, in_place=False):
     """`sorted(items, key=..., reverse=...)` over trackers (`sorted`, and `list.sort` with `in_place`): keys
     must be constants."""
@@ -742,13 +752,17 @@ def sorted_items(tx, items, kwargs, in_place=False):
     keyed = [(key.call_function(tx, [i], {}) if key is not None and not (key.is_python_constant() and
                                                                              key.as_python_constant() is None)
               else i, i) for i in items]
+    # symbolic numbers (ints that changed between calls) are specialized: the order depends on their values
+    keyed = [(const(k.evaluate()) if isinstance(k, families.SymNodeVariable) else k, i) for k, i in keyed]
     if not all(k.is_python_constant() for k, _ in keyed):
         raise Unsupported("non_constant_value", what="sorting values that are not constants")
     try:
         keyed.sort(key=lambda p: p[0].as_python_constant(), reverse=reverse)
     except TypeError as e:     # keys that do not compare ('<' between str and int)
-        if in_place:   # CPython leaves the list partly sorted, in an order not modelled here
-            raise Unsupported("unsupported_call", fn="list.sort", detail=f" on keys that do not compare ({e})")
+        if in_place:
+            # CPython leaves the list as its sort left it when the comparison failed: this sort ran the
+            # same algorithm over the same constant keys, so `keyed` is in that very order
+            raise _SortFailed([i for _, i in keyed], e) from None
         raise user_error(e) from None
     return [i for _, i in keyed]
 

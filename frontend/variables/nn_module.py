@@ -212,9 +212,9 @@ class NNModuleVariable(UserDefinedObjectVariable):
             raise Unsupported("python_protocol", what=f"reading {name} of {self.describe()} after the trace changed "
                                                       "its parameters, buffers or submodules")
         if class_method(tx, self, name, pending_ok=True)[0] is not MISSING:
-            # a name the class defines (or the trace set on it) answers before the parameter, buffer and submodule tables, which
-            # only nn.Module.__getattr__ reads (a method `act` wins over a submodule `self.act`); the
-            # generic lookup keeps Python's order (data descriptors, the instance dict, the class)
+            # a name the class defines (or the trace set on it) answers before the parameter, buffer and
+            # submodule tables, which only nn.Module.__getattr__ reads (a method `act` wins over a submodule
+            # `self.act`); the generic lookup keeps Python's order (data descriptors, the instance dict, the class)
             return super().var_getattr(tx, name)
         if name == "training":
             if self.source is not None:

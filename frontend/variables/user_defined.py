@@ -30,7 +30,6 @@ from ...guards.source import (
 )
 from ...probe import (
     builtin_base,
-    class_dict_lookup,
     class_namespace,
     disallows_instantiation,
     is_c_level,
@@ -59,6 +58,30 @@ _MISSING = object()
 _FUNCTION_APPLY = torch.autograd.Function.__dict__["apply"]
 
 
+def descriptor_method(tx, attr, name):
+    """`name` (`__get__`, `__set__`, `__delete__`) on the class of a descriptor found on a class, or None:
+    looked up guarded, as any class lookup (one added, replaced or removed later recompiles)."""
+    found, _ = class_lookup(tx, type(attr), name)
+    return None if found is MISSING else found
+
+
+def is_data_descriptor(tx, attr) -> bool:
+    """CPython's test (its type fills the descriptor set slot: it has `__set__` or `__delete__`), guarded:
+    a data descriptor of the class comes before the instance's own dict."""
+    return descriptor_method(tx, attr, "__set__") is not None or descriptor_method(tx, attr, "__delete__") is not None
+
+
+def _python_descriptor_method(tx, obj_var, attr, attr_source, method, args) -> bool:
+    """`descriptor.__set__(obj, value)` / `__delete__(obj)` of a data descriptor class of the program's,
+    written in Python: inlined as object.__setattr__/__delattr__ calls it (True); otherwise False."""
+    fn = descriptor_method(tx, attr, method)
+    if not (is_heap_type(type(attr)) and isinstance(fn, types.FunctionType)):
+        return False
+    descriptor = tx.wrap(attr, attr_source, trusted=attr_source is None)
+    UserFunctionVariable(fn=fn).call_function(tx, [descriptor, *args], {})
+    return True
+
+
 def bind_descriptor(tx, obj_var, cls_owner, attr, name, attr_source=None):
     """Turn a class attribute found in the MRO into what `obj.name` evaluates to."""
     # looked up on a class (`object.__setattr__`, `Cls.method`), descriptors stay unbound
@@ -66,7 +89,7 @@ def bind_descriptor(tx, obj_var, cls_owner, attr, name, attr_source=None):
 
     def part(field):   # a read-only field of the found object, whose identity is guarded by the lookup
         return tx.wrap(getattr(attr, field), AttrSource(attr_source, field) if attr_source else None, trusted=True)
-    getter = class_dict_lookup(type(attr), "__get__")
+    getter = descriptor_method(tx, attr, "__get__")
     if is_heap_type(type(attr)) and not is_c_level(getter):
         # a descriptor class of the program's (torch.distributions' lazy_property, a property or
         # classmethod subclass overriding __get__): its Python `__get__(descriptor, instance, owner)`
@@ -260,7 +283,7 @@ class UserDefinedClassVariable(VariableTracker):
         if attr is not MISSING:
             if isinstance(attr, (staticmethod, classmethod, types.FunctionType)):
                 return bind_descriptor(tx, self, None, attr, name, attr_src)
-            if is_heap_type(type(attr)) and not is_c_level(class_dict_lookup(type(attr), "__get__")):
+            if is_heap_type(type(attr)) and not is_c_level(descriptor_method(tx, attr, "__get__")):
                 # a descriptor whose `__get__` is Python: run when read, not at compile time and
                 # in each guard check (nor skipped by the compiled code)
                 return bind_descriptor(tx, self, None, attr, name, attr_src)
@@ -269,7 +292,7 @@ class UserDefinedClassVariable(VariableTracker):
             value = getattr(cls, name)
             src = AttrSource(self.source, name) if self.source else None
             return tx.wrap(value, src)
-        if meta_attr is not MISSING and not is_c_level(class_dict_lookup(type(meta_attr), "__get__")):
+        if meta_attr is not MISSING and not is_c_level(descriptor_method(tx, meta_attr, "__get__")):
             # a descriptor of the metaclass whose `__get__` is Python: bound to the class when read
             raise Unsupported("python_protocol", what=f"reading {cls.__qualname__}.{name}, a descriptor of its "
                                                       "metaclass")
@@ -660,7 +683,17 @@ class UserDefinedObjectVariable(VariableTracker):
     def iterate(self, tx):
         if _iterates_by_getitem(tx, self):
             return GetitemIteratorVariable.create(tx, self)
-        return self.call_method(tx, "__iter__", [], {})   # the class's own __iter__
+        it = self.call_method(tx, "__iter__", [], {})   # the class's own __iter__
+        if it.is_iterator:
+            return it
+        # CPython's iter() takes only an iterator (its class has __next__) from __iter__
+        kind = it.python_type()
+        if class_lookup(tx, kind, "__next__")[0] is MISSING:
+            if not (kind.__module__ == "builtins" or is_heap_type(kind)):
+                raise Unsupported("python_protocol", what=f"iter() of {self.describe()} (its __iter__ returned "
+                                                          f"{it.describe()})")
+            raise user_error(TypeError(f"iter() returned non-iterator of type '{kind.__name__}'"))
+        return it
 
     @staticmethod
     def create_new(tx, cls):
@@ -721,7 +754,7 @@ class UserDefinedObjectVariable(VariableTracker):
                 attr.__name__ == "__dict__":
             return InstanceDictVariable(obj=self)     # the instance's own dict (not a class's override)
         # data descriptors on the class win over the instance dict
-        if attr is not MISSING and (isinstance(attr, property) or (hasattr(type(attr), "__set__") and
+        if attr is not MISSING and (isinstance(attr, property) or (is_data_descriptor(tx, attr) and
                                                                 not isinstance(attr, types.MemberDescriptorType))):
             return bind_descriptor(tx, self, None, attr, name, attr_src)
         written = self.attrs(tx)
@@ -766,7 +799,9 @@ class UserDefinedObjectVariable(VariableTracker):
             tx.wrap(attr.fset, AttrSource(attr_src, "fset") if attr_src else None, trusted=True).call_function(
                 tx, [self, value], {})
             return
-        if hasattr(type(attr), "__set__") and not isinstance(attr, types.MemberDescriptorType):
+        if attr is not MISSING and is_data_descriptor(tx, attr) and not isinstance(attr, types.MemberDescriptorType):
+            if _python_descriptor_method(tx, self, attr, attr_src, "__set__", [self, value]):
+                return
             raise Unsupported("unsupported_attr", name=name, obj=f"{self.cls.__name__} (custom descriptor)")
         if isinstance(attr, types.MemberDescriptorType) and not is_heap_type(attr.__objclass__):
             # a member of a C type (`weakref.ref.__callback__`): maybe read-only, which the write-back
@@ -789,9 +824,18 @@ class UserDefinedObjectVariable(VariableTracker):
         self.generic_delattr(tx, name)
 
     def generic_delattr(self, tx, name):
-        """object.__delattr__ of an instance attribute (a descriptor's deleter breaks)."""
-        attr, _ = class_method(tx, self, name)
-        if hasattr(type(attr), "__delete__"):
+        """object.__delattr__: a property's deleter, or an instance attribute (another descriptor's deleter
+        breaks)."""
+        attr, attr_src = class_method(tx, self, name)
+        if isinstance(attr, property):
+            if attr.fdel is None:
+                raise user_error(AttributeError(f"property '{name}' of '{self.cls.__name__}' object has no deleter"))
+            tx.wrap(attr.fdel, AttrSource(attr_src, "fdel") if attr_src else None, trusted=True).call_function(
+                tx, [self], {})
+            return
+        if attr is not MISSING and is_data_descriptor(tx, attr):     # (a slot too: breaks)
+            if _python_descriptor_method(tx, self, attr, attr_src, "__delete__", [self]):
+                return
             raise Unsupported("attribute_write", what=f"deleting descriptor {name!r} of {self.describe()}")
         try:
             InstanceDictVariable(obj=self).call_method(tx, "__delitem__", [const(name)], {})
@@ -875,11 +919,23 @@ class UserDefinedObjectVariable(VariableTracker):
                 return items
 
     def truth(self, tx):
-        for name in ("__bool__", "__len__"):
-            method, _ = class_method(tx, self, name)
-            if isinstance(method, types.FunctionType):
-                result = self.call_method(tx, name, [], {})
-                return bool(result.as_python_constant()) if result.is_python_constant() else result.truth(tx)
+        method, _ = class_method(tx, self, "__bool__")
+        if isinstance(method, types.FunctionType):
+            # CPython takes a bool and nothing else from __bool__
+            result = self.call_method(tx, "__bool__", [], {})
+            if result.is_python_constant() and type(result.as_python_constant()) is bool:
+                return result.as_python_constant()
+            if isinstance(result, families.SymNodeVariable) and result.python_type() is bool:
+                return result.truth(tx)
+            if result.is_python_constant() and type(result.as_python_constant()).__module__ == "builtins":
+                raise user_error(TypeError(f"__bool__ should return bool, returned "
+                                           f"{type(result.as_python_constant()).__name__}"))
+            raise Unsupported("python_protocol", what=f"truth value of {self.describe()} (its __bool__ returned "
+                                                      f"{result.describe()})")
+        method, _ = class_method(tx, self, "__len__")
+        if isinstance(method, types.FunctionType):
+            # without __bool__, the truth is len()'s: an index-sized int >= 0, as len() checks it
+            return families.BuiltinVariable(fn=len).call_function(tx, [self], {}).truth(tx)
         store = dict_store(tx, self) or set_store(tx, self)
         if store is not None:
             return store.truth(tx)
@@ -982,7 +1038,7 @@ class EnumVariable(VariableTracker):
         if own is not MISSING:
             return tx.wrap(own, AttrSource(reads.source_of(member, self.source), name))
         if attr is not MISSING and not isinstance(attr, types.FunctionType) and \
-                not is_c_level(class_dict_lookup(type(attr), "__get__")):
+                not is_c_level(descriptor_method(tx, attr, "__get__")):
             return bind_descriptor(tx, self, None, attr, name, attr_src)    # a Python descriptor
         return const(getattr(member, name))
 
@@ -1142,7 +1198,7 @@ class InstanceDictVariable(VariableTracker):
             # a key that is no attribute name (`obj.__dict__[1] = v`): the write-back's setattr refuses it
             raise Unsupported("attribute_write", what=f"writing the non-string key {key!r} in {self.describe()}")
         attr, _ = class_method(tx, self.obj, key)
-        if hasattr(type(attr), "__set__") or hasattr(type(attr), "__delete__"):
+        if attr is not MISSING and is_data_descriptor(tx, attr):
             raise Unsupported("attribute_write", what=f"writing {key!r} in {self.describe()} (a descriptor)")
         attrs = dict(self.obj.attrs(tx))
         if value is _MISSING and self.obj.is_new():
