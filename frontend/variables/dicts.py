@@ -11,11 +11,10 @@ from bytecode import Instr
 from ...guards.guard import Guard
 from ...guards.source import AttrSource, is_literal
 from ...probe import is_c_level, plain_hash
-from .. import exception_state
+from .. import exception_state, reads
 from ..graph_break import Unsupported, user_error
 from ..signals import UserException
 from ..write_back import rebuilt_dict
-from .. import reads
 from ..reads import class_lookup
 from .base import (
     NOT_IMPLEMENTED,
@@ -159,8 +158,7 @@ def mapping_as_dict(tx, mapping) -> "DictVariable":
     if _merges_tables(tx, mapping):
         # a dict subclass iterating as dict does is merged table to table: its own keys() and
         # __getitem__ are never called (CPython's dict_merge fast path)
-        from .user_defined import dict_store
-        store = dict_store(tx, mapping)
+        store = families.dict_store(tx, mapping)
         if store is not None:
             return DictVariable.create(tx, list(store.pairs(tx)))
         if mapping.python_type() is not dict:

@@ -1052,4 +1052,4 @@ class AccumulateVariable(IteratorVariable):
         codegen.call(3, kw_names=("initial",))
 
 
-families.register(ListIteratorVariable, ListSequenceIteratorVariable, DequeIteratorVariable)
+families.register(ListIteratorVariable, ListSequenceIteratorVariable, DequeIteratorVariable, StopIterationSignal)

@@ -678,12 +678,11 @@ def for_each_item(tx, iterable, fn) -> None:
     """Call `fn` on each item of `iterable` as CPython's consuming loops do: the next item is asked
     for only after `fn` handled the previous one (a generator reading the container being filled sees
     the items added so far; items before a raise stay added)."""
-    from .iterators import StopIterationSignal
     it = tx.get_iter(iterable)
     for _ in range(tx.config.max_instructions + 1):
         try:
             item = it.next_item(tx)
-        except StopIterationSignal:
+        except families.StopIterationSignal:
             return
         fn(item)
     raise Unsupported("endless_iterator", what=f"consuming {iterable.describe()} (endless?)")

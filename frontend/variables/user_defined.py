@@ -1235,4 +1235,4 @@ class InstanceDictVariable(VariableTracker):
         raise Unsupported("python_protocol", what=f"{name} on {self.describe()}")
 
 
-families.register(UserDefinedObjectVariable, class_attribute, lookup_in_mro, bind_descriptor)
+families.register(UserDefinedObjectVariable, class_attribute, lookup_in_mro, bind_descriptor, dict_store)
