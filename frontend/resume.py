@@ -566,8 +566,15 @@ def call_start_index(code, index: int) -> int:
     return start
 
 
+# code -> {offset: index in _instructions(code)}
+_INDEX_CACHE = CodeKeyed()
+
+
 def instruction_index(code, offset: int) -> int:
-    return next(i for i, ins in enumerate(_instructions(code)) if ins.offset == offset)
+    index = _INDEX_CACHE.get(code)
+    if index is None:
+        index = _INDEX_CACHE[code] = {ins.offset: i for i, ins in enumerate(_instructions(code))}
+    return index[offset]
 
 
 def enter_context_instrs(kind, lineno) -> list:
@@ -649,7 +656,7 @@ def resume_codes_of(code) -> list:
 
 def _make_resume_code(code, offset: int, layout: tuple, live: tuple, grad_after):
     insts = _instructions(code)
-    target_index = next(i for i, ins in enumerate(insts) if ins.offset == offset)
+    target_index = instruction_index(code, offset)
     target_line = insts[target_index].positions.lineno or code.co_firstlineno
     label = Label()
     body, kept = _resume_body(code, insts, target_index, label)
@@ -665,33 +672,58 @@ def _make_resume_code(code, offset: int, layout: tuple, live: tuple, grad_after)
         bc.flags &= ~inspect.CO_NESTED
     bc.extend(prologue)
     bc.extend(body)
-    new = assemble(bc, code)
+    new = bc.to_code(stacksize=_resume_stack_size(code, prologue), compute_exception_stack_depths=False)
     _record_origin(new, code, sum(isinstance(i, Instr) for i in prologue), kept)
     _remember_decoded_body(new, tuple(bc))
     return new
 
 
+# how much deeper than the original's the stack of a resume body goes: an unbound-cell check pushes 3
+# values before the read it guards, an explicit super() call 2 more than the zero-argument call
+_RESUME_BODY_EXTRA_DEPTH = 3
+
+
+def _resume_stack_size(code, prologue: list) -> int:
+    """The stack size of a resume code: the deepest its prologue goes, or the original's (plus the
+    checks inserted into the body). The body's instructions are the original's, entered with the
+    stack the original has at the target, so no path through it goes deeper than the original's
+    deepest (the exception table's depths are the original's too); analysing the assembled code,
+    as long as the rest of the frame, was a large part of a break's compile time."""
+    depth = deepest = 0
+    for ins in prologue:
+        if isinstance(ins, Instr):
+            depth += ins.stack_effect(jump=False)
+            deepest = max(deepest, depth)
+    return max(deepest, code.co_stacksize + _RESUME_BODY_EXTRA_DEPTH)
+
+
 def _resume_body(code, insts, target_index: int, label):
     """The original body, `label` at the instruction resumed at, cells turned into free variables
-    (they come from the closure); and the original offset of each instruction kept."""
+    (they come from the closure); and the original offset of each instruction kept. Only the
+    instructions reached from the target are looked at: the others are not copied."""
     cells = set(code.co_cellvars)
     reached = reachable_from(code, [target_index])
     body = []
     kept = []      # original offsets of the body instructions, in order (None: inserted)
-    n = 0
-    for item in body_items(code, labels={target_index: label}):
+    n = -1
+    for item in _decoded_body(code):
         if isinstance(item, Instr):
-            original = insts[n]
             n += 1
-            if item.name in _CELL_SETUP or n - 1 not in reached:
-                continue     # the cells come from the closure; code the resumed frame never runs
+            if n not in reached:
+                continue     # code the resumed frame never runs
+            if n == target_index:
+                body.append(label)
+            if item.name in _CELL_SETUP:
+                continue     # the cells come from the closure
             if isinstance(item.arg, CellVar) and item.arg.name in cells:
                 item = Instr(item.name, FreeVar(item.arg.name), location=item.location)
                 if item.name in _CELL_READS:
                     check = _unbound_cell_check(item)
                     body.extend(check)
                     kept.extend(None for i in check if isinstance(i, Instr))
-            kept.append(original.offset)
+            # (the decoded instructions are shared, not copied: nothing changes them, and
+            # _explicit_super replaces the ones it rewrites)
+            kept.append(insts[n].offset)
         body.append(item)
     body = drop_empty_try_ranges(body)
     super_self = zero_arg_super_self(code)
