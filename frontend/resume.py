@@ -66,6 +66,7 @@ import dis
 import inspect
 import types
 import weakref
+from typing import NamedTuple
 
 import torch
 from bytecode import Bytecode, Instr, Label, TryBegin, TryEnd
@@ -493,13 +494,75 @@ def function_bytecode(template, argnames, cellvars, freevars, qualname=None) -> 
     return bc
 
 
-def assemble(bc: Bytecode, template) -> types.CodeType:
+class TemplateCopy(NamedTuple):
+    """A copy of a template's code inside transformed code (break_codegen.emit_in_block): its items,
+    as placed in the code's item list, and the labels outside it that code in it jumps to, with the
+    stack depth there."""
+    items: list
+    exits: list          # [(label, depth)]
+
+
+# how much deeper than the template's the stack of its copy goes: the check of the trace function after
+# the native instruction (break_codegen.emit_in_block) pushes 2 values
+_COPY_EXTRA_DEPTH = 2
+
+
+def assemble(bc: Bytecode, template, copy: TemplateCopy) -> types.CodeType:
     """Assemble code that jumps into the middle of `template`'s body (maybe into a try range,
     past the start of the range): keep the original exception-table depths (the jump rebuilds the
-    same stack). The `bytecode` library's depth analysis assumes a try range is entered at its
-    start, so the stack size is computed on the assembled code instead (`stack_size`)."""
-    code = bc.to_code(stacksize=template.co_stacksize, compute_exception_stack_depths=False)
-    return code.replace(co_stacksize=max(stack_size(code), template.co_stacksize))
+    same stack). The stack size is the deeper of the template's (the copy is entered with the stack
+    the template has there, so no path through it goes deeper) and of the code around the copy,
+    walked alone (`items_stack_size`): analysing the whole assembled code, as long as the rest of
+    the frame, was a large part of a break's compile time. (The `bytecode` library's depth analysis
+    assumes a try range is entered at its start.)"""
+    items = list(bc)
+    first = copy.items[0] if copy.items else None
+    at = next((i for i, item in enumerate(items) if item is first), len(items))
+    outside = items[:at] + items[at + len(copy.items):]
+    depth = max(template.co_stacksize + _COPY_EXTRA_DEPTH, items_stack_size(outside, copy.exits))
+    return bc.to_code(stacksize=depth, compute_exception_stack_depths=False)
+
+
+def items_stack_size(items: list, entries=()) -> int:
+    """The deepest stack of `bytecode` items (instructions, labels, try markers) on every path from
+    the first item (at depth 0) and from each (label, depth) of `entries`; a jump to a label that is
+    not in `items` is not followed. An instruction in a try range also leads to its handler (with
+    the range's depth, `lasti` and the exception)."""
+    labels, covering, current = {}, [], None
+    for i, item in enumerate(items):
+        if isinstance(item, Label):
+            labels[item] = i
+        elif isinstance(item, TryBegin):
+            current = item
+        elif isinstance(item, TryEnd):
+            current = None
+        covering.append(current)
+    depth_at: dict = {}
+    todo = [(0, 0)] + [(labels[label], depth) for label, depth in entries if label in labels]
+    deepest = max((depth for _, depth in todo), default=0)
+    while todo:
+        i, depth = todo.pop()
+        while i < len(items) and depth_at.get(i, -1) < depth:
+            depth_at[i] = depth
+            item = items[i]
+            i += 1
+            if not isinstance(item, Instr):
+                continue
+            entry = covering[i - 1]
+            if entry is not None and entry.target in labels:
+                handler_depth = entry.stack_depth + entry.push_lasti + 1
+                deepest = max(deepest, handler_depth)
+                todo.append((labels[entry.target], handler_depth))
+            if isinstance(item.arg, Label):
+                taken = depth + item.stack_effect(jump=True)
+                deepest = max(deepest, taken)
+                if item.arg in labels:
+                    todo.append((labels[item.arg], taken))
+            if item.name in _NO_FALLTHROUGH:
+                break
+            depth += item.stack_effect(jump=False)
+            deepest = max(deepest, depth)
+    return deepest
 
 
 def stack_size(code) -> int:
