@@ -64,6 +64,7 @@ from .resume import (
     SHAPED_SLOT,
     VALUE_SLOT,
     ResumeCall,
+    TemplateCopy,
     autocast_slot,
     body_items,
     call_start_index,
@@ -442,11 +443,14 @@ def emit_in_block(tx, cg, ins, stack, plan, lives, needed, resume):
     replace[index] = edit
     # the copy is entered only at the instruction: code no path from there reaches is left out
     reached = reachable_from(code, range(start, index + 1))
-    cg.instructions.extend(body_items(code, replace=replace, keep=reached))
+    copy = body_items(code, replace=replace, keep=reached)
+    cg.instructions.extend(copy)
     for label, path, live in zip(conts, paths, lives):
         cg.append(label)
         _leave_copy(cg, path, live, resume)
-    return tx.finish_code(cg, copied=True)
+    # (the copy leaves for a continuation with the stack the native instruction left)
+    exits = [(label, len(path.stack)) for label, path in zip(conts, paths)]
+    return tx.finish_code(cg, copied=TemplateCopy(copy, exits))
 
 
 def drop_frame_references(tx, cg, kept: set) -> None:

@@ -416,16 +416,17 @@ def _make_function(code, f_globals, defaults, closure, kwdefaults, qualname, ann
 
 
 def new_code(template: types.CodeType, body: list, prefix: list, nargs: int, name_suffix: str = "",
-             copies_template: bool = False):
+             copies_template=None):
     """A code object with `template`'s arguments (all positional), cells, free variables, name and
-    file, running `prefix` (MAKE_CELL/COPY_FREE_VARS), RESUME, then `body`. `copies_template`: the
-    body jumps into a copy of the template's own code (and exception table)."""
+    file, running `prefix` (MAKE_CELL/COPY_FREE_VARS), RESUME, then `body`. `copies_template` (a
+    resume.TemplateCopy): the body jumps into that copy of the template's own code (and exception
+    table)."""
     bc = function_bytecode(template, template.co_varnames[:nargs], template.co_cellvars, template.co_freevars)
     bc.extend(prefix)
     bc.append(Instr("RESUME", 0, lineno=template.co_firstlineno))
     bc.extend(body)
-    if copies_template:
-        return assemble(bc, template)
+    if copies_template is not None:
+        return assemble(bc, template, copies_template)
     return bc.to_code()
 
 

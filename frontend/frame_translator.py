@@ -190,7 +190,7 @@ class InstructionTranslator(InstructionTranslatorBase):
             _codegen_random_draws(cg, output)
         return cg
 
-    def finish_code(self, cg, copied=False) -> CompiledFrame:
+    def finish_code(self, cg, copied=None) -> CompiledFrame:
         if self._graph_call is not None:
             plan = self._rerun_plan()
             self.gm, compiled = self.output.compile_graph(cg.used_outputs(self._graph_outputs))

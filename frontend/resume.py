@@ -66,6 +66,7 @@ import dis
 import inspect
 import types
 import weakref
+from typing import NamedTuple
 
 import torch
 from bytecode import Bytecode, Instr, Label, TryBegin, TryEnd
@@ -493,13 +494,75 @@ def function_bytecode(template, argnames, cellvars, freevars, qualname=None) -> 
     return bc
 
 
-def assemble(bc: Bytecode, template) -> types.CodeType:
+class TemplateCopy(NamedTuple):
+    """A copy of a template's code inside transformed code (break_codegen.emit_in_block): its items,
+    as placed in the code's item list, and the labels outside it that code in it jumps to, with the
+    stack depth there."""
+    items: list
+    exits: list          # [(label, depth)]
+
+
+# how much deeper than the template's the stack of its copy goes: the check of the trace function after
+# the native instruction (break_codegen.emit_in_block) pushes 2 values
+_COPY_EXTRA_DEPTH = 2
+
+
+def assemble(bc: Bytecode, template, copy: TemplateCopy) -> types.CodeType:
     """Assemble code that jumps into the middle of `template`'s body (maybe into a try range,
     past the start of the range): keep the original exception-table depths (the jump rebuilds the
-    same stack). The `bytecode` library's depth analysis assumes a try range is entered at its
-    start, so the stack size is computed on the assembled code instead (`stack_size`)."""
-    code = bc.to_code(stacksize=template.co_stacksize, compute_exception_stack_depths=False)
-    return code.replace(co_stacksize=max(stack_size(code), template.co_stacksize))
+    same stack). The stack size is the deeper of the template's (the copy is entered with the stack
+    the template has there, so no path through it goes deeper) and of the code around the copy,
+    walked alone (`items_stack_size`): analysing the whole assembled code, as long as the rest of
+    the frame, was a large part of a break's compile time. (The `bytecode` library's depth analysis
+    assumes a try range is entered at its start.)"""
+    items = list(bc)
+    first = copy.items[0] if copy.items else None
+    at = next((i for i, item in enumerate(items) if item is first), len(items))
+    outside = items[:at] + items[at + len(copy.items):]
+    depth = max(template.co_stacksize + _COPY_EXTRA_DEPTH, items_stack_size(outside, copy.exits))
+    return bc.to_code(stacksize=depth, compute_exception_stack_depths=False)
+
+
+def items_stack_size(items: list, entries=()) -> int:
+    """The deepest stack of `bytecode` items (instructions, labels, try markers) on every path from
+    the first item (at depth 0) and from each (label, depth) of `entries`; a jump to a label that is
+    not in `items` is not followed. An instruction in a try range also leads to its handler (with
+    the range's depth, `lasti` and the exception)."""
+    labels, covering, current = {}, [], None
+    for i, item in enumerate(items):
+        if isinstance(item, Label):
+            labels[item] = i
+        elif isinstance(item, TryBegin):
+            current = item
+        elif isinstance(item, TryEnd):
+            current = None
+        covering.append(current)
+    depth_at: dict = {}
+    todo = [(0, 0)] + [(labels[label], depth) for label, depth in entries if label in labels]
+    deepest = max((depth for _, depth in todo), default=0)
+    while todo:
+        i, depth = todo.pop()
+        while i < len(items) and depth_at.get(i, -1) < depth:
+            depth_at[i] = depth
+            item = items[i]
+            i += 1
+            if not isinstance(item, Instr):
+                continue
+            entry = covering[i - 1]
+            if entry is not None and entry.target in labels:
+                handler_depth = entry.stack_depth + entry.push_lasti + 1
+                deepest = max(deepest, handler_depth)
+                todo.append((labels[entry.target], handler_depth))
+            if isinstance(item.arg, Label):
+                taken = depth + item.stack_effect(jump=True)
+                deepest = max(deepest, taken)
+                if item.arg in labels:
+                    todo.append((labels[item.arg], taken))
+            if item.name in _NO_FALLTHROUGH:
+                break
+            depth += item.stack_effect(jump=False)
+            deepest = max(deepest, depth)
+    return deepest
 
 
 def stack_size(code) -> int:
@@ -566,8 +629,15 @@ def call_start_index(code, index: int) -> int:
     return start
 
 
+# code -> {offset: index in _instructions(code)}
+_INDEX_CACHE = CodeKeyed()
+
+
 def instruction_index(code, offset: int) -> int:
-    return next(i for i, ins in enumerate(_instructions(code)) if ins.offset == offset)
+    index = _INDEX_CACHE.get(code)
+    if index is None:
+        index = _INDEX_CACHE[code] = {ins.offset: i for i, ins in enumerate(_instructions(code))}
+    return index[offset]
 
 
 def enter_context_instrs(kind, lineno) -> list:
@@ -649,7 +719,7 @@ def resume_codes_of(code) -> list:
 
 def _make_resume_code(code, offset: int, layout: tuple, live: tuple, grad_after):
     insts = _instructions(code)
-    target_index = next(i for i, ins in enumerate(insts) if ins.offset == offset)
+    target_index = instruction_index(code, offset)
     target_line = insts[target_index].positions.lineno or code.co_firstlineno
     label = Label()
     body, kept = _resume_body(code, insts, target_index, label)
@@ -665,33 +735,58 @@ def _make_resume_code(code, offset: int, layout: tuple, live: tuple, grad_after)
         bc.flags &= ~inspect.CO_NESTED
     bc.extend(prologue)
     bc.extend(body)
-    new = assemble(bc, code)
+    new = bc.to_code(stacksize=_resume_stack_size(code, prologue), compute_exception_stack_depths=False)
     _record_origin(new, code, sum(isinstance(i, Instr) for i in prologue), kept)
     _remember_decoded_body(new, tuple(bc))
     return new
 
 
+# how much deeper than the original's the stack of a resume body goes: an unbound-cell check pushes 3
+# values before the read it guards, an explicit super() call 2 more than the zero-argument call
+_RESUME_BODY_EXTRA_DEPTH = 3
+
+
+def _resume_stack_size(code, prologue: list) -> int:
+    """The stack size of a resume code: the deepest its prologue goes, or the original's (plus the
+    checks inserted into the body). The body's instructions are the original's, entered with the
+    stack the original has at the target, so no path through it goes deeper than the original's
+    deepest (the exception table's depths are the original's too); analysing the assembled code,
+    as long as the rest of the frame, was a large part of a break's compile time."""
+    depth = deepest = 0
+    for ins in prologue:
+        if isinstance(ins, Instr):
+            depth += ins.stack_effect(jump=False)
+            deepest = max(deepest, depth)
+    return max(deepest, code.co_stacksize + _RESUME_BODY_EXTRA_DEPTH)
+
+
 def _resume_body(code, insts, target_index: int, label):
     """The original body, `label` at the instruction resumed at, cells turned into free variables
-    (they come from the closure); and the original offset of each instruction kept."""
+    (they come from the closure); and the original offset of each instruction kept. Only the
+    instructions reached from the target are looked at: the others are not copied."""
     cells = set(code.co_cellvars)
     reached = reachable_from(code, [target_index])
     body = []
     kept = []      # original offsets of the body instructions, in order (None: inserted)
-    n = 0
-    for item in body_items(code, labels={target_index: label}):
+    n = -1
+    for item in _decoded_body(code):
         if isinstance(item, Instr):
-            original = insts[n]
             n += 1
-            if item.name in _CELL_SETUP or n - 1 not in reached:
-                continue     # the cells come from the closure; code the resumed frame never runs
+            if n not in reached:
+                continue     # code the resumed frame never runs
+            if n == target_index:
+                body.append(label)
+            if item.name in _CELL_SETUP:
+                continue     # the cells come from the closure
             if isinstance(item.arg, CellVar) and item.arg.name in cells:
                 item = Instr(item.name, FreeVar(item.arg.name), location=item.location)
                 if item.name in _CELL_READS:
                     check = _unbound_cell_check(item)
                     body.extend(check)
                     kept.extend(None for i in check if isinstance(i, Instr))
-            kept.append(original.offset)
+            # (the decoded instructions are shared, not copied: nothing changes them, and
+            # _explicit_super replaces the ones it rewrites)
+            kept.append(insts[n].offset)
         body.append(item)
     body = drop_empty_try_ranges(body)
     super_self = zero_arg_super_self(code)

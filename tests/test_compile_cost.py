@@ -3,6 +3,7 @@ written, loops over long sequences trace in time linear in what they do, a loop 
 iteration hands its iterator on in constant code size. Each test compares compiled with eager and
 asserts what was captured (and what was given up)."""
 import collections
+import contextlib
 import dis
 
 import torch
@@ -492,6 +493,60 @@ def test_resume_code_keeps_loops_and_handlers_reached_from_the_break():
     assert codes and all(len(list(dis.get_instructions(c))) < whole + 30 for c in codes)
 
 
+
+
+class _Scaled:
+    def scale(self, x):
+        return x * 2
+
+
+class _ScaledTwice(_Scaled):
+    def scale(self, x):
+        y = super().scale(x)
+        y = _opaque(y)                       # a break between two zero-argument super() calls
+        return super().scale(y) + 1
+
+
+def _deep_stacks(x, log):
+    total = x
+
+    def read():                              # `total` is a cell: the resume bodies check it is bound
+        return total
+    with torch.no_grad():
+        for i in range(3):
+            try:
+                total = _opaque(total + i)   # a break in a loop, a try block and a with block
+                with contextlib.suppress(KeyError):
+                    log.append(len(log) + _opaque(i))   # a break with values on the stack
+            finally:
+                log.append(i)
+    if (total > 0).all():                    # a break on a tensor's value
+        total = total + 1
+    return _ScaledTwice().scale(total) + read()
+
+
+def test_break_code_stack_sizes_come_from_the_template_not_an_analysis_of_the_code(monkeypatch):
+    """Resume code is the original's instructions entered with the original's stack, and transformed
+    code copies its template's: their stack sizes are the template's (plus what the break adds), and the
+    assembled code, as long as the rest of the frame, is not analysed again at each break. Every size
+    still covers the deepest path (checked by the full analysis afterwards)."""
+    analysed = []
+    full = resume.stack_size
+    monkeypatch.setattr(resume, "stack_size", lambda code: analysed.append(code) or full(code))
+    cnt = CompileCounter()
+    opt = bytegraph.compile(_deep_stacks, backend=cnt)
+    got_log, want_log = [], []
+    got, want = opt(torch.ones(2), got_log), _deep_stacks(torch.ones(2), want_log)
+    torch.testing.assert_close(got, want)
+    assert got_log == want_log
+    assert cnt.frame_count >= 4 and len(_break_kinds()) >= 8
+    assert analysed == []
+    codes = [_deep_stacks.__code__, _ScaledTwice.scale.__code__]
+    codes += [c for code in list(codes) for c in resume.resume_codes_of(code)]
+    made = [entry.code for code in codes for entry in _C.get_cache(code) or ()] + codes[2:]
+    assert len(made) >= 8
+    for code in made:
+        assert code.co_stacksize >= full(code), code
 
 # -- per-compile work a pure-Python frame does not need ---------------------------------------------
 def _pure_with_break(items, n):
