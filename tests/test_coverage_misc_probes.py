@@ -220,6 +220,19 @@ def test_vars_of_a_user_object_is_its_dict():
     assert standard_test(lambda x: (x + 1, vars(_Slotted())), torch.randn(2), frames=1) == "TypeError"
 
 
+def test_vars_of_a_new_object_returned_holds_a_symbolic_value():
+    # the dict of an object made in the frame, returned, holding a number the graph computed from a
+    # symbolic int: the number was not made a graph output (an internal error, the frame ran eagerly)
+    def f(x, n):
+        o = _Bag()
+        o.v = n + 2
+        return vars(o), x + 1
+    opt, cnt = compiled(f)
+    for n, x in ((5, torch.ones(2)), (9, torch.ones(2)), (7, torch.ones(2))):
+        assert_same(opt(x, n), f(x, n))
+    assert cnt.frame_count == 2 and not bytegraph.stats.break_records    # (n made symbolic on the 2nd)
+
+
 def test_repr_of_a_builtin_exception_is_folded():
     class _Mine(KeyError):
         pass

@@ -1179,6 +1179,9 @@ class InstanceDictVariable(VariableTracker):
     def unpack(self, tx):
         return [const(k) for k in self._entries(tx)]
 
+    def parts(self, tx):
+        return (self.obj,)      # (its attributes: the values a rebuilt dict shows)
+
     def reconstruct(self, codegen):
         # the object's own dict, read as the trace read it (no user __getattribute__ runs)
         codegen.load_callable(object.__getattribute__)
