@@ -62,6 +62,9 @@ def _decode(code):
     does once per resume function)."""
     co_code = code.co_code
     positions = list(code.co_positions())      # (one per code unit, inline caches included)
+    # (a code object made by `replace(co_code=...)` may hold more code than its position table
+    # describes: the units past it have no position, as `dis` shows them)
+    positions += [()] * (len(co_code) // 2 - len(positions))
     starts = dict(dis.findlinestarts(code))
     consts, names, varname = code.co_consts, code.co_names, code._varname_from_oparg
     for offset, op, arg in dis._unpack_opargs(co_code):
