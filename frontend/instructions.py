@@ -87,6 +87,9 @@ def _decode_fast(code) -> list:
     does once per resume function). One pass over the bytes, with tables made once."""
     co_code = code.co_code
     positions = list(code.co_positions())      # (one per code unit, inline caches included)
+    # (a code object made by `replace(co_code=...)` may hold more code than its position table
+    # describes: the units past it have no position, as `dis` shows them)
+    positions += [()] * (len(co_code) // 2 - len(positions))
     starts = dict(dis.findlinestarts(code))
     consts, names, varname = code.co_consts, code.co_names, code._varname_from_oparg
     deopt, caches_of, kinds, opnames = _DEOPT, _CACHES, _ARG_KINDS, dis._all_opname

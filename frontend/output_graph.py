@@ -34,6 +34,7 @@ from torch.fx.experimental.symbolic_shapes import (DimDynamic, GuardOnDataDepend
                                                     PendingUnbackedSymbolNotFound, ShapeEnv,
                                                     compute_unbacked_bindings, constrain_range,
                                                     statically_known_true)
+from torch.utils._sympy.numbers import int_oo
 
 from ..guards.guard import Guard, TensorMeta, global_state_guards, memory_sharing
 from ..probe import class_dict_lookup, source_lines_kept_apart, stack_lines_unread
@@ -245,6 +246,42 @@ _SYMBOLIC_AWARE = {abs, round, math.floor, math.ceil, math.trunc, bool, torch.sy
                    torch._sym_sqrt, torch.sym_max, torch.sym_min, torch.sym_not}
 # metadata-only graph nodes: dropped when their result is unused
 _PURE_METHODS = {"size", "stride", "storage_offset", "numel", "dim", "nelement"}
+
+
+_INT64 = range(-2 ** 63, 2 ** 63)
+_INFINITIES = (int_oo, -int_oo, sympy.oo, -sympy.oo, sympy.zoo, sympy.nan)
+
+
+def _hint(var):
+    """The value a symbolic number stands for in this trace (None: unbacked), or a constant's."""
+    if isinstance(var, SymNodeVariable):
+        node = getattr(var.value, "node", None)
+        return node.hint if node is not None and node.has_hint() else None
+    return var.as_python_constant() if var.is_python_constant() else None
+
+
+def _hints_fit_int64(fn, args, kwargs) -> bool:
+    """Whether a Python number operation on symbolic operands stays in the 64-bit range torch's symbolic
+    ints model, for the operands and the result this trace sees (Python's ints are unbounded)."""
+    hints = [_hint(a) for a in args]
+    if any(type(h) is int and h not in _INT64 for h in hints):
+        return False
+    if kwargs or any(h is None for h in hints):
+        return True
+    try:
+        result = fn(*hints)
+    except Exception:  # noqa: BLE001 - the symbolic call raises it as it did (a zero divisor is handled before)
+        return True
+    return all(type(r) is not int or r in _INT64 for r in (result if type(result) is tuple else (result,)))
+
+
+def _has_infinity(var) -> bool:
+    """Whether a symbolic result (or an item of a tuple of them: divmod) has an infinity in its expression."""
+    if isinstance(var, TupleVariable):
+        return any(_has_infinity(item) for item in var.items)
+    node = getattr(getattr(var, "value", None), "node", None) if isinstance(var, SymNodeVariable) else None
+    expr = getattr(node, "_expr", None)
+    return isinstance(expr, sympy.Basic) and expr.has(*_INFINITIES)
 
 
 def _is_python_function(fn) -> bool:
@@ -749,9 +786,18 @@ class OutputGraph:
         module = getattr(fn, "__module__", None)
         if fn in _DIVISIONS and len(args) == 2 and not kwargs:
             _raise_on_zero_divisor(fn, *args)
-        if fn in _SYMBOLIC_AWARE or module in ("_operator", "operator") or \
-                (module == "torch" and getattr(fn, "__name__", "").startswith("sym_")):
-            return self._create("call_function", fn, args, kwargs)
+        if (fn in _SYMBOLIC_AWARE or module in ("_operator", "operator") or
+                (module == "torch" and getattr(fn, "__name__", "").startswith("sym_"))) and \
+                _hints_fit_int64(fn, args, kwargs):
+            before = list(self.graph.nodes)
+            result = self._create("call_function", fn, args, kwargs)
+            if not _has_infinity(result):
+                return result
+            # torch's symbolic ints are 64-bit: a power or shift past that range is `int_oo` in the
+            # expression (`n << 100` with n = 0), and guards and values derived from it would be wrong
+            # for Python's unbounded ints; computed on the specialized values instead
+            for node in reversed([n for n in self.graph.nodes if n not in set(before)]):
+                self.graph.erase_node(node)
         concrete = [a.evaluate() if isinstance(a, SymNodeVariable) else a.as_python_constant() for a in args]
         kw = {k: v.evaluate() if isinstance(v, SymNodeVariable) else v.as_python_constant() for k, v in kwargs.items()}
         # what it raises on the program's own (specialized) values is the program's error

@@ -44,8 +44,11 @@ def write_dict(target, events: tuple, new: dict, ordered: bool = False) -> None:
             methods["move"](target, args[0], args[1])
         elif op == "update":
             # dict.update from a dict sizes the table for all the operand's items first; a dict of
-            # the same keys in the same order does the same
-            dict.update(target, dict.fromkeys(args[0]))
+            # the same keys in the same order does the same. A key already held is given the value it
+            # holds: storing the same object leaves the dict's version as it is (PEP 509), as eager's
+            # update of a key to the value it held did
+            dict.update(target, {key: _get(target, key) if dict.__contains__(target, key) else None
+                                 for key in args[0]})
         else:
             methods["clear"](target)
     for key, value in new.items():

@@ -423,6 +423,30 @@ def test_a_changing_int_step_counter_recompiles_once_zero_and_one_included():
     assert "type(L['step']) is int" in guard_text(step_fn, 1)
 
 
+def test_int_arithmetic_past_64_bits_is_computed_on_specialized_values():
+    """torch's symbolic ints are 64-bit: `a << 1200` on a symbolic `a` is `int_oo*a` in its expression,
+    and divmod on it failed inside sympy (CPython's test_strtod, an internal error); `i << 100` is
+    `int_oo*i` even when i is 0. Such an operation is computed on the specialized values (guarded);
+    one that stays in range stays symbolic."""
+    def wide(x, i, exp):
+        a, b = i * 10 ** max(exp, 0), 10 ** max(0, -exp)
+        q, r = divmod(a << 1200, b)
+        return x + 1, q, r, (i << 100) == (2 << 100)
+
+    def narrow(x, i):
+        return x + 1, (i << 3) // 5
+
+    # wide: a graph (the add alone) per call; narrow: static, then symbolic (add, << and //) for the rest
+    for fn, calls, frames, ops in ((wide, [(3, -20), (0, -30), (2, -25), (7, 4)], 4, 4),
+                                   (narrow, [(3,), (0,), (2,), (7,)], 2, 4)):
+        bytegraph.reset()
+        cnt = CompileCounter()
+        opt = bytegraph.compile(fn, backend=cnt)
+        for args in calls:
+            assert_same(opt(torch.ones(2), *args), fn(torch.ones(2), *args), exact=True)
+        assert cnt.frame_count == frames and cnt.op_count == ops and not bytegraph.stats.break_records
+
+
 def test_a_size_tuple_compared_with_an_unspecialized_int_is_reused_at_new_values():
     # HF XLM's `assert mask.size() == (bs, slen)`: a tuple's `==` tries identity first, which for a
     # symbolic int guarded the SymInt object itself, a guard no later call passes (a recompile per length)

@@ -151,3 +151,29 @@ def test_a_replaced_method_of_the_generator_is_not_assumed():
     finally:
         random.Random.randrange = original
     assert bytegraph.stats.break_records
+
+
+def test_draws_over_huge_ranges_are_bounded_without_walking_the_range():
+    """A draw's bounds come from the range's ends: `min`/`max` walked `range(0, 2**62, 5)` (a C loop no
+    signal stops), and CPython's test_pow.test_big_exp (`randrange(1 << 49999, 1 << 50000)`) compiled
+    for ever."""
+    def fn(x):
+        a = random.randrange(0, 1 << 62, 5)
+        b = random.randrange(1 << 40, -(1 << 40), -7)
+        return x + 1, a % 5, b
+
+    def huge(x):
+        return x + 1, random.randrange(1 << 600, 1 << 601)     # no symbolic int holds it: a graph break
+
+    bytegraph.reset()
+    opt, cnt = compiled(fn)
+    for seed in range(3):
+        _same_as_eager(fn, opt, torch.randn(3), seed=seed)
+    assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+    placeholders = [n.name for n in cnt.graphs[0].graph.nodes if n.op == "placeholder"]
+    assert sum(name.startswith("random_draw") for name in placeholders) == 2
+    bytegraph.reset()
+    opt, cnt = compiled(huge)
+    _same_as_eager(huge, opt, torch.randn(3))
+    assert cnt.frame_count == 1 and [r.reason for r in bytegraph.stats.break_records] == [
+        "call to random.randrange is not traceable (its numbers may not fit a symbolic int)"]

@@ -733,3 +733,34 @@ def test_reset_forgets_the_entries_of_equal_code_objects():
     assert all(bytegraph._C.peek_cache(fn.__code__) for fn in fns)
     bytegraph.reset()
     assert not any(bytegraph._C.peek_cache(fn.__code__) for fn in fns)
+
+
+def test_code_longer_than_its_position_table_is_compiled():
+    """A function whose code was `replace`d with more bytecode than its position table describes (CPython's
+    test_code.test_closure_injection prepends COPY_FREE_VARS to give a function a `__class__` cell) is
+    compiled: the units past the table have no position, as `dis` shows them (decoding raised IndexError)."""
+    import types
+    from opcode import opmap
+
+    def body(self, x):
+        return super().scale(x) + 1
+
+    class Base:
+        def scale(self, x):
+            return x * 2
+
+    class Items(Base):
+        pass
+
+    code = body.__code__
+    code = code.replace(co_freevars=code.co_freevars + ("__class__",),
+                        co_code=bytes([opmap["COPY_FREE_VARS"], 1]) + code.co_code)
+    cell = (lambda: Items).__closure__          # the cell holding the class
+    method = types.FunctionType(code, globals(), "get", None, cell)
+
+    def f(x):
+        return method(Items(), x + 1)
+    cnt = compare(f, torch.ones(3))
+    assert cnt.frame_count == 1 and cnt.op_count == 3
+    cnt = compare(method, Items(), torch.ones(2))
+    assert cnt.frame_count == 1 and cnt.op_count == 2

@@ -226,6 +226,28 @@ def test_dict_update_from_a_dict_sizes_the_table_first():
     assert got[2] == ["y"]
 
 
+@pytest.mark.parametrize("update", [lambda d, v: d.update(key=v), lambda d, v: d.update({"key": v}),
+                                    lambda d, v: d.__ior__({"key": v})])
+def test_dict_update_to_the_values_held_keeps_the_dicts_version(update):
+    """An update storing the objects a dict already holds leaves its version (PEP 509: what CPython's
+    specialised lookups and test_dict_version read) as it is; the write-back's table sizing stored None
+    first and the value after, two changes. A key whose value does change still changes it."""
+    version = pytest.importorskip("_testcapi").dict_get_version
+    value = object()
+
+    def f(x, d, v):
+        update(d, v)
+        return x + 1
+
+    for new, changed in ((value, False), (object(), True)):
+        for fn in (f, bytegraph.compile(f, backend=(cnt := CompileCounter()))):
+            d = {"a": 1, "key": value}
+            before = version(d)
+            assert_same(fn(torch.ones(2), d, new), torch.ones(2) + 1)
+            assert (version(d) != before) is changed and d == {"a": 1, "key": new}
+        assert cnt.frame_count == 1 and cnt.op_count == 1
+
+
 def test_dict_made_in_compiled_code_keeps_the_holes_of_its_deleted_keys():
     @bytegraph.disable
     def hold(d):

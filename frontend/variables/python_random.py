@@ -75,7 +75,8 @@ def _int_range(name, args, kwargs):
         return given["a"], given["b"]
     start, stop, step = given["start"], given["stop"], given["step"]
     values = range(start) if stop is None else range(start, stop, step)
-    return min(values), max(values)
+    # (its ends by index, not by min/max: those walk the range, and `randrange(1 << 50000)` is valid)
+    return (values[0], values[-1]) if values.step > 0 else (values[-1], values[0])
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

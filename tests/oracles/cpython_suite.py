@@ -84,6 +84,9 @@ DEFAULT_MODULES = [
     "test_modulefinder", "test_import", "test_support", "test_xmlrpc", "test_timeout", "test_socketserver",
     "test_unicode_file_functions", "test_asyncore", "test_asynchat", "test_smtpd", "test_ftplib", "test_poplib",
     "test_telnetlib", "test_termios",
+    # coroutines, end-of-file and long-expression parsing, packages, doctests, codecs, the type cache
+    "test_coroutines", "test_eof", "test_longexp", "test_pkg", "test_doctest2", "test_stringprep", "test_strftime",
+    "test_type_cache", "test___all__",
 ]
 # shared base classes some test modules inherit their test methods from: relocated with them
 HELPERS = ["seq_tests", "list_tests", "mapping_tests", "string_tests"]
