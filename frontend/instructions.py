@@ -89,7 +89,7 @@ def _decode_fast(code) -> list:
     positions = list(code.co_positions())      # (one per code unit, inline caches included)
     # (a code object made by `replace(co_code=...)` may hold more code than its position table
     # describes: the units past it have no position, as `dis` shows them)
-    positions += [()] * (len(co_code) // 2 - len(positions))
+    positions += [(None, None, None, None)] * (len(co_code) // 2 - len(positions))
     starts = dict(dis.findlinestarts(code))
     consts, names, varname = code.co_consts, code.co_names, code._varname_from_oparg
     deopt, caches_of, kinds, opnames = _DEOPT, _CACHES, _ARG_KINDS, dis._all_opname
