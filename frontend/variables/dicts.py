@@ -14,8 +14,8 @@ from ...probe import is_c_level, plain_hash
 from .. import exception_state, reads
 from ..graph_break import Unsupported, user_error
 from ..signals import UserException
-from ..write_back import rebuilt_dict
 from ..reads import class_lookup
+from ..write_back import rebuilt_dict
 from .base import (
     NOT_IMPLEMENTED,
     NotConstant,

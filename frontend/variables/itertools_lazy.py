@@ -9,9 +9,9 @@ import dataclasses
 import itertools
 
 from ..graph_break import Unsupported, fold, user_error
+from ..signals import UserException
 from .base import VariableTracker, compare_equal
 from .constant import const
-from ..signals import UserException
 from .iterators import IteratorVariable, StopIterationSignal, next_of
 from .lists import TupleVariable, python_index
 
