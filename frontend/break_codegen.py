@@ -62,6 +62,7 @@ from .resume import (
     ITER_SLOT,
     NULL_SLOT,
     SHAPED_SLOT,
+    TABLE_SLOT,
     VALUE_SLOT,
     ResumeCall,
     TemplateCopy,
@@ -92,8 +93,9 @@ from .variables.constant import ConstantVariable, LazyGuardedConstantVariable
 from .variables.ctx import WithExitVariable
 from .variables.global_state import DisableSavedTensorsHooksVariable
 from .variables.profiler import RecordFunctionVariable, record_function
-from .variables.iterators import ListIteratorVariable, ResumedIteratorVariable
+from .variables.iterators import ListIteratorVariable, ResumedIteratorVariable, ResumedTableIterator
 from .variables.misc import ExceptionVariable, NullVariable
+from .variables.nn_module import ModuleTableIterator
 from .variables.tensor import TensorVariable
 from .variables.torch import (
     AutocastVariable,
@@ -252,7 +254,8 @@ def _iterator_slots(tx, prefix, values) -> set:
     for v in values:
         counts[id(v)] = counts.get(id(v), 0) + 1
     lone = [v for v in prefix if (isinstance(v, ResumedIteratorVariable) or isinstance(v, ListIteratorVariable)
-                                  and v.source is None and not v.over_numbers(tx)) and counts[id(v)] == 1]
+                                  and v.source is None and not v.over_numbers(tx) and v.walks_known_items)
+            and counts[id(v)] == 1]
     return {id(v) for v in lone} - _held_elsewhere(tx, lone, values) if lone else set()
 
 
@@ -575,6 +578,8 @@ class _ResumeCalls:
             if isinstance(v.ctx, RecordFunctionVariable):
                 return record_function_slot(v.ctx.name, v.ctx.args)
             return VALUE_SLOT
+        if isinstance(v, ResumedTableIterator) or isinstance(v, ModuleTableIterator) and not v.walks_known_items:
+            return TABLE_SLOT
         return ITER_SLOT if id(v) in self.iter_slots else VALUE_SLOT
 
     def call(self, cg, path, live, load_slot, load_local, load_grad=None):

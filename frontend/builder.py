@@ -38,7 +38,7 @@ from ..probe import (
     static_hasattr,
 )
 from .graph_break import Unsupported
-from .resume import ITER_ARGUMENT_PREFIX, STACK_ARGUMENT_PREFIX, is_resume_code
+from .resume import ITER_ARGUMENT_PREFIX, STACK_ARGUMENT_PREFIX, TABLE_ARGUMENT_PREFIX, is_resume_code
 from .variables.autograd_function import CheckpointVariable
 from .variables.base import families
 from .variables.builtins import BuiltinVariable, OperatorGetterVariable, has_builtin_handler, is_tensor_getter
@@ -54,7 +54,12 @@ from .variables.functions import (
     SkippedFunctionVariable,
     UserFunctionVariable,
 )
-from .variables.iterators import ListIteratorVariable, ListSequenceIteratorVariable, ResumedIteratorVariable
+from .variables.iterators import (
+    ListIteratorVariable,
+    ListSequenceIteratorVariable,
+    ResumedIteratorVariable,
+    ResumedTableIterator,
+)
 from .variables.lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable, is_named_tuple_class
 from .variables.misc import CellVariable, PythonModuleVariable, WeakProxyVariable
 from .variables.nn_module import NNModuleVariable
@@ -243,6 +248,7 @@ def _hooks_attributes(module_type) -> bool:
 
 _LIST_ITERATORS = (type(iter([])), type(reversed([])))
 _TUPLE_ITERATOR = type(iter(()))
+_DICT_ITERATORS = (type(iter({})), type(iter({}.values())))
 _RANGE_ITERATORS = (type(iter(range(0))), type(iter(range(2 ** 64))))
 _WEAK_PROXIES = (weakref.ProxyType, weakref.CallableProxyType)
 
@@ -269,6 +275,18 @@ def _wrap_resumed_iterator(tx, it, source, guard):
     guard(Guard.constant(ListIteratorSource(source, "position"), position))
     return ResumedIteratorVariable.create(tx, reduced[1][0], ListIteratorSource(source, "seq"),
                                           position[0] if position else None)
+
+
+def _wrap_table_iterator(tx, it, source, guard):
+    """A loop's iterator over a module container's table handed to a resume function (resume.TABLE_SLOT):
+    its remaining items read one at a time (ResumedTableIterator), or None when its table changed size
+    (any step raises: left to eager's own loop)."""
+    try:
+        items = tuple(it.__reduce__()[1][0])
+    except RuntimeError:
+        return None
+    guard(Guard.type_match(source, type(it)))
+    return ResumedTableIterator.create(tx, it, items, ListIteratorSource(source, "seq"), source)
 
 
 def _wrap_list_iterator(tx, it, source, guard):
@@ -467,6 +485,10 @@ def _wrap_container(tx, value, source, trusted, guard):
         return _wrap_range_iterator(tx, value, source, guard)
     if _is_resumed_loop_iterator(tx, value, source):
         return _wrap_resumed_iterator(tx, value, source, guard)
+    if type(value) in _DICT_ITERATORS and isinstance(source, LocalSource) and is_resume_code(tx.code) and \
+            source.local_name.startswith(TABLE_ARGUMENT_PREFIX) and \
+            (var := _wrap_table_iterator(tx, value, source, guard)) is not None:
+        return var
     if type(value) in (dict, collections.OrderedDict, collections.defaultdict):
         if not all(is_constant_value(k) or _is_identity_key(k) for k in value):
             raise Unsupported("non_constant_value", what="a dict with keys not constants, classes or functions")

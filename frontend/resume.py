@@ -22,6 +22,10 @@ Stack slots (the `layout`, one entry per stack slot, bottom first):
 - `ITER_SLOT`: a loop's iterator, passed as a fresh tuple iterator over its remaining items (an
   argument named `ITER_ARGUMENT_PREFIX`: the trace reads its items one at a time, as the loop takes
   them, so the resume function does not depend on how many are left; `ResumedIteratorVariable`).
+- `TABLE_SLOT`: a loop's iterator over a ModuleList, Sequential or ModuleDict, passed as the real dict
+  iterator over its `_modules` table (an argument named `TABLE_ARGUMENT_PREFIX`: read as
+  `ResumedTableIterator`, its items one at a time, so the code between the graphs and the resumed loop
+  find the live table, as eager's loop does).
 - `("grad", mode)` / `("autocast", device, dtype, enabled, cache_enabled)` / `("inference", mode)`
   (and `("torch_function", all)`, `("saved_hooks_disabled", message)`, `("record_function", name, args)`):
   the `__exit__` that `BEFORE_WITH` left for an enclosing `with torch.no_grad()` /
@@ -81,11 +85,14 @@ NULL_SLOT = "null"       # a NULL under a callable: not passed, pushed back by t
 VALUE_SLOT = "value"     # passed as is
 SHAPED_SLOT = "shaped"   # passed as is: tensors whose shape depends on data, symbolic from the first compile
 ITER_SLOT = "iter"       # a loop's iterator, passed as a fresh tuple iterator over its remaining items
+TABLE_SLOT = "table"     # a loop's iterator over a module container's table: the real dict iterator
 STACK_ARGUMENT_PREFIX = "__bytegraph_stack"   # the resume function's parameters that hold stack slots
 ITER_ARGUMENT_PREFIX = "__bytegraph_iter"     # ... that hold an ITER_SLOT
 SHAPED_ARGUMENT_PREFIX = "__bytegraph_shaped"  # ... that hold a SHAPED_SLOT
-_ARGUMENT_PREFIXES = {ITER_SLOT: ITER_ARGUMENT_PREFIX, SHAPED_SLOT: SHAPED_ARGUMENT_PREFIX}
-_PASSED_SLOTS = (VALUE_SLOT, ITER_SLOT, SHAPED_SLOT)
+TABLE_ARGUMENT_PREFIX = "__bytegraph_table"    # ... that hold a TABLE_SLOT
+_ARGUMENT_PREFIXES = {ITER_SLOT: ITER_ARGUMENT_PREFIX, SHAPED_SLOT: SHAPED_ARGUMENT_PREFIX,
+                      TABLE_SLOT: TABLE_ARGUMENT_PREFIX}
+_PASSED_SLOTS = (VALUE_SLOT, ITER_SLOT, SHAPED_SLOT, TABLE_SLOT)
 GRAD_PASSED = "passed"                        # grad_after: the mode is an argument, read at run time
 GRAD_ARGUMENT = "__bytegraph_grad_mode"
 

@@ -27,6 +27,8 @@ from .variables.iterators import (
     DequeIteratorVariable,
     ListIteratorVariable,
     ListSequenceIteratorVariable,
+    ResumedTableIterator,
+    advanced,
     place_list_iterator,
 )
 from .variables.lists import ListVariable
@@ -276,7 +278,9 @@ class SideEffects:
             cg.load_callable(fn)
             cg.call(0)
             cg.pop_top()
-        # then written back, in program order
+        # then written back, in program order (a module container's iterator first: it took its steps
+        # before the trace could change its table)
+        self._advance_table_iterators(cg, targets)
         self._write_back_contents(cg, payloads, targets)
         self._write_back_iterators(cg, targets)      # (after the lists they index)
         self._write_back_attributes(cg, targets)
@@ -420,6 +424,16 @@ class SideEffects:
                 cg.call(2)
                 cg.pop_top()
 
+    def _advance_table_iterators(self, cg, targets) -> None:
+        """The program's iterators over module containers' tables, moved by the steps the trace took."""
+        for var in self.mutated_in_order():
+            if isinstance(var, ResumedTableIterator):
+                cg.load_callable(advanced)
+                cg.load_temp(targets[var])
+                cg.load_const(self.get(var))
+                cg.call(2)
+                cg.pop_top()
+
     def _write_back_iterators(self, cg, targets) -> None:
         """The program's list and range iterators the trace advanced, put where the traced ones are."""
         for var in self.mutated_in_order():
@@ -496,7 +510,7 @@ class SideEffects:
                 cg.append(Instr("DELETE_DEREF", CellVar(name)))
 
 
-_ITERATORS = (ListIteratorVariable, ListSequenceIteratorVariable)
+_ITERATORS = (ListIteratorVariable, ListSequenceIteratorVariable, ResumedTableIterator)
 _COMPREHENSIONS = ("<listcomp>", "<setcomp>", "<dictcomp>")
 
 

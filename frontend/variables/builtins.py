@@ -809,8 +809,8 @@ def _lockstep(tx, iterators, kind, iterables):
     made for this call the result is computed now, as a plain list iterator (building tuples has
     no effects); over generators, user iterators or an iterator the program holds (it must be
     left just past the items taken) it stays lazy, so effects and positions keep eager order."""
-    if all(isinstance(it, (ListIteratorVariable, CountIteratorVariable)) for it in iterators) and \
-            any(isinstance(it, ListIteratorVariable) for it in iterators) and \
+    if all(isinstance(it, (ListIteratorVariable, CountIteratorVariable)) and it.walks_known_items
+           for it in iterators) and any(isinstance(it, ListIteratorVariable) for it in iterators) and \
             not any(it is given for it in iterators for given in iterables):
         n = min(len(it.remaining_items(tx)) for it in iterators if isinstance(it, ListIteratorVariable))
         rows = [TupleVariable(tuple(it.next_item(tx) for it in iterators)) for _ in range(n)]

@@ -34,6 +34,7 @@ class IteratorVariable(VariableTracker):
     """The iterator protocol over `next_item(tx)`, which returns the next tracker or raises
     StopIterationSignal."""
     is_iterator = True
+    walks_known_items = True     # False: it stands for a live container (zip/enumerate stay lazy over it)
 
     def next_item(self, tx):
         raise NotImplementedError
@@ -222,6 +223,50 @@ class ResumedIteratorVariable(IteratorVariable):
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
+class ResumedTableIterator(IteratorVariable):
+    """The iterator of a loop over a ModuleList, Sequential or ModuleDict, handed to a resume function:
+    the program's own dict iterator over the container's `_modules` table, rebuilt at its position at
+    the break (ModuleTableIterator.reconstruct), so what runs between the graphs finds the live table,
+    as eager's loop does. Its remaining items are read one at a time from `__reduce__()` (a copy, which
+    runs no user code and leaves the iterator where it is): the resumed loop does not depend on how many
+    are left. Which table it walks is not known here, so a step after the trace changed any module's
+    state breaks the graph. Its steps are written back by advancing it, before the containers are
+    (eager took them before the changes). State: the items taken, or None once exhausted."""
+    items: tuple = ()        # the items it had left (read at compile time only)
+    seq_source: Any = None   # re-reads them at run time
+    cls: type = None         # dict_valueiterator or dict_keyiterator
+
+    @staticmethod
+    def create(tx, it, items, seq_source, source):
+        var = ResumedTableIterator(items=items, seq_source=seq_source, cls=type(it), source=source)
+        tx.output.side_effects.track(var, 0)
+        return var
+
+    def python_type(self):
+        return self.cls
+
+    def describe(self):
+        return "module container iterator"
+
+    def next_item(self, tx):
+        taken = tx.output.side_effects.get(self)
+        if taken is None:
+            raise StopIterationSignal()
+        if families.module_state_changed(tx):
+            raise Unsupported("mutated_while_iterating", what="a module container iterated after a graph break, "
+                                                                 "after the trace changed a module")
+        item = reads.sequence_item(tx, self.items, self.seq_source, taken)
+        if item is reads.MISSING:
+            tx.output.side_effects.advance(self, None)
+            raise StopIterationSignal()
+        tx.output.side_effects.advance(self, taken + 1)
+        return tx.wrap(item, ItemSource(self.seq_source, taken))
+
+    def reconstruct(self, codegen):
+        self.source.reconstruct(codegen)     # the program's iterator: its steps are written back
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
 class ListSequenceIteratorVariable(IteratorVariable):
     """iter() / reversed() of a list: CPython's list iterators hold an index into the live list, so
     items appended or removed while iterating are seen. State in SideEffects: the index of the
@@ -384,8 +429,11 @@ def exhausted_like(kind):
 
 
 def advanced(it, n):
-    """`it` after `n` items (rebuilds an iterator over a dict or set at its position)."""
-    for _ in range(n):
+    """`it` after `n` items (rebuilds an iterator over a dict or set at its position), or run out (None)."""
+    if n is None:
+        for _ in it:
+            pass
+    for _ in range(n or 0):
         next(it)
     return it
 

@@ -17,7 +17,7 @@ from .constant import const
 from .dicts import DictVariable
 from .functions import UserFunctionVariable
 from .distributed import is_distributed_module
-from .iterators import ListIteratorVariable
+from .iterators import ListIteratorVariable, StopIterationSignal, advanced, exhausted_like
 from .lazy_module import initialize_now, initializes_lazily
 from .lists import ListVariable, TupleVariable
 from .tensor import TensorVariable
@@ -129,16 +129,25 @@ _MODELLED = ("__len__", "__iter__", "__getitem__", "__contains__", "keys", "valu
 class ModuleTableIterator(ListIteratorVariable):
     """The iterator of a ModuleList, Sequential or ModuleDict: a dict iterator over the real `_modules`
     table (`iter(self._modules.values())`), so the trace changing the table's size while it is live
-    makes its next step raise eager's RuntimeError (another change is not modelled: a graph break)."""
+    makes its next step raise eager's RuntimeError (another change is not modelled: a graph break).
+    Live at a break, it is rebuilt as that dict iterator at its position, before the table's changes
+    are written back: what runs after the graph finds the live table, as eager's loop does."""
     table: Any = None
+    table_source: Any = None   # reads `_modules` at run time (None: a container made in the trace)
     at_start: Any = None     # the table's traced contents when the iterator was made (None: unchanged)
 
     @staticmethod
-    def create(tx, items, table, keys=False):
+    def create(tx, items, table, table_source, keys=False):
         var = ModuleTableIterator(kind="dict_keyiterator" if keys else "dict_valueiterator", table=table,
-                                  at_start=_traced_contents(tx, table))
+                                  table_source=table_source, at_start=_traced_contents(tx, table))
         tx.output.side_effects.track(var, (tuple(items), 0))
         return var
+
+    @property
+    def walks_known_items(self) -> bool:
+        """Only a reversed one walks a snapshot of the table: it travels to a resume function as a tuple
+        iterator over the items left (a change of the container in the resumed code is not seen)."""
+        return self.kind == "reversed"
 
     def python_type(self):
         if self.kind == "reversed":
@@ -156,11 +165,48 @@ class ModuleTableIterator(ListIteratorVariable):
 
     def next_item(self, tx):
         self._check(tx)
-        return super().next_item(tx)
+        try:
+            return super().next_item(tx)
+        except StopIterationSignal:
+            # CPython's dict iterator lets go of its table once it has said so: it stays exhausted
+            tx.output.side_effects.track(("exhausted", self), True)
+            raise
 
     def unpack(self, tx):
         self._check(tx)
+        tx.output.side_effects.track(("exhausted", self), True)
         return super().unpack(tx)
+
+    def reconstruct(self, codegen):
+        effects = codegen.tx.output.side_effects
+        if self.kind == "reversed":
+            return super().reconstruct(codegen)
+        if self.table_source is None or self.at_start is not None:
+            raise Unsupported("unrebuildable", what=f"rebuilding {self.describe()} over a module container "
+                                                    "the trace made or changed")
+        if effects.contents.get(("exhausted", self)):
+            codegen.load_callable(exhausted_like)
+            codegen.load_const(self.python_type())
+            codegen.call(1)
+            return
+        codegen.load_callable(advanced)
+        codegen.load_global_builtin("iter")
+        self.table_source.reconstruct(codegen)
+        if self.kind == "dict_valueiterator":
+            codegen.load_method("values")
+            codegen.call_method(0)
+        codegen.call(1)
+        codegen.load_const(effects.get(self)[1])
+        codegen.call(2)
+
+
+def module_state_changed(tx) -> bool:
+    """Whether the trace changed the tables or module attributes of any real module (not written back)."""
+    return _state_changed(tx, [obj for obj, _ in tx.output.wrapped_objects.values()
+                               if isinstance(obj, torch.nn.Module)])
+
+
+families.register(module_state_changed)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -169,7 +215,8 @@ class NNModuleVariable(UserDefinedObjectVariable):
         if isinstance(self.module, _CONTAINERS) and not _torch_defines(tx, self, "__iter__"):
             return self.call_method(tx, "__iter__", [], {})     # the subclass's own __iter__
         if isinstance(self.module, (torch.nn.ModuleList, torch.nn.Sequential, torch.nn.ModuleDict)):
-            return ModuleTableIterator.create(tx, self._children_items(tx), self.module._modules,
+            table_source = AttrSource(self.source, "_modules") if self.source else None
+            return ModuleTableIterator.create(tx, self._children_items(tx), self.module._modules, table_source,
                                               keys=isinstance(self.module, torch.nn.ModuleDict))
         return None   # a module container iterates over its children (unpack)
 

@@ -1,0 +1,155 @@
+"""A loop over a ModuleList, Sequential or ModuleDict that breaks the graph in its body: the resumed
+loop walks the live `_modules` table, as eager's dict iterator does. A change of the container made
+in the rest of the loop (in a later graph, or by the code run at the break) is seen by the next step:
+an item replaced is the one called, a size change raises eager's RuntimeError. The resume function
+still serves every layer (no compile per position)."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+import bytegraph
+from bytegraph.testing import CompileCounter
+
+from helpers import assert_same, outcome
+
+
+def opaque(x):
+    """Not traceable: a graph break at each call (runs eagerly)."""
+    return x
+
+
+opaque = bytegraph.disable(opaque)
+
+
+def replace_in_eager(layers):
+    layers[2] = nn.Identity()
+
+
+replace_in_eager = bytegraph.disable(replace_in_eager)
+
+
+class Stack(nn.Module):
+    def __init__(self, n=4, body=None):
+        super().__init__()
+        torch.manual_seed(0)
+        self.layers = nn.ModuleList([nn.Linear(3, 3) for _ in range(n)])
+        self.body = body
+
+    def forward(self, x):
+        return self.body(self, x)
+
+
+def run_both(body, n=4, calls=1):
+    """The outcome of `calls` calls on a fresh model eagerly and compiled, the compiled model's state
+    after them, and the counter."""
+    x = torch.randn(2, 3, generator=torch.Generator().manual_seed(1))
+    eager_model, compiled_model = Stack(n, body), Stack(n, body)
+    want = [outcome(eager_model, x) for _ in range(calls)]
+    bytegraph.reset()
+    cnt = CompileCounter()
+    opt = bytegraph.compile(compiled_model, backend=cnt)
+    got = [outcome(opt, x) for _ in range(calls)]
+    assert_same(got, want)
+    assert [type(m) for m in compiled_model.layers] == [type(m) for m in eager_model.layers]
+    return cnt
+
+
+def loop_replacing_later_layer(self, x):
+    for i, layer in enumerate(self.layers):
+        x = layer(opaque(x))
+        if i == 0:
+            self.layers[2] = nn.Identity()
+    return x
+
+
+def loop_growing_container(self, x):
+    for layer in self.layers:
+        x = opaque(layer(x))
+        if len(self.layers) < 6:
+            self.layers.append(nn.Identity())
+    return x
+
+
+def loop_replacing_in_traced_body(self, x):
+    for layer in self.layers:
+        x = opaque(layer(x))
+        if isinstance(layer, nn.Linear):
+            self.layers[3] = nn.Identity()
+    return x
+
+
+def loop_changed_by_code_run_at_break(self, x):
+    for layer in self.layers:
+        x = layer(x)
+        if isinstance(self.layers[2], nn.Linear):
+            replace_in_eager(self.layers)
+    return x
+
+
+def plain_loop(self, x):
+    for layer in self.layers:
+        x = opaque(layer(x)).relu()
+    return x
+
+
+def test_item_replaced_after_break_is_the_one_called():
+    cnt = run_both(loop_replacing_later_layer)
+    assert cnt.frame_count >= 2
+
+
+def test_container_grown_after_break_raises_as_eager():
+    cnt = run_both(loop_growing_container)
+    assert cnt.frame_count >= 1
+
+
+def test_item_replaced_in_resumed_trace_is_seen():
+    cnt = run_both(loop_replacing_in_traced_body)
+    assert cnt.frame_count >= 2
+
+
+def test_item_replaced_by_code_run_at_the_break_is_seen():
+    cnt = run_both(loop_changed_by_code_run_at_break)
+    assert cnt.frame_count >= 1
+
+
+def test_resume_function_serves_every_layer():
+    # the frame's graph, the resume functions' graphs for a layer with more to come and for the last
+    # one: as many for 3 layers as for 8 (the items are read from the live table, not guarded by count)
+    counts = [run_both(plain_loop, n=n, calls=2).frame_count for n in (3, 8)]
+    assert counts == [4, 4], counts
+
+
+def test_iterator_held_by_the_program_travels_as_itself():
+    def body(self, x):
+        it = iter(self.layers)
+        x = next(it)(x)
+        x = opaque(x)
+        for layer in it:
+            x = layer(x)
+        return x, next(it, "done")
+    cnt = run_both(body)
+    assert cnt.frame_count == 2
+
+
+def test_module_dict_keys_loop_with_break():
+    class Blocks(nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(0)
+            self.blocks = nn.ModuleDict({"a": nn.Linear(3, 3), "b": nn.Linear(3, 3), "c": nn.Linear(3, 3)})
+
+        def forward(self, x):
+            for key in self.blocks:
+                x = opaque(self.blocks[key](x))
+                if key == "a":
+                    self.blocks["c"] = nn.Identity()
+            return x
+    x = torch.randn(2, 3)
+    want = Blocks()(x)
+    bytegraph.reset()
+    cnt = CompileCounter()
+    model = Blocks()
+    assert_same(bytegraph.compile(model, backend=cnt)(x), want)
+    assert type(model.blocks["c"]) is nn.Identity
+    assert cnt.frame_count >= 2
