@@ -93,7 +93,7 @@ from .variables.constant import ConstantVariable, LazyGuardedConstantVariable
 from .variables.ctx import WithExitVariable
 from .variables.global_state import DisableSavedTensorsHooksVariable
 from .variables.profiler import RecordFunctionVariable, record_function
-from .variables.iterators import ListIteratorVariable, ResumedIteratorVariable, ResumedTableIterator
+from .variables.iterators import ListIteratorVariable, ResumedIteratorVariable, ResumedLiveIterator
 from .variables.misc import ExceptionVariable, NullVariable
 from .variables.nn_module import ModuleTableIterator
 from .variables.tensor import TensorVariable
@@ -578,7 +578,8 @@ class _ResumeCalls:
             if isinstance(v.ctx, RecordFunctionVariable):
                 return record_function_slot(v.ctx.name, v.ctx.args)
             return VALUE_SLOT
-        if isinstance(v, ResumedTableIterator) or isinstance(v, ModuleTableIterator) and not v.walks_known_items:
+        if isinstance(v, ResumedLiveIterator) and v.watches == "modules" or \
+                isinstance(v, ModuleTableIterator) and not v.walks_known_items:
             return TABLE_SLOT
         return ITER_SLOT if id(v) in self.iter_slots else VALUE_SLOT
 

@@ -26,6 +26,7 @@ from ..guards.source import (
     ListIteratorSource,
     LocalSource,
     SetItemsSource,
+    iterator_rest,
     set_items_seen,
 )
 from ..probe import (
@@ -56,9 +57,8 @@ from .variables.functions import (
 )
 from .variables.iterators import (
     ListIteratorVariable,
-    ListSequenceIteratorVariable,
     ResumedIteratorVariable,
-    ResumedTableIterator,
+    ResumedLiveIterator,
 )
 from .variables.lists import ListVariable, NamedTupleVariable, SizeVariable, TupleVariable, is_named_tuple_class
 from .variables.misc import CellVariable, PythonModuleVariable, WeakProxyVariable
@@ -277,32 +277,17 @@ def _wrap_resumed_iterator(tx, it, source, guard):
                                           position[0] if position else None)
 
 
-def _wrap_table_iterator(tx, it, source, guard):
-    """A loop's iterator over a module container's table handed to a resume function (resume.TABLE_SLOT):
-    its remaining items read one at a time (ResumedTableIterator), or None when its table changed size
-    (any step raises: left to eager's own loop)."""
+def _wrap_live_iterator(tx, it, source, guard, watches):
+    """A loop's list iterator (`watches` "lists"), or its iterator over a module container's table
+    (resume.TABLE_SLOT, "modules"), handed to a resume function: the program's own, its items left read
+    one at a time (ResumedLiveIterator). None for one over a dict that changed size (its next step
+    raises: left to eager's own loop)."""
     try:
-        items = tuple(it.__reduce__()[1][0])
+        iterator_rest(it)
     except RuntimeError:
         return None
     guard(Guard.type_match(source, type(it)))
-    return ResumedTableIterator.create(tx, it, items, ListIteratorSource(source, "seq"), source)
-
-
-def _wrap_list_iterator(tx, it, source, guard):
-    """A loop's list iterator passed to a resume function: the live list and the position, so
-    the resumed loop sees what the rest of the frame does to the list, as CPython's iterator does."""
-    guard(Guard.type_match(source, type(it)))
-    reduced = it.__reduce__()        # (iter or reversed, (list,), index), or (iter, ([],)) once exhausted
-    position = tuple(reduced[2:])
-    guard(Guard.constant(ListIteratorSource(source, "position"), position))
-    if position:
-        seq = wrap(tx, reduced[1][0], ListIteratorSource(source, "seq"))
-    else:
-        seq = ListVariable.create(tx, [])
-    var = ListSequenceIteratorVariable(seq=seq, reverse=type(it) is _LIST_ITERATORS[1], source=source)
-    tx.output.side_effects.track(var, position[0] if position else None)
-    return var
+    return ResumedLiveIterator.create(tx, it, source, watches)
 
 
 def _wrap_range_iterator(tx, it, source, guard):
@@ -480,14 +465,14 @@ def _wrap_container(tx, value, source, trusted, guard):
         items = [wrap(tx, v, ItemSource(source, i) if source else None, trusted) for i, v in enumerate(value)]
         return ListVariable.create(tx, items, source=source)
     if type(value) in _LIST_ITERATORS and _is_resume_stack_argument(tx, source):
-        return _wrap_list_iterator(tx, value, source, guard)
+        return _wrap_live_iterator(tx, value, source, guard, "lists")
     if type(value) in _RANGE_ITERATORS and _is_resume_stack_argument(tx, source):
         return _wrap_range_iterator(tx, value, source, guard)
     if _is_resumed_loop_iterator(tx, value, source):
         return _wrap_resumed_iterator(tx, value, source, guard)
     if type(value) in _DICT_ITERATORS and isinstance(source, LocalSource) and is_resume_code(tx.code) and \
             source.local_name.startswith(TABLE_ARGUMENT_PREFIX) and \
-            (var := _wrap_table_iterator(tx, value, source, guard)) is not None:
+            (var := _wrap_live_iterator(tx, value, source, guard, "modules")) is not None:
         return var
     if type(value) in (dict, collections.OrderedDict, collections.defaultdict):
         if not all(is_constant_value(k) or _is_identity_key(k) for k in value):

@@ -27,7 +27,8 @@ from .variables.iterators import (
     DequeIteratorVariable,
     ListIteratorVariable,
     ListSequenceIteratorVariable,
-    ResumedTableIterator,
+    ResumedLiveIterator,
+    advance_list_iterator,
     advanced,
     place_list_iterator,
 )
@@ -279,7 +280,7 @@ class SideEffects:
             cg.call(0)
             cg.pop_top()
         # then written back, in program order (a module container's iterator first: it took its steps
-        # before the trace could change its table)
+        # before the trace could change the table)
         self._advance_table_iterators(cg, targets)
         self._write_back_contents(cg, payloads, targets)
         self._write_back_iterators(cg, targets)      # (after the lists they index)
@@ -427,7 +428,7 @@ class SideEffects:
     def _advance_table_iterators(self, cg, targets) -> None:
         """The program's iterators over module containers' tables, moved by the steps the trace took."""
         for var in self.mutated_in_order():
-            if isinstance(var, ResumedTableIterator):
+            if isinstance(var, ResumedLiveIterator) and var.watches == "modules":
                 cg.load_callable(advanced)
                 cg.load_temp(targets[var])
                 cg.load_const(self.get(var))
@@ -437,7 +438,13 @@ class SideEffects:
     def _write_back_iterators(self, cg, targets) -> None:
         """The program's list and range iterators the trace advanced, put where the traced ones are."""
         for var in self.mutated_in_order():
-            if isinstance(var, ListSequenceIteratorVariable):
+            if isinstance(var, ResumedLiveIterator) and var.watches == "lists":
+                cg.load_callable(advance_list_iterator)
+                cg.load_temp(targets[var])
+                cg.load_const(self.get(var))
+                cg.call(2)
+                cg.pop_top()
+            elif isinstance(var, ListSequenceIteratorVariable):
                 cg.load_callable(place_list_iterator)
                 cg.load_temp(targets[var])
                 cg.load_const(self.get(var))
@@ -510,7 +517,7 @@ class SideEffects:
                 cg.append(Instr("DELETE_DEREF", CellVar(name)))
 
 
-_ITERATORS = (ListIteratorVariable, ListSequenceIteratorVariable, ResumedTableIterator)
+_ITERATORS = (ListIteratorVariable, ListSequenceIteratorVariable, ResumedLiveIterator)
 _COMPREHENSIONS = ("<listcomp>", "<setcomp>", "<dictcomp>")
 
 

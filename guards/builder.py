@@ -16,7 +16,7 @@ import torch
 from ..probe import class_namespace
 from .guard import DICT_HAS_KEY, TYPE_MATCH, Guard
 from .held import Kept, hold, hold_items, holds_weakly, needs_weak_hold
-from .source import ConstSource, ItemSource, LocalSource, const_name, local_param, type_lookup
+from .source import ConstSource, ItemSource, LocalSource, const_name, iterator_rest, local_param, type_lookup
 
 
 class SharedReads:
@@ -238,5 +238,5 @@ class CheckFunction:
 
 _SHAPE_GLOBALS = {"math": math, "torch": torch}   # names that printed shape expressions may use
 _GUARD_GLOBALS = dict(_SHAPE_GLOBALS, ___modules=sys.modules, ___type_lookup=type_lookup,
-                      ___class_namespace=class_namespace)
+                      ___class_namespace=class_namespace, ___iterator_rest=iterator_rest)
 

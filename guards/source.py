@@ -369,19 +369,26 @@ class CellEmptySource(GuardOnlySource):
 @dataclasses.dataclass(frozen=True)
 class ListIteratorSource(DerivedSource):
     """What a real list, tuple or range iterator walks, read from its `__reduce__()` (which runs no user
-    code): `seq`, the live list (the tuple, the range), or `position`, `(index,)` (`()` once a list or
-    tuple iterator is exhausted)."""
+    code): `seq`, the live list (the tuple, the range), `position`, `(index,)` (`()` once a list or
+    tuple iterator is exhausted), or `rest`, the list of the items it has left (`iterator_rest`)."""
     base: Source
-    part: str   # "seq" or "position"
+    part: str   # "seq", "position" or "rest"
 
     def name(self):
         return f"{self.base.name()}.<iterator {self.part}>"
 
     def expr(self, render=None):
+        if self.part == "rest":
+            return f"___iterator_rest({self.base.sub_expr(render)})"
         reduced = f"{self.base.sub_expr(render)}.__reduce__()"
         return f"{reduced}[1][0]" if self.part == "seq" else f"{reduced}[2:]"
 
     def reconstruct(self, codegen):
+        if self.part == "rest":
+            codegen.load_callable(iterator_rest)
+            self.base.reconstruct(codegen)
+            codegen.call(1)
+            return
         self.base.reconstruct(codegen)
         codegen.load_method("__reduce__")
         codegen.call_method(0)
@@ -580,6 +587,18 @@ class _Missing:
 
 
 MISSING = _Missing()
+
+
+def iterator_rest(it) -> list:
+    """The items a list, reversed list or dict iterator has left, read without moving it (from its
+    `__reduce__()`, which copies a dict iterator to walk it: a dict that changed size raises)."""
+    reduced = it.__reduce__()
+    if len(reduced) < 3:         # a dict iterator's items left, or an exhausted list iterator's []
+        return list(reduced[1][0])
+    seq, index = reduced[1][0], reduced[2]
+    if type(it) is type(reversed([])):
+        return seq[index::-1] if index >= 0 else []
+    return seq[index:]
 
 
 def type_lookup(cls, name):

@@ -9,14 +9,15 @@ import operator
 import types
 from typing import Any
 
-from ...guards.source import ItemSource
+from ...guards.guard import Guard
+from ...guards.source import ItemSource, ListIteratorSource, iterator_rest
 from .. import exception_state, reads
 from ..graph_break import Unsupported, user_error
 from ..instructions import instructions_of
 from ..signals import GeneratorYield, ReturnValue, UserException
 from .base import VariableTracker, families
 from .constant import const
-from .lists import TupleVariable
+from .lists import ListVariable, TupleVariable
 from .misc import ExceptionVariable, TracebackVariable
 
 
@@ -223,22 +224,32 @@ class ResumedIteratorVariable(IteratorVariable):
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class ResumedTableIterator(IteratorVariable):
-    """The iterator of a loop over a ModuleList, Sequential or ModuleDict, handed to a resume function:
-    the program's own dict iterator over the container's `_modules` table, rebuilt at its position at
-    the break (ModuleTableIterator.reconstruct), so what runs between the graphs finds the live table,
-    as eager's loop does. Its remaining items are read one at a time from `__reduce__()` (a copy, which
-    runs no user code and leaves the iterator where it is): the resumed loop does not depend on how many
-    are left. Which table it walks is not known here, so a step after the trace changed any module's
-    state breaks the graph. Its steps are written back by advancing it, before the containers are
-    (eager took them before the changes). State: the items taken, or None once exhausted."""
+class ResumedLiveIterator(IteratorVariable):
+    """A loop's iterator over a live container, handed to a resume function as the program's own
+    object: a list iterator, or the dict iterator over a ModuleList's, Sequential's or ModuleDict's
+    `_modules` table (rebuilt at its position at the break, ModuleTableIterator.reconstruct). What runs
+    between the graphs moved it and changed the container as eager does. Its remaining items are read
+    one at a time from a copy (`guards.source.iterator_rest`, which runs no user code and leaves it where
+    it is): the resumed loop does not depend on where it stands or how many are left. A step after the
+    trace changed the list it walks (`watches` "lists"; any other list changed is guarded to stay
+    another object), or any module's state ("modules": which table it walks is not known here), breaks
+    the graph. Its steps are written back by advancing it, before
+    the containers are (eager took them before the changes). State: the items taken, or None once
+    exhausted."""
     items: tuple = ()        # the items it had left (read at compile time only)
-    seq_source: Any = None   # re-reads them at run time
-    cls: type = None         # dict_valueiterator or dict_keyiterator
+    rest_source: Any = None  # re-reads them at run time
+    cls: type = None         # its type: list_iterator, list_reverseiterator, dict_valueiterator...
+    watches: str = "lists"
+    seq: Any = None          # the list it walks, and where it stood (compile time only)
+    position: int = None
 
     @staticmethod
-    def create(tx, it, items, seq_source, source):
-        var = ResumedTableIterator(items=items, seq_source=seq_source, cls=type(it), source=source)
+    def create(tx, it, source, watches):
+        rest_source = ListIteratorSource(source, "rest")
+        reduced = it.__reduce__() if watches == "lists" else (None, (None,))
+        var = ResumedLiveIterator(items=tuple(iterator_rest(it)), rest_source=rest_source, cls=type(it),
+                                  watches=watches, seq=reduced[1][0], position=(reduced[2:] or (None,))[0],
+                                  source=source)
         tx.output.side_effects.track(var, 0)
         return var
 
@@ -246,21 +257,45 @@ class ResumedTableIterator(IteratorVariable):
         return self.cls
 
     def describe(self):
-        return "module container iterator"
+        return self.cls.__name__
+
+    def _traced_list(self, tx):
+        """The tracker of the list it walks, if the trace changed that list (other lists the trace changed
+        are guarded to stay other objects)."""
+        mutated = tx.output.side_effects.mutated
+        for value, var in list(tx.output.wrapped_objects.values()):
+            if isinstance(var, ListVariable) and var.source is not None and var in mutated:
+                if value is self.seq:
+                    return var
+                tx.output.guards.add(Guard.distinct_objects(var.source, ListIteratorSource(self.source, "seq")))
+        return None
 
     def next_item(self, tx):
         taken = tx.output.side_effects.get(self)
         if taken is None:
             raise StopIterationSignal()
-        if families.module_state_changed(tx):
-            raise Unsupported("mutated_while_iterating", what="a module container iterated after a graph break, "
-                                                                 "after the trace changed a module")
-        item = reads.sequence_item(tx, self.items, self.seq_source, taken)
+        if self.watches == "modules" and families.module_state_changed(tx):
+            raise Unsupported("mutated_while_iterating", what="a module container's iterator handed on at a "
+                                                                 "graph break, after the trace changed a module")
+        traced = self._traced_list(tx) if self.watches == "lists" else None
+        if traced is not None:
+            # the list changed: the next item is the one at its index in the list as it is now, as
+            # CPython's iterator reads it (where it stood at the break is guarded then)
+            tx.output.guards.add(Guard.constant(ListIteratorSource(self.source, "position"), (self.position,)))
+            reverse = self.cls is type(reversed([]))
+            index = self.position - taken if reverse else self.position + taken
+            items = traced.get_items(tx)
+            if not 0 <= index < len(items):
+                tx.output.side_effects.advance(self, None)
+                raise StopIterationSignal()
+            tx.output.side_effects.advance(self, taken + 1)
+            return items[index]
+        item = reads.sequence_item(tx, self.items, self.rest_source, taken)
         if item is reads.MISSING:
             tx.output.side_effects.advance(self, None)
             raise StopIterationSignal()
         tx.output.side_effects.advance(self, taken + 1)
-        return tx.wrap(item, ItemSource(self.seq_source, taken))
+        return tx.wrap(item, ItemSource(self.rest_source, taken))
 
     def reconstruct(self, codegen):
         self.source.reconstruct(codegen)     # the program's iterator: its steps are written back
@@ -329,6 +364,19 @@ def list_iterator_at(seq, index, reverse):
     it = reversed(seq) if reverse else iter(seq)
     _place(it, seq, index, reverse)
     return it
+
+
+def advance_list_iterator(it, taken) -> None:
+    """Move the program's list iterator on by the `taken` steps the trace took from wherever it stood
+    (None: exhausted for good), whatever its list holds now."""
+    reduced = it.__reduce__()
+    if len(reduced) < 3:        # exhausted already
+        return
+    reverse = type(it) is type(reversed([]))
+    if taken is None:
+        place_list_iterator(it, None, reverse)
+    else:
+        _place(it, reduced[1][0], reduced[2] - taken if reverse else reduced[2] + taken, reverse)
 
 
 def place_list_iterator(it, index, reverse) -> None:

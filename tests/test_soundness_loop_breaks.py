@@ -1,8 +1,8 @@
-"""A loop over a ModuleList, Sequential or ModuleDict that breaks the graph in its body: the resumed
-loop walks the live `_modules` table, as eager's dict iterator does. A change of the container made
-in the rest of the loop (in a later graph, or by the code run at the break) is seen by the next step:
-an item replaced is the one called, a size change raises eager's RuntimeError. The resume function
-still serves every layer (no compile per position)."""
+"""A loop over a list, a ModuleList, Sequential or ModuleDict that breaks the graph in its body: the
+resumed loop walks the live container, as eager's iterator does. A change of the container made in the
+rest of the loop (in a later graph, or by the code run at the break) is seen by the next step: an item
+replaced is the one called, an item appended is reached, a dict's size change raises eager's
+RuntimeError. The resume function still serves every position (no compile per item)."""
 from __future__ import annotations
 
 import torch
@@ -153,3 +153,83 @@ def test_module_dict_keys_loop_with_break():
     assert_same(bytegraph.compile(model, backend=cnt)(x), want)
     assert type(model.blocks["c"]) is nn.Identity
     assert cnt.frame_count >= 2
+
+
+# -- lists ---------------------------------------------------------------------------------------
+
+
+def run_list(fn, make_args, calls=2):
+    """`fn` eagerly and compiled on fresh arguments, `calls` times: outcomes and arguments after."""
+    want = [(outcome(fn, *args), args) for args in (make_args() for _ in range(calls))]
+    bytegraph.reset()
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt)
+    got = [(outcome(opt, *args), args) for args in (make_args() for _ in range(calls))]
+    assert_same(got, want)
+    return cnt
+
+
+def scale_by_each(x, ws):
+    for w in ws:
+        x = opaque(x * w)
+    return x
+
+
+def test_list_loop_with_a_break_serves_every_position():
+    counts = [run_list(scale_by_each, lambda n=n: (torch.ones(2), [float(i + 1) for i in range(n)])).frame_count
+              for n in (3, 12)]
+    assert counts == [3, 3], counts     # the frame, a resume function for an item with more to come, the last
+
+
+def appending_to_the_walked_list(x, ws):
+    for w in ws:
+        x = opaque(x * w)
+        if len(ws) < 5:
+            ws.append(w + 10)
+    return x
+
+
+def inserting_and_replacing_ahead(x, ws):
+    for i, w in enumerate(ws):
+        x = opaque(x + w)
+        if w == 1.0 and ws[0] != 7.0:
+            ws.insert(0, 7.0)       # the iterator's index now points one item back: 1.0 comes again
+            ws[-1] = 100.0
+    return x
+
+
+def walking_backwards_while_popping(x, ws):
+    for w in reversed(ws):
+        x = opaque(x - w)
+        if len(ws) > 2:
+            ws.pop()
+    return x
+
+
+def appending_to_another_list(x, ws, out):
+    for w in ws:
+        x = opaque(x * w)
+        if len(out) < 6:
+            out.append(w)
+    return x, out
+
+
+def test_list_changed_by_the_resumed_trace_is_walked_live():
+    make = lambda: (torch.ones(2), [1.0, 2.0, 3.0])      # noqa: E731
+    assert run_list(appending_to_the_walked_list, make).frame_count >= 2
+    assert run_list(inserting_and_replacing_ahead, make).frame_count >= 1    # (enumerate: lazy, eager after)
+    assert run_list(walking_backwards_while_popping, make).frame_count >= 2
+
+
+def test_other_list_changed_in_the_loop_stays_another_object():
+    def tensors(*values):
+        return [torch.tensor(v) for v in values]
+    cnt = run_list(appending_to_another_list, lambda: (torch.ones(2), tensors(1., 2., 3.), tensors(9., 9., 9.)))
+    assert cnt.frame_count == 3
+    # then one list of the same length as both arguments: the entries traced with two lists (which read
+    # the walked list's items from a copy) must not serve it
+    opt = bytegraph.compile(appending_to_another_list, backend=cnt)
+    eager_ws, compiled_ws = tensors(1., 2., 3.), tensors(1., 2., 3.)
+    assert_same(opt(torch.ones(2), compiled_ws, compiled_ws),
+                appending_to_another_list(torch.ones(2), eager_ws, eager_ws))
+    assert_same(compiled_ws, eager_ws)
