@@ -578,7 +578,7 @@ class _ResumeCalls:
             if isinstance(v.ctx, RecordFunctionVariable):
                 return record_function_slot(v.ctx.name, v.ctx.args)
             return VALUE_SLOT
-        if isinstance(v, ResumedTableIterator) or isinstance(v, ModuleTableIterator) and not v.walks_known_items:
+        if isinstance(v, ResumedTableIterator) or isinstance(v, ModuleTableIterator) and v.kind != "reversed":
             return TABLE_SLOT
         return ITER_SLOT if id(v) in self.iter_slots else VALUE_SLOT
 

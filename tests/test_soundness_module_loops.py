@@ -153,3 +153,53 @@ def test_module_dict_keys_loop_with_break():
     assert_same(bytegraph.compile(model, backend=cnt)(x), want)
     assert type(model.blocks["c"]) is nn.Identity
     assert cnt.frame_count >= 2
+
+
+def loop_reversed_replacing_first_layer(self, x):
+    for layer in reversed(self.layers):
+        x = opaque(layer(x))
+        self.layers[0] = nn.Identity()
+    return x
+
+
+def replace_first_in_eager(layers):
+    layers[0] = nn.Identity()
+
+
+replace_first_in_eager = bytegraph.disable(replace_first_in_eager)
+
+
+def loop_reversed_changed_by_code_run_at_break(self, x):
+    for layer in reversed(self.layers):
+        x = layer(x)
+        replace_first_in_eager(self.layers)
+    return x
+
+
+def loop_reversed_shrinking(self, x):
+    seen = []
+    for layer in reversed(self.layers):
+        x = opaque(layer(x))
+        seen.append(type(layer).__name__)
+        if len(self.layers) == 4:
+            del self.layers[0]
+            del self.layers[0]
+    return x, seen
+
+
+def test_reversed_loop_reads_the_live_container_after_break():
+    # CPython's reversed takes container[i] at each step: the layer replaced after the break is the one
+    # called, and a container shrunk under the index ends the loop early
+    for body in (loop_reversed_replacing_first_layer, loop_reversed_changed_by_code_run_at_break,
+                 loop_reversed_shrinking):
+        cnt = run_both(body)
+        assert 1 <= cnt.frame_count <= 3, (body.__name__, cnt.frame_count)
+
+
+def test_reversed_loop_graph_count_does_not_grow_with_layers():
+    def body(self, x):
+        for layer in reversed(self.layers):
+            x = opaque(layer(x)).relu()
+        return x
+    counts = [run_both(body, n=n, calls=2).frame_count for n in (3, 8)]
+    assert counts[0] == counts[1] <= 3, counts
