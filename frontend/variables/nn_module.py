@@ -229,6 +229,12 @@ class NNModuleVariable(UserDefinedObjectVariable):
             table_source = AttrSource(self.source, "_modules") if self.source else None
             return ModuleTableIterator.create(tx, self._children_items(tx), self.module._modules, table_source,
                                               keys=isinstance(self.module, torch.nn.ModuleDict))
+        if isinstance(self.module, (torch.nn.ParameterList, torch.nn.ParameterDict)):
+            # torch's own __iter__ runs: a ParameterList's reads `self[i]` at each step (a parameter
+            # replaced later in the loop is the one taken), a ParameterDict's walks its `_keys` dict
+            # (a size change raises eager's RuntimeError)
+            fn, fn_source = class_method(tx, self, "__iter__")
+            return UserFunctionVariable(fn=fn, source=fn_source).call_function(tx, [self], {})
         return None   # a module container iterates over its children (unpack)
 
     def describe(self):
