@@ -579,7 +579,7 @@ class _ResumeCalls:
                 return record_function_slot(v.ctx.name, v.ctx.args)
             return VALUE_SLOT
         if isinstance(v, ResumedLiveIterator) and v.watches == "modules" or \
-                isinstance(v, ModuleTableIterator) and not v.walks_known_items:
+                isinstance(v, ModuleTableIterator) and v.kind != "reversed":
             return TABLE_SLOT
         return ITER_SLOT if id(v) in self.iter_slots else VALUE_SLOT
 

@@ -155,6 +155,122 @@ def test_module_dict_keys_loop_with_break():
     assert cnt.frame_count >= 2
 
 
+def loop_reversed_replacing_first_layer(self, x):
+    for layer in reversed(self.layers):
+        x = opaque(layer(x))
+        self.layers[0] = nn.Identity()
+    return x
+
+
+def replace_first_in_eager(layers):
+    layers[0] = nn.Identity()
+
+
+replace_first_in_eager = bytegraph.disable(replace_first_in_eager)
+
+
+def loop_reversed_changed_by_code_run_at_break(self, x):
+    for layer in reversed(self.layers):
+        x = layer(x)
+        replace_first_in_eager(self.layers)
+    return x
+
+
+def loop_reversed_shrinking(self, x):
+    seen = []
+    for layer in reversed(self.layers):
+        x = opaque(layer(x))
+        seen.append(type(layer).__name__)
+        if len(self.layers) == 4:
+            del self.layers[0]
+            del self.layers[0]
+    return x, seen
+
+
+def test_reversed_loop_reads_the_live_container_after_break():
+    # CPython's reversed takes container[i] at each step: the layer replaced after the break is the one
+    # called, and a container shrunk under the index ends the loop early
+    for body in (loop_reversed_replacing_first_layer, loop_reversed_changed_by_code_run_at_break,
+                 loop_reversed_shrinking):
+        cnt = run_both(body)
+        assert 1 <= cnt.frame_count <= 3, (body.__name__, cnt.frame_count)
+
+
+def test_reversed_loop_graph_count_does_not_grow_with_layers():
+    def body(self, x):
+        for layer in reversed(self.layers):
+            x = opaque(layer(x)).relu()
+        return x
+    counts = [run_both(body, n=n, calls=2).frame_count for n in (3, 8)]
+    assert counts[0] == counts[1] <= 3, counts
+
+
+class Params(nn.Module):
+    def __init__(self, body, as_dict):
+        super().__init__()
+        torch.manual_seed(0)
+        ps = [nn.Parameter(torch.randn(3)) for _ in range(4)]
+        self.ps = nn.ParameterDict({f"p{i}": p for i, p in enumerate(ps)}) if as_dict else nn.ParameterList(ps)
+        self.body = body
+
+    def forward(self, x):
+        return self.body(self, x)
+
+
+def run_params(body, as_dict, calls=1):
+    x = torch.randn(2, 3, generator=torch.Generator().manual_seed(1))
+    eager_model, compiled_model = Params(body, as_dict), Params(body, as_dict)
+    want = [outcome(eager_model, x) for _ in range(calls)]
+    bytegraph.reset()
+    cnt = CompileCounter()
+    opt = bytegraph.compile(compiled_model, backend=cnt)
+    assert_same([outcome(opt, x) for _ in range(calls)], want)
+    assert_same(dict(compiled_model.named_parameters()), dict(eager_model.named_parameters()))
+    return cnt
+
+
+def param_list_replacing_later(self, x):
+    for p in self.ps:
+        x = opaque(x * p)
+        self.ps[3] = nn.Parameter(torch.zeros(3))
+    return x
+
+
+def param_dict_growing(self, x):
+    for k in self.ps:
+        x = x * self.ps[k]
+        if len(self.ps) < 6:
+            self.ps[f"q{len(self.ps)}"] = nn.Parameter(torch.zeros(3))
+    return x
+
+
+def param_dict_growing_after_break(self, x):
+    for k in self.ps:
+        x = opaque(x * self.ps[k])
+        if len(self.ps) < 6:
+            self.ps[f"q{len(self.ps)}"] = nn.Parameter(torch.zeros(3))
+    return x
+
+
+def test_parameter_containers_iterate_as_torch_does():
+    # ParameterList's __iter__ reads self[i] at each step, ParameterDict's walks its `_keys` dict. (A
+    # ParameterList's generator cannot cross a break: that loop runs eagerly, no graph)
+    counts = [run_params(param_list_replacing_later, as_dict=False).frame_count,
+              run_params(param_dict_growing, as_dict=True).frame_count,
+              run_params(param_dict_growing_after_break, as_dict=True).frame_count]
+    assert counts == [0, 1, 2], counts
+
+
+def test_parameter_containers_plain_loop_is_one_graph():
+    def body(self, x):
+        for p in (self.ps.values() if isinstance(self.ps, nn.ParameterDict) else self.ps):
+            x = x * p + 1
+        return x
+    for as_dict in (False, True):
+        cnt = run_params(body, as_dict, calls=2)
+        assert (cnt.frame_count, cnt.op_count) == (1, 8), (as_dict, cnt.frame_count, cnt.op_count)
+
+
 # -- lists ---------------------------------------------------------------------------------------
 
 

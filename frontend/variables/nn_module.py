@@ -134,7 +134,9 @@ class ModuleTableIterator(ListIteratorVariable):
     are written back: what runs after the graph finds the live table, as eager's loop does."""
     table: Any = None
     table_source: Any = None   # reads `_modules` at run time (None: a container made in the trace)
+    container_source: Any = None   # a reversed one: reads the container at run time (None: made in the trace)
     at_start: Any = None     # the table's traced contents when the iterator was made (None: unchanged)
+    walks_known_items = False   # each step reads the live container (`reversed`: `container[i]`)
 
     @staticmethod
     def create(tx, items, table, table_source, keys=False):
@@ -142,12 +144,6 @@ class ModuleTableIterator(ListIteratorVariable):
                                   table_source=table_source, at_start=_traced_contents(tx, table))
         tx.output.side_effects.track(var, (tuple(items), 0))
         return var
-
-    @property
-    def walks_known_items(self) -> bool:
-        """Only a reversed one walks a snapshot of the table: it travels to a resume function as a tuple
-        iterator over the items left (a change of the container in the resumed code is not seen)."""
-        return self.kind == "reversed"
 
     def python_type(self):
         if self.kind == "reversed":
@@ -179,11 +175,25 @@ class ModuleTableIterator(ListIteratorVariable):
 
     def reconstruct(self, codegen):
         effects = codegen.tx.output.side_effects
-        if self.kind == "reversed":
-            return super().reconstruct(codegen)
-        if self.table_source is None or self.at_start is not None:
+        source = self.container_source if self.kind == "reversed" else self.table_source
+        if source is None or self.at_start is not None:
             raise Unsupported("unrebuildable", what=f"rebuilding {self.describe()} over a module container "
                                                     "the trace made or changed")
+        if self.kind == "reversed":
+            # CPython's `reversed` holds the container and an index (from the length when made): rebuilt
+            # at its position, its next steps read `container[i]` from the live container, as eager's
+            codegen.load_callable(advanced)
+            codegen.load_global_builtin("reversed")
+            if effects.contents.get(("exhausted", self)):
+                codegen.load_const(())        # (an exhausted one has let go of its container)
+                codegen.call(1)
+                codegen.load_const(None)
+            else:
+                source.reconstruct(codegen)
+                codegen.call(1)
+                codegen.load_const(effects.get(self)[1])
+            codegen.call(2)
+            return
         if effects.contents.get(("exhausted", self)):
             codegen.load_callable(exhausted_like)
             codegen.load_const(self.python_type())
@@ -218,6 +228,12 @@ class NNModuleVariable(UserDefinedObjectVariable):
             table_source = AttrSource(self.source, "_modules") if self.source else None
             return ModuleTableIterator.create(tx, self._children_items(tx), self.module._modules, table_source,
                                               keys=isinstance(self.module, torch.nn.ModuleDict))
+        if isinstance(self.module, (torch.nn.ParameterList, torch.nn.ParameterDict)):
+            # torch's own __iter__ runs: a ParameterList's reads `self[i]` at each step (a parameter
+            # replaced later in the loop is the one taken), a ParameterDict's walks its `_keys` dict
+            # (a size change raises eager's RuntimeError)
+            fn, fn_source = class_method(tx, self, "__iter__")
+            return UserFunctionVariable(fn=fn, source=fn_source).call_function(tx, [self], {})
         return None   # a module container iterates over its children (unpack)
 
     def describe(self):
@@ -340,14 +356,16 @@ class NNModuleVariable(UserDefinedObjectVariable):
     def reversed_iterator(self, tx):
         """`reversed(container)` of a ModuleList, Sequential or ParameterList (no `__reversed__`: CPython's
         reversed takes `container[i]` from the end), or None. Its items are the children as they are
-        now: a change of the table while it is live is not modelled (a graph break)."""
+        now: a change of the table while it is live is not modelled (a graph break); live at a break, it
+        is rebuilt as CPython's reversed at its position (reconstruct)."""
         module = self.module
         if not isinstance(module, (torch.nn.ModuleList, torch.nn.Sequential, torch.nn.ParameterList)) or \
                 class_method(tx, self, "__reversed__")[0] is not MISSING or \
                 not all(_torch_defines(tx, self, n) for n in ("__len__", "__getitem__")):
             return None
         table = module._parameters if isinstance(module, torch.nn.ParameterList) else module._modules
-        var = ModuleTableIterator(kind="reversed", table=table, at_start=_traced_contents(tx, table))
+        var = ModuleTableIterator(kind="reversed", table=table, container_source=self.source,
+                                  at_start=_traced_contents(tx, table))
         tx.output.side_effects.track(var, (tuple(v for _, v in self.children_vars(tx))[::-1], 0))
         return var
 
