@@ -1196,7 +1196,8 @@ class OutputGraph:
         graph writes to stays apart from every other object of its type the trace reached, and its
         state from theirs, as when traced: `a.append(1); return len(b)` called with `a is b` must not
         reuse the entry traced with two lists. (Modules: `_module_identity_guards`; tensors: their
-        memory is guarded.)"""
+        memory is guarded.) One APART group for the states, one per class for the objects: a member
+        of the group of its class also apart from the others by its state is so as an object too."""
         def state(value, var):
             """The source of the dict holding the object's attributes (the dict itself for a dict)."""
             if type(value) is dict:
@@ -1207,20 +1208,20 @@ class OutputGraph:
         reached = [(value, var) for value, var in self.wrapped_objects.values()
                    if isinstance(var, VariableTracker) and var.source is not None
                    and not isinstance(var, (NNModuleVariable, TensorVariable))]
-        guards = []
         written = set(self.side_effects.mutated)
         written.update(v.owner for v in self.side_effects.mutated if getattr(v, "owner", None) is not None)
-        for value, var in reached:
-            if var not in written:      # (a dict subclass's object: written when its items are)
-                continue
-            for other_value, other in reached:
-                if other is var:
-                    continue
-                mine, theirs = state(value, var), state(other_value, other)
-                if mine is not None and theirs is not None:
-                    guards.append(Guard.distinct_objects(mine, theirs))
-                elif type(other_value) is type(value):
-                    guards.append(Guard.distinct_objects(var.source, other.source))
+        # group -> (label, [(source, written)]): the states, then the objects of each class
+        groups: dict = {}
+        for value, var in reached:      # (a dict subclass's object: written when its items are)
+            mine = state(value, var)
+            if mine is not None:
+                groups.setdefault("states", ("attribute dicts", []))[1].append((mine, var in written))
+            groups.setdefault(("class", id(type(value))), (f"{type(value).__qualname__} objects", []))[1].append(
+                (var.source, var in written))
+        guards = []
+        for group, (label, members) in groups.items():
+            if any(w for _, w in members) and len(members) > 1:
+                guards += [Guard.apart(source, group, label, w) for source, w in members]
         return guards
 
     def _specialized(self, value):

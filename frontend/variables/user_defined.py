@@ -1089,6 +1089,10 @@ def _class_write_refused(tx, cls, name, value):
         return "a special name"
     if not is_heap_type(cls) or builtin_base(cls) is not object:
         return "a builtin class, or one over a builtin base"
+    if cls.__flags__ & reads._IMMUTABLE_TYPE:
+        # an extension's class made at run time (array.array): type.__setattr__ refuses it, which the
+        # write-back after the graph would find out outside the program's try blocks
+        return "an immutable type"
     meta = type(cls)
     if class_lookup(tx, meta, "__setattr__")[0] is not type.__dict__["__setattr__"]:
         return "its metaclass's __setattr__"
