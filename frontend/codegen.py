@@ -402,11 +402,17 @@ class PyCodegen:
             self.reconstruct(fn_var.annotations)
         else:
             self.load_const(None)
-        self.call(7)
+        attrs = fn_var.attrs(self.tx)
+        for name, value in attrs.items():
+            self.load_const(name)
+            self.reconstruct(value)
+        self.build_map(len(attrs))
+        self.call(8)
 
 
-def _make_function(code, f_globals, defaults, closure, kwdefaults, qualname, annotations):
+def _make_function(code, f_globals, defaults, closure, kwdefaults, qualname, annotations, attrs):
     fn = types.FunctionType(code, f_globals, code.co_name, defaults or None, closure or None)
+    fn.__dict__.update(attrs)       # the attributes the trace set on it (`f.calls = 0`)
     if annotations:
         fn.__annotations__ = dict(zip(annotations[::2], annotations[1::2]))
     if kwdefaults:

@@ -37,6 +37,7 @@ from .variables.torch_function import needs_dispatch as needs_torch_function
 from .variables.iterators import GeneratorVariable, ListIteratorVariable, StopIterationSignal, next_of
 from .variables.dicts import DictVariable
 from .variables.lists import TupleVariable
+from .variables.functions import NestedFunctionVariable
 from .variables.warning import is_warnings_state, refuse_in_catch_warnings
 from .variables.misc import CellVariable, ExceptionVariable, SuperVariable, UnreadArgument
 from .variables.tensor import SymNodeVariable, TensorVariable, set_tensor_attr
@@ -235,7 +236,7 @@ class InstructionTranslatorBase:
             return obj.setattr(self, name, value)
         if isinstance(obj, TensorVariable):
             return set_tensor_attr(self, obj, name, value)
-        if isinstance(obj, DictVariable):
+        if isinstance(obj, (DictVariable, NestedFunctionVariable)):
             return obj.setattr(self, name, value)
         raise Unsupported("attribute_write", what=f"setting attribute {name!r} on {obj.describe()}")
 
