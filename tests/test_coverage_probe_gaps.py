@@ -42,3 +42,68 @@ def test_function_type_attribute_write_breaks():
         f.__defaults__ = (2,)
         return x + f()
     standard_test(fn, torch.ones(2), frames=0, breaks=1)
+
+
+def test_exit_stack_callback_runs_in_order():
+    # ExitStack.callback sets `__wrapped__` on the wrapper function it makes
+    import contextlib
+
+    def fn(x, log):
+        with contextlib.ExitStack() as stack:
+            stack.callback(log.append, "cb")
+            stack.callback(lambda: log.append("lambda"))
+            log.append("body")
+            y = x + 1
+        return y
+    x = torch.ones(2)
+    log = []
+    want = fn(x, log), list(log)
+    log.clear()
+    got = standard_test(lambda x: (fn(x, log), log), x, frames=1, breaks=0, fullgraph=True)
+    assert got[1][-3:] == want[1]
+
+
+# -- a function made by functools.wraps, rebuilt after the graph ----------------------------------------
+def _plain(a: int) -> int:
+    """doc"""
+    return a
+
+
+def test_wraps_function_rebuilt_like_update_wrapper():
+    import functools
+
+    def fn(x):
+        def deco(f):
+            @functools.wraps(f)
+            def inner(*args):
+                return f(*args) + 1
+            return inner
+        g = deco(_plain)
+        return x + g(1), [g]
+    x = torch.ones(2)
+    standard_test(lambda x: fn(x)[0], x, frames=1, breaks=0, fullgraph=True)
+    g = bytegraph.compile(fn, backend="eager", fullgraph=True)(x)[1][0]
+    assert (g.__name__, g.__qualname__, g.__doc__, g.__module__) == ("_plain", "_plain", "doc", __name__)
+    assert g.__wrapped__ is _plain and g.__annotations__ is _plain.__annotations__ and g(1) == 2
+
+
+def test_contextmanager_decorating_a_recursive_function():
+    import contextlib
+
+    def fn(x, state):
+        state[:] = [0, 0]
+
+        @contextlib.contextmanager
+        def ctx():
+            state[1] += 1
+            state[0] += 1
+            yield
+            state[0] -= 1
+
+        @ctx()
+        def recursive():     # (its cell holds the wrapper made by functools.wraps: rebuilt at the return)
+            if state[0] < 3:
+                recursive()
+        recursive()
+        return x + state[1], list(state)
+    standard_test(fn, torch.ones(2), [0, 0], frames=1, breaks=0, fullgraph=True)
