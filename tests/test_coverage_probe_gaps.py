@@ -107,3 +107,44 @@ def test_contextmanager_decorating_a_recursive_function():
         recursive()
         return x + state[1], list(state)
     standard_test(fn, torch.ones(2), [0, 0], frames=1, breaks=0, fullgraph=True)
+
+
+# -- zip(strict=True) -------------------------------------------------------------------------------------
+def test_zip_strict_raises_eagers_error_lazily():
+    def fn(x):
+        def gen():
+            yield 1
+            yield 2
+        out = [list(zip()), list(zip(strict=True)), list(zip("ab", [1, 2], strict=True))]
+        try:
+            for p in zip([1, 2, 3], gen(), strict=True):
+                out.append(p)        # the tuples before the shortest end are produced
+        except ValueError as e:
+            out.append(str(e))
+        it = iter([7, 8, 9])
+        for args in (([1], [2], it), ([1, 2], [2], it), ([], [1], [2])):
+            try:
+                list(zip(*args, strict=True))
+            except ValueError as e:
+                out.append(str(e))
+        out.append(list(it))       # "longer" took one item of the longer iterator
+        return x + 1, out
+    standard_test(fn, torch.ones(1), frames=1, breaks=0, fullgraph=True)
+
+
+def test_zip_strict_over_lists_changed_while_iterated():
+    def fn(x):
+        a, b, out = [1, 2], [3, 4], []
+        for p, q in zip(a, b, strict=True):
+            out.append(p)
+            if p == 1:
+                a.append(5)
+                b.append(6)
+        z = zip([1, 2], [3, 4], strict=True)
+        next(z)
+        return x + len(out), out, z
+    x = torch.ones(1)
+    got = standard_test(lambda x: fn(x)[:2], x, frames=1, breaks=0, fullgraph=True)
+    assert got[1] == [1, 2, 5]
+    z = bytegraph.compile(fn, backend="eager", fullgraph=True)(x)[2]
+    assert list(z) == [(2, 4)] and z.__reduce__()[2] is True     # rebuilt strict

@@ -790,17 +790,10 @@ def _enumerate(tx, iterable, start=None):
 
 
 def _zip(tx, *iterables, strict=None):
-    if strict is not None and strict.as_python_constant():
-        # the length check happens when the iteration reaches the shortest end (after the tuples
-        # before it, and after reading the next item of each longer iterable): folded only over
-        # sequences of equal lengths, where it never fires
-        if not all(i.is_sequence or type(i.as_python_constant_or_none()) in (tuple, str, bytes, range)
-                   for i in iterables):
-            raise Unsupported("unsupported_call", fn="zip", detail=" (strict=True over iterators)")
-        lists = [tx.unpack_iterable(i) for i in iterables]
-        if len({len(x) for x in lists}) > 1:
-            raise Unsupported("unsupported_call", fn="zip", detail=" (strict=True over unequal lengths)")
-        return ListIteratorVariable.create(tx, [TupleVariable(tuple(t)) for t in zip(*lists)], "zip")
+    if strict is not None and strict.truth(tx):
+        # the length check happens when the iteration reaches the shortest end, lazily as eager's
+        return ZipVariable(iterators=tuple(tx.get_iter(i) for i in iterables),
+                           fn=lambda tx, items: TupleVariable(tuple(items)), kind="zip", strict=True)
     return _lockstep(tx, tuple(tx.get_iter(i) for i in iterables), "zip", iterables)
 
 

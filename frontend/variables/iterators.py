@@ -729,6 +729,7 @@ class ZipVariable(IteratorVariable):
     kind: str = "zip"
 
     mapped: Any = None  # for map(): the function tracker, rebuilt with the iterators
+    strict: bool = False  # zip(..., strict=True)
 
     def python_type(self):
         return {"zip": zip, "map": map, "enumerate": enumerate}.get(self.kind, type(iter(())))
@@ -736,7 +737,7 @@ class ZipVariable(IteratorVariable):
     def reconstruct(self, codegen):
         """`zip(*iterators)` / `map(fn, *iterators)` (enumerate as a zip with a count: it
         iterates the same)."""
-        codegen.load_callable(map if self.mapped is not None else zip)
+        codegen.load_callable(map if self.mapped is not None else _strict_zip if self.strict else zip)
         if self.mapped is not None:
             codegen.reconstruct(self.mapped)
         for it in self.iterators:
@@ -747,7 +748,41 @@ class ZipVariable(IteratorVariable):
         return f"{self.kind} object"
 
     def next_item(self, tx):
+        if not self.iterators:     # `zip()`: empty
+            raise StopIterationSignal()
+        if self.strict:
+            return self.fn(tx, self._strict_items(tx))
         return self.fn(tx, [next_of(tx, it) for it in self.iterators])
+
+    def _strict_items(self, tx) -> list:
+        """One item of each iterator, in order; when one is exhausted, CPython's check: a later one
+        ending there is "shorter"; when the first ended, each later one is asked for one more item
+        (taken) and the first that gives one is "longer"."""
+        items = []
+        for i, it in enumerate(self.iterators):
+            try:
+                items.append(next_of(tx, it))
+            except StopIterationSignal:
+                if i:
+                    raise user_error(ValueError(f"zip() argument {i + 1} is shorter than {_zip_args(i)}")) from None
+                break
+        else:
+            return items
+        for i, it in enumerate(self.iterators[1:], 1):
+            try:
+                next_of(tx, it)
+            except StopIterationSignal:
+                continue
+            raise user_error(ValueError(f"zip() argument {i + 1} is longer than {_zip_args(i)}"))
+        raise StopIterationSignal()
+
+
+def _zip_args(i) -> str:
+    return "argument 1" if i == 1 else f"arguments 1-{i}"
+
+
+def _strict_zip(*iterables):
+    return zip(*iterables, strict=True)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
