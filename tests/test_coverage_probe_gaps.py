@@ -148,3 +148,84 @@ def test_zip_strict_over_lists_changed_while_iterated():
     assert got[1] == [1, 2, 5]
     z = bytegraph.compile(fn, backend="eager", fullgraph=True)(x)[2]
     assert list(z) == [(2, 4)] and z.__reduce__()[2] is True     # rebuilt strict
+
+
+# -- classes with a Python __new__ ---------------------------------------------------------------------
+class _Made:
+    def __new__(cls, a, b=1):
+        self = super().__new__(cls)
+        self.made = a
+        return self
+
+    def __init__(self, a, b=1):
+        self.total = a + b
+
+
+class _MadeSub(_Made):
+    pass
+
+
+class _NotAnInstance:
+    def __new__(cls, v):
+        return v * 2     # not an instance: __init__ is not called
+
+
+class _NewOnly:
+    def __new__(cls, *args, **kwargs):
+        return object.__new__(cls)
+
+
+class _NewDict(dict):
+    def __new__(cls, *args, **kwargs):
+        return super().__new__(cls, *args, **kwargs)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+
+
+class _PlainDict(dict):
+    pass
+
+
+def test_python_new_then_init_as_type_call_runs_them():
+    def fn(x):
+        p, s = _Made(x, b=2), _MadeSub(1)
+        d = _NewDict({"a": 1}, b=x)
+        d["c"] = x + 1
+        e = dict.__new__(_PlainDict)       # empty, not initialized
+        e["k"] = 2
+        return (p.made + p.total, s.total, type(s).__name__, _NotAnInstance(3), type(_NewOnly(1, k=2)).__name__,
+                d, type(d).__name__, "a" in d, e, type(e).__name__)
+    standard_test(fn, torch.ones(2), frames=1, breaks=0, fullgraph=True)
+
+
+def test_init_returning_a_value_raises_eagers_error():
+    class WithNew:
+        def __new__(cls):
+            return object.__new__(cls)
+
+        def __init__(self):
+            return 3
+
+    class Plain:
+        def __init__(self):
+            return "x"
+
+    def fn(x):
+        out = []
+        for cls in (WithNew, Plain):
+            try:
+                cls()
+            except TypeError as e:
+                out.append(str(e))
+        return x + 1, out
+    standard_test(fn, torch.ones(2), frames=1, breaks=0, fullgraph=True)
+
+
+def test_dict_new_of_a_non_dict_class_raises_eagers_error():
+    def fn(x):
+        try:
+            dict.__new__(int)
+        except TypeError as e:
+            return x + 1, str(e)
+    standard_test(fn, torch.ones(1), frames=1, breaks=0, fullgraph=True)

@@ -1403,6 +1403,23 @@ def _print(tx, *args, **kwargs):
     raise Unsupported("io", fn="print()")
 
 
+def _dict_new(tx, cls, /, *args, **kwargs):
+    """`dict.__new__(cls, ...)` (a dict subclass's `__new__` calling `super().__new__(cls)`): an empty,
+    not initialized instance of `cls` (the arguments are left to `__init__`). Only for a class whose
+    bases are Python classes over dict or OrderedDict, whose objects the trace models."""
+    klass = cls.as_python_constant_or_none()
+    if not isinstance(klass, type):
+        return None
+    if not issubclass(klass, dict):
+        raise user_error(TypeError(f"dict.__new__({klass.__name__}): {klass.__name__} is not a subtype of dict"))
+    if klass is dict:
+        return DictVariable.create(tx, [])
+    if not all(k in (dict, collections.OrderedDict, object) or k.__module__ != "builtins" and
+               not k.__module__.startswith("collections") for k in class_mro(klass)):
+        return None     # defaultdict, Counter...: their own state or construction
+    return UserDefinedObjectVariable.create_new(tx, klass)
+
+
 def _tuple_new(tx, cls, iterable=None):
     """`tuple.__new__(cls, items)`: what every namedtuple's `__new__` calls."""
     klass = cls.as_python_constant() if cls.is_python_constant() else None
@@ -1426,7 +1443,7 @@ _HANDLERS: dict[Any, Callable] = {
     complex: _complex,
     abs: _abs, type: _type, callable: _callable, id: _id, repr: _repr, round: _round, slice: _slice,
     super: _super, object: _object, object.__new__: _object_new, divmod: _divmod, pow: _pow, print: _print,
-    tuple.__new__: _tuple_new, types.MappingProxyType: make_mapping_proxy,
+    tuple.__new__: _tuple_new, dict.__new__: _dict_new, types.MappingProxyType: make_mapping_proxy,
     operator.getitem: _getitem, operator.setitem: _setitem, operator.delitem: _delitem, operator.abs: _abs,
     operator.concat: _concat, math.fsum: _fsum,
     operator.itemgetter: _operator_getter(operator.itemgetter),
