@@ -21,7 +21,7 @@ from . import exception_state, lifetimes, reads
 from .graph_break import Unsupported, user_error
 from .resume import RESUME_CALLABLES, cell_is_empty, original_code
 from .signals import GeneratorYield, ReturnValue, UserException
-from .variables.constant import const
+from .variables.constant import NEVER_ITERABLE, ConstantVariable, const
 from .variables.builtins import checked_text, format_object, isinstance_of
 from .variables.ctx import enter_context
 from .variables.dicts import DictVariable, SetVariable, is_other_mapping, mapping_as_dict
@@ -466,9 +466,15 @@ def list_to_tuple(tx, ins):
     tx.push(TupleVariable(tuple(tx.pop().get_items(tx))))
 
 
+def _unpacked(tx, var) -> list:
+    if isinstance(var, ConstantVariable) and type(var.value) in NEVER_ITERABLE:
+        raise user_error(TypeError(f"cannot unpack non-iterable {type(var.value).__name__} object"))
+    return tx.unpack_iterable(var)
+
+
 @opcode("UNPACK_SEQUENCE")
 def unpack_sequence(tx, ins):
-    items = tx.unpack_iterable(tx.pop())
+    items = _unpacked(tx, tx.pop())
     if len(items) != ins.arg:
         if len(items) > ins.arg:
             raise user_error(ValueError(f"too many values to unpack (expected {ins.arg})"))
@@ -480,7 +486,7 @@ def unpack_sequence(tx, ins):
 @opcode("UNPACK_EX")
 def unpack_ex(tx, ins):
     before, after = ins.arg & 0xFF, ins.arg >> 8
-    items = tx.unpack_iterable(tx.pop())
+    items = _unpacked(tx, tx.pop())
     if len(items) < before + after:
         raise user_error(ValueError(f"not enough values to unpack (expected at least {before + after}, "
                                     f"got {len(items)})"))

@@ -229,3 +229,27 @@ def test_dict_new_of_a_non_dict_class_raises_eagers_error():
         except TypeError as e:
             return x + 1, str(e)
     standard_test(fn, torch.ones(1), frames=1, breaks=0, fullgraph=True)
+
+
+# -- a number given where an iterable is expected ------------------------------------------------------
+def _error_of(fn):
+    try:
+        return fn()
+    except TypeError as e:
+        return str(e)
+
+
+def test_non_iterable_numbers_raise_eagers_type_errors():
+    import collections
+    import itertools
+    import math
+
+    def fn(x):
+        s = {"a", "b"}
+        calls = (lambda: s.issubset(1), lambda: s.union([1], None), lambda: s.isdisjoint(2.0),
+                 lambda: sorted(1), lambda: sum(1), lambda: tuple(None), lambda: list(1), lambda: max(1),
+                 lambda: set(1.0), lambda: frozenset(1), lambda: dict.fromkeys(1), lambda: collections.deque(1),
+                 lambda: math.fsum(1), lambda: itertools.product(1), lambda: 1 in 2, lambda: "a" in None,
+                 lambda: [a for a, b in [1]], lambda: [a for a, *b in [None]])
+        return x + 1, [_error_of(c) for c in calls]
+    standard_test(fn, torch.ones(1), frames=1, breaks=0, fullgraph=True)

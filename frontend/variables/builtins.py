@@ -658,7 +658,7 @@ def _minmax(fn):
             kwargs["key"] = key
         if default is not None:
             kwargs["default"] = default
-        items = list(args) if len(args) > 1 else tx.unpack_iterable(args[0])
+        items = list(args) if len(args) > 1 else tx.iterate_all(args[0])
         if not items:
             if "default" in kwargs:
                 return kwargs["default"]
@@ -712,7 +712,7 @@ def _sum(tx, iterable, /, start=None):
         what, join = ("strings", "''") if base is str else (base.__name__, "b''")
         raise user_error(TypeError(f"sum() can't sum {what} [use {join}.join(seq) instead]"))
     result = start if start is not None else const(0)
-    for item in tx.unpack_iterable(iterable):
+    for item in tx.iterate_all(iterable):
         result = tx.binary_op(operator.add, result, item)
     return result
 
@@ -720,7 +720,7 @@ def _sum(tx, iterable, /, start=None):
 def _prod(tx, iterable, /, *, start=None):
     """math.prod: `start * item0 * item1 ...` in order (symbolic sizes and tensors included)."""
     result = start if start is not None else const(1)
-    for item in tx.unpack_iterable(iterable):
+    for item in tx.iterate_all(iterable):
         result = tx.binary_op(operator.mul, result, item)
     return result
 
@@ -752,7 +752,7 @@ def _sorted(tx, iterable, /, *, key=None, reverse=None):
         if len(types_) == 1 and types_ <= {int, str}:
             items = list(members)
     if items is None:
-        items = tx.unpack_iterable(iterable)
+        items = tx.iterate_all(iterable)
     return ListVariable.create(tx, sorted_items(tx, items, kwargs))
 
 
@@ -877,7 +877,7 @@ def _container(kind):
             return args[0]      # an immutable builtin of exactly that type is returned as it is
         if kind in (set, frozenset) and args and isinstance(args[0], SetVariable):
             return copied_set(tx, args[0], kind)
-        items = tx.unpack_iterable(args[0]) if args else []  # consumes an iterator argument
+        items = tx.iterate_all(args[0]) if args else []  # consumes an iterator argument
         if kind is list:
             return ListVariable.create(tx, items)
         if kind is tuple:
@@ -948,7 +948,7 @@ def make_namedtuple(f_globals, args, kwargs):
 
 
 def _deque(tx, iterable=None, maxlen=None):
-    items = tx.unpack_iterable(iterable) if iterable is not None else []
+    items = tx.iterate_all(iterable) if iterable is not None else []
     return DequeVariable.create(tx, items, maxlen.as_python_constant() if maxlen is not None else None)
 
 
@@ -957,7 +957,7 @@ def _fromkeys(kind):
     def fromkeys(tx, iterable, value):
         value = value if value is not None else const(None)
         pairs: dict = {}
-        for k in tx.unpack_iterable(iterable):
+        for k in tx.iterate_all(iterable):
             # item by item `d[k] = value`: an equal key met again keeps the first key object and place
             pairs.setdefault(hashable_key(tx, k), (k, value))
         factory = const(None) if kind is collections.defaultdict else None   # defaultdict.fromkeys: no factory
@@ -1196,7 +1196,7 @@ def _concat(tx, a, b, /):
 
 def _fsum(tx, iterable, /):
     """math.fsum of plain numbers, folded (its exact rounding is the real function's)."""
-    items = tx.unpack_iterable(iterable)
+    items = tx.iterate_all(iterable)
     if all(i.is_python_constant() and type(i.as_python_constant()) in (int, float, bool) for i in items):
         return const(fold(math.fsum, [i.as_python_constant() for i in items]))
     return None
@@ -1299,7 +1299,7 @@ _NO_ITEM = object()
 
 
 def _product(tx, *iterables, repeat=None):
-    lists = [tx.unpack_iterable(i) for i in iterables]
+    lists = [tx.iterate_all(i) for i in iterables]
     r = repeat.as_python_constant() if repeat is not None else 1
     return ListIteratorVariable.create(tx, [TupleVariable(t) for t in itertools.product(*lists, repeat=r)],
                                        "product")
@@ -1307,7 +1307,7 @@ def _product(tx, *iterables, repeat=None):
 
 def _combos(fn):
     def handler(tx, iterable, r=None):
-        items = tx.unpack_iterable(iterable)
+        items = tx.iterate_all(iterable)
         args = () if r is None else (r.as_python_constant(),)
         return ListIteratorVariable.create(tx, [TupleVariable(t) for t in fn(items, *args)], fn.__name__)
     return handler

@@ -1143,7 +1143,7 @@ def _lazy_operand(var) -> bool:
 
 def _members(tx, var):
     """The items of an operand whose order does not matter (a set's: never its iteration order)."""
-    return var.items(tx) if isinstance(var, SetVariable) else tx.unpack_iterable(var)
+    return var.items(tx) if isinstance(var, SetVariable) else tx.iterate_all(var)
 
 
 def _keyed(tx, items) -> dict:
