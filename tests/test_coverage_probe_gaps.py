@@ -253,3 +253,14 @@ def test_non_iterable_numbers_raise_eagers_type_errors():
                  lambda: [a for a, b in [1]], lambda: [a for a, *b in [None]])
         return x + 1, [_error_of(c) for c in calls]
     standard_test(fn, torch.ones(1), frames=1, breaks=0, fullgraph=True)
+
+
+def test_len_of_an_iterator_and_hash_of_a_tuple_with_a_list():
+    def fn(x):
+        it = iter([1, 2])
+        t = (1, "a", (2, 3), x.shape[0])
+        return (x + 1, _error_of(lambda: len(it)), _error_of(lambda: len(zip([1]))),
+                _error_of(lambda: len(i for i in [1])), _error_of(lambda: len(reversed([1]))),
+                hash(t) == hash((1, "a", (2, 3), 3)), _error_of(lambda: hash((1, [2]))),
+                _error_of(lambda: hash((1, (2, {3: 4})))), _error_of(lambda: hash({1}.copy())), next(it))
+    standard_test(fn, torch.ones(3), frames=1, breaks=0, fullgraph=True)

@@ -42,6 +42,7 @@ from .iterators import (
     ListIteratorVariable,
     StopIterationSignal,
     ZipVariable,
+    exact_iterator_type,
     next_of,
 )
 from .lists import (
@@ -360,6 +361,9 @@ def _len(tx, obj, /):
     """`len(obj)`: `obj.__len__()` made an index-sized int >= 0, as CPython's `len` checks it."""
     if isinstance(obj, ConstantVariable):
         return const(fold(len, obj.as_python_constant()))   # `len(5)`: the program's TypeError
+    cls = exact_iterator_type(obj)
+    if cls is not None and class_dict_lookup(cls, "__len__") is None:   # (no builtin iterator has one)
+        raise user_error(TypeError(f"object of type '{cls.__name__}' has no len()"))
     result = tx.call_method_on(obj, "__len__", [], {})
     if isinstance(result, SymNodeVariable) and result.python_type() is int:
         return result
@@ -379,11 +383,34 @@ def _len(tx, obj, /):
     return const(value)
 
 
+class _HashedAs:
+    """A stand-in whose hash is a given number."""
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __hash__(self):
+        return self.value
+
+
 def _hash(tx, obj, /):
     """`hash(obj)` of a non-constant: `obj.__hash__()` made a hash as CPython's slot makes it (an int, not
     any other value; one past the machine range rehashed; -1, which signals an error in C, becomes -2)."""
     if obj.is_python_constant():
         return None     # folded
+    try:
+        cls = obj.python_type()
+    except Unsupported:
+        cls = None
+    if cls is not None and class_lookup(tx, cls, "__hash__")[0] is None:   # `__hash__ = None`: list, dict...
+        raise user_error(TypeError(f"unhashable type: '{cls.__name__}'"))
+    if type(obj) is TupleVariable:
+        # tuple's hash combines its items' hashes in order (the first unhashable one raises): computed
+        # by CPython's own tuple hash over stand-ins that hash to the items' hashes
+        hashes = [fold(hash, item.as_python_constant()) if item.is_python_constant() else _hash(tx, item).value
+                  for item in obj.items]
+        return const(hash(tuple(_HashedAs(h) for h in hashes)))
     result = tx.call_method_on(obj, "__hash__", [], {})
     if not isinstance(result, ConstantVariable):
         raise Unsupported("python_protocol", what=f"hash() of a __hash__ returning {result.describe()}")

@@ -1088,3 +1088,17 @@ class AccumulateVariable(IteratorVariable):
 
 
 families.register(ListIteratorVariable, ListSequenceIteratorVariable, DequeIteratorVariable, StopIterationSignal)
+
+
+def exact_iterator_type(var):
+    """The real type of the iterator `var` stands for, where its tracker knows it exactly (a list
+    iterator made over items of unknown origin does not: `iter("ab")` and `iter(())` share it)."""
+    if isinstance(var, ListIteratorVariable):
+        return _KIND_TYPES.get(var.kind) if type(var) is ListIteratorVariable else None
+    if isinstance(var, ZipVariable):
+        return var.python_type() if var.kind in ("zip", "map", "enumerate") else None
+    if isinstance(var, (ResumedIteratorVariable, ListSequenceIteratorVariable, DequeIteratorVariable,
+                        ContainerIteratorVariable, GeneratorVariable, FilterVariable, CountIteratorVariable,
+                        IsliceVariable, ChainVariable, ZipLongestVariable, AccumulateVariable)):
+        return var.python_type()
+    return None
