@@ -264,3 +264,19 @@ def test_len_of_an_iterator_and_hash_of_a_tuple_with_a_list():
                 hash(t) == hash((1, "a", (2, 3), 3)), _error_of(lambda: hash((1, [2]))),
                 _error_of(lambda: hash((1, (2, {3: 4})))), _error_of(lambda: hash({1}.copy())), next(it))
     standard_test(fn, torch.ones(3), frames=1, breaks=0, fullgraph=True)
+
+
+def test_getrecursionlimit_is_guarded():
+    import sys
+    from helpers import compiled
+
+    def fn(x):
+        return x + 1, sys.getrecursionlimit()
+    old = sys.getrecursionlimit()
+    opt, cnt = compiled(fn, fullgraph=True)
+    try:
+        assert opt(torch.ones(1))[1] == old and cnt.frame_count == 1
+        sys.setrecursionlimit(old + 7)
+        assert opt(torch.ones(1))[1] == old + 7 and cnt.frame_count == 2     # recompiled
+    finally:
+        sys.setrecursionlimit(old)

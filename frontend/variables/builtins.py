@@ -21,7 +21,7 @@ import torch
 from torch._subclasses.fake_tensor import unset_fake_temporarily
 
 from ...guards.guard import Guard, comparison_truth
-from ...guards.source import AttrSource, ItemSource, ReaderSource
+from ...guards.source import AttrSource, ConstSource, ItemSource, ReaderSource
 from ...probe import class_dict_lookup, class_mro, class_namespace, is_c_level, safe_in, static_getattr
 from .. import exception_state, reads
 from ..graph_break import Unsupported, fold, user_error
@@ -380,6 +380,14 @@ def _len(tx, obj, /):
         raise user_error(ValueError("__len__() should return >= 0"))
     if value > sys.maxsize:
         raise user_error(OverflowError("cannot fit 'int' into an index-sized integer"))
+    return const(value)
+
+
+def _getrecursionlimit(tx, /):
+    """sys.getrecursionlimit(): process state the traced code cannot change (setrecursionlimit is
+    not traced), guarded."""
+    value = sys.getrecursionlimit()
+    tx.output.guards.add(Guard.constant(ReaderSource(ConstSource(sys.getrecursionlimit)), value))
     return const(value)
 
 
@@ -1470,7 +1478,8 @@ _HANDLERS: dict[Any, Callable] = {
     complex: _complex,
     abs: _abs, type: _type, callable: _callable, id: _id, repr: _repr, round: _round, slice: _slice,
     super: _super, object: _object, object.__new__: _object_new, divmod: _divmod, pow: _pow, print: _print,
-    tuple.__new__: _tuple_new, dict.__new__: _dict_new, types.MappingProxyType: make_mapping_proxy,
+    tuple.__new__: _tuple_new, dict.__new__: _dict_new,
+    sys.getrecursionlimit: _getrecursionlimit, types.MappingProxyType: make_mapping_proxy,
     operator.getitem: _getitem, operator.setitem: _setitem, operator.delitem: _delitem, operator.abs: _abs,
     operator.concat: _concat, math.fsum: _fsum,
     operator.itemgetter: _operator_getter(operator.itemgetter),
