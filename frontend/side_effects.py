@@ -532,9 +532,11 @@ def _written_values(contents) -> list:
 def written_through_owner(var) -> bool:
     """`var` holds the items of a dict-subclass object that existed before the frame (see
     user_defined.dict_store), written back through dict's own C methods after the graph: neither
-    they nor a plain dict argument to dict.update run any of the subclass's methods."""
-    return isinstance(var, DictVariable) and var.owner is not None and var.cls is dict and \
-        var.owner.source is not None and not var.owner.is_new()
+    they nor a plain dict argument to dict.update run any of the subclass's methods; or through
+    OrderedDict's, for a subclass that keeps OrderedDict's item hooks (the only ones they call, checked
+    where the trace changes it: builtins._plain_item_hooks)."""
+    return isinstance(var, DictVariable) and var.owner is not None and \
+        var.cls in (dict, collections.OrderedDict) and var.owner.source is not None and not var.owner.is_new()
 
 
 def _had_attribute(tx, var, name) -> bool:

@@ -3,11 +3,13 @@ each test compares bytegraph with eager AND asserts what was captured (graphs, b
 if the construct ran eagerly."""
 from __future__ import annotations
 
+import collections
+
 import torch
 
 import bytegraph
 
-from helpers import standard_test
+from helpers import assert_same, compiled, standard_test
 
 
 # -- attributes of a function made in the frame --------------------------------------------------------
@@ -280,3 +282,53 @@ def test_getrecursionlimit_is_guarded():
         assert opt(torch.ones(1))[1] == old + 7 and cnt.frame_count == 2     # recompiled
     finally:
         sys.setrecursionlimit(old)
+
+
+# -- an OrderedDict subclass object the frame was given, changed ---------------------------------------
+class _OD(collections.OrderedDict):
+    pass
+
+
+class _ODKeys(collections.OrderedDict):
+    def keys(self):
+        return super().keys()
+
+
+class _ODHook(collections.OrderedDict):
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value * 10)
+
+
+def _run_on_fresh(fn, make, frames, breaks):
+    """fn(x, make()) eagerly and compiled (from a clean slate), each on its own object: the same results,
+    the objects left equal (items in the same order), `frames` graphs and `breaks` breaks."""
+    want_obj, got_obj = make(), make()
+    want = fn(torch.ones(1), want_obj)
+    bytegraph.reset()
+    opt, cnt = compiled(fn)
+    got = opt(torch.ones(1), got_obj)
+    assert_same(got, want)
+    assert list(got_obj.items()) == list(want_obj.items()) and type(got_obj) is type(want_obj)
+    assert cnt.frame_count == frames and len(bytegraph.stats.break_records) == breaks
+
+
+def test_ordered_dict_subclass_argument_changed_like_eager():
+    def fn(x, d):
+        y = x + 1 if "a" in d else x
+        d["z"] = 1
+        d["a"] = 5
+        d.move_to_end("b", last=False)
+        d.pop("c")
+        d.popitem(last=False)
+        d.setdefault("w", 2)
+        d.update(v=3)
+        return y, list(d.items()), list(d.keys())
+    for cls in (_OD, _ODKeys):
+        _run_on_fresh(fn, lambda: cls(a=1, b=2, c=3, d=4), frames=1, breaks=0)
+
+
+def test_ordered_dict_subclass_with_item_hook_still_breaks():
+    def fn(x, d):
+        d["k"] = 2
+        return x + 1
+    _run_on_fresh(fn, _ODHook, frames=0, breaks=2)   # (the call, then the method inside it)

@@ -273,9 +273,10 @@ def _unbound_builtin_method(tx, fn, args, kwargs):
     store = dict_store(tx, obj)
     if store is None:
         return None
-    if not obj.is_new() and name not in _READ_ONLY_DICT_METHODS and (obj.source is None or store.cls is not dict):
+    if not obj.is_new() and name not in _READ_ONLY_DICT_METHODS and (
+            obj.source is None or store.cls is not dict and not _plain_item_hooks(tx, obj.cls)):
         # (a dict-based one's items are written back with dict's own methods: side_effects.py; an
-        # OrderedDict's update would call the subclass's __setitem__)
+        # OrderedDict-based one's with OrderedDict's, which call the subclass's item hooks)
         raise Unsupported("untracked_mutation", what=f"{owner.__name__}.{name} on {obj.describe()} that existed "
                                                  "before the compiled frame")
     if owner is not store.cls and name not in _READ_ONLY_DICT_METHODS:
@@ -328,6 +329,15 @@ def _set_subclass_method(tx, obj, owner, name, args, kwargs):
 
 # trackers whose call_method answers every method of their exact builtin type (or breaks the graph)
 _BUILTIN_VALUE_TRACKERS = (ListVariable, TupleVariable, DictVariable, DequeVariable, ConstantVariable)
+
+
+def _plain_item_hooks(tx, cls) -> bool:
+    """Whether a subclass of OrderedDict keeps OrderedDict's item hooks (guarded): the C methods of
+    OrderedDict call them on a subclass's object (pop, popitem, setdefault), the trace and the
+    write-back (write_back.py) then run what eager runs."""
+    return issubclass(cls, collections.OrderedDict) and all(
+        class_lookup(tx, cls, hook)[0] is class_lookup(tx, collections.OrderedDict, hook)[0]
+        for hook in ("__getitem__", "__setitem__", "__delitem__", "__contains__"))
 
 
 def _ordered_dict_subclass_result(tx, obj, result):
