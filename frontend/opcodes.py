@@ -22,7 +22,7 @@ from .graph_break import Unsupported, user_error
 from .resume import RESUME_CALLABLES, cell_is_empty, original_code
 from .signals import GeneratorYield, ReturnValue, UserException
 from .variables.constant import NEVER_ITERABLE, ConstantVariable, const
-from .variables.builtins import checked_text, format_object, isinstance_of
+from .variables.builtins import checked_text, container_text, format_object, isinstance_of
 from .variables.ctx import enter_context
 from .variables.dicts import DictVariable, SetVariable, is_other_mapping, mapping_as_dict
 from .variables.functions import NestedFunctionVariable
@@ -395,6 +395,16 @@ def format_value(tx, ins):
             tx.push(format_object(tx, value, spec))
             return
         text = checked_text(tx, value, "__str__" if conv == 1 else "__repr__").as_python_constant()
+        if conv == 3:
+            text = text.encode("ascii", "backslashreplace").decode("ascii")
+        tx.push(const(format(text, spec)))
+        return
+    text = None if value.is_python_constant() else container_text(tx, value)
+    if text is not None:
+        # a builtin container: its str is its repr; its __format__ is object's (an empty spec only)
+        if conv == 0 and spec:
+            raise user_error(TypeError(f"unsupported format string passed to {value.python_type().__name__}"
+                                       ".__format__"))
         if conv == 3:
             text = text.encode("ascii", "backslashreplace").decode("ascii")
         tx.push(const(format(text, spec)))

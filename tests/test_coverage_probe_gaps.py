@@ -332,3 +332,26 @@ def test_ordered_dict_subclass_with_item_hook_still_breaks():
         d["k"] = 2
         return x + 1
     _run_on_fresh(fn, _ODHook, frames=0, breaks=2)   # (the call, then the method inside it)
+
+
+# -- str(), repr() and f-strings of builtin containers -------------------------------------------------
+def test_text_of_containers_of_constants():
+    def fn(x):
+        d = dict(a=1)
+        od = collections.OrderedDict(a=1, b=2)
+        od.move_to_end("a")
+        lst = [1, d]
+        lst.append(lst)
+        e = {"é": "'"}
+        return (x + 1, str(d), f"{d}", str([1, d]), f"{lst!r} {e!a} {od!s} {od}", repr(od), str(od), f"{[1]:}",
+                _error_of(lambda: f"{d:>5}"), str({3, 1}), repr(frozenset()))
+    standard_test(fn, torch.ones(1), frames=1, breaks=0, fullgraph=True)
+
+
+def test_repr_of_a_set_whose_table_differs_from_a_new_sets_breaks():
+    def fn(x):
+        s = {1, 8, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12}
+        for i in (2, 3, 4, 5, 6, 7, 9, 10, 11, 12):
+            s.discard(i)     # the table keeps its size: {1, 8} iterates 1, 8 (a new one 8, 1)
+        return x + 1, repr(s)
+    assert standard_test(fn, torch.ones(1), frames=0, breaks=1)[1] == "{1, 8}"

@@ -1107,9 +1107,30 @@ def _id(tx, obj, /):
     return const(reads.object_identity(tx, value, obj.source))
 
 
+_TEXT_CONTAINERS = (list, tuple, dict, set, frozenset, collections.OrderedDict)
+
+
+def container_text(tx, obj):
+    """The repr of a builtin container made of constants (its str too: their __str__ is object's), as
+    the real one reprs it, self-references included; None for anything else."""
+    try:
+        cls = obj.python_type()
+    except Unsupported:
+        return None
+    if cls not in _TEXT_CONTAINERS or obj.is_iterator:
+        return None
+    try:
+        return repr(python_value(tx, obj))
+    except NotConstant:
+        return None
+
+
 def checked_text(tx, obj, dunder):
     """`repr(obj)` / `str(obj)` of an object of the program's: its `__repr__`/`__str__`, which CPython
     takes only when it returns a str."""
+    text = container_text(tx, obj)
+    if text is not None:
+        return const(text)
     result = tx.call_method_on(obj, dunder, [], {})
     if isinstance(obj, UserDefinedObjectVariable) and not (result.is_python_constant() and
                                                            isinstance(result.as_python_constant(), str)):
@@ -1151,11 +1172,6 @@ def _format(tx, obj, spec=None, /):
 def _repr(tx, obj, /):
     if obj.is_python_constant():
         return const(fold(repr, obj.as_python_constant()))   # an int past the digit limit raises
-    if obj.python_type() in (list, tuple, dict, set, frozenset) and not obj.is_iterator:
-        try:     # builtin containers of constants: the real repr, self-references included
-            return const(repr(python_value(tx, obj)))
-        except NotConstant:
-            pass
     return checked_text(tx, obj, "__repr__")
 
 
