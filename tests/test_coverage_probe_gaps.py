@@ -355,3 +355,13 @@ def test_repr_of_a_set_whose_table_differs_from_a_new_sets_breaks():
             s.discard(i)     # the table keeps its size: {1, 8} iterates 1, 8 (a new one 8, 1)
         return x + 1, repr(s)
     assert standard_test(fn, torch.ones(1), frames=0, breaks=1)[1] == "{1, 8}"
+
+
+def test_fromkeys_argument_errors_are_eagers():
+    def fn(x):
+        od = collections.OrderedDict
+        calls = (lambda: dict.fromkeys(), lambda: dict.fromkeys([1], 2, 3), lambda: dict.fromkeys([1], value=2),
+                 lambda: od.fromkeys(), lambda: od.fromkeys([1], 2, 3), lambda: od.fromkeys(value=2),
+                 lambda: collections.defaultdict.fromkeys([1], value=3))
+        return x + 1, [_error_of(c) for c in calls], od.fromkeys(iterable="ab", value=1), dict.fromkeys("ab", 0)
+    standard_test(fn, torch.ones(1), frames=1, breaks=0, fullgraph=True)

@@ -1008,12 +1008,22 @@ def _fromkeys(kind):
         factory = const(None) if kind is collections.defaultdict else None   # defaultdict.fromkeys: no factory
         return DictVariable.create(tx, list(pairs.values()), kind, factory)
 
-    if kind is collections.OrderedDict:
-        def handler(tx, iterable, value=None):
-            return fromkeys(tx, iterable, value)
-    else:
-        def handler(tx, iterable, value=None, /):
-            return fromkeys(tx, iterable, value)
+    def handler(tx, *args, **kwargs):
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError:
+            # the builtin checks the arguments' count and names before it reads any: its own error,
+            # from a call with as many placeholders
+            fold(kind.fromkeys, *[None] * len(args), **dict.fromkeys(kwargs))
+            raise Unsupported("unsupported_call", fn=f"{kind.__name__}.fromkeys", detail=" with these arguments")
+        return fromkeys(tx, bound.arguments["iterable"], bound.arguments.get("value"))
+
+    def stub(iterable, value=None):
+        pass
+
+    def positional_stub(iterable, value=None, /):
+        pass
+    signature = inspect.signature(stub if kind is collections.OrderedDict else positional_stub)
     return handler
 
 
