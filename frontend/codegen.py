@@ -26,12 +26,13 @@ from .variables.misc import ExceptionVariable, RealCellVariable
 from .variables.tensor import SymNodeVariable, TensorVariable, tensor_attrs
 from .variables.torch import GradModeVariable
 from .variables.user_defined import UserDefinedObjectVariable
+from .write_back import set_instance_attr
 
 
 def _rebuild_object(cls, attrs):
     obj = object.__new__(cls)     # as the trace made it (a class's own __new__ already ran there)
     for name, value in attrs.items():
-        object.__setattr__(obj, name, value)
+        set_instance_attr(obj, name, value)
     return obj
 
 

@@ -32,7 +32,7 @@ from .variables.iterators import (
 from .variables.lists import ListVariable
 from .variables.misc import FrameFreeCell, RealCellVariable
 from .variables.user_defined import _MISSING, UserDefinedClassVariable, UserDefinedObjectVariable
-from .write_back import write_dict, write_set
+from .write_back import del_instance_attr, set_instance_attr, write_dict, write_set
 
 
 class SideEffectsState(NamedTuple):
@@ -460,7 +460,7 @@ class SideEffects:
                     cg.load_temp(targets[var])
                     cg.append(Instr("DELETE_ATTR", name) if value is _MISSING else Instr("STORE_ATTR", name))
                     continue
-                cg.load_callable(object.__delattr__ if value is _MISSING else object.__setattr__)
+                cg.load_callable(del_instance_attr if value is _MISSING else set_instance_attr)
                 cg.load_temp(targets[var])
                 cg.load_const(name)
                 if value is not _MISSING:

@@ -365,3 +365,36 @@ def test_fromkeys_argument_errors_are_eagers():
                  lambda: collections.defaultdict.fromkeys([1], value=3))
         return x + 1, [_error_of(c) for c in calls], od.fromkeys(iterable="ab", value=1), dict.fromkeys("ab", 0)
     standard_test(fn, torch.ones(1), frames=1, breaks=0, fullgraph=True)
+
+
+# -- an instance's __dict__ entry under the name of a property of its class ----------------------------
+class _DictBacked:
+    def __init__(self, x):
+        self.__dict__["x"] = x
+
+    @property
+    def x(self):
+        return self.__dict__["x"] * 10
+
+    @x.setter
+    def x(self, value):
+        self.__dict__["x"] = value + 1
+
+
+def test_instance_dict_entry_shadowed_by_a_property():
+    def fn(x, obj):
+        a = obj.x
+        obj.x = 2
+        obj.__dict__["x"] += 1
+        new = _DictBacked(5)
+        new.__dict__["x"] = 7
+        return x + a, obj.x, obj.__dict__.get("x"), new, new.x, vars(new)
+
+    def make():
+        return _DictBacked(3)
+    want_obj, got_obj = make(), make()
+    want = fn(torch.ones(1), want_obj)
+    opt, cnt = compiled(fn, fullgraph=True)
+    got = opt(torch.ones(1), got_obj)
+    assert_same(got[:3] + got[4:], want[:3] + want[4:])
+    assert vars(got_obj) == vars(want_obj) == {"x": 4} and vars(got[3]) == {"x": 7} and cnt.frame_count == 1

@@ -42,6 +42,7 @@ from .. import reads
 from ..graph_break import Unsupported, fold, user_error
 from ..reads import class_lookup, mro_lookup
 from ..signals import UserException, raised_by_user
+from ..write_back import set_instance_attr
 from .base import VariableTracker, compare_equal, families, wrap_class
 from .constant import const
 from .constant import is_constant_value
@@ -566,13 +567,21 @@ def set_store(tx, var):
     return store
 
 
+def _plain_data_descriptor(attr) -> bool:
+    """A data descriptor whose type is a builtin one that is not a slot (a property, a getset): the value
+    the program writes into the instance dict under its name stays there, shadowed, and is written
+    back into the dict (write_back.set_instance_attr); a Python descriptor class is the program's
+    code, the trace's model of which (a data descriptor or not) the write-back must not depend on."""
+    return type(attr).__module__ == "builtins" and not isinstance(attr, types.MemberDescriptorType)
+
+
 def _rebuild_set_object(cls, attrs, items):
     base = set_base(cls)
     obj = base.__new__(cls, items) if base is frozenset else base.__new__(cls)
     if base is set:
         set.update(obj, items)     # (not the subclass's own methods)
     for name, value in attrs.items():
-        object.__setattr__(obj, name, value)
+        set_instance_attr(obj, name, value)
     return obj
 
 
@@ -633,7 +642,7 @@ def _rebuild_dict_object(cls, attrs, items):
     for key, value in items.items():
         base.__setitem__(obj, key, value)   # (dict.update would bypass an OrderedDict's key order)
     for name, value in attrs.items():
-        object.__setattr__(obj, name, value)
+        set_instance_attr(obj, name, value)
     return obj
 
 
@@ -1239,7 +1248,8 @@ class InstanceDictVariable(VariableTracker):
             # a key that is no attribute name (`obj.__dict__[1] = v`): the write-back's setattr refuses it
             raise Unsupported("attribute_write", what=f"writing the non-string key {key!r} in {self.describe()}")
         attr, _ = class_method(tx, self.obj, key)
-        if attr is not MISSING and is_data_descriptor(tx, attr):
+        if isinstance(attr, types.MemberDescriptorType) or \
+                attr is not MISSING and is_data_descriptor(tx, attr) and not _plain_data_descriptor(attr):
             raise Unsupported("attribute_write", what=f"writing {key!r} in {self.describe()} (a descriptor)")
         attrs = dict(self.obj.attrs(tx))
         if value is _MISSING and self.obj.is_new():
