@@ -398,3 +398,16 @@ def test_instance_dict_entry_shadowed_by_a_property():
     got = opt(torch.ones(1), got_obj)
     assert_same(got[:3] + got[4:], want[:3] + want[4:])
     assert vars(got_obj) == vars(want_obj) == {"x": 4} and vars(got[3]) == {"x": 7} and cnt.frame_count == 1
+
+
+def test_truth_of_a_tensor_of_several_elements_raises_eagers_error():
+    def fn(x):
+        y = x * 2
+        out = []
+        for test in (lambda: x in [x + 0, 1], lambda: bool(y), lambda: y[:0] or 1, lambda: [y].index(x)):
+            try:
+                out.append(test())
+            except RuntimeError as e:
+                out.append(str(e))
+        return y + 1, out
+    standard_test(fn, torch.randn(4), frames=1, breaks=0, fullgraph=True)

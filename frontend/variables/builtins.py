@@ -60,7 +60,7 @@ from .lists import (
 )
 from . import itertools_lazy
 from .misc import TracebackVariable
-from .tensor import SymNodeVariable, TensorVariable, concrete, known_value
+from .tensor import SymNodeVariable, TensorVariable, ambiguous_truth, concrete, known_value
 from .user_defined import (
     _READ_ONLY_DICT_METHODS,
     _READ_ONLY_SET_METHODS,
@@ -657,18 +657,6 @@ def _delattr(tx, obj, name, /):
     return const(None)
 
 
-def ambiguous_truth(var):
-    """The RuntimeError `bool()` of a plain tensor raises for its size alone (no elements, or more than
-    one), known without its values when the size is static; None otherwise."""
-    if not isinstance(var, TensorVariable) or var.cls is not torch.Tensor:
-        return None
-    numel = var.example.numel()
-    if type(numel) is not int or numel == 1:
-        return None
-    return RuntimeError(f"Boolean value of Tensor with {'no values' if numel == 0 else 'more than one value'} "
-                        "is ambiguous")
-
-
 def _input_comparison_truth(tx, op, a, b):
     """`bool(op(a, b))` where one operand is a one-element tensor the frame was given, unchanged so far
     in the graph, and the other a Python number: read from its value now and guarded on it for later
@@ -1037,6 +1025,8 @@ def _scalar(kind):
             if len(args) == 1 and kind in (int, float, bool) and known_value(args[0]) is not None:
                 # a tensor made from constants (its `__int__`/`__float__`/`__bool__` on its known value)
                 return args[0].call_method(tx, f"__{kind.__name__}__", [], {})
+            if kind is bool and len(args) == 1:
+                return const(args[0].truth(tx))     # (a size bool() refuses: eager's RuntimeError)
             raise Unsupported("data_dependent", what=f"{kind.__name__}() of a tensor")
         if all(a.is_python_constant() for a in args):
             return const(fold(kind, *[a.as_python_constant() for a in args]))   # int('ab'): the program's ValueError
