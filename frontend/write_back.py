@@ -93,8 +93,9 @@ def _shadows_data_descriptor(obj, name) -> bool:
     for klass in type(obj).__mro__:
         attr = klass.__dict__.get(name, _ABSENT)
         if attr is not _ABSENT:
-            kind = type(attr)
-            return (hasattr(kind, "__set__") or hasattr(kind, "__delete__")) and kind is not types.MemberDescriptorType
+            kind = type(attr)     # (CPython's test: the type's MRO has __set__ or __delete__)
+            return kind is not types.MemberDescriptorType and \
+                any("__set__" in vars(k) or "__delete__" in vars(k) for k in kind.__mro__)
     return False
 
 

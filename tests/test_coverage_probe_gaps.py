@@ -411,3 +411,26 @@ def test_truth_of_a_tensor_of_several_elements_raises_eagers_error():
                 out.append(str(e))
         return y + 1, out
     standard_test(fn, torch.randn(4), frames=1, breaks=0, fullgraph=True)
+
+
+class _DeleteOnly:
+    def __get__(self, obj, objtype=None):
+        return 1
+
+    def __delete__(self, obj):
+        pass
+
+
+class _WithDeleteOnly:
+    d = _DeleteOnly()     # a data descriptor (it has __delete__): it wins over the instance's dict
+
+
+def test_instance_dict_entry_shadowed_by_a_python_data_descriptor():
+    def fn(x):
+        o = _WithDeleteOnly()
+        o.__dict__["d"] = 50
+        return x + o.d, o.__dict__["d"], [o]
+    got = standard_test(lambda x: fn(x)[:2], torch.ones(1), frames=1, breaks=0, fullgraph=True)
+    assert got[1] == 50
+    o = bytegraph.compile(fn, backend="eager", fullgraph=True)(torch.ones(1))[2][0]
+    assert vars(o) == {"d": 50} and o.d == 1

@@ -567,14 +567,6 @@ def set_store(tx, var):
     return store
 
 
-def _plain_data_descriptor(attr) -> bool:
-    """A data descriptor whose type is a builtin one that is not a slot (a property, a getset): the value
-    the program writes into the instance dict under its name stays there, shadowed, and is written
-    back into the dict (write_back.set_instance_attr); a Python descriptor class is the program's
-    code, the trace's model of which (a data descriptor or not) the write-back must not depend on."""
-    return type(attr).__module__ == "builtins" and not isinstance(attr, types.MemberDescriptorType)
-
-
 def _rebuild_set_object(cls, attrs, items):
     base = set_base(cls)
     obj = base.__new__(cls, items) if base is frozenset else base.__new__(cls)
@@ -1248,9 +1240,10 @@ class InstanceDictVariable(VariableTracker):
             # a key that is no attribute name (`obj.__dict__[1] = v`): the write-back's setattr refuses it
             raise Unsupported("attribute_write", what=f"writing the non-string key {key!r} in {self.describe()}")
         attr, _ = class_method(tx, self.obj, key)
-        if isinstance(attr, types.MemberDescriptorType) or \
-                attr is not MISSING and is_data_descriptor(tx, attr) and not _plain_data_descriptor(attr):
-            raise Unsupported("attribute_write", what=f"writing {key!r} in {self.describe()} (a descriptor)")
+        if isinstance(attr, types.MemberDescriptorType):
+            # (a data descriptor of another kind, a property...: the value stays in the dict, shadowed,
+            # and is written back there, write_back.set_instance_attr deciding as the guarded trace did)
+            raise Unsupported("attribute_write", what=f"writing {key!r} in {self.describe()} (a slot)")
         attrs = dict(self.obj.attrs(tx))
         if value is _MISSING and self.obj.is_new():
             attrs.pop(key, None)
