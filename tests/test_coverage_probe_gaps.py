@@ -434,3 +434,22 @@ def test_instance_dict_entry_shadowed_by_a_python_data_descriptor():
     assert got[1] == 50
     o = bytegraph.compile(fn, backend="eager", fullgraph=True)(torch.ones(1))[2][0]
     assert vars(o) == {"d": 50} and o.d == 1
+
+
+def test_itertools_compress_lazy_as_eager():
+    import itertools
+
+    def fn(x, log):
+        def data():
+            for c in "abcde":
+                log.append(c)
+                yield c
+        a = list(itertools.compress("abcd", [1, 0, 1, 0]))
+        b = list(itertools.compress(data(), [0, 1, 1]))    # "d" is taken from data, then dropped
+        c = itertools.compress(data=[1, 2, 3], selectors=[x.shape[0] > 1, [], "s"])
+        next(c)
+        return x + 1, a, b, list(log), c, _error_of(lambda: itertools.compress([1], 2))
+    got = standard_test(lambda x: fn(x, [])[:4] + fn(x, [])[5:], torch.ones(2), frames=1, breaks=0, fullgraph=True)
+    assert got[3] == ["a", "b", "c", "d"]
+    c = bytegraph.compile(fn, backend="eager", fullgraph=True)(torch.ones(2), [])[4]
+    assert list(c) == [3] and type(c).__name__ == "compress"
