@@ -453,3 +453,24 @@ def test_itertools_compress_lazy_as_eager():
     assert got[3] == ["a", "b", "c", "d"]
     c = bytegraph.compile(fn, backend="eager", fullgraph=True)(torch.ones(2), [])[4]
     assert list(c) == [3] and type(c).__name__ == "compress"
+
+
+def _scale(x, c=1):
+    return x * c
+
+
+def test_duplicate_keyword_error_names_a_global_function_guarded():
+    def fn(x):
+        try:
+            return _scale(x, **{"c": 1}, **{"c": 2})
+        except TypeError as e:
+            return x + 1, str(e)
+    got = standard_test(fn, torch.ones(1), frames=1, breaks=0, fullgraph=True)
+    assert got[1] == f"{__name__}._scale() got multiple values for keyword argument 'c'"
+    opt, cnt = compiled(fn, fullgraph=True)
+    opt(torch.ones(1))
+    try:
+        _scale.__qualname__ = "renamed"
+        assert opt(torch.ones(1))[1].startswith(f"{__name__}.renamed()") and cnt.frame_count == 2
+    finally:
+        _scale.__qualname__ = "_scale"
