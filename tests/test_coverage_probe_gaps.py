@@ -474,3 +474,12 @@ def test_duplicate_keyword_error_names_a_global_function_guarded():
         assert opt(torch.ones(1))[1].startswith(f"{__name__}.renamed()") and cnt.frame_count == 2
     finally:
         _scale.__qualname__ = "_scale"
+
+
+def test_name_of_a_numpy_scalar_type_and_ufunc():
+    import numpy as np
+
+    def fn(x):
+        a = x.numpy()
+        return torch.from_numpy(a * 2), type(a.sum()).__name__, np.float32.__qualname__, np.add.__name__
+    standard_test(fn, torch.ones(3), frames=1, breaks=0, fullgraph=True)
