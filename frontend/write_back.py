@@ -19,6 +19,8 @@ from __future__ import annotations
 import collections
 import types
 
+from ..probe import class_dict_lookup, class_mro, class_namespace
+
 _get, _set = dict.__getitem__, dict.__setitem__
 
 _DICT_METHODS = {"add": dict.__setitem__, "del": dict.__delitem__, "clear": dict.clear, "popitem": dict.popitem}
@@ -89,14 +91,14 @@ def write_set(target, events: tuple) -> None:
 
 def _shadows_data_descriptor(obj, name) -> bool:
     """Whether `name` is a data descriptor of type(obj) other than a slot (a property...): the trace
-    held such an attribute only when the program wrote it into the instance's `__dict__` itself."""
-    for klass in type(obj).__mro__:
-        attr = klass.__dict__.get(name, _ABSENT)
-        if attr is not _ABSENT:
-            kind = type(attr)     # (CPython's test: the type's MRO has __set__ or __delete__)
-            return kind is not types.MemberDescriptorType and \
-                any("__set__" in vars(k) or "__delete__" in vars(k) for k in kind.__mro__)
-    return False
+    held such an attribute only when the program wrote it into the instance's `__dict__` itself.
+    (Namespaces read as type keeps them: a metaclass's `__dict__` property is the program's code.)"""
+    attr = class_dict_lookup(type(obj), name, _ABSENT)
+    if attr is _ABSENT:
+        return False
+    kind = type(attr)     # (CPython's test: the type's MRO has __set__ or __delete__)
+    return kind is not types.MemberDescriptorType and \
+        any("__set__" in class_namespace(k) or "__delete__" in class_namespace(k) for k in class_mro(kind))
 
 
 _ABSENT = object()
