@@ -5,6 +5,7 @@ ran: graph outputs, constants, containers, new objects, functions with their clo
 from __future__ import annotations
 
 import builtins
+import functools
 import types
 
 import torch
@@ -25,12 +26,13 @@ from .variables.misc import ExceptionVariable, RealCellVariable
 from .variables.tensor import SymNodeVariable, TensorVariable, tensor_attrs
 from .variables.torch import GradModeVariable
 from .variables.user_defined import UserDefinedObjectVariable
+from .write_back import set_instance_attr
 
 
 def _rebuild_object(cls, attrs):
     obj = object.__new__(cls)     # as the trace made it (a class's own __new__ already ran there)
     for name, value in attrs.items():
-        object.__setattr__(obj, name, value)
+        set_instance_attr(obj, name, value)
     return obj
 
 
@@ -382,8 +384,6 @@ class PyCodegen:
     def make_function(self, fn_var):
         """types.FunctionType(code, globals, name, defaults, closure), then the keyword defaults
         and qualified name."""
-        if fn_var.wrapped is not None:
-            raise Unsupported("unrebuildable", what="rebuilding a function made by functools.wraps")
         self.load_callable(_make_function)
         self.load_const(fn_var.code)
         self.load_const(fn_var.f_globals)   # the very dict MAKE_FUNCTION used (exec namespaces included)
@@ -402,16 +402,31 @@ class PyCodegen:
             self.reconstruct(fn_var.annotations)
         else:
             self.load_const(None)
-        self.call(7)
+        attrs = fn_var.attrs(self.tx)
+        for name, value in attrs.items():
+            self.load_const(name)
+            self.reconstruct(value)
+        self.build_map(len(attrs))
+        if fn_var.wrapped is not None:
+            self.reconstruct(fn_var.wrapped)
+            self.build_tuple(1)
+        else:
+            self.load_const(())
+        self.call(9)
 
 
-def _make_function(code, f_globals, defaults, closure, kwdefaults, qualname, annotations):
+def _make_function(code, f_globals, defaults, closure, kwdefaults, qualname, annotations, attrs, wrapped):
     fn = types.FunctionType(code, f_globals, code.co_name, defaults or None, closure or None)
+    fn.__dict__.update(attrs)       # the attributes the trace set on it (`f.calls = 0`)
     if annotations:
         fn.__annotations__ = dict(zip(annotations[::2], annotations[1::2]))
     if kwdefaults:
         fn.__kwdefaults__ = kwdefaults
     fn.__qualname__ = qualname
+    if wrapped:
+        # made by functools.wraps(wrapped) while tracing: the names the trace copied are the wrapped
+        # function's (guarded), its __annotations__ the very dict, as update_wrapper makes them
+        functools.update_wrapper(fn, wrapped[0])
     return fn
 
 

@@ -17,15 +17,16 @@ import operator
 import sys
 from typing import Callable
 
+from ..guards.source import AttrSource
 from . import exception_state, lifetimes, reads
 from .graph_break import Unsupported, user_error
 from .resume import RESUME_CALLABLES, cell_is_empty, original_code
 from .signals import GeneratorYield, ReturnValue, UserException
-from .variables.constant import const
-from .variables.builtins import checked_text, format_object, isinstance_of
+from .variables.constant import NEVER_ITERABLE, ConstantVariable, const
+from .variables.builtins import checked_text, container_text, format_object, isinstance_of
 from .variables.ctx import enter_context
 from .variables.dicts import DictVariable, SetVariable, is_other_mapping, mapping_as_dict
-from .variables.functions import NestedFunctionVariable
+from .variables.functions import NestedFunctionVariable, UserFunctionVariable
 from .variables.iterators import StopIterationSignal
 from .variables.lists import ListVariable, SliceVariable, TupleVariable
 from .variables.misc import (
@@ -399,6 +400,16 @@ def format_value(tx, ins):
             text = text.encode("ascii", "backslashreplace").decode("ascii")
         tx.push(const(format(text, spec)))
         return
+    text = None if value.is_python_constant() else container_text(tx, value)
+    if text is not None:
+        # a builtin container: its str is its repr; its __format__ is object's (an empty spec only)
+        if conv == 0 and spec:
+            raise user_error(TypeError(f"unsupported format string passed to {value.python_type().__name__}"
+                                       ".__format__"))
+        if conv == 3:
+            text = text.encode("ascii", "backslashreplace").decode("ascii")
+        tx.push(const(format(text, spec)))
+        return
     if not value.is_python_constant():
         if conv in (0, 1) and value.is_sequence:
             raise Unsupported("non_constant_value", what="formatting a container that is not constant")
@@ -448,17 +459,24 @@ def dict_update(tx, ins):
         for k, _ in value.pairs(tx):
             if target.lookup(tx, k) is not None:
                 func = tx.stack[-(2 + ins.arg)]     # below the positional arguments' tuple
-                raise user_error(TypeError(f"{_function_str(func)} got multiple values for keyword "
+                raise user_error(TypeError(f"{_function_str(tx, func)} got multiple values for keyword "
                                            f"argument '{k.as_python_constant()}'"))
     target.call_method(tx, "update", [value], {})
 
 
-def _function_str(func) -> str:
+def _function_str(tx, func) -> str:
     """How CPython names the callee in a call's argument errors: `module.qualname()`."""
-    if not isinstance(func, NestedFunctionVariable) or func.assigned:
+    if isinstance(func, NestedFunctionVariable) and not func.assigned:
+        module, qualname = func.f_globals.get("__name__"), func.qualname
+    elif isinstance(func, UserFunctionVariable) and func.source is not None:
+        # a function of the program's: both names can be rebound (read through its source, guarded)
+        qualname = tx.wrap(func.fn.__qualname__, AttrSource(func.source, "__qualname__")).as_python_constant()
+        module = tx.wrap(func.fn.__module__, AttrSource(func.source, "__module__")).as_python_constant()
+        if type(qualname) is not str or module is not None and type(module) is not str:
+            raise Unsupported("unsupported_builtin", what="naming the callee in a duplicate keyword error")
+    else:
         raise Unsupported("unsupported_builtin", what="naming the callee in a duplicate keyword error")
-    module = func.f_globals.get("__name__")
-    return f"{func.qualname}()" if module in (None, "builtins") else f"{module}.{func.qualname}()"
+    return f"{qualname}()" if module in (None, "builtins") else f"{module}.{qualname}()"
 
 
 @opcode("LIST_TO_TUPLE")
@@ -466,9 +484,15 @@ def list_to_tuple(tx, ins):
     tx.push(TupleVariable(tuple(tx.pop().get_items(tx))))
 
 
+def _unpacked(tx, var) -> list:
+    if isinstance(var, ConstantVariable) and type(var.value) in NEVER_ITERABLE:
+        raise user_error(TypeError(f"cannot unpack non-iterable {type(var.value).__name__} object"))
+    return tx.unpack_iterable(var)
+
+
 @opcode("UNPACK_SEQUENCE")
 def unpack_sequence(tx, ins):
-    items = tx.unpack_iterable(tx.pop())
+    items = _unpacked(tx, tx.pop())
     if len(items) != ins.arg:
         if len(items) > ins.arg:
             raise user_error(ValueError(f"too many values to unpack (expected {ins.arg})"))
@@ -480,7 +504,7 @@ def unpack_sequence(tx, ins):
 @opcode("UNPACK_EX")
 def unpack_ex(tx, ins):
     before, after = ins.arg & 0xFF, ins.arg >> 8
-    items = tx.unpack_iterable(tx.pop())
+    items = _unpacked(tx, tx.pop())
     if len(items) < before + after:
         raise user_error(ValueError(f"not enough values to unpack (expected at least {before + after}, "
                                     f"got {len(items)})"))

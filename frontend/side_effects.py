@@ -35,7 +35,7 @@ from .variables.iterators import (
 from .variables.lists import ListVariable
 from .variables.misc import FrameFreeCell, RealCellVariable
 from .variables.user_defined import _MISSING, UserDefinedClassVariable, UserDefinedObjectVariable
-from .write_back import write_dict, write_set
+from .write_back import del_instance_attr, set_instance_attr, write_dict, write_set
 
 
 class SideEffectsState(NamedTuple):
@@ -481,7 +481,7 @@ class SideEffects:
                     cg.load_temp(targets[var])
                     cg.append(Instr("DELETE_ATTR", name) if value is _MISSING else Instr("STORE_ATTR", name))
                     continue
-                cg.load_callable(object.__delattr__ if value is _MISSING else object.__setattr__)
+                cg.load_callable(del_instance_attr if value is _MISSING else set_instance_attr)
                 cg.load_temp(targets[var])
                 cg.load_const(name)
                 if value is not _MISSING:
@@ -553,9 +553,11 @@ def _written_values(contents) -> list:
 def written_through_owner(var) -> bool:
     """`var` holds the items of a dict-subclass object that existed before the frame (see
     user_defined.dict_store), written back through dict's own C methods after the graph: neither
-    they nor a plain dict argument to dict.update run any of the subclass's methods."""
-    return isinstance(var, DictVariable) and var.owner is not None and var.cls is dict and \
-        var.owner.source is not None and not var.owner.is_new()
+    they nor a plain dict argument to dict.update run any of the subclass's methods; or through
+    OrderedDict's, for a subclass that keeps OrderedDict's item hooks (the only ones they call, checked
+    where the trace changes it: builtins._plain_item_hooks)."""
+    return isinstance(var, DictVariable) and var.owner is not None and \
+        var.cls in (dict, collections.OrderedDict) and var.owner.source is not None and not var.owner.is_new()
 
 
 def _had_attribute(tx, var, name) -> bool:

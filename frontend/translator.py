@@ -29,7 +29,7 @@ from .operators import binary, rich_compare
 from .signals import ReturnValue, UserException
 from .variables.base import NotConstant, VariableTracker, compare_equal
 from .variables.builtins import is_tensorish
-from .variables.constant import FOLDABLE, ConstantVariable, const
+from .variables.constant import FOLDABLE, NEVER_ITERABLE, ConstantVariable, const
 from .variables.function_mode import tensor_getitem
 from .variables.torch_function import dispatch as torch_function_dispatch
 from .variables.torch_function import method_func
@@ -37,6 +37,7 @@ from .variables.torch_function import needs_dispatch as needs_torch_function
 from .variables.iterators import GeneratorVariable, ListIteratorVariable, StopIterationSignal, next_of
 from .variables.dicts import DictVariable
 from .variables.lists import TupleVariable
+from .variables.functions import NestedFunctionVariable
 from .variables.warning import is_warnings_state, refuse_in_catch_warnings
 from .variables.misc import CellVariable, ExceptionVariable, SuperVariable, UnreadArgument
 from .variables.tensor import SymNodeVariable, TensorVariable, set_tensor_attr
@@ -60,10 +61,6 @@ def _folds(var) -> bool:
     if isinstance(var, ConstantVariable):
         return True
     return not is_heap_type(type(var.as_python_constant()))
-
-
-# constants whose type has neither __iter__ nor __getitem__
-_NEVER_ITERABLE = (type(None), int, float, bool, complex, type(Ellipsis), type(NotImplemented))
 
 
 class InstructionTranslatorBase:
@@ -235,7 +232,7 @@ class InstructionTranslatorBase:
             return obj.setattr(self, name, value)
         if isinstance(obj, TensorVariable):
             return set_tensor_attr(self, obj, name, value)
-        if isinstance(obj, DictVariable):
+        if isinstance(obj, (DictVariable, NestedFunctionVariable)):
             return obj.setattr(self, name, value)
         raise Unsupported("attribute_write", what=f"setting attribute {name!r} on {obj.describe()}")
 
@@ -253,10 +250,15 @@ class InstructionTranslatorBase:
     def unpack_iterable(self, var):
         return list(var.unpack(self))
 
+    def iterate_all(self, var):
+        """The items of `iter(var)`, taken to the end, as builtins that take any iterable read them
+        (`list(x)`, `sorted(x)`, `set.issubset(x)`): a number raises their "'int' object is not iterable"."""
+        return self.unpack_iterable(self.get_iter(var))
+
     def get_iter(self, obj):
         if obj.is_iterator:
             return obj
-        if isinstance(obj, ConstantVariable) and type(obj.value) in _NEVER_ITERABLE:
+        if isinstance(obj, ConstantVariable) and type(obj.value) in NEVER_ITERABLE:
             # `iter(None)`, `for x in 3`: the program's TypeError, which its `except` may expect
             raise user_error(TypeError(f"'{type(obj.value).__name__}' object is not iterable"))
         it = obj.iterate(self)
@@ -298,6 +300,8 @@ class InstructionTranslatorBase:
             same = self.is_same(a, b)
             return const(same if op is operator.is_ else not same)
         if op is operator.contains:
+            if isinstance(b, ConstantVariable) and type(b.value) in NEVER_ITERABLE:
+                raise user_error(TypeError(f"argument of type '{type(b.value).__name__}' is not iterable"))
             if b.is_iterator:
                 # iterators have no __contains__: `in` walks one and stops at the first item equal to
                 # `a` (CPython's iteration search), leaving the rest unread

@@ -17,6 +17,9 @@ operand), ("items", keys) and ("dict_keys", keys).
 from __future__ import annotations
 
 import collections
+import types
+
+from ..probe import class_dict_lookup, class_mro, class_namespace
 
 _get, _set = dict.__getitem__, dict.__setitem__
 
@@ -84,3 +87,35 @@ def write_set(target, events: tuple) -> None:
             getattr(set, args[0])(target, args[1])
         else:
             _SET_METHODS[op](target)
+
+
+def _shadows_data_descriptor(obj, name) -> bool:
+    """Whether `name` is a data descriptor of type(obj) other than a slot (a property...): the trace
+    held such an attribute only when the program wrote it into the instance's `__dict__` itself.
+    (Namespaces read as type keeps them: a metaclass's `__dict__` property is the program's code.)"""
+    attr = class_dict_lookup(type(obj), name, _ABSENT)
+    if attr is _ABSENT:
+        return False
+    kind = type(attr)     # (CPython's test: the type's MRO has __set__ or __delete__)
+    return kind is not types.MemberDescriptorType and \
+        any("__set__" in class_namespace(k) or "__delete__" in class_namespace(k) for k in class_mro(kind))
+
+
+_ABSENT = object()
+
+
+def set_instance_attr(obj, name, value) -> None:
+    """An attribute the trace set, written back as it was written: through `object.__setattr__` (the
+    instance dict, or a slot), or into the instance's `__dict__` when a property of the class has the
+    name (object.__setattr__ would call the property's setter)."""
+    if _shadows_data_descriptor(obj, name):
+        object.__getattribute__(obj, "__dict__")[name] = value
+    else:
+        object.__setattr__(obj, name, value)
+
+
+def del_instance_attr(obj, name) -> None:
+    if _shadows_data_descriptor(obj, name):
+        del object.__getattribute__(obj, "__dict__")[name]
+    else:
+        object.__delattr__(obj, name)

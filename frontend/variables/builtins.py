@@ -21,7 +21,7 @@ import torch
 from torch._subclasses.fake_tensor import unset_fake_temporarily
 
 from ...guards.guard import Guard, comparison_truth
-from ...guards.source import AttrSource, ItemSource, ReaderSource
+from ...guards.source import AttrSource, ConstSource, ItemSource, ReaderSource
 from ...probe import class_dict_lookup, class_mro, class_namespace, is_c_level, safe_in, static_getattr
 from .. import exception_state, reads
 from ..graph_break import Unsupported, fold, user_error
@@ -42,6 +42,7 @@ from .iterators import (
     ListIteratorVariable,
     StopIterationSignal,
     ZipVariable,
+    exact_iterator_type,
     next_of,
 )
 from .lists import (
@@ -59,7 +60,7 @@ from .lists import (
 )
 from . import itertools_lazy
 from .misc import TracebackVariable
-from .tensor import SymNodeVariable, TensorVariable, concrete, known_value
+from .tensor import SymNodeVariable, TensorVariable, ambiguous_truth, concrete, known_value
 from .user_defined import (
     _READ_ONLY_DICT_METHODS,
     _READ_ONLY_SET_METHODS,
@@ -272,9 +273,10 @@ def _unbound_builtin_method(tx, fn, args, kwargs):
     store = dict_store(tx, obj)
     if store is None:
         return None
-    if not obj.is_new() and name not in _READ_ONLY_DICT_METHODS and (obj.source is None or store.cls is not dict):
+    if not obj.is_new() and name not in _READ_ONLY_DICT_METHODS and (
+            obj.source is None or store.cls is not dict and not _plain_item_hooks(tx, obj.cls)):
         # (a dict-based one's items are written back with dict's own methods: side_effects.py; an
-        # OrderedDict's update would call the subclass's __setitem__)
+        # OrderedDict-based one's with OrderedDict's, which call the subclass's item hooks)
         raise Unsupported("untracked_mutation", what=f"{owner.__name__}.{name} on {obj.describe()} that existed "
                                                  "before the compiled frame")
     if owner is not store.cls and name not in _READ_ONLY_DICT_METHODS:
@@ -329,6 +331,15 @@ def _set_subclass_method(tx, obj, owner, name, args, kwargs):
 _BUILTIN_VALUE_TRACKERS = (ListVariable, TupleVariable, DictVariable, DequeVariable, ConstantVariable)
 
 
+def _plain_item_hooks(tx, cls) -> bool:
+    """Whether a subclass of OrderedDict keeps OrderedDict's item hooks (guarded): the C methods of
+    OrderedDict call them on a subclass's object (pop, popitem, setdefault), the trace and the
+    write-back (write_back.py) then run what eager runs."""
+    return issubclass(cls, collections.OrderedDict) and all(
+        class_lookup(tx, cls, hook)[0] is class_lookup(tx, collections.OrderedDict, hook)[0]
+        for hook in ("__getitem__", "__setitem__", "__delitem__", "__contains__"))
+
+
 def _ordered_dict_subclass_result(tx, obj, result):
     """OrderedDict.copy and `|` make an object of the subclass (`type(od)()`, then its items set), a
     plain dict result of the base's method turned into one; a subclass with its own construction
@@ -360,6 +371,9 @@ def _len(tx, obj, /):
     """`len(obj)`: `obj.__len__()` made an index-sized int >= 0, as CPython's `len` checks it."""
     if isinstance(obj, ConstantVariable):
         return const(fold(len, obj.as_python_constant()))   # `len(5)`: the program's TypeError
+    cls = exact_iterator_type(obj)
+    if cls is not None and class_dict_lookup(cls, "__len__") is None:   # (no builtin iterator has one)
+        raise user_error(TypeError(f"object of type '{cls.__name__}' has no len()"))
     result = tx.call_method_on(obj, "__len__", [], {})
     if isinstance(result, SymNodeVariable) and result.python_type() is int:
         return result
@@ -379,11 +393,42 @@ def _len(tx, obj, /):
     return const(value)
 
 
+def _getrecursionlimit(tx, /):
+    """sys.getrecursionlimit(): process state the traced code cannot change (setrecursionlimit is
+    not traced), guarded."""
+    value = sys.getrecursionlimit()
+    tx.output.guards.add(Guard.constant(ReaderSource(ConstSource(sys.getrecursionlimit)), value))
+    return const(value)
+
+
+class _HashedAs:
+    """A stand-in whose hash is a given number."""
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __hash__(self):
+        return self.value
+
+
 def _hash(tx, obj, /):
     """`hash(obj)` of a non-constant: `obj.__hash__()` made a hash as CPython's slot makes it (an int, not
     any other value; one past the machine range rehashed; -1, which signals an error in C, becomes -2)."""
     if obj.is_python_constant():
         return None     # folded
+    try:
+        cls = obj.python_type()
+    except Unsupported:
+        cls = None
+    if cls is not None and class_lookup(tx, cls, "__hash__")[0] is None:   # `__hash__ = None`: list, dict...
+        raise user_error(TypeError(f"unhashable type: '{cls.__name__}'"))
+    if type(obj) is TupleVariable:
+        # tuple's hash combines its items' hashes in order (the first unhashable one raises): computed
+        # by CPython's own tuple hash over stand-ins that hash to the items' hashes
+        hashes = [fold(hash, item.as_python_constant()) if item.is_python_constant() else _hash(tx, item).value
+                  for item in obj.items]
+        return const(hash(tuple(_HashedAs(h) for h in hashes)))
     result = tx.call_method_on(obj, "__hash__", [], {})
     if not isinstance(result, ConstantVariable):
         raise Unsupported("python_protocol", what=f"hash() of a __hash__ returning {result.describe()}")
@@ -612,18 +657,6 @@ def _delattr(tx, obj, name, /):
     return const(None)
 
 
-def ambiguous_truth(var):
-    """The RuntimeError `bool()` of a plain tensor raises for its size alone (no elements, or more than
-    one), known without its values when the size is static; None otherwise."""
-    if not isinstance(var, TensorVariable) or var.cls is not torch.Tensor:
-        return None
-    numel = var.example.numel()
-    if type(numel) is not int or numel == 1:
-        return None
-    return RuntimeError(f"Boolean value of Tensor with {'no values' if numel == 0 else 'more than one value'} "
-                        "is ambiguous")
-
-
 def _input_comparison_truth(tx, op, a, b):
     """`bool(op(a, b))` where one operand is a one-element tensor the frame was given, unchanged so far
     in the graph, and the other a Python number: read from its value now and guarded on it for later
@@ -658,7 +691,7 @@ def _minmax(fn):
             kwargs["key"] = key
         if default is not None:
             kwargs["default"] = default
-        items = list(args) if len(args) > 1 else tx.unpack_iterable(args[0])
+        items = list(args) if len(args) > 1 else tx.iterate_all(args[0])
         if not items:
             if "default" in kwargs:
                 return kwargs["default"]
@@ -712,7 +745,7 @@ def _sum(tx, iterable, /, start=None):
         what, join = ("strings", "''") if base is str else (base.__name__, "b''")
         raise user_error(TypeError(f"sum() can't sum {what} [use {join}.join(seq) instead]"))
     result = start if start is not None else const(0)
-    for item in tx.unpack_iterable(iterable):
+    for item in tx.iterate_all(iterable):
         result = tx.binary_op(operator.add, result, item)
     return result
 
@@ -720,7 +753,7 @@ def _sum(tx, iterable, /, start=None):
 def _prod(tx, iterable, /, *, start=None):
     """math.prod: `start * item0 * item1 ...` in order (symbolic sizes and tensors included)."""
     result = start if start is not None else const(1)
-    for item in tx.unpack_iterable(iterable):
+    for item in tx.iterate_all(iterable):
         result = tx.binary_op(operator.mul, result, item)
     return result
 
@@ -752,7 +785,7 @@ def _sorted(tx, iterable, /, *, key=None, reverse=None):
         if len(types_) == 1 and types_ <= {int, str}:
             items = list(members)
     if items is None:
-        items = tx.unpack_iterable(iterable)
+        items = tx.iterate_all(iterable)
     return ListVariable.create(tx, sorted_items(tx, items, kwargs))
 
 
@@ -790,17 +823,10 @@ def _enumerate(tx, iterable, start=None):
 
 
 def _zip(tx, *iterables, strict=None):
-    if strict is not None and strict.as_python_constant():
-        # the length check happens when the iteration reaches the shortest end (after the tuples
-        # before it, and after reading the next item of each longer iterable): folded only over
-        # sequences of equal lengths, where it never fires
-        if not all(i.is_sequence or type(i.as_python_constant_or_none()) in (tuple, str, bytes, range)
-                   for i in iterables):
-            raise Unsupported("unsupported_call", fn="zip", detail=" (strict=True over iterators)")
-        lists = [tx.unpack_iterable(i) for i in iterables]
-        if len({len(x) for x in lists}) > 1:
-            raise Unsupported("unsupported_call", fn="zip", detail=" (strict=True over unequal lengths)")
-        return ListIteratorVariable.create(tx, [TupleVariable(tuple(t)) for t in zip(*lists)], "zip")
+    if strict is not None and strict.truth(tx):
+        # the length check happens when the iteration reaches the shortest end, lazily as eager's
+        return ZipVariable(iterators=tuple(tx.get_iter(i) for i in iterables),
+                           fn=lambda tx, items: TupleVariable(tuple(items)), kind="zip", strict=True)
     return _lockstep(tx, tuple(tx.get_iter(i) for i in iterables), "zip", iterables)
 
 
@@ -884,7 +910,7 @@ def _container(kind):
             return args[0]      # an immutable builtin of exactly that type is returned as it is
         if kind in (set, frozenset) and args and isinstance(args[0], SetVariable):
             return copied_set(tx, args[0], kind)
-        items = tx.unpack_iterable(args[0]) if args else []  # consumes an iterator argument
+        items = tx.iterate_all(args[0]) if args else []  # consumes an iterator argument
         if kind is list:
             return ListVariable.create(tx, items)
         if kind is tuple:
@@ -955,7 +981,7 @@ def make_namedtuple(f_globals, args, kwargs):
 
 
 def _deque(tx, iterable=None, maxlen=None):
-    items = tx.unpack_iterable(iterable) if iterable is not None else []
+    items = tx.iterate_all(iterable) if iterable is not None else []
     return DequeVariable.create(tx, items, maxlen.as_python_constant() if maxlen is not None else None)
 
 
@@ -964,18 +990,28 @@ def _fromkeys(kind):
     def fromkeys(tx, iterable, value):
         value = value if value is not None else const(None)
         pairs: dict = {}
-        for k in tx.unpack_iterable(iterable):
+        for k in tx.iterate_all(iterable):
             # item by item `d[k] = value`: an equal key met again keeps the first key object and place
             pairs.setdefault(hashable_key(tx, k), (k, value))
         factory = const(None) if kind is collections.defaultdict else None   # defaultdict.fromkeys: no factory
         return DictVariable.create(tx, list(pairs.values()), kind, factory)
 
-    if kind is collections.OrderedDict:
-        def handler(tx, iterable, value=None):
-            return fromkeys(tx, iterable, value)
-    else:
-        def handler(tx, iterable, value=None, /):
-            return fromkeys(tx, iterable, value)
+    def handler(tx, *args, **kwargs):
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError:
+            # the builtin checks the arguments' count and names before it reads any: its own error,
+            # from a call with as many placeholders
+            fold(kind.fromkeys, *[None] * len(args), **dict.fromkeys(kwargs))
+            raise Unsupported("unsupported_call", fn=f"{kind.__name__}.fromkeys", detail=" with these arguments")
+        return fromkeys(tx, bound.arguments["iterable"], bound.arguments.get("value"))
+
+    def stub(iterable, value=None):
+        pass
+
+    def positional_stub(iterable, value=None, /):
+        pass
+    signature = inspect.signature(stub if kind is collections.OrderedDict else positional_stub)
     return handler
 
 
@@ -989,6 +1025,8 @@ def _scalar(kind):
             if len(args) == 1 and kind in (int, float, bool) and known_value(args[0]) is not None:
                 # a tensor made from constants (its `__int__`/`__float__`/`__bool__` on its known value)
                 return args[0].call_method(tx, f"__{kind.__name__}__", [], {})
+            if kind is bool and len(args) == 1:
+                return const(args[0].truth(tx))     # (a size bool() refuses: eager's RuntimeError)
             raise Unsupported("data_dependent", what=f"{kind.__name__}() of a tensor")
         if all(a.is_python_constant() for a in args):
             return const(fold(kind, *[a.as_python_constant() for a in args]))   # int('ab'): the program's ValueError
@@ -1069,9 +1107,30 @@ def _id(tx, obj, /):
     return const(reads.object_identity(tx, value, obj.source))
 
 
+_TEXT_CONTAINERS = (list, tuple, dict, set, frozenset, collections.OrderedDict)
+
+
+def container_text(tx, obj):
+    """The repr of a builtin container made of constants (its str too: their __str__ is object's), as
+    the real one reprs it, self-references included; None for anything else."""
+    try:
+        cls = obj.python_type()
+    except Unsupported:
+        return None
+    if cls not in _TEXT_CONTAINERS or obj.is_iterator:
+        return None
+    try:
+        return repr(python_value(tx, obj))
+    except NotConstant:
+        return None
+
+
 def checked_text(tx, obj, dunder):
     """`repr(obj)` / `str(obj)` of an object of the program's: its `__repr__`/`__str__`, which CPython
     takes only when it returns a str."""
+    text = container_text(tx, obj)
+    if text is not None:
+        return const(text)
     result = tx.call_method_on(obj, dunder, [], {})
     if isinstance(obj, UserDefinedObjectVariable) and not (result.is_python_constant() and
                                                            isinstance(result.as_python_constant(), str)):
@@ -1113,11 +1172,6 @@ def _format(tx, obj, spec=None, /):
 def _repr(tx, obj, /):
     if obj.is_python_constant():
         return const(fold(repr, obj.as_python_constant()))   # an int past the digit limit raises
-    if obj.python_type() in (list, tuple, dict, set, frozenset) and not obj.is_iterator:
-        try:     # builtin containers of constants: the real repr, self-references included
-            return const(repr(python_value(tx, obj)))
-        except NotConstant:
-            pass
     return checked_text(tx, obj, "__repr__")
 
 
@@ -1203,7 +1257,7 @@ def _concat(tx, a, b, /):
 
 def _fsum(tx, iterable, /):
     """math.fsum of plain numbers, folded (its exact rounding is the real function's)."""
-    items = tx.unpack_iterable(iterable)
+    items = tx.iterate_all(iterable)
     if all(i.is_python_constant() and type(i.as_python_constant()) in (int, float, bool) for i in items):
         return const(fold(math.fsum, [i.as_python_constant() for i in items]))
     return None
@@ -1306,7 +1360,7 @@ _NO_ITEM = object()
 
 
 def _product(tx, *iterables, repeat=None):
-    lists = [tx.unpack_iterable(i) for i in iterables]
+    lists = [tx.iterate_all(i) for i in iterables]
     r = repeat.as_python_constant() if repeat is not None else 1
     return ListIteratorVariable.create(tx, [TupleVariable(t) for t in itertools.product(*lists, repeat=r)],
                                        "product")
@@ -1314,7 +1368,7 @@ def _product(tx, *iterables, repeat=None):
 
 def _combos(fn):
     def handler(tx, iterable, r=None):
-        items = tx.unpack_iterable(iterable)
+        items = tx.iterate_all(iterable)
         args = () if r is None else (r.as_python_constant(),)
         return ListIteratorVariable.create(tx, [TupleVariable(t) for t in fn(items, *args)], fn.__name__)
     return handler
@@ -1410,6 +1464,23 @@ def _print(tx, *args, **kwargs):
     raise Unsupported("io", fn="print()")
 
 
+def _dict_new(tx, cls, /, *args, **kwargs):
+    """`dict.__new__(cls, ...)` (a dict subclass's `__new__` calling `super().__new__(cls)`): an empty,
+    not initialized instance of `cls` (the arguments are left to `__init__`). Only for a class whose
+    bases are Python classes over dict or OrderedDict, whose objects the trace models."""
+    klass = cls.as_python_constant_or_none()
+    if not isinstance(klass, type):
+        return None
+    if not issubclass(klass, dict):
+        raise user_error(TypeError(f"dict.__new__({klass.__name__}): {klass.__name__} is not a subtype of dict"))
+    if klass is dict:
+        return DictVariable.create(tx, [])
+    if not all(k in (dict, collections.OrderedDict, object) or k.__module__ != "builtins" and
+               not k.__module__.startswith("collections") for k in class_mro(klass)):
+        return None     # defaultdict, Counter...: their own state or construction
+    return UserDefinedObjectVariable.create_new(tx, klass)
+
+
 def _tuple_new(tx, cls, iterable=None):
     """`tuple.__new__(cls, items)`: what every namedtuple's `__new__` calls."""
     klass = cls.as_python_constant() if cls.is_python_constant() else None
@@ -1433,7 +1504,8 @@ _HANDLERS: dict[Any, Callable] = {
     complex: _complex,
     abs: _abs, type: _type, callable: _callable, id: _id, repr: _repr, round: _round, slice: _slice,
     super: _super, object: _object, object.__new__: _object_new, divmod: _divmod, pow: _pow, print: _print,
-    tuple.__new__: _tuple_new, types.MappingProxyType: make_mapping_proxy,
+    tuple.__new__: _tuple_new, dict.__new__: _dict_new,
+    sys.getrecursionlimit: _getrecursionlimit, types.MappingProxyType: make_mapping_proxy,
     operator.getitem: _getitem, operator.setitem: _setitem, operator.delitem: _delitem, operator.abs: _abs,
     operator.concat: _concat, math.fsum: _fsum,
     operator.itemgetter: _operator_getter(operator.itemgetter),

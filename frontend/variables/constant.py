@@ -170,6 +170,8 @@ _BOUND_METHOD_TYPES = (types.BuiltinMethodType, types.MethodWrapperType, types.M
 
 
 _SINGLETONS = (type(None), bool, type(Ellipsis), type(NotImplemented))
+# constants no iteration accepts (`iter(3)`, `a, b = None`, `x in 1.0`: the program's TypeError)
+NEVER_ITERABLE = (type(None), int, float, bool, complex, type(Ellipsis), type(NotImplemented))
 
 
 def const(value) -> ConstantVariable:

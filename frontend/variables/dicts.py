@@ -198,9 +198,9 @@ class DictVariable(VariableTracker):
     owner: VariableTracker = None
 
     def build_python_value(self, tx, memo):
-        if self.cls is not dict:
+        if self.cls not in (dict, collections.OrderedDict):
             raise NotConstant(self.describe())
-        out = memo[id(self)] = {}
+        out = memo[id(self)] = self.cls()     # (an OrderedDict's order is its items')
         for k, v in self.pairs(tx):
             out[python_value(tx, k, memo)] = python_value(tx, v, memo)
         return out
@@ -790,7 +790,14 @@ class SetVariable(VariableTracker):
     cls: type = set
 
     def build_python_value(self, tx, memo):
-        return self.cls(python_value(tx, i, memo) for i in self.items(tx))
+        # a real set iterates (and reprs) in its own table's order: taken only when that is the order
+        # the program's set has (its history may have left another table: `{1, 8}` after removals)
+        values = [python_value(tx, i, memo) for i in self.ordered_items(tx)]
+        real = self.cls(values)
+        if [id(v) for v in real] != [id(v) for v in values]:
+            raise Unsupported("python_protocol", what="the real value of a set whose table is not what a new "
+                                                      "set of its items has")
+        return real
 
     def parts(self, tx):
         return tuple(tx.output.side_effects.get(self))
@@ -1143,7 +1150,7 @@ def _lazy_operand(var) -> bool:
 
 def _members(tx, var):
     """The items of an operand whose order does not matter (a set's: never its iteration order)."""
-    return var.items(tx) if isinstance(var, SetVariable) else tx.unpack_iterable(var)
+    return var.items(tx) if isinstance(var, SetVariable) else tx.iterate_all(var)
 
 
 def _keyed(tx, items) -> dict:

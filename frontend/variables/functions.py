@@ -181,7 +181,21 @@ class NestedFunctionVariable(BaseUserFunction):
     def parts(self, tx):
         cells = tx.output.side_effects.cells
         return self.defaults + tuple(d for _, d in self.kwdefaults) + \
-            tuple(cells[cell] for cell in self.closure if cell in cells)
+            tuple(cells[cell] for cell in self.closure if cell in cells) + tuple(self.attrs(tx).values())
+
+    def attrs(self, tx) -> dict:
+        """The attributes the trace set on the function (its `__dict__`, in insertion order)."""
+        return tx.output.side_effects.contents.get(self, {})
+
+    def setattr(self, tx, name, value):
+        """`f.name = value`: an entry of the function's own `__dict__` (the function was made in this
+        frame: nothing else sees it before the trace rebuilds it). A name the function type defines
+        (`__defaults__`, `__name__`, `__dict__`...) is a descriptor of the type, not modelled."""
+        if self.wrapped is not None or hasattr(types.FunctionType, name):
+            raise Unsupported("attribute_write", what=f"setting attribute {name!r} on {self.describe()}")
+        attrs = dict(self.attrs(tx))
+        attrs[name] = value
+        tx.output.side_effects.store(self, attrs)
 
     def get_code(self):
         return self.code
@@ -199,6 +213,9 @@ class NestedFunctionVariable(BaseUserFunction):
         return dict(zip(self.code.co_freevars, self.closure))
 
     def var_getattr(self, tx, name):
+        attrs = self.attrs(tx)
+        if name in attrs:     # (only names the function type does not define are set there)
+            return attrs[name]
         for assigned_name, value in self.assigned:
             if name == assigned_name:
                 return const(value)
@@ -217,6 +234,9 @@ class NestedFunctionVariable(BaseUserFunction):
         if name == "__doc__":
             return const(self.code.co_consts[0] if self.code.co_consts and isinstance(self.code.co_consts[0], str)
                          else None)
+        if self.wrapped is None and not hasattr(types.FunctionType, name):
+            # neither the type's nor in the function's own __dict__ (all of it is `attrs`)
+            raise user_error(AttributeError(f"'function' object has no attribute '{name}'"))
         return super().var_getattr(tx, name)
 
     def reconstruct(self, codegen):
@@ -367,7 +387,8 @@ class WrapsDecorator(VariableTracker):
     def call_function(self, tx, args, kwargs):
         # functools.update_wrapper writes the wrapper's attributes: modelled on a function made in this
         # frame only (a real function would change for everyone, the trace would not replay that)
-        if len(args) != 1 or kwargs or not isinstance(args[0], NestedFunctionVariable) or args[0].wrapped:
+        if len(args) != 1 or kwargs or not isinstance(args[0], NestedFunctionVariable) or args[0].wrapped or \
+                args[0].attrs(tx):
             raise Unsupported("unsupported_call", fn="functools.wraps(...)", detail=" on this function")
         return dataclasses.replace(args[0], wrapped=self.wrapped, assigned=_wrapper_assignments(tx, self.wrapped))
 
@@ -380,7 +401,7 @@ class WrapsDecorator(VariableTracker):
 def _wrapper_assignments(tx, wrapped):
     """What functools.update_wrapper copies from `wrapped` (its WRAPPER_ASSIGNMENTS that are
     constants, guarded), checking that its __dict__, which update_wrapper would merge, is empty."""
-    if isinstance(wrapped, NestedFunctionVariable) and not wrapped.wrapped:
+    if isinstance(wrapped, NestedFunctionVariable) and not wrapped.wrapped and not wrapped.attrs(tx):
         return tuple((name, wrapped.var_getattr(tx, name).as_python_constant())
                      for name in ("__module__", "__name__", "__qualname__", "__doc__"))
     if isinstance(wrapped, UserFunctionVariable):

@@ -825,6 +825,7 @@ class ZipVariable(IteratorVariable):
     kind: str = "zip"
 
     mapped: Any = None  # for map(): the function tracker, rebuilt with the iterators
+    strict: bool = False  # zip(..., strict=True)
 
     def python_type(self):
         return {"zip": zip, "map": map, "enumerate": enumerate}.get(self.kind, type(iter(())))
@@ -832,7 +833,7 @@ class ZipVariable(IteratorVariable):
     def reconstruct(self, codegen):
         """`zip(*iterators)` / `map(fn, *iterators)` (enumerate as a zip with a count: it
         iterates the same)."""
-        codegen.load_callable(map if self.mapped is not None else zip)
+        codegen.load_callable(map if self.mapped is not None else _strict_zip if self.strict else zip)
         if self.mapped is not None:
             codegen.reconstruct(self.mapped)
         for it in self.iterators:
@@ -843,7 +844,41 @@ class ZipVariable(IteratorVariable):
         return f"{self.kind} object"
 
     def next_item(self, tx):
+        if not self.iterators:     # `zip()`: empty
+            raise StopIterationSignal()
+        if self.strict:
+            return self.fn(tx, self._strict_items(tx))
         return self.fn(tx, [next_of(tx, it) for it in self.iterators])
+
+    def _strict_items(self, tx) -> list:
+        """One item of each iterator, in order; when one is exhausted, CPython's check: a later one
+        ending there is "shorter"; when the first ended, each later one is asked for one more item
+        (taken) and the first that gives one is "longer"."""
+        items = []
+        for i, it in enumerate(self.iterators):
+            try:
+                items.append(next_of(tx, it))
+            except StopIterationSignal:
+                if i:
+                    raise user_error(ValueError(f"zip() argument {i + 1} is shorter than {_zip_args(i)}")) from None
+                break
+        else:
+            return items
+        for i, it in enumerate(self.iterators[1:], 1):
+            try:
+                next_of(tx, it)
+            except StopIterationSignal:
+                continue
+            raise user_error(ValueError(f"zip() argument {i + 1} is longer than {_zip_args(i)}"))
+        raise StopIterationSignal()
+
+
+def _zip_args(i) -> str:
+    return "argument 1" if i == 1 else f"arguments 1-{i}"
+
+
+def _strict_zip(*iterables):
+    return zip(*iterables, strict=True)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -1149,3 +1184,17 @@ class AccumulateVariable(IteratorVariable):
 
 
 families.register(ListIteratorVariable, ListSequenceIteratorVariable, DequeIteratorVariable, StopIterationSignal)
+
+
+def exact_iterator_type(var):
+    """The real type of the iterator `var` stands for, where its tracker knows it exactly (a list
+    iterator made over items of unknown origin does not: `iter("ab")` and `iter(())` share it)."""
+    if isinstance(var, ListIteratorVariable):
+        return _KIND_TYPES.get(var.kind) if type(var) is ListIteratorVariable else None
+    if isinstance(var, ZipVariable):
+        return var.python_type() if var.kind in ("zip", "map", "enumerate") else None
+    if isinstance(var, (ResumedIteratorVariable, ListSequenceIteratorVariable, DequeIteratorVariable,
+                        ContainerIteratorVariable, GeneratorVariable, FilterVariable, CountIteratorVariable,
+                        IsliceVariable, ChainVariable, ZipLongestVariable, AccumulateVariable)):
+        return var.python_type()
+    return None

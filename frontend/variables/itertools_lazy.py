@@ -92,6 +92,35 @@ class StarmapVariable(IteratorVariable):
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
+class CompressVariable(IteratorVariable):
+    """itertools.compress(data, selectors): each step takes one item of data, then one selector (an
+    item taken from data is dropped when selectors end), and gives the item when the selector is true."""
+    data: VariableTracker = None
+    selectors: VariableTracker = None
+
+    def parts(self, tx):
+        return (self.data, self.selectors)
+
+    def python_type(self):
+        return itertools.compress
+
+    def describe(self):
+        return "itertools.compress"
+
+    def next_item(self, tx):
+        while True:
+            datum = next_of(tx, self.data)
+            if next_of(tx, self.selectors).truth(tx):
+                return datum
+
+    def reconstruct(self, codegen):
+        codegen.load_callable(itertools.compress)
+        codegen.reconstruct(self.data)
+        codegen.reconstruct(self.selectors)
+        codegen.call(2)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
 class TakeWhileVariable(IteratorVariable):
     """itertools.takewhile / dropwhile(predicate, iterator). State: for takewhile, whether a false
     test ended it; for dropwhile, whether the prefix is still being dropped."""
@@ -334,6 +363,10 @@ def _repeat(tx, item, times=None):
     return var
 
 
+def _compress(tx, data, selectors):
+    return CompressVariable(data=tx.get_iter(data), selectors=tx.get_iter(selectors))
+
+
 def _starmap(tx, fn, iterable, /):
     return StarmapVariable(fn=fn, iterator=tx.get_iter(iterable))
 
@@ -508,4 +541,4 @@ def callable_iterator(tx, fn, sentinel):
 
 HANDLERS = {itertools.repeat: _repeat, itertools.starmap: _starmap, itertools.takewhile: _while(False),
             itertools.dropwhile: _while(True), itertools.pairwise: _pairwise, itertools.cycle: _cycle,
-            itertools.groupby: _groupby, itertools.tee: _tee}
+            itertools.groupby: _groupby, itertools.tee: _tee, itertools.compress: _compress}

@@ -291,6 +291,9 @@ class NdarrayIteratorVariable(IteratorVariable):
         codegen.call(1)
 
 
+_HEAPTYPE = 1 << 9     # Py_TPFLAGS_HEAPTYPE
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class NumpyFunctionVariable(VariableTracker):
     """A numpy function, ufunc or scalar type (`np.sum`, `np.square`, `np.float64`) with a
@@ -315,6 +318,11 @@ class NumpyFunctionVariable(VariableTracker):
             codegen.load_const(self.fn)
 
     def var_getattr(self, tx, name):
+        # the names of a scalar type (a static type of numpy's C code: immutable) or of a ufunc (read-only)
+        immutable = isinstance(self.fn, np.ufunc) or isinstance(self.fn, type) and \
+            not self.fn.__flags__ & _HEAPTYPE
+        if name in ("__name__", "__qualname__") and immutable:
+            return const(getattr(self.fn, name))
         raise Unsupported("unsupported_attr", name=name, obj=self.describe())
 
     def call_function(self, tx, args, kwargs):

@@ -259,6 +259,9 @@ class TensorVariable(VariableTracker):
         value = known_value(self)
         if value is not None:
             return _read_known(value, "__bool__")
+        ambiguous = ambiguous_truth(self)
+        if ambiguous is not None:     # (none or several elements: eager's bool() refuses whatever they are)
+            raise user_error(ambiguous)
         raise Unsupported("tensor_branch", what="truth value of a tensor")
 
     def has_len(self, tx):
@@ -455,3 +458,15 @@ def _legacy_type_name(var):
         if type(value) is _LEGACY_TENSOR_CLASS:
             return ConstantVariable(f"{value.__module__}.{value.__name__}")
     return var
+
+
+def ambiguous_truth(var):
+    """The RuntimeError `bool()` of a plain tensor raises for its size alone (no elements, or more than
+    one), known without its values when the size is static; None otherwise."""
+    if not isinstance(var, TensorVariable) or var.cls is not torch.Tensor:
+        return None
+    numel = var.example.numel()
+    if type(numel) is not int or numel == 1:
+        return None
+    return RuntimeError(f"Boolean value of Tensor with {'no values' if numel == 0 else 'more than one value'} "
+                        "is ambiguous")

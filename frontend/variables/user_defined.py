@@ -42,6 +42,7 @@ from .. import reads
 from ..graph_break import Unsupported, fold, user_error
 from ..reads import class_lookup, mro_lookup
 from ..signals import UserException, raised_by_user
+from ..write_back import set_instance_attr
 from .base import VariableTracker, compare_equal, families, wrap_class
 from .constant import const
 from .constant import is_constant_value
@@ -400,7 +401,10 @@ class UserDefinedClassVariable(VariableTracker):
             return self._new_set_subclass(tx, args, kwargs)
         if issubclass(cls, torch.Tensor):
             return families.new_tensor_subclass(tx, cls, args, kwargs)
-        new, _ = class_lookup(tx, cls, "__new__")   # what creating and initializing the object runs
+        new, new_src = class_lookup(tx, cls, "__new__")   # what creating and initializing the object runs
+        if isinstance(new, staticmethod) and isinstance(new.__func__, types.FunctionType):
+            return self._call_python_new(tx, new.__func__, AttrSource(new_src, "__func__") if new_src else None,
+                                         args, kwargs)
         init, _ = class_lookup(tx, cls, "__init__")
         if new is not object.__dict__["__new__"] or (cls.__module__ == "builtins" and not isinstance(
                 init, types.FunctionType) and init is not object.__dict__["__init__"]):
@@ -411,12 +415,38 @@ class UserDefinedClassVariable(VariableTracker):
         obj = UserDefinedObjectVariable.create_new(tx, cls)
         init, _ = class_method(tx, obj, "__init__")
         if isinstance(init, types.FunctionType):
-            obj.var_getattr(tx, "__init__").call_function(tx, args, kwargs)
+            _init_returned(tx, obj, obj.var_getattr(tx, "__init__").call_function(tx, args, kwargs))
         elif init is not object.__dict__["__init__"]:
             # `__init__ = None`, a C or wrapped initializer: CPython calls it (or raises); not modelled
             raise Unsupported("unsupported_call", fn=self.describe(), detail=" (its __init__ is no Python function)")
         elif args or kwargs:
             raise user_error(TypeError(f"{cls.__name__}() takes no arguments"))
+        return obj
+
+    def _call_python_new(self, tx, new, new_src, args, kwargs):
+        """`cls(*args, **kwargs)` of a class whose `__new__` is a Python function, as type.__call__ runs
+        it: `__new__(cls, ...)`, then, if it made an instance of `cls`, its type's `__init__` with the
+        same arguments (which must return None)."""
+        cls = self.value
+        obj = UserFunctionVariable(fn=new, source=new_src).call_function(tx, [self] + list(args), kwargs)
+        try:
+            made = obj.python_type()
+        except Unsupported:
+            made = None
+        if made is None or not isinstance(obj, UserDefinedObjectVariable) and issubclass(made, cls):
+            raise Unsupported("unsupported_call", fn=self.describe(), detail=f" (its __new__ made {obj.describe()})")
+        if not issubclass(made, cls):
+            return obj          # not an instance of cls: not initialized
+        init, init_src = class_method(tx, obj, "__init__")
+        if isinstance(init, types.FunctionType):     # (looked up on the type, as slot_tp_init does)
+            _init_returned(tx, obj, UserFunctionVariable(fn=init, source=init_src).call_function(
+                tx, [obj] + list(args), kwargs))
+        elif init is object.__dict__["__init__"]:
+            pass       # (object.__init__ takes any arguments when __new__ is overridden and __init__ not)
+        elif init is dict.__dict__["__init__"] and dict_store(tx, obj) is not None and len(args) <= 1:
+            dict_store(tx, obj).call_method(tx, "update", list(args), kwargs)
+        else:
+            raise Unsupported("unsupported_call", fn=self.describe(), detail=" (its __init__ is no Python function)")
         return obj
 
     def _new_dict_subclass(self, tx, args, kwargs):
@@ -427,7 +457,7 @@ class UserDefinedClassVariable(VariableTracker):
         obj = UserDefinedObjectVariable.create_new(tx, cls)
         init, _ = class_method(tx, obj, "__init__")
         if isinstance(init, types.FunctionType):
-            obj.var_getattr(tx, "__init__").call_function(tx, args, kwargs)
+            _init_returned(tx, obj, obj.var_getattr(tx, "__init__").call_function(tx, args, kwargs))
         elif args or kwargs:
             dict_store(tx, obj).call_method(tx, "update", list(args), kwargs)
         return obj
@@ -448,10 +478,19 @@ class UserDefinedClassVariable(VariableTracker):
             tx.output.side_effects.track(obj, attrs)
         init, _ = class_method(tx, obj, "__init__")
         if isinstance(init, types.FunctionType):
-            obj.var_getattr(tx, "__init__").call_function(tx, args, kwargs)
+            _init_returned(tx, obj, obj.var_getattr(tx, "__init__").call_function(tx, args, kwargs))
         elif set_base(cls) is set and args:
             store.call_method(tx, "update", list(args), {})
         return obj
+
+
+def _init_returned(tx, obj, result):
+    """type.__call__'s check of what `__init__` returned: None, else its TypeError."""
+    if not result.is_python_constant():
+        raise Unsupported("python_protocol", what=f"{obj.describe()}'s __init__ returning {result.describe()}")
+    value = result.as_python_constant()
+    if value is not None:
+        raise user_error(TypeError(f"__init__() should return None, not '{type(value).__name__}'"))
 
 
 # protocol methods CPython looks up on the type of a class (its metaclass) when the class is operated on
@@ -534,7 +573,7 @@ def _rebuild_set_object(cls, attrs, items):
     if base is set:
         set.update(obj, items)     # (not the subclass's own methods)
     for name, value in attrs.items():
-        object.__setattr__(obj, name, value)
+        set_instance_attr(obj, name, value)
     return obj
 
 
@@ -595,7 +634,7 @@ def _rebuild_dict_object(cls, attrs, items):
     for key, value in items.items():
         base.__setitem__(obj, key, value)   # (dict.update would bypass an OrderedDict's key order)
     for name, value in attrs.items():
-        object.__setattr__(obj, name, value)
+        set_instance_attr(obj, name, value)
     return obj
 
 
@@ -1205,8 +1244,10 @@ class InstanceDictVariable(VariableTracker):
             # a key that is no attribute name (`obj.__dict__[1] = v`): the write-back's setattr refuses it
             raise Unsupported("attribute_write", what=f"writing the non-string key {key!r} in {self.describe()}")
         attr, _ = class_method(tx, self.obj, key)
-        if attr is not MISSING and is_data_descriptor(tx, attr):
-            raise Unsupported("attribute_write", what=f"writing {key!r} in {self.describe()} (a descriptor)")
+        if isinstance(attr, types.MemberDescriptorType):
+            # (a data descriptor of another kind, a property...: the value stays in the dict, shadowed,
+            # and is written back there, write_back.set_instance_attr deciding as the guarded trace did)
+            raise Unsupported("attribute_write", what=f"writing {key!r} in {self.describe()} (a slot)")
         attrs = dict(self.obj.attrs(tx))
         if value is _MISSING and self.obj.is_new():
             attrs.pop(key, None)
