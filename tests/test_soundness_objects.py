@@ -412,9 +412,9 @@ class _Holder(torch.nn.Module):
 
 
 def test_module_tables_changed_by_the_trace_are_not_read_stale():
-    # nn.Module's own code reads the real tables (_modules, _buffers): after the trace changed them
-    # (a ModuleList appended to, a buffer assigned or deleted), a read breaks the graph instead of
-    # answering what they held before
+    # nn.Module's own code reads the tables (_modules, _buffers): after the trace changed them (a
+    # ModuleList appended to, a buffer assigned or deleted: torch's nn.Module.__setattr__/__delattr__,
+    # traced, write the tables' trackers), a read answers what they hold now, never what they held before
     def appended(m, x):
         m.layers.append(m.other)
         return len(m.layers), m.layers[-1](x)
@@ -433,19 +433,91 @@ def test_module_tables_changed_by_the_trace_are_not_read_stale():
         del m.buf
         return y, "buf" in m._buffers, hasattr(m, "buf")
 
-    # (graphs: the work before the read; `del` of a ModuleList item rebuilds its table in torch's code,
-    # which runs as Python; an append is traced: the children are read from the table's tracker)
-    for fn, frames in ((appended, 1), (deleted, 0), (buffer_assigned, 2), (buffer_deleted, 1)):
+    # (`del` of a ModuleList item rebuilds its table in torch's code with zip(strict=True), which runs
+    # as Python; the others are one graph with no break: the tables are read from their trackers)
+    for fn, frames in ((appended, 1), (deleted, 0), (buffer_assigned, 1), (buffer_deleted, 1)):
         x = torch.randn(3)
         want = fn(_Holder(), x)
         bytegraph.reset()
         opt, cnt = compiled(fn)
         m = _Holder()
         assert_same(opt(m, x), want)
-        assert cnt.frame_count == frames and (fn is appended) != any(
-            "after the trace changed" in str(r.reason) for r in bytegraph.stats.break_records), fn.__name__
+        assert cnt.frame_count == frames and (fn is deleted) == bool(bytegraph.stats.break_records), fn.__name__
+        assert not any("after the trace changed" in str(r.reason) for r in bytegraph.stats.break_records)
+        assert ("buf" in m._buffers) == (fn is not buffer_deleted) and "buf" not in m.__dict__
         assert [type(c).__name__ for c in m.layers] == [type(c).__name__ for c in _Holder().layers] + \
             (["Tanh"] if fn is appended else []) if fn is not deleted else len(m.layers) == 0
+
+
+class _TimesTen(torch.nn.Module):
+    """A `__setattr__` of its own that ends in object's (directly, or through nn.Module's)."""
+    def __init__(self, through_module):
+        super().__init__()
+        self.through_module = through_module
+        self.count = 0
+        self.register_buffer("buf", torch.ones(3))
+
+    def __setattr__(self, name, value):
+        if name == "count":
+            value = value * 10
+        if self.__dict__.get("through_module", True):
+            super().__setattr__(name, value)
+        else:
+            object.__setattr__(self, name, value)
+
+    def forward(self, x):
+        self.count = 1
+        return x + self.count
+
+
+def test_module_writes_are_written_back_once_and_where_eager_puts_them():
+    # what the trace of a module's own __setattr__ wrote went through that code already: written back
+    # with object's, never through the class again (that made count 10 ** n); object.__setattr__ of a
+    # buffer's name puts a plain attribute in the instance dict, which nn.Module's would put in _buffers;
+    # isinstance(value, nn.Parameter) of a value that is no tensor is answered (torch's metaclass)
+    def own_setattr(m, x):
+        return m(x), m.count
+
+    def object_setattr(m, x):
+        object.__setattr__(m, "buf", x * 2)
+        return x + 1
+
+    for fn, through in ((own_setattr, True), (own_setattr, False), (object_setattr, True)):
+        x = torch.randn(3)
+        eager_m = _TimesTen(through)
+        want = fn(eager_m, x)
+        bytegraph.reset()
+        opt, cnt = compiled(fn, fullgraph=True)
+        m = _TimesTen(through)
+        assert_same(opt(m, x), want)
+        assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+        assert m.count == eager_m.count and set(m.__dict__) == set(eager_m.__dict__)
+        assert_same((m.buf, dict(m._buffers)), (eager_m.buf, dict(eager_m._buffers)))
+
+
+def test_module_tables_read_after_writes_in_the_frame():
+    # a submodule assigned, one set to None, a buffer registered: nn.Module's own methods (named_children,
+    # buffers, `in _modules`) see them in the same frame, and the module after the call is eager's
+    def f(m, other, x):
+        m.extra = other
+        m.layers = None
+        m.register_buffer("buf2", x * 2)
+        m.buf = x + 1
+        return [n for n, _ in m.named_children()], [b + 0 for b in m.buffers()], "layers" in m._modules, \
+            m.extra(x), m.layers
+
+    x = torch.randn(3)
+    eager_m, other = _Holder(), torch.nn.Sigmoid()
+    want = f(eager_m, other, x)
+    bytegraph.reset()
+    opt, cnt = compiled(f, fullgraph=True)
+    m = _Holder()
+    assert_same(opt(m, other, x), want)
+    assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+    assert [(k, type(v)) for k, v in m._modules.items()] == [(k, type(v)) for k, v in eager_m._modules.items()]
+    assert m.extra is other
+    assert_same(dict(m._buffers), dict(eager_m._buffers))
+    assert set(m.__dict__) == set(eager_m.__dict__)
 
 
 def test_module_list_grown_while_iterated_raises_as_eager():
