@@ -620,3 +620,42 @@ def test_module_tables_changed_by_the_trace_are_read_through_their_trackers():
     assert_same(opt(m, x), want)
     assert cnt.frame_count == 1 and not bytegraph.stats.break_records
     assert torch.equal(m.extra, x * 2) and len(m.layers) == 2
+
+
+def test_module_built_in_the_frame_leaves_it_as_a_new_module_each_call():
+    # a torch module built from constants inside compiled code, stored in the program's modules and
+    # returned: the transformed code builds it again, once per run (one object wherever it went, a new
+    # one on every call, as eager's); one the trace changed after building it is not rebuilt (a break)
+    def stored(m, x):
+        t = torch.nn.Softmax(dim=0)
+        m.layers.append(t)
+        m.extra = t
+        return t, m.layers[-1](x), len(m.layers)
+
+    def changed(m, x):
+        t = torch.nn.ReLU()
+        t.inplace = True
+        m.extra = t
+        return x + 1
+
+    x = torch.randn(3)
+    eager_m = _Holder()
+    want = [stored(eager_m, x) for _ in range(2)]
+    bytegraph.reset()
+    opt, cnt = compiled(stored)
+    m = _Holder()
+    got = [opt(m, x) for _ in range(2)]
+    assert_same([g[1:] for g in got], [w[1:] for w in want])
+    assert not bytegraph.stats.break_records and cnt.frame_count == 2    # (the list's length is guarded)
+    assert got[0][0] is not got[1][0] and type(got[0][0]) is torch.nn.Softmax and got[0][0].dim == 0
+    assert m.extra is got[1][0] is m.layers[-1] and m.layers[-2] is got[0][0]
+    assert [type(c) for c in m.layers] == [type(c) for c in eager_m.layers]
+
+    eager_m = _Holder()
+    want = changed(eager_m, x)
+    bytegraph.reset()
+    opt, cnt = compiled(changed)
+    m = _Holder()
+    assert_same(opt(m, x), want)
+    assert m.extra.inplace is True and any("created while tracing" in str(r.reason)
+                                           for r in bytegraph.stats.break_records)

@@ -8,6 +8,7 @@ from typing import Any
 
 import torch
 
+from ... import _C
 from ...guards.guard import MODULE_HOOK_TABLES, Guard
 from ...guards.source import AttrSource, ItemSource, ModuleGlobalSource, ModuleStateSource
 from ..graph_break import Unsupported, fold, user_error
@@ -51,7 +52,29 @@ def new_torch_module(tx, cls, args, kwargs):
         torch.random.set_rng_state(rng)
         raise Unsupported("unsupported_call", fn=f"class {cls.__qualname__}",
                           detail=" (a module with parameters or buffers created inside compiled code)")
-    return NNModuleVariable(value=module, cls=cls)
+    built = None
+    if all(_rebuildable_argument(v) for v in (*real_args, *real_kwargs.values())):
+        built = (cls, tuple(real_args), tuple(real_kwargs.items()))
+    return NNModuleVariable(value=module, cls=cls, built=built)
+
+
+def build_module(cls, args, kwargs):
+    """Run time: a module the trace built (new_torch_module), built again by the same call. Its frames
+    (torch's own code) are not compiled: what they do is known, and the trace had them inline."""
+    hook = _C.set_callback(None)
+    try:
+        return cls(*args, **dict(kwargs))
+    finally:
+        _C.set_callback(hook)
+
+
+def _rebuildable_argument(value) -> bool:
+    """An argument the transformed code can build the module from again, on each run, to the same
+    module: a constant that is immutable all the way down (a list would be one object shared by the
+    modules of every run)."""
+    if type(value) is tuple:
+        return all(_rebuildable_argument(v) for v in value)
+    return type(value) in (int, float, bool, str, type(None), torch.dtype, torch.device)
 
 
 def _built_by_module_init(tx, cls) -> bool:
@@ -170,6 +193,10 @@ class ModuleTableIterator(ListIteratorVariable):
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class NNModuleVariable(UserDefinedObjectVariable):
+    # (class, args, keyword items) of a module built while tracing from immutable constants by torch's
+    # code alone (new_torch_module): the transformed code builds it again when it leaves the frame
+    built: Any = None
+
     def iterate(self, tx):
         if isinstance(self.module, _CONTAINERS) and not _torch_defines(tx, self, "__iter__"):
             return self.call_method(tx, "__iter__", [], {})     # the subclass's own __iter__
@@ -501,7 +528,17 @@ class NNModuleVariable(UserDefinedObjectVariable):
     def reconstruct(self, codegen):
         if self.source is not None:
             return self.source.reconstruct(codegen)
-        raise Unsupported("unrebuildable", what="returning a module created while tracing")
+        tx = codegen.tx
+        if self.built is None or self.attrs(tx) or \
+                any(_changed_by_trace(tx, v) for v in self.module.__dict__.values()):
+            raise Unsupported("unrebuildable", what="returning a module created while tracing")
+        # built again by the same call: a new module on every run, as eager's (the one the trace built
+        # is what this call makes: torch's code from constants, touching no RNG, with no tensors), once
+        # per run of the code (codegen keeps it for a second use)
+        codegen.load_callable(build_module)
+        for part in self.built:
+            codegen.load_const(part)
+        codegen.call(3)
 
 
 def _is_none(var) -> bool:
