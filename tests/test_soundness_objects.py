@@ -659,3 +659,36 @@ def test_module_built_in_the_frame_leaves_it_as_a_new_module_each_call():
     assert_same(opt(m, x), want)
     assert m.extra.inplace is True and any("created while tracing" in str(r.reason)
                                            for r in bytegraph.stats.break_records)
+
+
+class _Reprs:
+    def __init__(self, k):
+        self.k = k
+
+    def __repr__(self):
+        return f"_Reprs({self.k})"
+
+
+def test_str_of_an_object_whose_class_has_only_a_repr():
+    # object's __str__ is the class's __repr__: str() and f-strings of a module (torch's nn.Module.__repr__,
+    # reading its children) or of a plain class with a __repr__ are traced; object's own repr (an
+    # address) still breaks
+    def f(m, o, x):
+        return str(m.a), f"{o}!", str(m.a[1]), x * 2
+
+    def plain(o, x):
+        return str(o), x + 1
+
+    m = torch.nn.Module()
+    m.a = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.ReLU())
+    x = torch.randn(2)
+    want = f(m, _Reprs(3), x)
+    bytegraph.reset()
+    opt, cnt = compiled(f, fullgraph=True)
+    assert_same(opt(m, _Reprs(3), x), want)
+    assert cnt.frame_count == 1 and cnt.op_count == 1
+    bytegraph.reset()
+    opt, cnt = compiled(plain)
+    o = object()
+    assert_same(opt(o, x), plain(o, x))
+    assert any("__str__" in str(r.reason) for r in bytegraph.stats.break_records)
