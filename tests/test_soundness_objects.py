@@ -692,3 +692,37 @@ def test_str_of_an_object_whose_class_has_only_a_repr():
     o = object()
     assert_same(opt(o, x), plain(o, x))
     assert any("__str__" in str(r.reason) for r in bytegraph.stats.break_records)
+
+
+class _Running(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(3))
+        self.register_buffer("scratch", torch.zeros(3), persistent=False)
+        self.w = torch.nn.Parameter(torch.ones(3))
+
+    def forward(self, x):
+        self.mean = 0.9 * self.mean + 0.1 * x
+        self.scratch = self.scratch + 1
+        return x * self.w + self.mean
+
+
+def test_module_parameter_and_buffers_assigned_in_forward():
+    # buffers assigned keep their persistence (torch's register_buffer, traced); a parameter of another
+    # module assigned (register_parameter reads its grad_fn: a leaf has none) is one graph too
+    def f(m, other, x):
+        m.w = other.weight
+        m.extra = other.weight
+        return m(x), list(m._parameters), sorted(m.state_dict())
+
+    x = torch.randn(3)
+    other = torch.nn.Linear(3, 3)
+    eager_m = _Running()
+    want = f(eager_m, other, x)
+    bytegraph.reset()
+    opt, cnt = compiled(f, fullgraph=True)
+    m = _Running()
+    assert_same(opt(m, other, x), want)
+    assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+    assert m.w is other.weight is m.extra and m._non_persistent_buffers_set == {"scratch"}
+    assert_same(dict(m._buffers), dict(eager_m._buffers))
