@@ -726,3 +726,42 @@ def test_module_parameter_and_buffers_assigned_in_forward():
     assert cnt.frame_count == 1 and not bytegraph.stats.break_records
     assert m.w is other.weight is m.extra and m._non_persistent_buffers_set == {"scratch"}
     assert_same(dict(m._buffers), dict(eager_m._buffers))
+
+
+class _Steps(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("steps", torch.zeros((), dtype=torch.long))
+
+    def forward(self, x):
+        self.steps += 1      # the in-place add gives back the buffer, which nn.Module stores again
+        return x + self.steps
+
+
+def test_buffer_stored_again_runs_the_global_registration_hooks():
+    # storing the very same buffer again is still nn.Module.__setattr__: register_buffer runs the global
+    # buffer registration hooks each time, as eager does
+    seen = []
+
+    def f(m, x):
+        return m(x)
+
+    x = torch.randn(2)
+    handle = torch.nn.modules.module.register_module_buffer_registration_hook(lambda m, n, b: seen.append(n))
+    try:
+        eager_m = _Steps()
+        seen.clear()
+        want = [f(eager_m, x) for _ in range(2)], list(seen)
+        bytegraph.reset()
+        opt, cnt = compiled(f)
+        m = _Steps()
+        seen.clear()
+        assert_same(([opt(m, x) for _ in range(2)], list(seen)), want)
+        assert cnt.frame_count >= 1 and not bytegraph.stats.break_records
+    finally:
+        handle.remove()
+    bytegraph.reset()
+    opt, cnt = compiled(f, fullgraph=True)
+    m = _Steps()
+    assert_same([opt(m, x) for _ in range(3)], [f(_m, x) for _m in [_Steps()] for _ in range(3)])
+    assert cnt.frame_count == 1

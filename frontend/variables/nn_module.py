@@ -279,9 +279,6 @@ class NNModuleVariable(UserDefinedObjectVariable):
         in_tables = self._in_tables(tx, name)
         if not in_tables and not issubclass(value.python_type(), _TABLE_VALUES):
             return self.generic_setattr(tx, name, value)
-        if in_tables and isinstance(value, TensorVariable) and tx.is_same(self.var_getattr(tx, name), value):
-            return   # `self.steps += 1`: an in-place op gave back the very same tensor (nn.Module would
-            # store it again: the same object, and a dict's item stored again is as it was)
         UserFunctionVariable(fn=torch.nn.Module.__setattr__).call_function(tx, [self, const(name), value], {})
 
     def delattr(self, tx, name):
