@@ -660,6 +660,17 @@ def test_module_built_in_the_frame_leaves_it_as_a_new_module_each_call():
     assert m.extra.inplace is True and any("created while tracing" in str(r.reason)
                                            for r in bytegraph.stats.break_records)
 
+    def ident(m, x):     # the id of the module the trace built is not the one of the module built again
+        t = torch.nn.ReLU()
+        m.extra = t
+        return id(t), x + 1
+
+    bytegraph.reset()
+    opt, cnt = compiled(ident)
+    m = _Holder()
+    got = opt(m, x)
+    assert got[0] == id(m.extra) and bytegraph.stats.break_records
+
 
 class _Reprs:
     def __init__(self, k):

@@ -1074,7 +1074,8 @@ def _method_type(tx, func, obj, /):
 def _id(tx, obj, /):
     # the real object (a tuple made while tracing is none yet: `as_python_constant()` would build a new one)
     value = obj.value if isinstance(obj, ConstantVariable) else getattr(obj, "value", None)
-    if value is None and not isinstance(obj, ConstantVariable):
+    if value is None and not isinstance(obj, ConstantVariable) or getattr(obj, "built", None) is not None:
+        # (a module built while tracing stands for the one the transformed code builds: another object)
         raise Unsupported("unsupported_builtin", what="id() of a value made while tracing")
     return const(reads.object_identity(tx, value, obj.source))
 
