@@ -776,3 +776,48 @@ def test_buffer_stored_again_runs_the_global_registration_hooks():
     m = _Steps()
     assert_same([opt(m, x) for _ in range(3)], [f(_m, x) for _m in [_Steps()] for _ in range(3)])
     assert cnt.frame_count == 1
+
+
+class _Mixed(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = torch.nn.ReLU()
+        self.w = torch.nn.Parameter(torch.ones(2))
+        self.register_buffer("b", torch.ones(2))
+        self.cache = 1
+
+
+def test_module_setattr_edges_as_eager():
+    # nn.Module.__setattr__'s errors, a module over a plain attribute (taken out of the instance dict), a
+    # buffer deleted then a plain tensor assigned (an instance attribute, not a buffer), tables emptied
+    def errors(m, o, x):
+        out = []
+        for name, value in (("l1", 5), ("w", x * 2)):
+            try:
+                setattr(m, name, value)
+            except TypeError as e:
+                out.append(str(e))
+        return out, x + 1
+
+    def moved(m, o, x):
+        y = x + 1
+        m.cache = o
+        del m.b
+        m.b = x
+        m.w = None
+        return y, "cache" in m.__dict__, list(m._modules), list(m._buffers), m.b is x, list(m.parameters())
+
+    def state(m):
+        return sorted(m.__dict__), [(k, type(v)) for k, v in m._modules.items()], dict(m._buffers), \
+            dict(m._parameters)
+
+    for fn in (errors, moved):
+        o, x = torch.nn.Tanh(), torch.randn(2)
+        eager_m = _Mixed()
+        want = fn(eager_m, o, x)
+        bytegraph.reset()
+        opt, cnt = compiled(fn, fullgraph=True)
+        m = _Mixed()
+        assert_same(opt(m, o, x), want)
+        assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+        assert_same(state(m), state(eager_m))

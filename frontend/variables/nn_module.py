@@ -137,8 +137,15 @@ def _state_changed(tx, modules, tables=True, attributes=True) -> bool:
         cached = tx.output.wrapped_objects.get(id(m))
         if not attributes or cached is None or cached[0] is not m or cached[1] not in effects.mutated:
             continue
+        # (a module with a source keeps only object's writes as attributes, setattr: they change no table,
+        # unless they replace one)
+        sourced = cached[1].source is not None
         for name, value in effects.peek(cached[1]).items():
-            if value is _MISSING or name in _TABLES or any(t is not None and name in t for t in owned) or \
+            if name in _TABLES:
+                return True
+            if sourced:
+                continue
+            if value is _MISSING or any(t is not None and name in t for t in owned) or \
                     isinstance(value, NNModuleVariable) or \
                     (isinstance(value, TensorVariable) and issubclass(value.python_type(), torch.nn.Parameter)):
                 return True
