@@ -152,8 +152,8 @@ def _state_changed(tx, modules, tables=True, attributes=True) -> bool:
     return False
 
 
-# the values nn.Module.__setattr__ puts in a table whatever their name (isinstance: a tensor carrying torch's
-# Parameter or Buffer flag has that class as its tracker's type)
+# the values nn.Module.__setattr__ puts in a table whatever their name (by the tracker's type, as
+# builtins.isinstance_of answers isinstance for tensors)
 _TABLE_VALUES = (torch.nn.Parameter, torch.nn.Buffer, torch.nn.Module)
 
 # a container's methods the model answers from its table (when the class has torch's own)
