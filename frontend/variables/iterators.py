@@ -611,9 +611,8 @@ class GeneratorVariable(IteratorVariable):
             if issubclass(exc.cls, GeneratorExit):
                 # CPython's gen_throw closes the delegate, then raises GeneratorExit (or what closing it
                 # raised) at the paused `yield` of the `yield from`
-                from ..lifetimes import close_delegate, drop_delegate
-                exc = close_delegate(tx, delegate) or exc
-                state, delegate = drop_delegate(tx, self, state, delegate), None
+                error, state = tx.close_delegate(self, state, delegate)
+                exc, delegate = error or exc, None
             elif not isinstance(delegate, GeneratorVariable):
                 raise Unsupported("unsupported_call", fn=f"{self.describe()}.throw",
                                   detail=f" while it delegates to {delegate.describe()} with `yield from`")
