@@ -29,13 +29,13 @@ import collections
 import dataclasses
 
 from ..guards.source import LocalSource
-from . import reads
+from . import exception_state, reads
 from .graph_break import Unsupported
 from .instructions import instructions_of
 from .reads import MISSING
-from .signals import GeneratorYield, ReturnValue, UserException
+from .signals import GeneratorYield, ReturnValue, UserException, raised_by_user
 from .variables.base import VariableTracker
-from .variables.constant import ConstantVariable
+from .variables.constant import ConstantVariable, const
 from .variables.iterators import GeneratorState, GeneratorVariable, IteratorVariable
 from .variables.misc import ExceptionVariable, UnreadArgument
 from .variables.tensor import SymNodeVariable, TensorVariable
@@ -218,26 +218,32 @@ def check_none_pending(tx) -> None:
 
 def close(tx, gen, explicit=False) -> None:
     """`gen.close()`, traced: GeneratorExit thrown at the paused `yield` (a `yield from` delegate
-    is closed first). `explicit`: the program calls close(), which raises what the generator raises
-    (a dying generator's exception is only printed)."""
+    is closed first, and what closing it raises is thrown instead). `explicit`: the program calls
+    close(), which raises what the generator raises, and RuntimeError when it yields again (left
+    paused at that `yield`); a dying generator's exception is only printed (not modelled)."""
     effects = tx.output.side_effects
     state = effects.get(gen)
+    effects.track(gen, None)     # finished, unless it yields again
+    delegate = _delegate(gen, state, instructions_of(gen.code)[0])
+    thrown = ExceptionVariable(cls=GeneratorExit, args=())
+    if delegate is not None:
+        thrown = close_delegate(tx, delegate) or thrown
+        state = drop_delegate(tx, gen, state, delegate)
     gtx = tx.resume_generator(gen, state)
     gtx.current = gtx.instructions[state.ip - 1]
-    effects.track(gen, None)     # finished, whatever happens next
-    delegate = _delegate(gen, state, gtx.instructions)
-    if isinstance(delegate, GeneratorVariable):
-        if close_is_observable(tx, delegate):
-            close(tx, delegate)
-        else:
-            effects.track(delegate, None)
-    elif delegate is not None and not isinstance(delegate, IteratorVariable):
-        raise _not_modelled(f"closing {delegate.describe()}")
     try:
-        gtx.handle_exception(ExceptionVariable(cls=GeneratorExit, args=()))
+        gtx.handle_exception(thrown)
         gtx.run()
-    except GeneratorYield:
-        raise _not_modelled("a generator that yields when closed") from None
+    except GeneratorYield as y:
+        if not explicit:
+            raise _not_modelled("a generator that yields when closed") from None
+        # CPython's gen_close drops the value and leaves the generator paused at that `yield` (its
+        # death closes it again)
+        effects.track(gen, GeneratorState(gtx.ip, tuple(gtx.stack), gtx.symbolic_locals, gtx.cells,
+                                          started=True, exception=gtx.own_exception))
+        finalizer_may_run(tx, y.value)
+        raise exception_state.raise_new(tx, ExceptionVariable(
+            cls=RuntimeError, args=(const("generator ignored GeneratorExit"),))) from None
     except ReturnValue:
         pass
     except UserException as e:
@@ -245,3 +251,43 @@ def close(tx, gen, explicit=False) -> None:
             if explicit:
                 raise      # out of the program's close() call, the generator finished
             raise _not_modelled(f"a generator whose close raises {e.exc_var.cls.__name__}") from None
+
+
+def drop_delegate(tx, gen, state, delegate):
+    """An exception is about to be raised at the `yield` of `gen`'s `yield from`: unwinding pops the
+    sub-iterator off the stack before any handler of the body runs (the handlers' depth is below it),
+    which may be its last reference (a generator left paused by its close then dies: closed here).
+    The state without it."""
+    state = dataclasses.replace(state, stack=state.stack[:-1])
+    if tx.output.side_effects.get(gen) is not None:
+        tx.output.side_effects.track(gen, state)
+    dropped(tx, delegate)
+    return state
+
+
+def close_delegate(tx, delegate):
+    """Close the sub-iterator of a `yield from` (CPython's gen_close_iter): a generator's close(), or
+    the object's own `close` method if it has one; the exception that raised (an ExceptionVariable,
+    which the delegating generator gets instead of GeneratorExit), or None."""
+    try:
+        if isinstance(delegate, GeneratorVariable):
+            if close_is_observable(tx, delegate):
+                close(tx, delegate, explicit=True)
+            else:
+                tx.output.side_effects.track(delegate, None)
+        elif isinstance(delegate, UserDefinedObjectVariable):
+            try:
+                method = delegate.var_getattr(tx, "close")
+            except Exception as e:
+                if raised_by_user(e, AttributeError):
+                    return None       # no close: nothing to call
+                if isinstance(e, UserException) or getattr(e, "bytegraph_user_exception", False):
+                    # (CPython prints another error of the lookup as unraisable)
+                    raise _not_modelled(f"looking up close of {delegate.describe()}") from None
+                raise
+            method.call_function(tx, [], {})
+        elif not isinstance(delegate, IteratorVariable):
+            raise _not_modelled(f"closing {delegate.describe()}")
+    except UserException as e:
+        return e.exc_var
+    return None

@@ -15,6 +15,7 @@ import types
 from typing import Any, NamedTuple
 
 from bytecode import Instr
+import torch
 from bytecode.instr import CellVar, FreeVar
 
 from ..guards.source import ConstSource
@@ -471,7 +472,9 @@ class SideEffects:
                 continue
             if not isinstance(var, UserDefinedObjectVariable):
                 continue
-            generic = type(var).setattr is UserDefinedObjectVariable.setattr
+            # (a module's writes the trace keeps as attributes are object's: its tables are written as dicts)
+            generic = type(var).setattr is UserDefinedObjectVariable.setattr or var.source is not None and \
+                isinstance(var.value, torch.nn.Module)
             for name, value in self.get(var).items():
                 if generic and value is _MISSING and not _had_attribute(cg.tx, var, name):
                     continue        # set and deleted again while tracing

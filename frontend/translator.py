@@ -491,6 +491,12 @@ class InstructionTranslatorBase:
         else:
             self.output.side_effects.track(gen, None)
 
+    def close_delegate(self, gen, state, delegate):
+        """`gen.throw(GeneratorExit)` while `gen` is paused in a `yield from`: the delegate closed (what
+        that raised, or None) and dropped from the paused stack (the state without it): lifetimes.py."""
+        error = lifetimes.close_delegate(self, delegate)
+        return error, lifetimes.drop_delegate(self, gen, state, delegate)
+
     def resume_generator(self, gen, state):
         """A translator for the body of generator `gen`, paused at `state` (see GeneratorVariable)."""
         gtx = InliningTranslator(gen.code, gen.f_globals, dict(state.symbolic_locals), dict(state.cells),

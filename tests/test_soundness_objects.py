@@ -412,9 +412,9 @@ class _Holder(torch.nn.Module):
 
 
 def test_module_tables_changed_by_the_trace_are_not_read_stale():
-    # nn.Module's own code reads the real tables (_modules, _buffers): after the trace changed them
-    # (a ModuleList appended to, a buffer assigned or deleted), a read breaks the graph instead of
-    # answering what they held before
+    # nn.Module's own code reads the tables (_modules, _buffers): after the trace changed them (a
+    # ModuleList appended to, a buffer assigned or deleted: torch's nn.Module.__setattr__/__delattr__,
+    # traced, write the tables' trackers), a read answers what they hold now, never what they held before
     def appended(m, x):
         m.layers.append(m.other)
         return len(m.layers), m.layers[-1](x)
@@ -433,19 +433,91 @@ def test_module_tables_changed_by_the_trace_are_not_read_stale():
         del m.buf
         return y, "buf" in m._buffers, hasattr(m, "buf")
 
-    # (graphs: the work before the read; `del` of a ModuleList item rebuilds its table in torch's code,
-    # which runs as Python; an append is traced: the children are read from the table's tracker)
-    for fn, frames in ((appended, 1), (deleted, 0), (buffer_assigned, 2), (buffer_deleted, 1)):
+    # (`del` of a ModuleList item rebuilds its table in torch's code with zip(strict=True), which runs
+    # as Python; the others are one graph with no break: the tables are read from their trackers)
+    for fn, frames in ((appended, 1), (deleted, 0), (buffer_assigned, 1), (buffer_deleted, 1)):
         x = torch.randn(3)
         want = fn(_Holder(), x)
         bytegraph.reset()
         opt, cnt = compiled(fn)
         m = _Holder()
         assert_same(opt(m, x), want)
-        assert cnt.frame_count == frames and (fn is appended) != any(
-            "after the trace changed" in str(r.reason) for r in bytegraph.stats.break_records), fn.__name__
+        assert cnt.frame_count == frames and (fn is deleted) == bool(bytegraph.stats.break_records), fn.__name__
+        assert not any("after the trace changed" in str(r.reason) for r in bytegraph.stats.break_records)
+        assert ("buf" in m._buffers) == (fn is not buffer_deleted) and "buf" not in m.__dict__
         assert [type(c).__name__ for c in m.layers] == [type(c).__name__ for c in _Holder().layers] + \
             (["Tanh"] if fn is appended else []) if fn is not deleted else len(m.layers) == 0
+
+
+class _TimesTen(torch.nn.Module):
+    """A `__setattr__` of its own that ends in object's (directly, or through nn.Module's)."""
+    def __init__(self, through_module):
+        super().__init__()
+        self.through_module = through_module
+        self.count = 0
+        self.register_buffer("buf", torch.ones(3))
+
+    def __setattr__(self, name, value):
+        if name == "count":
+            value = value * 10
+        if self.__dict__.get("through_module", True):
+            super().__setattr__(name, value)
+        else:
+            object.__setattr__(self, name, value)
+
+    def forward(self, x):
+        self.count = 1
+        return x + self.count
+
+
+def test_module_writes_are_written_back_once_and_where_eager_puts_them():
+    # what the trace of a module's own __setattr__ wrote went through that code already: written back
+    # with object's, never through the class again (that made count 10 ** n); object.__setattr__ of a
+    # buffer's name puts a plain attribute in the instance dict, which nn.Module's would put in _buffers;
+    # isinstance(value, nn.Parameter) of a value that is no tensor is answered (torch's metaclass)
+    def own_setattr(m, x):
+        return m(x), m.count
+
+    def object_setattr(m, x):
+        object.__setattr__(m, "buf", x * 2)
+        return x + 1
+
+    for fn, through in ((own_setattr, True), (own_setattr, False), (object_setattr, True)):
+        x = torch.randn(3)
+        eager_m = _TimesTen(through)
+        want = fn(eager_m, x)
+        bytegraph.reset()
+        opt, cnt = compiled(fn, fullgraph=True)
+        m = _TimesTen(through)
+        assert_same(opt(m, x), want)
+        assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+        assert m.count == eager_m.count and set(m.__dict__) == set(eager_m.__dict__)
+        assert_same((m.buf, dict(m._buffers)), (eager_m.buf, dict(eager_m._buffers)))
+
+
+def test_module_tables_read_after_writes_in_the_frame():
+    # a submodule assigned, one set to None, a buffer registered: nn.Module's own methods (named_children,
+    # buffers, `in _modules`) see them in the same frame, and the module after the call is eager's
+    def f(m, other, x):
+        m.extra = other
+        m.layers = None
+        m.register_buffer("buf2", x * 2)
+        m.buf = x + 1
+        return [n for n, _ in m.named_children()], [b + 0 for b in m.buffers()], "layers" in m._modules, \
+            m.extra(x), m.layers
+
+    x = torch.randn(3)
+    eager_m, other = _Holder(), torch.nn.Sigmoid()
+    want = f(eager_m, other, x)
+    bytegraph.reset()
+    opt, cnt = compiled(f, fullgraph=True)
+    m = _Holder()
+    assert_same(opt(m, other, x), want)
+    assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+    assert [(k, type(v)) for k, v in m._modules.items()] == [(k, type(v)) for k, v in eager_m._modules.items()]
+    assert m.extra is other
+    assert_same(dict(m._buffers), dict(eager_m._buffers))
+    assert set(m.__dict__) == set(eager_m.__dict__)
 
 
 def test_module_list_grown_while_iterated_raises_as_eager():
@@ -566,3 +638,204 @@ def test_setting_an_attribute_of_an_immutable_extension_class_raises_where_it_is
     # (a write the trace refuses breaks at the STORE_ATTR, which has no checkpoint: the frame runs as is)
     got = standard_test(f, torch.ones(2), frames=0, breaks=1)
     assert got[1] == "caught" and not hasattr(array.array, "foo")
+
+
+def test_module_built_in_the_frame_leaves_it_as_a_new_module_each_call():
+    # a torch module built from constants inside compiled code, stored in the program's modules and
+    # returned: the transformed code builds it again, once per run (one object wherever it went, a new
+    # one on every call, as eager's); one the trace changed after building it is not rebuilt (a break)
+    def stored(m, x):
+        t = torch.nn.Softmax(dim=0)
+        m.layers.append(t)
+        m.extra = t
+        return t, m.layers[-1](x), len(m.layers)
+
+    def changed(m, x):
+        t = torch.nn.ReLU()
+        t.inplace = True
+        m.extra = t
+        return x + 1
+
+    x = torch.randn(3)
+    eager_m = _Holder()
+    want = [stored(eager_m, x) for _ in range(2)]
+    bytegraph.reset()
+    opt, cnt = compiled(stored)
+    m = _Holder()
+    got = [opt(m, x) for _ in range(2)]
+    assert_same([g[1:] for g in got], [w[1:] for w in want])
+    assert not bytegraph.stats.break_records and cnt.frame_count == 2    # (the list's length is guarded)
+    assert got[0][0] is not got[1][0] and type(got[0][0]) is torch.nn.Softmax and got[0][0].dim == 0
+    assert m.extra is got[1][0] is m.layers[-1] and m.layers[-2] is got[0][0]
+    assert [type(c) for c in m.layers] == [type(c) for c in eager_m.layers]
+
+    eager_m = _Holder()
+    want = changed(eager_m, x)
+    bytegraph.reset()
+    opt, cnt = compiled(changed)
+    m = _Holder()
+    assert_same(opt(m, x), want)
+    assert m.extra.inplace is True and any("created while tracing" in str(r.reason)
+                                           for r in bytegraph.stats.break_records)
+
+    def ident(m, x):     # the id of the module the trace built is not the one of the module built again
+        t = torch.nn.ReLU()
+        m.extra = t
+        return id(t), x + 1
+
+    bytegraph.reset()
+    opt, cnt = compiled(ident)
+    m = _Holder()
+    got = opt(m, x)
+    assert got[0] == id(m.extra) and bytegraph.stats.break_records
+
+
+class _Reprs:
+    def __init__(self, k):
+        self.k = k
+
+    def __repr__(self):
+        return f"_Reprs({self.k})"
+
+
+def test_str_of_an_object_whose_class_has_only_a_repr():
+    # object's __str__ is the class's __repr__: str() and f-strings of a module (torch's nn.Module.__repr__,
+    # reading its children) or of a plain class with a __repr__ are traced; object's own repr (an
+    # address) still breaks
+    def f(m, o, x):
+        return str(m.a), f"{o}!", str(m.a[1]), x * 2
+
+    def plain(o, x):
+        return str(o), x + 1
+
+    m = torch.nn.Module()
+    m.a = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.ReLU())
+    x = torch.randn(2)
+    want = f(m, _Reprs(3), x)
+    bytegraph.reset()
+    opt, cnt = compiled(f, fullgraph=True)
+    assert_same(opt(m, _Reprs(3), x), want)
+    assert cnt.frame_count == 1 and cnt.op_count == 1
+    bytegraph.reset()
+    opt, cnt = compiled(plain)
+    o = object()
+    assert_same(opt(o, x), plain(o, x))
+    assert any("__str__" in str(r.reason) for r in bytegraph.stats.break_records)
+
+
+class _Running(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(3))
+        self.register_buffer("scratch", torch.zeros(3), persistent=False)
+        self.w = torch.nn.Parameter(torch.ones(3))
+
+    def forward(self, x):
+        self.mean = 0.9 * self.mean + 0.1 * x
+        self.scratch = self.scratch + 1
+        return x * self.w + self.mean
+
+
+def test_module_parameter_and_buffers_assigned_in_forward():
+    # buffers assigned keep their persistence (torch's register_buffer, traced); a parameter of another
+    # module assigned (register_parameter reads its grad_fn: a leaf has none) is one graph too
+    def f(m, other, x):
+        m.w = other.weight
+        m.extra = other.weight
+        return m(x), list(m._parameters), sorted(m.state_dict())
+
+    x = torch.randn(3)
+    other = torch.nn.Linear(3, 3)
+    eager_m = _Running()
+    want = f(eager_m, other, x)
+    bytegraph.reset()
+    opt, cnt = compiled(f, fullgraph=True)
+    m = _Running()
+    assert_same(opt(m, other, x), want)
+    assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+    assert m.w is other.weight is m.extra and m._non_persistent_buffers_set == {"scratch"}
+    assert_same(dict(m._buffers), dict(eager_m._buffers))
+
+
+class _Steps(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("steps", torch.zeros((), dtype=torch.long))
+
+    def forward(self, x):
+        self.steps += 1      # the in-place add gives back the buffer, which nn.Module stores again
+        return x + self.steps
+
+
+def test_buffer_stored_again_runs_the_global_registration_hooks():
+    # storing the very same buffer again is still nn.Module.__setattr__: register_buffer runs the global
+    # buffer registration hooks each time, as eager does
+    seen = []
+
+    def f(m, x):
+        return m(x)
+
+    x = torch.randn(2)
+    handle = torch.nn.modules.module.register_module_buffer_registration_hook(lambda m, n, b: seen.append(n))
+    try:
+        eager_m = _Steps()
+        seen.clear()
+        want = [f(eager_m, x) for _ in range(2)], list(seen)
+        bytegraph.reset()
+        opt, cnt = compiled(f)
+        m = _Steps()
+        seen.clear()
+        assert_same(([opt(m, x) for _ in range(2)], list(seen)), want)
+        assert cnt.frame_count >= 1 and not bytegraph.stats.break_records
+    finally:
+        handle.remove()
+    bytegraph.reset()
+    opt, cnt = compiled(f, fullgraph=True)
+    m = _Steps()
+    assert_same([opt(m, x) for _ in range(3)], [f(_m, x) for _m in [_Steps()] for _ in range(3)])
+    assert cnt.frame_count == 1
+
+
+class _Mixed(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = torch.nn.ReLU()
+        self.w = torch.nn.Parameter(torch.ones(2))
+        self.register_buffer("b", torch.ones(2))
+        self.cache = 1
+
+
+def test_module_setattr_edges_as_eager():
+    # nn.Module.__setattr__'s errors, a module over a plain attribute (taken out of the instance dict), a
+    # buffer deleted then a plain tensor assigned (an instance attribute, not a buffer), tables emptied
+    def errors(m, o, x):
+        out = []
+        for name, value in (("l1", 5), ("w", x * 2)):
+            try:
+                setattr(m, name, value)
+            except TypeError as e:
+                out.append(str(e))
+        return out, x + 1
+
+    def moved(m, o, x):
+        y = x + 1
+        m.cache = o
+        del m.b
+        m.b = x
+        m.w = None
+        return y, "cache" in m.__dict__, list(m._modules), list(m._buffers), m.b is x, list(m.parameters())
+
+    def state(m):
+        return sorted(m.__dict__), [(k, type(v)) for k, v in m._modules.items()], dict(m._buffers), \
+            dict(m._parameters)
+
+    for fn in (errors, moved):
+        o, x = torch.nn.Tanh(), torch.randn(2)
+        eager_m = _Mixed()
+        want = fn(eager_m, o, x)
+        bytegraph.reset()
+        opt, cnt = compiled(fn, fullgraph=True)
+        m = _Mixed()
+        assert_same(opt(m, o, x), want)
+        assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+        assert_same(state(m), state(eager_m))

@@ -458,6 +458,11 @@ def _flat_classes(spec):
     return tuple(k for s in spec for k in _flat_classes(s))
 
 
+# the metaclasses of Parameter and Buffer: a tensor carrying torch's flag counts as one, others as type decides
+_TENSOR_FLAG_CHECKS = (torch.nn.parameter._ParameterMeta.__dict__["__instancecheck__"],
+                       torch.nn.parameter._BufferMeta.__dict__["__instancecheck__"])
+
+
 def isinstance_of(tx, cls, klass) -> bool:
     """`isinstance(obj, klass)` for an object of exact type `cls`, as CPython decides it: the exact
     type, else the metaclass's `__instancecheck__` (ABCMeta's answer depends on the registry:
@@ -472,6 +477,11 @@ def isinstance_of(tx, cls, klass) -> bool:
     reads.class_mro(tx, cls)     # the answers below come from it
     if meta.__module__.startswith("torch.") and issubclass(cls, torch.Tensor):
         # Parameter/Buffer: torch's metaclass checks a flag that only torch's own tensors carry
+        return issubclass(cls, klass)
+    if check in _TENSOR_FLAG_CHECKS:
+        # not a tensor: the flag check's `isinstance(obj, torch.Tensor)` is no, and the check falls
+        # back to type's (the MRO, then `obj.__class__`)
+        _plain_class_attribute(tx, cls)
         return issubclass(cls, klass)
     if check is not type.__dict__["__instancecheck__"] and meta is not abc.ABCMeta:
         raise Unsupported("python_protocol", what=f"isinstance through {meta.__qualname__}.__instancecheck__")
@@ -1102,7 +1112,8 @@ def _method_type(tx, func, obj, /):
 def _id(tx, obj, /):
     # the real object (a tuple made while tracing is none yet: `as_python_constant()` would build a new one)
     value = obj.value if isinstance(obj, ConstantVariable) else getattr(obj, "value", None)
-    if value is None and not isinstance(obj, ConstantVariable):
+    if value is None and not isinstance(obj, ConstantVariable) or getattr(obj, "built", None) is not None:
+        # (a module built while tracing stands for the one the transformed code builds: another object)
         raise Unsupported("unsupported_builtin", what="id() of a value made while tracing")
     return const(reads.object_identity(tx, value, obj.source))
 

@@ -701,12 +701,18 @@ class GeneratorVariable(IteratorVariable):
             effects.track(self, None)
             raise UserException(exc)
         insts = instructions_of(self.code)[0]
-        paused = insts[state.ip - 1]
+        paused, delegate = insts[state.ip - 1], None
         if state.ip >= 2 and insts[state.ip - 2].opname == "SEND" and state.stack:
             delegate, send = state.stack[-1], insts[state.ip - 2]
-            if not isinstance(delegate, GeneratorVariable) or issubclass(exc.cls, GeneratorExit):
+            if issubclass(exc.cls, GeneratorExit):
+                # CPython's gen_throw closes the delegate, then raises GeneratorExit (or what closing it
+                # raised) at the paused `yield` of the `yield from`
+                error, state = tx.close_delegate(self, state, delegate)
+                exc, delegate = error or exc, None
+            elif not isinstance(delegate, GeneratorVariable):
                 raise Unsupported("unsupported_call", fn=f"{self.describe()}.throw",
                                   detail=f" while it delegates to {delegate.describe()} with `yield from`")
+        if delegate is not None:
             after = GeneratorState(send.target, state.stack[:-1], state.symbolic_locals, state.cells,
                                    started=True, exception=state.exception)
             try:

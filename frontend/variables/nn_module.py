@@ -8,10 +8,11 @@ from typing import Any
 
 import torch
 
+from ... import _C
 from ...guards.guard import MODULE_HOOK_TABLES, Guard
 from ...guards.source import AttrSource, ItemSource, ModuleGlobalSource, ModuleStateSource
 from ..graph_break import Unsupported, fold, user_error
-from ..reads import MISSING, class_lookup
+from ..reads import MISSING, class_lookup, instance_attr
 from .base import NotConstant, families, python_value
 from .constant import const
 from .dicts import DictVariable
@@ -51,7 +52,29 @@ def new_torch_module(tx, cls, args, kwargs):
         torch.random.set_rng_state(rng)
         raise Unsupported("unsupported_call", fn=f"class {cls.__qualname__}",
                           detail=" (a module with parameters or buffers created inside compiled code)")
-    return NNModuleVariable(value=module, cls=cls)
+    built = None
+    if all(_rebuildable_argument(v) for v in (*real_args, *real_kwargs.values())):
+        built = (cls, tuple(real_args), tuple(real_kwargs.items()))
+    return NNModuleVariable(value=module, cls=cls, built=built)
+
+
+def build_module(cls, args, kwargs):
+    """Run time: a module the trace built (new_torch_module), built again by the same call. Its frames
+    (torch's own code) are not compiled: what they do is known, and the trace had them inline."""
+    hook = _C.set_callback(None)
+    try:
+        return cls(*args, **dict(kwargs))
+    finally:
+        _C.set_callback(hook)
+
+
+def _rebuildable_argument(value) -> bool:
+    """An argument the transformed code can build the module from again, on each run, to the same
+    module: a constant that is immutable all the way down (a list would be one object shared by the
+    modules of every run)."""
+    if type(value) is tuple:
+        return all(_rebuildable_argument(v) for v in value)
+    return type(value) in (int, float, bool, str, type(None), torch.dtype, torch.device)
 
 
 def _built_by_module_init(tx, cls) -> bool:
@@ -104,7 +127,8 @@ def _state_changed(tx, modules, tables=True, attributes=True) -> bool:
     """Whether the trace changed what nn.Module's own code reads from these real modules and has not
     written it back yet: a table (`m._buffers["b"] = t`: its tracker holds the change), or an attribute
     that lives in one or becomes one (a module or a parameter assigned, an attribute deleted: the
-    tables, tracker or not, do not show it until the write-back). Reading the real tables is stale then."""
+    tables, tracker or not, do not show it until the write-back; a table replaced, `self._modules = {...}`).
+    Reading the real tables is stale then."""
     effects = tx.output.side_effects
     for m in modules:
         owned = [m.__dict__.get(t) for t in _TABLES]
@@ -113,13 +137,24 @@ def _state_changed(tx, modules, tables=True, attributes=True) -> bool:
         cached = tx.output.wrapped_objects.get(id(m))
         if not attributes or cached is None or cached[0] is not m or cached[1] not in effects.mutated:
             continue
+        # (a module with a source keeps only object's writes as attributes, setattr: they change no table,
+        # unless they replace one)
+        sourced = cached[1].source is not None
         for name, value in effects.peek(cached[1]).items():
+            if name in _TABLES:
+                return True
+            if sourced:
+                continue
             if value is _MISSING or any(t is not None and name in t for t in owned) or \
                     isinstance(value, NNModuleVariable) or \
                     (isinstance(value, TensorVariable) and issubclass(value.python_type(), torch.nn.Parameter)):
                 return True
     return False
 
+
+# the values nn.Module.__setattr__ puts in a table whatever their name (by the tracker's type, as
+# builtins.isinstance_of answers isinstance for tensors)
+_TABLE_VALUES = (torch.nn.Parameter, torch.nn.Buffer, torch.nn.Module)
 
 # a container's methods the model answers from its table (when the class has torch's own)
 _MODELLED = ("__len__", "__iter__", "__getitem__", "__contains__", "keys", "values", "items")
@@ -221,6 +256,10 @@ families.register(module_state_changed)
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class NNModuleVariable(UserDefinedObjectVariable):
+    # (class, args, keyword items) of a module built while tracing from immutable constants by torch's
+    # code alone (new_torch_module): the transformed code builds it again when it leaves the frame
+    built: Any = None
+
     def iterate(self, tx):
         if isinstance(self.module, _CONTAINERS) and not _torch_defines(tx, self, "__iter__"):
             return self.call_method(tx, "__iter__", [], {})     # the subclass's own __iter__
@@ -285,10 +324,10 @@ class NNModuleVariable(UserDefinedObjectVariable):
             return const(module.training)
         if name in module.__dict__:
             return tx.wrap(module.__dict__[name], self._attr_source(name))
-        if _state_changed(tx, [module], attributes=False):
+        if _state_changed(tx, [module], attributes=False) or any(t in written for t in _TABLES):
             # a table changed by the trace (`m._buffers["b"] = t`) is not what the real one holds: nn.Module's
             # own __getattr__, traced, reads the tables' trackers (an attribute written, this one
-            # included, is read from the writes above)
+            # included, is read from the writes above; a table replaced is one of them)
             return super().var_getattr(tx, name)
         for table in _TABLES:
             entries = module.__dict__.get(table, {})
@@ -298,17 +337,60 @@ class NNModuleVariable(UserDefinedObjectVariable):
         return super().var_getattr(tx, name)
 
     def setattr(self, tx, name, value):
-        module = self.module
+        """`module.name = value` through torch's nn.Module.__setattr__: an attribute that is none of the
+        module's parameters, buffers or submodules, given a value that is none of them, is object's
+        write to the instance dict; any other runs torch's own code, traced, which writes the tables
+        (their trackers hold the change, so a later read of a table sees it, and replay it after the
+        graph)."""
         if class_method(tx, self, "__setattr__")[0] is not torch.nn.Module.__setattr__:
             return super().setattr(tx, name, value)    # the class's own __setattr__, traced
-        for table in ("_parameters", "_buffers", "_modules"):
+        if self.source is None:
+            return self._setattr_made_here(tx, name, value)
+        in_tables = self._in_tables(tx, name)
+        if not in_tables and not issubclass(value.python_type(), _TABLE_VALUES):
+            return self.generic_setattr(tx, name, value)
+        UserFunctionVariable(fn=torch.nn.Module.__setattr__).call_function(tx, [self, const(name), value], {})
+
+    def delattr(self, tx, name):
+        """`del module.name` through torch's nn.Module.__delattr__: a table's entry is deleted from the
+        table (traced), another attribute as object deletes it."""
+        if class_method(tx, self, "__delattr__")[0] is not torch.nn.Module.__delattr__:
+            return super().delattr(tx, name)    # the class's own __delattr__, traced
+        if self.source is None:
+            attrs = dict(self.attrs(tx))
+            attrs[name] = _MISSING
+            tx.output.side_effects.store(self, attrs)
+            return
+        if not self._in_tables(tx, name):
+            return self.generic_delattr(tx, name)
+        UserFunctionVariable(fn=torch.nn.Module.__delattr__).call_function(tx, [self, const(name)], {})
+
+    def _in_tables(self, tx, name) -> bool:
+        """Whether `name` is a key of the module's parameters, buffers or submodules, as the trace has
+        them now: read through the tables' trackers (the real tables' answers are guarded; tables the
+        trace made, `nn.Module.__init__` traced, are its attributes)."""
+        written = self.attrs(tx)
+        for table in _TABLES:
+            if table in written:
+                tracker = written[table]
+            else:
+                real = instance_attr(tx, self.module, self.source, table)
+                tracker = _MISSING if real is MISSING else tx.wrap(real, AttrSource(self.source, table))
+            if tracker is _MISSING:
+                continue
+            if tracker.call_method(tx, "__contains__", [const(name)], {}).as_python_constant():
+                return True
+        return False
+
+    def _setattr_made_here(self, tx, name, value):
+        """A module made in the compiled frame (never written back: it cannot leave the frame): the
+        write is kept as an attribute (a table read after one that changes a table breaks, see
+        _state_changed)."""
+        module = self.module
+        for table in _TABLES:
             if name not in module.__dict__.get(table, {}):
                 continue
-            if tx.is_same(self.var_getattr(tx, name), value):
-                return   # `self.steps += 1`: an in-place op gave back the very same tensor
             is_none = value.is_python_constant() and value.as_python_constant() is None
-            # None empties any table's entry; a buffer takes a new tensor, a submodule a module the program
-            # already has: written back with setattr (nn.Module.__setattr__) after the graph
             if not (is_none or (table == "_buffers" and isinstance(value, TensorVariable)) or
                     (table == "_modules" and isinstance(value, NNModuleVariable) and value.source is not None)):
                 raise Unsupported("attribute_write", what=f"assigning module attribute {name!r} that is a "
@@ -316,14 +398,6 @@ class NNModuleVariable(UserDefinedObjectVariable):
             break
         attrs = dict(self.attrs(tx))
         attrs[name] = value
-        tx.output.side_effects.store(self, attrs)
-
-    def delattr(self, tx, name):
-        """Written back through the module's class (nn.Module.__delattr__) after the graph."""
-        if class_method(tx, self, "__delattr__")[0] is not torch.nn.Module.__delattr__:
-            return super().delattr(tx, name)    # the class's own __delattr__, traced
-        attrs = dict(self.attrs(tx))
-        attrs[name] = _MISSING
         tx.output.side_effects.store(self, attrs)
 
     # -- containers -----------------------------------------------------------
@@ -523,7 +597,17 @@ class NNModuleVariable(UserDefinedObjectVariable):
     def reconstruct(self, codegen):
         if self.source is not None:
             return self.source.reconstruct(codegen)
-        raise Unsupported("unrebuildable", what="returning a module created while tracing")
+        tx = codegen.tx
+        if self.built is None or self.attrs(tx) or \
+                any(_changed_by_trace(tx, v) for v in self.module.__dict__.values()):
+            raise Unsupported("unrebuildable", what="returning a module created while tracing")
+        # built again by the same call: a new module on every run, as eager's (the one the trace built
+        # is what this call makes: torch's code from constants, touching no RNG, with no tensors), once
+        # per run of the code (codegen keeps it for a second use)
+        codegen.load_callable(build_module)
+        for part in self.built:
+            codegen.load_const(part)
+        codegen.call(3)
 
 
 def _is_none(var) -> bool:

@@ -97,6 +97,8 @@ class TensorVariable(VariableTracker):
                     tx.output.guards.add(Guard.grad_is_none(self.source))
                     return ConstantVariable(None)
             raise Unsupported("unsupported_attr", name=name, obj="a tensor")
+        if name == "grad_fn" and example.is_leaf:
+            return ConstantVariable(None)    # a leaf has none (is_leaf: no grad needed, or no grad_fn)
         if name in ("__class__",):
             return wrap_class(tx, self.cls)
         attr = getattr(torch.Tensor, name, None)

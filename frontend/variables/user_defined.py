@@ -931,6 +931,14 @@ class UserDefinedObjectVariable(VariableTracker):
             other = args[0]
             same = tx.is_same(self, other)
             return const(same if name == "__eq__" else not same)
+        if name == "__str__" and method is object.__str__ and not args and not kwargs:
+            # object's __str__ is the class's __repr__ (CPython's PyObject_Repr): one in Python is traced
+            # (its result must be a str, else PyObject_Repr's own TypeError: not modelled)
+            rep, rep_src = class_method(tx, self, "__repr__")
+            if isinstance(rep, types.FunctionType):
+                result = UserFunctionVariable(fn=rep, source=rep_src).call_function(tx, [self], {})
+                if result.is_python_constant() and type(result.as_python_constant()) is str:
+                    return result
         if name in ("__str__", "__repr__") and method in (object.__str__, object.__repr__):
             raise Unsupported("python_protocol", what=f"{name} of {self.describe()}")
         if name == "__len__" and method is MISSING:
