@@ -433,9 +433,9 @@ def test_module_tables_changed_by_the_trace_are_not_read_stale():
         del m.buf
         return y, "buf" in m._buffers, hasattr(m, "buf")
 
-    # (`del` of a ModuleList item rebuilds its table in torch's code with zip(strict=True), which runs
-    # as Python; the others are one graph with no break: the tables are read from their trackers)
-    for fn, frames in ((appended, 1), (deleted, 0), (buffer_assigned, 1), (buffer_deleted, 1)):
+    # (one graph each, with no break but for `del` of a ModuleList item: torch's code rebuilds the
+    # table, whose children are then read after the change: a break; the others read the trackers)
+    for fn, frames in ((appended, 1), (deleted, 1), (buffer_assigned, 1), (buffer_deleted, 1)):
         x = torch.randn(3)
         want = fn(_Holder(), x)
         bytegraph.reset()
@@ -443,7 +443,8 @@ def test_module_tables_changed_by_the_trace_are_not_read_stale():
         m = _Holder()
         assert_same(opt(m, x), want)
         assert cnt.frame_count == frames and (fn is deleted) == bool(bytegraph.stats.break_records), fn.__name__
-        assert not any("after the trace changed" in str(r.reason) for r in bytegraph.stats.break_records)
+        assert fn is deleted or not any("after the trace changed" in str(r.reason)
+                                        for r in bytegraph.stats.break_records)
         assert ("buf" in m._buffers) == (fn is not buffer_deleted) and "buf" not in m.__dict__
         assert [type(c).__name__ for c in m.layers] == [type(c).__name__ for c in _Holder().layers] + \
             (["Tanh"] if fn is appended else []) if fn is not deleted else len(m.layers) == 0
