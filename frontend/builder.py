@@ -329,9 +329,9 @@ def _wrap(tx, value, source, trusted):
         # a numpy number read from the frame: a constant too, guarded by its type and its bytes
         guard(Guard.constant(source, value))
         return ConstantVariable(value, source=source)
-    if type(value).__module__ == "typing" or type(value) is types.GenericAlias:
-        # a type annotation (`List[Tensor]`, `Optional`): immutable, and subscripting it only builds
-        # another annotation, so it is folded like a constant
+    if type(value).__module__ == "typing" or type(value) in (types.GenericAlias, types.UnionType):
+        # a type annotation (`List[Tensor]`, `Optional`, `int | None`): immutable, and subscripting it
+        # only builds another annotation, so it is folded like a constant
         guard(Guard.id_match(source, value))
         return ConstantVariable(value, source=source)
     guard(Guard.type_match(source, type(value)))

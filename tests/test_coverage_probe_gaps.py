@@ -483,3 +483,19 @@ def test_name_of_a_numpy_scalar_type_and_ufunc():
         a = x.numpy()
         return torch.from_numpy(a * 2), type(a.sum()).__name__, np.float32.__qualname__, np.add.__name__
     standard_test(fn, torch.ones(3), frames=1, breaks=0, fullgraph=True)
+
+
+UNION = int | float
+
+
+def test_union_type_annotations_fold_as_constants():
+    # `X | Y` (types.UnionType) is immutable: its `__args__`, typing.get_args of it and isinstance /
+    # issubclass against it trace as for a tuple of its classes (a model reading its annotations)
+    import typing
+
+    def f(x, v):
+        args = typing.get_args(UNION)
+        if isinstance(v, UNION) and issubclass(type(v), int | None):
+            x = x + v
+        return x * len(args), args, UNION.__args__, isinstance(v, str | None)
+    assert standard_test(f, torch.ones(2), 3, frames=1, breaks=0)[1] == (int, float)

@@ -453,6 +453,9 @@ def _isinstance(tx, obj, classes, /):
 
 
 def _flat_classes(spec):
+    """The classes of isinstance's second argument: a class, or a tuple or union (`int | None`) of them."""
+    if type(spec) is types.UnionType:
+        spec = spec.__args__
     if not isinstance(spec, tuple):
         return (spec,)
     return tuple(k for s in spec for k in _flat_classes(s))
