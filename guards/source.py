@@ -596,8 +596,8 @@ def iterator_rest(it) -> list:
     if len(reduced) < 3:         # a dict iterator's items left, or an exhausted list iterator's []
         return list(reduced[1][0])
     seq, index = reduced[1][0], reduced[2]
-    if type(it) is type(reversed([])):
-        return seq[index::-1] if index >= 0 else []
+    if type(it) is type(reversed([])):    # (one whose list shrank below its index stops, as CPython's)
+        return seq[index::-1] if 0 <= index < len(seq) else []
     return seq[index:]
 
 

@@ -349,3 +349,21 @@ def test_other_list_changed_in_the_loop_stays_another_object():
     assert_same(opt(torch.ones(2), compiled_ws, compiled_ws),
                 appending_to_another_list(torch.ones(2), eager_ws, eager_ws))
     assert_same(compiled_ws, eager_ws)
+
+
+@bytegraph.disable
+def pop_two(ws, x):
+    del ws[-2:]
+    return x
+
+
+def walking_backwards_while_eager_code_shrinks(x, ws):
+    for w in reversed(ws):
+        x = pop_two(ws, x * w)      # the list shrinks below the iterator's index: eager's loop ends
+    return x
+
+
+def test_reversed_list_shrunk_by_code_run_at_the_break_ends_as_eager():
+    cnt = run_list(walking_backwards_while_eager_code_shrinks,
+                   lambda: (torch.ones(2), [torch.tensor(float(i + 1)) for i in range(5)]))
+    assert cnt.frame_count >= 1
