@@ -499,3 +499,23 @@ def test_union_type_annotations_fold_as_constants():
             x = x + v
         return x * len(args), args, UNION.__args__, isinstance(v, str | None)
     assert standard_test(f, torch.ones(2), 3, frames=1, breaks=0)[1] == (int, float)
+
+
+def test_lru_cached_method_read_from_an_object_breaks_at_its_call_only():
+    # `logger.warning_once(...)` (an lru_cache'd method): reading it binds the cached function to the
+    # object (C's method binding); the call runs natively, so the frame keeps a graph on each side
+    import functools
+    said = []
+
+    class Log:
+        @functools.lru_cache(None)
+        def once(self, msg):
+            said.append(msg)
+    log = Log()
+
+    def f(x):
+        y = x + 1
+        log.once("hello")
+        return y * 2
+    assert_same(standard_test(f, torch.ones(2), frames=2, breaks=1), torch.full((2,), 4.))
+    assert said == ["hello"]        # eager's call filled the cache; the compiled one found it there

@@ -8,6 +8,7 @@ import copyreg
 import ctypes
 import dataclasses
 import enum
+import functools
 import inspect
 import operator
 import sys
@@ -148,6 +149,11 @@ def bind_descriptor(tx, obj_var, cls_owner, attr, name, attr_source=None):
     if is_class and isinstance(attr, (property, types.MethodDescriptorType, types.WrapperDescriptorType,
                                       types.GetSetDescriptorType, types.MemberDescriptorType)):
         return tx.wrap(attr, attr_source)      # read on the class: the descriptor itself
+    if type(attr) is functools._lru_cache_wrapper:
+        # an lru_cache'd method (`Logger.warning_once`): its `__get__` is C's method binding, running no
+        # program code; the cached function is not traced (calling it breaks the graph at the call)
+        wrapper = tx.wrap(attr, attr_source, trusted=attr_source is None)
+        return wrapper if is_class else BoundMethodVariable(fn=wrapper, self_var=obj_var)
     if hasattr(type(attr), "__get__") and not isinstance(attr, (type, types.BuiltinFunctionType)):
         # any other descriptor, a C one too (a C type named without its module says "builtins":
         # `instancemethod` binds what it wraps, and was taken for a plain value)
