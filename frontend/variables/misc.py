@@ -484,12 +484,13 @@ def _base_exception_init(klass):
     return init
 
 
-# the `__init__` of BaseException and of each builtin exception class that only extends it
+# the `__init__` of BaseException and of each builtin exception class that only extends it (builtin
+# classes: their dicts cannot change)
 BASE_EXCEPTION_INITS = {
-    klass.__dict__["__init__"]: _base_exception_init(klass)
-    for klass in vars(__import__("builtins")).values()
-    if isinstance(klass, type) and issubclass(klass, BaseException) and
-    (klass is BaseException or set(vars(klass)) <= {"__doc__", "__init__", "__new__"})}
+    vars(kind)["__init__"]: _base_exception_init(kind)
+    for kind in vars(__import__("builtins")).values()
+    if isinstance(kind, type) and issubclass(kind, BaseException) and
+    (kind is BaseException or set(vars(kind)) <= {"__doc__", "__init__", "__new__"})}
 
 
 # builtin exception constructors that do more than store their arguments: type checks, the class
