@@ -440,8 +440,8 @@ def _user_init_class(tx, cls) -> bool:
     Python `__init__` of the program's, on an object whose attributes are plain instance-dict entries:
     builtin bases with no fields or constructors of their own, no metaclass, no Python `__new__`,
     attribute hooks or finalizer."""
-    if type(cls) is not type:
-        return False
+    if type(cls) is not type or cls.__module__ == "builtins":
+        return False        # (a builtin class: its constructor is modelled as such, no lookups guarded)
     for klass in cls.__mro__:
         if klass.__module__ == "builtins" and klass not in (BaseException, object) and \
                 not set(class_namespace(klass)) <= {"__doc__", "__init__", "__new__"}:
