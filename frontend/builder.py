@@ -329,6 +329,10 @@ def _wrap(tx, value, source, trusted):
         # a numpy number read from the frame: a constant too, guarded by its type and its bytes
         guard(Guard.constant(source, value))
         return ConstantVariable(value, source=source)
+    if source is None and type(value) in (inspect.Signature, inspect.Parameter):
+        # a signature made while tracing, read back from an object folded with it (a BoundArguments'
+        # `_signature`): immutable (`replace` makes a new one), folded as inspect.signature's result is
+        return ConstantVariable(value)
     if type(value).__module__ == "typing" or type(value) in (types.GenericAlias, types.UnionType):
         # a type annotation (`List[Tensor]`, `Optional`, `int | None`): immutable, and subscripting it
         # only builds another annotation, so it is folded like a constant

@@ -59,7 +59,7 @@ from .lists import (
     sorted_items,
 )
 from . import itertools_lazy
-from .misc import TracebackVariable
+from .misc import BASE_EXCEPTION_INITS, TracebackVariable
 from .tensor import SymNodeVariable, TensorVariable, ambiguous_truth, concrete, known_value
 from .user_defined import (
     _READ_ONLY_DICT_METHODS,
@@ -1536,7 +1536,7 @@ _HANDLERS: dict[Any, Callable] = {
     collections.defaultdict: _mapping(collections.defaultdict), collections.deque: _deque,
     collections.namedtuple: _namedtuple, sys.exc_info: _exc_info, sys.exception: _exception,
     types.MethodType: _method_type,
-    **itertools_lazy.HANDLERS,
+    **itertools_lazy.HANDLERS, **BASE_EXCEPTION_INITS,
 }
 for _op in (operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod,
             operator.pow, operator.lshift, operator.rshift, operator.and_, operator.or_, operator.xor,

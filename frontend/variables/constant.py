@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import gc
 import inspect
 import operator
 import types
@@ -32,6 +33,35 @@ def is_constant_value(value) -> bool:
 
 _MAPPING_VIEWS = {types.MappingProxyType, type({}.keys()), type({}.values()), type({}.items())}
 _MAPPING_VIEWS |= {type(view) for view in (lambda d: (d.keys(), d.values(), d.items()))(collections.OrderedDict())}
+
+
+def _holds_copies(result, args) -> bool:
+    """Whether a folded call's result reaches one of the mutable objects among (or inside) its real
+    arguments, which were built from the program's trackers for the call. Conservative: True when
+    the search grows too large."""
+    copies, todo = set(), list(args)
+    while todo:
+        value = todo.pop()
+        if not _immutable(value) and id(value) not in copies:
+            copies.add(id(value))
+        if type(value) in (tuple, list, set, frozenset) and len(copies) + len(todo) < 10_000:
+            todo.extend(value)
+        elif type(value) is dict:
+            todo.extend(value.values())
+    if not copies or _immutable(result):
+        return False
+    seen, todo = set(), [result]
+    while todo:
+        value = todo.pop()
+        if id(value) in copies:
+            return True
+        if id(value) in seen or _immutable(value) or isinstance(value, type):
+            continue
+        seen.add(id(value))
+        if len(seen) > 10_000:
+            return True
+        todo.extend(gc.get_referents(value))
+    return False
 
 
 def _immutable(value) -> bool:
@@ -116,7 +146,15 @@ class ConstantVariable(VariableTracker):
         result = fold(method, *real_args, **real_kwargs)
         if type(self.value) in _MAPPING_VIEWS and type(result) in _MAPPING_VIEWS:
             return ConstantVariable(result)     # `params.values()`: a view of the same folded mapping
-        return tx.wrap(result, None, trusted=True)
+        if _holds_copies(result, [*real_args, *real_kwargs.values()]):
+            # the folded call ran on copies of the program's containers (`sig.bind(lst)`): what it
+            # keeps of them would not be the program's objects
+            raise Unsupported("unsupported_call", fn=f"{type(self.value).__name__}.{name}",
+                              detail=" keeping a container it was passed")
+        var = tx.wrap(result, None, trusted=True)
+        if isinstance(var, families.UserDefinedObjectVariable):
+            tx.output.side_effects.track(("folded new object", var), True)     # (see its reconstruct)
+        return var
 
     def _as_tuple_tracker(self):
         return families.TupleVariable(tuple(const(v) for v in self.value))

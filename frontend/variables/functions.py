@@ -464,7 +464,7 @@ class ConstantResultFunctionVariable(_RealFunctionVariable):
         return const(result)
 
 
-families.register(BoundMethodVariable)
+families.register(BoundMethodVariable, UserFunctionVariable)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

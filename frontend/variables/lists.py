@@ -766,4 +766,4 @@ def sorted_items(tx, items, kwargs, in_place=False):
     return [i for _, i in keyed]
 
 
-families.register(TupleVariable, python_index)
+families.register(TupleVariable, ListVariable, python_index)

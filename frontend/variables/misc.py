@@ -218,10 +218,33 @@ class PythonModuleVariable(VariableTracker):
 @dataclasses.dataclass(frozen=True, eq=False)
 class ExceptionVariable(VariableTracker):
     """An exception instance created while tracing, by a constructor that runs no Python code (see
-    `new_exception`): rebuilt by calling the class again with the same arguments, keywords too."""
+    `new_exception`): rebuilt by calling the class again with the same arguments, keywords too.
+    `user_init`: made by a class of the program's with a Python `__init__` (traced): BaseException's
+    `__new__` stored the positional arguments as `args`; `args` and the attributes written since live
+    in SideEffects (`fields`), and it is rebuilt without running `__init__` again."""
     cls: type = Exception
     args: tuple = ()
     kwargs: tuple = ()      # (name, tracker) pairs: `ImportError(msg, name=..., path=...)`
+    user_init: bool = False
+
+    def fields(self, tx) -> dict:
+        """A user_init exception's state: None -> its args (a tuple of trackers), name -> tracker."""
+        return tx.output.side_effects.contents[_fields_key(self)]
+
+    def set_field(self, tx, name, value) -> None:
+        fields = dict(self.fields(tx))      # a new dict: a checkpoint keeps the old one
+        fields[name] = value
+        tx.output.side_effects.track(_fields_key(self), fields)
+
+    def current_args(self, tx) -> tuple:
+        return self.fields(tx)[None] if self.user_init else self.args
+
+    def parts(self, tx):
+        # what rebuilding it reads (see reconstruct)
+        if self.user_init:
+            fields = self.fields(tx)
+            return (*fields[None], *(v for k, v in fields.items() if k is not None))
+        return (*self.args, *(v for _, v in self.kwargs))
 
     def python_type(self):
         return self.cls
@@ -230,6 +253,8 @@ class ExceptionVariable(VariableTracker):
         return f"{self.cls.__name__} instance"
 
     def _constant(self) -> bool:
+        if self.user_init:      # calling the class again would run its __init__
+            return False
         return all(a.is_python_constant() for a in self.args) and all(v.is_python_constant() for _, v in self.kwargs)
 
     def as_real(self):
@@ -238,7 +263,7 @@ class ExceptionVariable(VariableTracker):
 
     def var_getattr(self, tx, name):
         if name == "args":
-            return TupleVariable(self.args)
+            return TupleVariable(self.current_args(tx))
         if name == "__class__":
             return wrap_class(tx, self.cls)
         if name in ("__cause__", "__context__", "__suppress_context__"):
@@ -246,12 +271,27 @@ class ExceptionVariable(VariableTracker):
         if name == "__traceback__" and id(self) not in tx.output.raised_exceptions and \
                 not exception_state.traceback_written(tx, self):
             return const(None)      # never raised nor written: no traceback yet
+        if self.user_init:
+            return self._user_attribute(tx, name)
         if not name.startswith("__") and self._constant():
             # what the constructor derived from its arguments (ImportError.name, OSError.errno,
             # StopIteration.value): read from an equal object; traceback and context are run-time state
             value = getattr(self.as_real(), name, _NO_ATTR)
             if value is not _NO_ATTR and is_constant_value(value):
                 return const(value)
+        raise Unsupported("unsupported_attr", name=name, obj=self.describe())
+
+    def _user_attribute(self, tx, name):
+        """The instance's attributes (no data descriptor has their names, see setattr), then the class's
+        Python functions (bound) and constants; anything else is not modelled."""
+        fields = self.fields(tx)
+        if name in fields and name is not None:
+            return fields[name]
+        attr, src = reads.class_lookup(tx, self.cls, name)
+        if isinstance(attr, types.FunctionType):
+            return families.BoundMethodVariable(fn=families.UserFunctionVariable(fn=attr, source=src), self_var=self)
+        if attr is not reads.MISSING and is_constant_value(attr) and not hasattr(type(attr), "__get__"):
+            return const(attr)
         raise Unsupported("unsupported_attr", name=name, obj=self.describe())
 
     def _chaining_attribute(self, tx, name):
@@ -271,11 +311,26 @@ class ExceptionVariable(VariableTracker):
             # never read back (frames are not modelled); it only keeps the exception in the graph
             exception_state.mark_changed(tx, self)
             return None
+        if self.user_init and not name.startswith("__"):
+            if name == "args":      # BaseException's setter makes a tuple of the sequence
+                if not isinstance(value, (TupleVariable, families.ListVariable)):
+                    raise Unsupported("attribute_write",
+                                      what=f"setting args of {self.describe()} to {value.describe()}")
+                self.set_field(tx, None, tuple(value.get_items(tx)))
+                return None
+            attr, _ = reads.class_lookup(tx, self.cls, name)
+            if attr is not reads.MISSING and (hasattr(type(attr), "__set__") or hasattr(type(attr), "__delete__")):
+                raise Unsupported("attribute_write", what=f"setting {name!r} of {self.describe()} (a descriptor "
+                                                          "of its class)")
+            self.set_field(tx, name, value)
+            return None
         if not exception_state.write(tx, self, name, value, isinstance(value, ExceptionVariable)):
             raise Unsupported("attribute_write", what=f"setting attribute {name!r} on {self.describe()}")
         return None
 
     def call_method(self, tx, name, args, kwargs):
+        if self.user_init:
+            return self._user_method(tx, name, args, kwargs)
         if name == "__str__" and self._constant():
             return const(str(self.as_real()))
         if name == "__repr__" and self._constant() and \
@@ -283,10 +338,35 @@ class ExceptionVariable(VariableTracker):
             return const(repr(self.as_real()))      # `KeyError('a')`: the class's name and its arguments
         return super().call_method(tx, name, args, kwargs)
 
+    def _user_method(self, tx, name, args, kwargs):
+        """A method of a user_init exception: the class's Python function inlined; BaseException's
+        `__str__`/`__repr__` computed from constant args as CPython writes them."""
+        method, src = reads.class_lookup(tx, self.cls, name)
+        if isinstance(method, types.FunctionType):
+            result = families.UserFunctionVariable(fn=method, source=src).call_function(tx, [self, *args], kwargs)
+            if name in ("__str__", "__repr__") and not (result.is_python_constant() and
+                                                        type(result.as_python_constant()) is str):
+                raise Unsupported("python_protocol", what=f"{name} of {self.describe()} returning {result.describe()}")
+            return result
+        items = self.current_args(tx)
+        if not args and not kwargs and name in ("__str__", "__repr__") and \
+                method is BaseException.__dict__[name] and all(a.is_python_constant() for a in items):
+            values = tuple(a.as_python_constant() for a in items)
+            if name == "__str__":       # ("" for no args, str of the one arg, else of the tuple)
+                return const(str(BaseException(*values)))
+            kind = self.cls.__name__
+            return const(f"{kind}({values[0]!r})" if len(values) == 1 else f"{kind}{values!r}")
+        return super().call_method(tx, name, args, kwargs)
+
     def reconstruct(self, codegen):
         if id(self) in codegen.tx.output.raised_exceptions or exception_state.changed(codegen.tx, self):
             raise Unsupported("unrebuildable", what=f"rebuilding a raised or changed {self.cls.__name__} (its "
                                                      "traceback, __cause__ and __context__ are run-time state)")
+        if self.user_init:
+            fields = self.fields(codegen.tx)
+            codegen.build_object(_rebuild_user_exception, self.cls, {k: v for k, v in fields.items() if k is not None},
+                                 (TupleVariable(fields[None]),))
+            return
         codegen.push_null()
         codegen.load_const(self.cls)
         for a in self.args:
@@ -297,6 +377,18 @@ class ExceptionVariable(VariableTracker):
 
 
 _NO_ATTR = object()
+
+
+def _fields_key(exc):
+    return ("exception fields", exc)
+
+
+def _rebuild_user_exception(cls, attrs, args):
+    """A user_init exception at run time: made as BaseException's __new__ makes it (its __init__ ran
+    in the trace, not again), then its attributes."""
+    exc = BaseException.__new__(cls, *args)
+    exc.__dict__.update(attrs)
+    return exc
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -317,6 +409,8 @@ def new_exception(tx, cls, args, kwargs):
     user code at construction (effects, attributes): that call is not traced (Unsupported) and runs
     natively. Builtin constructors are checked on equal constant arguments, so a bad keyword
     raises the TypeError eager raises."""
+    if _user_init_class(tx, cls):
+        return _new_user_init_exception(tx, cls, args, kwargs)
     for klass in cls.__mro__:
         if klass.__module__ == "builtins":
             break
@@ -339,6 +433,64 @@ def new_exception(tx, cls, args, kwargs):
         raise Unsupported("unsupported_call", fn=f"class {cls.__qualname__}",
                           detail=" (a constructor that checks its arguments or picks the class by them)")
     return exc
+
+
+def _user_init_class(tx, cls) -> bool:
+    """Whether `cls(...)` is BaseException's `__new__` (storing the positional arguments as args) then a
+    Python `__init__` of the program's, on an object whose attributes are plain instance-dict entries:
+    builtin bases with no fields or constructors of their own, no metaclass, no Python `__new__`,
+    attribute hooks or finalizer."""
+    if type(cls) is not type or cls.__module__ == "builtins":
+        return False        # (a builtin class: its constructor is modelled as such, no lookups guarded)
+    for klass in cls.__mro__:
+        if klass.__module__ == "builtins" and klass not in (BaseException, object) and \
+                not set(class_namespace(klass)) <= {"__doc__", "__init__", "__new__"}:
+            return False
+    init, _ = reads.class_lookup(tx, cls, "__init__")
+    if not isinstance(init, types.FunctionType):
+        return False
+    if not isinstance(reads.class_lookup(tx, cls, "__new__")[0], types.BuiltinFunctionType):
+        return False        # a Python __new__ (a staticmethod in the class dict)
+    if reads.class_lookup(tx, cls, "__del__")[0] is not reads.MISSING or \
+            reads.class_lookup(tx, cls, "__getattr__")[0] is not reads.MISSING:
+        return False
+    return all(reads.class_lookup(tx, cls, n)[0] is BaseException.__dict__[n]
+               for n in ("__setattr__", "__getattribute__", "__delattr__"))
+
+
+def _new_user_init_exception(tx, cls, args, kwargs):
+    """`cls(*args, **kwargs)`: BaseException.__new__ keeps the positional arguments (keywords are
+    left to __init__), then the class's `__init__` is traced on the new object."""
+    exc = ExceptionVariable(cls=cls, args=tuple(args), user_init=True)
+    tx.output.side_effects.track(_fields_key(exc), {None: tuple(args)})
+    init, src = reads.class_lookup(tx, cls, "__init__")
+    result = families.UserFunctionVariable(fn=init, source=src).call_function(tx, [exc, *args], kwargs)
+    if not result.is_python_constant():
+        raise Unsupported("python_protocol", what=f"{exc.describe()}'s __init__ returning {result.describe()}")
+    value = result.as_python_constant()
+    if value is not None:
+        raise user_error(TypeError(f"__init__() should return None, not '{type(value).__name__}'"))
+    return exc
+
+
+def _base_exception_init(klass):
+    def init(tx, obj, *args, **kwargs):
+        """BaseException's `__init__` (also as Exception.__init__, ValueError.__init__...: the same C
+        function) on a user_init exception, as `super().__init__(...)` calls it: it sets args."""
+        if not isinstance(obj, ExceptionVariable) or not obj.user_init or kwargs or not issubclass(obj.cls, klass):
+            return None     # (its TypeErrors, other objects: not modelled)
+        obj.set_field(tx, None, tuple(args))
+        return const(None)
+    return init
+
+
+# the `__init__` of BaseException and of each builtin exception class that only extends it (builtin
+# classes: their dicts cannot change)
+BASE_EXCEPTION_INITS = {
+    vars(kind)["__init__"]: _base_exception_init(kind)
+    for kind in vars(__import__("builtins")).values()
+    if isinstance(kind, type) and issubclass(kind, BaseException) and
+    (kind is BaseException or set(vars(kind)) <= {"__doc__", "__init__", "__new__"})}
 
 
 # builtin exception constructors that do more than store their arguments: type checks, the class

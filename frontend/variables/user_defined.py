@@ -1015,6 +1015,9 @@ class UserDefinedObjectVariable(VariableTracker):
             codegen.build_object(_rebuild_set_object, self.cls, attrs, (store,))
             return
         if self.value is not None:
+            if ("folded new object", self) in codegen.tx.output.side_effects.contents:
+                # made by a call folded at compile time (`sig.bind(1)`): eager makes a new one each run
+                raise Unsupported("unrebuildable", what=f"rebuilding the {self.describe()} a folded call made")
             # a real object reached without a source (a class attribute, a descriptor...)
             if tuple(codegen.tx.output.side_effects.contents.get(self, {})):
                 raise Unsupported("unrebuildable", what=f"rebuilding the modified {self.describe()}")
