@@ -230,12 +230,12 @@ class ResumedLiveIterator(IteratorVariable):
     `_modules` table (rebuilt at its position at the break, ModuleTableIterator.reconstruct). What runs
     between the graphs moved it and changed the container as eager does. Its remaining items are read
     one at a time from a copy (`guards.source.iterator_rest`, which runs no user code and leaves it where
-    it is): the resumed loop does not depend on where it stands or how many are left. A step after the
-    trace changed the list it walks (`watches` "lists"; any other list changed is guarded to stay
-    another object), or any module's state ("modules": which table it walks is not known here), breaks
-    the graph. Its steps are written back by advancing it, before
-    the containers are (eager took them before the changes). State: the items taken, or None once
-    exhausted."""
+    it is): the resumed loop does not depend on where it stands or how many are left. Once the trace
+    changed the list it walks (`watches` "lists"; any other list changed is guarded to stay another
+    object), it reads that list as it is now, at its index. A step after the trace changed any module's
+    state ("modules": which table it walks is not known here) breaks the graph. Its steps are written
+    back by moving it on: a dict iterator before the containers are (eager took them before the
+    changes), a list iterator's index after. State: the items taken, or None once exhausted."""
     items: tuple = ()        # the items it had left (read at compile time only)
     rest_source: Any = None  # re-reads them at run time
     cls: type = None         # its type: list_iterator, list_reverseiterator, dict_valueiterator...
