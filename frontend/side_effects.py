@@ -31,7 +31,6 @@ from .variables.iterators import (
     ResumedLiveIterator,
     advance_list_iterator,
     advanced,
-    place_list_iterator,
 )
 from .variables.lists import ListVariable
 from .variables.misc import FrameFreeCell, RealCellVariable
@@ -444,13 +443,6 @@ class SideEffects:
                 cg.load_temp(targets[var])
                 cg.load_const(self.get(var))
                 cg.call(2)
-                cg.pop_top()
-            elif isinstance(var, ListSequenceIteratorVariable):
-                cg.load_callable(place_list_iterator)
-                cg.load_temp(targets[var])
-                cg.load_const(self.get(var))
-                cg.load_const(var.reverse)
-                cg.call(3)
                 cg.pop_top()
             elif isinstance(var, ListIteratorVariable):     # a range iterator: its index into its range
                 cg.load_temp(targets[var])

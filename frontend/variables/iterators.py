@@ -347,8 +347,6 @@ class ListSequenceIteratorVariable(IteratorVariable):
         return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, codegen):
-        if self.source is not None:      # the program's iterator: its position is written back
-            return self.source.reconstruct(codegen)
         index = codegen.tx.output.side_effects.get(self)
         codegen.load_callable(list_iterator_at)
         codegen.reconstruct(self.seq)
