@@ -64,14 +64,15 @@ def model_types() -> list[str]:
 
 
 # how far a config is shrunk: every size, else (a config whose sizes depend on each other in ways the
-# table does not know) only its depth and vocabulary, at the default widths
+# table does not know) only its depth, vocabulary and image size, at the default widths
 SHRINKS = ("tiny", "shallow")
+_SHALLOW = (*_DEPTHS, "vocab_size", "image_size")
 MAX_PARAMETERS = 200_000_000   # a shallow model larger than this is not built
 
 
 def _shrink(config, shrink: str = "tiny") -> None:
     for name, value in _SIZES.items():
-        if shrink == "shallow" and name not in _DEPTHS and name != "vocab_size":
+        if shrink == "shallow" and name not in _SHALLOW:
             continue
         if isinstance(getattr(config, name, None), int) and getattr(config, name) > value:
             setattr(config, name, value)
