@@ -94,7 +94,7 @@ from .variables.ctx import WithExitVariable
 from .variables.global_state import DisableSavedTensorsHooksVariable
 from .variables.profiler import RecordFunctionVariable, record_function
 from .variables.iterators import ListIteratorVariable, ResumedIteratorVariable, ResumedLiveIterator
-from .variables.misc import ExceptionVariable, NullVariable
+from .variables.misc import NULL, ExceptionVariable, NullVariable
 from .variables.nn_module import ModuleTableIterator
 from .variables.tensor import TensorVariable
 from .variables.torch import (
@@ -169,7 +169,9 @@ def plan_continuations(tx, ins, stack) -> BreakPlan:
     if ins.opname in _CALLS or OPCODES[ins.opname].checkpoint is Checkpoint.OPERANDS:
         consumed = _consumed(ins)
         prefix = stack[:-consumed]
-        return BreakPlan(consumed, prefix, [Continuation(next_offset, prefix + [RESULT])])
+        # (a method load runs natively as the attribute read the trace made: NULL, bound method)
+        pushed = [NULL, RESULT] if ins.opname == "LOAD_METHOD" else [RESULT]
+        return BreakPlan(consumed, prefix, [Continuation(next_offset, prefix + pushed)])
     if ins.opname == "BEFORE_WITH":
         # a user context manager's `__enter__` runs natively; the block resumes with the
         # bound `__exit__` and the entered value on the stack
@@ -374,7 +376,7 @@ def emit_linear(tx, cg, ins, stack, kw_names, plan, lives, needed, resume):
     if ins.opname == "CALL":
         cg.call(ins.arg, kw_names)
     elif ins.opname in _CALLS or OPCODES[ins.opname].checkpoint is Checkpoint.OPERANDS:
-        cg.append(_native_instr(ins))
+        cg.append(*_native_instrs(ins))
     elif ins.opname == "BEFORE_WITH":
         cg.append(Instr("BEFORE_WITH"))
     else:   # a conditional jump: the fall-through path first
@@ -413,12 +415,13 @@ def emit_in_block(tx, cg, ins, stack, plan, lives, needed, resume):
     enter, conts = Label(), [Label() for _ in paths]
     cg.append(Instr("JUMP_FORWARD", enter))
 
-    def leave(item, native):
+    def leave(run, native):
+        item = run[-1]
         loc = item.location
         if len(paths) == 1:
             # a trace function the instruction set (sys.settrace, pdb.set_trace(), breakpoint()) sees
             # this frame go on as eager's would: natively, in the copy, not in resume functions
-            return [item, Instr("PUSH_NULL", location=loc), Instr("LOAD_CONST", sys.gettrace, location=loc),
+            return [*run, Instr("PUSH_NULL", location=loc), Instr("LOAD_CONST", sys.gettrace, location=loc),
                     Instr("PRECALL", 0, location=loc), Instr("CALL", 0, location=loc),
                     Instr("POP_JUMP_FORWARD_IF_NOT_NONE", native, location=loc),
                     Instr("JUMP_FORWARD", conts[0], location=loc)]
@@ -440,8 +443,12 @@ def emit_in_block(tx, cg, ins, stack, plan, lives, needed, resume):
     def edit(item):
         native = Label()
         copies = [i.copy() for i in sequence]
+        run = [item.copy()]
+        if ins.opname == "LOAD_METHOD":     # as the trace ran it, for the continuation's stack
+            run = _native_instrs(ins)
+            _at_original_position(run, ins)
         return [item, Instr("JUMP_FORWARD", native, location=item.location), enter, *copies,
-                *leave(item.copy(), native), native]
+                *leave(run, native), native]
     replace = {i: record for i in range(start, index)}
     replace[index] = edit
     # the copy is entered only at the instruction: code no path from there reaches is left out
@@ -660,14 +667,17 @@ def emit_default_dtype(cg, tx) -> None:
         cg.pop_top()
 
 
-def _native_instr(ins) -> Instr:
-    """The `bytecode` Instr for a value instruction of the original code."""
+def _native_instrs(ins) -> list:
+    """The `bytecode` Instrs that run a value instruction of the original code as the trace did."""
     if ins.opname == "BINARY_OP":
-        return Instr("BINARY_OP", BinaryOp(ins.arg))
+        return [Instr("BINARY_OP", BinaryOp(ins.arg))]
     if ins.opname == "COMPARE_OP":
-        return Instr("COMPARE_OP", Compare(ins.arg))
-    if ins.opname in ("LOAD_ATTR",):
-        return Instr(ins.opname, ins.argval)
+        return [Instr("COMPARE_OP", Compare(ins.arg))]
+    if ins.opname == "LOAD_ATTR":
+        return [Instr(ins.opname, ins.argval)]
+    if ins.opname == "LOAD_METHOD":
+        # the trace read the attribute (a bound method) under a NULL: the continuation's stack
+        return [Instr("LOAD_ATTR", ins.argval), Instr("PUSH_NULL"), Instr("SWAP", 2)]
     if ins.opname in ("CONTAINS_OP", "IS_OP", "CALL_FUNCTION_EX"):
-        return Instr(ins.opname, ins.arg)
-    return Instr(ins.opname)
+        return [Instr(ins.opname, ins.arg)]
+    return [Instr(ins.opname)]

@@ -227,7 +227,7 @@ def load_attr(tx, ins):
     tx.push(tx.getattr(tx.pop(), ins.argval))
 
 
-@opcode("LOAD_METHOD")
+@opcode("LOAD_METHOD", checkpoint=Checkpoint.OPERANDS, operands=1)
 def load_method(tx, ins):
     obj = tx.pop()
     tx.push(NULL)

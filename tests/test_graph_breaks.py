@@ -1022,3 +1022,57 @@ def test_fullgraph_lets_the_programs_own_exception_through():
     x = torch.ones(4)
     assert_same(g(x), f(x))
     assert cnt.frame_count == 1
+
+
+# -- a break while loading a method (`obj.name(...)` where reading `name` cannot be traced) -------
+class _Noted:
+    """`scale` is a property whose getter does what the trace cannot model (a lock's state), and
+    records each read: eager reads it once per call."""
+    def __init__(self, fail=False):
+        self.reads, self.fail = [], fail
+        self.lock = __import__("threading").Lock()
+
+    @property
+    def scale(self):
+        self.reads.append(self.lock.locked())
+        if self.fail:
+            raise RuntimeError("no scale")
+        return lambda t: t * 3
+
+
+def _method_load_break(obj, x):
+    y = x + 1
+    z = obj.scale(y.sin())
+    return z * 2
+
+
+def _method_load_break_in_try(obj, x):
+    y = x + 1
+    try:
+        z = obj.scale(y.sin())
+    except RuntimeError as e:
+        z = y - len(str(e))
+    return z * 2
+
+
+@pytest.mark.parametrize("fn", [_method_load_break, _method_load_break_in_try])
+@pytest.mark.parametrize("fail", [False, True])
+def test_a_break_at_a_method_load_keeps_the_graph_before_and_resumes_after(fn, fail):
+    """The graph before the method load is kept, the attribute is read natively once, and the call
+    and the rest of the frame go on in a resume function (was: the whole frame ran eagerly)."""
+    x = torch.randn(4)
+    eager_obj, obj = _Noted(fail), _Noted(fail)
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt)
+    if fail and fn is _method_load_break:
+        with pytest.raises(RuntimeError, match="no scale"):
+            fn(eager_obj, x)
+        with pytest.raises(RuntimeError, match="no scale"):
+            opt(obj, x)
+    else:
+        assert_same(opt(obj, x), fn(eager_obj, x))
+    assert obj.reads == eager_obj.reads == [False]
+    # the frame's graph (x + 1) and the resume function's (sin, the call's multiply, the last one);
+    # a getter that raises leaves the frame (or goes on natively in its handler) after the first graph
+    graphs, ops = (1, 1) if fail else (2, 4)
+    assert (cnt.frame_count, cnt.op_count) == (graphs, ops)

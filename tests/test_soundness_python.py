@@ -2910,3 +2910,19 @@ def test_iter_takes_only_an_iterator_from___iter__():
         return x, it
     got = check(f, torch.ones(1), breaks=0)
     assert got[1] == "iter() returned non-iterator of type 'list'"
+
+
+def _plus_one(self, t):
+    return t + 1
+
+
+def test_a_function_slot_read_is_read_again_at_run_time():
+    """`fn.__get__` is a new method-wrapper on every read: it is read from the function at run time
+    and its call runs natively (its read used to recurse while tracing: the frame ran eagerly)."""
+    holder = _PlainManager([])
+
+    def f(x):
+        bind = _plus_one.__get__(holder, _PlainManager)
+        return bind(x.sin()) * 2
+    check(f, torch.ones(2), frames=1, breaks=1)    # (nothing to compile before the call)
+    assert "function.__get__" in str(bytegraph.stats.break_records[0])

@@ -156,7 +156,14 @@ class UserFunctionVariable(BaseUserFunction):
         if name in ("__name__", "__qualname__", "__module__", "__doc__"):
             return const(getattr(self.fn, name))
         if hasattr(self.fn, name):
-            return tx.wrap(getattr(self.fn, name), AttrSource(self.source, name) if self.source else None)
+            value = getattr(self.fn, name)
+            if type(value) is types.MethodWrapperType and value.__self__ is self.fn:
+                # a slot of the function object itself (`fn.__get__`): a new object on every read,
+                # read again from the function at run time (wrapping it would read it here again)
+                if self.source is None:
+                    raise Unsupported("unsupported_call", fn=f"{self.fn.__qualname__}.{name}", detail="")
+                return families.BuiltinVariable(fn=value, source=AttrSource(self.source, name))
+            return tx.wrap(value, AttrSource(self.source, name) if self.source else None)
         return super().var_getattr(tx, name)
 
     def reconstruct(self, codegen):
