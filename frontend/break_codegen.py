@@ -156,7 +156,7 @@ _CALLS = ("CALL", "CALL_FUNCTION_EX")
 
 
 def _consumed(ins) -> int:
-    """How many stack values a call or value instruction pops (it pushes one result)."""
+    """How many stack values a call or value instruction pops."""
     if ins.opname == "CALL":
         return ins.arg + 2                  # NULL or self, the callable, the arguments
     if ins.opname == "CALL_FUNCTION_EX":
@@ -164,14 +164,21 @@ def _consumed(ins) -> int:
     return OPCODES[ins.opname].operands
 
 
+def _pushed(ins) -> list:
+    """What a call or value instruction leaves on the stack, as the continuation sees it."""
+    if ins.opname == "LOAD_METHOD":
+        return [NULL, RESULT]       # run natively as the attribute read the trace made
+    if ins.opname == "UNPACK_SEQUENCE":
+        return [RESULT] * ins.arg
+    return [RESULT] * OPCODES[ins.opname].results
+
+
 def plan_continuations(tx, ins, stack) -> BreakPlan:
     next_offset = tx.instructions[ins.index + 1].offset
     if ins.opname in _CALLS or OPCODES[ins.opname].checkpoint is Checkpoint.OPERANDS:
         consumed = _consumed(ins)
         prefix = stack[:-consumed]
-        # (a method load runs natively as the attribute read the trace made: NULL, bound method)
-        pushed = [NULL, RESULT] if ins.opname == "LOAD_METHOD" else [RESULT]
-        return BreakPlan(consumed, prefix, [Continuation(next_offset, prefix + pushed)])
+        return BreakPlan(consumed, prefix, [Continuation(next_offset, prefix + _pushed(ins))])
     if ins.opname == "BEFORE_WITH":
         # a user context manager's `__enter__` runs natively; the block resumes with the
         # bound `__exit__` and the entered value on the stack
@@ -673,11 +680,11 @@ def _native_instrs(ins) -> list:
         return [Instr("BINARY_OP", BinaryOp(ins.arg))]
     if ins.opname == "COMPARE_OP":
         return [Instr("COMPARE_OP", Compare(ins.arg))]
-    if ins.opname == "LOAD_ATTR":
+    if ins.opname in ("LOAD_ATTR", "STORE_ATTR", "DELETE_ATTR"):
         return [Instr(ins.opname, ins.argval)]
     if ins.opname == "LOAD_METHOD":
         # the trace read the attribute (a bound method) under a NULL: the continuation's stack
         return [Instr("LOAD_ATTR", ins.argval), Instr("PUSH_NULL"), Instr("SWAP", 2)]
-    if ins.opname in ("CONTAINS_OP", "IS_OP", "CALL_FUNCTION_EX"):
+    if ins.opname in ("CONTAINS_OP", "IS_OP", "CALL_FUNCTION_EX", "UNPACK_SEQUENCE"):
         return [Instr(ins.opname, ins.arg)]
     return [Instr(ins.opname)]

@@ -484,14 +484,16 @@ def _wrap_container(tx, value, source, trusted, guard):
         guard(Guard.type_match(source, type(value)))
         # the key set is guarded when the trace first depends on it all (SideEffects.defer_key_guard)
         defer_keys = source is not None and not trusted and not _is_frame_varkw(tx, source)
+        keys = list(type(value).keys(value))     # (an OrderedDict's instance may have an attribute `keys`)
         if not defer_keys:
-            guard(Guard.dict_keys(source, list(value.keys())))
+            guard(Guard.dict_keys(source, keys))
         if source is not None and not _is_frame_varkw(tx, source):
             # each value wrapped (guarded) when the code reads it (dicts.UnreadValue)
-            pairs = [(_wrap_key(tx, k), UnreadValue(v, ItemSource(source, k), trusted)) for k, v in value.items()]
+            pairs = [(_wrap_key(tx, k), UnreadValue(v, ItemSource(source, k), trusted))
+                     for k, v in type(value).items(value)]
         else:
             pairs = [(_wrap_key(tx, k), wrap(tx, v, ItemSource(source, k) if source else None, trusted))
-                     for k, v in value.items()]
+                     for k, v in type(value).items(value)]
         factory = None
         if _is_a(value, collections.defaultdict):
             # guarded: a cached graph filling a missing key calls it
@@ -502,7 +504,7 @@ def _wrap_container(tx, value, source, trusted, guard):
         var = DictVariable.create(tx, pairs, type(value), factory,
                                   source=None if _is_frame_varkw(tx, source) else source)
         if defer_keys:
-            tx.output.side_effects.defer_key_guard(var, Guard.dict_keys(source, list(value.keys())))
+            tx.output.side_effects.defer_key_guard(var, Guard.dict_keys(source, keys))
         return var
     if type(value) in (set, frozenset):
         # functions, classes and objects hashed and compared by identity are as safe as constants:

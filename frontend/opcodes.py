@@ -44,8 +44,8 @@ from .variables.user_defined import UserDefinedClassVariable, UserDefinedObjectV
 
 class Checkpoint(enum.Enum):
     """When the root translator snapshots its state before an opcode, so that the opcode can break.
-    OPERANDS: the opcode pops `operands` values and pushes one; it breaks (and then runs natively)
-    only on an operand that is not a tensor, a symbolic number or a constant."""
+    OPERANDS: the opcode pops `operands` values and pushes `results`; it breaks (and then runs
+    natively) only on an operand that is not a tensor, a symbolic number or a constant."""
     NEVER = "never"
     ALWAYS = "always"        # CALL, CALL_FUNCTION_EX, BEFORE_WITH: may break whatever its operands
     BRANCH = "branch"        # a conditional jump: breaks when the condition is not a constant
@@ -59,6 +59,7 @@ class Opcode:
     handler: Callable
     checkpoint: Checkpoint = Checkpoint.NEVER
     operands: int = 0        # values a Checkpoint.OPERANDS opcode consumes
+    results: int = 1         # and pushes (LOAD_METHOD, UNPACK_SEQUENCE: see break_codegen._pushed)
     # a Checkpoint.OPERANDS opcode that breaks on a symbolic number too (IS_OP: which object the
     # number will be is unknown)
     symbolic_breaks: bool = False
@@ -234,14 +235,14 @@ def load_method(tx, ins):
     tx.push(tx.getattr(obj, ins.argval))
 
 
-@opcode("STORE_ATTR")
+@opcode("STORE_ATTR", checkpoint=Checkpoint.OPERANDS, operands=2, results=0)
 def store_attr(tx, ins):
     obj = tx.pop()
     value = tx.pop()
     tx.setattr(obj, ins.argval, value)
 
 
-@opcode("DELETE_ATTR")
+@opcode("DELETE_ATTR", checkpoint=Checkpoint.OPERANDS, operands=1, results=0)
 def delete_attr(tx, ins):
     tx.delattr(tx.pop(), ins.argval)
 
@@ -490,7 +491,7 @@ def _unpacked(tx, var) -> list:
     return tx.unpack_iterable(var)
 
 
-@opcode("UNPACK_SEQUENCE")
+@opcode("UNPACK_SEQUENCE", checkpoint=Checkpoint.OPERANDS, operands=1)
 def unpack_sequence(tx, ins):
     items = _unpacked(tx, tx.pop())
     if len(items) != ins.arg:
@@ -586,7 +587,7 @@ def binary_subscr(tx, ins):
     tx.push(tx.getitem(obj, index))
 
 
-@opcode("STORE_SUBSCR")
+@opcode("STORE_SUBSCR", checkpoint=Checkpoint.OPERANDS, operands=3, results=0)
 def store_subscr(tx, ins):
     key = tx.pop()
     obj = tx.pop()
@@ -594,7 +595,7 @@ def store_subscr(tx, ins):
     tx.call_method_on(obj, "__setitem__", [key, value], {})
 
 
-@opcode("DELETE_SUBSCR")
+@opcode("DELETE_SUBSCR", checkpoint=Checkpoint.OPERANDS, operands=2, results=0)
 def delete_subscr(tx, ins):
     key = tx.pop()
     obj = tx.pop()
@@ -644,7 +645,7 @@ def jump_or_pop(tx, ins):
         tx.pop()
 
 
-@opcode("GET_ITER")
+@opcode("GET_ITER", checkpoint=Checkpoint.OPERANDS, operands=1)
 def get_iter(tx, ins):
     tx.push(tx.get_iter(tx.pop()))
 

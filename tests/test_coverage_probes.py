@@ -696,14 +696,14 @@ def test_ordered_dict_attributes_only_on_new_ones():
         d = collections.OrderedDict()
         d.keys = 3            # a name its class defines: breaks
         return y, d.keys
-    standard_test(shadowing, torch.ones(2), frames=0, breaks=1)     # (a STORE_ATTR that breaks: the frame runs as is)
+    standard_test(shadowing, torch.ones(2), frames=1, breaks=1)     # (the STORE_ATTR runs natively, after `t + 1`)
     existing = collections.OrderedDict()
 
     def on_existing(t):
         y = t + 1
         existing.note = 1     # an OrderedDict of the program's: breaks
         return y
-    standard_test(on_existing, torch.ones(2), frames=0, breaks=1)
+    standard_test(on_existing, torch.ones(2), frames=1, breaks=1)     # (`t + 1`, then the write natively)
     assert existing.note == 1
 
 

@@ -775,14 +775,14 @@ def test_zero_arg_super_setattr_after_a_break_in_setitem(capsys):
     c_opt, c_ref = _SuperSetattrConfig(), _SuperSetattrConfig()
     torch.testing.assert_close(opt(x, c_opt), f(x, c_ref))
     torch.testing.assert_close(c_opt.a, c_ref.a)
-    # f cannot resume after a STORE_SUBSCR, so it runs eagerly; __setitem__ compiles: mul | add
-    assert cnt.frame_count == 2
-    assert cnt.op_count == 2
+    # f breaks at the STORE_SUBSCR: sin | __setitem__ compiles mul | add | f resumes: cos
+    assert cnt.frame_count == 4
+    assert cnt.op_count == 4
     assert capsys.readouterr().out == "a\na\n"
     c2 = _SuperSetattrConfig()
     torch.testing.assert_close(opt(x, c2), f(x, _SuperSetattrConfig()))
     torch.testing.assert_close(c2.a, x.sin() * 2 + 1)
-    assert cnt.frame_count == 2
+    assert cnt.frame_count == 4
 
 
 def test_zero_arg_super_setitem_of_a_dict_subclass_after_a_break(capsys):
@@ -797,7 +797,8 @@ def test_zero_arg_super_setitem_of_a_dict_subclass_after_a_break(capsys):
     torch.testing.assert_close(opt(x, d_opt), f(x, d_ref))
     assert list(d_opt) == ["w"]
     torch.testing.assert_close(d_opt["w"], d_ref["w"])
-    assert cnt.frame_count == 1           # the resume function's cos (dict.__setitem__ runs natively)
+    # f's `x + 1` | __setitem__'s resume function: cos (dict.__setitem__ runs natively) | f's `x * 2`
+    assert cnt.frame_count == 3
     assert capsys.readouterr().out == "w\nw\n"
 
 
@@ -1076,3 +1077,103 @@ def test_a_break_at_a_method_load_keeps_the_graph_before_and_resumes_after(fn, f
     # a getter that raises leaves the frame (or goes on natively in its handler) after the first graph
     graphs, ops = (1, 1) if fail else (2, 4)
     assert (cnt.frame_count, cnt.op_count) == (graphs, ops)
+
+
+# -- a break at a store, a delete, an unpacking or `iter()` on an object the trace cannot model ----
+def _store_attr(state, x):
+    y = x + 1
+    state.local.value = "second"
+    return y * 2
+
+
+def _delete_attr(state, x):
+    y = x + 1
+    del state.local.value
+    return y * 2
+
+
+def _store_item(state, x):
+    y = x + 1
+    state.numbers[1] = 5.0
+    return y * state.numbers[1]
+
+
+def _delete_item(state, x):
+    y = x + 1
+    del state.numbers[0]
+    return y * len(state.numbers)
+
+
+def _unpack(state, x):
+    y = x + 1
+    a, b = state.numbers
+    return y * a + b
+
+
+def _iterate(state, x):
+    y = x + 1
+    it = iter(state.numbers)
+    return y * next(it)
+
+
+def _store_item_out_of_range_in_try(state, x):
+    y = x + 1
+    try:
+        state.numbers[7] = 5.0
+    except IndexError:
+        y = y - 1
+    return y * 2
+
+
+class _Opaque:
+    """A thread-local (its attribute writes are not modelled) and a C array (nor are its items)."""
+    def __init__(self):
+        self.local = __import__("threading").local()
+        self.local.value = "first"
+        self.numbers = __import__("array").array("d", [3.0, 4.0])
+
+
+@pytest.mark.parametrize("fn", [_store_attr, _delete_attr, _store_item, _delete_item, _unpack, _iterate,
+                                _store_item_out_of_range_in_try])
+def test_a_break_at_a_store_delete_unpack_or_iter_keeps_the_graph_before(fn):
+    """These instructions used to break with no checkpoint, so the whole frame ran eagerly; now the
+    graph before them is kept, they run natively and the frame goes on in a resume function."""
+    x = torch.randn(4)
+    eager_state, state = _Opaque(), _Opaque()
+    cnt = CompileCounter()
+    opt = bytegraph.compile(fn, backend=cnt)
+    assert_same(opt(state, x), fn(eager_state, x))
+    assert vars(state.local) == vars(eager_state.local)
+    assert state.numbers == eager_state.numbers
+    # `x + 1` before the instruction, the rest after it (a store that raises in a `try` goes on
+    # natively in the frame's handler)
+    assert cnt.frame_count == (1 if fn is _store_item_out_of_range_in_try else 2)
+
+
+def _stores_in_blocks(x, state):
+    y = x * 2
+    with torch.no_grad():
+        z = y + 1
+        state.local.value = 5
+        state.numbers[0] = 9.0
+        w = z * state.numbers[0]
+        a, b = state.numbers
+        del state.local.value
+    try:
+        q = w.sin()
+        state.local.value = 7
+    finally:
+        q = q + 1
+    return q, w.requires_grad, z.requires_grad, a, b
+
+
+def test_breaks_at_stores_inside_no_grad_and_try_blocks():
+    """Each store, delete, read and unpacking of the opaque objects breaks inside a `no_grad` block or
+    a `try`: each runs natively under the block (grad mode as eager's, the `finally` run once)."""
+    x = torch.randn(3, requires_grad=True)
+    eager_state, state = _Opaque(), _Opaque()
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(_stores_in_blocks, backend=cnt)(x, state), _stores_in_blocks(x, eager_state))
+    assert vars(state.local) == vars(eager_state.local) == {"value": 7}
+    assert state.numbers == eager_state.numbers
+    assert cnt.frame_count == 7      # six breaks: the two stores, the read, the unpacking, the delete, the store

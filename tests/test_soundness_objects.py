@@ -1,6 +1,7 @@
 """Instances of the program's classes follow CPython's attribute and call protocols exactly: what the
 class defines (even as None) is found, what it does not is absent. Each test compares compiled with
 eager and asserts what was captured. (Found by the CPython oracle, `tests/oracles/cpython_suite.py`.)"""
+import collections
 import threading
 
 import pytest
@@ -265,8 +266,8 @@ def _non_str_key_returned(x):
 def test_non_string_key_in_instance_dict_is_not_written_back_as_an_attribute(fn):
     # the write-back sets attributes, which need string names: `obj.__dict__[1] = v` runs as Python
     # (eager's dict gets the key; the write-back's setattr raised TypeError)
-    # (the object made in the frame cannot be rebuilt at that break: the frame runs eagerly)
-    standard_test(fn, torch.ones(2), frames=0, breaks=1)
+    # (the graph before the store is kept: `x + 1`; the print breaks again)
+    standard_test(fn, torch.ones(2), frames=1, breaks=2 if fn is _non_str_key_then_break else 1)
     assert "non-string key" in bytegraph.stats.break_records[0].reason
 
 
@@ -636,8 +637,8 @@ def test_setting_an_attribute_of_an_immutable_extension_class_raises_where_it_is
             return y * 2, "caught", str(e)
         return y, "not caught"
 
-    # (a write the trace refuses breaks at the STORE_ATTR, which has no checkpoint: the frame runs as is)
-    got = standard_test(f, torch.ones(2), frames=0, breaks=1)
+    # (a write the trace refuses breaks at the STORE_ATTR, which runs natively in the frame's `try`)
+    got = standard_test(f, torch.ones(2), frames=1, breaks=1)
     assert got[1] == "caught" and not hasattr(array.array, "foo")
 
 
@@ -840,3 +841,28 @@ def test_module_setattr_edges_as_eager():
         assert_same(opt(m, o, x), want)
         assert cnt.frame_count == 1 and not bytegraph.stats.break_records
         assert_same(state(m), state(eager_m))
+
+
+def test_an_argument_object_with_a_non_string_key_in_its_dict_is_read():
+    """`obj.__dict__` holding a key that is no attribute name (`obj.__dict__[1] = 10` before the call):
+    its entries are read through the dict, not as attributes (the frame failed to compile and ran
+    eagerly: LOAD_ATTR of an int)."""
+    obj = _Plain()
+    obj.__dict__[1] = 10
+
+    def f(x, o):
+        return x + 1, dict(o.__dict__), o.__dict__.get(1)
+    with bytegraph.config.patch(strict=True):
+        assert standard_test(f, torch.ones(2), obj, frames=1, breaks=0)[1:] == ({"a": 3, 1: 10}, 10)
+
+
+def test_an_ordered_dict_argument_whose_instance_shadows_keys():
+    """An OrderedDict's instance attribute `keys` does not reach the wrapping of its items (the frame
+    failed to compile and ran eagerly: `value.keys()` called the int)."""
+    d = collections.OrderedDict(a=1)
+    d.keys = 3
+
+    def f(x, od):
+        return x + 1, od.keys, od["a"]
+    with bytegraph.config.patch(strict=True):
+        assert standard_test(f, torch.ones(2), d, frames=1, breaks=0)[1:] == (3, 1)

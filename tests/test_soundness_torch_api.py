@@ -711,7 +711,10 @@ def test_subclass_with_its_own_torch_function_runs_it_as_eager_does(backend):
     eager_calls, _CountingSubclass.calls = _CountingSubclass.calls, 0
     cnt = CompileCounterWithBackend(backend)
     got = bytegraph.compile(_scaled_sin, backend=cnt)(x)
-    assert _CountingSubclass.calls == eager_calls == 3 and cnt.frame_count == 0
+    assert _CountingSubclass.calls == eager_calls == 3
+    # eager backend: each `__torch_function__` run natively breaks at its class-attribute write and
+    # compiles the rest (the op on the subclass tensors, which keep their class)
+    assert cnt.frame_count == (3 if backend == "eager" else 0)
     assert [type(t) for t in got] == [type(t) for t in want] and all(torch.equal(g, w) for g, w in zip(got, want))
 
 

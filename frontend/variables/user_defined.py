@@ -626,10 +626,11 @@ def instance_attr_source(var, name):
     """The source of attribute `name` that tracing read from the real instance dict of `var`. With
     a Python `__getattribute__` on the class it is the instance-dict entry itself (`base.__dict__[name]`
     read by `object.__getattribute__`): cheap, and a guard on it fails if the attribute leaves the
-    instance dict. Otherwise `base.name`, which the interpreter's attribute cache makes fastest."""
+    instance dict. Otherwise `base.name`, which the interpreter's attribute cache makes fastest (a key
+    that is not a string, `obj.__dict__[1]`, is no attribute name: the entry too)."""
     if var.source is None:
         return None
-    if _attribute_hooks(var.cls)[0] is not None:
+    if _attribute_hooks(var.cls)[0] is not None or type(name) is not str:
         return ItemSource(InstanceDictSource(var.source), name)
     return AttrSource(var.source, name)
 
