@@ -665,6 +665,10 @@ def _wrap_callable(tx, value, source, trusted, guard):
         owner = value.__self__
         guard(Guard.type_match(source, type(value)))
         guard(Guard.constant(AttrSource(source, "__name__"), value.__name__))
+        if _is_a(owner, types.FunctionType):
+            # a function's own slot (`fn.__get__`, whose read breaks): that function's, exactly
+            guard(Guard.id_match(AttrSource(source, "__self__"), owner))
+            return BuiltinVariable(fn=value, source=source)
         guard(Guard.type_match(AttrSource(source, "__self__"), type(owner)))
         return wrap(tx, owner, AttrSource(source, "__self__"), trusted).var_getattr(tx, value.__name__)
     if _is_a(value, (types.BuiltinFunctionType, types.BuiltinMethodType, types.MethodWrapperType,

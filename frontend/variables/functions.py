@@ -158,11 +158,9 @@ class UserFunctionVariable(BaseUserFunction):
         if hasattr(self.fn, name):
             value = getattr(self.fn, name)
             if type(value) is types.MethodWrapperType and value.__self__ is self.fn:
-                # a slot of the function object itself (`fn.__get__`): a new object on every read,
-                # read again from the function at run time (wrapping it would read it here again)
-                if self.source is None:
-                    raise Unsupported("unsupported_call", fn=f"{self.fn.__qualname__}.{name}", detail="")
-                return families.BuiltinVariable(fn=value, source=AttrSource(self.source, name))
+                # a slot of the function object itself (`fn.__get__`), a new object bound to it on
+                # every read: the read runs as Python (wrapping it would read it here again, forever)
+                raise Unsupported("unsupported_attr", name=name, obj=f"function {self.fn.__qualname__}")
             return tx.wrap(value, AttrSource(self.source, name) if self.source else None)
         return super().var_getattr(tx, name)
 
