@@ -29,6 +29,7 @@ from ..guards.source import (  # noqa: F401 - re-exported for callers
     InstanceDictSource,
     ItemSource,
     ReaderSource,
+    SlotSetSource,
     TypeFlagSource,
     type_lookup,
 )
@@ -118,6 +119,18 @@ def instance_attr(tx, real, source, name: str, dict_source=None):
         src = dict_source or InstanceDictSource(source_of(real, source))
         record(tx, Guard.key_absent(src, name))
     return MISSING
+
+
+def slot_member(tx, real, source, descr):
+    """The value the `__slots__` member `descr` of the real object holds, or MISSING. Whether it holds
+    one is guarded here (a later call may find it set, or deleted); a value found is guarded by the
+    caller wrapping it through its source."""
+    try:
+        value = descr.__get__(real, type(real))
+    except AttributeError:
+        value = MISSING
+    record(tx, Guard.constant(SlotSetSource(source_of(real, source), descr), value is not MISSING))
+    return value
 
 
 def function_code(tx, fn, source) -> None:

@@ -840,3 +840,30 @@ def test_module_setattr_edges_as_eager():
         assert_same(opt(m, o, x), want)
         assert cnt.frame_count == 1 and not bytegraph.stats.break_records
         assert_same(state(m), state(eager_m))
+
+
+class _Slotted:
+    __slots__ = ("a", "b")
+
+    def __init__(self):
+        self.a = 1.0
+
+
+def test_an_unset_slot_read_is_guarded():
+    # hasattr of an unset __slots__ member was read once while tracing and never guarded: a later call,
+    # after the program set the slot, still saw it unset
+    def f(o, x):
+        has = hasattr(o, "b")
+        o.b = 4.0
+        return x * o.a + o.b, has
+
+    eager_obj, compiled_obj = _Slotted(), _Slotted()
+    opt, cnt = compiled(f)
+    x = torch.ones(3)
+    for _ in range(2):
+        assert_same(opt(compiled_obj, x), f(eager_obj, x))
+    assert cnt.frame_count == 2     # the slot's being set is guarded: one recompile
+    del compiled_obj.b, eager_obj.b
+    assert_same(opt(compiled_obj, x), f(eager_obj, x))
+    assert cnt.frame_count == 2     # unset again: the first entry serves
+    assert len(bytegraph.stats.break_records) == 0

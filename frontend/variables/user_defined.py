@@ -815,7 +815,10 @@ class UserDefinedObjectVariable(VariableTracker):
             return attr.var      # set on the class earlier in the trace (plain data, not a descriptor)
         if attr is not MISSING:
             if isinstance(attr, types.MemberDescriptorType) and self.value is not None:
-                return tx.wrap(attr.__get__(self.value, cls), AttrSource(self.source, name) if self.source else None)
+                value = reads.slot_member(tx, self.value, self.source, attr)
+                if value is MISSING:      # an unset slot: AttributeError, as the member descriptor says
+                    raise user_error(AttributeError(f"'{cls.__name__}' object has no attribute '{name}'"))
+                return tx.wrap(value, AttrSource(self.source, name) if self.source else None)
             return bind_descriptor(tx, self, None, attr, name, attr_src)
         raise user_error(AttributeError(f"'{cls.__name__}' object has no attribute '{name}'"))
 
