@@ -1126,7 +1126,7 @@ def math_module_funcs(x):
 def id_and_is_on_objects(x):
     a = [1]
     b = a
-    return x + (a is b), id(a) == id(b), a is not [1]
+    return x + (a is b), id(a) == id(b), a is not list(a)
 
 
 @probe(_x)
