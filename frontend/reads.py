@@ -133,6 +133,18 @@ def slot_member(tx, real, source, descr):
     return value
 
 
+def name_attr(tx, real, source, name: str):
+    """`__name__`, `__qualname__`, `__module__` or `__doc__` of a Python function or a class: plain values
+    the program (or anyone) may reassign between calls, so each is guarded (a builtin type's never
+    changes). MISSING when it is not a string or None: the caller wraps it through its source."""
+    value = getattr(real, name)
+    if type(value) not in (str, type(None)):
+        return MISSING
+    if not (isinstance(real, type) and real.__flags__ & _IMMUTABLE_TYPE):
+        record(tx, Guard.constant(AttrSource(source_of(real, source), name), value))
+    return value
+
+
 def function_code(tx, fn, source) -> None:
     """The code a Python function runs: `f.__code__` may be reassigned on the same function object."""
     record(tx, Guard.id_match(AttrSource(source_of(fn, source), "__code__"), fn.__code__))

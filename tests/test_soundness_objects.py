@@ -867,3 +867,78 @@ def test_an_unset_slot_read_is_guarded():
     assert_same(opt(compiled_obj, x), f(eager_obj, x))
     assert cnt.frame_count == 2     # unset again: the first entry serves
     assert len(bytegraph.stats.break_records) == 0
+
+
+def _renamed(t):
+    return t * 2
+
+
+class _Renamed:
+    pass
+
+
+def test_function_and_class_names_are_guarded():
+    # __name__ of a function or a class was folded to the value seen while tracing: renaming it between
+    # calls left the compiled code answering the old name
+    def f(x):
+        return x * len(_renamed.__name__), _renamed.__name__, type(_Renamed()).__name__, _Renamed.__qualname__
+
+    opt, cnt = compiled(f)
+    x = torch.ones(2)
+    try:
+        for i in range(3):
+            assert_same(opt(x), f(x))
+            _renamed.__name__ += "x"
+            _Renamed.__name__ += "y"
+            _Renamed.__qualname__ = _Renamed.__name__
+        assert cnt.frame_count == 3 and len(bytegraph.stats.break_records) == 0
+    finally:
+        _renamed.__name__, _Renamed.__name__, _Renamed.__qualname__ = "_renamed", "_Renamed", "_Renamed"
+
+
+def _method_body(self, t):
+    return t + 1
+
+
+_method_body.__name__ = "given_name"
+
+
+class _HoldsRenamed:
+    m = _method_body
+
+
+def test_bound_method_name_is_its_functions_name():
+    # a bound method's __name__ was its code's co_name, not the function's (renamed) __name__
+    def f(o, x):
+        return o.m(x), o.m.__name__
+
+    got = standard_test(f, _HoldsRenamed(), torch.ones(2), breaks=0)
+    assert got[1] == "given_name"
+
+
+class _MroA:
+    pass
+
+
+class _MroB:
+    pass
+
+
+class _Rebased(_MroA):
+    pass
+
+
+def test_class_mro_read_is_guarded():
+    # cls.__mro__ was read unguarded: assigning __bases__ between calls kept the old tuple
+    def f(x):
+        return x * len(_Rebased.__mro__), [c.__name__ for c in _Rebased.__mro__]
+
+    opt, cnt = compiled(f)
+    x = torch.ones(2)
+    try:
+        assert_same(opt(x), f(x))
+        _Rebased.__bases__ = (_MroA, _MroB)
+        assert_same(opt(x), f(x))
+        assert cnt.frame_count == 2 and len(bytegraph.stats.break_records) == 0
+    finally:
+        _Rebased.__bases__ = (_MroA,)

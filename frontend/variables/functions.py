@@ -154,7 +154,9 @@ class UserFunctionVariable(BaseUserFunction):
 
     def var_getattr(self, tx, name):
         if name in ("__name__", "__qualname__", "__module__", "__doc__"):
-            return const(getattr(self.fn, name))
+            value = reads.name_attr(tx, self.fn, self.source, name)
+            if value is not reads.MISSING:
+                return const(value)
         if hasattr(self.fn, name):
             return tx.wrap(getattr(self.fn, name), AttrSource(self.source, name) if self.source else None)
         return super().var_getattr(tx, name)
@@ -282,6 +284,8 @@ class BoundMethodVariable(VariableTracker):
         if name == "__func__" and isinstance(self.fn, VariableTracker):
             return self.fn
         if name == "__name__":
+            if isinstance(self.fn, (UserFunctionVariable, NestedFunctionVariable)):
+                return self.fn.var_getattr(tx, name)    # the function's own (renamed, it is not its code's)
             return const(self.method_name())
         return super().var_getattr(tx, name)
 

@@ -274,9 +274,11 @@ class UserDefinedClassVariable(VariableTracker):
             # at compile time, nor the base's found in the MRO
             raise Unsupported("python_protocol", what=f"reading a missing __annotations__ of {self.describe()}")
         if name in ("__name__", "__qualname__", "__module__"):
-            return const(getattr(cls, name))
+            value = reads.name_attr(tx, cls, self.source, name)
+            if value is not MISSING:
+                return const(value)
         if name == "__mro__":
-            return TupleVariable(tuple(wrap_class(tx, c) for c in cls.__mro__))
+            return TupleVariable(tuple(wrap_class(tx, c) for c in reads.class_mro(tx, cls)))
         if name == "__dict__" and type(cls).__getattribute__ is type.__getattribute__:
             return ClassDictVariable(cls=cls)
         if meta_data_descriptor:

@@ -17,11 +17,14 @@ from . import probe
 
 class StateEq:
     """Compares by type and attributes (the probe arguments are compared with eager's after the runs)."""
+    __slots__ = ()      # (a subclass with __slots__ of its own has no instance dict)
 
     def _state(self):
         d = dict(getattr(self, "__dict__", {}))
-        for k in getattr(type(self), "__slots__", ()):
-            d[k] = getattr(self, k, "<unset>")
+        for klass in type(self).__mro__:
+            for k in vars(klass).get("__slots__", ()):
+                if k != "__dict__":
+                    d[k] = getattr(self, k, "<unset>")
         return {k: getattr(v, "__qualname__", v) if callable(v) and not isinstance(v, torch.Tensor) else v
                 for k, v in d.items()}
 

@@ -153,7 +153,11 @@ def _reset_kwonly():
     return _x()
 
 
-@probe(_reset_kwonly, calls=3, between=lambda x: _kwonly.__kwdefaults__.__setitem__("k", _kwonly.__kwdefaults__["k"] + 2))
+def _bump_kwonly(x):
+    _kwonly.__kwdefaults__["k"] += 2
+
+
+@probe(_reset_kwonly, calls=3, between=_bump_kwonly)
 def kwdefaults_dict_mutated_between(x):
     return _kwonly(x)
 
@@ -179,7 +183,11 @@ def _reset_fn_slot():
     return _x()
 
 
-@probe(_reset_fn_slot, calls=3, between=lambda x: _FN_SLOT.__setitem__(0, torch.cos if _FN_SLOT[0] is torch.sin else torch.sin))
+def _swap_fn_slot(x):
+    _FN_SLOT[0] = torch.cos if _FN_SLOT[0] is torch.sin else torch.sin
+
+
+@probe(_reset_fn_slot, calls=3, between=_swap_fn_slot)
 def torch_function_swapped_between(x):
     return _FN_SLOT[0](x)
 
@@ -198,7 +206,11 @@ def _reset_adder():
     return _x()
 
 
-@probe(_reset_adder, calls=3, between=lambda x: _ADDER.__setitem__(0, _make_adder(_ADDER[0].__closure__[0].cell_contents + 5)))
+def _new_adder(x):
+    _ADDER[0] = _make_adder(_ADDER[0].__closure__[0].cell_contents + 5)
+
+
+@probe(_reset_adder, calls=3, between=_new_adder)
 def closure_same_code_new_cell_between(x):
     return _ADDER[0](x)
 
