@@ -13,36 +13,13 @@ INTS = [7, -7, 12, -3, 5]
 FLOATS = [2.5, -3.75, 0.1, 7.3, -0.5]
 
 
-def _ints():
-    return (torch.arange(4.0), [0])
-
-
-def _floats():
-    return (torch.arange(4.0), [0])
-
-
-def _next(x, box):
-    box[0] += 1
-
-
-def _i(box):
-    return INTS[box[0] % len(INTS)]
-
-
-def _f(box):
-    return FLOATS[box[0] % len(FLOATS)]
-
-
 def int_probe(fn):
-    """A probe given (x, n) where n is a different int on each of 5 calls."""
-    def run(x, box):
-        return fn(x, box[1] if len(box) > 1 else INTS[box[0]])
-    run.__name__ = fn.__name__
-    return probe(_ints_fn(fn), calls=5, between=_next_ints)(fn)
+    """A probe given (x, box) where box[0] is a different int on each of 5 calls."""
+    return probe(_ints_fn, calls=5, between=_next_ints)(fn)
 
 
-def _ints_fn(fn):
-    return lambda: (torch.arange(4.0), [INTS[0]])
+def _ints_fn():
+    return (torch.arange(4.0), [INTS[0]])
 
 
 def _next_ints(x, box):
@@ -58,6 +35,7 @@ def _next_floats(x, box):
 
 
 def float_probe(fn):
+    """A probe given (x, box) where box[0] is a different float on each of 5 calls."""
     return probe(_floats_fn, calls=5, between=_next_floats)(fn)
 
 
