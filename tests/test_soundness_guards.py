@@ -520,6 +520,17 @@ PROGRAMS = {
                                "def fn(x):\n    return x * callable(O) + len(inspect.signature(g).parameters)",
                                ["C.__call__ = lambda self: 0", "g.__code__ = (lambda a, b, c=2: 0).__code__; "
                                 "g.__defaults__ = (1, 2)"]),
+    "function and class names": ("def g(t):\n    return t\nclass C:\n    pass\ndef fn(x):\n"
+                                 "    return x * len(g.__name__ + C.__name__ + C.__qualname__ + C.__module__)",
+                                 ["g.__name__ = 'longer'", "C.__name__ = 'Other'", "C.__qualname__ = 'Q'",
+                                  "C.__module__ = 'elsewhere'", "g.__qualname__ = 'x'"]),
+    "class __mro__": ("class A:\n    pass\nclass B:\n    pass\nclass C(A):\n    pass\ndef fn(x):\n"
+                      "    return x * len(C.__mro__)", ["C.__bases__ = (A, B)", "C.__bases__ = (B,)"]),
+    "slot set or not": ("class S:\n    __slots__ = ('a',)\nO = S()\ndef fn(x):\n"
+                        "    return x * getattr(O, 'a', -1) + hasattr(O, 'a')", ["O.a = 4", "del O.a", "O.a = 2"]),
+    "tensor leafness": ("X = [torch.ones(2, requires_grad=True)]\ndef fn(x):\n"
+                        "    t = X[0]\n    return x * 2 if t.is_leaf and t.grad_fn is None else x + 1",
+                        ["X[0] = X[0] * 2", "X[0] = X[0].detach().requires_grad_()"]),
     "global grad mode": ("def fn(x):\n    return x * 2", ["torch.set_grad_enabled(False)", "UNDO"]),
     "global default dtype": ("def fn(x):\n    return x + torch.ones(2)", ["torch.set_default_dtype(torch.float64)",
                                                                           "UNDO"]),

@@ -75,6 +75,8 @@ class TensorVariable(VariableTracker):
         example = self.example
         if name in _ATTR_CONSTANTS:
             value = getattr(example, name)
+            if name == "is_leaf":
+                self._guard_leafness(tx)
             if name == "device":    # eager makes a new device object at each read (`x.device is x.device`: False)
                 value = torch.device(value.type, value.index)
             return ConstantVariable(value)
@@ -98,6 +100,7 @@ class TensorVariable(VariableTracker):
                     return ConstantVariable(None)
             raise Unsupported("unsupported_attr", name=name, obj="a tensor")
         if name == "grad_fn" and example.is_leaf:
+            self._guard_leafness(tx)
             return ConstantVariable(None)    # a leaf has none (is_leaf: no grad needed, or no grad_fn)
         if name in ("__class__",):
             return wrap_class(tx, self.cls)
@@ -123,6 +126,12 @@ class TensorVariable(VariableTracker):
         elif self.cls is not torch.Tensor and not hasattr(torch.Tensor, name):
             return self._subclass_attr(tx, name)
         raise Unsupported("unsupported_attr", name=name, obj="a tensor")
+
+    def _guard_leafness(self, tx):
+        """An input's `is_leaf` is not part of its tensor guard (which checks requires_grad): a later call
+        may pass a non-leaf (`x * 2`) where a leaf was, or the other way round. Guarded when read."""
+        if self.source is not None:
+            tx.output.guards.add(Guard.constant(AttrSource(self.source, "is_leaf"), self.example.is_leaf))
 
     def _replaced_attr(self, tx, name):
         """`x.name` where the tensor's class defines again a torch.Tensor attribute: the class's own (its
