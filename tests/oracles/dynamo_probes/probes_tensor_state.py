@@ -45,7 +45,8 @@ def _inference(t):
         return t.clone()
 
 
-@probe(_box(lambda: torch.arange(10.0)), calls=3, between=_set(lambda t: t[1:] if t.storage_offset() < 2 else t.clone()))
+@probe(_box(lambda: torch.arange(10.0)), calls=3,
+       between=_set(lambda t: t[1:] if t.storage_offset() < 2 else t.clone()))
 def storage_offset_changes_between(box):
     t = box[0]
     return t.storage_offset(), t[0], t._base is None, t.shape
