@@ -609,3 +609,28 @@ def test_unhashable_key_class_gaining_a_hash_recompiles():
     finally:
         _Unhashable.__hash__ = None
     assert cnt.frame_count >= 1     # the first call was captured (x - 1 in a graph)
+
+
+def test_torch_state_queries_are_guarded():
+    # a torch function given only constants that answers a Python value reads process state: its answer
+    # was folded into the graph unguarded (the thread count, anomaly mode changed between calls)
+    def f(x):
+        y = x * torch.get_num_threads()
+        return y + 1 if torch.is_anomaly_enabled() else y - 1
+
+    threads = torch.get_num_threads()
+    opt, cnt = compiled(f)
+    x = torch.ones(2)
+    try:
+        assert same(opt(x), f(x))
+        torch.set_num_threads(threads + 1)
+        assert same(opt(x), f(x))
+        torch.set_anomaly_enabled(True)
+        assert same(opt(x), f(x))
+        torch.set_num_threads(threads)
+        torch.set_anomaly_enabled(False)
+        assert same(opt(x), f(x))
+        assert cnt.frame_count == 3 and len(bytegraph.stats.break_records) == 0   # the last call: the first entry
+    finally:
+        torch.set_num_threads(threads)
+        torch.set_anomaly_enabled(False)
