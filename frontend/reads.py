@@ -15,6 +15,8 @@ from __future__ import annotations
 import abc
 from typing import NamedTuple
 
+import torch
+
 from ..guards.guard import Guard
 from ..probe import class_mro as _class_mro
 from ..probe import class_namespace
@@ -193,6 +195,12 @@ def mro_lookup(tx, classes, name: str):
         if mutable:
             record(tx, Guard.key_absent(dsrc, name))
     return MISSING, None
+
+
+def tensor_class_entry(tx, name: str):
+    """torch.Tensor's entry for `name` (a method the trace calls on a tensor), guarded: a library may
+    replace a method on torch.Tensor, or add one, between calls (its C base class cannot change)."""
+    return mro_lookup(tx, _class_mro(torch.Tensor), name)[0]
 
 
 def mapping_lookup(tx, mapping: dict, mapping_source, name: str):

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import bytegraph
-from bytegraph.testing import CompileCounter
+from bytegraph.testing import CompileCounter, CompileCounterWithBackend
 from helpers import compiled, same
 
 
@@ -634,3 +634,31 @@ def test_torch_state_queries_are_guarded():
     finally:
         torch.set_num_threads(threads)
         torch.set_anomaly_enabled(False)
+
+
+def test_tensor_methods_and_operators_replaced_on_torch_tensor_recompile():
+    # the graph calls tensor methods and operators by name; with a backend that traces through them
+    # (aot_eager) a method or operator replaced on torch.Tensor between calls kept the old one
+    def f(x):
+        return x.double_it(), x.add(1), x * 2, x < 1
+
+    saved = {n: torch.Tensor.__dict__.get(n) for n in ("add", "__mul__", "__lt__")}
+    torch.Tensor.double_it = lambda self: self * 2
+    try:
+        cnt = CompileCounterWithBackend("aot_eager")
+        opt = bytegraph.compile(f, backend=cnt)
+        x = torch.ones(2)
+        assert same(opt(x), f(x))
+        torch.Tensor.double_it = lambda self: self * 3
+        torch.Tensor.add = lambda self, o: torch.sub(self, o)
+        torch.Tensor.__mul__ = lambda self, o: torch.sub(self, o)
+        torch.Tensor.__lt__ = lambda self, o: torch.ge(self, o)
+        assert same(opt(x), f(x))
+        assert cnt.frame_count == 2 and len(bytegraph.stats.break_records) == 0
+    finally:
+        del torch.Tensor.double_it
+        for name, value in saved.items():
+            if value is None:
+                delattr(torch.Tensor, name)
+            else:
+                setattr(torch.Tensor, name, value)

@@ -167,6 +167,7 @@ class TensorVariable(VariableTracker):
         """torch.Tensor's method `name` on this tensor (`torch.Tensor.name(x, ...)`), whatever its class defines."""
         if tx.output.backward_proof is not None:
             tx.output.backward_proof.check_tensor_read(self, name)
+        reads.tensor_class_entry(tx, name)    # (the graph calls the method by name: it must stay the same)
         dispatched = families.dispatch(tx, families.method_func(name), [self] + list(args), kwargs)
         if dispatched is not None:
             return dispatched      # the __torch_function__ of an argument's class answered
