@@ -268,3 +268,53 @@ def print_inside_does_not_change_result(x):
     y = x * 2
     print(end="")
     return y + 1
+
+
+# ---- torch.Tensor methods, class names and torch state queries changed between calls -----------------
+
+_SAVED_TENSOR_ATTRS = {}
+
+
+def _reset_tensor_patch():
+    for name, value in _SAVED_TENSOR_ATTRS.items():
+        setattr(torch.Tensor, name, value)
+    torch.Tensor.probe_twice = lambda self: self * 2
+    return _x()
+
+
+def _patch_tensor_methods(x):
+    _SAVED_TENSOR_ATTRS.setdefault("clamp_min", torch.Tensor.__dict__.get("clamp_min", torch.Tensor.clamp_min))
+    torch.Tensor.probe_twice = lambda self: self * 3
+    torch.Tensor.clamp_min = lambda self, v: self * 0 + v
+
+
+@probe(_reset_tensor_patch, calls=2, between=_patch_tensor_methods)
+def tensor_methods_replaced_between(x):
+    return x.probe_twice(), x.clamp_min(0.5)
+
+
+class Renamed(nn.Module):
+    def forward(self, x):
+        return x * len(type(self).__name__)
+
+
+def _reset_renamed():
+    Renamed.__name__ = "Renamed"
+    return (Box(m=Renamed()), torch.randn(3))
+
+
+@probe(_reset_renamed, calls=3, between=lambda b, x: setattr(Renamed, "__name__", Renamed.__name__ + "X"))
+def module_class_renamed_between(b, x):
+    return b.m(x), b.m._get_name()
+
+
+@probe(lambda: (torch.manual_seed(0), torch.randn(3))[1:], calls=3,
+       between=lambda x: torch.manual_seed(torch.initial_seed() + 1))
+def initial_seed_read_between(x):
+    return x * (torch.initial_seed() % 5)
+
+
+@probe(lambda: (torch.set_warn_always(False), torch.randn(3))[1:], calls=3,
+       between=lambda x: torch.set_warn_always(not torch.is_warn_always_enabled()))
+def warn_always_read_between(x):
+    return x + 1 if torch.is_warn_always_enabled() else x - 1
