@@ -524,6 +524,9 @@ PROGRAMS = {
                                  "    return x * len(g.__name__ + C.__name__ + C.__qualname__ + C.__module__)",
                                  ["g.__name__ = 'longer'", "C.__name__ = 'Other'", "C.__qualname__ = 'Q'",
                                   "C.__module__ = 'elsewhere'", "g.__qualname__ = 'x'"]),
+    "function own attribute": ("def g(t):\n    return t\ndef fn(x):\n"
+                               "    return x * getattr(g, 'scale', 0) + hasattr(g, 'tag')",
+                               ["g.scale = 3", "g.scale = 5; g.tag = 1", "del g.scale"]),
     "class __mro__": ("class A:\n    pass\nclass B:\n    pass\nclass C(A):\n    pass\ndef fn(x):\n"
                       "    return x * len(C.__mro__)", ["C.__bases__ = (A, B)", "C.__bases__ = (B,)"]),
     "slot set or not": ("class S:\n    __slots__ = ('a',)\nO = S()\ndef fn(x):\n"

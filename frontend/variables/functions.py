@@ -157,6 +157,13 @@ class UserFunctionVariable(BaseUserFunction):
             value = reads.name_attr(tx, self.fn, self.source, name)
             if value is not reads.MISSING:
                 return const(value)
+        if not hasattr(types.FunctionType, name):
+            # an entry of the function's own __dict__ (`fn.scale = 2` set elsewhere): read, its absence
+            # guarded, and its value guarded through the dict
+            own = reads.instance_attr(tx, self.fn, self.source, name)
+            if own is reads.MISSING:
+                raise user_error(AttributeError(f"'function' object has no attribute '{name}'"))
+            return tx.wrap(own, ItemSource(InstanceDictSource(source_of(self.fn, self.source)), name))
         if hasattr(self.fn, name):
             return tx.wrap(getattr(self.fn, name), AttrSource(self.source, name) if self.source else None)
         return super().var_getattr(tx, name)
