@@ -527,6 +527,8 @@ PROGRAMS = {
     "function own attribute": ("def g(t):\n    return t\ndef fn(x):\n"
                                "    return x * getattr(g, 'scale', 0) + hasattr(g, 'tag')",
                                ["g.scale = 3", "g.scale = 5; g.tag = 1", "del g.scale"]),
+    "tensor storage queries": ("X = [torch.ones(2)]\ndef fn(x):\n    return x * X[0].is_shared() + X[0]._is_view()",
+                               ["X[0].share_memory_()", "X[0] = torch.ones(4)[:2]", "X[0] = torch.ones(2)"]),
     "class __mro__": ("class A:\n    pass\nclass B:\n    pass\nclass C(A):\n    pass\ndef fn(x):\n"
                       "    return x * len(C.__mro__)", ["C.__bases__ = (A, B)", "C.__bases__ = (B,)"]),
     "slot set or not": ("class S:\n    __slots__ = ('a',)\nO = S()\ndef fn(x):\n"
@@ -665,3 +667,14 @@ def test_tensor_methods_and_operators_replaced_on_torch_tensor_recompile():
                 delattr(torch.Tensor, name)
             else:
                 setattr(torch.Tensor, name, value)
+
+
+def test_storage_query_of_a_tensor_made_in_the_graph_breaks():
+    # a view of a shared-memory input is shared; the fake value of the view says it is not
+    def f(x):
+        return x[:1].is_shared(), x + 1
+
+    x = torch.ones(2).share_memory_()
+    opt, cnt = compiled(f)
+    assert same(opt(x), f(x)) and opt(x)[0] is True
+    assert len(bytegraph.stats.break_records) == 1

@@ -10,7 +10,7 @@ import torch.fx
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
 from ...guards.guard import Guard
-from ...guards.source import AttrSource, ItemSource
+from ...guards.source import AttrSource, ItemSource, TensorPropertySource
 from .. import reads
 from ..graph_break import Unsupported, user_error
 from .base import TensorMethod, VariableTracker, families, wrap_class
@@ -24,6 +24,8 @@ _STATIC_METHODS = {"dim", "ndimension", "is_contiguous", "is_floating_point", "i
 _AUTOGRAD_RUNTIME = {"backward", "retain_grad", "register_hook", "register_post_accumulate_grad_hook"}
 _DATA_DEPENDENT = {"item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__", "nonzero_static",
                    "data_ptr", "untyped_storage", "storage", "cpu_numpy"}
+# Facts about a tensor's storage that a fake tensor does not carry
+_STORAGE_QUERIES = {"is_shared", "is_pinned"}
 _ATTR_CONSTANTS = {"dtype", "device", "layout", "ndim", "requires_grad", "is_leaf", "is_cuda", "is_sparse",
                    "is_quantized", "is_meta", "is_mps", "is_nested", "itemsize", "is_cpu"}
 
@@ -246,7 +248,27 @@ class TensorVariable(VariableTracker):
             raise Unsupported("attribute_write", what=f"{self.describe()}.requires_grad_(False) of a graph input")
         if name == "__contains__":
             return tx.output.call_function(operator.contains, [self] + args, kwargs)
-        return tx.output.call_method(self, name, args, kwargs)
+        result = tx.output.call_method(self, name, args, kwargs)
+        if isinstance(result, ConstantVariable) and result.value is not None:
+            return self._query_answer(tx, name, args, kwargs, result)
+        return result
+
+    def _query_answer(self, tx, name, args, kwargs, result):
+        """A query the fake value answered with a Python value (`x._is_view()`, `x.is_shared()`), which
+        the tensor guard (dtype, sizes, strides, flags) does not cover: an input's answer is the real
+        input's (a fake carries no storage facts), asked again by a guard; a storage fact of a tensor
+        made in the graph (a view of a shared input is shared) is not known here."""
+        if self.is_graph_input() and self.source is not None and self.cls is torch.Tensor and \
+                not args and not kwargs:
+            real = tx.output.real_value_of(self)
+            if real is not None:
+                value = getattr(real, name)()
+                tx.output.guards.add(Guard.constant(TensorPropertySource(self.source, name), value))
+                return const(value)
+        if name in _STORAGE_QUERIES:
+            raise Unsupported("unsupported_call", fn=f"Tensor.{name}",
+                              detail=" (a storage fact of a tensor made in the graph)")
+        return result
 
     def getitem(self, tx, index):
         """`self[index]` in the graph. A lone 0-d integer tensor index (not uint8 or bool, which are
