@@ -529,6 +529,8 @@ PROGRAMS = {
                                ["g.scale = 3", "g.scale = 5; g.tag = 1", "del g.scale"]),
     "tensor storage queries": ("X = [torch.ones(2)]\ndef fn(x):\n    return x * X[0].is_shared() + X[0]._is_view()",
                                ["X[0].share_memory_()", "X[0] = torch.ones(4)[:2]", "X[0] = torch.ones(2)"]),
+    "tensor storage offset": ("X = [torch.arange(6.0)[2:4]]\ndef fn(x):\n    return x * X[0][1:].storage_offset()",
+                              ["X[0] = torch.arange(6.0)[0:2]", "X[0] = torch.arange(6.0)[3:5]"]),
     "class __mro__": ("class A:\n    pass\nclass B:\n    pass\nclass C(A):\n    pass\ndef fn(x):\n"
                       "    return x * len(C.__mro__)", ["C.__bases__ = (A, B)", "C.__bases__ = (B,)"]),
     "slot set or not": ("class S:\n    __slots__ = ('a',)\nO = S()\ndef fn(x):\n"

@@ -200,6 +200,8 @@ class TensorVariable(VariableTracker):
             const_args = [a.as_python_constant() for a in args]
             const_kwargs = {k: v.as_python_constant() for k, v in kwargs.items()}
             value = getattr(example, name)(*const_args, **const_kwargs)
+            if name == "storage_offset" and not isinstance(value, torch.SymInt):
+                _guard_input_offsets(tx)
             return tx.output.metadata(self, name, tuple(const_args), value, const_kwargs)
         if name == "new" and len(args) == 1:
             if isinstance(args[0], SizeVariable):
@@ -304,6 +306,18 @@ class TensorVariable(VariableTracker):
 
 # Methods reading a tensor's value into a Python number: answered at trace time for a known value.
 _KNOWN_VALUE_METHODS = {"item", "__bool__", "__int__", "__float__", "__index__"}
+
+
+def _guard_input_offsets(tx):
+    """A storage offset read while tracing: the tensor guard checks sizes and strides, not offsets, and
+    a view's offset is its base's plus its own, so the (static) offset of every tensor input so far is
+    guarded (a tensor read here can only alias inputs that already exist)."""
+    for source, _, value in tx.output.graph_inputs:
+        # (an input with symbolic sizes, strides or offset has its offset among the shape guards)
+        if isinstance(value, torch.Tensor) and source is not None and type(value) is torch.Tensor and \
+                source not in tx.output.input_properties:
+            offset = value.storage_offset()
+            tx.output.guards.add(Guard.constant(TensorPropertySource(source, "storage_offset"), offset))
 
 
 def known_value(var):
