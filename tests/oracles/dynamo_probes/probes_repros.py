@@ -229,7 +229,7 @@ def requires_grad_toggled_between(x):
     return y.requires_grad, y.detach()
 
 
-@probe(lambda: (torch.randn(4),), calls=3, between=lambda x: x.resize_(x.numel() + 1))
+@probe(lambda: (torch.randn(4),), calls=3, between=lambda x: x.resize_(x.numel() + 1).fill_(0.5))
 def tensor_resized_between(x):
     return x.shape, x.sum() * 0 + x.numel()
 
