@@ -942,3 +942,26 @@ def test_class_mro_read_is_guarded():
         assert cnt.frame_count == 2 and len(bytegraph.stats.break_records) == 0
     finally:
         _Rebased.__bases__ = (_MroA,)
+
+
+class _EmptySlotsBase:
+    __slots__ = ()
+
+
+class _NewOverEmptySlots(_EmptySlotsBase):
+    def __new__(cls, v):
+        obj = super().__new__(cls)
+        obj.from_new = v * 2
+        return obj
+
+    def __init__(self, v):
+        self.from_init = v
+
+
+def test_object_new_of_a_class_over_an_empty_slots_base_is_traced():
+    # an empty `__slots__ = ()` in a base (a common mixin idiom) made object.__new__(cls) a graph break
+    def f(x):
+        o = _NewOverEmptySlots(x)
+        return o.from_new + o.from_init, type(o).__name__
+
+    standard_test(f, torch.ones(2), breaks=0)

@@ -1167,11 +1167,11 @@ def _class_write_refused(tx, cls, name, value):
 
 
 def plain_class(cls) -> bool:
-    """Classes of class statements over `object` alone, without a metaclass or `__slots__`: their
-    instances have the layout `object.__reduce_ex__` expects without asking the class anything (an
-    extension type among the bases makes them larger)."""
+    """Classes of class statements over `object` alone, without a metaclass or `__slots__` (an empty
+    `__slots__ = ()` of a base adds nothing): their instances have the layout `object.__reduce_ex__`
+    expects without asking the class anything (an extension type among the bases makes them larger)."""
     return type(cls) is type and cls.__mro__[-1] is object and cls.__basicsize__ == _Plain.__basicsize__ and \
-        not cls.__itemsize__ and all(is_heap_type(k) and "__slots__" not in k.__dict__
+        not cls.__itemsize__ and all(is_heap_type(k) and k.__dict__.get("__slots__", ()) == ()
                                      for k in cls.__mro__[:-1])
 
 
