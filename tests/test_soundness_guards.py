@@ -680,3 +680,31 @@ def test_storage_query_of_a_tensor_made_in_the_graph_breaks():
     opt, cnt = compiled(f)
     assert same(opt(x), f(x)) and opt(x)[0] is True
     assert len(bytegraph.stats.break_records) == 1
+
+
+def test_an_optimizer_step_reading_leaf_gradients_is_one_graph():
+    # `p.grad` of a leaf input holding a tensor was a graph break ("attribute 'grad' of a tensor cannot
+    # be traced"): an optimizer-style step compiled nothing. It is an input of its own now, guarded
+    def step(params, lr):
+        with torch.no_grad():
+            for p in params:
+                if p.grad is not None:
+                    p.add_(p.grad, alpha=-lr)
+                    p.grad.zero_()
+
+    def make():
+        torch.manual_seed(0)
+        ps = [torch.randn(3, requires_grad=True) for _ in range(2)]
+        for i, p in enumerate(ps):
+            p.grad = torch.full((3,), float(i + 1))
+        return ps
+
+    want, got = make(), make()
+    opt, cnt = compiled(step)
+    for _ in range(2):
+        step(want, 0.1)
+        opt(got, 0.1)
+        assert same(got, want) and same([p.grad for p in got], [p.grad for p in want])
+        for w, g in zip(want, got):     # new gradient tensors for the next step (the guard reads them)
+            w.grad, g.grad = w.grad + 1, g.grad + 1
+    assert cnt.frame_count == 1 and len(bytegraph.stats.break_records) == 0

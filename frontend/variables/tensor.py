@@ -100,6 +100,13 @@ class TensorVariable(VariableTracker):
                 if real is not None and real.grad is None:
                     tx.output.guards.add(Guard.grad_is_none(self.source))
                     return ConstantVariable(None)
+            if self.source is not None and self.is_graph_input() and not families.own_hook(self.cls):
+                # a leaf input's gradient (an optimizer's `p.grad`): an input of its own, read (and
+                # guarded) through the tensor; a non-leaf's `.grad` warns at each read, the guard's too
+                real = tx.output.real_value_of(self)
+                if real is not None and real.is_leaf and type(real.grad) is torch.Tensor:
+                    self._guard_leafness(tx)
+                    return tx.wrap(real.grad, AttrSource(self.source, "grad"))
             raise Unsupported("unsupported_attr", name=name, obj="a tensor")
         if name == "grad_fn" and example.is_leaf:
             self._guard_leafness(tx)
