@@ -708,3 +708,19 @@ def test_an_optimizer_step_reading_leaf_gradients_is_one_graph():
         for w, g in zip(want, got):     # new gradient tensors for the next step (the guard reads them)
             w.grad, g.grad = w.grad + 1, g.grad + 1
     assert cnt.frame_count == 1 and len(bytegraph.stats.break_records) == 0
+
+
+def test_a_method_added_to_torch_tensor_answering_a_value_breaks():
+    # what a program's own tensor method answers may read anything of the real tensor (here its storage);
+    # the fake value answered it unguarded
+    def f(x):
+        return x.probe_shared(), x + 1
+
+    torch.Tensor.probe_shared = lambda self: self.is_shared()
+    try:
+        x = torch.ones(2).share_memory_()
+        opt, cnt = compiled(f)
+        assert same(opt(x), f(x)) and opt(x)[0] is True
+        assert len(bytegraph.stats.break_records) >= 1
+    finally:
+        del torch.Tensor.probe_shared

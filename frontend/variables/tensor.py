@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+import types
 from typing import Any
 
 import torch
@@ -267,6 +268,12 @@ class TensorVariable(VariableTracker):
         the tensor guard (dtype, sizes, strides, flags) does not cover: an input's answer is the real
         input's (a fake carries no storage facts), asked again by a guard; a storage fact of a tensor
         made in the graph (a view of a shared input is shared) is not known here."""
+        method = reads.tensor_class_entry(tx, name)
+        if isinstance(method, types.FunctionType) and not str(method.__module__).startswith("torch."):
+            # a method a program put on torch.Tensor: what it answers may read anything of the real
+            # tensor, and it is not run while compiling
+            raise Unsupported("unsupported_call", fn=f"Tensor.{name}",
+                              detail=" (a method added to torch.Tensor, answering a Python value)")
         if self.is_graph_input() and self.source is not None and self.cls is torch.Tensor and \
                 not args and not kwargs:
             real = tx.output.real_value_of(self)
