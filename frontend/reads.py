@@ -15,6 +15,8 @@ from __future__ import annotations
 import abc
 from typing import NamedTuple
 
+import torch
+
 from ..guards.guard import Guard
 from ..probe import class_mro as _class_mro
 from ..probe import class_namespace
@@ -29,6 +31,7 @@ from ..guards.source import (  # noqa: F401 - re-exported for callers
     InstanceDictSource,
     ItemSource,
     ReaderSource,
+    SlotSetSource,
     TypeFlagSource,
     type_lookup,
 )
@@ -120,6 +123,30 @@ def instance_attr(tx, real, source, name: str, dict_source=None):
     return MISSING
 
 
+def slot_member(tx, real, source, descr):
+    """The value the `__slots__` member `descr` of the real object holds, or MISSING. Whether it holds
+    one is guarded here (a later call may find it set, or deleted); a value found is guarded by the
+    caller wrapping it through its source."""
+    try:
+        value = descr.__get__(real, type(real))
+    except AttributeError:
+        value = MISSING
+    record(tx, Guard.constant(SlotSetSource(source_of(real, source), descr), value is not MISSING))
+    return value
+
+
+def name_attr(tx, real, source, name: str):
+    """`__name__`, `__qualname__`, `__module__` or `__doc__` of a Python function or a class: plain values
+    the program (or anyone) may reassign between calls, so each is guarded (a builtin type's never
+    changes). MISSING when it is not a string or None: the caller wraps it through its source."""
+    value = getattr(real, name)
+    if type(value) not in (str, type(None)):
+        return MISSING
+    if not (isinstance(real, type) and real.__flags__ & _IMMUTABLE_TYPE):
+        record(tx, Guard.constant(AttrSource(source_of(real, source), name), value))
+    return value
+
+
 def function_code(tx, fn, source) -> None:
     """The code a Python function runs: `f.__code__` may be reassigned on the same function object."""
     record(tx, Guard.id_match(AttrSource(source_of(fn, source), "__code__"), fn.__code__))
@@ -168,6 +195,12 @@ def mro_lookup(tx, classes, name: str):
         if mutable:
             record(tx, Guard.key_absent(dsrc, name))
     return MISSING, None
+
+
+def tensor_class_entry(tx, name: str):
+    """torch.Tensor's entry for `name` (a method the trace calls on a tensor), guarded: a library may
+    replace a method on torch.Tensor, or add one, between calls (its C base class cannot change)."""
+    return mro_lookup(tx, _class_mro(torch.Tensor), name)[0]
 
 
 def mapping_lookup(tx, mapping: dict, mapping_source, name: str):

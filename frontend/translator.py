@@ -284,6 +284,8 @@ class InstructionTranslatorBase:
             return self._dispatched_operator(op, a, b)
         a, b = _symbolic_with_foreign_number(_INPLACE_TO_BINARY.get(op, op), a, b)
         if is_tensorish(a) or is_tensorish(b):
+            base = _INPLACE_TO_BINARY.get(op, op)
+            self._guard_tensor_operator(a, b, _DUNDER.get(op), _DUNDER.get(base), _RDUNDER.get(base))
             if op in _INPLACE_TO_BINARY and not isinstance(a, TensorVariable):
                 op = _INPLACE_TO_BINARY[op]   # `n += t` on a number: numbers have no in-place operators
             return self.output.call_function(op, [a, b], {})
@@ -323,6 +325,7 @@ class InstructionTranslatorBase:
             return self._dispatched_operator(op, a, b)
         a, b = _symbolic_with_foreign_number(op, a, b)
         if is_tensorish(a) or is_tensorish(b):
+            self._guard_tensor_operator(a, b, _DUNDER.get(op), _DUNDER.get(_REFLECTED_COMPARE.get(op)))
             return self.output.call_function(op, [_plain_int(a), _plain_int(b)], {})
         if a.is_python_constant() and b.is_python_constant() and _folds(a) and _folds(b):
             return const(fold(op, a.as_python_constant(), b.as_python_constant()))
@@ -348,6 +351,14 @@ class InstructionTranslatorBase:
         if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
             return self.output.call_function(op, [a, b], {})
         return rich_compare(self, _DUNDER[op], _DUNDER[_REFLECTED_COMPARE[op]], a, b)
+
+    def _guard_tensor_operator(self, a, b, *names):
+        """The graph applies the operator itself: torch.Tensor's methods for it (which a library may
+        replace between calls) must stay what they were."""
+        if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
+            for name in names:
+                if name is not None:
+                    reads.tensor_class_entry(self, name)
 
     def is_same(self, a, b) -> bool:
         if a is b:

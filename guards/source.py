@@ -347,6 +347,32 @@ class DeathRunsCodeSource(GuardOnlySource):
         return (runs_code_when_dropped,)
 
 
+def slot_is_set(descr, obj) -> bool:
+    """Whether the `__slots__` member `descr` of `obj` holds a value (reading a member runs no user code)."""
+    try:
+        descr.__get__(obj, type(obj))
+    except AttributeError:
+        return False
+    return True
+
+
+@dataclasses.dataclass(frozen=True)
+class SlotSetSource(GuardOnlySource):
+    """Whether a `__slots__` member of the object holds a value (guard only): `hasattr` of an unset
+    slot is False until the program sets it."""
+    base: Source
+    descr: object
+
+    def name(self):
+        return f"{self.base.name()}.<{self.descr.__name__} set>"
+
+    def expr(self, render=None):
+        return f"{const_expr(slot_is_set)}({const_expr(self.descr)}, {self.base.sub_expr(render)})"
+
+    def held_objects(self):
+        return (slot_is_set, self.descr)
+
+
 _EMPTY_CELL = types.CellType()
 
 

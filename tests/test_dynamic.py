@@ -788,3 +788,17 @@ def test_fullgraph_captures_item_as_torch_compile_does():
     cnt = CompileCounter()
     check(bytegraph.compile(fn, backend=cnt), fn, torch.tensor([10]))     # (without it: a break)
     assert sum(bytegraph.stats.graph_breaks.values()) >= 1
+
+
+def test_math_functions_of_a_symbolic_float_do_not_break():
+    # math.sin/log/atan2/copysign of a float argument that became symbolic broke the graph ("call to builtin
+    # sin is not traceable"); they are computed on the guarded value, as other math functions are
+    def f(x, v):
+        return x * math.sin(v) + math.log(abs(v)) + math.atan2(v, 2.0) + math.copysign(1.0, v)
+
+    opt, cnt = compiled(f)
+    x = torch.ones(2)
+    for v in (0.5, -1.5, 2.25, -1.5):
+        assert_same(opt(x, v), f(x, v))
+    assert len(bytegraph.stats.break_records) == 0
+    assert cnt.frame_count == 3     # computed on its value: an entry per value seen (the repeat of -1.5 hits)

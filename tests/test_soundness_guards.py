@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import bytegraph
-from bytegraph.testing import CompileCounter
+from bytegraph.testing import CompileCounter, CompileCounterWithBackend
 from helpers import compiled, same
 
 
@@ -520,6 +520,24 @@ PROGRAMS = {
                                "def fn(x):\n    return x * callable(O) + len(inspect.signature(g).parameters)",
                                ["C.__call__ = lambda self: 0", "g.__code__ = (lambda a, b, c=2: 0).__code__; "
                                 "g.__defaults__ = (1, 2)"]),
+    "function and class names": ("def g(t):\n    return t\nclass C:\n    pass\ndef fn(x):\n"
+                                 "    return x * len(g.__name__ + C.__name__ + C.__qualname__ + C.__module__)",
+                                 ["g.__name__ = 'longer'", "C.__name__ = 'Other'", "C.__qualname__ = 'Q'",
+                                  "C.__module__ = 'elsewhere'", "g.__qualname__ = 'x'"]),
+    "function own attribute": ("def g(t):\n    return t\ndef fn(x):\n"
+                               "    return x * getattr(g, 'scale', 0) + hasattr(g, 'tag')",
+                               ["g.scale = 3", "g.scale = 5; g.tag = 1", "del g.scale"]),
+    "tensor storage queries": ("X = [torch.ones(2)]\ndef fn(x):\n    return x * X[0].is_shared() + X[0]._is_view()",
+                               ["X[0].share_memory_()", "X[0] = torch.ones(4)[:2]", "X[0] = torch.ones(2)"]),
+    "tensor storage offset": ("X = [torch.arange(6.0)[2:4]]\ndef fn(x):\n    return x * X[0][1:].storage_offset()",
+                              ["X[0] = torch.arange(6.0)[0:2]", "X[0] = torch.arange(6.0)[3:5]"]),
+    "class __mro__": ("class A:\n    pass\nclass B:\n    pass\nclass C(A):\n    pass\ndef fn(x):\n"
+                      "    return x * len(C.__mro__)", ["C.__bases__ = (A, B)", "C.__bases__ = (B,)"]),
+    "slot set or not": ("class S:\n    __slots__ = ('a',)\nO = S()\ndef fn(x):\n"
+                        "    return x * getattr(O, 'a', -1) + hasattr(O, 'a')", ["O.a = 4", "del O.a", "O.a = 2"]),
+    "tensor leafness": ("X = [torch.ones(2, requires_grad=True)]\ndef fn(x):\n"
+                        "    t = X[0]\n    return x * 2 if t.is_leaf and t.grad_fn is None else x + 1",
+                        ["X[0] = X[0] * 2", "X[0] = X[0].detach().requires_grad_()"]),
     "global grad mode": ("def fn(x):\n    return x * 2", ["torch.set_grad_enabled(False)", "UNDO"]),
     "global default dtype": ("def fn(x):\n    return x + torch.ones(2)", ["torch.set_default_dtype(torch.float64)",
                                                                           "UNDO"]),
@@ -598,3 +616,111 @@ def test_unhashable_key_class_gaining_a_hash_recompiles():
     finally:
         _Unhashable.__hash__ = None
     assert cnt.frame_count >= 1     # the first call was captured (x - 1 in a graph)
+
+
+def test_torch_state_queries_are_guarded():
+    # a torch function given only constants that answers a Python value reads process state: its answer
+    # was folded into the graph unguarded (the thread count, anomaly mode changed between calls)
+    def f(x):
+        y = x * torch.get_num_threads()
+        return y + 1 if torch.is_anomaly_enabled() else y - 1
+
+    threads = torch.get_num_threads()
+    opt, cnt = compiled(f)
+    x = torch.ones(2)
+    try:
+        assert same(opt(x), f(x))
+        torch.set_num_threads(threads + 1)
+        assert same(opt(x), f(x))
+        torch.set_anomaly_enabled(True)
+        assert same(opt(x), f(x))
+        torch.set_num_threads(threads)
+        torch.set_anomaly_enabled(False)
+        assert same(opt(x), f(x))
+        assert cnt.frame_count == 3 and len(bytegraph.stats.break_records) == 0   # the last call: the first entry
+    finally:
+        torch.set_num_threads(threads)
+        torch.set_anomaly_enabled(False)
+
+
+def test_tensor_methods_and_operators_replaced_on_torch_tensor_recompile():
+    # the graph calls tensor methods and operators by name; with a backend that traces through them
+    # (aot_eager) a method or operator replaced on torch.Tensor between calls kept the old one
+    def f(x):
+        return x.double_it(), x.add(1), x * 2, x < 1
+
+    saved = {n: torch.Tensor.__dict__.get(n) for n in ("add", "__mul__", "__lt__")}
+    torch.Tensor.double_it = lambda self: self * 2
+    try:
+        cnt = CompileCounterWithBackend("aot_eager")
+        opt = bytegraph.compile(f, backend=cnt)
+        x = torch.ones(2)
+        assert same(opt(x), f(x))
+        torch.Tensor.double_it = lambda self: self * 3
+        torch.Tensor.add = lambda self, o: torch.sub(self, o)
+        torch.Tensor.__mul__ = lambda self, o: torch.sub(self, o)
+        torch.Tensor.__lt__ = lambda self, o: torch.ge(self, o)
+        assert same(opt(x), f(x))
+        assert cnt.frame_count == 2 and len(bytegraph.stats.break_records) == 0
+    finally:
+        del torch.Tensor.double_it
+        for name, value in saved.items():
+            if value is None:
+                delattr(torch.Tensor, name)
+            else:
+                setattr(torch.Tensor, name, value)
+
+
+def test_storage_query_of_a_tensor_made_in_the_graph_breaks():
+    # a view of a shared-memory input is shared; the fake value of the view says it is not
+    def f(x):
+        return x[:1].is_shared(), x + 1
+
+    x = torch.ones(2).share_memory_()
+    opt, cnt = compiled(f)
+    assert same(opt(x), f(x)) and opt(x)[0] is True
+    assert len(bytegraph.stats.break_records) == 1
+
+
+def test_an_optimizer_step_reading_leaf_gradients_is_one_graph():
+    # `p.grad` of a leaf input holding a tensor was a graph break ("attribute 'grad' of a tensor cannot
+    # be traced"): an optimizer-style step compiled nothing. It is an input of its own now, guarded
+    def step(params, lr):
+        with torch.no_grad():
+            for p in params:
+                if p.grad is not None:
+                    p.add_(p.grad, alpha=-lr)
+                    p.grad.zero_()
+
+    def make():
+        torch.manual_seed(0)
+        ps = [torch.randn(3, requires_grad=True) for _ in range(2)]
+        for i, p in enumerate(ps):
+            p.grad = torch.full((3,), float(i + 1))
+        return ps
+
+    want, got = make(), make()
+    opt, cnt = compiled(step)
+    for _ in range(2):
+        step(want, 0.1)
+        opt(got, 0.1)
+        assert same(got, want) and same([p.grad for p in got], [p.grad for p in want])
+        for w, g in zip(want, got):     # new gradient tensors for the next step (the guard reads them)
+            w.grad, g.grad = w.grad + 1, g.grad + 1
+    assert cnt.frame_count == 1 and len(bytegraph.stats.break_records) == 0
+
+
+def test_a_method_added_to_torch_tensor_answering_a_value_breaks():
+    # what a program's own tensor method answers may read anything of the real tensor (here its storage);
+    # the fake value answered it unguarded
+    def f(x):
+        return x.probe_shared(), x + 1
+
+    torch.Tensor.probe_shared = lambda self: self.is_shared()
+    try:
+        x = torch.ones(2).share_memory_()
+        opt, cnt = compiled(f)
+        assert same(opt(x), f(x)) and opt(x)[0] is True
+        assert len(bytegraph.stats.break_records) >= 1
+    finally:
+        del torch.Tensor.probe_shared

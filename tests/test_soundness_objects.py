@@ -866,3 +866,128 @@ def test_an_ordered_dict_argument_whose_instance_shadows_keys():
         return x + 1, od.keys, od["a"]
     with bytegraph.config.patch(strict=True):
         assert standard_test(f, torch.ones(2), d, frames=1, breaks=0)[1:] == (3, 1)
+
+
+class _Slotted:
+    __slots__ = ("a", "b")
+
+    def __init__(self):
+        self.a = 1.0
+
+
+def test_an_unset_slot_read_is_guarded():
+    # hasattr of an unset __slots__ member was read once while tracing and never guarded: a later call,
+    # after the program set the slot, still saw it unset
+    def f(o, x):
+        has = hasattr(o, "b")
+        o.b = 4.0
+        return x * o.a + o.b, has
+
+    eager_obj, compiled_obj = _Slotted(), _Slotted()
+    opt, cnt = compiled(f)
+    x = torch.ones(3)
+    for _ in range(2):
+        assert_same(opt(compiled_obj, x), f(eager_obj, x))
+    assert cnt.frame_count == 2     # the slot's being set is guarded: one recompile
+    del compiled_obj.b, eager_obj.b
+    assert_same(opt(compiled_obj, x), f(eager_obj, x))
+    assert cnt.frame_count == 2     # unset again: the first entry serves
+    assert len(bytegraph.stats.break_records) == 0
+
+
+def _renamed(t):
+    return t * 2
+
+
+class _Renamed:
+    pass
+
+
+def test_function_and_class_names_are_guarded():
+    # __name__ of a function or a class was folded to the value seen while tracing: renaming it between
+    # calls left the compiled code answering the old name
+    def f(x):
+        return x * len(_renamed.__name__), _renamed.__name__, type(_Renamed()).__name__, _Renamed.__qualname__
+
+    opt, cnt = compiled(f)
+    x = torch.ones(2)
+    try:
+        for i in range(3):
+            assert_same(opt(x), f(x))
+            _renamed.__name__ += "x"
+            _Renamed.__name__ += "y"
+            _Renamed.__qualname__ = _Renamed.__name__
+        assert cnt.frame_count == 3 and len(bytegraph.stats.break_records) == 0
+    finally:
+        _renamed.__name__, _Renamed.__name__, _Renamed.__qualname__ = "_renamed", "_Renamed", "_Renamed"
+
+
+def _method_body(self, t):
+    return t + 1
+
+
+_method_body.__name__ = "given_name"
+
+
+class _HoldsRenamed:
+    m = _method_body
+
+
+def test_bound_method_name_is_its_functions_name():
+    # a bound method's __name__ was its code's co_name, not the function's (renamed) __name__
+    def f(o, x):
+        return o.m(x), o.m.__name__
+
+    got = standard_test(f, _HoldsRenamed(), torch.ones(2), breaks=0)
+    assert got[1] == "given_name"
+
+
+class _MroA:
+    pass
+
+
+class _MroB:
+    pass
+
+
+class _Rebased(_MroA):
+    pass
+
+
+def test_class_mro_read_is_guarded():
+    # cls.__mro__ was read unguarded: assigning __bases__ between calls kept the old tuple
+    def f(x):
+        return x * len(_Rebased.__mro__), [c.__name__ for c in _Rebased.__mro__]
+
+    opt, cnt = compiled(f)
+    x = torch.ones(2)
+    try:
+        assert_same(opt(x), f(x))
+        _Rebased.__bases__ = (_MroA, _MroB)
+        assert_same(opt(x), f(x))
+        assert cnt.frame_count == 2 and len(bytegraph.stats.break_records) == 0
+    finally:
+        _Rebased.__bases__ = (_MroA,)
+
+
+class _EmptySlotsBase:
+    __slots__ = ()
+
+
+class _NewOverEmptySlots(_EmptySlotsBase):
+    def __new__(cls, v):
+        obj = super().__new__(cls)
+        obj.from_new = v * 2
+        return obj
+
+    def __init__(self, v):
+        self.from_init = v
+
+
+def test_object_new_of_a_class_over_an_empty_slots_base_is_traced():
+    # an empty `__slots__ = ()` in a base (a common mixin idiom) made object.__new__(cls) a graph break
+    def f(x):
+        o = _NewOverEmptySlots(x)
+        return o.from_new + o.from_init, type(o).__name__
+
+    standard_test(f, torch.ones(2), breaks=0)

@@ -159,6 +159,11 @@ class BuiltinVariable(VariableTracker):
             value = fold(self.fn, *[a.as_python_constant() for a in args],
                             **{k: v.as_python_constant() for k, v in kwargs.items()})
             return tx.wrap(value, None, trusted=True)
+        if static_getattr(self.fn, "__module__") == "math" and any(isinstance(a, SymNodeVariable) for a in args) and \
+                all(isinstance(a, SymNodeVariable) or a.is_python_constant() for a in args) and \
+                all(v.is_python_constant() for v in kwargs.values()):
+            # `math.sin(f)` of a symbolic number: traced or computed on its (guarded) value, as operators are
+            return tx.output.call_function(self.fn, list(args), kwargs)
         if safe_in(self.fn, _OPERATOR_METHODS) and args and not kwargs:
             method = _OPERATOR_METHODS[self.fn]
             if callable(method):

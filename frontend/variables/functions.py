@@ -154,7 +154,16 @@ class UserFunctionVariable(BaseUserFunction):
 
     def var_getattr(self, tx, name):
         if name in ("__name__", "__qualname__", "__module__", "__doc__"):
-            return const(getattr(self.fn, name))
+            value = reads.name_attr(tx, self.fn, self.source, name)
+            if value is not reads.MISSING:
+                return const(value)
+        if not hasattr(types.FunctionType, name):
+            # an entry of the function's own __dict__ (`fn.scale = 2` set elsewhere): read, its absence
+            # guarded, and its value guarded through the dict
+            own = reads.instance_attr(tx, self.fn, self.source, name)
+            if own is reads.MISSING:
+                raise user_error(AttributeError(f"'function' object has no attribute '{name}'"))
+            return tx.wrap(own, ItemSource(InstanceDictSource(source_of(self.fn, self.source)), name))
         if hasattr(self.fn, name):
             value = getattr(self.fn, name)
             if type(value) is types.MethodWrapperType and value.__self__ is self.fn:
@@ -287,6 +296,8 @@ class BoundMethodVariable(VariableTracker):
         if name == "__func__" and isinstance(self.fn, VariableTracker):
             return self.fn
         if name == "__name__":
+            if isinstance(self.fn, (UserFunctionVariable, NestedFunctionVariable)):
+                return self.fn.var_getattr(tx, name)    # the function's own (renamed, it is not its code's)
             return const(self.method_name())
         return super().var_getattr(tx, name)
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+import types
 from typing import Any
 
 import torch
@@ -10,7 +11,7 @@ import torch.fx
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
 from ...guards.guard import Guard
-from ...guards.source import AttrSource, ItemSource
+from ...guards.source import AttrSource, ItemSource, TensorPropertySource
 from .. import reads
 from ..graph_break import Unsupported, user_error
 from .base import TensorMethod, VariableTracker, families, wrap_class
@@ -24,6 +25,8 @@ _STATIC_METHODS = {"dim", "ndimension", "is_contiguous", "is_floating_point", "i
 _AUTOGRAD_RUNTIME = {"backward", "retain_grad", "register_hook", "register_post_accumulate_grad_hook"}
 _DATA_DEPENDENT = {"item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__", "nonzero_static",
                    "data_ptr", "untyped_storage", "storage", "cpu_numpy"}
+# Facts about a tensor's storage that a fake tensor does not carry
+_STORAGE_QUERIES = {"is_shared", "is_pinned"}
 _ATTR_CONSTANTS = {"dtype", "device", "layout", "ndim", "requires_grad", "is_leaf", "is_cuda", "is_sparse",
                    "is_quantized", "is_meta", "is_mps", "is_nested", "itemsize", "is_cpu"}
 
@@ -75,6 +78,8 @@ class TensorVariable(VariableTracker):
         example = self.example
         if name in _ATTR_CONSTANTS:
             value = getattr(example, name)
+            if name == "is_leaf":
+                self._guard_leafness(tx)
             if name == "device":    # eager makes a new device object at each read (`x.device is x.device`: False)
                 value = torch.device(value.type, value.index)
             return ConstantVariable(value)
@@ -96,8 +101,16 @@ class TensorVariable(VariableTracker):
                 if real is not None and real.grad is None:
                     tx.output.guards.add(Guard.grad_is_none(self.source))
                     return ConstantVariable(None)
+            if self.source is not None and self.is_graph_input() and not families.own_hook(self.cls):
+                # a leaf input's gradient (an optimizer's `p.grad`): an input of its own, read (and
+                # guarded) through the tensor; a non-leaf's `.grad` warns at each read, the guard's too
+                real = tx.output.real_value_of(self)
+                if real is not None and real.is_leaf and type(real.grad) is torch.Tensor:
+                    self._guard_leafness(tx)
+                    return tx.wrap(real.grad, AttrSource(self.source, "grad"))
             raise Unsupported("unsupported_attr", name=name, obj="a tensor")
         if name == "grad_fn" and example.is_leaf:
+            self._guard_leafness(tx)
             return ConstantVariable(None)    # a leaf has none (is_leaf: no grad needed, or no grad_fn)
         if name in ("__class__",):
             return wrap_class(tx, self.cls)
@@ -123,6 +136,12 @@ class TensorVariable(VariableTracker):
         elif self.cls is not torch.Tensor and not hasattr(torch.Tensor, name):
             return self._subclass_attr(tx, name)
         raise Unsupported("unsupported_attr", name=name, obj="a tensor")
+
+    def _guard_leafness(self, tx):
+        """An input's `is_leaf` is not part of its tensor guard (which checks requires_grad): a later call
+        may pass a non-leaf (`x * 2`) where a leaf was, or the other way round. Guarded when read."""
+        if self.source is not None:
+            tx.output.guards.add(Guard.constant(AttrSource(self.source, "is_leaf"), self.example.is_leaf))
 
     def _replaced_attr(self, tx, name):
         """`x.name` where the tensor's class defines again a torch.Tensor attribute: the class's own (its
@@ -158,6 +177,7 @@ class TensorVariable(VariableTracker):
         """torch.Tensor's method `name` on this tensor (`torch.Tensor.name(x, ...)`), whatever its class defines."""
         if tx.output.backward_proof is not None:
             tx.output.backward_proof.check_tensor_read(self, name)
+        reads.tensor_class_entry(tx, name)    # (the graph calls the method by name: it must stay the same)
         dispatched = families.dispatch(tx, families.method_func(name), [self] + list(args), kwargs)
         if dispatched is not None:
             return dispatched      # the __torch_function__ of an argument's class answered
@@ -188,6 +208,8 @@ class TensorVariable(VariableTracker):
             const_args = [a.as_python_constant() for a in args]
             const_kwargs = {k: v.as_python_constant() for k, v in kwargs.items()}
             value = getattr(example, name)(*const_args, **const_kwargs)
+            if name == "storage_offset" and not isinstance(value, torch.SymInt):
+                _guard_input_offsets(tx)
             return tx.output.metadata(self, name, tuple(const_args), value, const_kwargs)
         if name == "new" and len(args) == 1:
             if isinstance(args[0], SizeVariable):
@@ -236,7 +258,33 @@ class TensorVariable(VariableTracker):
             raise Unsupported("attribute_write", what=f"{self.describe()}.requires_grad_(False) of a graph input")
         if name == "__contains__":
             return tx.output.call_function(operator.contains, [self] + args, kwargs)
-        return tx.output.call_method(self, name, args, kwargs)
+        result = tx.output.call_method(self, name, args, kwargs)
+        if isinstance(result, ConstantVariable) and result.value is not None:
+            return self._query_answer(tx, name, args, kwargs, result)
+        return result
+
+    def _query_answer(self, tx, name, args, kwargs, result):
+        """A query the fake value answered with a Python value (`x._is_view()`, `x.is_shared()`), which
+        the tensor guard (dtype, sizes, strides, flags) does not cover: an input's answer is the real
+        input's (a fake carries no storage facts), asked again by a guard; a storage fact of a tensor
+        made in the graph (a view of a shared input is shared) is not known here."""
+        method = reads.tensor_class_entry(tx, name)
+        if isinstance(method, types.FunctionType) and not str(method.__module__).startswith("torch."):
+            # a method a program put on torch.Tensor: what it answers may read anything of the real
+            # tensor, and it is not run while compiling
+            raise Unsupported("unsupported_call", fn=f"Tensor.{name}",
+                              detail=" (a method added to torch.Tensor, answering a Python value)")
+        if self.is_graph_input() and self.source is not None and self.cls is torch.Tensor and \
+                not args and not kwargs:
+            real = tx.output.real_value_of(self)
+            if real is not None:
+                value = getattr(real, name)()
+                tx.output.guards.add(Guard.constant(TensorPropertySource(self.source, name), value))
+                return const(value)
+        if name in _STORAGE_QUERIES:
+            raise Unsupported("unsupported_call", fn=f"Tensor.{name}",
+                              detail=" (a storage fact of a tensor made in the graph)")
+        return result
 
     def getitem(self, tx, index):
         """`self[index]` in the graph. A lone 0-d integer tensor index (not uint8 or bool, which are
@@ -272,6 +320,18 @@ class TensorVariable(VariableTracker):
 
 # Methods reading a tensor's value into a Python number: answered at trace time for a known value.
 _KNOWN_VALUE_METHODS = {"item", "__bool__", "__int__", "__float__", "__index__"}
+
+
+def _guard_input_offsets(tx):
+    """A storage offset read while tracing: the tensor guard checks sizes and strides, not offsets, and
+    a view's offset is its base's plus its own, so the (static) offset of every tensor input so far is
+    guarded (a tensor read here can only alias inputs that already exist)."""
+    for source, _, value in tx.output.graph_inputs:
+        # (an input with symbolic sizes, strides or offset has its offset among the shape guards)
+        if isinstance(value, torch.Tensor) and source is not None and type(value) is torch.Tensor and \
+                source not in tx.output.input_properties:
+            offset = value.storage_offset()
+            tx.output.guards.add(Guard.constant(TensorPropertySource(source, "storage_offset"), offset))
 
 
 def known_value(var):

@@ -10,7 +10,8 @@ from typing import Any, Callable
 import torch
 
 from ... import decorators
-from ...guards.source import ModuleGlobalSource
+from ...guards.guard import Guard
+from ...guards.source import ConstSource, ModuleGlobalSource, ReaderSource
 from ...probe import safe_in, static_getattr
 from ..graph_break import Unsupported, fold
 from .base import TensorMethod, VariableTracker, families, python_value
@@ -217,7 +218,35 @@ class TorchFunctionVariable(VariableTracker):
             # value anyway, and a constant lets the backends draw the random numbers eager draws
             args = [const(a.evaluate()) if isinstance(a, SymNodeVariable) else a for a in args]
             kwargs = {k: const(v.evaluate()) if isinstance(v, SymNodeVariable) else v for k, v in kwargs.items()}
-        return tx.output.call_function(fn, list(args), kwargs)
+        result = tx.output.call_function(fn, list(args), kwargs)
+        _guard_state_answer(tx, fn, args, kwargs, result)
+        return result
+
+
+class _StateQuery:
+    """`fn(*args, **kwargs)` asked again by a guard (held strongly: it has no weak references)."""
+    __slots__ = ("fn", "args", "kwargs")
+
+    def __init__(self, fn, args, kwargs):
+        self.fn, self.args, self.kwargs = fn, args, kwargs
+
+    def __call__(self):
+        return self.fn(*self.args, **self.kwargs)
+
+
+def _guard_state_answer(tx, fn, args, kwargs, result) -> None:
+    """A torch function given only constants that answered a Python value (`torch.get_num_threads()`,
+    `torch.is_anomaly_enabled()`, `torch.cuda.is_available()`): the answer comes from process state
+    that may change between calls, so a guard asks again. (None is what a function called for its
+    effect returns: nothing to ask, and asking would repeat the effect.)"""
+    if not isinstance(result, ConstantVariable) or result.value is None:
+        return
+    values = list(args) + list(kwargs.values())
+    if not all(v.is_python_constant() and not isinstance(v, (TensorVariable, SymNodeVariable)) for v in values):
+        return      # (computed from tensors' metadata, which their own guards keep)
+    query = _StateQuery(fn, tuple(a.as_python_constant() for a in args),
+                        {k: v.as_python_constant() for k, v in kwargs.items()})
+    tx.output.guards.add(Guard.constant(ReaderSource(ConstSource(query)), result.value))
 
 
 # torch._check and its siblings: (cond, message=None), the message a function called only on failure

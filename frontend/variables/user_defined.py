@@ -274,9 +274,11 @@ class UserDefinedClassVariable(VariableTracker):
             # at compile time, nor the base's found in the MRO
             raise Unsupported("python_protocol", what=f"reading a missing __annotations__ of {self.describe()}")
         if name in ("__name__", "__qualname__", "__module__"):
-            return const(getattr(cls, name))
+            value = reads.name_attr(tx, cls, self.source, name)
+            if value is not MISSING:
+                return const(value)
         if name == "__mro__":
-            return TupleVariable(tuple(wrap_class(tx, c) for c in cls.__mro__))
+            return TupleVariable(tuple(wrap_class(tx, c) for c in reads.class_mro(tx, cls)))
         if name == "__dict__" and type(cls).__getattribute__ is type.__getattribute__:
             return ClassDictVariable(cls=cls)
         if meta_data_descriptor:
@@ -816,7 +818,10 @@ class UserDefinedObjectVariable(VariableTracker):
             return attr.var      # set on the class earlier in the trace (plain data, not a descriptor)
         if attr is not MISSING:
             if isinstance(attr, types.MemberDescriptorType) and self.value is not None:
-                return tx.wrap(attr.__get__(self.value, cls), AttrSource(self.source, name) if self.source else None)
+                value = reads.slot_member(tx, self.value, self.source, attr)
+                if value is MISSING:      # an unset slot: AttributeError, as the member descriptor says
+                    raise user_error(AttributeError(f"'{cls.__name__}' object has no attribute '{name}'"))
+                return tx.wrap(value, AttrSource(self.source, name) if self.source else None)
             return bind_descriptor(tx, self, None, attr, name, attr_src)
         raise user_error(AttributeError(f"'{cls.__name__}' object has no attribute '{name}'"))
 
@@ -1163,11 +1168,11 @@ def _class_write_refused(tx, cls, name, value):
 
 
 def plain_class(cls) -> bool:
-    """Classes of class statements over `object` alone, without a metaclass or `__slots__`: their
-    instances have the layout `object.__reduce_ex__` expects without asking the class anything (an
-    extension type among the bases makes them larger)."""
+    """Classes of class statements over `object` alone, without a metaclass or `__slots__` (an empty
+    `__slots__ = ()` of a base adds nothing): their instances have the layout `object.__reduce_ex__`
+    expects without asking the class anything (an extension type among the bases makes them larger)."""
     return type(cls) is type and cls.__mro__[-1] is object and cls.__basicsize__ == _Plain.__basicsize__ and \
-        not cls.__itemsize__ and all(is_heap_type(k) and "__slots__" not in k.__dict__
+        not cls.__itemsize__ and all(is_heap_type(k) and k.__dict__.get("__slots__", ()) == ()
                                      for k in cls.__mro__[:-1])
 
 
