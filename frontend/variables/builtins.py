@@ -69,6 +69,7 @@ from .user_defined import (
     class_attribute,
     class_method,
     dict_store,
+    list_store,
     plain_class,
     set_store,
 )
@@ -268,6 +269,8 @@ def _unbound_builtin_method(tx, fn, args, kwargs):
         return None
     if issubclass(owner, (set, frozenset)):
         return _set_subclass_method(tx, obj, owner, name, args[1:], kwargs)
+    if owner is list:
+        return _list_subclass_method(tx, obj, name, args[1:], kwargs)
     if not issubclass(owner, dict):
         return None
     store = dict_store(tx, obj)
@@ -299,6 +302,26 @@ def _unbound_builtin_method(tx, fn, args, kwargs):
                 tx, [obj, args[1]], {})   # dict calls __missing__
     result = store.call_method(tx, name, list(args[1:]), kwargs)
     return obj if result is store else result    # `d |= x` is d itself, not the items it holds
+
+
+def _list_subclass_method(tx, obj, name, args, kwargs):
+    """list's own method on a list-subclass object made while tracing: applied to the items it holds
+    (user_defined.list_store). A list that slicing, `+`, `*` or `copy` makes is a plain list, as in
+    CPython. An object that existed before the frame is not modelled (None: the call breaks)."""
+    store = list_store(tx, obj)
+    if store is None:
+        return None
+    if name == "__init__":
+        if kwargs or len(args) > 1:
+            return None
+        store.call_method(tx, "clear", [], {})     # (list.__init__ empties the list, then extends it)
+        if args:
+            store.call_method(tx, "extend", list(args), {})
+        return const(None)
+    result = store.call_method(tx, name, list(args), kwargs)
+    if result is NOT_IMPLEMENTED:
+        return const(NotImplemented)
+    return obj if result is store else result    # `l += x` is l itself, not the items it holds
 
 
 def _set_subclass_method(tx, obj, owner, name, args, kwargs):
