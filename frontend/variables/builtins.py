@@ -251,6 +251,8 @@ def _unbound_builtin_method(tx, fn, args, kwargs):
         # the call is the receiver's own method
         result = obj.call_method(tx, name, list(args[1:]), kwargs)
         return const(NotImplemented) if result is NOT_IMPLEMENTED else result
+    if isinstance(obj, DictVariable) and owner is dict and obj.cls is collections.OrderedDict:
+        return _dict_method_on_ordered_dict(tx, obj, name, args[1:], kwargs)
     if not isinstance(obj, UserDefinedObjectVariable):
         return None
     if owner is object:
@@ -302,6 +304,23 @@ def _unbound_builtin_method(tx, fn, args, kwargs):
                 tx, [obj, args[1]], {})   # dict calls __missing__
     result = store.call_method(tx, name, list(args[1:]), kwargs)
     return obj if result is store else result    # `d |= x` is d itself, not the items it holds
+
+
+def _dict_method_on_ordered_dict(tx, od, name, args, kwargs):
+    """`dict.__ior__(od, other)`, `dict.get(od, k)`...: dict's own C method on an OrderedDict. A read
+    that does not depend on order answers as the OrderedDict's own. A write goes to the dict table
+    under the OrderedDict's order list: exact only when every key it writes is already there (a value
+    replaced in place); a new key leaves the order list behind (CPython's later reads then fail), and
+    other methods follow the table's order, not the OrderedDict's: not modelled (None: the call breaks)."""
+    if name in ("get", "__getitem__", "__contains__", "__len__"):
+        return od.call_method(tx, name, list(args), kwargs)
+    if name == "__setitem__" and len(args) == 2 and not kwargs and od.lookup(tx, args[0]) is not None:
+        return od.call_method(tx, name, list(args), kwargs)
+    if name in ("update", "__ior__") and len(args) == 1 and not kwargs and isinstance(args[0], DictVariable) \
+            and all(od.lookup(tx, k) is not None for k, _ in args[0].pairs(tx)):
+        od.call_method(tx, "update", list(args), {})
+        return od if name == "__ior__" else const(None)
+    return None
 
 
 def _list_subclass_method(tx, obj, name, args, kwargs):
