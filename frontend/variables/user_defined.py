@@ -405,7 +405,7 @@ class UserDefinedClassVariable(VariableTracker):
         if issubclass(cls, (set, frozenset)) and cls.__new__ is set_base(cls).__new__ and \
                 cls.__module__ != "builtins":
             return self._new_set_subclass(tx, args, kwargs)
-        if issubclass(cls, list) and cls.__new__ is list.__new__ and cls.__module__ != "builtins":
+        if issubclass(cls, list) and cls.__new__ is list.__new__ and is_heap_type(cls):
             return self._new_list_subclass(tx, args, kwargs)
         if issubclass(cls, torch.Tensor):
             return families.new_tensor_subclass(tx, cls, args, kwargs)
