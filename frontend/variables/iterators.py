@@ -9,6 +9,8 @@ import operator
 import types
 from typing import Any
 
+import torch.fx
+
 from ...guards.guard import Guard
 from ...guards.source import ItemSource, ListIteratorSource, iterator_rest
 from .. import exception_state, reads
@@ -592,7 +594,11 @@ class GeneratorVariable(IteratorVariable):
     def create(tx, code, f_globals, symbolic_locals, cells, name, function=None):
         var = GeneratorVariable(code=code, f_globals=f_globals, name=name, function=function)
         start = next(ins.index for ins in instructions_of(code)[0] if ins.opname == "RESUME")
-        tx.output.side_effects.track(var, GeneratorState(start, (), dict(symbolic_locals), dict(cells)))
+        # (a body with cells keeps them in its paused frame, and a closure's cells may change after a
+        # step while the frame runs: not replayed, see `replayable`)
+        replay = None if function is None or code.co_cellvars or code.co_freevars else (dict(symbolic_locals), ())
+        tx.output.side_effects.track(var, GeneratorState(start, (), dict(symbolic_locals), dict(cells),
+                                                         replay=replay))
         tx.output.side_effects.generators.append(var)   # closed when they die (frontend/lifetimes.py)
         return var
 
@@ -616,21 +622,31 @@ class GeneratorVariable(IteratorVariable):
         once (closing an unstarted generator runs nothing), so it holds no arguments, as the eager
         one whose frame was cleared. A started one would need its paused frame: not rebuilt."""
         state = codegen.tx.output.side_effects.get(self)
+        if self.function is not None and state is not None and state.started and \
+                replayable(codegen.tx, self, state):
+            codegen.load_callable(replayed)
+            self._reconstruct_call(codegen, state.replay[0])
+            codegen.load_const(state.replay[1])
+            codegen.call(2)
+            return
         if self.function is None or (state is not None and state.started):
             raise Unsupported("unrebuildable", what=f"rebuilding the started {self.describe()} after the graph")
-        code = self.code
         if state is None:
             codegen.load_callable(finished_generator)
             codegen.reconstruct(self.function)
             codegen.call(1)
             return
+        self._reconstruct_call(codegen, state.symbolic_locals)
+
+    def _reconstruct_call(self, codegen, bound):
+        """Push `call_again(function, ...)`: the generator function called with the arguments `bound`."""
+        code = self.code
         names = code.co_varnames
         npos, nkw = code.co_argcount, code.co_kwonlyargcount
         index = npos + nkw
         varargs = names[index] if code.co_flags & inspect.CO_VARARGS else None
         index += varargs is not None
         varkw = names[index] if code.co_flags & inspect.CO_VARKEYWORDS else None
-        bound = state.symbolic_locals
         if any(n not in bound for n in names[:index + (varkw is not None)]):
             raise Unsupported("unrebuildable", what=f"rebuilding {self.describe()} (an argument is unknown)")
         codegen.load_callable(call_again)
@@ -662,20 +678,22 @@ class GeneratorVariable(IteratorVariable):
         def enter(gtx):
             if state.started:
                 gtx.push(sent if sent is not None else const(None))  # the value of the paused `yield`
-        return self._resume(tx, state, enter)
+        return self._resume(tx, state, enter, sent if sent is not None else const(None))
 
-    def _resume(self, tx, state, enter):
+    def _resume(self, tx, state, enter, sent=None):
         """Run the body from `state` after `enter(gtx)` (push the sent value, or raise an exception
         at the paused `yield`) to its next `yield` (returned), its return (StopIterationSignal) or an
         exception leaving it (the generator is finished)."""
         effects = tx.output.side_effects
+        step = _StepWatch(tx, self) if state.replay is not None and sent is not None else None
         gtx = tx.resume_generator(self, state)
         try:
             enter(gtx)
             gtx.run()
         except GeneratorYield as y:
+            replay = step.replay_after(state.replay, sent) if step is not None else None
             effects.track(self, GeneratorState(gtx.ip, tuple(gtx.stack), gtx.symbolic_locals, gtx.cells,
-                                               started=True, exception=gtx.own_exception))
+                                               started=True, exception=gtx.own_exception, replay=replay))
             return y.value
         except ReturnValue as r:
             effects.track(self, None)
@@ -749,6 +767,110 @@ def call_again(fn, positional, varargs, keyword_only, varkw):
     return fn(*positional, *varargs, **keyword_only, **varkw)
 
 
+def replayed(gen, sends):
+    """Run time: `gen`, a generator just made, advanced natively by sending `sends` in turn (see
+    `replayable`)."""
+    for value in sends:
+        gen.send(value)
+    return gen
+
+
+# a generator advanced more often than this is not replayed (each step is checked: compile time)
+_MAX_REPLAYED_STEPS = 32
+
+
+class _StepWatch:
+    """What one step of a generator's body (from a `next()`/`send()` to its next `yield`) did, to tell
+    whether running the step again natively after the graph would do the same: nothing held back was
+    pending when it started (the program state it read is the state before the frame, which is what a
+    replay before the write-back reads), it changed nothing the trace tracks but the generator itself
+    and objects it made, and its graph ops draw no random numbers, change no tensor and no global state."""
+
+    def __init__(self, tx, gen):
+        self.tx, self.gen = tx, gen
+        effects = tx.output.side_effects
+        self.clean = not effects.pending()
+        self.contents = dict(effects.contents) if self.clean else None
+        self.nodes = len(tx.output.graph.nodes)
+
+    def replay_after(self, replay, sent):
+        """The replay record after this step (None: the generator cannot be replayed)."""
+        effects = self.tx.output.side_effects
+        if not self.clean or effects.pending() or len(replay[1]) >= _MAX_REPLAYED_STEPS:
+            return None
+        if not sent.is_python_constant() or not _immutable_constant(sent.as_python_constant()):
+            return None
+        contents = effects.contents
+        if any(key is not self.gen and not (isinstance(key, tuple) and key[:1] == ("key events",)) and
+               (key not in contents or contents[key] is not value) for key, value in self.contents.items()):
+            return None
+        new_nodes = list(self.tx.output.graph.nodes)[self.nodes:]
+        if not pure_graph_nodes(self.tx.output, new_nodes):
+            return None
+        return replay[0], replay[1] + (sent.as_python_constant(),)
+
+
+def _immutable_constant(value) -> bool:
+    if type(value) is tuple:
+        return all(_immutable_constant(v) for v in value)
+    return type(value) in (int, float, bool, str, bytes, complex, type(None))
+
+
+def pure_graph_nodes(out, nodes) -> bool:
+    """Whether the graph nodes `nodes` draw no random numbers, change no tensor in place and set no
+    global state (grad mode, autocast...): each run again on fresh fake tensors of its operands' metadata,
+    its ATen ops recorded (a node that cannot be run so counts as impure)."""
+    from ..value_raises import AtenCallRecorder
+    from .lazy_module import _is_state_node, fresh_fake    # (imported here: it imports this module's users)
+    recorder = AtenCallRecorder()
+    for node in nodes:
+        if node.op in ("placeholder", "get_attr"):
+            continue
+        if node.op not in ("call_function", "call_method") or \
+                node.op == "call_function" and _is_state_node(node.target):
+            return False
+        try:
+            with out.tracing_state(), out.fake_mode:
+                args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs),
+                                                     lambda n: fresh_fake(n.meta["example_value"]))
+                with recorder:
+                    if node.op == "call_function":
+                        node.target(*args, **kwargs)
+                    else:
+                        getattr(args[0], node.target)(*args[1:], **kwargs)
+        except Exception:   # noqa: BLE001 - (cannot tell)
+            return False
+    return not recorder.draws_random() and not any(op._schema.is_mutable for op, *_ in recorder.calls)
+
+
+def replayable(tx, gen, state) -> bool:
+    """Whether the started generator `gen` (paused at `state`) is rebuilt exactly by calling its function
+    again with the objects it was first bound to and sending it what it was sent (`replayed`): every
+    step was replayable (`_StepWatch`); its paused frame holds nothing a replay would make anew (each
+    local and stack value is one of those arguments or an immutable constant; no exception being
+    handled), so no object the program saw is replaced by a copy; and no graph op changes a tensor in
+    place, so the arguments a replay reads are as the steps read them. A replay runs before the
+    write-back (side_effects.py), so the Python objects it reads are too."""
+    if state.replay is None or state.exception is not None:
+        return False
+    arguments = list(state.replay[0].values())
+    kept = list(state.stack) + list(state.symbolic_locals.values()) + list(state.cells.values())
+    for value in arguments + kept:
+        if isinstance(value, VariableTracker) and value.is_python_constant() and \
+                _immutable_constant(value.as_python_constant()):
+            continue
+        if not any(value is a for a in arguments):
+            return False
+        # an argument a replay reads as the steps did: a tensor (no graph op changes one in place), or an
+        # object of the program (a change to it is written back after the replay); one made in the frame
+        # may have changed since
+        if not isinstance(value, families.TensorVariable) and value.source is None:
+            return False
+        if isinstance(value, families.TensorVariable) and families.tensor_attrs(tx, value):
+            return False    # (Python attributes the trace set on the tensor: they may have changed too)
+    return pure_graph_nodes(tx.output, list(tx.output.graph.nodes))
+
+
 def finished_generator(fn):
     """Run time: a finished generator of `fn`: made with placeholder arguments and closed before it
     started, so none of its body runs and it keeps no argument alive."""
@@ -803,6 +925,9 @@ class GeneratorState:
     cells: dict
     started: bool = False
     exception: Any = None   # the exception its own except block handles (a `yield` inside one), or None
+    # (the arguments it was first bound to, the values sent to it so far) while a native replay of its
+    # steps rebuilds it exactly (see `replayable`), else None
+    replay: Any = None
 
 
 def next_of(tx, it):
