@@ -214,3 +214,34 @@ def test_tensor_with_attributes_set_in_the_frame_is_not_replayed():
         box.g = gen
         return u
     run(f, lambda b: list(b.g), frames=0, breaks=1)
+
+
+def main_sub(t):
+    yield from plus_123(t)
+    yield t
+
+
+def hands_out_its_delegate(t):
+    sub = plus_123(t)
+    next(sub)
+    yield sub       # (the program gets the generator it then delegates to)
+    yield from sub
+
+
+def test_generator_paused_in_yield_from_is_replayed():
+    def f(t, box):
+        gen = main_sub(t)
+        a = next(gen)
+        box.g = gen
+        return a
+    run(f, lambda b: list(b.g), frames=1, breaks=0)
+
+
+def test_delegate_the_program_got_is_not_replayed():
+    def f(t, box):
+        gen = hands_out_its_delegate(t)
+        box.sub = next(gen)
+        next(gen)
+        box.g = gen
+        return t + 1
+    run(f, lambda b: (list(b.g), list(b.sub)), frames=0, breaks=1)

@@ -596,7 +596,8 @@ class GeneratorVariable(IteratorVariable):
         start = next(ins.index for ins in instructions_of(code)[0] if ins.opname == "RESUME")
         # (a body with cells keeps them in its paused frame, and a closure's cells may change after a
         # step while the frame runs: not replayed, see `replayable`)
-        replay = None if function is None or code.co_cellvars or code.co_freevars else (dict(symbolic_locals), ())
+        replay = None if function is None or code.co_cellvars or code.co_freevars else \
+            (dict(symbolic_locals), (), True)
         tx.output.side_effects.track(var, GeneratorState(start, (), dict(symbolic_locals), dict(cells),
                                                          replay=replay))
         tx.output.side_effects.generators.append(var)   # closed when they die (frontend/lifetimes.py)
@@ -691,7 +692,7 @@ class GeneratorVariable(IteratorVariable):
             enter(gtx)
             gtx.run()
         except GeneratorYield as y:
-            replay = step.replay_after(state.replay, sent) if step is not None else None
+            replay = step.replay_after(state.replay, sent, y.value) if step is not None else None
             effects.track(self, GeneratorState(gtx.ip, tuple(gtx.stack), gtx.symbolic_locals, gtx.cells,
                                                started=True, exception=gtx.own_exception, replay=replay))
             return y.value
@@ -793,21 +794,26 @@ class _StepWatch:
         self.contents = dict(effects.contents) if self.clean else None
         self.nodes = len(tx.output.graph.nodes)
 
-    def replay_after(self, replay, sent):
-        """The replay record after this step (None: the generator cannot be replayed)."""
+    def replay_after(self, replay, sent, yielded):
+        """The replay record after this step, which sent `sent` and got `yielded` (None: the generator
+        cannot be replayed)."""
         effects = self.tx.output.side_effects
         if not self.clean or effects.pending() or len(replay[1]) >= _MAX_REPLAYED_STEPS:
             return None
         if not sent.is_python_constant() or not _immutable_constant(sent.as_python_constant()):
             return None
         contents = effects.contents
-        if any(key is not self.gen and not (isinstance(key, tuple) and key[:1] == ("key events",)) and
-               (key not in contents or contents[key] is not value) for key, value in self.contents.items()):
+        # (a generator the step advanced is one the body made: the program reaches no other, see
+        # `replayable`, unless the body yielded it, which `plain` records)
+        if any(not isinstance(key, GeneratorVariable) and not (isinstance(key, tuple) and key[:1] == ("key events",))
+               and (key not in contents or contents[key] is not value) for key, value in self.contents.items()):
             return None
         new_nodes = list(self.tx.output.graph.nodes)[self.nodes:]
         if not pure_graph_nodes(self.tx.output, new_nodes):
             return None
-        return replay[0], replay[1] + (sent.as_python_constant(),)
+        plain = replay[2] and (isinstance(yielded, families.TensorVariable) or yielded.is_python_constant() and
+                               _immutable_constant(yielded.as_python_constant()))
+        return replay[0], replay[1] + (sent.as_python_constant(),), plain
 
 
 def _immutable_constant(value) -> bool:
@@ -851,15 +857,30 @@ def replayable(tx, gen, state) -> bool:
     handled), so no object the program saw is replaced by a copy; and no graph op changes a tensor in
     place, so the arguments a replay reads are as the steps read them. A replay runs before the
     write-back (side_effects.py), so the Python objects it reads are too."""
-    if state.replay is None or state.exception is not None:
+    return _replays_exactly(tx, gen, state, None) and pure_graph_nodes(tx.output, list(tx.output.graph.nodes))
+
+
+def _replays_exactly(tx, gen, state, outer_arguments) -> bool:
+    """`replayable` but for the graph ops; `outer_arguments`: for a generator that `gen` delegates to
+    with `yield from` (a replay of the outer one makes and advances it again), the outer one's arguments,
+    the only objects its own may be."""
+    if state is None or state.replay is None or state.exception is not None:
         return False
     arguments = list(state.replay[0].values())
+    delegate = _paused_delegate(gen, state)
     kept = list(state.stack) + list(state.symbolic_locals.values()) + list(state.cells.values())
     for value in arguments + kept:
         if isinstance(value, VariableTracker) and value.is_python_constant() and \
                 _immutable_constant(value.as_python_constant()):
             continue
+        if value is delegate and value is not None and state.replay[2] and \
+                _replays_exactly(tx, value, tx.output.side_effects.get(value), arguments):
+            # a generator its body made and delegates to, which it never yielded (so the program never
+            # got it)
+            continue
         if not any(value is a for a in arguments):
+            return False
+        if outer_arguments is not None and not any(value is a for a in outer_arguments):
             return False
         # an argument a replay reads as the steps did: a tensor (no graph op changes one in place), or an
         # object of the program (a change to it is written back after the replay); one made in the frame
@@ -868,7 +889,16 @@ def replayable(tx, gen, state) -> bool:
             return False
         if isinstance(value, families.TensorVariable) and families.tensor_attrs(tx, value):
             return False    # (Python attributes the trace set on the tensor: they may have changed too)
-    return pure_graph_nodes(tx.output, list(tx.output.graph.nodes))
+    return True
+
+
+def _paused_delegate(gen, state):
+    """The generator `gen` is paused in a `yield from` of (the top of its stack), or None."""
+    insts = instructions_of(gen.code)[0]
+    if state.ip >= 2 and insts[state.ip - 2].opname == "SEND" and state.stack and \
+            isinstance(state.stack[-1], GeneratorVariable) and state.stack[-1].function is not None:
+        return state.stack[-1]
+    return None
 
 
 def finished_generator(fn):
@@ -925,8 +955,9 @@ class GeneratorState:
     cells: dict
     started: bool = False
     exception: Any = None   # the exception its own except block handles (a `yield` inside one), or None
-    # (the arguments it was first bound to, the values sent to it so far) while a native replay of its
-    # steps rebuilds it exactly (see `replayable`), else None
+    # (the arguments it was first bound to, the values sent to it so far, whether every value it yielded
+    # was a tensor or an immutable constant) while a native replay of its steps rebuilds it exactly (see
+    # `replayable`), else None
     replay: Any = None
 
 
