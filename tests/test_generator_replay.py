@@ -245,3 +245,19 @@ def test_delegate_the_program_got_is_not_replayed():
         box.g = gen
         return t + 1
     run(f, lambda b: (list(b.g), list(b.sub)), frames=0, breaks=1)
+
+
+def grad_mode_kept(t):
+    enabled = torch.is_grad_enabled()
+    yield enabled
+    yield enabled
+
+
+def test_step_under_another_grad_mode_is_not_replayed():
+    def f(t, box):
+        with torch.no_grad():
+            gen = grad_mode_kept(t)
+            next(gen)
+        box.g = gen
+        return t + 1
+    run(f, lambda b: list(b.g), frames=0, breaks=1)

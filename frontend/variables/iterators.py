@@ -790,7 +790,7 @@ class _StepWatch:
     def __init__(self, tx, gen):
         self.tx, self.gen = tx, gen
         effects = tx.output.side_effects
-        self.clean = not effects.pending()
+        self.clean = not effects.pending() and torch_state_as_at_entry(tx.output)
         self.contents = dict(effects.contents) if self.clean else None
         self.nodes = len(tx.output.graph.nodes)
 
@@ -814,6 +814,18 @@ class _StepWatch:
         plain = replay[2] and (isinstance(yielded, families.TensorVariable) or yielded.is_python_constant() and
                                _immutable_constant(yielded.as_python_constant()))
         return replay[0], replay[1] + (sent.as_python_constant(),), plain
+
+
+def torch_state_as_at_entry(out) -> bool:
+    """Whether the torch state the trace models (grad and inference mode, autocast, default dtype,
+    torch-function state and modes, saved-tensor hooks) is here what it was when the compiled code
+    was entered, which is the process's now (compile time runs at the frame's start)."""
+    from .global_state import SAVED_HOOKS_AT_ENTRY
+    from .torch import torch_function_state_now
+    return out.grad_enabled == torch.is_grad_enabled() and out.default_dtype == torch.get_default_dtype() and \
+        not out.autocast_stack and not out.inference_stack and out.inference_mode == out.inference_at_entry and \
+        not out.torch_function_stack and out.torch_function_state == torch_function_state_now() and \
+        not out.function_modes and out.saved_hooks_message is SAVED_HOOKS_AT_ENTRY
 
 
 def _immutable_constant(value) -> bool:
@@ -856,8 +868,11 @@ def replayable(tx, gen, state) -> bool:
     local and stack value is one of those arguments or an immutable constant; no exception being
     handled), so no object the program saw is replaced by a copy; and no graph op changes a tensor in
     place, so the arguments a replay reads are as the steps read them. A replay runs before the
-    write-back (side_effects.py), so the Python objects it reads are too."""
-    return _replays_exactly(tx, gen, state, None) and pure_graph_nodes(tx.output, list(tx.output.graph.nodes))
+    write-back (side_effects.py), so the Python objects it reads are too; and the torch state (grad
+    mode...) is the frame's entry state at each step and here, with no graph op setting it, so the
+    replay runs under the state the steps saw."""
+    return _replays_exactly(tx, gen, state, None) and torch_state_as_at_entry(tx.output) and \
+        pure_graph_nodes(tx.output, list(tx.output.graph.nodes))
 
 
 def _replays_exactly(tx, gen, state, outer_arguments) -> bool:
