@@ -150,3 +150,163 @@ def test_the_trace_sees_the_module_as_initialized_after_the_call():
 def test_an_input_the_hook_refuses_raises_as_eager():
     # LazyLinear reads the input's last size: a 0-d input raises IndexError in the hook
     _compare(_call, lambda: (nn.LazyLinear(3), torch.tensor(1.0)), frames=0, breaks=1)
+
+
+# -- lazy module classes of the program: their initialize_parameters (user code) runs once, for real,
+# with the real arguments, at compile time when nothing before the call is observable yet
+
+LOG = []
+
+
+class LazyOwn(nn.modules.lazy.LazyModuleMixin, nn.Module):
+    def initialize_parameters(self, xs):
+        LOG.append(("init", len(xs)))
+        with torch.no_grad():
+            self.w = nn.Parameter(torch.empty(xs[0].shape).normal_())
+
+    def forward(self, xs):
+        acc = 0
+        for x in xs:
+            acc = acc + x * self.w
+        return acc
+
+
+class LazyParent(nn.modules.lazy.LazyModuleMixin, nn.Module):
+    def impl(self, x):
+        return x.cos() + self.v
+
+
+class LazyChild(LazyParent):
+    def forward(self, x):
+        return super().impl(x.sin())
+
+    def initialize_parameters(self, x):
+        self.v = nn.Parameter(torch.rand(x.shape[-1]))
+
+
+class Becomes(nn.Module):
+    def forward(self, x):
+        return x * self.scale
+
+
+class LazyBecomes(nn.modules.lazy.LazyModuleMixin, Becomes):
+    cls_to_become = Becomes
+
+    def initialize_parameters(self, x):
+        self.scale = nn.Parameter(torch.full(x.shape[1:], 2.0))
+        self.seen = x
+
+
+class LazyChecks(nn.modules.lazy.LazyModuleMixin, nn.Module):
+    def initialize_parameters(self, x):
+        LOG.append("checking")
+        self.w = nn.Parameter(torch.ones(3))
+        if x.dim() != 2:
+            raise ValueError(f"expected 2 dims, got {x.dim()}")
+
+    def forward(self, x):
+        return x * self.w
+
+
+class LazyFills(nn.modules.lazy.LazyModuleMixin, nn.Module):
+    def initialize_parameters(self, x):
+        with torch.no_grad():
+            x.fill_(1.5)      # (the input, changed where eager changes it)
+        self.w = nn.Parameter(torch.ones(()))
+
+    def forward(self, x):
+        return x + self.w
+
+
+class LazyTurnsGradOff(nn.modules.lazy.LazyModuleMixin, nn.Module):
+    def initialize_parameters(self, x):
+        self.w = nn.Parameter(torch.ones(()))
+        torch.set_grad_enabled(False)
+
+    def forward(self, x):
+        return x * self.w
+
+
+def _compare_logged(fn, make, frames, breaks=0, fullgraph=False):
+    LOG.clear()
+    want = _run(fn, make, fn)
+    want_log = list(LOG)
+    LOG.clear()
+    bytegraph.reset()
+    cnt = CompileCounter()
+    got = _run(fn, make, bytegraph.compile(fn, backend=cnt, fullgraph=fullgraph))
+    assert LOG == want_log
+    assert_same(got[0], want[0], exact=True)
+    assert list(got[1]) == list(want[1])
+    for k in want[1]:
+        assert got[1][k][0] is want[1][k][0]
+        assert_same(got[1][k][1], want[1][k][1], exact=True)
+    assert got[2] == want[2]
+    assert torch.equal(got[3], want[3])
+    assert cnt.frame_count == frames, cnt.frame_count
+    assert len(bytegraph.stats.break_records) == breaks, [str(b) for b in bytegraph.stats.break_records]
+
+
+def test_program_lazy_module_with_a_list_input_is_one_graph():
+    _compare_logged(_call, lambda: (LazyOwn(), [torch.randn(2, 2)] * 3), frames=1, fullgraph=True)
+
+
+def test_program_lazy_module_calling_super_is_one_graph():
+    _compare_logged(_call, lambda: (LazyChild(), torch.randn(2, 4)), frames=1, fullgraph=True)
+
+
+def _kept_input(m, x):
+    return m(x), m.seen is x, type(m).__name__
+
+
+def test_program_lazy_module_becomes_its_class_and_keeps_the_real_input():
+    _compare_logged(_kept_input, lambda: (LazyBecomes(), torch.randn(2, 3)), frames=1, fullgraph=True)
+
+
+def test_program_lazy_module_raising_raises_once_at_the_call():
+    # the initialization ran (and logged) once, at compile time; the call's native run raises its error
+    _compare_logged(_call, lambda: (LazyChecks(), torch.randn(3)), frames=0, breaks=1)
+    # the next call runs the hook again, as in eager, and succeeds
+    bytegraph.reset()
+    m = LazyChecks()
+    opt = bytegraph.compile(_call, backend="eager")
+    LOG.clear()
+    with pytest.raises(ValueError, match="expected 2 dims, got 1"):
+        opt(m, torch.randn(3))
+    assert LOG == ["checking"] and "_initialize_hook" in vars(m)
+    x = torch.randn(2, 3)
+    assert_same(opt(m, x), x * m.w, exact=True)
+    assert LOG == ["checking", "checking"] and "_initialize_hook" not in vars(m)
+    assert list(m._forward_pre_hooks) == []
+
+
+def test_program_lazy_module_changing_its_input_in_place():
+    _compare_logged(_call, lambda: (LazyFills(), torch.randn(2)), frames=1, fullgraph=True)
+
+
+def _op_first(m, x):
+    return m(x + 1)
+
+
+def test_program_lazy_module_after_an_op_breaks():
+    # the op is in the graph, which runs after compile time: the hook runs natively at the call
+    _compare_logged(_op_first, lambda: (LazyChild(), torch.randn(2, 4)), frames=2, breaks=1)
+
+
+def test_program_lazy_module_changing_grad_mode_breaks_after_it():
+    # the forward runs natively after it, with grad mode off as in eager
+    def run(fn):
+        torch.set_grad_enabled(True)
+        try:
+            out = fn(LazyTurnsGradOff(), torch.ones(2))
+            return out, torch.is_grad_enabled()
+        finally:
+            torch.set_grad_enabled(True)
+    want = run(_call)
+    bytegraph.reset()
+    cnt = CompileCounter()
+    got = run(bytegraph.compile(_call, backend=cnt))
+    assert_same(got, want, exact=True)
+    assert want[1] is False and not want[0].requires_grad
+    assert len(bytegraph.stats.break_records) == 1 and "grad" not in str(bytegraph.stats.break_records[0]) or \
+        "torch state" in str(bytegraph.stats.break_records[0])

@@ -11,6 +11,15 @@ module, the sizes are known numbers, the trace is not speculative (a `torch.cond
 take, a backward eager runs later), and a dry run on a copy raises and warns nothing. The trace then
 goes on with the module as it now is. Otherwise the call breaks the graph (the builder refuses the
 uninitialized parameters) and the hook runs natively.
+
+A lazy module class of the program has user code for its `initialize_parameters`: it is never dry-run.
+It runs once, for real, on the real arguments, at compile time, when that is running it at the call
+(nothing before the call is observable yet: no op in the graph, nothing held back, the torch state of
+the frame's entry; no keyword arguments, which the hook could change for the forward). What it does
+then is what eager's run does; what the trace cannot go on from (it raised, or changed grad mode, the
+default dtype or an input's sizes) ends the graph at the call, and the call's native run first
+finishes the hook's run as eager's ended (raises its exception, sets the modes it left): see
+`_initialize_program_module`.
 """
 from __future__ import annotations
 
@@ -20,6 +29,7 @@ from torch._subclasses.fake_tensor import FakeTensor
 from torch.nn.parameter import is_lazy
 
 from ...guards.guard import Guard
+from ..graph_break import Unsupported
 from ..quiet_warnings import filters_set_to
 from ..value_raises import AtenCallRecorder, graph_raises_by_value
 from .tensor import TensorVariable
@@ -35,6 +45,8 @@ def initialize_now(tx, var, args, kwargs) -> bool:
     exactly eager's (see the module docstring). False: it was not run."""
     module = var.module
     out = tx.output
+    if not _is_torch_class(module):
+        return _initialize_program_module(tx, var, args, kwargs)
     if _refusal(tx, var, args, kwargs) is not None:
         return False
     fakes = [a.example if isinstance(a, TensorVariable) else a.as_python_constant() for a in args]
@@ -52,11 +64,115 @@ def initialize_now(tx, var, args, kwargs) -> bool:
     return True
 
 
-def _refusal(tx, var, args, kwargs):
+def _is_torch_class(module) -> bool:
+    return type(module).__module__.startswith("torch.nn.modules.")
+
+
+def _initialize_program_module(tx, var, args, kwargs) -> bool:
+    """A lazy module class of the program: its `initialize_parameters` is user code, so it runs once,
+    for real, with the real arguments, and only where that is eager's own run of it: nothing the
+    program did before it is observable yet (no op in the graph, nothing held back to write, the torch
+    state as at the frame's entry), so running it at compile time, before the frame's code up to the
+    call runs, is running it at the call. If it raises, the module's next call raises that exception
+    instead of running the hook again (`_raise_at_next_call`), and the graph breaks at this call, whose
+    native run is that next call. If it leaves the torch state or an input's sizes changed, the graph
+    breaks at the call too (the hook is done: the native call runs the rest). False: not run."""
     module = var.module
     out = tx.output
-    if not type(module).__module__.startswith("torch.nn.modules."):
-        return "a lazy module class of the program (its initialize_parameters is user code)"
+    refusal = _refusal(tx, var, args, kwargs, program=True)
+    if refusal is not None or var.source is None or kwargs or out.side_effects.pending() or \
+            any(node.op not in ("placeholder", "get_attr") for node in out.graph.nodes):
+        return False
+    from .iterators import torch_state_as_at_entry
+    if not torch_state_as_at_entry(out):
+        return False
+    real_args = [_real_value(tx, a) for a in args]
+    if any(v is _NO_VALUE for v in real_args):
+        return False
+    inputs = [t for t in out.graph_inputs if isinstance(t[2], torch.Tensor)]
+    sizes = [_sizes(t[2]) for t in inputs]
+    state, modes = _torch_state(), _grad_and_dtype()
+    before = type(module)
+    try:
+        module._infer_parameters(module, tuple(real_args), {})
+    except Exception as error:   # noqa: BLE001 - the program's exception, raised by the call's native run
+        _first_at_next_call(module, _raiser(error))
+        raise Unsupported("lazy_module", what=f"the initialization of {var.describe()} raising "
+                                              f"{type(error).__name__}") from None
+    out.guards.discard(Guard.type_match(var.source, before))
+    out.guards.add(Guard.type_match(var.source, type(module)))
+    if _torch_state() != state or [_sizes(t[2]) for t in inputs] != sizes:
+        # the transformed code sets grad mode and the default dtype as the trace has them before the
+        # call's native run: as the hook left them, they are set again at that run
+        after = _grad_and_dtype()
+        _set_grad_and_dtype(modes)
+        _first_at_next_call(module, lambda: _set_grad_and_dtype(after))
+        raise Unsupported("lazy_module", what=f"the initialization of {var.describe()} changing the torch "
+                                              "state or an input's sizes")
+    return True
+
+
+_NO_VALUE = object()
+
+
+def _real_value(tx, var):
+    """The object eager passes for `var`: an immutable constant, a graph input's tensor, an object of the
+    program (its tracker made from it); else _NO_VALUE."""
+    if isinstance(var, TensorVariable):
+        real = tx.output.real_value_of(var)
+        return _NO_VALUE if real is None else real
+    if var.is_python_constant():
+        value = var.as_python_constant()
+        return value if type(value) in (int, float, bool, str, type(None)) else _NO_VALUE
+    if var.source is None:
+        return _NO_VALUE
+    return next((real for real, tracker in tx.output.wrapped_objects.values() if tracker is var), _NO_VALUE)
+
+
+def _sizes(t):
+    return t.dtype, t.shape, t.stride(), t.storage_offset(), t.requires_grad
+
+
+def _torch_state():
+    from .torch import torch_function_state_now
+    return (torch.is_grad_enabled(), torch.is_inference_mode_enabled(), torch.get_default_dtype(),
+            torch.is_autocast_enabled(), torch_function_state_now())
+
+
+def _grad_and_dtype():
+    return torch.is_grad_enabled(), torch.get_default_dtype()
+
+
+def _set_grad_and_dtype(modes):
+    torch._C._set_grad_enabled(modes[0])
+    torch.set_default_dtype(modes[1])
+
+
+def _raiser(error):
+    def raise_it():
+        raise error
+    return raise_it
+
+
+def _first_at_next_call(module, action):
+    """Have the module's next call (the native run of the call the hook ran for at compile time) do
+    `action` first, as the end of the hook's run: a forward pre-hook put before the others, which removes
+    itself (a later call runs the hooks left, the initializing one again if it raised, as in eager)."""
+    hooks = module._forward_pre_hooks
+    handle = torch.utils.hooks.RemovableHandle(hooks)
+
+    def stand_in(*_):
+        handle.remove()
+        action()
+    hooks[handle.id] = stand_in
+    hooks.move_to_end(handle.id, last=False)
+
+
+def _refusal(tx, var, args, kwargs, program=False):
+    """Why the initializing hook cannot run now (None: it can). `program`: a class of the program, whose
+    hook gets the real arguments (_initialize_program_module)."""
+    module = var.module
+    out = tx.output
     hooks = module._forward_pre_hooks
     if not hooks or next(iter(hooks)) != module._initialize_hook.id:
         return "a forward pre-hook that runs before the initializing one"
@@ -64,7 +180,7 @@ def _refusal(tx, var, args, kwargs):
         return "a speculative trace (code eager may run later or not at all)"
     if torch._C._functorch.peek_interpreter_stack() is not None:
         return "inside a functorch transform"
-    for value in list(args) + list(kwargs.values()):
+    for value in [] if program else list(args) + list(kwargs.values()):
         if isinstance(value, TensorVariable):
             e = value.example
             if type(e) is not FakeTensor or e.device.type != "cpu" or \
