@@ -784,15 +784,15 @@ class _StepWatch:
     """What one step of a generator's body (from a `next()`/`send()` to its next `yield`) did, to tell
     whether running the step again natively after the graph would do the same: nothing held back was
     pending when it started (the program state it read is the state before the frame, which is what a
-    replay before the write-back reads), it changed nothing the trace tracks but the generator itself
-    and objects it made, and its graph ops draw no random numbers, change no tensor and no global state."""
+    replay before the write-back reads), and it changed nothing the trace tracks but generators and
+    objects it made. (That its graph ops draw no random numbers and change no tensor or global state is
+    checked with the whole graph's when the generator is rebuilt: `replayable`.)"""
 
     def __init__(self, tx, gen):
         self.tx, self.gen = tx, gen
         effects = tx.output.side_effects
         self.clean = not effects.pending() and torch_state_as_at_entry(tx.output)
         self.contents = dict(effects.contents) if self.clean else None
-        self.nodes = len(tx.output.graph.nodes)
 
     def replay_after(self, replay, sent, yielded):
         """The replay record after this step, which sent `sent` and got `yielded` (None: the generator
@@ -807,9 +807,6 @@ class _StepWatch:
         # `replayable`, unless the body yielded it, which `plain` records)
         if any(not isinstance(key, GeneratorVariable) and not (isinstance(key, tuple) and key[:1] == ("key events",))
                and (key not in contents or contents[key] is not value) for key, value in self.contents.items()):
-            return None
-        new_nodes = list(self.tx.output.graph.nodes)[self.nodes:]
-        if not pure_graph_nodes(self.tx.output, new_nodes):
             return None
         plain = replay[2] and (isinstance(yielded, families.TensorVariable) or yielded.is_python_constant() and
                                _immutable_constant(yielded.as_python_constant()))
