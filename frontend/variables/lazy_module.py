@@ -74,9 +74,11 @@ def _initialize_program_module(tx, var, args, kwargs) -> bool:
     program did before it is observable yet (no op in the graph, nothing held back to write, the torch
     state as at the frame's entry), so running it at compile time, before the frame's code up to the
     call runs, is running it at the call. If it raises, the module's next call raises that exception
-    instead of running the hook again (`_raise_at_next_call`), and the graph breaks at this call, whose
+    instead of running the hook again (`_first_at_next_call`), and the graph breaks at this call, whose
     native run is that next call. If it leaves the torch state or an input's sizes changed, the graph
-    breaks at the call too (the hook is done: the native call runs the rest). False: not run."""
+    breaks at the call too (the hook is done: the native call runs the rest, after setting again the
+    grad mode and default dtype the hook left, which the transformed code sets as the trace has them
+    before that run). False: not run."""
     module = var.module
     out = tx.output
     refusal = _refusal(tx, var, args, kwargs, program=True)
@@ -102,8 +104,6 @@ def _initialize_program_module(tx, var, args, kwargs) -> bool:
     out.guards.discard(Guard.type_match(var.source, before))
     out.guards.add(Guard.type_match(var.source, type(module)))
     if _torch_state() != state or [_sizes(t[2]) for t in inputs] != sizes:
-        # the transformed code sets grad mode and the default dtype as the trace has them before the
-        # call's native run: as the hook left them, they are set again at that run
         after = _grad_and_dtype()
         _set_grad_and_dtype(modes)
         _first_at_next_call(module, lambda: _set_grad_and_dtype(after))
