@@ -9,8 +9,6 @@ import operator
 import types
 from typing import Any
 
-import torch.fx
-
 from ...guards.guard import Guard
 from ...guards.source import ItemSource, ListIteratorSource, iterator_rest
 from .. import exception_state, reads
@@ -791,7 +789,7 @@ class _StepWatch:
     def __init__(self, tx, gen):
         self.tx, self.gen = tx, gen
         effects = tx.output.side_effects
-        self.clean = not effects.pending() and torch_state_as_at_entry(tx.output)
+        self.clean = not effects.pending() and families.torch_state_as_at_entry(tx.output)
         self.contents = dict(effects.contents) if self.clean else None
 
     def replay_after(self, replay, sent, yielded):
@@ -813,49 +811,10 @@ class _StepWatch:
         return replay[0], replay[1] + (sent.as_python_constant(),), plain
 
 
-def torch_state_as_at_entry(out) -> bool:
-    """Whether the torch state the trace models (grad and inference mode, autocast, default dtype,
-    torch-function state and modes, saved-tensor hooks) is here what it was when the compiled code
-    was entered, which is the process's now (compile time runs at the frame's start)."""
-    from .global_state import SAVED_HOOKS_AT_ENTRY
-    from .torch import torch_function_state_now
-    return out.grad_enabled == torch.is_grad_enabled() and out.default_dtype == torch.get_default_dtype() and \
-        not out.autocast_stack and not out.inference_stack and out.inference_mode == out.inference_at_entry and \
-        not out.torch_function_stack and out.torch_function_state == torch_function_state_now() and \
-        not out.function_modes and out.saved_hooks_message is SAVED_HOOKS_AT_ENTRY
-
-
 def _immutable_constant(value) -> bool:
     if type(value) is tuple:
         return all(_immutable_constant(v) for v in value)
     return type(value) in (int, float, bool, str, bytes, complex, type(None))
-
-
-def pure_graph_nodes(out, nodes) -> bool:
-    """Whether the graph nodes `nodes` draw no random numbers, change no tensor in place and set no
-    global state (grad mode, autocast...): each run again on fresh fake tensors of its operands' metadata,
-    its ATen ops recorded (a node that cannot be run so counts as impure)."""
-    from ..value_raises import AtenCallRecorder
-    from .lazy_module import _is_state_node, fresh_fake    # (imported here: it imports this module's users)
-    recorder = AtenCallRecorder()
-    for node in nodes:
-        if node.op in ("placeholder", "get_attr"):
-            continue
-        if node.op not in ("call_function", "call_method") or \
-                node.op == "call_function" and _is_state_node(node.target):
-            return False
-        try:
-            with out.tracing_state(), out.fake_mode:
-                args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs),
-                                                     lambda n: fresh_fake(n.meta["example_value"]))
-                with recorder:
-                    if node.op == "call_function":
-                        node.target(*args, **kwargs)
-                    else:
-                        getattr(args[0], node.target)(*args[1:], **kwargs)
-        except Exception:   # noqa: BLE001 - (cannot tell)
-            return False
-    return not recorder.draws_random() and not any(op._schema.is_mutable for op, *_ in recorder.calls)
 
 
 def replayable(tx, gen, state) -> bool:
@@ -868,8 +827,8 @@ def replayable(tx, gen, state) -> bool:
     write-back (side_effects.py), so the Python objects it reads are too; and the torch state (grad
     mode...) is the frame's entry state at each step and here, with no graph op setting it, so the
     replay runs under the state the steps saw."""
-    return _replays_exactly(tx, gen, state, None) and torch_state_as_at_entry(tx.output) and \
-        pure_graph_nodes(tx.output, list(tx.output.graph.nodes))
+    return _replays_exactly(tx, gen, state, None) and families.torch_state_as_at_entry(tx.output) and \
+        families.pure_graph_nodes(tx.output, list(tx.output.graph.nodes))
 
 
 def _replays_exactly(tx, gen, state, outer_arguments) -> bool:
