@@ -261,3 +261,33 @@ def test_step_under_another_grad_mode_is_not_replayed():
         box.g = gen
         return t + 1
     run(f, lambda b: list(b.g), frames=0, breaks=1)
+
+
+def warns_in_a_graph_op(t):
+    yield torch.nn.functional.softmax(t) + 1     # (no dim: softmax warns, from the graph's run too)
+    yield t
+
+
+def test_replay_does_not_show_the_steps_warnings_again():
+    import warnings
+
+    def f(t, box):
+        gen = warns_in_a_graph_op(t)
+        a = next(gen)
+        box.g = gen
+        return a
+
+    def shown(fn, box):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = fn(torch.ones(2, 3), box)
+        return result, [str(w.message) for w in caught]
+
+    bytegraph.reset()
+    opt, cnt = compiled(f)
+    shown(opt, Box())                                   # (compiling shows the warning once more)
+    got_box, want_box = Box(), Box()
+    got, want = shown(opt, got_box), shown(f, want_box)
+    assert_same(got, want)
+    assert_same(list(got_box.g), list(want_box.g))
+    assert cnt.frame_count == 1 and not bytegraph.stats.break_records

@@ -14,6 +14,7 @@ from ...guards.source import ItemSource, ListIteratorSource, iterator_rest
 from .. import exception_state, reads
 from ..graph_break import Unsupported, user_error
 from ..instructions import instructions_of
+from ..quiet_warnings import filters_set_to
 from ..signals import GeneratorYield, ReturnValue, UserException
 from .base import VariableTracker, families
 from .constant import const
@@ -768,9 +769,11 @@ def call_again(fn, positional, varargs, keyword_only, varkw):
 
 def replayed(gen, sends):
     """Run time: `gen`, a generator just made, advanced natively by sending `sends` in turn (see
-    `replayable`)."""
-    for value in sends:
-        gen.send(value)
+    `replayable`). Its steps' warnings are not shown again: the graph ran their ops, which showed
+    them as eager's steps did (a Python `warnings.warn` of a step is held back, so not replayed)."""
+    with filters_set_to("ignore"):
+        for value in sends:
+            gen.send(value)
     return gen
 
 

@@ -314,7 +314,7 @@ def pure_graph_nodes(out, nodes) -> bool:
                 node.op == "call_function" and _is_state_node(node.target):
             return False
         try:
-            with out.tracing_state(), out.fake_mode:
+            with out.tracing_state(), out.fake_mode, filters_set_to("ignore"):
                 args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs),
                                                      lambda n: fresh_fake(n.meta["example_value"]))
                 with recorder:
