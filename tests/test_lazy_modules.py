@@ -310,3 +310,60 @@ def test_program_lazy_module_changing_grad_mode_breaks_after_it():
     assert want[1] is False and not want[0].requires_grad
     assert len(bytegraph.stats.break_records) == 1 and "grad" not in str(bytegraph.stats.break_records[0]) or \
         "torch state" in str(bytegraph.stats.break_records[0])
+
+
+class LazyScales(nn.modules.lazy.LazyModuleMixin, nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.parameter.UninitializedParameter()
+
+    def initialize_parameters(self, x):
+        with torch.no_grad():
+            self.weight.materialize(x.shape[-1:])
+            self.weight.fill_(2.0)
+
+    def forward(self, x):
+        return x * self.weight
+
+
+def _times_ten(module, args):
+    return (args[0] * 10,)
+
+
+def _plus_hundred(module, args, out):
+    return out + 100
+
+
+class LazyAddsHooks(LazyScales):
+    def initialize_parameters(self, x):
+        super().initialize_parameters(x)
+        self.register_forward_pre_hook(_times_ten)    # (eager's first call took its pre-hooks already)
+        self.register_forward_hook(_plus_hundred)     # (read after forward: runs at the first call)
+
+
+class LazyReplacesForward(LazyScales):
+    def initialize_parameters(self, x):
+        super().initialize_parameters(x)
+        self.__class__ = LazyScalesBy3      # (eager's first call took `forward` already)
+
+
+class LazyScalesBy3(LazyReplacesForward):
+    def forward(self, x):
+        return x * self.weight * 3
+
+
+@pytest.mark.parametrize("cls", [LazyAddsHooks, LazyReplacesForward])
+def test_program_init_changing_hooks_or_forward_counts_from_the_next_call(cls):
+    """The first call runs the pre-hooks and `forward` eager's `_call_impl` took before the hook ran;
+    that compiled code serves that call only: the next compiles again, with the module as it is."""
+    def f(m, x):
+        return m(x) + 1
+
+    want_m, got_m = cls(), cls()
+    want = [f(want_m, torch.ones(3)) for _ in range(3)]
+    bytegraph.reset()
+    cnt = CompileCounter()
+    opt = bytegraph.compile(f, backend=cnt)
+    got = [opt(got_m, torch.ones(3)) for _ in range(3)]
+    assert_same(got, want, exact=True)
+    assert cnt.frame_count == 2 and not bytegraph.stats.break_records

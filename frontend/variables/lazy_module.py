@@ -48,7 +48,7 @@ def initialize_now(tx, var, args, kwargs) -> bool:
     exactly eager's (see the module docstring). False: it was not run."""
     module = var.module
     out = tx.output
-    if not _is_torch_class(module):
+    if not is_torch_lazy_class(module):
         return _initialize_program_module(tx, var, args, kwargs)
     if _refusal(tx, var, args, kwargs) is not None:
         return False
@@ -67,7 +67,7 @@ def initialize_now(tx, var, args, kwargs) -> bool:
     return True
 
 
-def _is_torch_class(module) -> bool:
+def is_torch_lazy_class(module) -> bool:
     return type(module).__module__.startswith("torch.nn.modules.")
 
 

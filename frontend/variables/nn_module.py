@@ -3,6 +3,7 @@ through `forward` (with forward pre/post hooks), containers iterate and index.""
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import types
 from typing import Any
 
@@ -16,10 +17,10 @@ from ..reads import MISSING, class_lookup, instance_attr
 from .base import NotConstant, families, python_value
 from .constant import const
 from .dicts import DictVariable
-from .functions import UserFunctionVariable
+from .functions import BoundMethodVariable, UserFunctionVariable
 from .distributed import is_distributed_module
 from .iterators import ListIteratorVariable, StopIterationSignal, advanced, exhausted_like
-from .lazy_module import initialize_now, initializes_lazily
+from .lazy_module import initialize_now, initializes_lazily, is_torch_lazy_class
 from .lists import ListVariable, TupleVariable
 from .tensor import TensorVariable
 from .user_defined import _MISSING, UserDefinedObjectVariable, class_method
@@ -537,19 +538,33 @@ class NNModuleVariable(UserDefinedObjectVariable):
             raise Unsupported("module_hooks", what="global module hooks")
         if module._backward_hooks or module._backward_pre_hooks:
             raise Unsupported("module_hooks", what="module backward hooks")
+        first_call, forward = None, None
         if initializes_lazily(module):
             # its first call: the initializing pre-hook runs now when that is exactly eager (else the
             # builder refuses its uninitialized parameters, breaking the graph at this call)
-            initialize_now(tx, self, args, kwargs)
+            if not is_torch_lazy_class(module):
+                # eager's `_call_impl` took `forward` and the pre-hooks and backward hooks to run before
+                # the hook ran: what a program's hook adds, removes or replaces counts from the next call
+                first_call = {t: dict(getattr(module, t)) for t in
+                              ("_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")}
+                forward_before = module.__dict__.get("forward"), type(module)
+            ran = initialize_now(tx, self, args, kwargs)
+            first_call, forward = _first_call_differences(tx, self, first_call, forward_before) \
+                if first_call is not None and ran else (None, None)
         # (after a lazy module's initialization: the hooks the trace runs are the ones left, as the
-        # next call finds them)
-        self._guard_hooks(tx)
+        # next call finds them; for a program's hook that changed them, the ones this first call runs)
+        self._guard_hooks(tx, first_call)
+        pre_hooks = module._forward_pre_hooks if first_call is None else \
+            {k: v for k, v in first_call["_forward_pre_hooks"].items() if k != _INITIALIZING}
         # the hooks get the very objects eager's `_call_impl` hands them: the args tuple (or what a
         # pre-hook returned) and one kwargs dict, which a hook may change in place
         args_var, kwargs_var = TupleVariable(tuple(args)), None
         if module._forward_pre_hooks_with_kwargs or module._forward_hooks_with_kwargs:
             kwargs_var = DictVariable.create(tx, [(const(k), v) for k, v in kwargs.items()])
-        for hook_id, hook in module._forward_pre_hooks.items():
+        for hook_id, hook in pre_hooks.items():
+            if hook_id not in module._forward_pre_hooks:
+                # (removed by the initializing hook: eager's first call still runs it)
+                raise Unsupported("module_hooks", what="a forward pre-hook a lazy module's initialization removed")
             hook_var = tx.wrap(hook, self._hook_source("_forward_pre_hooks", hook_id))
             if hook_id in module._forward_pre_hooks_with_kwargs:
                 result = hook_var.call_function(tx, [self, args_var, kwargs_var], {})
@@ -566,7 +581,7 @@ class NNModuleVariable(UserDefinedObjectVariable):
         args, kwargs = list(tx.unpack_iterable(args_var)), _keyword_arguments(tx, kwargs_var, kwargs)
         # `forward` as `module.forward` finds it: replaced on the instance or on the class, the read
         # is guarded (frontend/reads.py)
-        output = self.var_getattr(tx, "forward").call_function(tx, args, kwargs)
+        output = (forward or self.var_getattr(tx, "forward")).call_function(tx, args, kwargs)
         for hook_id, hook in module._forward_hooks.items():
             hook_var = tx.wrap(hook, self._hook_source("_forward_hooks", hook_id))
             if hook_id in module._forward_hooks_with_kwargs:
@@ -577,19 +592,23 @@ class NNModuleVariable(UserDefinedObjectVariable):
                 output = result
         return output
 
-    def _guard_hooks(self, tx):
-        """Which hooks ran was decided while tracing: a hook added or removed later recompiles."""
+    def _guard_hooks(self, tx, first_call=None):
+        """Which hooks ran was decided while tracing: a hook added or removed later recompiles.
+        `first_call`: the tables a lazy module's first call runs (taken before its initialization)
+        where they are not the module's now."""
         for name in ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks"):
             table = getattr(torch.nn.modules.module, name)
             tx.output.guards.add(Guard.dict_keys(ModuleGlobalSource("torch.nn.modules.module", name), table))
         if self.source is None:
             return
         module = self.module
-        if not any(getattr(module, t) for t in MODULE_HOOK_TABLES):
+        tables = {t: getattr(module, t) for t in MODULE_HOOK_TABLES}
+        tables.update(first_call or {})
+        if not any(tables.values()):
             tx.output.guards.add(Guard.no_module_hooks(self.source))
         else:
             for t in MODULE_HOOK_TABLES:
-                tx.output.guards.add(Guard.dict_keys(AttrSource(self.source, t), getattr(module, t)))
+                tx.output.guards.add(Guard.dict_keys(AttrSource(self.source, t), tables[t]))
 
     def _hook_source(self, table, hook_id):
         return ItemSource(AttrSource(self.source, table), hook_id) if self.source else None
@@ -608,6 +627,38 @@ class NNModuleVariable(UserDefinedObjectVariable):
         for part in self.built:
             codegen.load_const(part)
         codegen.call(3)
+
+
+_INITIALIZING = "initializing hook"
+
+
+def _first_call_differences(tx, var, before, forward_before):
+    """After a program lazy module's initialization: (None, None) when its first call runs what later
+    calls run; else (the hook tables the first call runs, as taken before the initialization, with a
+    key no later table has, so the compiled code serves this one call: a later one compiles again;
+    the tracker of the `forward` the first call runs, or None)."""
+    module = var.module
+    init_id = next(iter(before["_forward_pre_hooks"]))    # (checked first: lazy_module._refusal)
+    hooks_before = {k: v for k, v in before["_forward_pre_hooks"].items() if k != init_id}
+    same_hooks = list(hooks_before.items()) == list(module._forward_pre_hooks.items()) and \
+        all(list(before[t].items()) == list(getattr(module, t).items())
+            for t in ("_backward_hooks", "_backward_pre_hooks"))
+    own, cls = forward_before
+    same_forward = module.__dict__.get("forward") is own and (
+        type(module) is cls or own is not None or
+        inspect.getattr_static(type(module), "forward") is inspect.getattr_static(cls, "forward"))
+    if same_hooks and same_forward:
+        return None, None
+    before["_forward_pre_hooks"] = {_INITIALIZING: None, **hooks_before}
+    forward = None
+    if not same_forward:
+        old = own if own is not None else inspect.getattr_static(cls, "forward")
+        # (a forward of the instance's own dict that the initialization replaced: not modelled; the
+        # native run of the call would take the new one)
+        if not isinstance(old, types.FunctionType) or own is not None:
+            raise Unsupported("module_hooks", what="a forward a lazy module's initialization replaced")
+        forward = BoundMethodVariable(fn=UserFunctionVariable(fn=old), self_var=var)
+    return before, forward
 
 
 def _is_none(var) -> bool:
