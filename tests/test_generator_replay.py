@@ -4,6 +4,8 @@ when that is exactly eager's: each step did only pure graph work (no random numb
 in place, no global state set) and changed nothing the trace tracks, nothing held back was pending
 when a step ran, and the paused frame holds only its arguments (tensors, or objects of the program)
 and immutable constants. Otherwise the graph breaks and the generator is eager's."""
+import random
+
 import torch
 
 import bytegraph
@@ -291,3 +293,29 @@ def test_replay_does_not_show_the_steps_warnings_again():
     assert_same(got, want)
     assert_same(list(got_box.g), list(want_box.g))
     assert cnt.frame_count == 1 and not bytegraph.stats.break_records
+
+
+def draws_python_random(t):
+    yield t + random.random()    # (drawn by the transformed code before the graph, not kept)
+    yield 0
+
+
+def test_step_drawing_from_python_random_is_not_replayed():
+    def f(t, box):
+        gen = draws_python_random(t)
+        v = next(gen)
+        box.g = gen
+        return v
+
+    bytegraph.reset()
+    opt, _ = compiled(f)
+    t = torch.arange(2.0)
+    random.seed(0)
+    got_box = Box()
+    got = opt(t, got_box), random.random()      # (a replay would draw a second number first)
+    random.seed(0)
+    want_box = Box()
+    want = f(t, want_box), random.random()
+    assert_same(got, want)
+    assert_same(list(got_box.g), list(want_box.g))
+    assert any("started generator" in str(b) for b in bytegraph.stats.break_records)

@@ -367,3 +367,31 @@ def test_program_init_changing_hooks_or_forward_counts_from_the_next_call(cls):
     got = [opt(got_m, torch.ones(3)) for _ in range(3)]
     assert_same(got, want, exact=True)
     assert cnt.frame_count == 2 and not bytegraph.stats.break_records
+
+
+class LazyDrawsPython(LazyScales):
+    def initialize_parameters(self, x):
+        import random
+        super().initialize_parameters(x)
+        with torch.no_grad():
+            self.weight.fill_(random.random())
+
+
+def test_program_init_after_a_python_random_draw_of_the_frame_breaks():
+    """The frame's `random.random()` is drawn at run time before the graph: a hook run at compile time
+    would draw first."""
+    import random
+
+    def f(m, x):
+        r = random.random()
+        return m(x), r
+
+    def run(fn):
+        random.seed(0)
+        return fn(LazyDrawsPython(), torch.ones(3)), random.random()
+    want = run(f)
+    bytegraph.reset()
+    cnt = CompileCounter()
+    got = run(bytegraph.compile(f, backend=cnt))
+    assert_same(got, want, exact=True)
+    assert any("uninitialized parameter" in str(b) for b in bytegraph.stats.break_records)

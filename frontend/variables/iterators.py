@@ -794,12 +794,16 @@ class _StepWatch:
         effects = tx.output.side_effects
         self.clean = not effects.pending() and families.torch_state_as_at_entry(tx.output)
         self.contents = dict(effects.contents) if self.clean else None
+        # (a number drawn from Python's `random` is drawn by the transformed code before the graph:
+        # a replay would draw it again)
+        self.draws = len(tx.output.random_draws)
 
     def replay_after(self, replay, sent, yielded):
         """The replay record after this step, which sent `sent` and got `yielded` (None: the generator
         cannot be replayed)."""
         effects = self.tx.output.side_effects
-        if not self.clean or effects.pending() or len(replay[1]) >= _MAX_REPLAYED_STEPS:
+        if not self.clean or effects.pending() or len(replay[1]) >= _MAX_REPLAYED_STEPS or \
+                len(self.tx.output.random_draws) != self.draws:
             return None
         if not sent.is_python_constant() or not _immutable_constant(sent.as_python_constant()):
             return None

@@ -85,8 +85,10 @@ def _initialize_program_module(tx, var, args, kwargs) -> bool:
     module = var.module
     out = tx.output
     refusal = _refusal(tx, var, args, kwargs, program=True)
+    # (a number the frame drew from Python's `random` is drawn at run time before the graph: after a
+    # draw the hook makes now)
     if refusal is not None or var.source is None or kwargs or out.side_effects.pending() or \
-            any(node.op not in ("placeholder", "get_attr") for node in out.graph.nodes):
+            out.random_draws or any(node.op not in ("placeholder", "get_attr") for node in out.graph.nodes):
         return False
     if not torch_state_as_at_entry(out):
         return False
