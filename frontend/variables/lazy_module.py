@@ -23,6 +23,8 @@ finishes the hook's run as eager's ended (raises its exception, sets the modes i
 """
 from __future__ import annotations
 
+import types
+
 
 import torch
 from torch._subclasses.fake_tensor import FakeTensor
@@ -90,7 +92,7 @@ def _initialize_program_module(tx, var, args, kwargs) -> bool:
     if refusal is not None or var.source is None or kwargs or out.side_effects.pending() or \
             out.random_draws or any(node.op not in ("placeholder", "get_attr") for node in out.graph.nodes):
         return False
-    if not torch_state_as_at_entry(out):
+    if not torch_state_as_at_entry(out) or not _read_only_code_and_modules(out):
         return False
     real_args = [_real_value(tx, a) for a in args]
     if any(v is _NO_VALUE for v in real_args):
@@ -117,6 +119,23 @@ def _initialize_program_module(tx, var, args, kwargs) -> bool:
 
 
 _NO_VALUE = object()
+
+# objects the hook would hardly change and whose trackers read their attributes where they are now
+_CODE_TYPES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.ModuleType, type)
+
+
+def _read_only_code_and_modules(out) -> bool:
+    """Whether all the trace read of the program so far is tensors, nn.Modules and code (functions,
+    classes, Python modules). A container or another object read before the call keeps in its tracker,
+    or reads again at run time, what it held before the frame's code ran; the hook, run now, may
+    change it first (eager's code before the call saw it unchanged)."""
+    for key, (real, _) in out.wrapped_objects.items():
+        if isinstance(key, tuple):      # (a cell of the frame's closure, an object's attribute dict)
+            if key[0] != "instance dict" or not isinstance(real, torch.nn.Module):
+                return False
+        elif not isinstance(real, (torch.Tensor, torch.nn.Module) + _CODE_TYPES):
+            return False
+    return True
 
 
 def _real_value(tx, var):

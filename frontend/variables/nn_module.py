@@ -3,7 +3,6 @@ through `forward` (with forward pre/post hooks), containers iterate and index.""
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import types
 from typing import Any
 
@@ -646,13 +645,13 @@ def _first_call_differences(tx, var, before, forward_before):
     own, cls = forward_before
     same_forward = module.__dict__.get("forward") is own and (
         type(module) is cls or own is not None or
-        inspect.getattr_static(type(module), "forward") is inspect.getattr_static(cls, "forward"))
+        class_lookup(tx, type(module), "forward")[0] is class_lookup(tx, cls, "forward")[0])
     if same_hooks and same_forward:
         return None, None
     before["_forward_pre_hooks"] = {_INITIALIZING: None, **hooks_before}
     forward = None
     if not same_forward:
-        old = own if own is not None else inspect.getattr_static(cls, "forward")
+        old = own if own is not None else class_lookup(tx, cls, "forward")[0]
         # (a forward of the instance's own dict that the initialization replaced: not modelled; the
         # native run of the call would take the new one)
         if not isinstance(old, types.FunctionType) or own is not None:
