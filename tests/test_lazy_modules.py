@@ -353,7 +353,34 @@ class LazyScalesBy3(LazyReplacesForward):
         return x * self.weight * 3
 
 
-@pytest.mark.parametrize("cls", [LazyAddsHooks, LazyReplacesForward])
+class LazyRemovesHook(LazyScales):
+    def __init__(self):
+        super().__init__()
+        self.handle = self.register_forward_pre_hook(_times_ten)   # (after the initializing one)
+
+    def initialize_parameters(self, x):
+        super().initialize_parameters(x)
+        self.handle.remove()         # (eager's first call still runs it)
+
+
+class LazyReplacesOwnForward(LazyScales):
+    def __init__(self):
+        super().__init__()
+        self.forward = self.scaled       # (the instance's own, which the hook replaces)
+
+    def scaled(self, x):
+        return x * self.weight * 5
+
+    def initialize_parameters(self, x):
+        super().initialize_parameters(x)
+        self.forward = _times_hundred
+
+
+def _times_hundred(x):
+    return x * 100
+
+
+@pytest.mark.parametrize("cls", [LazyAddsHooks, LazyReplacesForward, LazyRemovesHook, LazyReplacesOwnForward])
 def test_program_init_changing_hooks_or_forward_counts_from_the_next_call(cls):
     """The first call runs the pre-hooks and `forward` eager's `_call_impl` took before the hook ran;
     that compiled code serves that call only: the next compiles again, with the module as it is."""

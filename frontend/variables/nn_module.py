@@ -561,10 +561,10 @@ class NNModuleVariable(UserDefinedObjectVariable):
         if module._forward_pre_hooks_with_kwargs or module._forward_hooks_with_kwargs:
             kwargs_var = DictVariable.create(tx, [(const(k), v) for k, v in kwargs.items()])
         for hook_id, hook in pre_hooks.items():
-            if hook_id not in module._forward_pre_hooks:
-                # (removed by the initializing hook: eager's first call still runs it)
-                raise Unsupported("module_hooks", what="a forward pre-hook a lazy module's initialization removed")
-            hook_var = tx.wrap(hook, self._hook_source("_forward_pre_hooks", hook_id))
+            # (one the initializing hook removed still runs at this first call, as eager's: the compiled
+            # code serves that call only, see _first_call_differences)
+            hook_var = tx.wrap(hook, self._hook_source("_forward_pre_hooks", hook_id)
+                               if hook_id in module._forward_pre_hooks else None)
             if hook_id in module._forward_pre_hooks_with_kwargs:
                 result = hook_var.call_function(tx, [self, args_var, kwargs_var], {})
                 if not _is_none(result):
@@ -652,11 +652,12 @@ def _first_call_differences(tx, var, before, forward_before):
     forward = None
     if not same_forward:
         old = own if own is not None else class_lookup(tx, cls, "forward")[0]
-        # (a forward of the instance's own dict that the initialization replaced: not modelled; the
-        # native run of the call would take the new one)
-        if not isinstance(old, types.FunctionType) or own is not None:
+        if own is not None:
+            forward = tx.wrap(own, None)    # (the instance's own `forward`, called without self)
+        elif isinstance(old, types.FunctionType):
+            forward = BoundMethodVariable(fn=UserFunctionVariable(fn=old), self_var=var)
+        else:
             raise Unsupported("module_hooks", what="a forward a lazy module's initialization replaced")
-        forward = BoundMethodVariable(fn=UserFunctionVariable(fn=old), self_var=var)
     return before, forward
 
 
