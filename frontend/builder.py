@@ -481,6 +481,10 @@ def _wrap_container(tx, value, source, trusted, guard):
     if type(value) in (dict, collections.OrderedDict, collections.defaultdict):
         if not all(is_constant_value(k) or _is_identity_key(k) for k in value):
             raise Unsupported("non_constant_value", what="a dict with keys not constants, classes or functions")
+        if type(value) is collections.OrderedDict and sum(1 for _ in value) != len(value):
+            # keys `dict.__setitem__(od, k, v)` put in the table but not in the order list: the
+            # OrderedDict reads differently through dict's methods and its own
+            raise Unsupported("python_protocol", what="an OrderedDict whose dict table holds keys its order lacks")
         guard(Guard.type_match(source, type(value)))
         # the key set is guarded when the trace first depends on it all (SideEffects.defer_key_guard)
         defer_keys = source is not None and not trusted and not _is_frame_varkw(tx, source)

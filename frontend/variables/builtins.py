@@ -69,6 +69,7 @@ from .user_defined import (
     class_attribute,
     class_method,
     dict_store,
+    list_store,
     plain_class,
     set_store,
 )
@@ -255,6 +256,8 @@ def _unbound_builtin_method(tx, fn, args, kwargs):
         # the call is the receiver's own method
         result = obj.call_method(tx, name, list(args[1:]), kwargs)
         return const(NotImplemented) if result is NOT_IMPLEMENTED else result
+    if isinstance(obj, DictVariable) and owner is dict and obj.cls is collections.OrderedDict:
+        return _dict_method_on_ordered_dict(tx, obj, name, args[1:], kwargs)
     if not isinstance(obj, UserDefinedObjectVariable):
         return None
     if owner is object:
@@ -273,6 +276,8 @@ def _unbound_builtin_method(tx, fn, args, kwargs):
         return None
     if issubclass(owner, (set, frozenset)):
         return _set_subclass_method(tx, obj, owner, name, args[1:], kwargs)
+    if owner is list:
+        return _list_subclass_method(tx, obj, name, args[1:], kwargs)
     if not issubclass(owner, dict):
         return None
     store = dict_store(tx, obj)
@@ -304,6 +309,43 @@ def _unbound_builtin_method(tx, fn, args, kwargs):
                 tx, [obj, args[1]], {})   # dict calls __missing__
     result = store.call_method(tx, name, list(args[1:]), kwargs)
     return obj if result is store else result    # `d |= x` is d itself, not the items it holds
+
+
+def _dict_method_on_ordered_dict(tx, od, name, args, kwargs):
+    """`dict.__ior__(od, other)`, `dict.get(od, k)`...: dict's own C method on an OrderedDict. A read
+    that does not depend on order answers as the OrderedDict's own. A write goes to the dict table
+    under the OrderedDict's order list: exact only when every key it writes is already there (a value
+    replaced in place); a new key leaves the order list behind (CPython's later reads then fail), and
+    other methods follow the table's order, not the OrderedDict's: not modelled (None: the call breaks)."""
+    if name in ("get", "__getitem__", "__contains__", "__len__"):
+        return od.call_method(tx, name, list(args), kwargs)
+    if name == "__setitem__" and len(args) == 2 and not kwargs and od.lookup(tx, args[0]) is not None:
+        return od.call_method(tx, name, list(args), kwargs)
+    if name in ("update", "__ior__") and len(args) == 1 and not kwargs and isinstance(args[0], DictVariable) \
+            and all(od.lookup(tx, k) is not None for k, _ in args[0].pairs(tx)):
+        od.call_method(tx, "update", list(args), {})
+        return od if name == "__ior__" else const(None)
+    return None
+
+
+def _list_subclass_method(tx, obj, name, args, kwargs):
+    """list's own method on a list-subclass object made while tracing: applied to the items it holds
+    (user_defined.list_store). A list that slicing, `+`, `*` or `copy` makes is a plain list, as in
+    CPython. An object that existed before the frame is not modelled (None: the call breaks)."""
+    store = list_store(tx, obj)
+    if store is None:
+        return None
+    if name == "__init__":
+        if kwargs or len(args) > 1:
+            return None
+        store.call_method(tx, "clear", [], {})     # (list.__init__ empties the list, then extends it)
+        if args:
+            store.call_method(tx, "extend", list(args), {})
+        return const(None)
+    result = store.call_method(tx, name, list(args), kwargs)
+    if result is NOT_IMPLEMENTED:
+        return const(NotImplemented)
+    return obj if result is store else result    # `l += x` is l itself, not the items it holds
 
 
 def _set_subclass_method(tx, obj, owner, name, args, kwargs):

@@ -14,6 +14,7 @@ from ...guards.source import ItemSource, ListIteratorSource, iterator_rest
 from .. import exception_state, reads
 from ..graph_break import Unsupported, user_error
 from ..instructions import instructions_of
+from ..quiet_warnings import filters_set_to
 from ..signals import GeneratorYield, ReturnValue, UserException
 from .base import VariableTracker, families
 from .constant import const
@@ -592,7 +593,12 @@ class GeneratorVariable(IteratorVariable):
     def create(tx, code, f_globals, symbolic_locals, cells, name, function=None):
         var = GeneratorVariable(code=code, f_globals=f_globals, name=name, function=function)
         start = next(ins.index for ins in instructions_of(code)[0] if ins.opname == "RESUME")
-        tx.output.side_effects.track(var, GeneratorState(start, (), dict(symbolic_locals), dict(cells)))
+        # (a body with cells keeps them in its paused frame, and a closure's cells may change after a
+        # step while the frame runs: not replayed, see `replayable`)
+        replay = None if function is None or code.co_cellvars or code.co_freevars else \
+            (dict(symbolic_locals), (), True)
+        tx.output.side_effects.track(var, GeneratorState(start, (), dict(symbolic_locals), dict(cells),
+                                                         replay=replay))
         tx.output.side_effects.generators.append(var)   # closed when they die (frontend/lifetimes.py)
         return var
 
@@ -616,21 +622,31 @@ class GeneratorVariable(IteratorVariable):
         once (closing an unstarted generator runs nothing), so it holds no arguments, as the eager
         one whose frame was cleared. A started one would need its paused frame: not rebuilt."""
         state = codegen.tx.output.side_effects.get(self)
+        if self.function is not None and state is not None and state.started and \
+                replayable(codegen.tx, self, state):
+            codegen.load_callable(replayed)
+            self._reconstruct_call(codegen, state.replay[0])
+            codegen.load_const(state.replay[1])
+            codegen.call(2)
+            return
         if self.function is None or (state is not None and state.started):
             raise Unsupported("unrebuildable", what=f"rebuilding the started {self.describe()} after the graph")
-        code = self.code
         if state is None:
             codegen.load_callable(finished_generator)
             codegen.reconstruct(self.function)
             codegen.call(1)
             return
+        self._reconstruct_call(codegen, state.symbolic_locals)
+
+    def _reconstruct_call(self, codegen, bound):
+        """Push `call_again(function, ...)`: the generator function called with the arguments `bound`."""
+        code = self.code
         names = code.co_varnames
         npos, nkw = code.co_argcount, code.co_kwonlyargcount
         index = npos + nkw
         varargs = names[index] if code.co_flags & inspect.CO_VARARGS else None
         index += varargs is not None
         varkw = names[index] if code.co_flags & inspect.CO_VARKEYWORDS else None
-        bound = state.symbolic_locals
         if any(n not in bound for n in names[:index + (varkw is not None)]):
             raise Unsupported("unrebuildable", what=f"rebuilding {self.describe()} (an argument is unknown)")
         codegen.load_callable(call_again)
@@ -662,20 +678,22 @@ class GeneratorVariable(IteratorVariable):
         def enter(gtx):
             if state.started:
                 gtx.push(sent if sent is not None else const(None))  # the value of the paused `yield`
-        return self._resume(tx, state, enter)
+        return self._resume(tx, state, enter, sent if sent is not None else const(None))
 
-    def _resume(self, tx, state, enter):
+    def _resume(self, tx, state, enter, sent=None):
         """Run the body from `state` after `enter(gtx)` (push the sent value, or raise an exception
         at the paused `yield`) to its next `yield` (returned), its return (StopIterationSignal) or an
         exception leaving it (the generator is finished)."""
         effects = tx.output.side_effects
+        step = _StepWatch(tx, self) if state.replay is not None and sent is not None else None
         gtx = tx.resume_generator(self, state)
         try:
             enter(gtx)
             gtx.run()
         except GeneratorYield as y:
+            replay = step.replay_after(state.replay, sent, y.value) if step is not None else None
             effects.track(self, GeneratorState(gtx.ip, tuple(gtx.stack), gtx.symbolic_locals, gtx.cells,
-                                               started=True, exception=gtx.own_exception))
+                                               started=True, exception=gtx.own_exception, replay=replay))
             return y.value
         except ReturnValue as r:
             effects.track(self, None)
@@ -749,6 +767,118 @@ def call_again(fn, positional, varargs, keyword_only, varkw):
     return fn(*positional, *varargs, **keyword_only, **varkw)
 
 
+def replayed(gen, sends):
+    """Run time: `gen`, a generator just made, advanced natively by sending `sends` in turn (see
+    `replayable`). Its steps' warnings are not shown again: the graph ran their ops, which showed
+    them as eager's steps did (a Python `warnings.warn` of a step is held back, so not replayed)."""
+    with filters_set_to("ignore"):
+        for value in sends:
+            gen.send(value)
+    return gen
+
+
+# a generator advanced more often than this is not replayed (each step is checked: compile time)
+_MAX_REPLAYED_STEPS = 32
+
+
+class _StepWatch:
+    """What one step of a generator's body (from a `next()`/`send()` to its next `yield`) did, to tell
+    whether running the step again natively after the graph would do the same: nothing held back was
+    pending when it started (the program state it read is the state before the frame, which is what a
+    replay before the write-back reads), and it changed nothing the trace tracks but generators and
+    objects it made. (That its graph ops draw no random numbers and change no tensor or global state is
+    checked with the whole graph's when the generator is rebuilt: `replayable`.)"""
+
+    def __init__(self, tx, gen):
+        self.tx, self.gen = tx, gen
+        effects = tx.output.side_effects
+        self.clean = not effects.pending() and families.torch_state_as_at_entry(tx.output)
+        self.contents = dict(effects.contents) if self.clean else None
+        # (a number drawn from Python's `random` is drawn by the transformed code before the graph:
+        # a replay would draw it again)
+        self.draws = len(tx.output.random_draws)
+
+    def replay_after(self, replay, sent, yielded):
+        """The replay record after this step, which sent `sent` and got `yielded` (None: the generator
+        cannot be replayed)."""
+        effects = self.tx.output.side_effects
+        if not self.clean or effects.pending() or len(replay[1]) >= _MAX_REPLAYED_STEPS or \
+                len(self.tx.output.random_draws) != self.draws:
+            return None
+        if not sent.is_python_constant() or not _immutable_constant(sent.as_python_constant()):
+            return None
+        contents = effects.contents
+        # (a generator the step advanced is one the body made: the program reaches no other, see
+        # `replayable`, unless the body yielded it, which `plain` records)
+        if any(not isinstance(key, GeneratorVariable) and not (isinstance(key, tuple) and key[:1] == ("key events",))
+               and (key not in contents or contents[key] is not value) for key, value in self.contents.items()):
+            return None
+        plain = replay[2] and (isinstance(yielded, families.TensorVariable) or yielded.is_python_constant() and
+                               _immutable_constant(yielded.as_python_constant()))
+        return replay[0], replay[1] + (sent.as_python_constant(),), plain
+
+
+def _immutable_constant(value) -> bool:
+    if type(value) is tuple:
+        return all(_immutable_constant(v) for v in value)
+    return type(value) in (int, float, bool, str, bytes, complex, type(None))
+
+
+def replayable(tx, gen, state) -> bool:
+    """Whether the started generator `gen` (paused at `state`) is rebuilt exactly by calling its function
+    again with the objects it was first bound to and sending it what it was sent (`replayed`): every
+    step was replayable (`_StepWatch`); its paused frame holds nothing a replay would make anew (each
+    local and stack value is one of those arguments or an immutable constant; no exception being
+    handled), so no object the program saw is replaced by a copy; and no graph op changes a tensor in
+    place, so the arguments a replay reads are as the steps read them. A replay runs before the
+    write-back (side_effects.py), so the Python objects it reads are too; and the torch state (grad
+    mode...) is the frame's entry state at each step and here, with no graph op setting it, so the
+    replay runs under the state the steps saw."""
+    return _replays_exactly(tx, gen, state, None) and families.torch_state_as_at_entry(tx.output) and \
+        families.pure_graph_nodes(tx.output, list(tx.output.graph.nodes))
+
+
+def _replays_exactly(tx, gen, state, outer_arguments) -> bool:
+    """`replayable` but for the graph ops; `outer_arguments`: for a generator that `gen` delegates to
+    with `yield from` (a replay of the outer one makes and advances it again), the outer one's arguments,
+    the only objects its own may be."""
+    if state is None or state.replay is None or state.exception is not None:
+        return False
+    arguments = list(state.replay[0].values())
+    delegate = _paused_delegate(gen, state)
+    kept = list(state.stack) + list(state.symbolic_locals.values()) + list(state.cells.values())
+    for value in arguments + kept:
+        if isinstance(value, VariableTracker) and value.is_python_constant() and \
+                _immutable_constant(value.as_python_constant()):
+            continue
+        if value is delegate and value is not None and state.replay[2] and \
+                _replays_exactly(tx, value, tx.output.side_effects.get(value), arguments):
+            # a generator its body made and delegates to, which it never yielded (so the program never
+            # got it)
+            continue
+        if not any(value is a for a in arguments):
+            return False
+        if outer_arguments is not None and not any(value is a for a in outer_arguments):
+            return False
+        # an argument a replay reads as the steps did: a tensor (no graph op changes one in place), or an
+        # object of the program (a change to it is written back after the replay); one made in the frame
+        # may have changed since
+        if not isinstance(value, families.TensorVariable) and value.source is None:
+            return False
+        if isinstance(value, families.TensorVariable) and families.tensor_attrs(tx, value):
+            return False    # (Python attributes the trace set on the tensor: they may have changed too)
+    return True
+
+
+def _paused_delegate(gen, state):
+    """The generator `gen` is paused in a `yield from` of (the top of its stack), or None."""
+    insts = instructions_of(gen.code)[0]
+    if state.ip >= 2 and insts[state.ip - 2].opname == "SEND" and state.stack and \
+            isinstance(state.stack[-1], GeneratorVariable) and state.stack[-1].function is not None:
+        return state.stack[-1]
+    return None
+
+
 def finished_generator(fn):
     """Run time: a finished generator of `fn`: made with placeholder arguments and closed before it
     started, so none of its body runs and it keeps no argument alive."""
@@ -803,6 +933,10 @@ class GeneratorState:
     cells: dict
     started: bool = False
     exception: Any = None   # the exception its own except block handles (a `yield` inside one), or None
+    # (the arguments it was first bound to, the values sent to it so far, whether every value it yielded
+    # was a tensor or an immutable constant) while a native replay of its steps rebuilds it exactly (see
+    # `replayable`), else None
+    replay: Any = None
 
 
 def next_of(tx, it):

@@ -22,7 +22,10 @@ from torch.nn.parameter import is_lazy
 from ...guards.guard import Guard
 from ..quiet_warnings import filters_set_to
 from ..value_raises import AtenCallRecorder, graph_raises_by_value
+from .base import families
+from .global_state import SAVED_HOOKS_AT_ENTRY
 from .tensor import TensorVariable
+from .torch import torch_function_state_now
 
 
 def initializes_lazily(module) -> bool:
@@ -173,3 +176,42 @@ def fresh_fake(value):
     differentiable = value.is_floating_point() or value.is_complex()
     return torch.empty_strided(value.size(), value.stride(), dtype=value.dtype, device=value.device,
                                requires_grad=value.requires_grad and differentiable)
+
+
+# -- what a generator replay (iterators.replayable) needs: facts about the trace, by the same fake runs
+def torch_state_as_at_entry(out) -> bool:
+    """Whether the torch state the trace models (grad and inference mode, autocast, default dtype,
+    torch-function state and modes, saved-tensor hooks) is here what it was when the compiled code
+    was entered, which is the process's now (compile time runs at the frame's start)."""
+    return out.grad_enabled == torch.is_grad_enabled() and out.default_dtype == torch.get_default_dtype() and \
+        not out.autocast_stack and not out.inference_stack and out.inference_mode == out.inference_at_entry and \
+        not out.torch_function_stack and out.torch_function_state == torch_function_state_now() and \
+        not out.function_modes and out.saved_hooks_message is SAVED_HOOKS_AT_ENTRY
+
+
+def pure_graph_nodes(out, nodes) -> bool:
+    """Whether the graph nodes `nodes` draw no random numbers, change no tensor in place and set no
+    global state (grad mode, autocast...): each run again on fresh fake tensors of its operands' metadata,
+    its ATen ops recorded (a node that cannot be run so counts as impure)."""
+    recorder = AtenCallRecorder()
+    for node in nodes:
+        if node.op in ("placeholder", "get_attr"):
+            continue
+        if node.op not in ("call_function", "call_method") or \
+                node.op == "call_function" and _is_state_node(node.target):
+            return False
+        try:
+            with out.tracing_state(), out.fake_mode, filters_set_to("ignore"):
+                args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs),
+                                                     lambda n: fresh_fake(n.meta["example_value"]))
+                with recorder:
+                    if node.op == "call_function":
+                        node.target(*args, **kwargs)
+                    else:
+                        getattr(args[0], node.target)(*args[1:], **kwargs)
+        except Exception:   # noqa: BLE001 - (cannot tell)
+            return False
+    return not recorder.draws_random() and not any(op._schema.is_mutable for op, *_ in recorder.calls)
+
+
+families.register(pure_graph_nodes, torch_state_as_at_entry)

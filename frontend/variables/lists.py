@@ -109,6 +109,8 @@ class BaseSequence(VariableTracker):
         (a subclass counts), and a tuple plus an empty tuple is the other tuple itself."""
         kind = next(k for k in (list, collections.deque, tuple, range) if issubclass(self.python_type(), k))
         other_type = other.python_type()
+        if kind is list and families.list_store(tx, other) is not None:
+            other = families.list_store(tx, other)    # a list-subclass object made here: its items
         if kind is not range and issubclass(other_type, kind) and (
                 isinstance(other, BaseSequence) or _is_constant_tuple(other)):
             other_items = tuple(other.get_items(tx)) if isinstance(other, BaseSequence) else \

@@ -506,7 +506,7 @@ def _check_grad_assignment(tx, var, value) -> None:
             raise user_error(RuntimeError(*e.args)) from None
 
 
-families.register(TensorVariable, SymNodeVariable, known_value)
+families.register(TensorVariable, SymNodeVariable, known_value, tensor_attrs)
 
 
 _LEGACY_TENSOR_CLASS = type(torch.FloatTensor)     # (torch.tensortype, not a torch attribute)

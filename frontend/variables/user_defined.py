@@ -50,7 +50,7 @@ from .constant import is_constant_value
 from .dicts import _REAL_ORDER, DictVariable, SetVariable
 from .functions import BoundMethodVariable, UserFunctionVariable, bind_arguments
 from .iterators import IteratorVariable, StopIterationSignal
-from .lists import NamedTupleVariable, TupleVariable, is_named_tuple_class, is_structseq
+from .lists import ListVariable, NamedTupleVariable, TupleVariable, is_named_tuple_class, is_structseq
 from .misc import new_exception
 from .warning import make_catch_warnings
 
@@ -407,6 +407,8 @@ class UserDefinedClassVariable(VariableTracker):
         if issubclass(cls, (set, frozenset)) and cls.__new__ is set_base(cls).__new__ and \
                 cls.__module__ != "builtins":
             return self._new_set_subclass(tx, args, kwargs)
+        if issubclass(cls, list) and cls.__new__ is list.__new__ and is_heap_type(cls):
+            return self._new_list_subclass(tx, args, kwargs)
         if issubclass(cls, torch.Tensor):
             return families.new_tensor_subclass(tx, cls, args, kwargs)
         new, new_src = class_lookup(tx, cls, "__new__")   # what creating and initializing the object runs
@@ -491,6 +493,21 @@ class UserDefinedClassVariable(VariableTracker):
             store.call_method(tx, "update", list(args), {})
         return obj
 
+    def _new_list_subclass(self, tx, args, kwargs):
+        """An instance of a user subclass of list: attributes and items both tracked. list.__new__
+        makes it empty; its items come from `__init__` (the class's own, inlined, or list's)."""
+        cls = self.value
+        obj = UserDefinedObjectVariable.create_new(tx, cls)
+        init, _ = class_method(tx, obj, "__init__")
+        if isinstance(init, types.FunctionType):
+            _init_returned(tx, obj, obj.var_getattr(tx, "__init__").call_function(tx, args, kwargs))
+        elif init is list.__dict__["__init__"] and not kwargs and len(args) <= 1:
+            if args:
+                list_store(tx, obj).call_method(tx, "extend", list(args), {})
+        else:
+            raise Unsupported("unsupported_call", fn=self.describe(), detail=" (its __init__ is no Python function)")
+        return obj
+
 
 def _init_returned(tx, obj, result):
     """type.__call__'s check of what `__init__` returned: None, else its TypeError."""
@@ -573,6 +590,27 @@ def set_store(tx, var):
     store = SetVariable.create(tx, [const(v) for v in items], via, order=_REAL_ORDER)
     tx.output.wrapped_objects[key] = (real, store)
     return store
+
+
+# Objects of list subclasses made while tracing keep their items in a ListVariable the same way (one
+# that existed before the frame is not modelled: its list methods break the graph).
+_LIST_STORE = "__bytegraph_list_items__"
+_STORES = (_DICT_STORE, _SET_STORE, _LIST_STORE)
+
+
+def list_store(tx, var):
+    """The ListVariable holding the items of a list-subclass object made while tracing, or None."""
+    if not isinstance(var, UserDefinedObjectVariable) or not issubclass(var.cls, list) or not var.is_new():
+        return None
+    return var.attrs(tx).get(_LIST_STORE)
+
+
+def _rebuild_list_object(cls, attrs, items):
+    obj = list.__new__(cls)
+    list.extend(obj, items)     # (not the subclass's own methods)
+    for name, value in attrs.items():
+        set_instance_attr(obj, name, value)
+    return obj
 
 
 def _rebuild_set_object(cls, attrs, items):
@@ -755,6 +793,8 @@ class UserDefinedObjectVariable(VariableTracker):
             attrs[_DICT_STORE] = DictVariable.create(tx, [], _dict_base(cls), owner=var)
         if issubclass(cls, (set, frozenset)):
             attrs[_SET_STORE] = SetVariable.create(tx, [], set_base(cls))
+        if issubclass(cls, list):
+            attrs[_LIST_STORE] = ListVariable.create(tx, [])
         tx.output.side_effects.track(var, attrs)
         return var
 
@@ -995,7 +1035,7 @@ class UserDefinedObjectVariable(VariableTracker):
         if isinstance(method, types.FunctionType):
             # without __bool__, the truth is len()'s: an index-sized int >= 0, as len() checks it
             return families.BuiltinVariable(fn=len).call_function(tx, [self], {}).truth(tx)
-        store = dict_store(tx, self) or set_store(tx, self)
+        store = dict_store(tx, self) or set_store(tx, self) or list_store(tx, self)
         if store is not None:
             return store.truth(tx)
         if not isinstance(self.value, torch.nn.Module) and any(
@@ -1019,6 +1059,12 @@ class UserDefinedObjectVariable(VariableTracker):
             attrs = {k: v for k, v in codegen.tx.output.side_effects.get(self).items()
                      if k != _SET_STORE and v is not _MISSING}
             codegen.build_object(_rebuild_set_object, self.cls, attrs, (store,))
+            return
+        store = list_store(codegen.tx, self)
+        if store is not None:
+            attrs = {k: v for k, v in codegen.tx.output.side_effects.get(self).items()
+                     if k != _LIST_STORE and v is not _MISSING}
+            codegen.build_object(_rebuild_list_object, self.cls, attrs, (store,))
             return
         if self.value is not None:
             if ("folded new object", self) in codegen.tx.output.side_effects.contents:
@@ -1214,7 +1260,7 @@ class InstanceDictVariable(VariableTracker):
             for name, value in real_dict.items():
                 entries[name] = tx.wrap(value, instance_attr_source(self.obj, name))
         for name, value in self.obj.attrs(tx).items():
-            if name == _DICT_STORE:
+            if name in _STORES:
                 continue
             if value is _MISSING:
                 entries.pop(name, None)
@@ -1226,7 +1272,7 @@ class InstanceDictVariable(VariableTracker):
         """One key (`obj.__dict__.get("x")`), without wrapping every attribute of the object."""
         written = self.obj.attrs(tx)
         found = _MISSING
-        if key in written and key != _DICT_STORE:
+        if key in written and key not in _STORES:
             found = written[key]
         elif self.obj.value is not None:
             real_dict = real_instance_dict(self.obj.value)
@@ -1306,4 +1352,4 @@ class InstanceDictVariable(VariableTracker):
         raise Unsupported("python_protocol", what=f"{name} on {self.describe()}")
 
 
-families.register(UserDefinedObjectVariable, class_attribute, lookup_in_mro, bind_descriptor, dict_store)
+families.register(UserDefinedObjectVariable, class_attribute, lookup_in_mro, bind_descriptor, dict_store, list_store)
