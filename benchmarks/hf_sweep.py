@@ -64,15 +64,17 @@ def model_types() -> list[str]:
 
 
 # how far a config is shrunk: every size, else (a config whose sizes depend on each other in ways the
-# table does not know) only its depth, vocabulary and image size, at the default widths
-SHRINKS = ("tiny", "shallow")
-_SHALLOW = (*_DEPTHS, "vocab_size", "image_size")
+# table does not know) only its depth, vocabulary and image size (efficientnet's 600x600 images take
+# minutes eagerly), else only its depth and vocabulary (a window or patch grid that needs the default
+# image size), at the default widths
+SHRINKS = ("tiny", "shallow, small images", "shallow")
+_KEPT_SHRUNK = {"shallow, small images": (*_DEPTHS, "vocab_size", "image_size"), "shallow": (*_DEPTHS, "vocab_size")}
 MAX_PARAMETERS = 200_000_000   # a shallow model larger than this is not built
 
 
 def _shrink(config, shrink: str = "tiny") -> None:
     for name, value in _SIZES.items():
-        if shrink == "shallow" and name not in _SHALLOW:
+        if shrink != "tiny" and name not in _KEPT_SHRUNK[shrink]:
             continue
         if isinstance(getattr(config, name, None), int) and getattr(config, name) > value:
             setattr(config, name, value)
