@@ -151,18 +151,26 @@ def graph_draws_random_numbers(out) -> bool:
             continue
         if node.op == "call_function" and _is_state_node(node.target):
             continue
-        try:
-            with out.tracing_state(), out.fake_mode:
-                operands = (node.args, node.kwargs)
-                args, kwargs = torch.fx.node.map_arg(operands, lambda n: fresh_fake(n.meta["example_value"]))
-                with recorder:
-                    if node.op == "call_function":
-                        node.target(*args, **kwargs)
-                    else:
-                        getattr(args[0], node.target)(*args[1:], **kwargs)
-        except Exception:   # noqa: BLE001 - (cannot tell)
+        if not _run_again(out, node, recorder):
             return True
     return recorder.draws_random()
+
+
+def _run_again(out, node, recorder) -> bool:
+    """Run the graph node again on fresh fake tensors of its operands' metadata, quietly, its ATen ops
+    recorded by `recorder`; False when it cannot be run so."""
+    try:
+        with out.tracing_state(), out.fake_mode, filters_set_to("ignore"):
+            args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs),
+                                                 lambda n: fresh_fake(n.meta["example_value"]))
+            with recorder:
+                if node.op == "call_function":
+                    node.target(*args, **kwargs)
+                else:
+                    getattr(args[0], node.target)(*args[1:], **kwargs)
+    except Exception:   # noqa: BLE001 - (cannot tell)
+        return False
+    return True
 
 
 def fresh_fake(value):
@@ -200,16 +208,7 @@ def pure_graph_nodes(out, nodes) -> bool:
         if node.op not in ("call_function", "call_method") or \
                 node.op == "call_function" and _is_state_node(node.target):
             return False
-        try:
-            with out.tracing_state(), out.fake_mode, filters_set_to("ignore"):
-                args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs),
-                                                     lambda n: fresh_fake(n.meta["example_value"]))
-                with recorder:
-                    if node.op == "call_function":
-                        node.target(*args, **kwargs)
-                    else:
-                        getattr(args[0], node.target)(*args[1:], **kwargs)
-        except Exception:   # noqa: BLE001 - (cannot tell)
+        if not _run_again(out, node, recorder):
             return False
     return not recorder.draws_random() and not any(op._schema.is_mutable for op, *_ in recorder.calls)
 
