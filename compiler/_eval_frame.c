@@ -16,7 +16,8 @@
  * per-thread Python callback decides:
  *     callback(code, func, args_tuple, n_entries) -> CacheEntry | action
  * where action is one of the ints exported as RUN_AS_IS (run the frame as is), SKIP_CODE (also
- * mark the code to be skipped for good) and RUN_EAGERLY (run it as is with the hook off for
+ * mark the code to be skipped for good), SKIP_UNTIL_RESET (the same, until forget_skips_until_reset)
+ * and RUN_EAGERLY (run it as is with the hook off for
  * everything it calls); a CacheEntry (already stored by the callback) runs its transformed code.
  * The callback's and the guards' own frames are never intercepted.
  *
@@ -35,7 +36,7 @@
 #include <structmember.h>
 
 /* What the callback may answer instead of a cache entry (bytegraph.cache.FrameAction). */
-enum { RUN_AS_IS = 0, SKIP_CODE = 1, RUN_EAGERLY = 2 };
+enum { RUN_AS_IS = 0, SKIP_CODE = 1, RUN_EAGERLY = 2, SKIP_UNTIL_RESET = 3 };
 
 /* ---- CacheEntry ---------------------------------------------------------- */
 
@@ -212,8 +213,30 @@ static int set_slot(PyCodeObject *code, Py_ssize_t index, PyObject *value) {
     return _PyCode_SetExtra((PyObject *)code, index, value);
 }
 
-static PyObject *get_extra(PyCodeObject *code) { return get_slot(code, extra_index); }
+/* A SKIP_UNTIL_RESET mark is the reset generation it was made in (an int: stored without making an
+   object the collector tracks, and without a record in Python, so a frame with nothing to compile
+   leaves no trace); forget_skips_until_reset() starts a new generation, which makes older marks
+   read as nothing stored. */
+static long skip_generation = 0;
+
+static PyObject *get_extra(PyCodeObject *code) {
+    PyObject *extra = get_slot(code, extra_index);
+    if (extra != NULL && PyLong_CheckExact(extra)) {
+        return PyLong_AsLong(extra) == skip_generation ? Py_None : NULL;
+    }
+    return extra;
+}
 static int set_extra(PyCodeObject *code, PyObject *value) { return set_slot(code, extra_index, value); }
+
+static int mark_skip_until_reset(PyCodeObject *code) {
+    PyObject *mark = PyLong_FromLong(skip_generation);
+    if (mark == NULL) {
+        return -1;
+    }
+    int rc = set_extra(code, mark);
+    Py_DECREF(mark);
+    return rc;
+}
 
 /* The object a weak reference points to (borrowed; Py_None once dead), or the object itself. */
 static PyObject *deref(PyObject *ref) {
@@ -489,6 +512,11 @@ static PyObject *bytegraph_eval_frame(PyThreadState *ts, _PyInterpreterFrame *fr
             return NULL;
         }
         return run_previous(ts, frame, throwflag);
+    case SKIP_UNTIL_RESET:
+        if (mark_skip_until_reset(code) < 0) {
+            return NULL;
+        }
+        return run_previous(ts, frame, throwflag);
     case RUN_EAGERLY:
         /* this call with the frames it calls (e.g. past the cache size limit) */
         return run_eagerly(ts, frame, throwflag);
@@ -621,6 +649,24 @@ static PyObject *py_mark_limit(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* type_lookup(cls, name): the interpreter's own class lookup of `name` (no descriptor called, no
+   user code run), made where the program's read was traced: it gives the class, when an attribute
+   set on it had reset its version tag, a new one, as the read did in eager (a program sees the tag
+   through the C API). */
+static PyObject *py_type_lookup(PyObject *self, PyObject *args) {
+    PyObject *cls, *name;
+    if (!PyArg_ParseTuple(args, "O!U", &PyType_Type, &cls, &name)) {
+        return NULL;
+    }
+    _PyType_Lookup((PyTypeObject *)cls, name);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_forget_skips_until_reset(PyObject *self, PyObject *unused) {
+    skip_generation++;
+    Py_RETURN_NONE;
+}
+
 static PyObject *py_is_skipped(PyObject *self, PyObject *code) {
     if (check_code(code) < 0) {
         return NULL;
@@ -637,6 +683,9 @@ static PyMethodDef methods[] = {
     {"mark_skip", py_mark_skip, METH_O, "Always run this code object as is."},
     {"clear", py_clear, METH_O, "Forget everything stored on a code object."},
     {"is_skipped", py_is_skipped, METH_O, "Whether a code object is marked to run as is."},
+    {"type_lookup", py_type_lookup, METH_VARARGS, "type_lookup(cls, name): the interpreter's class lookup."},
+    {"forget_skips_until_reset", py_forget_skips_until_reset, METH_NOARGS,
+     "Drop every SKIP_UNTIL_RESET mark (without finding the code objects that hold one)."},
     {"mark_limit", py_mark_limit, METH_VARARGS, "mark_limit(code, owner_ref): the owner reached its cache size limit."},
     {NULL, NULL, 0, NULL},
 };
@@ -658,7 +707,8 @@ PyMODINIT_FUNC PyInit__C(void) {
     PyObject *m = PyModule_Create(&module);
     if (m == NULL || PyModule_AddType(m, &CacheEntryType) < 0 ||
         PyModule_AddType(m, &ResumeCallType) < 0 || PyModule_AddIntConstant(m, "RUN_AS_IS", RUN_AS_IS) < 0 ||
-        PyModule_AddIntConstant(m, "SKIP_CODE", SKIP_CODE) < 0 || PyModule_AddIntConstant(m, "RUN_EAGERLY", RUN_EAGERLY) < 0) {
+        PyModule_AddIntConstant(m, "SKIP_CODE", SKIP_CODE) < 0 || PyModule_AddIntConstant(m, "RUN_EAGERLY", RUN_EAGERLY) < 0 ||
+        PyModule_AddIntConstant(m, "SKIP_UNTIL_RESET", SKIP_UNTIL_RESET) < 0) {
         Py_XDECREF(m);
         return NULL;
     }

@@ -23,6 +23,7 @@ class FrameAction(enum.IntEnum):
     RUN_AS_IS = _C.RUN_AS_IS      # run the frame uncompiled this time
     SKIP_CODE = _C.SKIP_CODE      # run it uncompiled, and never call back for this code object again
     RUN_EAGERLY = _C.RUN_EAGERLY  # run it uncompiled, with the hook off for everything it calls
+    SKIP_UNTIL_RESET = _C.SKIP_UNTIL_RESET   # SKIP_CODE until `reset`, recorded nowhere Python sees
 
 
 @dataclasses.dataclass

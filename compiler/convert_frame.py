@@ -23,12 +23,12 @@ from .config import config
 from .frame_session import FrameSession, failure_site
 from .logs import enabled, log, rank_prefix
 from .runtime import BreakRecord, runtime
-from .probe import has_finalizer, may_hold_tensors, source_lines_kept_apart
+from .probe import frame_may_reach_tensors, has_finalizer, may_hold_tensors, source_lines_kept_apart
 from .skipfiles import is_skipped_code, runs_eagerly_with_callees
 from .frontend.frame_translator import InstructionTranslator
 from .frontend.graph_break import GraphBreakError, Unsupported
 from .frontend.output_graph import backend_declares
-from .frontend.resume import shaped_arguments
+from .frontend.resume import is_resume_code, shaped_arguments
 from .backends.distributed import DDPGraphSplitter, active_ddp_module
 from .backends.registry import BackendContractError
 from .guards.builder import CheckFunction
@@ -100,15 +100,25 @@ def _builtins_intact() -> bool:
     return all(names.get(k, _BUILTINS) is v for k, v in _BUILTINS.items()) and all(type(k) is str for k in names)
 
 
+def _own_code(fn):
+    """The code a call of `fn` runs first: a function's or method's, or its class's `__call__`'s."""
+    target = getattr(fn, "__func__", fn)
+    code = getattr(target, "__code__", None)
+    if code is None:
+        code = getattr(getattr(type(fn), "__call__", None), "__code__", None)
+    return code
+
+
 class FrameCompiler:
     """The callback installed by `bytegraph.compile`: one per compiled callable."""
 
-    def __init__(self, backend, fullgraph=False, dynamic=None, options=None, hooks=None, stats=None):
+    def __init__(self, backend, fullgraph=False, dynamic=None, options=None, hooks=None, stats=None, root=None):
         self.options = options or {}
         self.backend = _with_options(backend, self.options)
         self.fullgraph = fullgraph
         self.dynamic = dynamic
         self.hooks = hooks
+        self.root_code = _own_code(root)   # compiled whatever its arguments
         self.stats = runtime.stats if stats is None else stats   # explain() counts apart
         # cache entries hold their compile weakly (the C hook compares it with the running callback),
         # so entries die with the compiled function instead of living as long as the code object
@@ -122,6 +132,13 @@ class FrameCompiler:
             return FrameAction.RUN_EAGERLY  # this call, and what it calls (the entries' guards refuse it too)
         if not _builtins_intact():
             return FrameAction.RUN_AS_IS    # the compiler's own code (and torch's) needs the builtins
+        if _C.peek_cache(code) is None and code is not self.root_code and not is_resume_code(code) and \
+                not frame_may_reach_tensors(code, func, args):
+            # a frame reached from running code (a comparison, a key function, a callback) that can
+            # meet no tensor: it runs as written from now on, as a recompile for a later call would
+            # rarely find a graph; its callees are still compiled. It leaves no object behind (a
+            # program may count the collector's objects around such calls, as CPython's tests do).
+            return FrameAction.SKIP_UNTIL_RESET
         cache = _C.get_cache(code)
         if cache is None:
             return FrameAction.RUN_AS_IS

@@ -100,7 +100,7 @@ def compile(fn_or_module=None, *, backend="inductor", fullgraph=False, dynamic=N
     if fn_or_module is None:
         return lambda f: compile(f, backend=backend, fullgraph=fullgraph, dynamic=dynamic, options=options)
     backend_fn = lookup_backend(backend)
-    callback = FrameCompiler(backend_fn, fullgraph=fullgraph, dynamic=dynamic, options=options)
+    callback = FrameCompiler(backend_fn, fullgraph=fullgraph, dynamic=dynamic, options=options, root=fn_or_module)
     if isinstance(fn_or_module, torch.nn.Module):
         return OptimizedModule(fn_or_module, callback)
     if not callable(fn_or_module):

@@ -164,7 +164,7 @@ def explain(fn):
     def run(*args, **kwargs) -> ExplainOutput:
         stats = Stats()
         recorder = _Recorder(stats)
-        callback = FrameCompiler(recorder.backend, hooks=recorder.on_frame, stats=stats)
+        callback = FrameCompiler(recorder.backend, hooks=recorder.on_frame, stats=stats, root=target)
         before = timing.snapshot()
         with runtime.isolated_caches():
             prev = _C.set_callback(callback)

@@ -262,6 +262,7 @@ def may_hold_tensors(value, depth: int = 3) -> bool:
 
 
 _TYPE_MODULE = type.__dict__["__module__"].__get__
+
 # besides the interpreter's own types: the standard library's C objects whose references the
 # collector's traversal reports exactly
 _SEEN_INTO = frozenset({types.MethodType, types.CellType, functools.partial, collections.deque,
@@ -270,6 +271,39 @@ _SEEN_INTO = frozenset({types.MethodType, types.CellType, functools.partial, col
 
 def _has_slots(tp: type) -> bool:
     return any("__slots__" in class_namespace(k) for k in class_mro(tp))
+
+
+def _names_torch(value) -> bool:
+    """Whether a global is torch or numpy, or one of their modules, functions or classes (read without
+    running user code: a module's, function's or class's own name fields)."""
+    tp = type(value)
+    if tp is types.ModuleType:
+        name = value.__name__
+    elif tp in (types.FunctionType, types.BuiltinFunctionType):
+        name = value.__module__
+    elif issubclass(tp, type):
+        name = _TYPE_MODULE(value)
+    else:
+        return False
+    return isinstance(name, str) and name.split(".")[0] in ("torch", "numpy")
+
+
+def frame_may_reach_tensors(code, func, args) -> bool:
+    """Whether a frame starting with `args` may meet a tensor: an argument, a closure cell or a global
+    the code names holds one or may lead to one (`may_hold_tensors`), or the code names torch or numpy
+    (or something of theirs). A frame that cannot has nothing to compile."""
+    missing = object()
+    cells = [_cell_value(cell, missing) for cell in func.__closure__ or ()]
+    names = [dict.get(func.__globals__, name, missing) for name in code.co_names]
+    return any(may_hold_tensors(v) for v in (*args, *cells) if v is not missing) or \
+        any(_names_torch(v) or may_hold_tensors(v) for v in names if v is not missing)
+
+
+def _cell_value(cell, missing):
+    try:
+        return cell.cell_contents
+    except ValueError:   # an empty cell
+        return missing
 
 
 @contextlib.contextmanager

@@ -108,6 +108,7 @@ class Runtime:
         for code in list(self._touched):
             _C.clear(code)
         self._touched.clear()
+        _C.forget_skips_until_reset()
         self.automatic_dynamic.clear()
 
     def drop_entries_of(self, owner_ref) -> None:

@@ -63,6 +63,8 @@ def pending_class_attr(tx, cls: type, name: str):
     effects = tx.output.side_effects
     if not effects.class_vars:
         return None
+    if any(effects.class_written(klass) for klass in _class_mro(cls)):
+        effects.classes_read.setdefault(id(cls), (cls, name))
     for klass in _class_mro(cls):
         var = effects.class_attr(klass, name)
         if var is not None:

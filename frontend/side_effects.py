@@ -18,6 +18,7 @@ from bytecode import Instr
 import torch
 from bytecode.instr import CellVar, FreeVar
 
+from .. import _C
 from ..guards.source import ConstSource
 from .graph_break import Unsupported
 from .reads import MISSING, class_lookup, instance_attr
@@ -99,6 +100,10 @@ class SideEffects:
         # (`Cls.n = v`, see UserDefinedClassVariable.setattr); not part of a snapshot: a tracker
         # without contents stands for no write
         self.class_vars: dict = {}
+        # id of a class -> (the class, a name): looked up by the trace after it wrote to the class or a
+        # base. Eager's lookup gave the class a new version tag (a write resets it; the C API shows
+        # it): made again after the writes (`_C.type_lookup`)
+        self.classes_read: dict = {}
 
     def snapshot(self) -> SideEffectsState:
         return SideEffectsState(dict(self.contents), dict(self.mutated), dict(self.globals), dict(self.cells),
@@ -243,6 +248,10 @@ class SideEffects:
         var = self.class_vars.get(id(cls))
         return None if var is None else self.contents.get(var, {}).get(name)
 
+    def class_written(self, cls) -> bool:
+        var = self.class_vars.get(id(cls))
+        return var is not None and bool(self.contents.get(var))
+
     # -- globals ------------------------------------------------------------
     def store_global(self, name: str, var) -> None:
         self.globals[name] = var
@@ -285,6 +294,7 @@ class SideEffects:
         self._write_back_contents(cg, payloads, targets)
         self._write_back_iterators(cg, targets)      # (after the lists they index)
         self._write_back_attributes(cg, targets)
+        self._renew_version_tags(cg)
         for source, name, temp in input_attributes:    # `x.note = v` on a tensor the frame was given
             cg.load_temp(temp)
             cg.load_temp(targets[source])
@@ -483,6 +493,14 @@ class SideEffects:
                     cg.reconstruct(value)
                 cg.call(2 if value is _MISSING else 3)
                 cg.pop_top()
+
+    def _renew_version_tags(self, cg) -> None:
+        for cls, name in self.classes_read.values():
+            cg.load_callable(_C.type_lookup)
+            cg.load_const(cls)
+            cg.load_const(name)
+            cg.call(2)
+            cg.pop_top()
 
     def _written_cells(self, tx, returning=False) -> list:
         """The new values of the cells `_write_back_cells` writes (a callee's cell dies with it)."""

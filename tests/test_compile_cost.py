@@ -5,7 +5,9 @@ asserts what was captured (and what was given up)."""
 import collections
 import contextlib
 import dis
+import gc
 
+import pytest
 import torch
 
 import bytegraph
@@ -13,6 +15,11 @@ from bytegraph import _C
 from bytegraph.frontend import resume
 from bytegraph.probe import may_hold_tensors
 from bytegraph.testing import CompileCounter
+
+try:
+    from _testcapi import type_get_version
+except ImportError:
+    type_get_version = None
 
 
 def _break_kinds():
@@ -615,3 +622,60 @@ def test_objects_written_are_kept_apart_by_guards_linear_in_their_number():
         assert cnt.frame_count == frames, (alias, same_others, cnt.frame_count)
     guards = cache_entries(_touch_all)[-1].info.check.guards
     assert len(guards) < 1500, len(guards)      # (40,000 with a guard per pair)
+
+
+# -- a frame reached from running code that can meet no tensor is skipped untraced -------------------
+class _NeverEqual:
+    def __eq__(self, other):
+        return False
+
+
+def _count_objects_around_compares(g):
+    before = len(gc.get_objects())
+    for _ in range(10):
+        g == g                              # run natively: `__eq__` is a frame of its own
+    return len(gc.get_objects()) - before
+
+
+def _compare_in_a_call(x, g):
+    # the call breaks (the collector is not traced) and so runs as Python
+    return x * 2, _count_objects_around_compares(g)
+
+
+def test_a_frame_reached_from_running_code_without_tensors_leaves_no_object_behind():
+    """`g == g` run as Python calls `_NeverEqual.__eq__`, a frame that can meet no tensor (arguments,
+    closure and the globals it names hold none): it is skipped at its first call without a trace, and
+    nothing is stored for it that the collector sees (CPython's test_descr counts its objects around
+    such calls)."""
+    cnt = CompileCounter()
+    x, g = torch.ones(3), _NeverEqual()
+    y, new_objects = bytegraph.compile(_compare_in_a_call, backend=cnt)(x, g)
+    want_y, want_new = _compare_in_a_call(x, g)
+    torch.testing.assert_close(y, want_y)
+    assert new_objects == want_new == 0
+    assert cnt.frame_count == 1 and cnt.op_count == 1
+    assert _C.is_skipped(_NeverEqual.__eq__.__code__)
+    bytegraph.reset()                       # forgets the mark, as it does every other
+    assert not _C.is_skipped(_NeverEqual.__eq__.__code__)
+
+
+def _set_then_read_class_attribute(cls, t):
+    cls.x = 1
+    cls.x                                   # eager's lookup gives the class a new version tag
+    return t + 1, type_get_version(cls)
+
+
+@pytest.mark.skipif(type_get_version is None, reason="needs CPython's _testcapi")
+def test_a_class_written_then_read_in_a_graph_gets_its_version_tag_as_in_eager():
+    """Setting a class attribute resets the class's version tag and the next lookup assigns a new one;
+    the trace models the lookup, so the write-back makes it again (the C API shows the tag)."""
+    cnt = CompileCounter()
+    opt = bytegraph.compile(_set_then_read_class_attribute, backend=cnt)
+    t = torch.ones(2)
+    got_cls, want_cls = type("Y", (), {"x": 1}), type("Y", (), {"x": 1})   # (the same value: no recompile)
+    for _ in range(2):
+        got, got_tag = opt(got_cls, t)
+        want, want_tag = _set_then_read_class_attribute(want_cls, t)
+        torch.testing.assert_close(got, want)
+        assert want_tag != 0 and got_tag != 0 and got_cls.x == want_cls.x == 1
+    assert cnt.frame_count == 1 and cnt.op_count == 1
