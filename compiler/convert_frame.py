@@ -13,6 +13,7 @@ import logging
 import threading
 import time
 import traceback
+import types
 import weakref
 
 import torch
@@ -101,12 +102,13 @@ def _builtins_intact() -> bool:
 
 
 def _own_code(fn):
-    """The code a call of `fn` runs first: a function's or method's, or its class's `__call__`'s."""
-    target = getattr(fn, "__func__", fn)
-    code = getattr(target, "__code__", None)
-    if code is None:
-        code = getattr(getattr(type(fn), "__call__", None), "__code__", None)
-    return code
+    """The code a call of `fn` runs first: a function's or method's, or its class's `__call__`'s (read
+    without running the program's code)."""
+    if isinstance(fn, types.MethodType):
+        fn = fn.__func__
+    if not isinstance(fn, types.FunctionType):
+        fn = inspect.getattr_static(type(fn), "__call__", None)
+    return fn.__code__ if isinstance(fn, types.FunctionType) else None
 
 
 class FrameCompiler:
@@ -118,7 +120,13 @@ class FrameCompiler:
         self.fullgraph = fullgraph
         self.dynamic = dynamic
         self.hooks = hooks
-        self.root_code = _own_code(root)   # compiled whatever its arguments
+        root_code = _own_code(root)
+        if root_code is not None:
+            # compiled whatever its arguments, even when other compiled code calls it first (and asked
+            # again if such a call has already marked it to be skipped)
+            runtime.note_compiled_root(root_code, self)
+            if _C.is_skipped(root_code):
+                _C.clear(root_code)
         self.stats = runtime.stats if stats is None else stats   # explain() counts apart
         # cache entries hold their compile weakly (the C hook compares it with the running callback),
         # so entries die with the compiled function instead of living as long as the code object
@@ -132,7 +140,7 @@ class FrameCompiler:
             return FrameAction.RUN_EAGERLY  # this call, and what it calls (the entries' guards refuse it too)
         if not _builtins_intact():
             return FrameAction.RUN_AS_IS    # the compiler's own code (and torch's) needs the builtins
-        if _C.peek_cache(code) is None and code is not self.root_code and not is_resume_code(code) and \
+        if _C.peek_cache(code) is None and not runtime.is_compiled_root(code) and not is_resume_code(code) and \
                 not frame_may_reach_tensors(code, func, args):
             # a frame reached from running code (a comparison, a key function, a callback) that can
             # meet no tensor: it runs as written from now on, as a recompile for a later call would

@@ -13,6 +13,7 @@ import collections
 import contextlib
 import dataclasses
 import traceback
+import weakref
 
 from . import _C
 from .code_keyed import CodeKeyed
@@ -93,12 +94,21 @@ class Runtime:
         self.run_dirs: dict = {}           # debug dir -> this process's run folder in it
         self.frame_numbers: dict = {}      # run folder -> itertools.count numbering its frame folders
         self._touched = CodeKeyed()      # every code object whose co_extra we set (by identity: see code_keyed)
+        # the code of each function given to `compile` -> its live compiled callbacks (kept over a
+        # reset: the compiled functions live on)
+        self.compiled_roots = CodeKeyed()
         self._warned: set = set()
 
     # -- code objects ---------------------------------------------------------------------------
     def touch(self, code) -> None:
         """bytegraph stored something on `code` (a cache entry or a skip mark)."""
         self._touched[code] = True
+
+    def note_compiled_root(self, code, callback) -> None:
+        self.compiled_roots.setdefault(code, weakref.WeakSet()).add(callback)
+
+    def is_compiled_root(self, code) -> bool:
+        return bool(self.compiled_roots.get(code))
 
     def touched_codes(self) -> list:
         return list(self._touched)

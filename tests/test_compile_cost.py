@@ -679,3 +679,35 @@ def test_a_class_written_then_read_in_a_graph_gets_its_version_tag_as_in_eager()
         torch.testing.assert_close(got, want)
         assert want_tag != 0 and got_tag != 0 and got_cls.x == want_cls.x == 1
     assert cnt.frame_count == 1 and cnt.op_count == 1
+
+
+def _double(v):
+    return v * 2
+
+
+def _apply(fn, ns):
+    print("", file=_SINK)                   # not traced: a call of `_apply` from compiled code runs as Python
+    return [fn(n) for n in ns]
+
+
+def _doubles_natively(x, ns):
+    return x + 1, _apply(_double, ns)
+
+
+@pytest.mark.parametrize("compiled_first", [True, False])
+def test_a_function_compiled_on_its_own_is_traced_even_when_first_reached_without_tensors(compiled_first):
+    """`_double`, reached natively with an int from another compiled function, can meet no tensor
+    there; compiled on its own (before or after that), it still gets its graph when called with a
+    tensor."""
+    cnt = CompileCounter()
+    if compiled_first:
+        opt_double = bytegraph.compile(_double, backend=cnt)
+    x = torch.ones(2)
+    torch.testing.assert_close(bytegraph.compile(_doubles_natively, backend=cnt)(x, [3]),
+                               _doubles_natively(x, [3]))
+    # traced as a compiled function's own code; or skipped untraced, until it is compiled on its own
+    assert _C.is_skipped(_double.__code__) is not compiled_first
+    if not compiled_first:
+        opt_double = bytegraph.compile(_double, backend=cnt)
+    torch.testing.assert_close(opt_double(x), _double(x))
+    assert cnt.frame_count == 2 and cnt.op_count == 2
