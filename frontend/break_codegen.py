@@ -184,8 +184,14 @@ def plan_continuations(tx, ins, stack) -> BreakPlan:
         # bound `__exit__` and the entered value on the stack
         prefix = stack[:-1]
         return BreakPlan(1, prefix, [Continuation(next_offset, prefix + [EXIT, RESULT])])
-    prefix = stack[:-1]      # a conditional jump
+    prefix = stack[:-1]
     target_offset = tx.instructions[ins.target].offset
+    if ins.opname == "FOR_ITER":
+        # the next item is pushed above the iterator; once exhausted, the iterator is popped and the
+        # loop left
+        return BreakPlan(1, prefix, [Continuation(next_offset, stack + [RESULT]),
+                                     Continuation(target_offset, list(prefix))])
+    # a conditional jump
     jump_stack = stack if ins.opname.endswith("_OR_POP") else prefix
     return BreakPlan(1, prefix, [Continuation(next_offset, list(prefix)),
                                  Continuation(target_offset, list(jump_stack))])
@@ -386,7 +392,7 @@ def emit_linear(tx, cg, ins, stack, kw_names, plan, lives, needed, resume):
         cg.append(*_native_instrs(ins))
     elif ins.opname == "BEFORE_WITH":
         cg.append(Instr("BEFORE_WITH"))
-    else:   # a conditional jump: the fall-through path first
+    else:   # a conditional jump or FOR_ITER: the fall-through path first
         cg.append(Instr(ins.opname.replace("BACKWARD", "FORWARD"), conts[1]))
     _at_original_position(cg.instructions[native_start:], ins)
     for label, path, live in zip(conts, paths, lives):

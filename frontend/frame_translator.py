@@ -269,6 +269,8 @@ def _needs_checkpoint(facts, stack) -> bool:
         return True
     if facts.checkpoint is Checkpoint.BRANCH:
         return not stack[-1].is_python_constant()
+    if facts.checkpoint is Checkpoint.ITERATOR:
+        return not stack[-1].is_iterator
     if facts.checkpoint is Checkpoint.OPERANDS:
         plain = _PLAIN_BUT_SYMBOLIC if facts.symbolic_breaks else _PLAIN
         return not all(isinstance(v, plain) and not _is_numpy_constant(v) for v in stack[len(stack) - facts.operands:])

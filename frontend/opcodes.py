@@ -49,6 +49,7 @@ class Checkpoint(enum.Enum):
     NEVER = "never"
     ALWAYS = "always"        # CALL, CALL_FUNCTION_EX, BEFORE_WITH: may break whatever its operands
     BRANCH = "branch"        # a conditional jump: breaks when the condition is not a constant
+    ITERATOR = "iterator"    # FOR_ITER: breaks when the trace does not step the iterator itself
     OPERANDS = "operands"
 
 
@@ -102,7 +103,7 @@ def build_table(entries, version=sys.version_info[:2], opmap=None, jumps=None) -
             raise ImportError(f"opcode {e.name} is registered twice for Python {version[0]}.{version[1]}")
         if e.jump != (opmap[e.name] in jumps):
             raise ImportError(f"opcode {e.name}: jump={e.jump} disagrees with dis")
-        if (e.checkpoint is Checkpoint.BRANCH and not e.jump) or \
+        if (e.checkpoint in (Checkpoint.BRANCH, Checkpoint.ITERATOR) and not e.jump) or \
                 ((e.checkpoint is Checkpoint.OPERANDS) != (e.operands > 0)):
             raise ImportError(f"opcode {e.name}: inconsistent checkpoint facts")
         table[e.name] = e
@@ -650,7 +651,7 @@ def get_iter(tx, ins):
     tx.push(tx.get_iter(tx.pop()))
 
 
-@opcode("FOR_ITER", jump=True)
+@opcode("FOR_ITER", jump=True, checkpoint=Checkpoint.ITERATOR)
 def for_iter(tx, ins):
     it = tx.stack[-1]
     if it.is_iterator:  # ListIteratorVariable, GeneratorVariable

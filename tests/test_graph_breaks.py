@@ -1177,3 +1177,74 @@ def test_breaks_at_stores_inside_no_grad_and_try_blocks():
     assert vars(state.local) == vars(eager_state.local) == {"value": 7}
     assert state.numbers == eager_state.numbers
     assert cnt.frame_count == 7      # six breaks: the two stores, the read, the unpacking, the delete, the store
+
+
+# -- a break at FOR_ITER on an iterator the trace cannot step --------------------------------------
+def _sum_over_array(x, numbers):
+    y = x * 2
+    total = 0.0
+    for v in numbers:                       # an array's iterator: each step runs natively
+        total += v
+        y = y + v
+    return y.sin(), total
+
+
+def _first_over_array(x, numbers):
+    y = x * 2
+    it = iter(numbers)
+    for v in it:
+        if v > 3.5:
+            break                           # leaves the iterator part-way, as eager does
+    return y + v, list(it)
+
+
+def _loop_in_blocks(x, numbers):
+    y = x * 2
+    with torch.no_grad():
+        for v in numbers:
+            y = y + v
+    try:
+        for v in numbers:
+            y = y * v
+    finally:
+        y = y - 1
+    return y, y.requires_grad
+
+
+class _StopsBadly:
+    """A C-level iterator (its steps are not modelled) that raises after its first item."""
+    def __init__(self):
+        self.it = __import__("itertools").starmap(lambda a: 1.0 / a, [(2.0,), (0.0,)])
+
+
+def _loop_that_raises(x, src):
+    y = x * 2
+    try:
+        for v in src.it:
+            y = y + v
+    except ZeroDivisionError:
+        y = y - 100
+    return y
+
+
+# graphs: `x * 2`, one per step whose body did tensor work, and the rest after the loop (`_first_over_array`:
+# `y + v` with `list(it)`, which breaks too)
+@pytest.mark.parametrize("fn, graphs", [(_sum_over_array, 5), (_first_over_array, 2), (_loop_in_blocks, 9)])
+def test_a_loop_over_an_iterator_the_trace_cannot_step_keeps_its_graphs(fn, graphs):
+    """FOR_ITER on an opaque iterator used to break with no checkpoint, so the frame ran eagerly from
+    there; now each step runs natively and the loop body goes on in a resume function."""
+    x = torch.randn(3, requires_grad=True)
+    numbers = __import__("array").array("d", [3.0, 4.0, 5.0])
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(fn, backend=cnt)(x, numbers), fn(x, numbers))
+    assert cnt.frame_count == graphs
+    assert any("__next__" in str(b) for b in bytegraph.stats.break_records)
+
+
+def test_an_iterator_raising_at_a_native_step_reaches_the_frames_handler():
+    x = torch.randn(3)
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(_loop_that_raises, backend=cnt)(x, _StopsBadly()),
+                _loop_that_raises(x, _StopsBadly()))
+    # `x * 2`, and `y + 0.5` before the step that raises; the handler runs natively in the frame's copy
+    assert cnt.frame_count == 2
