@@ -161,7 +161,7 @@ def _consumed(ins) -> int:
         return ins.arg + 2                  # NULL or self, the callable, the arguments
     if ins.opname == "CALL_FUNCTION_EX":
         return 3 + (ins.arg & 1)            # NULL, the callable, the args tuple, the kwargs dict
-    return OPCODES[ins.opname].operands
+    return OPCODES[ins.opname].operand_count(ins.arg)
 
 
 def _pushed(ins) -> list:
@@ -691,6 +691,7 @@ def _native_instrs(ins) -> list:
     if ins.opname == "LOAD_METHOD":
         # the trace read the attribute (a bound method) under a NULL: the continuation's stack
         return [Instr("LOAD_ATTR", ins.argval), Instr("PUSH_NULL"), Instr("SWAP", 2)]
-    if ins.opname in ("CONTAINS_OP", "IS_OP", "CALL_FUNCTION_EX", "UNPACK_SEQUENCE"):
+    if ins.opname in ("CONTAINS_OP", "IS_OP", "CALL_FUNCTION_EX", "UNPACK_SEQUENCE", "BUILD_SET", "BUILD_MAP",
+                      "FORMAT_VALUE", "LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE", "DICT_MERGE"):
         return [Instr(ins.opname, ins.arg)]
     return [Instr(ins.opname)]

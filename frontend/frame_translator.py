@@ -131,7 +131,7 @@ class InstructionTranslator(InstructionTranslatorBase):
 
     # -- graph breaks ---------------------------------------------------------------
     def maybe_checkpoint(self, ins):
-        if _needs_checkpoint(OPCODES[ins.opname], self.stack):
+        if _needs_checkpoint(OPCODES[ins.opname], self.stack, ins.arg):
             self._checkpoint = FrameCheckpoint(ins, list(self.stack), dict(self.symbolic_locals), self.kw_names,
                                                self.output.checkpoint())
         else:
@@ -260,7 +260,7 @@ _PLAIN = (TensorVariable, SymNodeVariable, ConstantVariable)
 _PLAIN_BUT_SYMBOLIC = (TensorVariable, ConstantVariable)
 
 
-def _needs_checkpoint(facts, stack) -> bool:
+def _needs_checkpoint(facts, stack, arg) -> bool:
     """Whether the instruction may break here (see opcodes.Checkpoint); a value op breaks, and then
     runs natively, only on an operand other than a tensor, a symbolic number or a constant (a numpy
     array, an opaque object...), or a numpy scalar constant (torch takes some as numbers, not others),
@@ -273,7 +273,8 @@ def _needs_checkpoint(facts, stack) -> bool:
         return not stack[-1].is_iterator
     if facts.checkpoint is Checkpoint.OPERANDS:
         plain = _PLAIN_BUT_SYMBOLIC if facts.symbolic_breaks else _PLAIN
-        return not all(isinstance(v, plain) and not _is_numpy_constant(v) for v in stack[len(stack) - facts.operands:])
+        operands = stack[len(stack) - facts.operand_count(arg):]
+        return not all(isinstance(v, plain) and not _is_numpy_constant(v) for v in operands)
     return False
 
 

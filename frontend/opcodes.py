@@ -59,7 +59,9 @@ class Opcode:
     name: str
     handler: Callable
     checkpoint: Checkpoint = Checkpoint.NEVER
-    operands: int = 0        # values a Checkpoint.OPERANDS opcode consumes
+    # values a Checkpoint.OPERANDS opcode consumes: a count, or the count as a function of the
+    # instruction's argument (BUILD_SET's items, FORMAT_VALUE's value and spec)
+    operands: int | Callable = 0
     results: int = 1         # and pushes (LOAD_METHOD, UNPACK_SEQUENCE: see break_codegen._pushed)
     # a Checkpoint.OPERANDS opcode that breaks on a symbolic number too (IS_OP: which object the
     # number will be is unknown)
@@ -67,6 +69,9 @@ class Opcode:
     jump: bool = False       # has a jump target (agrees with dis.hasjrel/dis.hasjabs)
     since: tuple = (3, 11)   # first Python version the entry applies to
     until: tuple | None = None   # first Python version it no longer applies to
+
+    def operand_count(self, arg) -> int:
+        return self.operands(arg) if callable(self.operands) else self.operands
 
 
 _ENTRIES: list[Opcode] = []
@@ -104,7 +109,7 @@ def build_table(entries, version=sys.version_info[:2], opmap=None, jumps=None) -
         if e.jump != (opmap[e.name] in jumps):
             raise ImportError(f"opcode {e.name}: jump={e.jump} disagrees with dis")
         if (e.checkpoint in (Checkpoint.BRANCH, Checkpoint.ITERATOR) and not e.jump) or \
-                ((e.checkpoint is Checkpoint.OPERANDS) != (e.operands > 0)):
+                ((e.checkpoint is Checkpoint.OPERANDS) != (e.operands != 0)):
             raise ImportError(f"opcode {e.name}: inconsistent checkpoint facts")
         table[e.name] = e
     return table
@@ -338,12 +343,12 @@ def build_list(tx, ins):
     tx.push(ListVariable.create(tx, tx.popn(ins.arg)))
 
 
-@opcode("BUILD_SET")
+@opcode("BUILD_SET", checkpoint=Checkpoint.OPERANDS, operands=lambda n: n)
 def build_set(tx, ins):
     tx.push(SetVariable.create(tx, tx.popn(ins.arg)))
 
 
-@opcode("BUILD_MAP")
+@opcode("BUILD_MAP", checkpoint=Checkpoint.OPERANDS, operands=lambda n: 2 * n)
 def build_map(tx, ins):
     items = tx.popn(2 * ins.arg)
     d = DictVariable.create(tx, [])
@@ -383,7 +388,7 @@ def build_string(tx, ins):
     tx.push(const("".join(p.as_python_constant() for p in parts)))
 
 
-@opcode("FORMAT_VALUE")
+@opcode("FORMAT_VALUE", checkpoint=Checkpoint.OPERANDS, operands=lambda flags: 2 if flags & 0x04 else 1)
 def format_value(tx, ins):
     flags = ins.arg
     spec = tx.pop().as_python_constant() if flags & 0x04 else ""
@@ -439,9 +444,11 @@ def _into_container(method: str):
     return handler
 
 
-for _name, _method in (("LIST_APPEND", "append"), ("SET_ADD", "add"), ("LIST_EXTEND", "extend"),
-                       ("SET_UPDATE", "update")):
+for _name, _method in (("LIST_APPEND", "append"), ("SET_ADD", "add")):
     opcode(_name)(_into_container(_method))
+for _name, _method in (("LIST_EXTEND", "extend"), ("SET_UPDATE", "update")):
+    # (`[*it]`, `{*it}`, `f(*it)` on an iterable the trace cannot read: extended natively)
+    opcode(_name, checkpoint=Checkpoint.OPERANDS, operands=1, results=0)(_into_container(_method))
 
 
 @opcode("MAP_ADD")
@@ -451,7 +458,7 @@ def map_add(tx, ins):
     tx.stack[-ins.arg].setitem(tx, key, value)
 
 
-@opcode("DICT_UPDATE", "DICT_MERGE")
+@opcode("DICT_UPDATE", "DICT_MERGE", checkpoint=Checkpoint.OPERANDS, operands=1, results=0)
 def dict_update(tx, ins):
     value = tx.pop()
     target = tx.stack[-ins.arg]

@@ -1248,3 +1248,88 @@ def test_an_iterator_raising_at_a_native_step_reaches_the_frames_handler():
                 _loop_that_raises(x, _StopsBadly()))
     # `x * 2`, and `y + 0.5` before the step that raises; the handler runs natively in the frame's copy
     assert cnt.frame_count == 2
+
+
+# -- a break at building a container or a string from values the trace cannot use ------------------
+class _OwnHash:
+    def __init__(self, n):
+        self.n = n
+
+    def __hash__(self):
+        return self.n
+
+    def __eq__(self, other):
+        return isinstance(other, _OwnHash) and other.n == self.n
+
+
+def _set_of_own_hash(x, numbers):
+    y = x + 1
+    s = {_OwnHash(1), _OwnHash(1), _OwnHash(2)}
+    return y * len(s)
+
+
+def _dict_of_own_hash(x, numbers):
+    y = x + 1
+    d = {_OwnHash(1): "a", _OwnHash(1): "b"}
+    return y * len(d), [k.n for k in d], list(d.values())
+
+
+def _format_array(x, numbers):
+    y = x + 1
+    text = f"{numbers}!"
+    return y * len(text), text
+
+
+def _star_list(x, numbers):
+    y = x + 1
+    items = [0.5, *numbers]
+    return y * items[-1], items
+
+
+def _star_set(x, numbers):
+    y = x + 1
+    return y * len({*numbers, 3.0})
+
+
+def _star_call(x, numbers):
+    y = x + 1
+    return torch.tensor([*numbers]).sum() + y, max(*numbers)
+
+
+# graphs: `x + 1`, and the rest after the native instruction; a set or dict of keys with their own hash
+# cannot be passed into the resume function, which runs as Python
+@pytest.mark.parametrize("fn, graphs", [(_set_of_own_hash, 1), (_dict_of_own_hash, 1), (_format_array, 2),
+                                        (_star_list, 2), (_star_set, 2), (_star_call, 2)])
+def test_a_break_at_building_a_container_or_string_keeps_the_graph_before(fn, graphs):
+    """BUILD_SET, BUILD_MAP, FORMAT_VALUE, LIST_EXTEND and SET_UPDATE on values the trace cannot use
+    (keys with their own hash, a C array) used to break with no checkpoint, so the whole frame ran
+    eagerly: now the graph before them is kept and they run natively."""
+    x = torch.randn(3)
+    numbers = __import__("array").array("d", [3.0, 4.0])
+    cnt = CompileCounter()
+    assert_same(bytegraph.compile(fn, backend=cnt)(x, numbers), fn(x, numbers))
+    assert cnt.frame_count == graphs
+
+
+def _keywords(**kwargs):
+    return sorted(kwargs.items())
+
+
+def _merge_mapping(x, mapping):
+    y = x + 1
+    try:
+        got = _keywords(a=1, **mapping)     # DICT_MERGE: a repeated keyword raises, natively
+    except TypeError as e:
+        got = str(e)
+    return y * 2, got, {**mapping, "z": 1}
+
+
+@pytest.mark.parametrize("keys, graphs", [({"b": 2}, 2), ({"a": 2}, 1)])
+def test_a_break_at_merging_a_mapping_into_keywords_inside_try(keys, graphs):
+    """`f(**m)` and `{**m}` on a mapping the trace cannot read (a mappingproxy) run natively; a repeated
+    keyword raises there into the frame's own handler, which goes on natively (hence one graph)."""
+    x = torch.randn(2)
+    cnt = CompileCounter()
+    mapping = __import__("types").MappingProxyType(keys)
+    assert_same(bytegraph.compile(_merge_mapping, backend=cnt)(x, mapping), _merge_mapping(x, mapping))
+    assert cnt.frame_count == graphs

@@ -681,7 +681,8 @@ def test_hash_of_a_class_changed_after_it_was_seen_is_not_run_by_the_compiler():
     eager_calls = len(calls)
     assert_same(opt(torch.ones(1), key), f(torch.ones(1), key), exact=True)
     assert len(calls) == 3 * eager_calls, "the compiler ran the class's new __hash__"
-    assert cnt.frame_count == 1
+    # the recompile keeps `x + 1` in a graph and builds the dict natively
+    assert cnt.frame_count == 2
 
 
 class _PlainDictSubclass(dict):
