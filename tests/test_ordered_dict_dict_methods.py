@@ -39,3 +39,19 @@ def test_update_adding_a_key_breaks():
         return y + 1, dict.get(d, "z"), dict.__len__(d), list(d)
     got = standard_test(f, torch.ones(2), frames=1, breaks=2)
     assert got[1:] == (3, 2, ["a"])
+
+
+class _Ordered(OrderedDict):
+    pass
+
+
+def test_merge_with_an_ordered_dict_subclass_on_the_right_is_of_the_subclass():
+    """`dict | od` reaches the OrderedDict subclass's `__ror__`, which makes `type(od)(left)` updated
+    with od: an object of the subclass. It was an OrderedDict (CPython's test_ordered_dict
+    test_merge_operator)."""
+    def f(x):
+        a, b = _Ordered({0: 0, 1: 1}), _Ordered({1: 2, 3: 3})
+        merged = [dict(a) | b, a | dict(b), b.__ror__({5: 5})]
+        return x + 1, [type(m).__name__ for m in merged], [list(m.items()) for m in merged]
+    got = standard_test(f, torch.ones(2), frames=1, breaks=0)
+    assert got[1] == ["_Ordered"] * 3

@@ -297,7 +297,7 @@ def _unbound_builtin_method(tx, fn, args, kwargs):
         if args[1:] or kwargs:
             store.call_method(tx, "update", list(args[1:]), kwargs)
         return const(None)
-    if name in ("copy", "__or__"):
+    if name in ("copy", "__or__", "__ror__"):
         result = store.call_method(tx, name, list(args[1:]), kwargs)
         if isinstance(result, DictVariable) and owner is dict:   # a plain dict, from an OrderedDict too
             return DictVariable.create(tx, result.pairs(tx))
@@ -388,7 +388,7 @@ def _plain_item_hooks(tx, cls) -> bool:
 
 
 def _ordered_dict_subclass_result(tx, obj, result):
-    """OrderedDict.copy and `|` make an object of the subclass (`type(od)()`, then its items set), a
+    """OrderedDict.copy and `|` (either side) make an object of the subclass (`type(od)()`, then its items set), a
     plain dict result of the base's method turned into one; a subclass with its own construction
     or __setitem__ would run it: not modelled."""
     if not isinstance(result, DictVariable):

@@ -629,7 +629,7 @@ def _dict_base(cls) -> type:
 
 
 _READ_ONLY_DICT_METHODS = {"get", "__getitem__", "__contains__", "__len__", "keys", "values", "items", "__iter__",
-                           "copy", "__eq__", "__ne__", "__or__"}
+                           "copy", "__eq__", "__ne__", "__or__", "__ror__"}
 
 
 @per_class
