@@ -802,3 +802,29 @@ def test_math_functions_of_a_symbolic_float_do_not_break():
         assert_same(opt(x, v), f(x, v))
     assert len(bytegraph.stats.break_records) == 0
     assert cnt.frame_count == 3     # computed on its value: an entry per value seen (the repeat of -1.5 hits)
+
+
+_TABLE = torch.arange(20.0)
+
+
+def _index_by_number(x, n):
+    return _TABLE[n] + x, _TABLE[-n], x[n % 2]
+
+
+def test_a_symbolic_int_index_selects_without_a_recompile_per_value():
+    """`t[n]` with n an int that automatic dynamic made symbolic is `t.select(0, n)`: one graph serves
+    every n inside the bounds (guarded), where indexing read n's value (a recompile per value). Out of
+    bounds, indexing raises eager's IndexError."""
+    cnt = CompileCounter()
+    opt = bytegraph.compile(_index_by_number, backend=cnt)
+    x = torch.randn(2)
+    for n in (2, 3, 4, 7, 19, 20, 5):
+        if n == 20:
+            with pytest.raises(IndexError, match="index 20 is out of bounds for dimension 0 with size 20"):
+                opt(x, n)
+            continue
+        assert_same(opt(x, n), _index_by_number(x, n))
+    # n = 2, then symbolic from n = 3 on; (20 compiles a frame that raises: no graph)
+    assert cnt.frame_count == 2
+    graph = cnt.graphs[-1]
+    assert [n.target for n in graph.graph.nodes if n.op == "call_function"].count(torch.select) == 3

@@ -46,6 +46,22 @@ def test_tensor_of_sizes_stays_symbolic():
     assert cnt.frame_count == 1
 
 
+def _tensor_of_one_number(x, n, v):
+    return (torch.tensor(n), torch.tensor(v), torch.as_tensor(n), torch.tensor(n, dtype=torch.float32),
+            torch.tensor(v, dtype=torch.float64), x + torch.tensor(n))
+
+
+def test_tensor_of_a_symbolic_number_stays_symbolic():
+    """`torch.tensor(n)` of an int or float that automatic dynamic made symbolic is built in the graph
+    from the number (`scalar_tensor`, then the dtype's conversion): no recompile per value."""
+    opt, cnt = compiled(_tensor_of_one_number)
+    x = torch.ones(2)
+    for n, v in ((2, 0.1), (3, 0.3), (4, 1e-8), (7, 2.5)):
+        got, want = opt(x, n, v), _tensor_of_one_number(x, n, v)
+        assert all(torch.equal(g, w) and g.dtype == w.dtype and not g.requires_grad for g, w in zip(got, want))
+    assert cnt.frame_count == 2        # the first values, then n and v symbolic
+
+
 def test_tensor_of_items_under_fullgraph():
     def fn(v):
         return torch.tensor([v.item()]), torch.tensor([[v.item()], [2.0]])

@@ -292,7 +292,7 @@ class TensorVariable(VariableTracker):
         graph would be guarded on it and recompile for each index (each expert a MoE loop visits).
         When the index is a graph input the trace has not written, the graph says `torch.select(self,
         0, index)`: the same view, the value read at run time, only its bounds guarded."""
-        if _is_select_index(self, index):
+        if _is_select_index(self, index) or _is_symbolic_select_index(self, index):
             return tx.output.call_function(torch.select, [self, const(0), index], {})
         return tx.output.call_function(operator.getitem, [self, index], {})
 
@@ -369,6 +369,18 @@ def _is_select_index(obj, index) -> bool:
     return fake.dim() == 0 and obj.example.dim() > 0 and node.op == "placeholder" and \
         fake._version == node.meta.get("version") and dtype not in (torch.uint8, torch.bool) and \
         not dtype.is_floating_point and not dtype.is_complex
+
+
+def _is_symbolic_select_index(obj, index) -> bool:
+    """`obj[n]` with n a symbolic int inside obj's first size: eager's `obj.select(0, n)`, which keeps n
+    symbolic (only its bounds guarded) where indexing reads its value (a guard on the value: a
+    recompile for each). Out of bounds it is indexed, which raises eager's IndexError."""
+    if not isinstance(index, SymNodeVariable) or index.python_type() is not int or \
+            obj.cls not in (torch.Tensor, torch.nn.Parameter) or obj.example.dim() == 0:
+        return False
+    value, size = index.value.node.hint, obj.example.shape[0]
+    size = size.node.hint if isinstance(size, torch.SymInt) else size
+    return value is not None and size is not None and -size <= value < size
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

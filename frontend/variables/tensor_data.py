@@ -129,13 +129,16 @@ def tensor_from_data(tx, fn, args, kwargs):
             options.get("device") not in (None, "cpu", torch.device("cpu")):
         return None
     data = args[0]
-    if not _is_sequence(data):
-        return None
-    sizes = _sizes(tx, data)
-    scalars = []
-    if not _scalars(tx, data, sizes, 0, scalars) or \
-            not any(isinstance(s, (TensorVariable, SymNodeVariable)) for s in scalars):
-        return None
+    if isinstance(data, SymNodeVariable):    # `torch.tensor(n)`: a 0-d tensor of the one number
+        sizes, scalars = [], [data]
+    else:
+        if not _is_sequence(data):
+            return None
+        sizes = _sizes(tx, data)
+        scalars = []
+        if not _scalars(tx, data, sizes, 0, scalars) or \
+                not any(isinstance(s, (TensorVariable, SymNodeVariable)) for s in scalars):
+            return None
     dtypes = [_scalar_dtype(tx, s) for s in scalars]
     if None in dtypes:
         return None
@@ -147,6 +150,8 @@ def tensor_from_data(tx, fn, args, kwargs):
     if target not in _FLOATING + _INTEGRAL or not all(_storable(s, target) for s in scalars):
         return None
     stored = [_stored(tx, s, target) for s in scalars]
+    if not sizes:
+        return stored[0]
     result = tx.output.call_function(torch.stack, [ListVariable.create(tx, stored)], {})
     if len(sizes) > 1:
         result = tx.output.call_method(result, "reshape", [TupleVariable(tuple(const(n) for n in sizes))], {})
