@@ -277,7 +277,8 @@ class PyCodegen:
             self.store_attr(name)
 
     def _builtin_method(self, var):
-        """`obj.method` where the method is a builtin/method descriptor (re.Match.group, HASH.hexdigest)."""
+        """`obj.method` where the method is a builtin/method descriptor (re.Match.group, HASH.hexdigest),
+        or a builtin function bound by `types.MethodType`."""
         name = getattr(var.fn.fn, "__name__", None)
         if name is None:
             raise Unsupported("unrebuildable", what=f"rebuilding {var.describe()} after the graph")
@@ -292,8 +293,11 @@ class PyCodegen:
             self.load_const(var.fn.fn.__objclass__)
             self.call(2)
             return
+        # a builtin function binds to nothing as an attribute: this is `types.MethodType(fn, obj)`
+        self.load_callable(types.MethodType)
+        self.load_const(var.fn.fn)
         self.reconstruct(var.self_var)
-        self.load_attr(name)
+        self.call(2)
 
     def new_temp_name(self) -> str:
         """A local name no other temporary of this code uses."""

@@ -3,6 +3,7 @@ class defines (even as None) is found, what it does not is absent. Each test com
 eager and asserts what was captured. (Found by the CPython oracle, `tests/oracles/cpython_suite.py`.)"""
 import collections
 import threading
+import types
 
 import pytest
 import torch
@@ -992,3 +993,47 @@ def test_object_new_of_a_class_over_an_empty_slots_base_is_traced():
         return o.from_new + o.from_init, type(o).__name__
 
     standard_test(f, torch.ones(2), breaks=0)
+
+
+# -- a function's annotations, and builtins bound by types.MethodType -------------------------------
+def _annotated(a: int, b: "str" = "") -> None:
+    pass
+
+
+def _annotations_read_and_set(x, fn):
+    def inner(p, q): ...
+    inner.__annotations__["p"] = "int"            # (the read breaks; the dict is the real function's)
+    replaced = lambda v: v                        # noqa: E731
+    replaced.__annotations__ = {"v": float}       # the function type's descriptor, not a __dict__ entry
+    return (x + 1, getattr(fn, "__annotations__", None), hasattr(fn, "__annotations__"),
+            getattr(inner, "__annotations__", None), __import__("typing").get_type_hints(inner),
+            replaced.__annotations__, "__annotations__" in vars(replaced))
+
+
+def test_a_functions_annotations_are_read_and_set_as_in_eager():
+    """`hasattr(types.FunctionType, "__annotations__")` is False (the metaclass answers for the type
+    object), so `getattr(fn, "__annotations__", None)` was taken for a missing attribute and gave None
+    (and typing.get_type_hints gave {}), and setting it wrote a `__dict__` entry that the descriptor never
+    reads (CPython's test_typing, test_inspect)."""
+    # (one graph, `x + 1`; reading `inner.__annotations__` breaks before it)
+    got = standard_test(_annotations_read_and_set, torch.ones(2), _annotated, frames=1, exact=True)
+    assert got[1] == {"a": int, "b": "str", "return": None} and got[4] == {"p": int}
+
+
+def _bind_builtins(x, obj):
+    obj.ident = types.MethodType(id, obj)         # a builtin function bound: not an attribute of obj
+    obj.size = types.MethodType(len, [1, 2, 3])
+    return x + 1, obj.size()
+
+
+def test_a_builtin_bound_by_method_type_and_stored_is_rebuilt_as_itself():
+    """The stored method was rebuilt as `obj.ident` (reading the attribute not yet written: AttributeError),
+    and `obj.size` as `[1, 2, 3].len` (CPython's test_funcattrs test___func___non_method)."""
+    class Plain:
+        pass
+    got_obj, want_obj = Plain(), Plain()
+    opt, cnt = compiled(_bind_builtins)
+    assert_same(opt(torch.ones(2), got_obj), _bind_builtins(torch.ones(2), want_obj))
+    assert got_obj.ident() == id(got_obj) and want_obj.ident() == id(want_obj)
+    assert type(got_obj.ident) is type(want_obj.ident) is types.MethodType and got_obj.size() == 3
+    assert cnt.frame_count == 1 and cnt.op_count == 1

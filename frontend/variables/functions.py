@@ -118,6 +118,15 @@ class BaseUserFunction(VariableTracker):
         return types.FunctionType
 
 
+# the names the function type defines: `hasattr(types.FunctionType, "__annotations__")` is False (the
+# metaclass's own `__annotations__` answers for the type object), yet every function has them
+_FUNCTION_TYPE_NAMES = frozenset(n for k in types.FunctionType.__mro__ for n in vars(k))
+
+
+def _function_type_defines(name) -> bool:
+    return name in _FUNCTION_TYPE_NAMES
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class UserFunctionVariable(BaseUserFunction):
     """A Python function that exists outside the frame; calls are inlined."""
@@ -157,7 +166,7 @@ class UserFunctionVariable(BaseUserFunction):
             value = reads.name_attr(tx, self.fn, self.source, name)
             if value is not reads.MISSING:
                 return const(value)
-        if not hasattr(types.FunctionType, name):
+        if not _function_type_defines(name):
             # an entry of the function's own __dict__ (`fn.scale = 2` set elsewhere): read, its absence
             # guarded, and its value guarded through the dict
             own = reads.instance_attr(tx, self.fn, self.source, name)
@@ -205,7 +214,7 @@ class NestedFunctionVariable(BaseUserFunction):
         """`f.name = value`: an entry of the function's own `__dict__` (the function was made in this
         frame: nothing else sees it before the trace rebuilds it). A name the function type defines
         (`__defaults__`, `__name__`, `__dict__`...) is a descriptor of the type, not modelled."""
-        if self.wrapped is not None or hasattr(types.FunctionType, name):
+        if self.wrapped is not None or _function_type_defines(name):
             raise Unsupported("attribute_write", what=f"setting attribute {name!r} on {self.describe()}")
         attrs = dict(self.attrs(tx))
         attrs[name] = value
@@ -248,7 +257,7 @@ class NestedFunctionVariable(BaseUserFunction):
         if name == "__doc__":
             return const(self.code.co_consts[0] if self.code.co_consts and isinstance(self.code.co_consts[0], str)
                          else None)
-        if self.wrapped is None and not hasattr(types.FunctionType, name):
+        if self.wrapped is None and not _function_type_defines(name):
             # neither the type's nor in the function's own __dict__ (all of it is `attrs`)
             raise user_error(AttributeError(f"'function' object has no attribute '{name}'"))
         return super().var_getattr(tx, name)
