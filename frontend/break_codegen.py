@@ -310,10 +310,17 @@ def _held_elsewhere(tx, candidates, values) -> set:
     return found
 
 
+def _enters_when_rebuilt(v) -> bool:
+    exit_method = v.exit_method if isinstance(v, WithExitVariable) else v
+    return getattr(exit_method, "enters_when_rebuilt", False)
+
+
 def store_values(tx, cg, values, iter_slots) -> None:
     """Each value into a temp; an iterator slot as the tuple of its remaining items (made an
-    iterator again when the stack is rebuilt)."""
-    for v in values:
+    iterator again when the stack is rebuilt). A value whose rebuilding changes the program's state
+    (`enters_when_rebuilt`: a real `catch_warnings()` block entered at the break) comes last: the
+    others re-read their sources as the trace saw them."""
+    for v in sorted(values, key=_enters_when_rebuilt):
         if v in cg.temps or _is_torch_context_exit(v):
             continue
         if id(v) in iter_slots:

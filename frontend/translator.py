@@ -248,7 +248,20 @@ class InstructionTranslatorBase:
         return fn.call_function(self, list(args), dict(kwargs))
 
     def unpack_iterable(self, var):
-        return list(var.unpack(self))
+        items = list(var.unpack(self))
+        self.count_iteration(len(items))
+        return items
+
+    def count_iteration(self, n: int = 1) -> None:
+        """Items taken from an iterator within one instruction (`any(it)`, `list(it)`) are traced work
+        as instructions are: a trace that meets no tensor gives up on them as on instructions, so a
+        builtin over millions of items runs as written."""
+        output = self.output
+        output.instructions_traced += n
+        if output.instructions_traced > self.config.max_instructions_without_tensors and \
+                output.gives_up_without_tensors and not output.tensor_by_example:
+            raise Unsupported("no_tensor_work", what=f"{self.config.max_instructions_without_tensors} "
+                                                     "instructions and items traced without a tensor (pure Python)")
 
     def iterate_all(self, var):
         """The items of `iter(var)`, taken to the end, as builtins that take any iterable read them

@@ -6,6 +6,7 @@ import collections
 import contextlib
 import dis
 import gc
+import itertools
 
 import pytest
 import torch
@@ -711,3 +712,21 @@ def test_a_function_compiled_on_its_own_is_traced_even_when_first_reached_withou
         opt_double = bytegraph.compile(_double, backend=cnt)
     torch.testing.assert_close(opt_double(x), _double(x))
     assert cnt.frame_count == 2 and cnt.op_count == 2
+
+
+def _exhaust_a_tee(n):
+    forward, backward = itertools.tee(itertools.repeat(None, n))
+    found = any(forward)                    # n items taken within one instruction
+    del backward
+    return found
+
+
+def test_items_taken_inside_a_builtin_count_toward_giving_up_a_pure_python_frame():
+    """`any(it)` over a long iterator traced item by item used to count as one instruction: a pure-Python
+    frame never gave up (CPython's test_itertools test_tee_del_backward, 20 million items, timed out)."""
+    cnt = CompileCounter()
+    opt = bytegraph.compile(_exhaust_a_tee, backend=cnt)
+    with bytegraph.config.patch(max_instructions_without_tensors=2_000):
+        assert opt(5_000) is _exhaust_a_tee(5_000) is False
+    assert _break_kinds() == ["no_tensor_work"] and cnt.frame_count == 0
+    assert _C.is_skipped(_exhaust_a_tee.__code__)

@@ -636,6 +636,27 @@ def test_catch_warnings_block_break_raise_and_use_inside_match_eager():
         assert cnt.frame_count == frames and bytegraph.stats.break_records
 
 
+def _filters_read_around_catch_warnings(t, wmod):
+    orig = wmod.filters
+    y = t + 1
+    with wmod.catch_warnings():
+        inside = wmod.filters is not orig         # (a use of the module inside the block: a break)
+    return y, inside, wmod.filters is orig
+
+
+def test_a_value_read_before_a_catch_warnings_block_is_rebuilt_as_the_trace_read_it():
+    """At the break inside the block, the real block is entered there; `orig` (read from
+    `warnings.filters` before the block) was rebuilt after that, reading the block's copy of the
+    filters: `inside` came out False and the filters after the block unequal to `orig` (CPython's
+    test_warnings test_catch_warnings_defaults). Values are now rebuilt before the block is entered."""
+    cnt = CompileCounter()
+    got = bytegraph.compile(_filters_read_around_catch_warnings, backend=cnt)(torch.ones(2), warnings)
+    want = _filters_read_around_catch_warnings(torch.ones(2), warnings)
+    assert_same(got, want)
+    assert want[1:] == (True, True)
+    assert cnt.frame_count == 1 and cnt.op_count == 1
+
+
 # -- Module.state_dict() in compiled code: an OrderedDict made in the frame keeps its `_metadata` ----
 class _WithState(torch.nn.Module):
     def __init__(self):

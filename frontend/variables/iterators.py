@@ -941,6 +941,7 @@ class GeneratorState:
 
 def next_of(tx, it):
     """The next item of any iterator tracker; StopIterationSignal when it is exhausted."""
+    tx.count_iteration()
     if it.is_iterator:
         return it.next_item(tx)
     try:

@@ -187,6 +187,7 @@ class CatchWarningsVariable(VariableTracker):
 class CatchWarningsExitVariable(VariableTracker):
     """The bound `__exit__` of an entered CatchWarningsVariable."""
     manager: CatchWarningsVariable = None
+    enters_when_rebuilt = True      # (see break_codegen.store_values)
 
     def describe(self):
         return "warnings.catch_warnings().__exit__"
