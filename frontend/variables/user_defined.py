@@ -1048,24 +1048,16 @@ class UserDefinedObjectVariable(VariableTracker):
     def reconstruct(self, codegen):
         if self.source is not None:
             return self.source.reconstruct(codegen)
-        store = dict_store(codegen.tx, self)
-        if store is not None:
-            attrs = {k: v for k, v in codegen.tx.output.side_effects.get(self).items()
-                     if k != _DICT_STORE and v is not _MISSING}
-            codegen.build_object(_rebuild_dict_object, self.cls, attrs, (store,))
-            return
-        store = set_store(codegen.tx, self)
-        if store is not None:
-            attrs = {k: v for k, v in codegen.tx.output.side_effects.get(self).items()
-                     if k != _SET_STORE and v is not _MISSING}
-            codegen.build_object(_rebuild_set_object, self.cls, attrs, (store,))
-            return
-        store = list_store(codegen.tx, self)
-        if store is not None:
-            attrs = {k: v for k, v in codegen.tx.output.side_effects.get(self).items()
-                     if k != _LIST_STORE and v is not _MISSING}
-            codegen.build_object(_rebuild_list_object, self.cls, attrs, (store,))
-            return
+        # an object of a dict, set or list subclass: its attributes and its items, rebuilt together
+        for find_store, key, rebuild in ((dict_store, _DICT_STORE, _rebuild_dict_object),
+                                         (set_store, _SET_STORE, _rebuild_set_object),
+                                         (list_store, _LIST_STORE, _rebuild_list_object)):
+            store = find_store(codegen.tx, self)
+            if store is not None:
+                attrs = {k: v for k, v in codegen.tx.output.side_effects.get(self).items()
+                         if k != key and v is not _MISSING}
+                codegen.build_object(rebuild, self.cls, attrs, (store,))
+                return
         if self.value is not None:
             if ("folded new object", self) in codegen.tx.output.side_effects.contents:
                 # made by a call folded at compile time (`sig.bind(1)`): eager makes a new one each run
